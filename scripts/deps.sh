@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages gidpolicy needs, skipping those already present.
+# Not rdma-core: it drags in udev/systemd upgrades; ibverbs-utils + libibverbs-dev suffice.
+set -euo pipefail
+packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+          libibverbs-dev ibverbs-utils libboost-dev libgtest-dev libgmock-dev librapidcheck-dev
+          nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev iproute2 procps)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "gidpolicy: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

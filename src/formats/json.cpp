@@ -1,0 +1,259 @@
+#include <gidpolicy/formats/json.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace gidpolicy::formats {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A field error: "<source>: <path>: <what>". The path uses the document's own keys so a
+// person can find the spot in the file ("ports[0].entries[2].gid").
+struct Ctx {
+  std::string_view source;
+  Error err(const std::string& path, const std::string& what, errc code = errc::invalid_field) const {
+    return Error(code, std::string(source) + ": " + path + ": " + what);
+  }
+};
+
+const char* type_name(const Json& j) { return j.type_name(); }
+
+result<std::uint64_t> get_uint(const Ctx& c, const Json& obj, const std::string& path, const char* key,
+                               std::uint64_t max) {
+  const Json& v = obj.at(key);
+  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+    return fail(c.err(path + "." + key, std::string("expected a non-negative integer, found ") +
+                                            (v.is_number() ? v.dump() : type_name(v))));
+  auto n = v.get<std::uint64_t>();
+  if (n > max)
+    return fail(c.err(path + "." + key, std::to_string(n) + " is above the maximum " + std::to_string(max),
+                      errc::index_too_large));
+  return n;
+}
+
+result<std::string> get_string(const Ctx& c, const Json& obj, const std::string& path, const char* key) {
+  const Json& v = obj.at(key);
+  if (!v.is_string()) return fail(c.err(path + "." + key, std::string("expected a string, found ") + type_name(v)));
+  return v.get<std::string>();
+}
+
+result<GidEntry> read_entry(const Ctx& c, const Json& j, const std::string& path) {
+  if (!j.is_object()) return fail(c.err(path, std::string("expected an object, found ") + type_name(j)));
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    static constexpr const char* kKnown[] = {"index", "gid", "type", "netdev", "ifindex", "state", "errno"};
+    bool known = false;
+    for (auto* k : kKnown) known = known || it.key() == k;
+    if (!known) return fail(c.err(path + "." + it.key(), "unknown field"));
+  }
+  if (!j.contains("index")) return fail(c.err(path + ".index", "missing required field"));
+  GIDPOLICY_TRY(index, get_uint(c, j, path, "index", 0x7fffffffu));
+  GidEntry e;
+  e.index = static_cast<std::uint32_t>(index);
+  std::string state = "valid";
+  if (j.contains("state")) {
+    GIDPOLICY_TRY(s, get_string(c, j, path, "state"));
+    state = s;
+  }
+  if (state == "valid") {
+    e.state = EntryState::valid;
+    if (!j.contains("gid")) return fail(c.err(path + ".gid", "missing required field for a valid entry"));
+    GIDPOLICY_TRY(text, get_string(c, j, path, "gid"));
+    auto gid = Gid::parse(text);
+    if (!gid) return fail(c.err(path + ".gid", gid.error().what()));
+    e.gid = gid.value();
+  } else if (state == "empty") {
+    e.state = EntryState::empty;
+  } else if (state == "unreadable") {
+    e.state = EntryState::unreadable;
+    int err = 0;
+    if (j.contains("errno")) {
+      GIDPOLICY_TRY(n, get_uint(c, j, path, "errno", 4095));
+      err = static_cast<int>(n);
+    }
+    e.read_error = std::error_code(err, std::generic_category());
+  } else {
+    return fail(c.err(path + ".state", "expected \"valid\", \"empty\" or \"unreadable\", found \"" + state + "\""));
+  }
+  if (e.state != EntryState::valid && j.contains("gid"))
+    return fail(c.err(path + ".gid", "an " + state + " entry has no GID"));
+  if (j.contains("type")) {
+    GIDPOLICY_TRY(t, get_string(c, j, path, "type"));
+    auto type = gid_type_from_string(t);
+    if (!type) return fail(c.err(path + ".type", "expected ib, roce_v1, roce_v2 or unknown, found \"" + t + "\""));
+    e.type = *type;
+  }
+  if (j.contains("netdev")) {
+    GIDPOLICY_TRY(nd, get_string(c, j, path, "netdev"));
+    e.netdev = nd;
+  }
+  if (j.contains("ifindex")) {
+    GIDPOLICY_TRY(ifi, get_uint(c, j, path, "ifindex", 0xffffffffu));
+    e.ifindex = static_cast<std::uint32_t>(ifi);
+  }
+  return e;
+}
+
+result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path) {
+  if (!j.is_object()) return fail(c.err(path, std::string("expected an object, found ") + type_name(j)));
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    static constexpr const char* kKnown[] = {"device", "port", "state", "link_layer", "gid_tbl_len",
+                                             "active_mtu", "lid", "holes", "entries"};
+    bool known = false;
+    for (auto* k : kKnown) known = known || it.key() == k;
+    if (!known) return fail(c.err(path + "." + it.key(), "unknown field"));
+  }
+  PortInfo p;
+  if (!j.contains("device")) return fail(c.err(path + ".device", "missing required field"));
+  GIDPOLICY_TRY(device, get_string(c, j, path, "device"));
+  if (device.empty()) return fail(c.err(path + ".device", "must not be empty"));
+  p.device = device;
+  if (!j.contains("port")) return fail(c.err(path + ".port", "missing required field"));
+  GIDPOLICY_TRY(port, get_uint(c, j, path, "port", 255));
+  p.port = static_cast<std::uint32_t>(port);
+  if (j.contains("state")) {
+    GIDPOLICY_TRY(s, get_string(c, j, path, "state"));
+    auto st = port_state_from_string(s);
+    if (!st) return fail(c.err(path + ".state", "expected nop, down, init, armed, active or active_defer, found \"" + s + "\""));
+    p.state = *st;
+  }
+  if (j.contains("link_layer")) {
+    const Json& v = j.at("link_layer");
+    if (v.is_number_unsigned()) {
+      GIDPOLICY_TRY(raw, get_uint(c, j, path, "link_layer", 0xffffffffu));
+      p.link_layer = LinkLayer::from_raw(static_cast<std::uint32_t>(raw));
+    } else {
+      GIDPOLICY_TRY(s, get_string(c, j, path, "link_layer"));
+      auto ll = link_layer_from_string(s);
+      if (!ll) return fail(c.err(path + ".link_layer", "expected infiniband, ethernet, thunderbolt or a number, found \"" + s + "\""));
+      p.link_layer = *ll;
+    }
+  }
+  if (j.contains("gid_tbl_len") && !j.at("gid_tbl_len").is_null()) {
+    GIDPOLICY_TRY(len, get_uint(c, j, path, "gid_tbl_len", 0x80000000u));
+    p.gid_tbl_len = static_cast<std::uint32_t>(len);
+  }
+  if (j.contains("active_mtu")) {
+    GIDPOLICY_TRY(bytes, get_uint(c, j, path, "active_mtu", 4096));
+    auto mtu = mtu_from_bytes(static_cast<unsigned>(bytes));
+    if (!mtu) return fail(c.err(path + ".active_mtu", "expected 256, 512, 1024, 2048 or 4096, found " + std::to_string(bytes)));
+    p.active_mtu = *mtu;
+  }
+  if (j.contains("lid")) {
+    GIDPOLICY_TRY(lid, get_uint(c, j, path, "lid", 0xffff));
+    p.lid = static_cast<std::uint16_t>(lid);
+  }
+  Holes holes = Holes::empty;
+  if (j.contains("holes")) {
+    GIDPOLICY_TRY(h, get_string(c, j, path, "holes"));
+    if (h == "empty") holes = Holes::empty;
+    else if (h == "not_shown") holes = Holes::not_shown;
+    else return fail(c.err(path + ".holes", "expected \"empty\" or \"not_shown\", found \"" + h + "\""));
+  }
+  std::vector<GidEntry> entries;
+  if (j.contains("entries")) {
+    const Json& arr = j.at("entries");
+    if (!arr.is_array()) return fail(c.err(path + ".entries", std::string("expected an array, found ") + type_name(arr)));
+    entries.reserve(arr.size());
+    for (std::size_t k = 0; k < arr.size(); ++k) {
+      GIDPOLICY_TRY(e, read_entry(c, arr[k], path + ".entries[" + std::to_string(k) + "]"));
+      entries.push_back(std::move(e));
+    }
+  }
+  auto table = GidTable::make(std::move(p), std::move(entries), holes);
+  if (!table) return fail(Error(table.error().code, std::string(c.source) + ": " + path + ": " + table.error().detail));
+  return table;
+}
+
+// Byte offset -> "line L, column C" (1-based) for syntax errors.
+std::string position(std::string_view text, std::size_t byte) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t k = 0; k < byte && k < text.size(); ++k) {
+    if (text[k] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(col);
+}
+
+}  // namespace
+
+result<std::vector<GidTable>> read_json(std::string_view text, std::string_view source) {
+  Ctx c{source};
+  Json doc;
+  try {
+    doc = Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    // nlohmann reports the byte after the offending token; its what() repeats that offset.
+    std::string what = e.what();
+    auto colon = what.find("]: ");
+    if (colon != std::string::npos) what = what.substr(colon + 3);
+    return fail(errc::parse_error, std::string(source) + ":" + position(text, e.byte > 0 ? e.byte - 1 : 0) +
+                                       ": invalid JSON: " + what);
+  }
+  if (!doc.is_object()) return fail(c.err("(document)", std::string("expected an object, found ") + type_name(doc)));
+  if (!doc.contains("schema") || !doc.at("schema").is_string() || doc.at("schema").get<std::string>() != "gidpolicy.tables")
+    return fail(c.err("schema", "expected \"gidpolicy.tables\""));
+  if (!doc.contains("version")) return fail(c.err("version", "missing required field"));
+  GIDPOLICY_TRY(version, get_uint(c, doc, "(document)", "version", 0xffff));
+  if (version != static_cast<std::uint64_t>(kJsonSchemaVersion))
+    return fail(c.err("version", "version " + std::to_string(version) + " is not supported (this build reads " +
+                                     std::to_string(kJsonSchemaVersion) + ")",
+                      errc::unsupported_version));
+  if (!doc.contains("ports") || !doc.at("ports").is_array()) return fail(c.err("ports", "expected an array"));
+  std::vector<GidTable> out;
+  const Json& ports = doc.at("ports");
+  out.reserve(ports.size());
+  for (std::size_t k = 0; k < ports.size(); ++k) {
+    GIDPOLICY_TRY(t, read_port(c, ports[k], "ports[" + std::to_string(k) + "]"));
+    for (const auto& prev : out)
+      if (prev.port().device == t.port().device && prev.port().port == t.port().port)
+        return fail(c.err("ports[" + std::to_string(k) + "]",
+                          "device " + t.port().device + " port " + std::to_string(t.port().port) + " appears twice",
+                          errc::duplicate_index));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string write_json(const std::vector<GidTable>& tables, int indent) {
+  Json doc;
+  doc["schema"] = "gidpolicy.tables";
+  doc["version"] = kJsonSchemaVersion;
+  Json ports = Json::array();
+  for (const auto& t : tables) {
+    const PortInfo& p = t.port();
+    Json jp;
+    jp["device"] = p.device;
+    jp["port"] = p.port;
+    jp["state"] = std::string(to_string(p.state));
+    if (p.link_layer.kind() == LinkLayer::Kind::unknown) jp["link_layer"] = p.link_layer.raw();
+    else jp["link_layer"] = to_string(p.link_layer);
+    jp["gid_tbl_len"] = p.gid_tbl_len ? Json(*p.gid_tbl_len) : Json(nullptr);
+    jp["active_mtu"] = mtu_bytes(p.active_mtu);
+    jp["lid"] = p.lid;
+    jp["holes"] = std::string(to_string(t.holes()));
+    Json entries = Json::array();
+    for (const auto& e : t) {
+      Json je;
+      je["index"] = e.index;
+      if (e.state == EntryState::valid) je["gid"] = e.gid.to_string();
+      if (e.type != GidType::unknown) je["type"] = std::string(to_string(e.type));
+      if (!e.netdev.empty()) je["netdev"] = e.netdev;
+      if (e.ifindex != 0) je["ifindex"] = e.ifindex;
+      je["state"] = std::string(to_string(e.state));
+      if (e.state == EntryState::unreadable) je["errno"] = e.read_error.value();
+      entries.push_back(std::move(je));
+    }
+    jp["entries"] = std::move(entries);
+    ports.push_back(std::move(jp));
+  }
+  doc["ports"] = std::move(ports);
+  return doc.dump(indent) + "\n";
+}
+
+}  // namespace gidpolicy::formats

@@ -1,0 +1,178 @@
+#include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/trace.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace gidpolicy {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(GidType t) noexcept {
+  switch (t) {
+    case GidType::ib: return "ib";
+    case GidType::roce_v1: return "roce_v1";
+    case GidType::roce_v2: return "roce_v2";
+    case GidType::unknown: break;
+  }
+  return "unknown";
+}
+
+std::optional<GidType> gid_type_from_string(std::string_view s) noexcept {
+  std::string l = lower(s);
+  if (l == "ib" || l == "infiniband") return GidType::ib;
+  if (l == "roce_v1" || l == "roce v1" || l == "v1" || l == "rocev1") return GidType::roce_v1;
+  if (l == "roce_v2" || l == "roce v2" || l == "v2" || l == "rocev2") return GidType::roce_v2;
+  if (l == "unknown") return GidType::unknown;
+  return std::nullopt;
+}
+
+std::string to_string(LinkLayer l) {
+  switch (l.kind()) {
+    case LinkLayer::Kind::infiniband: return "infiniband";
+    case LinkLayer::Kind::ethernet: return "ethernet";
+    case LinkLayer::Kind::thunderbolt: return "thunderbolt";
+    case LinkLayer::Kind::unknown: break;
+  }
+  return "unknown(" + std::to_string(l.raw()) + ")";
+}
+
+std::optional<LinkLayer> link_layer_from_string(std::string_view s) noexcept {
+  std::string l = lower(s);
+  if (l == "infiniband") return LinkLayer::infiniband();
+  if (l == "ethernet") return LinkLayer::ethernet();
+  if (l == "thunderbolt") return LinkLayer::thunderbolt();
+  std::string_view digits = l;
+  if (l.starts_with("unknown(") && l.ends_with(")")) digits = std::string_view(l).substr(8, l.size() - 9);
+  else if (l == "unknown") return LinkLayer::from_raw(0);
+  std::uint32_t raw = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), raw);
+  if (ec != std::errc{} || p != digits.data() + digits.size() || digits.empty()) return std::nullopt;
+  return LinkLayer::from_raw(raw);
+}
+
+std::string_view to_string(PortState s) noexcept {
+  switch (s) {
+    case PortState::nop: return "nop";
+    case PortState::down: return "down";
+    case PortState::init: return "init";
+    case PortState::armed: return "armed";
+    case PortState::active: return "active";
+    case PortState::active_defer: return "active_defer";
+  }
+  return "nop";
+}
+
+std::optional<PortState> port_state_from_string(std::string_view s) noexcept {
+  std::string l = lower(s);
+  if (l.starts_with("port_")) l.erase(0, 5);
+  for (auto st : {PortState::nop, PortState::down, PortState::init, PortState::armed, PortState::active,
+                  PortState::active_defer})
+    if (l == to_string(st)) return st;
+  return std::nullopt;
+}
+
+std::string_view to_string(EntryState s) noexcept {
+  switch (s) {
+    case EntryState::valid: return "valid";
+    case EntryState::empty: return "empty";
+    case EntryState::unreadable: return "unreadable";
+  }
+  return "valid";
+}
+
+std::string_view to_string(Holes h) noexcept { return h == Holes::not_shown ? "not_shown" : "empty"; }
+
+result<GidTable> GidTable::make(PortInfo port, std::vector<GidEntry> entries, Holes holes) {
+  constexpr std::uint32_t kMaxIndex = 0x7fffffffu;
+  std::sort(entries.begin(), entries.end(),
+            [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const auto& e = entries[k];
+    if (e.index > kMaxIndex)
+      return fail(errc::index_too_large, port.device + " port " + std::to_string(port.port) + ": GID index " +
+                                             std::to_string(e.index) + " is not below 2^31");
+    if (port.gid_tbl_len && e.index >= *port.gid_tbl_len)
+      return fail(errc::index_too_large, port.device + " port " + std::to_string(port.port) + ": GID index " +
+                                             std::to_string(e.index) + " is not below gid_tbl_len " +
+                                             std::to_string(*port.gid_tbl_len));
+    if (k > 0 && entries[k - 1].index == e.index)
+      return fail(errc::duplicate_index, port.device + " port " + std::to_string(port.port) + ": GID index " +
+                                             std::to_string(e.index) + " appears twice");
+  }
+  GidTable t;
+  t.port_ = std::move(port);
+  t.entries_ = std::move(entries);
+  t.holes_ = holes;
+  return t;
+}
+
+std::uint32_t GidTable::length() const noexcept {
+  if (port_.gid_tbl_len) return *port_.gid_tbl_len;
+  return entries_.empty() ? 0 : entries_.back().index + 1;
+}
+
+const GidEntry* GidTable::find(std::uint32_t index) const noexcept {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), index,
+                             [](const GidEntry& e, std::uint32_t i) { return e.index < i; });
+  if (it == entries_.end() || it->index != index) return nullptr;
+  return &*it;
+}
+
+const GidEntry* GidTable::find(const Gid& gid) const noexcept {
+  for (const auto& e : entries_)
+    if (e.state == EntryState::valid && e.gid == gid) return &e;
+  return nullptr;
+}
+
+std::string_view to_string(Verdict v) noexcept {
+  switch (v) {
+    case Verdict::chosen: return "chosen";
+    case Verdict::candidate: return "candidate";
+    case Verdict::lower_rank: return "lower_rank";
+    case Verdict::empty: return "empty";
+    case Verdict::not_shown: return "not_shown";
+    case Verdict::unreadable: return "unreadable";
+    case Verdict::zero: return "zero";
+    case Verdict::link_local: return "link_local";
+    case Verdict::wrong_type: return "wrong_type";
+    case Verdict::wrong_family: return "wrong_family";
+    case Verdict::not_ipv4_mapped: return "not_ipv4_mapped";
+    case Verdict::outside_subnet: return "outside_subnet";
+    case Verdict::excluded_subnet: return "excluded_subnet";
+    case Verdict::other_netdev: return "other_netdev";
+    case Verdict::not_local_address: return "not_local_address";
+    case Verdict::index_above_255: return "index_above_255";
+    case Verdict::out_of_range: return "out_of_range";
+    case Verdict::not_requested: return "not_requested";
+  }
+  return "unknown";
+}
+
+std::string Trace::to_string() const {
+  std::string out;
+  for (const auto& a : attempts) {
+    out += a.policy;
+    out += a.error.empty() ? ": selected\n" : ": failed: " + a.error + "\n";
+    for (const auto& s : a.steps) {
+      out += "  [" + std::to_string(s.index) + "] ";
+      out += gidpolicy::to_string(s.verdict);
+      if (!s.note.empty()) {
+        out += ": ";
+        out += s.note;
+      }
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+}  // namespace gidpolicy

@@ -1,0 +1,131 @@
+#include <gidpolicy/driver_profile.hpp>
+
+#include <gtest/gtest.h>
+
+namespace gidpolicy {
+namespace {
+
+Gid g(std::string_view s) { return Gid::parse(s).value(); }
+
+GidTable nccl769() {
+  PortInfo p{"mlx5_bond_0", 1, PortState::active, LinkLayer::ethernet(), 256, Mtu::mtu_1024, 0};
+  return GidTable::make(p, {GidEntry::valid(0, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v1),
+                            GidEntry::valid(1, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v2),
+                            GidEntry::valid(2, g("::ffff:200.0.209.6"), GidType::roce_v1),
+                            GidEntry::valid(3, g("::ffff:200.0.209.6"), GidType::roce_v2)})
+      .value();
+}
+
+GidTable macmini() {
+  PortInfo p{"rdma_en2", 1, PortState::active, LinkLayer::thunderbolt(), 16, Mtu::mtu_1024, 0};
+  return GidTable::make(p, {GidEntry::valid(0, g("fe80::14a2:7cff:fe31:9d05")), GidEntry::empty(1),
+                            GidEntry::valid(2, g("::ffff:10.99.0.3"))})
+      .value();
+}
+
+const Gid kPeer4 = Gid::ipv4_mapped(0xc800d107u);
+
+TEST(JudgeRtr, LinuxAcceptsTheV2Ipv4Entry) {
+  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = kPeer4}, DriverProfile::linux_kernel());
+  EXPECT_EQ(v.outcome, RtrOutcome::ok) << v.reason;
+}
+
+TEST(JudgeRtr, LinuxOutOfRangeIsEinval) {
+  auto v = judge_rtr(nccl769(), {.sgid_index = 256 + 300, .dgid = kPeer4}, DriverProfile::linux_kernel());
+  // 556 wraps to 44 (uint8_t), which is in range but empty.
+  EXPECT_EQ(v.err, 61);
+  EXPECT_NE(v.reason.find("wrapped to 44"), std::string::npos) << v.reason;
+  const GidTable full = nccl769();
+  PortInfo small = full.port();
+  small.gid_tbl_len = 4;
+  auto t = GidTable::make(small, {full.begin(), full.end()}).value();
+  auto w = judge_rtr(t, {.sgid_index = 4, .dgid = kPeer4}, DriverProfile::linux_kernel());
+  EXPECT_EQ(w.outcome, RtrOutcome::error);
+  EXPECT_EQ(w.err, 22);
+  EXPECT_EQ(w.to_string(Platform::linux_kernel).rfind("EINVAL (22): sgid_index 4 is not below gid_tbl_len 4", 0), 0u)
+      << w.to_string(Platform::linux_kernel);
+}
+
+TEST(JudgeRtr, LinuxEmptySlotIsEnodataOrEinvalOnOldKernels) {
+  auto prof = DriverProfile::linux_kernel();
+  auto v = judge_rtr(nccl769(), {.sgid_index = 7, .dgid = kPeer4}, prof);
+  EXPECT_EQ(v.err, 61);
+  prof.enodata_for_empty_slot = false;
+  EXPECT_EQ(judge_rtr(nccl769(), {.sgid_index = 7, .dgid = kPeer4}, prof).err, 22);
+}
+
+TEST(JudgeRtr, LinuxNoGrhOnRoceIsEinval) {
+  auto v = judge_rtr(nccl769(), {.is_global = false, .sgid_index = 3, .dgid = kPeer4}, DriverProfile::linux_kernel());
+  EXPECT_EQ(v.err, 22);
+}
+
+TEST(JudgeRtr, LinuxFamilyMismatchIsEinval) {
+  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = g("fd93::1")}, DriverProfile::linux_kernel());
+  EXPECT_EQ(v.err, 22);
+  EXPECT_NE(v.reason.find("other address family"), std::string::npos);
+}
+
+TEST(JudgeRtr, LinuxLinkLocalSourceTimesOutLater) {
+  auto v = judge_rtr(nccl769(), {.sgid_index = 1, .dgid = g("fe80::1")}, DriverProfile::linux_kernel());
+  EXPECT_EQ(v.outcome, RtrOutcome::ok);  // link-local to link-local on one link is fine
+  auto w = judge_rtr(nccl769(), {.sgid_index = 1, .dgid = g("fd93::1")}, DriverProfile::linux_kernel());
+  EXPECT_EQ(w.outcome, RtrOutcome::times_out);
+  EXPECT_EQ(w.err, 110);
+}
+
+TEST(JudgeRtr, LinuxRoceVersionMismatchTimesOut) {
+  auto v = judge_rtr(nccl769(), {.sgid_index = 2, .dgid = kPeer4, .peer_gid_type = GidType::roce_v2},
+                     DriverProfile::linux_kernel());
+  EXPECT_EQ(v.outcome, RtrOutcome::times_out);
+}
+
+TEST(JudgeRtr, LinuxMissingNetdevIsEnodev) {
+  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = kPeer4, .source_netdev_present = false},
+                     DriverProfile::linux_kernel());
+  EXPECT_EQ(v.err, 19);
+}
+
+TEST(JudgeRtr, AppleLiteralIndexOneOnMacMiniIsEinval) {
+  // MLX PR 3389: the mapped GID sits at 2, JACCL routes from 1.
+  auto v = judge_rtr(macmini(), {.sgid_index = 1, .dgid = Gid::ipv4_mapped(0x0a630002u)},
+                     DriverProfile::apple_thunderbolt());
+  EXPECT_EQ(v.outcome, RtrOutcome::error);
+  EXPECT_EQ(v.err, 22);
+  auto ok = judge_rtr(macmini(), {.sgid_index = 2, .dgid = Gid::ipv4_mapped(0x0a630002u)},
+                      DriverProfile::apple_thunderbolt());
+  EXPECT_EQ(ok.outcome, RtrOutcome::ok) << ok.reason;
+}
+
+TEST(JudgeRtr, AppleIndexZeroIsDarwinEtimedout) {
+  auto v = judge_rtr(macmini(), {.sgid_index = 0, .dgid = Gid::ipv4_mapped(0x0a630002u)},
+                     DriverProfile::apple_thunderbolt());
+  EXPECT_EQ(v.err, 60);
+  EXPECT_EQ(errno_name(Platform::darwin, 60), "ETIMEDOUT");
+  EXPECT_EQ(errno_name(Platform::linux_kernel, 60), "errno 60");
+}
+
+TEST(JudgeRtr, NotShownSlotIsUnknown) {
+  PortInfo p = nccl769().port();
+  auto t = GidTable::make(p, {GidEntry::valid(3, kPeer4, GidType::roce_v2)}, Holes::not_shown).value();
+  EXPECT_EQ(judge_rtr(t, {.sgid_index = 2, .dgid = kPeer4}, DriverProfile::linux_kernel()).outcome,
+            RtrOutcome::unknown);
+}
+
+TEST(JudgeCreateQp, AppleIsUcOnlyAndCapped) {
+  auto apple = DriverProfile::apple_thunderbolt();
+  EXPECT_EQ(judge_create_qp(QpKind::rc, 0, apple).err, 102);
+  EXPECT_EQ(judge_create_qp(QpKind::uc, 9, apple).outcome, RtrOutcome::ok);
+  EXPECT_EQ(judge_create_qp(QpKind::uc, 10, apple).err, 16);
+  EXPECT_EQ(judge_create_qp(QpKind::rc, 1000, DriverProfile::linux_kernel()).outcome, RtrOutcome::ok);
+}
+
+TEST(DriverProfile, ByNameAndLinkLayer) {
+  EXPECT_EQ(DriverProfile::by_name("linux")->name, "linux");
+  EXPECT_EQ(DriverProfile::by_name("apple_thunderbolt")->platform, Platform::darwin);
+  EXPECT_FALSE(DriverProfile::by_name("windows"));
+  EXPECT_EQ(DriverProfile::for_link_layer(LinkLayer::thunderbolt()).name, "apple_thunderbolt");
+  EXPECT_EQ(DriverProfile::for_link_layer(LinkLayer::ethernet()).name, "linux");
+}
+
+}  // namespace
+}  // namespace gidpolicy

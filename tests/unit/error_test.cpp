@@ -1,0 +1,61 @@
+#include <gidpolicy/error.hpp>
+
+#include <gtest/gtest.h>
+
+namespace gidpolicy {
+namespace {
+
+result<int> half(int v) {
+  if (v % 2 != 0) return fail(errc::invalid_argument, std::to_string(v) + " is odd");
+  return v / 2;
+}
+
+result<int> quarter(int v) {
+  GIDPOLICY_TRY(h, half(v));
+  GIDPOLICY_TRY(q, half(h));
+  return q;
+}
+
+result<void> check_even(int v) {
+  GIDPOLICY_TRYV(half(v));
+  return success();
+}
+
+TEST(Error, CategoryHasNameAndMessages) {
+  std::error_code ec = errc::entry_empty;
+  EXPECT_STREQ(ec.category().name(), "gidpolicy");
+  EXPECT_EQ(ec.message(), "GID entry is empty");
+  for (int v = 1; v <= static_cast<int>(errc::invalid_argument); ++v)
+    EXPECT_EQ(error_category().message(v).find("unknown"), std::string::npos) << v;
+  EXPECT_NE(error_category().message(9999).find("unknown"), std::string::npos);
+}
+
+TEST(Error, MapsToGenericConditions) {
+  EXPECT_EQ(std::error_code(errc::entry_empty), std::errc::no_message_available);
+  EXPECT_EQ(std::error_code(errc::index_out_of_range), std::errc::result_out_of_range);
+  EXPECT_EQ(std::error_code(errc::invalid_gid_text), std::errc::invalid_argument);
+  EXPECT_EQ(std::error_code(errc::no_devices), std::errc::no_such_device);
+  EXPECT_NE(std::error_code(errc::entry_empty), std::errc::invalid_argument);
+}
+
+TEST(Error, WhatJoinsCodeAndDetail) {
+  Error e(errc::entry_empty, "index 3 on mlx5_0 port 1");
+  EXPECT_EQ(e.what(), "GID entry is empty: index 3 on mlx5_0 port 1");
+  Error d(std::error_code(22, std::generic_category()), "ibv_modify_qp(RTR)");
+  EXPECT_EQ(d.what(), std::error_code(22, std::generic_category()).message() + " (errno 22): ibv_modify_qp(RTR)");
+  EXPECT_TRUE(d == std::errc::invalid_argument);
+  EXPECT_TRUE(e == errc::entry_empty);
+}
+
+TEST(Error, TryPropagatesFirstFailure) {
+  EXPECT_EQ(quarter(12).value(), 3);
+  auto r = quarter(6);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), errc::invalid_argument);
+  EXPECT_EQ(r.error().detail, "3 is odd");
+  EXPECT_TRUE(check_even(4));
+  EXPECT_FALSE(check_even(5));
+}
+
+}  // namespace
+}  // namespace gidpolicy

@@ -1,0 +1,120 @@
+#include <gidpolicy/formats/json.hpp>
+
+#include <gtest/gtest.h>
+
+namespace gidpolicy {
+namespace {
+
+using formats::read_json;
+using formats::write_json;
+
+constexpr const char* kDoc = R"({
+  "schema": "gidpolicy.tables", "version": 1,
+  "ports": [
+    {"device": "mlx5_0", "port": 1, "state": "active", "link_layer": "ethernet",
+     "gid_tbl_len": 256, "active_mtu": 1024, "lid": 0,
+     "entries": [
+       {"index": 0, "gid": "fe80::ac0:ebff:feda:1cfb", "type": "roce_v1", "netdev": "bond0", "ifindex": 5},
+       {"index": 3, "gid": "::ffff:200.0.209.6", "type": "roce_v2", "netdev": "bond0"},
+       {"index": 4, "state": "empty"},
+       {"index": 5, "state": "unreadable", "errno": 22}
+     ]},
+    {"device": "rdma_en1", "port": 1, "link_layer": "thunderbolt", "gid_tbl_len": null, "holes": "not_shown",
+     "entries": [{"index": 1, "gid": "0000:0000:0000:0000:0000:ffff:0a63:0002"}]}
+  ]
+})";
+
+TEST(Json, ReadsDocument) {
+  auto r = read_json(kDoc, "doc.json");
+  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_EQ(r.value().size(), 2u);
+  const GidTable& a = r.value()[0];
+  EXPECT_EQ(a.port().device, "mlx5_0");
+  EXPECT_EQ(a.port().gid_tbl_len, 256u);
+  EXPECT_EQ(a.port().link_layer, LinkLayer::ethernet());
+  ASSERT_NE(a.find(3u), nullptr);
+  EXPECT_EQ(a.find(3u)->gid.ipv4_string(), "200.0.209.6");
+  EXPECT_EQ(a.find(3u)->type, GidType::roce_v2);
+  EXPECT_EQ(a.find(0u)->ifindex, 5u);
+  EXPECT_EQ(a.find(4u)->state, EntryState::empty);
+  EXPECT_EQ(a.find(5u)->state, EntryState::unreadable);
+  EXPECT_EQ(a.find(5u)->read_error, std::errc::invalid_argument);
+  const GidTable& b = r.value()[1];
+  EXPECT_EQ(b.port().gid_tbl_len, std::nullopt);
+  EXPECT_EQ(b.holes(), Holes::not_shown);
+  EXPECT_EQ(b.port().link_layer, LinkLayer::thunderbolt());
+  EXPECT_EQ(b.find(1u)->type, GidType::unknown);
+}
+
+TEST(Json, WriteThenReadIsIdentity) {
+  auto r = read_json(kDoc, "doc.json").value();
+  auto again = read_json(write_json(r), "again.json");
+  ASSERT_TRUE(again) << again.error().what();
+  EXPECT_EQ(again.value(), r);
+}
+
+struct BadJson {
+  const char* name;
+  std::string text;
+  errc code;
+  const char* expect;  // substring of the error detail
+};
+
+void PrintTo(const BadJson& b, std::ostream* os) { *os << b.name; }
+
+class JsonRejects : public ::testing::TestWithParam<BadJson> {};
+
+TEST_P(JsonRejects, NamingTheFieldOrPosition) {
+  const auto& p = GetParam();
+  auto r = read_json(p.text, "t.json");
+  ASSERT_FALSE(r) << p.name;
+  EXPECT_EQ(r.error(), p.code) << r.error().what();
+  EXPECT_NE(r.error().detail.find(p.expect), std::string::npos) << r.error().what();
+  EXPECT_EQ(r.error().detail.rfind("t.json", 0), 0u) << "names the source: " << r.error().what();
+}
+
+std::string port(const std::string& entries, const std::string& extra = "") {
+  return R"({"schema":"gidpolicy.tables","version":1,"ports":[{"device":"d","port":1)" + extra +
+         R"(,"entries":[)" + entries + "]}]}";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Malformed, JsonRejects,
+    ::testing::Values(
+        BadJson{"truncated", std::string(kDoc).substr(0, 200), errc::parse_error, "invalid JSON"},
+        BadJson{"syntax_line", "{\n  \"schema\": \"gidpolicy.tables\",\n  \"version\": 1,,\n}", errc::parse_error,
+                "t.json:3:"},
+        BadJson{"empty", "", errc::parse_error, "t.json:1:1"},
+        BadJson{"not_object", "[1,2]", errc::invalid_field, "expected an object"},
+        BadJson{"wrong_schema", R"({"schema":"x","version":1,"ports":[]})", errc::invalid_field, "schema"},
+        BadJson{"future_version", R"({"schema":"gidpolicy.tables","version":2,"ports":[]})",
+                errc::unsupported_version, "version 2 is not supported"},
+        BadJson{"bad_gid", port(R"({"index":0,"gid":"fe80::zz"})"), errc::invalid_field,
+                "ports[0].entries[0].gid: invalid GID text: at position 6"},
+        BadJson{"missing_gid", port(R"({"index":0})"), errc::invalid_field, "ports[0].entries[0].gid: missing"},
+        BadJson{"duplicate_index", port(R"({"index":2,"gid":"::1"},{"index":2,"state":"empty"})"),
+                errc::duplicate_index, "GID index 2 appears twice"},
+        BadJson{"index_2_31", port(R"({"index":2147483648,"gid":"::1"})"), errc::index_too_large,
+                "ports[0].entries[0].index: 2147483648 is above the maximum"},
+        BadJson{"negative_index", port(R"({"index":-1,"gid":"::1"})"), errc::invalid_field,
+                "ports[0].entries[0].index: expected a non-negative integer"},
+        BadJson{"string_index", port(R"({"index":"3","gid":"::1"})"), errc::invalid_field,
+                "entries[0].index: expected a non-negative integer, found string"},
+        BadJson{"bad_type", port(R"({"index":0,"gid":"::1","type":"roce_v3"})"), errc::invalid_field,
+                "entries[0].type: expected ib, roce_v1, roce_v2 or unknown"},
+        BadJson{"bad_state", port(R"({"index":0,"state":"gone"})"), errc::invalid_field, "entries[0].state"},
+        BadJson{"unknown_field", port(R"({"index":0,"gid":"::1","gdi":"x"})"), errc::invalid_field,
+                "entries[0].gdi: unknown field"},
+        BadJson{"bad_mtu", port("", R"(,"active_mtu":1500)"), errc::invalid_field, "ports[0].active_mtu"},
+        BadJson{"beyond_len", port(R"({"index":9,"gid":"::1"})", R"(,"gid_tbl_len":4)"), errc::index_too_large,
+                "not below gid_tbl_len 4"},
+        BadJson{"missing_device", R"({"schema":"gidpolicy.tables","version":1,"ports":[{"port":1}]})",
+                errc::invalid_field, "ports[0].device: missing"},
+        BadJson{"duplicate_port",
+                R"({"schema":"gidpolicy.tables","version":1,"ports":[{"device":"d","port":1},{"device":"d","port":1}]})",
+                errc::duplicate_index, "appears twice"},
+        BadJson{"binary", std::string("\x01\x02\xff\xfe", 4), errc::parse_error, "invalid JSON"}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
+
+}  // namespace
+}  // namespace gidpolicy
