@@ -113,6 +113,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadJson{"duplicate_port",
                 R"({"schema":"gidpolicy.tables","version":1,"ports":[{"device":"d","port":1},{"device":"d","port":1}]})",
                 errc::duplicate_index, "appears twice"},
+        // Regression (fuzz_json_table): a number literal overflowing a double made nlohmann throw
+        // out_of_range, not parse_error, and it escaped read_json.
+        BadJson{"regression_number_overflow",
+                R"({"schema":"gidpolicy.tables","version":1,"ports":[{"device":"d","port":1,"lid":1E400}]})",
+                errc::parse_error, "number overflow"},
         BadJson{"binary", std::string("\x01\x02\xff\xfe", 4), errc::parse_error, "invalid JSON"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
