@@ -1,0 +1,82 @@
+// diagnose() and predict_rtr(): what an RTR errno means, and what an RTR would return, as data.
+//
+// "errno 22 at RTR" is what users trade in issues; the same number means different things per
+// platform (61 is ENODATA on Linux and ECONNREFUSED on Darwin; ETIMEDOUT is 110 vs 60), and the
+// cause is usually visible in the GID table: "sgid_index 1 is empty; the advertised GID is at
+// index 2". diagnose() ranks the known causes for an errno using what the table holds at the
+// index that was used; predict_rtr() evaluates an RTR without hardware through the one driver
+// model shared with the fake verbs (judge_rtr() in driver_profile.hpp).
+//
+// Sources: FACTS.md sections 4 (Linux: 22, 61, 19, 101, 110) and 5 (Darwin: 22, 60, 96, 16, 102).
+//
+// Example:
+//   auto d = gidpolicy::diagnose(22, gidpolicy::Platform::darwin,
+//                                {.table = &table, .sgid_index = 1, .advertised = gid});
+//   for (const auto& c : d.causes) std::cout << c.summary << "\n";
+#pragma once
+
+#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/gid.hpp>
+#include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/rtr.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gidpolicy {
+
+/// What is known about the failed call. Every field is optional; the more is given, the more
+/// causes can be confirmed or ruled out.
+struct DiagnoseContext {
+  const GidTable* table = nullptr;           ///< the local table (not kept)
+  std::optional<std::uint32_t> sgid_index;   ///< the index the RTR used (as computed, pre-cast)
+  std::optional<Gid> advertised;             ///< the GID this side advertised
+  std::optional<Gid> peer_gid;               ///< the dgid
+  std::optional<GidType> peer_gid_type;      ///< the peer's RoCE version, if known
+  std::optional<QpKind> qp_type;             ///< the QP's type
+  std::optional<unsigned> qps_on_device;     ///< QPs already created on the device
+};
+
+/// How strongly the evidence supports a cause.
+enum class Likelihood : std::uint8_t {
+  confirmed,  ///< the table/context shows it
+  likely,     ///< the usual cause of this errno, nothing contradicts it
+  possible,   ///< known cause, no evidence either way
+  ruled_out,  ///< the context shows it is not this
+};
+std::string_view to_string(Likelihood l) noexcept;  ///< "confirmed", "likely", ...
+
+/// One known cause of an errno.
+struct Cause {
+  std::string id;        ///< stable identifier: "empty_slot", "index_0_thunderbolt", ...
+  Likelihood likelihood = Likelihood::possible;
+  std::string summary;   ///< what happened, with the evidence: "sgid_index 1 is empty; ..."
+  std::string remedy;    ///< what to do
+};
+
+/// The causes of one errno on one platform, most likely first.
+struct Diagnosis {
+  int err = 0;
+  Platform platform = Platform::linux_kernel;
+  std::string name;            ///< "EINVAL", "ENODATA", ... on that platform
+  std::vector<Cause> causes;   ///< sorted: confirmed, likely, possible, ruled_out
+  /// Multi-line text: "EINVAL (22) on linux:" then one line per cause.
+  [[nodiscard]] std::string to_string() const;
+};
+
+/// Rank the known causes of `err` from an INIT->RTR (or QP creation) on `platform`.
+/// An errno gidpolicy has no model for yields one "unknown" cause naming it.
+Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context = {});
+
+/// What the driver `profile` would do with an RTR from `sgid_index` on `table` to `peer`,
+/// without hardware: the request is shaped as RtrBuilder shapes it (GRH on RoCE/Thunderbolt,
+/// on InfiniBand only for a global peer GID) and judged by judge_rtr().
+RtrVerdict predict_rtr(const GidTable& table, std::uint32_t sgid_index, const PeerInfo& peer,
+                       const DriverProfile& profile, QpKind qp_type = QpKind::uc);
+/// The same for attributes built by RtrBuilder.
+RtrVerdict predict_rtr(const GidTable& table, const RtrAttributes& rtr, const DriverProfile& profile);
+
+}  // namespace gidpolicy

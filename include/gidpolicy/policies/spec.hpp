@@ -1,0 +1,46 @@
+// The policy spec grammar: one string names a policy everywhere (CLI --policy, the C API,
+// environment variables such as GIDPOLICY_POLICY).
+//
+//   profile  := policy [ "@sgid=" N ]                     (profiles.hpp: parse_profile)
+//   policy   := "jaccl" | "jaccl-fixed" | "jaccl-legacy"
+//             | "ds4" [ ":index=" N ]
+//             | "ds4-linux" [ ":" opt ( "," opt )* ]       opt: local=ADDR | index=INT
+//             | "validated:" opt ( "," opt )*              opt: index=N (required) | type=T | family=F
+//                                                                | allow-link-local
+//             | "auto" [ ":" opt ( "," opt )* ]            opt: family=F | roce=R | type=T
+//                                                                | subnet=CIDR | exclude=CIDR
+//                                                                | netdev=NAME | local=ADDR
+//                                                                | require-local | allow-link-local
+//             | "first(" policy ( "|" policy )* ")"
+//             | "per-device(" dev "=" policy ( ";" dev "=" policy )* ")"   dev: NAME or "*"
+//   T := roce_v2 | roce_v1 | ib | any     F := ipv4 | ipv6 | any     R := v2 | v1 | any
+//   N := decimal 0 .. 2147483647          INT := decimal, may be negative (ds4's int)
+//   ADDR := IPv4 dotted quad or IPv6/GID text     CIDR := ADDR "/" prefix length
+// subnet= and exclude= may repeat; other options may not. Spaces around separators are ignored.
+//
+// Names: `jaccl-fixed` is JacclFirstMapped; `jaccl` is the same policy, and as a profile it also
+// routes from the literal index 1 (JACCL as it ships). As a plain policy (parse_policy, or inside
+// first()/per-device()) every policy routes from its own pick, so `jaccl` there means
+// JacclFirstMapped. Examples:
+//   "auto:family=ipv4,roce=v2,subnet=10.0.0.0/8"
+//   "first(validated:index=3,type=roce_v2|auto)"
+//   "per-device(mlx5_0=validated:index=7;*=auto)"
+//   "ds4-linux:local=127.0.0.1,index=2"
+//
+// Round trip: for every policy p, parse_policy(p.spec()).value() == p.
+// Errors: errc::invalid_policy_spec, detail "at position P: expected E, found 'X'" (P is a
+// 0-based byte offset into the spec), e.g. "at position 10: expected an option of validated
+// (index, type, family, allow-link-local), found 'idx'".
+#pragma once
+
+#include <gidpolicy/error.hpp>
+#include <gidpolicy/policies/any_policy.hpp>
+
+#include <string_view>
+
+namespace gidpolicy {
+
+/// Parse a policy spec (no "@sgid=" suffix: a policy always routes from its own pick).
+result<AnyPolicy> parse_policy(std::string_view spec);
+
+}  // namespace gidpolicy
