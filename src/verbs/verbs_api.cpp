@@ -1,0 +1,99 @@
+#include <gidpolicy/verbs/functions.hpp>
+#include <gidpolicy/verbs/verbs_api.hpp>
+
+namespace gidpolicy::verbs {
+
+std::string_view to_string(VerbsCall c) noexcept {
+  switch (c) {
+    case VerbsCall::device_names: return "device_names";
+    case VerbsCall::open_device: return "open_device";
+    case VerbsCall::close_device: return "close_device";
+    case VerbsCall::port_attributes: return "port_attributes";
+    case VerbsCall::read_gid: return "read_gid";
+    case VerbsCall::read_gid_entry: return "read_gid_entry";
+    case VerbsCall::read_gid_table: return "read_gid_table";
+    case VerbsCall::create_qp: return "create_qp";
+    case VerbsCall::modify_qp: return "modify_qp";
+    case VerbsCall::query_qp: return "query_qp";
+    case VerbsCall::destroy_qp: return "destroy_qp";
+  }
+  return "unknown";
+}
+
+ibv_qp_type to_ibv(QpKind kind) noexcept {
+  switch (kind) {
+    case QpKind::rc: return IBV_QPT_RC;
+    case QpKind::uc: return IBV_QPT_UC;
+    case QpKind::ud: return IBV_QPT_UD;
+  }
+  return IBV_QPT_UC;
+}
+
+std::optional<QpKind> qp_kind_from_ibv(ibv_qp_type type) noexcept {
+  switch (type) {
+    case IBV_QPT_RC: return QpKind::rc;
+    case IBV_QPT_UC: return QpKind::uc;
+    case IBV_QPT_UD: return QpKind::ud;
+    default: return std::nullopt;
+  }
+}
+
+GidType gid_type_from_ibv(std::uint32_t gid_type) noexcept {
+  switch (gid_type) {
+    case IBV_GID_TYPE_IB: return GidType::ib;
+    case IBV_GID_TYPE_ROCE_V1: return GidType::roce_v1;
+    case IBV_GID_TYPE_ROCE_V2: return GidType::roce_v2;
+    default: return GidType::unknown;  // a future kernel's type: keep it, never guess
+  }
+}
+
+std::uint32_t to_ibv(GidType type) noexcept {
+  switch (type) {
+    case GidType::ib: return IBV_GID_TYPE_IB;
+    case GidType::roce_v1: return IBV_GID_TYPE_ROCE_V1;
+    case GidType::roce_v2: return IBV_GID_TYPE_ROCE_V2;
+    case GidType::unknown: break;
+  }
+  return IBV_GID_TYPE_IB;
+}
+
+PortInfo port_info_from_ibv(std::string device, std::uint32_t port, const ibv_port_attr& attr) {
+  PortInfo p;
+  p.device = std::move(device);
+  p.port = port;
+  p.state = static_cast<PortState>(static_cast<unsigned>(attr.state) <= 5 ? static_cast<unsigned>(attr.state) : 0u);
+  // IBV_LINK_LAYER_UNSPECIFIED (0) comes from legacy providers, which are all InfiniBand.
+  p.link_layer = attr.link_layer == IBV_LINK_LAYER_UNSPECIFIED ? LinkLayer::infiniband()
+                                                               : LinkLayer::from_raw(attr.link_layer);
+  p.gid_tbl_len = attr.gid_tbl_len < 0 ? 0u : static_cast<std::uint32_t>(attr.gid_tbl_len);
+  const auto mtu = static_cast<unsigned>(attr.active_mtu);
+  p.active_mtu = (mtu >= 1 && mtu <= 5) ? static_cast<Mtu>(mtu) : Mtu::mtu_1024;
+  p.lid = attr.lid;
+  return p;
+}
+
+std::vector<std::string> VerbsFunctions::missing_for_snapshot() const {
+  std::vector<std::string> m;
+  if (!get_device_list) m.emplace_back("get_device_list");
+  if (!free_device_list) m.emplace_back("free_device_list");
+  if (!open_device) m.emplace_back("open_device");
+  if (!close_device) m.emplace_back("close_device");
+  if (!query_port) m.emplace_back("query_port");
+  if (!query_gid && !query_gid_ex && !query_gid_ex_sized && !query_gid_table && !query_gid_table_sized)
+    m.emplace_back("query_gid (or query_gid_ex / query_gid_table)");
+  return m;
+}
+
+std::vector<std::string> VerbsFunctions::missing_for_qps() const {
+  std::vector<std::string> m;
+  if (!alloc_pd) m.emplace_back("alloc_pd");
+  if (!dealloc_pd) m.emplace_back("dealloc_pd");
+  if (!create_cq) m.emplace_back("create_cq");
+  if (!destroy_cq) m.emplace_back("destroy_cq");
+  if (!create_qp) m.emplace_back("create_qp");
+  if (!modify_qp) m.emplace_back("modify_qp");
+  if (!destroy_qp) m.emplace_back("destroy_qp");
+  return m;
+}
+
+}  // namespace gidpolicy::verbs
