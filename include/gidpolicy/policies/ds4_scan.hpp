@@ -1,9 +1,10 @@
 // Ds4Scan: ds4 without `--rdma-gid-index` on its macOS path: the first IPv4-mapped entry.
 //
 // Same byte rule as JACCL (index 0 allowed, any type), but ds4 routes from the index it found,
-// so unlike JACCL it agrees. Differences from JacclFirstMapped: the failure is a plain
-// errc::no_ipv4_mapped_gid (ds4 has no hint), and ds4 scans only what it can address: entries
-// above 255 are skipped (their index cannot be an sgid_index) rather than chosen.
+// so unlike JACCL it agrees. Faithful to ds4, a first mapped entry above 255 is still the one
+// ds4 takes, and routing from `(uint8_t)index` would wrap: gidpolicy reports that as
+// errc::index_exceeds_uint8 (naming the wrap) instead of returning it. No mapped entry at all:
+// errc::no_ipv4_mapped_gid.
 //
 // Example:
 //   auto s = gidpolicy::Ds4Scan{}.select(table);   // spec "ds4"

@@ -1,0 +1,59 @@
+#include <gidpolicy/agreement.hpp>
+
+#include "policies/common.hpp"
+
+namespace gidpolicy {
+
+std::string SourceIndex::to_string() const {
+  return literal_ ? "literal(" + std::to_string(index_) + ")" : std::string("selected");
+}
+
+result<void> Agreement::to_result() const {
+  if (agrees) return success();
+  return fail(errc::disagreement, explanation);
+}
+
+Agreement check_agreement(const GidTable& table, const Gid& advertised, std::uint32_t sgid_index) {
+  Agreement a;
+  a.sgid_index = sgid_index;
+  a.advertised = advertised;
+  const GidEntry* home = advertised.is_zero() ? nullptr : table.find(advertised);
+  if (home) a.advertised_at = home->index;
+  const std::string at = "sgid_index " + std::to_string(sgid_index);
+
+  std::string what;  // why it does not agree
+  if (sgid_index > 255) {
+    what = at + " does not fit the uint8_t grh.sgid_index: it would wrap to " + std::to_string(sgid_index & 0xffu);
+  } else if (sgid_index >= table.length()) {
+    what = at + " is not below " +
+           (table.port().gid_tbl_len ? "gid_tbl_len " : std::string("the entries listed: ")) +
+           std::to_string(table.length());
+  } else if (const GidEntry* e = table.find(sgid_index); !e) {
+    what = table.holes() == Holes::not_shown ? at + " was not printed by the source" : at + " is empty";
+  } else {
+    a.at_index = *e;
+    if (e->state == EntryState::empty) {
+      what = at + " is empty";
+    } else if (e->state == EntryState::unreadable) {
+      what = at + " could not be read (" + e->read_error.message() + ")";
+    } else if (e->gid.is_zero()) {
+      what = at + " holds the zero GID";
+    } else if (e->gid != advertised) {
+      what = at + " holds " + detail::describe(*e) + ", not the advertised GID";
+    } else {
+      a.agrees = true;
+      a.explanation = at + " holds the advertised GID " + detail::describe(*e);
+      return a;
+    }
+  }
+  if (advertised.is_zero())
+    a.explanation = what + "; the advertised GID is the zero GID (an empty slot was advertised)";
+  else if (home)
+    a.explanation = what + "; the advertised GID " + advertised.to_string() + " is at index " +
+                    std::to_string(home->index);
+  else
+    a.explanation = what + "; no entry holds the advertised GID " + advertised.to_string();
+  return a;
+}
+
+}  // namespace gidpolicy

@@ -1,0 +1,340 @@
+// diagnose(): the known causes of an RTR errno per platform (FACTS.md sections 4 and 5), each
+// confirmed, supported or ruled out by what the table holds at the index that was used.
+#include <gidpolicy/diagnose.hpp>
+
+#include "policies/common.hpp"
+
+#include <algorithm>
+
+namespace gidpolicy {
+
+std::string_view to_string(Likelihood l) noexcept {
+  switch (l) {
+    case Likelihood::confirmed: return "confirmed";
+    case Likelihood::likely: return "likely";
+    case Likelihood::possible: return "possible";
+    case Likelihood::ruled_out: return "ruled_out";
+  }
+  return "possible";
+}
+
+std::string Diagnosis::to_string() const {
+  std::string s = name + " (" + std::to_string(err) + ") on " + std::string(gidpolicy::to_string(platform)) + ":\n";
+  for (const auto& c : causes) {
+    s += "  [" + std::string(gidpolicy::to_string(c.likelihood)) + "] " + c.summary;
+    if (!c.remedy.empty() && c.likelihood != Likelihood::ruled_out) s += " -> " + c.remedy;
+    s += "\n";
+  }
+  return s;
+}
+
+namespace {
+
+/// What the context says about the index used, computed once.
+struct Facts {
+  const GidTable* table = nullptr;
+  std::optional<std::uint32_t> requested;  // as computed by the application
+  std::optional<std::uint32_t> index;      // what the driver saw (uint8_t)
+  const GidEntry* entry = nullptr;         // the entry at *index, if listed
+  bool known = false;                      // table and index both given
+  bool out_of_range = false;
+  bool wrapped = false;
+  bool not_shown = false;
+  bool empty = false;  // empty slot, hole in a complete listing, or zero GID
+  bool unreadable = false;
+  bool usable = false;
+  std::optional<Agreement> agreement;  // with the advertised GID, when given
+  std::string at;                      // "sgid_index 1"
+
+  /// "sgid_index 1 is empty; the advertised GID ... is at index 2" when the advertised GID is
+  /// known, otherwise what the slot holds.
+  [[nodiscard]] std::string slot_story() const {
+    if (agreement && !agreement->agrees) return agreement->explanation;
+    if (!known) return "";
+    if (out_of_range) return at + " is not below gid_tbl_len " + std::to_string(table->length());
+    if (not_shown) return at + " was not printed by the source";
+    if (!entry || empty) return at + " is empty";
+    if (unreadable) return at + " could not be read";
+    return at + " holds " + detail::describe(*entry);
+  }
+};
+
+Facts gather(const DiagnoseContext& c) {
+  Facts f;
+  f.table = c.table;
+  f.requested = c.sgid_index;
+  if (c.sgid_index) {
+    f.index = *c.sgid_index & 0xffu;
+    f.wrapped = *c.sgid_index > 0xffu;
+    f.at = "sgid_index " + std::to_string(*f.index);
+  }
+  if (!c.table || !f.index) return f;
+  f.known = true;
+  const GidTable& t = *c.table;
+  f.out_of_range = t.port().gid_tbl_len.has_value() && *f.index >= t.length();
+  f.entry = t.find(*f.index);
+  if (!f.out_of_range) {
+    if (!f.entry) {
+      f.not_shown = t.holes() == Holes::not_shown;
+      f.empty = !f.not_shown;
+    } else {
+      f.empty = f.entry->state == EntryState::empty || (f.entry->state == EntryState::valid && f.entry->gid.is_zero());
+      f.unreadable = f.entry->state == EntryState::unreadable;
+      f.usable = f.entry->usable();
+    }
+  }
+  if (c.advertised) f.agreement = check_agreement(t, *c.advertised, *c.sgid_index);
+  return f;
+}
+
+class Builder {
+ public:
+  Builder(const Facts& f, const DiagnoseContext& c) : f_(f), c_(c) {}
+  void add(std::string id, Likelihood l, std::string summary, std::string remedy) {
+    causes_.push_back(Cause{std::move(id), l, std::move(summary), std::move(remedy)});
+  }
+  std::vector<Cause> take() {
+    std::stable_sort(causes_.begin(), causes_.end(),
+                     [](const Cause& a, const Cause& b) { return a.likelihood < b.likelihood; });
+    return std::move(causes_);
+  }
+
+  // --- causes shared by several errnos -------------------------------------------------------
+  /// Index beyond gid_tbl_len (or wrapped past 255).
+  void out_of_range(Likelihood unknown_l) {
+    if (f_.wrapped)
+      add("index_wrapped", Likelihood::confirmed,
+          "the application computed sgid_index " + std::to_string(*f_.requested) + ", which wrapped to " +
+              std::to_string(*f_.index) + " in the uint8_t field",
+          "use an index <= 255 (a policy never returns more)");
+    if (!f_.known) {
+      add("index_out_of_range", unknown_l, "sgid_index is not below the port's gid_tbl_len",
+          "choose the index from the table (gidpolicy select --policy auto)");
+      return;
+    }
+    add("index_out_of_range", f_.out_of_range ? Likelihood::confirmed : Likelihood::ruled_out,
+        f_.out_of_range ? f_.slot_story() : f_.at + " is inside the table",
+        "choose the index from the table (gidpolicy select --policy auto)");
+  }
+  /// The slot holds nothing (the driver's "no such GID").
+  void empty_slot(const std::string& id, Likelihood unknown_l, const std::string& what) {
+    if (!f_.known) {
+      add(id, unknown_l, what, "route from the index the advertised GID is at (gidpolicy check)");
+      return;
+    }
+    const bool hit = f_.empty || f_.not_shown || f_.unreadable;
+    add(id, hit ? (f_.not_shown ? Likelihood::likely : Likelihood::confirmed) : Likelihood::ruled_out,
+        hit ? f_.slot_story() + ": " + what : f_.slot_story(),
+        "route from the index the advertised GID is at (gidpolicy check)");
+  }
+  /// Advertised one GID, routed from another entry.
+  void disagreement(Likelihood if_disagree) {
+    if (!f_.agreement) return;
+    if (f_.agreement->agrees)
+      add("disagreement", Likelihood::ruled_out, f_.agreement->explanation, "");
+    else
+      add("disagreement", if_disagree, f_.agreement->explanation,
+          "derive sgid_index from the selection that chose the advertised GID (profile jaccl-fixed or auto)");
+  }
+  /// sgid is IPv4-mapped and dgid native IPv6, or the reverse.
+  void family_mismatch(Likelihood unknown_l, const std::string& effect) {
+    if (!f_.usable || !c_.peer_gid) {
+      add("family_mismatch", unknown_l, "the source and destination GIDs are of different address families: " + effect,
+          "advertise and route from GIDs of one family on both sides (auto:family=ipv4)");
+      return;
+    }
+    const bool mismatch = f_.entry->gid.is_ipv4_mapped() != c_.peer_gid->is_ipv4_mapped();
+    add("family_mismatch", mismatch ? Likelihood::confirmed : Likelihood::ruled_out,
+        f_.at + " holds " + detail::describe(*f_.entry) + " and the destination is " + c_.peer_gid->to_string() +
+            (mismatch ? ": different address families, " + effect : ": same address family"),
+        "advertise and route from GIDs of one family on both sides (auto:family=ipv4)");
+  }
+  /// An fe80 source towards a non-link-local destination.
+  void link_local_source(Likelihood unknown_l) {
+    if (!f_.usable) {
+      add("link_local_source", unknown_l, "the source GID is link-local (fe80::/10): not routed",
+          "route from an IPv4-mapped or global GID (auto rejects link-local)");
+      return;
+    }
+    const bool ll = f_.entry->gid.is_link_local() && !(c_.peer_gid && c_.peer_gid->is_link_local());
+    add("link_local_source", ll ? Likelihood::confirmed : Likelihood::ruled_out,
+        f_.at + " holds " + detail::describe(*f_.entry) + (ll ? ": a link-local GID, not routed" : ": not link-local"),
+        "route from an IPv4-mapped or global GID (auto rejects link-local)");
+  }
+  void roce_version(Likelihood unknown_l) {
+    const auto roce = [](GidType t) { return t == GidType::roce_v1 || t == GidType::roce_v2; };
+    if (!f_.usable || !c_.peer_gid_type || !roce(f_.entry->type) || !roce(*c_.peer_gid_type)) {
+      add("roce_version_mismatch", unknown_l, "one side uses RoCE v1 and the other RoCE v2: packets are dropped",
+          "use RoCE v2 entries on both sides (auto:roce=v2)");
+      return;
+    }
+    const bool mismatch = f_.entry->type != *c_.peer_gid_type;
+    add("roce_version_mismatch", mismatch ? Likelihood::confirmed : Likelihood::ruled_out,
+        f_.at + " is " + std::string(to_string(f_.entry->type)) + ", the peer uses " +
+            std::string(to_string(*c_.peer_gid_type)),
+        "use RoCE v2 entries on both sides (auto:roce=v2)");
+  }
+
+ private:
+  const Facts& f_;
+  const DiagnoseContext& c_;
+  std::vector<Cause> causes_;
+};
+
+void linux_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b) {
+  const Errnos E = Errnos::linux_kernel();
+  const bool ib = f.table && f.table->port().link_layer.kind() == LinkLayer::Kind::infiniband;
+  if (err == E.einval) {
+    b.out_of_range(Likelihood::likely);
+    b.empty_slot("empty_slot_old_kernel", Likelihood::possible,
+                 "kernels before 5.10 return EINVAL (not ENODATA) for an empty slot");
+    b.family_mismatch(Likelihood::possible, "Linux refuses the RTR with EINVAL");
+    b.disagreement(Likelihood::likely);
+    b.add("no_grh", ib ? Likelihood::ruled_out : Likelihood::possible,
+          ib ? "InfiniBand port: a missing GRH is not an error" : "RoCE RTR without a GRH (ah_attr.is_global = 0)",
+          "set is_global (RtrBuilder always does on RoCE)");
+    b.add("missing_mask_bit", Likelihood::possible,
+          "a required INIT->RTR attribute is missing from the mask, or an attribute the transition does not take is "
+          "present",
+          "build the attributes with RtrBuilder, which checks the mask");
+    b.add("bad_port", Likelihood::possible, "ah_attr.port_num is not a port of the device", "use the port the table was read from");
+  } else if (err == E.enodata) {
+    b.empty_slot("empty_slot", Likelihood::likely, "the kernel (>= 5.10) returns ENODATA for an in-range empty slot");
+    b.disagreement(Likelihood::likely);
+    b.add("gid_removed", f.known && f.usable ? Likelihood::likely : Likelihood::possible,
+          f.known && f.usable ? f.at + " holds a GID in this table, so it was probably empty when the RTR ran: the "
+                                       "address was removed or moved after the table was read (port flap, NCCL 2157)"
+                              : "the address was removed or moved to another index after it was advertised (NCCL 2157)",
+          "re-read the entry right before modify_qp (preflight) and follow the GID to its new index");
+  } else if (err == E.enodev) {
+    const std::string dev = f.usable && !f.entry->netdev.empty() ? " (" + f.entry->netdev + ")" : std::string();
+    b.add("netdev_gone", Likelihood::likely,
+          "the netdev bound to the source GID" + dev + " is gone or lives in another network namespace (containers, "
+          "macvlan/multus pods)",
+          "select from a table read inside the namespace that owns the netdev; filter with auto:netdev=NAME");
+    b.empty_slot("empty_slot", Likelihood::possible, "a slot without a netdev");
+  } else if (err == E.enetunreach) {
+    b.add("no_route", Likelihood::likely,
+          "no route from the source GID's netdev to the destination" +
+              (c.peer_gid ? " " + c.peer_gid->to_string() : std::string()),
+          "pick a source GID in the peer's subnet (auto:subnet=CIDR) or add the route");
+    b.link_local_source(Likelihood::possible);
+    b.family_mismatch(Likelihood::possible, "no route between the families");
+  } else if (err == E.etimedout) {
+    b.link_local_source(Likelihood::possible);
+    b.roce_version(Likelihood::possible);
+    b.disagreement(Likelihood::confirmed);
+    b.add("neighbour_unresolved", Likelihood::possible,
+          "the destination's neighbour (ARP/ND) entry did not resolve: the peer address is unreachable on this link",
+          "check that the peer's IP answers from this port's netdev (ping -I)");
+  } else if (err == E.eopnotsupp) {
+    b.add("not_supported", Likelihood::likely, "the driver does not support this QP type or attribute", "");
+  } else if (err == E.ebusy) {
+    b.add("resource_busy", Likelihood::likely, "the device is out of a resource (QPs, PDs)", "release unused QPs");
+  }
+}
+
+void darwin_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b) {
+  const Errnos E = Errnos::darwin();
+  if (err == E.einval) {
+    b.empty_slot("absent_source", Likelihood::likely,
+                 "Apple's driver returns errno 22 for an absent source GID (exo 1390, MLX 3467, PR 4191)");
+    b.disagreement(Likelihood::confirmed);
+    if (!f.known) {
+      b.add("source_not_mapped", Likelihood::possible, "the source GID is not an IPv4-mapped GID (errno 22 as reported)",
+            "route from the port's ::ffff:a.b.c.d entry");
+    } else if (f.usable) {
+      const bool mapped = f.entry->gid.is_ipv4_mapped();
+      b.add("source_not_mapped", mapped ? Likelihood::ruled_out : Likelihood::confirmed,
+            f.at + " holds " + detail::describe(*f.entry) + (mapped ? "" : ": not IPv4-mapped"),
+            "route from the port's ::ffff:a.b.c.d entry");
+    }
+    if (f.table) {
+      bool any_mapped = false;
+      for (const auto& e : *f.table) any_mapped = any_mapped || (e.usable() && e.gid.is_ipv4_mapped());
+      b.add("no_ipv4_on_port", any_mapped ? Likelihood::ruled_out : Likelihood::confirmed,
+            any_mapped ? "the port has an IPv4-mapped GID" : "the port has no IPv4-mapped GID at all",
+            "assign an IPv4 address to the port's own interface (enN, not bridge0)");
+    }
+    b.out_of_range(Likelihood::possible);
+  } else if (err == E.etimedout) {
+    if (f.index)
+      b.add("index_0", *f.index == 0 ? Likelihood::confirmed : Likelihood::ruled_out,
+            *f.index == 0 ? f.slot_story() + ": routing from index 0 (the fe80 link-local) times out on Thunderbolt"
+                          : f.at + " is not index 0",
+            "route from the IPv4-mapped entry (auto ranks index 0 last on Thunderbolt)");
+    else
+      b.add("index_0", Likelihood::likely, "routing from index 0 (the fe80 link-local) times out on Thunderbolt",
+            "route from the IPv4-mapped entry (auto ranks index 0 last on Thunderbolt)");
+    b.disagreement(Likelihood::likely);
+    b.add("peer_unreachable", Likelihood::possible, "the peer is not reachable over this Thunderbolt port",
+          "check the cable and that the peer's RDMA port is active");
+  } else if (err == E.enodata) {
+    b.add("leaked_resources", Likelihood::likely,
+          "errno 96 (ENODATA on Darwin) was reported with PDs/QPs leaked by earlier runs (max_pd 11), not with a GID "
+          "choice",
+          "destroy QPs and PDs on every exit path; restart the process (or reboot if the port is wedged)");
+    b.empty_slot("empty_slot", Likelihood::possible, "an absent source GID");
+  } else if (err == E.ebusy) {
+    const bool known = c.qps_on_device.has_value();
+    const bool hit = known && *c.qps_on_device >= 10;
+    b.add("qp_limit", known ? (hit ? Likelihood::confirmed : Likelihood::ruled_out) : Likelihood::likely,
+          known ? std::to_string(*c.qps_on_device) + " QPs already exist on the device; about 10 are allowed"
+                : "about 10 QPs per Thunderbolt device; the 11th fails with EBUSY",
+          "share QPs, or destroy unused ones (a full mesh of N hosts needs N-1 per port)");
+  } else if (err == E.eopnotsupp) {
+    const bool known = c.qp_type.has_value();
+    const bool rc = known && *c.qp_type == QpKind::rc;
+    b.add("rc_unsupported", known ? (rc ? Likelihood::confirmed : Likelihood::ruled_out) : Likelihood::likely,
+          "Apple's Thunderbolt RDMA supports UC queue pairs only; RC fails with EOPNOTSUPP (102)",
+          "create UC queue pairs");
+  }
+}
+
+}  // namespace
+
+Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context) {
+  Diagnosis d;
+  d.err = err;
+  d.platform = platform;
+  d.name = errno_name(platform, err);
+  const Facts f = gather(context);
+  Builder b(f, context);
+  if (platform == Platform::darwin)
+    darwin_causes(err, f, context, b);
+  else
+    linux_causes(err, f, context, b);
+  d.causes = b.take();
+  if (d.causes.empty()) {
+    // Not an RTR errno gidpolicy models; the same number may be one on the other platform.
+    const Platform other = platform == Platform::darwin ? Platform::linux_kernel : Platform::darwin;
+    std::string s = "errno " + std::to_string(err) + " (" + d.name + " on " + std::string(to_string(platform)) +
+                    ") is not one gidpolicy has a model for at RTR";
+    const std::string other_name = errno_name(other, err);
+    if (other_name.rfind("errno ", 0) != 0)
+      s += "; on " + std::string(to_string(other)) + " " + std::to_string(err) + " is " + other_name +
+           ": was the number captured on the other platform?";
+    d.causes.push_back(Cause{"unknown", Likelihood::possible, std::move(s), ""});
+  }
+  return d;
+}
+
+RtrVerdict predict_rtr(const GidTable& table, std::uint32_t sgid_index, const PeerInfo& peer,
+                       const DriverProfile& profile, QpKind qp_type) {
+  RtrRequest r;
+  r.qp_type = qp_type;
+  // Shaped like RtrBuilder: a GRH wherever the fabric routes by GID, on InfiniBand only for a
+  // global destination.
+  r.is_global = table.port().link_layer.kind() != LinkLayer::Kind::infiniband ||
+                (!peer.gid.is_zero() && !peer.gid.is_link_local());
+  r.sgid_index = sgid_index;
+  r.dgid = peer.gid;
+  r.peer_gid_type = peer.gid_type;
+  return judge_rtr(table, r, profile);
+}
+
+RtrVerdict predict_rtr(const GidTable& table, const RtrAttributes& rtr, const DriverProfile& profile) {
+  return judge_rtr(table, rtr.request(), profile);
+}
+
+}  // namespace gidpolicy

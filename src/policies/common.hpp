@@ -1,0 +1,88 @@
+// Internal helpers shared by the policy implementations (not installed).
+#pragma once
+
+#include <gidpolicy/error.hpp>
+#include <gidpolicy/gid.hpp>
+#include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/policy.hpp>
+#include <gidpolicy/trace.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gidpolicy::detail {
+
+/// "mlx5_0 port 1".
+std::string where(const GidTable& table);
+/// "fe80::1 (roce_v2) on eth0": what an entry holds, for notes and messages.
+std::string describe(const GidEntry& e);
+/// An address as a spec writes it: dotted quad for IPv4-mapped GIDs, IPv6 text otherwise.
+std::string address_to_spec(const Gid& g);
+/// "2 (roce_v2)": "index N holds X" helpers.
+std::string holds(const GidEntry& e);
+
+/// Records trace steps only when on. Notes are built lazily: with tracing off a policy's scan
+/// neither formats strings nor allocates.
+class Recorder {
+ public:
+  explicit Recorder(bool on) noexcept : on_(on) {}
+  [[nodiscard]] bool on() const noexcept { return on_; }
+
+  template <class NoteFn>
+  void step(std::uint32_t index, Verdict verdict, NoteFn&& note) {
+    if (on_) steps_.push_back(TraceStep{index, verdict, std::forward<NoteFn>(note)()});
+  }
+  /// After a scan: the accepted step at `chosen` becomes Verdict::chosen, every other accepted
+  /// step Verdict::lower_rank.
+  void finish(std::uint32_t chosen) noexcept {
+    for (auto& s : steps_)
+      if (is_accepted(s.verdict)) s.verdict = s.index == chosen ? Verdict::chosen : Verdict::lower_rank;
+  }
+  std::vector<TraceStep> take() noexcept { return std::move(steps_); }
+
+ private:
+  bool on_;
+  std::vector<TraceStep> steps_;
+};
+
+/// Runs a policy body `body(Recorder&) -> result<Selection>`, attaching the trace: to the
+/// Selection when `run.trace`, and always to a failure. Policies are pure, so on an untraced
+/// failure the body simply runs again with recording on; the success path stays allocation-free.
+/// With `list_rejections`, a failure's detail also lists every step's index and verdict.
+template <class Body>
+result<Selection> traced(std::string spec, SelectOptions run, bool list_rejections, Body&& body) {
+  Recorder rec(run.trace);
+  result<Selection> r = body(rec);
+  if (r) {
+    if (run.trace) r.value().trace.attempts.push_back(Trace::Attempt{std::move(spec), rec.take(), {}});
+    return r;
+  }
+  if (!run.trace) {
+    Recorder again(true);
+    (void)body(again);
+    rec = std::move(again);
+  }
+  Error err = std::move(r).error();
+  std::vector<TraceStep> steps = rec.take();
+  if (list_rejections && !steps.empty()) {
+    std::string list;
+    for (const auto& s : steps) {
+      if (!list.empty()) list += ", ";
+      list += "[" + std::to_string(s.index) + "] " + std::string(to_string(s.verdict));
+    }
+    err.detail += " (looked at: " + list + ")";
+  }
+  auto trace = std::make_shared<Trace>();
+  trace->attempts.push_back(Trace::Attempt{std::move(spec), std::move(steps), err.what()});
+  err.trace = std::move(trace);
+  return fail(std::move(err));
+}
+
+/// A Selection of `e` (the trace is filled in by traced()).
+inline Selection select_entry(const GidEntry& e) { return Selection{e, {}}; }
+
+}  // namespace gidpolicy::detail

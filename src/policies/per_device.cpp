@@ -1,0 +1,38 @@
+#include <gidpolicy/policies/per_device.hpp>
+
+#include <memory>
+
+namespace gidpolicy {
+
+const AnyPolicy* PerDevice::policy_for(std::string_view device) const noexcept {
+  if (auto it = by_device.find(device); it != by_device.end()) return &it->second;
+  return fallback ? &*fallback : nullptr;
+}
+
+result<Selection> PerDevice::select(const GidTable& table, SelectOptions run) const {
+  const AnyPolicy* p = policy_for(table.port().device);
+  if (!p) {
+    std::string d = "per-device policy has no entry for device '" + table.port().device + "' and no default (*=...)";
+    auto trace = std::make_shared<Trace>();
+    trace->attempts.push_back(Trace::Attempt{spec(), {}, d});
+    return fail(Error(errc::device_not_found, std::move(d), std::move(trace)));
+  }
+  return p->select(table, run);
+}
+
+std::string PerDevice::spec() const {
+  std::string s = "per-device(";
+  bool first = true;
+  for (const auto& [dev, p] : by_device) {
+    if (!first) s += ';';
+    first = false;
+    s += dev + "=" + p.spec();
+  }
+  if (fallback) {
+    if (!first) s += ';';
+    s += "*=" + fallback->spec();
+  }
+  return s + ")";
+}
+
+}  // namespace gidpolicy

@@ -1,0 +1,20 @@
+// Internal: the one parser behind parse_policy() and parse_profile().
+#pragma once
+
+#include <gidpolicy/agreement.hpp>
+#include <gidpolicy/policies/any_policy.hpp>
+
+#include <string_view>
+
+namespace gidpolicy::detail {
+
+struct ParsedProfile {
+  AnyPolicy policy;
+  SourceIndex source;
+};
+
+/// Parse a spec; `allow_source` admits the "@sgid=N" suffix (profiles only). A bare "jaccl"
+/// yields SourceIndex::literal(1) either way (parse_policy drops it).
+result<ParsedProfile> parse_spec(std::string_view spec, bool allow_source);
+
+}  // namespace gidpolicy::detail

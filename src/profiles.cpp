@@ -1,0 +1,51 @@
+#include <gidpolicy/policies/ds4_explicit_index.hpp>
+#include <gidpolicy/policies/ds4_linux.hpp>
+#include <gidpolicy/policies/ds4_scan.hpp>
+#include <gidpolicy/policies/jaccl_first_mapped.hpp>
+#include <gidpolicy/policies/jaccl_legacy_index1.hpp>
+#include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include "policies/spec_parser.hpp"
+
+namespace gidpolicy {
+
+result<Plan> Profile::plan(const GidTable& table, SelectOptions run) const {
+  GIDPOLICY_TRY(sel, policy.select(table, run));
+  Plan p;
+  p.sgid_index = source.resolve(sel);
+  p.agreement = check_agreement(table, sel.entry.gid, p.sgid_index);
+  p.selection = std::move(sel);
+  return p;
+}
+
+std::string Profile::spec() const {
+  if (!source.is_literal()) return policy.spec();
+  if (source.literal_index() == 1 && policy.target<JacclFirstMapped>()) return "jaccl";
+  return policy.spec() + "@sgid=" + std::to_string(source.literal_index());
+}
+
+result<Profile> parse_profile(std::string_view spec) {
+  GIDPOLICY_TRY(parsed, detail::parse_spec(spec, true));
+  return Profile{std::move(parsed.policy), parsed.source};
+}
+
+namespace profiles {
+
+Profile jaccl() { return {JacclFirstMapped{}, SourceIndex::literal(1)}; }
+Profile jaccl_legacy() { return {JacclLegacyIndex1{}, SourceIndex::selected()}; }
+Profile jaccl_fixed() { return {JacclFirstMapped{}, SourceIndex::selected()}; }
+Profile ds4(std::optional<std::uint32_t> index) {
+  if (index) return {Ds4ExplicitIndex{*index}, SourceIndex::selected()};
+  return {Ds4Scan{}, SourceIndex::selected()};
+}
+Profile ds4_linux(std::optional<Gid> local, std::optional<std::int32_t> index) {
+  return {Ds4Linux{local, index}, SourceIndex::selected()};
+}
+Profile automatic(RankedOptions options) { return {Ranked{std::move(options)}, SourceIndex::selected()}; }
+
+std::vector<Profile> all() { return {jaccl(), jaccl_legacy(), jaccl_fixed(), ds4(), ds4_linux(), automatic()}; }
+
+}  // namespace profiles
+
+}  // namespace gidpolicy
