@@ -1,0 +1,55 @@
+// Which table format an input is in, and reading/writing any of them through one call.
+//
+// Users paste whatever they have: gidpolicy's JSON, `ibv_devinfo -v` (whole or in part),
+// `show_gids`, or they point at a sysfs tree. Detection looks at the text's shape, not at the
+// file name (pastes arrive as stdin or as "issue.txt"):
+//  * a first non-blank character `{` (or `[`): JSON (the JSON reader reports what is wrong);
+//  * a show_gids header (`DEV PORT INDEX GID ...`), its dashes, `n_gids_found=`, or a first
+//    line shaped like a show_gids row (name, number, number, GID): show_gids;
+//  * `hca_id:`, `port:`, `GID[ n]:` or a port field devinfo prints (`state:`, `link_layer:`,
+//    `gid_tbl_len:`, `active_mtu:`): ibv_devinfo;
+//  * a directory: sysfs.
+// Empty input, binary data (NUL, control bytes) and anything else are errc::unknown_format with
+// a message that says what was expected and quotes what was found.
+//
+// Example:
+//   auto tables = gidpolicy::formats::read_tables_file("paste.txt");   // or a sysfs directory
+//   auto text = gidpolicy::formats::write_tables(tables.value(), gidpolicy::formats::Format::show_gids);
+#pragma once
+
+#include <gidpolicy/error.hpp>
+#include <gidpolicy/gid_table.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gidpolicy::formats {
+
+/// The table formats gidpolicy reads.
+enum class Format : std::uint8_t { json, devinfo, show_gids, sysfs };
+/// "json", "devinfo", "show_gids", "sysfs".
+std::string_view to_string(Format f) noexcept;
+/// The names above (any case), plus "ibv_devinfo" and "show-gids".
+std::optional<Format> format_from_string(std::string_view s) noexcept;
+
+/// The format of a text input (never Format::sysfs). `source` names it in errors.
+result<Format> detect_format(std::string_view text, std::string_view source = "<input>");
+
+/// Detect, then read with that format's reader. No table is returned unless the whole input
+/// was read; an input that is well-formed but lists no port yields an empty vector only for
+/// show_gids output that found no GID (`n_gids_found=0`).
+result<std::vector<GidTable>> read_tables(std::string_view text, std::string_view source = "<input>");
+
+/// A directory: read_sysfs. A file: its text through read_tables, named by its path in errors.
+/// Errors: errc::io_error for a path that cannot be opened or read.
+result<std::vector<GidTable>> read_tables_file(const std::filesystem::path& path);
+
+/// The tables in a text format. Format::sysfs is not text: errc::invalid_argument (use
+/// write_sysfs).
+result<std::string> write_tables(const std::vector<GidTable>& tables, Format format);
+
+}  // namespace gidpolicy::formats

@@ -1,0 +1,64 @@
+// GID tables from a directory laid out like /sys/class/infiniband, and back.
+//
+//   <root>/<dev>/ports/<p>/state               "4: ACTIVE"
+//   <root>/<dev>/ports/<p>/link_layer          "Ethernet" / "InfiniBand"
+//   <root>/<dev>/ports/<p>/lid                 "0x0" (optional)
+//   <root>/<dev>/ports/<p>/gids/<i>            "fe80:0000:0000:0000:0ac0:ebff:feda:1cfb"
+//   <root>/<dev>/ports/<p>/gid_attrs/types/<i> "IB/RoCE v1" / "RoCE v2"
+//   <root>/<dev>/ports/<p>/gid_attrs/ndevs/<i> "bond0"
+//
+// Kernel quirks encoded here:
+//  * The kernel creates one gids/<i> file per slot (their count is gid_tbl_len); an empty slot
+//    reads as all zeros.
+//  * Reading types/<i> or ndevs/<i> of an empty slot fails (EINVAL): a zero GID whose type
+//    cannot be read is an empty slot; a zero GID with a readable type is kept as a valid entry
+//    holding the zero GID (what ds4's own test table has at index 4).
+//  * Kernels before gid_attrs existed have no gid_attrs/ directory: every GID is
+//    "IB/RoCE v1", i.e. roce_v1 on an Ethernet port and ib on an InfiniBand one.
+//  * "IB/RoCE v1" is one sysfs type for two things: ib on InfiniBand, roce_v1 on Ethernet,
+//    unknown elsewhere. Type text the kernel may add later reads as unknown, not an error.
+//  * Files under /sys/class/infiniband are symlinks to the device tree: they are followed.
+//
+// Errors: errc::io_error (a directory or a port's state/link_layer cannot be read), errc::
+// parse_error / errc::invalid_field naming the file ("<path>:1: ..."); an unreadable gids/<i>
+// file is not an error but an EntryState::unreadable entry carrying the read's errno.
+//
+// Example:
+//   auto tables = gidpolicy::formats::read_sysfs("/sys/class/infiniband");
+#pragma once
+
+#include <gidpolicy/error.hpp>
+#include <gidpolicy/gid_table.hpp>
+
+#include <filesystem>
+#include <vector>
+
+namespace gidpolicy::formats {
+
+/// Read every device and port under `root` (a /sys/class/infiniband-like directory, or one
+/// device directory holding `ports/`). Devices by name, ports and indices by number.
+/// Empty slots are left out of the table (Holes::empty); gid_tbl_len is the number of slots.
+result<std::vector<GidTable>> read_sysfs(const std::filesystem::path& root);
+
+/// How write_sysfs lays the tree out.
+struct SysfsWriteOptions {
+  /// false: no gid_attrs/ directory, as on kernels before 4.6 (types then read back as v1).
+  bool gid_attrs = true;
+};
+
+/// Write tables as a sysfs-like tree under `root` (created if missing), with the quirks above:
+/// every slot in [0, length()) gets a gids file (zeros when empty or absent); types/ndevs files
+/// exist only where a real kernel would let them be read (a known type, a netdev); an
+/// unreadable slot's gids file is a dangling symlink, so reading it fails. Test fixtures and the
+/// fakes use this. Errors: errc::io_error naming the path.
+result<void> write_sysfs(const std::vector<GidTable>& tables, const std::filesystem::path& root,
+                         SysfsWriteOptions options = {});
+
+/// What survives write_sysfs then read_sysfs: read_sysfs(write_sysfs(t)) == sysfs_view(t).
+/// gid_tbl_len becomes length(); ifindex, MTU are dropped; empty slots and holes disappear
+/// (holes: empty); an untyped zero GID becomes empty; types follow the sysfs type mapping above
+/// (without gid_attrs: all v1); unreadable entries carry ENOENT (the dangling link); an unknown
+/// link layer loses its raw number.
+std::vector<GidTable> sysfs_view(const std::vector<GidTable>& tables, SysfsWriteOptions options = {});
+
+}  // namespace gidpolicy::formats

@@ -1,0 +1,328 @@
+#include <gidpolicy/formats/sysfs.hpp>
+
+#include "text.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+
+namespace gidpolicy::formats {
+namespace fs = std::filesystem;
+
+namespace {
+
+using detail::excerpt;
+using detail::trim;
+
+// POSIX read, not iostreams: the errno of a failed read is the datum (EINVAL for the type of
+// an empty slot, EACCES, EIO), and iostreams throw it away.
+std::pair<std::string, std::error_code> read_small_file(const fs::path& p) {
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {{}, std::error_code(errno, std::generic_category())};
+  std::string out;
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::error_code ec(errno, std::generic_category());
+      ::close(fd);
+      return {{}, ec};
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > (1u << 16)) break;  // sysfs attributes are one page at most
+  }
+  ::close(fd);
+  return {out, {}};
+}
+
+std::string_view first_line(std::string_view s) {
+  std::size_t nl = s.find('\n');
+  return trim(s.substr(0, nl));
+}
+
+// Numerically named children of `dir` (ports, GID indices), sorted by number.
+result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered(const fs::path& dir, std::uint64_t max) {
+  std::error_code ec;
+  std::vector<std::pair<std::uint32_t, fs::path>> out;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) return fail(errc::io_error, dir.string() + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return fail(errc::io_error, dir.string() + ": " + ec.message());
+    std::string name = it->path().filename().string();
+    auto n = detail::parse_decimal(name, max);
+    if (!n)
+      return fail(errc::invalid_field, it->path().string() + ": expected only numbered entries in " + dir.string() +
+                                           ", found " + excerpt(name));
+    out.emplace_back(static_cast<std::uint32_t>(*n), it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+GidType type_from_sysfs(std::string_view text, LinkLayer ll) {
+  if (text == "RoCE v2") return GidType::roce_v2;
+  if (text == "IB/RoCE v1" || text == "RoCE v1" || text == "IB") {
+    // One kernel type for two things; the port says which.
+    if (ll.kind() == LinkLayer::Kind::infiniband) return GidType::ib;
+    if (ll.kind() == LinkLayer::Kind::ethernet) return GidType::roce_v1;
+  }
+  return GidType::unknown;
+}
+
+result<GidTable> read_port(const std::string& device, std::uint32_t port, const fs::path& dir) {
+  PortInfo info;
+  info.device = device;
+  info.port = port;
+
+  const fs::path state_path = dir / "state";
+  auto [state_text, state_err] = read_small_file(state_path);
+  if (state_err) return fail(errc::io_error, state_path.string() + ": " + state_err.message());
+  {
+    // "4: ACTIVE"
+    std::string_view s = first_line(state_text);
+    auto n = detail::parse_decimal(trim(s.substr(0, s.find(':'))), 5);
+    if (!n) return fail(errc::invalid_field, state_path.string() + ":1: expected '<n>: <STATE>' such as '4: ACTIVE', found " + excerpt(s));
+    info.state = static_cast<PortState>(*n);
+  }
+  const fs::path ll_path = dir / "link_layer";
+  auto [ll_text, ll_err] = read_small_file(ll_path);
+  if (ll_err) return fail(errc::io_error, ll_path.string() + ": " + ll_err.message());
+  {
+    std::string_view s = first_line(ll_text);
+    if (s.empty()) return fail(errc::invalid_field, ll_path.string() + ":1: expected Ethernet or InfiniBand, found an empty file");
+    auto ll = link_layer_from_string(s);
+    info.link_layer = ll && ll->kind() != LinkLayer::Kind::unknown ? *ll : LinkLayer::from_raw(0);
+  }
+  if (auto [lid_text, lid_err] = read_small_file(dir / "lid"); !lid_err) {
+    auto lid = detail::parse_hex(first_line(lid_text), 0xffff);
+    if (!lid) return fail(errc::invalid_field, (dir / "lid").string() + ":1: expected a hex LID such as 0x0, found " + excerpt(first_line(lid_text)));
+    info.lid = static_cast<std::uint16_t>(*lid);
+  }
+
+  GIDPOLICY_TRY(slots, numbered(dir / "gids", 0x7fffffffu));
+  info.gid_tbl_len = slots.empty() ? 0u : slots.back().first + 1;
+  const fs::path attrs = dir / "gid_attrs";
+  std::error_code ec;
+  // No gid_attrs/: a kernel from before RoCE v2 support, where every GID is IB/RoCE v1.
+  const bool have_attrs = fs::is_directory(attrs, ec);
+
+  std::vector<GidEntry> entries;
+  for (const auto& [index, path] : slots) {
+    auto [gid_text, gid_err] = read_small_file(path);
+    if (gid_err) {
+      entries.push_back(GidEntry::unreadable(index, gid_err));
+      continue;
+    }
+    std::string_view g = first_line(gid_text);
+    auto gid = Gid::parse(g);
+    if (!gid)
+      return fail(errc::parse_error, path.string() + ":1: expected a GID (8 groups of 4 hex digits): " + gid.error().detail);
+    GidEntry e = GidEntry::valid(index, gid.value());
+    if (have_attrs) {
+      const std::string name = std::to_string(index);
+      auto [type_text, type_err] = read_small_file(attrs / "types" / name);
+      // The kernel refuses (EINVAL) to say the type of an empty slot: zeros plus that refusal
+      // is the empty slot. Zeros with a readable type is a stored zero GID.
+      if (type_err) {
+        if (e.gid.is_zero()) continue;
+      } else {
+        e.type = type_from_sysfs(first_line(type_text), info.link_layer);
+      }
+      if (auto [ndev_text, ndev_err] = read_small_file(attrs / "ndevs" / name); !ndev_err)
+        e.netdev = std::string(first_line(ndev_text));
+    } else {
+      if (e.gid.is_zero()) continue;
+      e.type = type_from_sysfs("IB/RoCE v1", info.link_layer);
+    }
+    entries.push_back(std::move(e));
+  }
+  auto table = GidTable::make(std::move(info), std::move(entries), Holes::empty);
+  if (!table) return fail(Error(table.error().code, dir.string() + ": " + table.error().detail));
+  return table;
+}
+
+result<void> read_device(const std::string& name, const fs::path& dir, std::vector<GidTable>& out) {
+  GIDPOLICY_TRY(ports, numbered(dir / "ports", 255));
+  if (ports.empty()) return fail(errc::invalid_field, (dir / "ports").string() + ": expected at least one port directory");
+  for (const auto& [port, path] : ports) {
+    if (port == 0) return fail(errc::invalid_field, path.string() + ": expected port numbers from 1");
+    GIDPOLICY_TRY(t, read_port(name, port, path));
+    out.push_back(std::move(t));
+  }
+  return success();
+}
+
+std::string kernel_state_name(PortState s) {
+  switch (s) {
+    case PortState::nop: return "NOP";
+    case PortState::down: return "DOWN";
+    case PortState::init: return "INIT";
+    case PortState::armed: return "ARMED";
+    case PortState::active: return "ACTIVE";
+    case PortState::active_defer: return "ACTIVE_DEFER";
+  }
+  return "NOP";
+}
+
+std::string sysfs_link_layer(LinkLayer ll) {
+  switch (ll.kind()) {
+    case LinkLayer::Kind::infiniband: return "InfiniBand";
+    case LinkLayer::Kind::ethernet: return "Ethernet";
+    case LinkLayer::Kind::thunderbolt: return "Thunderbolt";
+    case LinkLayer::Kind::unknown: break;
+  }
+  return "Unknown";
+}
+
+result<void> write_file(const fs::path& p, const std::string& content) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f << content;
+  f.close();
+  if (!f) return fail(errc::io_error, p.string() + ": cannot write");
+  return success();
+}
+
+result<void> make_dirs(const fs::path& p) {
+  std::error_code ec;
+  fs::create_directories(p, ec);
+  if (ec) return fail(errc::io_error, p.string() + ": " + ec.message());
+  return success();
+}
+
+const char* sysfs_type_text(GidType t) {
+  switch (t) {
+    case GidType::ib:
+    case GidType::roce_v1: return "IB/RoCE v1";
+    case GidType::roce_v2: return "RoCE v2";
+    case GidType::unknown: break;
+  }
+  return nullptr;
+}
+
+// The sysfs-relevant normalisation of one table (see sysfs_view).
+GidTable view_one(const GidTable& t, SysfsWriteOptions options) {
+  PortInfo p;
+  p.device = t.port().device;
+  p.port = t.port().port;
+  p.state = t.port().state;
+  p.link_layer = t.port().link_layer.kind() == LinkLayer::Kind::unknown ? LinkLayer::from_raw(0) : t.port().link_layer;
+  p.gid_tbl_len = t.length();
+  p.lid = t.port().lid;
+  std::vector<GidEntry> entries;
+  for (const auto& e : t) {
+    if (e.state == EntryState::empty) continue;
+    if (e.state == EntryState::unreadable) {
+      entries.push_back(GidEntry::unreadable(e.index, std::make_error_code(std::errc::no_such_file_or_directory)));
+      continue;
+    }
+    GidEntry v = GidEntry::valid(e.index, e.gid);
+    if (options.gid_attrs) {
+      const char* text = sysfs_type_text(e.type);
+      if (!text && e.gid.is_zero()) continue;
+      if (text) v.type = type_from_sysfs(text, p.link_layer);
+      v.netdev = e.netdev;
+    } else {
+      if (e.gid.is_zero()) continue;
+      v.type = type_from_sysfs("IB/RoCE v1", p.link_layer);
+    }
+    entries.push_back(std::move(v));
+  }
+  return GidTable::make(std::move(p), std::move(entries), Holes::empty).value();
+}
+
+}  // namespace
+
+result<std::vector<GidTable>> read_sysfs(const fs::path& root) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec))
+    return fail(errc::io_error, root.string() + ": " + (ec ? ec.message() : std::string("not a directory")));
+  std::vector<GidTable> out;
+  if (fs::is_directory(root / "ports", ec)) {
+    // One device directory given directly: its name is the directory's.
+    fs::path norm = fs::absolute(root, ec).lexically_normal();
+    std::string name = norm.filename().empty() ? norm.parent_path().filename().string() : norm.filename().string();
+    GIDPOLICY_TRYV(read_device(name, root, out));
+    return out;
+  }
+  std::vector<std::pair<std::string, fs::path>> devices;
+  fs::directory_iterator it(root, ec), end;
+  if (ec) return fail(errc::io_error, root.string() + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return fail(errc::io_error, root.string() + ": " + ec.message());
+    std::error_code ec2;
+    // /sys/class/infiniband/<dev> are symlinks into /sys/devices: is_directory follows them.
+    if (fs::is_directory(it->path() / "ports", ec2)) devices.emplace_back(it->path().filename().string(), it->path());
+  }
+  if (devices.empty())
+    return fail(errc::unknown_format, root.string() +
+                                          ": no device directory: expected a /sys/class/infiniband-like tree "
+                                          "(<dev>/ports/<port>/gids/<index>)");
+  std::sort(devices.begin(), devices.end());
+  for (const auto& [name, path] : devices) GIDPOLICY_TRYV(read_device(name, path, out));
+  return out;
+}
+
+result<void> write_sysfs(const std::vector<GidTable>& tables, const fs::path& root, SysfsWriteOptions options) {
+  for (const auto& t : tables) {
+    const PortInfo& p = t.port();
+    if (p.device.empty() || p.device.find('/') != std::string::npos || p.device == "." || p.device == "..")
+      return fail(errc::invalid_argument, "device name " + excerpt(p.device) + " cannot be a directory name");
+    const fs::path dir = root / p.device / "ports" / std::to_string(p.port);
+    GIDPOLICY_TRYV(make_dirs(dir / "gids"));
+    GIDPOLICY_TRYV(write_file(dir / "state", std::to_string(static_cast<unsigned>(p.state)) + ": " +
+                                                  kernel_state_name(p.state) + "\n"));
+    GIDPOLICY_TRYV(write_file(dir / "link_layer", sysfs_link_layer(p.link_layer) + "\n"));
+    char lid[16];
+    std::snprintf(lid, sizeof lid, "0x%x\n", unsigned{p.lid});
+    GIDPOLICY_TRYV(write_file(dir / "lid", lid));
+    if (options.gid_attrs) {
+      GIDPOLICY_TRYV(make_dirs(dir / "gid_attrs" / "types"));
+      GIDPOLICY_TRYV(make_dirs(dir / "gid_attrs" / "ndevs"));
+    }
+    const std::uint32_t len = t.length();
+    for (std::uint32_t i = 0; i < len; ++i) {
+      const std::string name = std::to_string(i);
+      const GidEntry* e = t.find(i);
+      if (e && e->state == EntryState::unreadable) {
+        // A plain directory cannot make read() fail on demand; a dangling link makes open() fail.
+        std::error_code ec;
+        fs::remove(dir / "gids" / name, ec);
+        fs::create_symlink("unreadable-slot", dir / "gids" / name, ec);
+        if (ec) return fail(errc::io_error, (dir / "gids" / name).string() + ": " + ec.message());
+        continue;
+      }
+      const bool valid = e && e->state == EntryState::valid;
+      GIDPOLICY_TRYV(write_file(dir / "gids" / name, (valid ? e->gid : Gid{}).to_full_string() + "\n"));
+      if (!valid || !options.gid_attrs) continue;
+      if (const char* type = sysfs_type_text(e->type))
+        GIDPOLICY_TRYV(write_file(dir / "gid_attrs" / "types" / name, std::string(type) + "\n"));
+      if (!e->netdev.empty()) GIDPOLICY_TRYV(write_file(dir / "gid_attrs" / "ndevs" / name, e->netdev + "\n"));
+    }
+  }
+  return success();
+}
+
+std::vector<GidTable> sysfs_view(const std::vector<GidTable>& tables, SysfsWriteOptions options) {
+  std::vector<GidTable> out;
+  out.reserve(tables.size());
+  for (const auto& t : tables) out.push_back(view_one(t, options));
+  // read_sysfs lists devices by name and ports by number.
+  std::stable_sort(out.begin(), out.end(), [](const GidTable& a, const GidTable& b) {
+    if (a.port().device != b.port().device) return a.port().device < b.port().device;
+    return a.port().port < b.port().port;
+  });
+  return out;
+}
+
+}  // namespace gidpolicy::formats

@@ -1,0 +1,363 @@
+// ibv_devinfo reader and writer: the real pastes in examples/tables, partial pastes, what
+// rdma-core 44 prints, and malformed inputs (every error names file:line).
+#include <gidpolicy/formats/devinfo.hpp>
+
+#include "support/files.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace gidpolicy {
+namespace {
+
+using formats::read_devinfo;
+using formats::write_devinfo;
+
+Gid G(const char* text) { return Gid::parse(text).value(); }
+
+std::vector<GidTable> read_example(const char* name) {
+  std::string text = test::read_file(test::example_tables_dir() / name);
+  EXPECT_FALSE(text.empty()) << name;
+  auto r = read_devinfo(text, name);
+  EXPECT_TRUE(r) << r.error().what();
+  return r ? r.value() : std::vector<GidTable>{};
+}
+
+void expect_entry(const GidTable& t, std::uint32_t index, const char* gid, GidType type) {
+  const GidEntry* e = t.find(index);
+  ASSERT_NE(e, nullptr) << "index " << index;
+  EXPECT_EQ(e->state, EntryState::valid);
+  EXPECT_EQ(e->gid, G(gid)) << "index " << index;
+  EXPECT_EQ(e->type, type) << "index " << index;
+  EXPECT_EQ(e->netdev, "") << "devinfo prints no netdev";
+}
+
+TEST(FormatsDevinfo, ReadsNccl769Bond) {
+  auto tables = read_example("nccl-769.devinfo.txt");
+  ASSERT_EQ(tables.size(), 1u);
+  const GidTable& t = tables[0];
+  EXPECT_EQ(t.port().device, "mlx5_bond_0");
+  EXPECT_EQ(t.port().port, 1u);
+  EXPECT_EQ(t.port().state, PortState::active);
+  EXPECT_EQ(t.port().link_layer, LinkLayer::ethernet());
+  EXPECT_EQ(t.port().gid_tbl_len, 256u);
+  EXPECT_EQ(t.port().active_mtu, Mtu::mtu_1024);
+  EXPECT_EQ(t.port().lid, 0u);
+  EXPECT_EQ(t.holes(), Holes::not_shown);
+  ASSERT_EQ(t.size(), 4u);
+  expect_entry(t, 0, "fe80::ac0:ebff:feda:1cfb", GidType::roce_v1);
+  expect_entry(t, 1, "fe80::ac0:ebff:feda:1cfb", GidType::roce_v2);
+  expect_entry(t, 2, "::ffff:200.0.209.6", GidType::roce_v1);
+  expect_entry(t, 3, "::ffff:200.0.209.6", GidType::roce_v2);
+  EXPECT_EQ(t.find(4u), nullptr);
+}
+
+TEST(FormatsDevinfo, ReadsAppleThunderboltWithMappedAtOne) {
+  auto tables = read_example("apple-ds4qa-rdma_en1.devinfo.txt");
+  ASSERT_EQ(tables.size(), 1u);
+  const GidTable& t = tables[0];
+  EXPECT_EQ(t.port().device, "rdma_en1");
+  EXPECT_EQ(t.port().link_layer, LinkLayer::thunderbolt());
+  EXPECT_EQ(t.port().gid_tbl_len, 16u);
+  ASSERT_EQ(t.size(), 2u);
+  expect_entry(t, 0, "fe80::3c51:2eff:fe10:a42", GidType::unknown);
+  expect_entry(t, 1, "::ffff:10.99.0.2", GidType::unknown);
+}
+
+TEST(FormatsDevinfo, ReadsAppleThunderboltWithoutIpv4) {
+  auto tables = read_example("apple-mlx4191-rdma_en3-noipv4.devinfo.txt");
+  ASSERT_EQ(tables.size(), 1u);
+  const GidTable& t = tables[0];
+  EXPECT_EQ(t.port().device, "rdma_en3");
+  EXPECT_EQ(t.port().link_layer, LinkLayer::thunderbolt());
+  ASSERT_EQ(t.size(), 1u);
+  expect_entry(t, 0, "fe80::347c:94ff:fecd:45c4", GidType::unknown);
+  EXPECT_EQ(t.holes(), Holes::not_shown) << "index 1 may hold a GID devinfo did not print";
+}
+
+constexpr const char* kTwoDevices =
+    "hca_id:\tmlx5_0\n"
+    "\ttransport:\t\t\tInfiniBand (0)\n"
+    "\tfw_ver:\t\t\t\t20.31.1014\n"
+    "\tphys_port_cnt:\t\t\t2\n"
+    "\tmax_qp:\t\t\t\t131072\n"
+    "\tdevice_cap_flags:\t\t0xed721c36\n"
+    "\t\t\t\t\tBAD_PKEY_CNTR\n"
+    "\tgeneral_odp_caps:\n"
+    "\trc_odp_caps:\n"
+    "\t\t\t\t\tNO SUPPORT\n"
+    "\t\tport:\t1\n"
+    "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+    "\t\t\tmax_mtu:\t\t4096 (5)\n"
+    "\t\t\tactive_mtu:\t\t4096 (5)\n"
+    "\t\t\tsm_lid:\t\t\t0\n"
+    "\t\t\tport_lid:\t\t0\n"
+    "\t\t\tport_lmc:\t\t0x00\n"
+    "\t\t\tlink_layer:\t\tEthernet\n"
+    "\t\t\tgid_tbl_len:\t\t256\n"
+    "\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0ac0:ebff:feda:1cfb, RoCE v1\n"
+    "\t\t\tGID[  1]:\t\tfe80::ac0:ebff:feda:1cfb, RoCE v2\n"
+    "\t\t\tGID[  6]:\t\t0000:0000:0000:0000:0000:ffff:0a98:000c, RoCE v1\n"
+    "\t\t\tGID[  7]:\t\t::ffff:10.152.0.12, RoCE v2\n"
+    "\n"
+    "\t\tport:\t2\n"
+    "\t\t\tstate:\t\t\tPORT_DOWN (1)\n"
+    "\t\t\tmax_mtu:\t\t4096 (5)\n"
+    "\t\t\tactive_mtu:\t\t1024 (3)\n"
+    "\t\t\tsm_lid:\t\t\t0\n"
+    "\t\t\tport_lid:\t\t0\n"
+    "\t\t\tport_lmc:\t\t0x00\n"
+    "\t\t\tlink_layer:\t\tEthernet\n"
+    "\t\t\tgid_tbl_len:\t\t256\n"
+    "\n"
+    "hca_id:\tmlx4_0\n"
+    "\ttransport:\t\t\tInfiniBand (0)\n"
+    "\tmax_qp:\t\t\t\t1000\n"
+    "\t\tport:\t1\n"
+    "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+    "\t\t\tmax_mtu:\t\t4096 (5)\n"
+    "\t\t\tactive_mtu:\t\t2048 (4)\n"
+    "\t\t\tsm_lid:\t\t\t1\n"
+    "\t\t\tport_lid:\t\t12\n"
+    "\t\t\tport_lmc:\t\t0x00\n"
+    "\t\t\tlink_layer:\t\tInfiniBand\n"
+    "\t\t\tgid_tbl_len:\t\t128\n"
+    "\t\t\tphys_state:\t\tLINK_UP (5)\n"
+    "\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0002:c903:0010:a1b1\n"
+    "\n";
+
+TEST(FormatsDevinfo, ReadsSeveralDevicesAndPorts) {
+  auto r = read_devinfo(kTwoDevices, "two.txt");
+  ASSERT_TRUE(r) << r.error().what();
+  const auto& tables = r.value();
+  ASSERT_EQ(tables.size(), 3u);
+  EXPECT_EQ(tables[0].port().device, "mlx5_0");
+  EXPECT_EQ(tables[0].port().port, 1u);
+  EXPECT_EQ(tables[0].port().active_mtu, Mtu::mtu_4096);
+  ASSERT_EQ(tables[0].size(), 4u);
+  expect_entry(tables[0], 6, "::ffff:10.152.0.12", GidType::roce_v1);
+  expect_entry(tables[0], 7, "::ffff:10.152.0.12", GidType::roce_v2);
+  EXPECT_EQ(tables[1].port().device, "mlx5_0");
+  EXPECT_EQ(tables[1].port().port, 2u);
+  EXPECT_EQ(tables[1].port().state, PortState::down);
+  EXPECT_EQ(tables[1].port().active_mtu, Mtu::mtu_1024);
+  EXPECT_EQ(tables[1].size(), 0u);
+  EXPECT_EQ(tables[2].port().device, "mlx4_0");
+  EXPECT_EQ(tables[2].port().link_layer, LinkLayer::infiniband());
+  EXPECT_EQ(tables[2].port().lid, 12u);
+  EXPECT_EQ(tables[2].port().gid_tbl_len, 128u);
+  // No suffix on InfiniBand: every GID of an IB port is of type IB.
+  expect_entry(tables[2], 0, "fe80::2:c903:10:a1b1", GidType::ib);
+}
+
+TEST(FormatsDevinfo, ReadsAPortSectionPastedAlone) {
+  const char* paste =
+      "\t\tport:\t2\n"
+      "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+      "\t\t\tlink_layer:\t\tEthernet\n"
+      "\t\t\tGID[  3]:\t\t::ffff:10.0.0.3, RoCE v2\n";
+  auto r = read_devinfo(paste, "port.txt");
+  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_EQ(r.value().size(), 1u);
+  const GidTable& t = r.value()[0];
+  EXPECT_EQ(t.port().device, formats::kUnnamedDevice);
+  EXPECT_EQ(t.port().port, 2u);
+  EXPECT_EQ(t.port().gid_tbl_len, std::nullopt);
+  expect_entry(t, 3, "::ffff:10.0.0.3", GidType::roce_v2);
+}
+
+TEST(FormatsDevinfo, ReadsPortFieldsWithoutThePortLine) {
+  const char* paste =
+      "   state:   PORT_ACTIVE (4)\n"
+      "   link_layer:  InfiniBand\n"
+      "   gid_tbl_len: 8\n"
+      "   GID[  0]:    fe80:0000:0000:0000:0002:c903:0010:a1b1\n";
+  auto r = read_devinfo(paste, "spaces.txt");
+  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_EQ(r.value().size(), 1u);
+  EXPECT_EQ(r.value()[0].port().port, 1u);
+  EXPECT_EQ(r.value()[0].port().gid_tbl_len, 8u);
+  expect_entry(r.value()[0], 0, "fe80::2:c903:10:a1b1", GidType::ib);
+}
+
+TEST(FormatsDevinfo, ReadsOnlyGidLines) {
+  const char* with_suffix =
+      "GID[  0]:\t\tfe80:0000:0000:0000:0ac0:ebff:feda:1cfb, RoCE v1\r\n"
+      "GID[  3]:\t\t::ffff:200.0.209.6, RoCE v2\r\n";
+  auto a = read_devinfo(with_suffix, "gids.txt");
+  ASSERT_TRUE(a) << a.error().what();
+  ASSERT_EQ(a.value().size(), 1u);
+  EXPECT_EQ(a.value()[0].port().link_layer, LinkLayer::ethernet()) << "the suffix is printed only on Ethernet";
+  expect_entry(a.value()[0], 3, "::ffff:200.0.209.6", GidType::roce_v2);
+
+  // rdma-core before v29: no suffix, the type is not known.
+  const char* old = "\t\t\tGID[  2]:\t\t0000:0000:0000:0000:0000:ffff:c800:d106\n";
+  auto b = read_devinfo(old, "old.txt");
+  ASSERT_TRUE(b) << b.error().what();
+  EXPECT_EQ(b.value()[0].port().link_layer.kind(), LinkLayer::Kind::unknown);
+  expect_entry(b.value()[0], 2, "::ffff:200.0.209.6", GidType::unknown);
+}
+
+TEST(FormatsDevinfo, ReadsEnumNumbersDevinfoHasNoNameFor) {
+  const char* paste =
+      "\t\tport:\t1\n"
+      "\t\t\tstate:\t\t\tinvalid state (5)\n"
+      "\t\t\tactive_mtu:\t\t256 (1)\n"
+      "\t\t\tlink_layer:\t\tUnknown\n";
+  auto r = read_devinfo(paste, "p.txt");
+  ASSERT_TRUE(r) << r.error().what();
+  EXPECT_EQ(r.value()[0].port().state, PortState::active_defer);
+  EXPECT_EQ(r.value()[0].port().active_mtu, Mtu::mtu_256);
+  EXPECT_EQ(r.value()[0].port().link_layer.kind(), LinkLayer::Kind::unknown);
+}
+
+TEST(FormatsDevinfo, TransportOneHundredWithUnknownLinkLayerIsThunderbolt) {
+  // What the real rdma-core tool prints for a device reporting Apple's transport 100.
+  const char* paste =
+      "hca_id:\trdma_en2\n"
+      "\ttransport:\t\t\tinvalid transport (100)\n"
+      "\t\tport:\t1\n"
+      "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+      "\t\t\tlink_layer:\t\tUnknown\n";
+  auto r = read_devinfo(paste, "tb.txt");
+  ASSERT_TRUE(r) << r.error().what();
+  EXPECT_EQ(r.value()[0].port().link_layer, LinkLayer::thunderbolt());
+}
+
+// The lines of the real paste that write_devinfo must reproduce byte for byte (the rest of the
+// paste holds device attributes gidpolicy does not model).
+TEST(FormatsDevinfo, WriteReproducesTheRealGidAndPortLines) {
+  std::string original = test::read_file(test::example_tables_dir() / "nccl-769.devinfo.txt");
+  auto tables = read_devinfo(original, "nccl-769").value();
+  std::string written = write_devinfo(tables);
+  std::istringstream lines(written);
+  std::string line;
+  int gid_lines = 0;
+  while (std::getline(lines, line)) {
+    if (line.find("GID[") != std::string::npos) ++gid_lines;
+    if (line.find("max_mtu") != std::string::npos || line.find("transport") != std::string::npos ||
+        line.find("phys_port_cnt") != std::string::npos || line.empty())
+      continue;  // values the table does not hold (max_mtu 4096) or device-level lines
+    EXPECT_NE(original.find(line + "\n"), std::string::npos) << "written line not in the real output: " << line;
+  }
+  EXPECT_EQ(gid_lines, 4);
+}
+
+TEST(FormatsDevinfo, WritesRdmaCore44Layout) {
+  PortInfo eth{.device = "mlx5_0", .port = 1, .state = PortState::active, .link_layer = LinkLayer::ethernet(),
+               .gid_tbl_len = 256, .active_mtu = Mtu::mtu_1024, .lid = 0};
+  auto a = GidTable::make(eth, {GidEntry::valid(0, G("fe80::1"), GidType::roce_v1, "eth0"),
+                                GidEntry::valid(1, G("fe80::1"), GidType::roce_v2, "eth0"),
+                                GidEntry::empty(2),
+                                GidEntry::valid(3, G("fd00::"), GidType::roce_v2),  // interface id 0: hidden
+                                GidEntry::valid(4, G("::ffff:10.0.0.1"), GidType::unknown),  // untyped: hidden
+                                GidEntry::valid(105, G("::ffff:10.0.0.1"), GidType::roce_v2)})
+               .value();
+  PortInfo ib{.device = "mlx5_0", .port = 2, .state = PortState::init, .link_layer = LinkLayer::infiniband(),
+              .gid_tbl_len = std::nullopt, .active_mtu = Mtu::mtu_4096, .lid = 7};
+  auto b = GidTable::make(ib, {GidEntry::valid(0, G("fe80::2:c903:10:a1b1"), GidType::ib)}).value();
+  const std::string expected =
+      "hca_id:\tmlx5_0\n"
+      "\ttransport:\t\t\tInfiniBand (0)\n"
+      "\tphys_port_cnt:\t\t\t2\n"
+      "\t\tport:\t1\n"
+      "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+      "\t\t\tmax_mtu:\t\t1024 (3)\n"
+      "\t\t\tactive_mtu:\t\t1024 (3)\n"
+      "\t\t\tsm_lid:\t\t\t0\n"
+      "\t\t\tport_lid:\t\t0\n"
+      "\t\t\tport_lmc:\t\t0x00\n"
+      "\t\t\tlink_layer:\t\tEthernet\n"
+      "\t\t\tgid_tbl_len:\t\t256\n"
+      "\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0000:0000:0000:0001, RoCE v1\n"
+      "\t\t\tGID[  1]:\t\tfe80::1, RoCE v2\n"
+      "\t\t\tGID[105]:\t\t::ffff:10.0.0.1, RoCE v2\n"
+      "\n"
+      "\t\tport:\t2\n"
+      "\t\t\tstate:\t\t\tPORT_INIT (2)\n"
+      "\t\t\tmax_mtu:\t\t4096 (5)\n"
+      "\t\t\tactive_mtu:\t\t4096 (5)\n"
+      "\t\t\tsm_lid:\t\t\t0\n"
+      "\t\t\tport_lid:\t\t7\n"
+      "\t\t\tport_lmc:\t\t0x00\n"
+      "\t\t\tlink_layer:\t\tInfiniBand\n"
+      "\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0002:c903:0010:a1b1\n"
+      "\n";
+  EXPECT_EQ(write_devinfo({a, b}), expected);
+}
+
+TEST(FormatsDevinfo, WritesThunderboltAsApplePrintsIt) {
+  auto tables = read_example("apple-ds4qa-rdma_en1.devinfo.txt");
+  std::string written = write_devinfo(tables);
+  EXPECT_NE(written.find("\ttransport:\t\t\tThunderbolt (100)\n"), std::string::npos);
+  EXPECT_NE(written.find("\t\t\tlink_layer:\t\tThunderbolt\n"), std::string::npos);
+  EXPECT_NE(written.find("\t\t\tGID[  1]:\t\t0000:0000:0000:0000:0000:ffff:0a63:0002\n"), std::string::npos);
+  EXPECT_EQ(read_devinfo(written, "again").value(), tables);
+}
+
+struct Bad {
+  const char* name;
+  std::string text;
+  errc code;
+  const char* expect;  // substring of the message: where, and what was expected
+};
+
+class FormatsDevinfoRejects : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(FormatsDevinfoRejects, WithFileLineAndExpectation) {
+  const Bad& b = GetParam();
+  auto r = read_devinfo(b.text, "bad.txt");
+  ASSERT_FALSE(r) << b.name << " was accepted";
+  EXPECT_EQ(r.error(), b.code) << r.error().what();
+  EXPECT_NE(r.error().what().find(b.expect), std::string::npos) << r.error().what();
+}
+
+const std::string kHeader =
+    "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tmax_qp:\t\t\t\t10\n\t\tport:\t1\n"
+    "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tgid_tbl_len:\t\t4\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Malformed, FormatsDevinfoRejects,
+    ::testing::Values(
+        Bad{"empty", "", errc::parse_error, "no port section and no GID line"},
+        Bad{"truncated_gid", kHeader + "\t\t\tGID[  0]:\t\tfe80:0000:0000:00", errc::parse_error, "bad.txt:8: GID[0]"},
+        Bad{"truncated_ipv4", kHeader + "\t\t\tGID[  3]:\t\t::ffff:200.0.2", errc::parse_error, "bad.txt:8:"},
+        Bad{"truncated_suffix", kHeader + "\t\t\tGID[  1]:\t\tfe80::1, RoCE v", errc::parse_error,
+            "bad.txt:8: expected ', RoCE v1' or ', RoCE v2'"},
+        Bad{"truncated_index", kHeader + "\t\t\tGID[  ", errc::parse_error, "bad.txt:8: expected 'GID[  n]:'"},
+        Bad{"truncated_before_link_layer",
+            "hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n",
+            errc::parse_error, "bad.txt:2: mlx5_0 port 1: the section ends at line 4 without a link_layer"},
+        Bad{"truncated_before_gid_tbl_len",
+            "hca_id:\tmlx5_0\n\tmax_qp:\t\t\t\t10\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tmax_msg_sz:\t\t0x4\n",
+            errc::parse_error, "without the gid_tbl_len line"},
+        Bad{"hca_without_port", "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n", errc::parse_error,
+            "bad.txt:1: hca_id mlx5_0 has no port section"},
+        Bad{"gid_before_tbl_len_in_full_output",
+            "hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n",
+            errc::parse_error, "bad.txt:4: GID line before gid_tbl_len"},
+        Bad{"mixed_suffix", kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  1]:\t\tfe80::2\n",
+            errc::parse_error, "bad.txt:9: GID[1] lacks the ', RoCE vN' suffix but line 8"},
+        Bad{"duplicate_index", kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  0]:\t\tfe80::2, RoCE v2\n",
+            errc::duplicate_index, "bad.txt:9: GID[0] appears twice in mlx5_0 port 1 (first at line 8)"},
+        Bad{"index_beyond_len", kHeader + "\t\t\tGID[  4]:\t\tfe80::1, RoCE v2\n", errc::index_too_large,
+            "bad.txt:8: GID index 4 is not below gid_tbl_len 4"},
+        Bad{"len_after_gid", "GID[  9]:\t\tfe80::1\ngid_tbl_len:\t8\n", errc::index_too_large,
+            "bad.txt:1: GID index 9 is not below gid_tbl_len 8"},
+        Bad{"two_sections_spliced", kHeader + "\t\t\tlink_layer:\t\tInfiniBand\n", errc::parse_error,
+            "bad.txt:8: second 'link_layer'"},
+        Bad{"bad_state", "state:\tPORT_SLEEPY\n", errc::invalid_field, "bad.txt:1: state: expected a port state"},
+        Bad{"bad_mtu", "active_mtu:\t1500\n", errc::invalid_field, "bad.txt:1: active_mtu: expected an MTU"},
+        Bad{"bad_tbl_len", "gid_tbl_len:\tmany\n", errc::invalid_field, "bad.txt:1: gid_tbl_len: expected a decimal"},
+        Bad{"bad_port", "\t\tport:\t0\n", errc::invalid_field, "bad.txt:1: port: expected a port number 1-255"},
+        Bad{"duplicate_port", kHeader + "\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tgid_tbl_len:\t\t4\n",
+            errc::duplicate_index, "bad.txt:8: mlx5_0 port 1 appears twice"},
+        Bad{"binary", std::string("hca_id:\tmlx5_0\n\x7f" "ELF\x02\x01\x01\x00\x00", 24), errc::parse_error,
+            "bad.txt:2:1: binary data (byte 0x7f)"},
+        Bad{"wrong_format_show_gids", "DEV\tPORT\tINDEX\tGID\nmlx5_0\t1\t0\tfe80::1\tv2\teth0\n", errc::parse_error,
+            "no port section and no GID line"}),
+    [](const ::testing::TestParamInfo<Bad>& param_info) { return std::string(param_info.param.name); });
+
+}  // namespace
+}  // namespace gidpolicy
