@@ -1,10 +1,9 @@
 #include <gidpolicy/fakes/fake_verbs.hpp>
-#include <gidpolicy/formats/json.hpp>
+#include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/rtr.hpp>
 
 #include <array>
 #include <cerrno>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -354,16 +353,15 @@ result<void> FakeVerbs::add_tables(std::vector<GidTable> tables, std::optional<D
 }
 
 result<void> FakeVerbs::load_text(std::string_view text, std::string_view source, std::optional<DriverProfile> profile) {
-  GIDPOLICY_TRY(tables, formats::read_json(text, source));
+  // Any format gidpolicy reads (JSON, ibv_devinfo -v, show_gids), detected from the text.
+  GIDPOLICY_TRY(tables, formats::read_tables(text, source));
   return add_tables(std::move(tables), std::move(profile));
 }
 
 result<void> FakeVerbs::load_file(const std::filesystem::path& path, std::optional<DriverProfile> profile) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(errc::io_error, path.string() + ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return load_text(ss.str(), path.string(), std::move(profile));
+  // A file in any text format, or a sysfs tree (/sys/class/infiniband/<dev>/ports/<p>/gids...).
+  GIDPOLICY_TRY(tables, formats::read_tables_file(path));
+  return add_tables(std::move(tables), std::move(profile));
 }
 
 result<void> FakeVerbs::set_profile(std::string_view device, DriverProfile profile) {

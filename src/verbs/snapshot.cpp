@@ -157,8 +157,11 @@ result<GidTable> snapshot(VerbsApi& api, DeviceHandle device, std::uint32_t port
     report.method = m;
     auto r = scan(api, device, info, m, options, entries, next, count);
     if (r) {
-      auto t = GidTable::make(info, std::move(entries), report.stopped_early ? Holes::not_shown : Holes::empty);
-      return t;
+      if (report.stopped_early)  // explicit empties tell "read, empty" from "not read"
+        return GidTable::make(info, std::move(entries), Holes::not_shown);
+      // A complete scan lists what the table call would: the same table whatever the method.
+      std::erase_if(entries, [](const GidEntry& e) { return e.state == EntryState::empty; });
+      return GidTable::make(info, std::move(entries), Holes::empty);
     }
     if (!is_unsupported(r.error()) || options.method) return std::move(r).as_failure();
     report.fallbacks.push_back(std::string(to_string(m)) + " at index " + std::to_string(next) + ": " +

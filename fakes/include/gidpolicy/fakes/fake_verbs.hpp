@@ -104,11 +104,11 @@ class FakeVerbs final : public verbs::VerbsApi {
   result<void> add_port(GidTable table, std::optional<DriverProfile> profile = std::nullopt);
   /// add_port() for each table.
   result<void> add_tables(std::vector<GidTable> tables, std::optional<DriverProfile> profile = std::nullopt);
-  /// Parse a tables document (JSON today; every format gidpolicy reads once the format reader
-  /// detects them) and add its ports. `source` names the input in errors.
+  /// Parse tables in any text format gidpolicy reads (JSON, `ibv_devinfo -v`, show_gids; see
+  /// formats/detect.hpp) and add their ports. `source` names the input in errors.
   result<void> load_text(std::string_view text, std::string_view source = "<text>",
                          std::optional<DriverProfile> profile = std::nullopt);
-  /// load_text() on a file's contents. errc::io_error when it cannot be read.
+  /// The same for a file, or a sysfs directory tree. errc::io_error when it cannot be read.
   result<void> load_file(const std::filesystem::path& path, std::optional<DriverProfile> profile = std::nullopt);
 
   /// Change a device's driver profile (what create_qp and RTR return from now on).

@@ -1,0 +1,510 @@
+// The device half of the verbs C ABI: device list, open/close, device/port/GID/P_Key queries,
+// and the helper strings. Every answer about ports and GIDs comes from the FakeVerbs model.
+//
+// ABI gotchas encoded here:
+//  * ibv_query_port is a macro over an inline that zeroes the caller's ibv_port_attr and calls
+//    the exported ibv_query_port@IBVERBS_1.1 with rdma-core's private _compat_ibv_port_attr:
+//    the public struct without its last field (port_cap_flags2). Writing the whole public
+//    struct would overrun the caller's buffer when it really is the compat one.
+//  * The three GID reads disagree on "empty", on purpose (they do on real hardware):
+//    ibv_query_gid returns 0 and zeros, _ibv_query_gid_ex returns ENODATA (a positive errno),
+//    _ibv_query_gid_table skips the slot and returns a count (or a negative errno).
+//  * ibv_query_gid_type (IBVERBS_PRIVATE_34) reports an empty slot as "IB/RoCE v1" with
+//    success, which is what rdma-core does to keep its old API behaviour.
+//  * abi_compat stays NULL: the verbs.h inlines (ibv_query_device_ex, ibv_query_port) then use
+//    the legacy exported calls instead of a struct verbs_context the fake does not have.
+#include "fakelib.hpp"
+
+#include <gidpolicy/verbs/verbs_api.hpp>
+
+#include <endian.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace gidpolicy::fakelib {
+namespace {
+
+Device* find_device(Library& lib, const ibv_device* dev) {
+  for (auto& d : lib.devices)
+    if (&d->dev == dev) return d.get();
+  return nullptr;
+}
+
+ibv_mtu to_ibv_mtu(Mtu m) { return static_cast<ibv_mtu>(static_cast<int>(m)); }
+
+// ibv_port_attr from the model's PortInfo. Only state, MTU, gid_tbl_len, LID and the link layer
+// come from the table; the rest are the values of a plain single-link port.
+ibv_port_attr port_attr_of(const PortInfo& info, std::uint32_t tbl_len) {
+  ibv_port_attr a{};
+  a.state = static_cast<ibv_port_state>(static_cast<int>(info.state));
+  a.active_mtu = to_ibv_mtu(info.active_mtu);
+  a.max_mtu = a.active_mtu;  // the table knows only the active MTU
+  a.gid_tbl_len = static_cast<int>(tbl_len);
+  a.port_cap_flags = info.link_layer.kind() == LinkLayer::Kind::infiniband ? 0u : static_cast<std::uint32_t>(IBV_PORT_IP_BASED_GIDS);
+  a.max_msg_sz = kMaxMessage;
+  a.pkey_tbl_len = 1;
+  a.lid = info.lid;
+  a.max_vl_num = 1;
+  a.active_width = 1;  // 1X
+  a.active_speed = 1;  // SDR
+  // IB phys_state: 5 LinkUp for a usable port, 3 Disabled otherwise.
+  a.phys_state = static_cast<std::uint8_t>(info.state == PortState::active || info.state == PortState::armed ? 5 : 3);
+  a.link_layer = static_cast<std::uint8_t>(info.link_layer.raw() > 0xff ? 0 : info.link_layer.raw());
+  return a;
+}
+
+const char* const kWcStatus[] = {
+    "success", "local length error", "local QP operation error", "local EE context operation error",
+    "local protection error", "Work Request Flushed Error", "memory management operation error",
+    "bad response error", "local access error", "remote invalid request error", "remote access error",
+    "remote operation error", "transport retry counter exceeded", "RNR retry counter exceeded",
+    "local RDD violation error", "remote invalid RD request", "aborted error", "invalid EE context number",
+    "invalid EE context state", "fatal error", "response timeout error", "general error", "TM error",
+    "TM software rendezvous"};
+
+}  // namespace
+}  // namespace gidpolicy::fakelib
+
+using namespace gidpolicy;
+using namespace gidpolicy::fakelib;
+
+extern "C" {
+
+ibv_device** ibv_get_device_list(int* num_devices) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    if (num_devices) *num_devices = 0;
+    if (!lib.configured) {
+      // Like libibverbs on a machine without an RDMA kernel.
+      errno = ENOSYS;
+      return nullptr;
+    }
+    auto** list = static_cast<ibv_device**>(std::calloc(lib.devices.size() + 1, sizeof(ibv_device*)));
+    if (!list) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+    for (std::size_t i = 0; i < lib.devices.size(); ++i) list[i] = &lib.devices[i]->dev;
+    if (num_devices) *num_devices = static_cast<int>(lib.devices.size());
+    auto r = lib.record("get_device_list", nullptr);
+    r["result"] = lib.devices.size();
+    lib.log.write(std::move(r));
+    return list;
+  } catch (...) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+}
+
+void ibv_free_device_list(ibv_device** list) { std::free(list); }
+
+const char* ibv_get_device_name(ibv_device* device) { return device ? device->name : nullptr; }
+
+__be64 ibv_get_device_guid(ibv_device* device) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Device* d = find_device(lib, device);
+    return d ? htobe64(d->guid) : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+int ibv_get_device_index(ibv_device* device) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Device* d = find_device(lib, device);
+    return d ? d->index : -1;
+  } catch (...) {
+    return -1;
+  }
+}
+
+ibv_context* ibv_open_device(ibv_device* device) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Device* d = find_device(lib, device);
+    if (!d) {
+      errno = ENODEV;
+      return nullptr;
+    }
+    auto r = lib.record("open_device", d);
+    auto h = lib.model.open_device(d->name);
+    if (!h) {
+      const int err = errno_of(h.error());
+      r["result"] = err;
+      r["reason"] = h.error().what();
+      lib.log.write(std::move(r));
+      errno = err;
+      return nullptr;
+    }
+    auto c = std::make_unique<Context>();
+    c->device = d;
+    c->handle = h.value();
+    if (::pipe2(c->async_pipe, O_CLOEXEC) != 0) {
+      const int err = errno;
+      (void)lib.model.close_device(c->handle);
+      errno = err;
+      return nullptr;
+    }
+    ibv_context& ctx = c->ctx;
+    ctx.device = device;
+    ctx.cmd_fd = -1;
+    ctx.async_fd = c->async_pipe[0];
+    ctx.num_comp_vectors = 1;
+    pthread_mutex_init(&ctx.mutex, nullptr);
+    ctx.abi_compat = nullptr;
+    // The data-path calls have no exported symbol: verbs.h inlines call these pointers, and
+    // pingpong posts receives before RTR, so a NULL post_recv would crash before RTR.
+    ctx.ops.post_send = &fakelib::post_send;
+    ctx.ops.post_recv = &fakelib::post_recv;
+    ctx.ops.post_srq_recv = &fakelib::post_srq_recv;
+    ctx.ops.poll_cq = &fakelib::poll_cq;
+    ctx.ops.req_notify_cq = &fakelib::req_notify_cq;
+    if (auto p = lib.model.profile(d->name)) r["profile"] = p.value().name;
+    r["result"] = 0;
+    lib.log.write(std::move(r));
+    ibv_context* out = &c->ctx;
+    lib.contexts.emplace(out, std::move(c));
+    return out;
+  } catch (...) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+}
+
+int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Context* c = lib.context(context);
+    if (!c || !attr) return EINVAL;
+    const Device* d = c->device;
+    unsigned max_qp = 1024;
+    if (auto p = lib.model.profile(d->name); p && p.value().max_qps_per_device != 0)
+      max_qp = p.value().max_qps_per_device;
+    std::memset(attr, 0, sizeof *attr);
+    std::snprintf(attr->fw_ver, sizeof attr->fw_ver, "%s", "0.0.0");
+    attr->node_guid = htobe64(d->guid);
+    attr->sys_image_guid = htobe64(d->guid);
+    attr->max_mr_size = ~0ull;
+    attr->page_size_cap = 0x1000;
+    attr->max_qp = static_cast<int>(max_qp);
+    attr->max_qp_wr = 4096;
+    attr->max_sge = 16;
+    attr->max_cq = 1024;
+    attr->max_cqe = 65535;
+    attr->max_mr = 4096;
+    attr->max_pd = 1024;
+    attr->max_pkeys = 1;
+    attr->phys_port_cnt = static_cast<std::uint8_t>(d->phys_port_cnt);
+    return 0;
+  } catch (...) {
+    return ENOMEM;
+  }
+}
+
+#undef ibv_query_port
+int ibv_query_port(ibv_context* context, uint8_t port_num, struct _compat_ibv_port_attr* port_attr) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Context* c = lib.context(context);
+    if (!c || !port_attr) return EINVAL;
+    auto r = lib.record("query_port", c->device);
+    r["port"] = port_num;
+    auto info = lib.model.port_attributes(c->handle, port_num);
+    if (!info) {
+      const int err = errno_of(info.error());
+      r["result"] = err;
+      r["reason"] = info.error().what();
+      lib.log.write(std::move(r));
+      return err;
+    }
+    std::uint32_t len = info.value().gid_tbl_len.value_or(0);
+    if (!info.value().gid_tbl_len)
+      if (auto t = lib.model.table(c->device->name, port_num)) len = t.value().length();
+    const ibv_port_attr a = port_attr_of(info.value(), len);
+    // Only the compat prefix: the caller's struct may be the one without port_cap_flags2.
+    std::memcpy(static_cast<void*>(port_attr), &a, offsetof(ibv_port_attr, port_cap_flags2));
+    r["result"] = 0;
+    lib.log.write(std::move(r));
+    return 0;
+  } catch (...) {
+    return ENOMEM;
+  }
+}
+
+int ibv_query_gid(ibv_context* context, uint8_t port_num, int index, union ibv_gid* gid) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Context* c = lib.context(context);
+    if (!c || !gid || index < 0) return -1;
+    auto r = lib.record("query_gid", c->device);
+    r["port"] = port_num;
+    r["index"] = index;
+    auto g = lib.model.read_gid(c->handle, port_num, static_cast<std::uint32_t>(index));
+    if (!g) {
+      // 0 / -1: the legacy convention; an in-range empty slot is a success with zeros.
+      r["result"] = -1;
+      r["reason"] = g.error().what();
+      lib.log.write(std::move(r));
+      errno = errno_of(g.error());
+      return -1;
+    }
+    g.value().copy_to(gid->raw);
+    r["gid"] = g.value().to_string();
+    r["result"] = 0;
+    lib.log.write(std::move(r));
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uint32_t gid_index, ibv_gid_entry* entry,
+                      uint32_t flags, size_t entry_size) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Context* c = lib.context(context);
+    if (!c || !entry) return EINVAL;
+    if (flags != 0) return EOPNOTSUPP;  // no flag is defined
+    if (entry_size < sizeof(ibv_gid_entry)) return EINVAL;
+    auto r = lib.record("query_gid_ex", c->device);
+    r["port"] = port_num;
+    r["index"] = gid_index;
+    auto e = lib.model.read_gid_entry(c->handle, port_num, gid_index);
+    if (!e) {
+      const int err = errno_of(e.error());  // ENODATA for an empty slot
+      r["result"] = err;
+      r["error"] = errno_name_for(c->device, err);
+      lib.log.write(std::move(r));
+      return err;
+    }
+    // A newer caller's larger struct: zero what this ABI does not know.
+    std::memset(static_cast<void*>(entry), 0, entry_size);
+    e.value().gid.copy_to(entry->gid.raw);
+    entry->gid_index = gid_index;
+    entry->port_num = port_num;
+    entry->gid_type = verbs::to_ibv(e.value().type);
+    entry->ndev_ifindex = e.value().ifindex;
+    r["gid"] = e.value().gid.to_string();
+    r["gid_type"] = to_string(e.value().type);
+    r["result"] = 0;
+    lib.log.write(std::move(r));
+    return 0;
+  } catch (...) {
+    return ENOMEM;
+  }
+}
+
+ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_t max_entries, uint32_t flags,
+                             size_t entry_size) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Context* c = lib.context(context);
+    if (!c || (!entries && max_entries)) return -EINVAL;
+    if (flags != 0) return -EOPNOTSUPP;
+    if (entry_size < sizeof(ibv_gid_entry)) return -EINVAL;
+    auto r = lib.record("query_gid_table", c->device);
+    r["max_entries"] = max_entries;
+    const auto max32 = static_cast<std::uint32_t>(std::min<size_t>(max_entries, 0xffffffffu));
+    auto rows = lib.model.read_gid_table(c->handle, max32);
+    if (!rows) {
+      const int err = errno_of(rows.error());  // EINVAL: the buffer is too small
+      r["result"] = -err;
+      r["error"] = errno_name_for(c->device, err);
+      lib.log.write(std::move(r));
+      return -err;
+    }
+    auto* out = reinterpret_cast<unsigned char*>(entries);
+    for (std::size_t i = 0; i < rows.value().size(); ++i) {
+      const verbs::GidTableRow& row = rows.value()[i];
+      auto* e = reinterpret_cast<ibv_gid_entry*>(out + i * entry_size);  // the caller's stride
+      std::memset(static_cast<void*>(e), 0, entry_size);
+      row.entry.gid.copy_to(e->gid.raw);
+      e->gid_index = row.entry.index;
+      e->port_num = row.port;
+      e->gid_type = verbs::to_ibv(row.entry.type);
+      e->ndev_ifindex = row.entry.ifindex;
+    }
+    r["result"] = rows.value().size();
+    lib.log.write(std::move(r));
+    return static_cast<ssize_t>(rows.value().size());
+  } catch (...) {
+    return -ENOMEM;
+  }
+}
+
+int ibv_query_gid_type(ibv_context* context, uint8_t port_num, unsigned int index, int* type) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Context* c = lib.context(context);
+    if (!c || !type) return -1;
+    auto r = lib.record("query_gid_type", c->device);
+    r["port"] = port_num;
+    r["index"] = index;
+    auto e = lib.model.read_gid_entry(c->handle, port_num, index);
+    int result = 0;
+    if (!e) {
+      if (errno_of(e.error()) == ENODATA) {
+        *type = kGidTypeSysfsIbRoceV1;  // rdma-core keeps the old API: empty slot = v1, success
+      } else {
+        result = -1;
+      }
+    } else {
+      switch (e.value().type) {
+        case GidType::roce_v2: *type = kGidTypeSysfsRoceV2; break;
+        case GidType::ib:
+        case GidType::roce_v1: *type = kGidTypeSysfsIbRoceV1; break;
+        case GidType::unknown: {
+          // On a RoCE port the kernel always knows a GID's type; a table that does not say
+          // (a pre-v29 ibv_devinfo paste) gives a type that cannot be read, which ibv_devinfo
+          // skips. Elsewhere "IB/RoCE v1" is the only sysfs type there is.
+          auto port = lib.model.port_attributes(c->handle, port_num);
+          if (port && port.value().link_layer.kind() == LinkLayer::Kind::ethernet)
+            result = -1;
+          else
+            *type = kGidTypeSysfsIbRoceV1;
+          break;
+        }
+      }
+    }
+    r["result"] = result;
+    if (result == 0) r["type"] = *type == kGidTypeSysfsRoceV2 ? "RoCE v2" : "IB/RoCE v1";
+    lib.log.write(std::move(r));
+    if (result != 0) errno = EINVAL;
+    return result;
+  } catch (...) {
+    return -1;
+  }
+}
+
+int ibv_query_pkey(ibv_context* context, uint8_t port_num, int index, __be16* pkey) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Context* c = lib.context(context);
+    if (!c || !pkey) return EINVAL;
+    if (!lib.model.port_attributes(c->handle, port_num) || index != 0) return -1;
+    *pkey = htobe16(0xffff);  // the one default partition, pkey_tbl_len 1
+    return 0;
+  } catch (...) {
+    return ENOMEM;
+  }
+}
+
+// Real semantics, real files: reads <dir>/<file>, strips one trailing newline, -1 on failure or
+// when the contents do not fit with their terminator.
+int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t size) {
+  if (!dir || !file || !buf || size == 0) return -1;
+  char path[4096];
+  const int n = std::snprintf(path, sizeof path, "%s/%s", dir, file);
+  if (n < 0 || static_cast<std::size_t>(n) >= sizeof path) return -1;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t len = ::read(fd, buf, size);
+  ::close(fd);
+  if (len < 0) return -1;
+  auto ulen = static_cast<std::size_t>(len);
+  if (ulen > 0 && buf[ulen - 1] == '\n') {
+    buf[--ulen] = '\0';
+  } else if (ulen < size) {
+    buf[ulen] = '\0';
+  } else {
+    return -1;
+  }
+  return static_cast<int>(ulen);
+}
+
+int ibv_fork_init(void) { return 0; }  // nothing is pinned: fork is always safe
+
+enum ibv_fork_status ibv_is_fork_initialized(void) { return IBV_FORK_UNNEEDED; }
+
+int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
+  if (!context || !event) {
+    errno = EINVAL;
+    return -1;
+  }
+  // The fake raises no asynchronous events: like a healthy device, this blocks (or fails with
+  // EAGAIN when the program made async_fd non-blocking) until the context is closed.
+  char byte;
+  if (::read(context->async_fd, &byte, 1) != 1) return -1;
+  errno = EIO;
+  return -1;
+}
+
+void ibv_ack_async_event(ibv_async_event*) {}
+
+const char* ibv_wc_status_str(enum ibv_wc_status status) {
+  const auto i = static_cast<std::size_t>(status);
+  return i < std::size(kWcStatus) ? kWcStatus[i] : "unknown";
+}
+
+const char* ibv_node_type_str(enum ibv_node_type node_type) {
+  switch (node_type) {
+    case IBV_NODE_CA: return "InfiniBand channel adapter";
+    case IBV_NODE_SWITCH: return "InfiniBand switch";
+    case IBV_NODE_ROUTER: return "InfiniBand router";
+    case IBV_NODE_RNIC: return "iWARP NIC";
+    case IBV_NODE_USNIC: return "usNIC";
+    case IBV_NODE_USNIC_UDP: return "usNIC UDP";
+    case IBV_NODE_UNSPECIFIED: return "unspecified";
+    default: return "unknown";
+  }
+}
+
+const char* ibv_port_state_str(enum ibv_port_state port_state) {
+  switch (port_state) {
+    case IBV_PORT_NOP: return "PORT_NOP";
+    case IBV_PORT_DOWN: return "PORT_DOWN";
+    case IBV_PORT_INIT: return "PORT_INIT";
+    case IBV_PORT_ARMED: return "PORT_ARMED";
+    case IBV_PORT_ACTIVE: return "PORT_ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER: return "PORT_ACTIVE_DEFER";
+    default: return "unknown";
+  }
+}
+
+const char* ibv_event_type_str(enum ibv_event_type event) {
+  switch (event) {
+    case IBV_EVENT_CQ_ERR: return "CQ error";
+    case IBV_EVENT_QP_FATAL: return "local work queue catastrophic error";
+    case IBV_EVENT_QP_REQ_ERR: return "invalid request local work queue error";
+    case IBV_EVENT_QP_ACCESS_ERR: return "local access violation work queue error";
+    case IBV_EVENT_COMM_EST: return "communication established";
+    case IBV_EVENT_SQ_DRAINED: return "send queue drained";
+    case IBV_EVENT_PATH_MIG: return "path migrated";
+    case IBV_EVENT_PATH_MIG_ERR: return "path migration request error";
+    case IBV_EVENT_DEVICE_FATAL: return "local catastrophic error";
+    case IBV_EVENT_PORT_ACTIVE: return "port active";
+    case IBV_EVENT_PORT_ERR: return "port error";
+    case IBV_EVENT_LID_CHANGE: return "LID change";
+    case IBV_EVENT_PKEY_CHANGE: return "P_Key change";
+    case IBV_EVENT_SM_CHANGE: return "SM change";
+    case IBV_EVENT_SRQ_ERR: return "SRQ catastrophic error";
+    case IBV_EVENT_SRQ_LIMIT_REACHED: return "SRQ limit reached";
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return "last WQE reached";
+    case IBV_EVENT_CLIENT_REREGISTER: return "client reregistration";
+    case IBV_EVENT_GID_CHANGE: return "GID table change";
+    case IBV_EVENT_WQ_FATAL: return "WQ fatal";
+    default: return "unknown";
+  }
+}
+
+}  // extern "C"

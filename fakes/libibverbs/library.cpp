@@ -1,0 +1,210 @@
+// Configuration of the drop-in fake libibverbs.so.1 from the environment, and its control log.
+//
+//   GIDPOLICY_FAKE_TABLES   a GID table file in any format gidpolicy reads (JSON, ibv_devinfo -v,
+//                           show_gids) or a sysfs-like directory
+//   GIDPOLICY_FAKE_PROFILE  linux | apple_thunderbolt (default: per device, by link layer)
+//   GIDPOLICY_FAKE_LOG      append one JSON object per control call to this file
+//
+// A bad configuration behaves like a machine without RDMA (ibv_get_device_list: NULL, ENOSYS)
+// and prints exactly one line on stderr saying what to fix: the only output the library makes.
+#include "fakelib.hpp"
+
+#include <gidpolicy/formats/detect.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <utility>
+
+namespace gidpolicy::fakelib {
+
+namespace {
+
+constexpr const char* kPrefix = "gidpolicy fake libibverbs: ";
+
+// A GUID for a device: the interface id of its first link-local GID when it has one (what a
+// NIC's EUI-64 node GUID looks like next to its fe80:: GID), else a stable hash of the name.
+std::uint64_t device_guid(const std::vector<const GidTable*>& ports, const std::string& name) {
+  for (const GidTable* t : ports)
+    for (const GidEntry& e : *t)
+      if (e.usable() && e.gid.is_link_local() && e.gid.interface_id() != 0) return e.gid.interface_id();
+  std::uint64_t h = 1469598103934665603ull;
+  for (char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return (h & ~0x0100000000000000ull) | 0x0200000000000000ull;  // locally administered, unicast
+}
+
+void copy_name(char* dst, std::size_t size, const std::string& src) {
+  std::snprintf(dst, size, "%s", src.c_str());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+ControlLog::~ControlLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int ControlLog::open(const std::string& path) noexcept {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  return fd_ < 0 ? errno : 0;
+}
+
+void ControlLog::write(nlohmann::ordered_json record) noexcept {
+  if (fd_ < 0) return;
+  try {
+    std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    line += '\n';
+    // One write() per record: O_APPEND makes it land whole even with two writers.
+    const int saved = errno;
+    [[maybe_unused]] const ssize_t n = ::write(fd_, line.data(), line.size());
+    errno = saved;  // logging never changes what the program sees
+  } catch (...) {
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+Library& Library::get() {
+  static Library* const instance = new Library();  // intentionally never destroyed
+  return *instance;
+}
+
+Library::Library() {
+  auto bad = [](const std::string& why) {
+    std::fprintf(stderr, "%s%s; no RDMA devices\n", kPrefix, why.c_str());
+  };
+
+  const char* tables_env = std::getenv("GIDPOLICY_FAKE_TABLES");
+  if (!tables_env || !*tables_env) {
+    bad("GIDPOLICY_FAKE_TABLES is not set (point it at a GID table: JSON, ibv_devinfo -v or show_gids output)");
+    return;
+  }
+  std::optional<DriverProfile> profile;
+  if (const char* p = std::getenv("GIDPOLICY_FAKE_PROFILE"); p && *p) {
+    profile = DriverProfile::by_name(p);
+    if (!profile) {
+      bad(std::string("GIDPOLICY_FAKE_PROFILE=") + p + " is not a driver profile (linux, apple_thunderbolt)");
+      return;
+    }
+  }
+  auto tables = formats::read_tables_file(tables_env);
+  if (!tables) {
+    bad("GIDPOLICY_FAKE_TABLES=" + std::string(tables_env) + ": " + tables.error().what());
+    return;
+  }
+  if (auto added = model.add_tables(tables.value(), profile); !added) {
+    bad("GIDPOLICY_FAKE_TABLES=" + std::string(tables_env) + ": " + added.error().what());
+    return;
+  }
+  if (const char* l = std::getenv("GIDPOLICY_FAKE_LOG"); l && *l) {
+    if (int err = log.open(l); err != 0) {
+      bad(std::string("GIDPOLICY_FAKE_LOG=") + l + ": " + std::strerror(err));
+      return;
+    }
+  }
+
+  // QP numbers are the UDP ports of the QPs' sockets: the data path sends to 127.0.0.1:dest_qp_num.
+  model.set_qp_number_allocator([this]() -> result<std::uint32_t> {
+    if (pending_qp_number == 0) return fail(errc::invalid_argument, "no socket for the new QP");
+    return std::exchange(pending_qp_number, 0u);
+  });
+
+  // Devices in the order the table file names them; ports of one device grouped.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const GidTable*>> by_device;
+  for (const GidTable& t : tables.value()) {
+    if (!by_device.count(t.port().device)) order.push_back(t.port().device);
+    by_device[t.port().device].push_back(&t);
+  }
+  const std::filesystem::path tables_path(tables_env);
+  std::error_code ec;
+  const bool sysfs_dir = std::filesystem::is_directory(tables_path, ec);
+  for (const std::string& name : order) {
+    auto d = std::make_unique<Device>();
+    d->name = name;
+    d->index = static_cast<int>(devices.size());
+    for (const GidTable* t : by_device[name]) {
+      d->ports.push_back(t->port().port);
+      d->phys_port_cnt = std::max(d->phys_port_cnt, t->port().port);
+      if (t->port().link_layer.kind() == LinkLayer::Kind::thunderbolt) d->thunderbolt = true;
+    }
+    std::sort(d->ports.begin(), d->ports.end());
+    d->guid = device_guid(by_device[name], name);
+    d->dev.node_type = IBV_NODE_CA;
+    // Apple reports Thunderbolt RDMA devices with transport 100, which ibv_devinfo prints as a
+    // number and gidpolicy's devinfo reader maps back to Thunderbolt. 100 is outside the C++
+    // enum's value range, so it is stored as the int the C ABI holds there.
+    static_assert(sizeof(ibv_transport_type) == sizeof(int));
+    const int transport = d->thunderbolt ? 100 : static_cast<int>(IBV_TRANSPORT_IB);
+    std::memcpy(&d->dev.transport_type, &transport, sizeof transport);
+    copy_name(d->dev.name, sizeof d->dev.name, name);
+    copy_name(d->dev.dev_name, sizeof d->dev.dev_name, "uverbs" + std::to_string(d->index));
+    // Tables read from a sysfs-like directory: the device's directory there is its sysfs path
+    // (ibv_read_sysfs_file then reads real files). Otherwise a path that cannot exist, so no
+    // program mistakes this machine's /sys for the fake device's.
+    std::string ibdev = "/nonexistent/gidpolicy-fake/" + name;
+    if (sysfs_dir && std::filesystem::is_directory(tables_path / name, ec)) ibdev = (tables_path / name).string();
+    copy_name(d->dev.ibdev_path, sizeof d->dev.ibdev_path, ibdev);
+    copy_name(d->dev.dev_path, sizeof d->dev.dev_path, "/nonexistent/gidpolicy-fake/uverbs" + std::to_string(d->index));
+    devices.push_back(std::move(d));
+  }
+  configured = true;
+}
+
+nlohmann::ordered_json Library::record(const char* call, const Device* device) const {
+  nlohmann::ordered_json r;
+  r["pid"] = static_cast<long>(::getpid());
+  r["call"] = call;
+  if (device) r["device"] = device->name;
+  return r;
+}
+
+Context* Library::context(const ibv_context* c) {
+  auto it = contexts.find(c);
+  return it == contexts.end() ? nullptr : it->second.get();
+}
+Pd* Library::pd(const ibv_pd* p) {
+  auto it = pds.find(p);
+  return it == pds.end() ? nullptr : it->second.get();
+}
+Cq* Library::cq(const ibv_cq* c) {
+  auto it = cqs.find(c);
+  return it == cqs.end() ? nullptr : it->second.get();
+}
+Qp* Library::qp(const ibv_qp* q) {
+  auto it = qps.find(q);
+  return it == qps.end() ? nullptr : it->second.get();
+}
+Channel* Library::channel(const ibv_comp_channel* c) {
+  auto it = channels.find(c);
+  return it == channels.end() ? nullptr : it->second.get();
+}
+
+int errno_of(const Error& e) noexcept {
+  if (e.code.category() == std::generic_category() || e.code.category() == std::system_category())
+    return e.code.value() != 0 ? e.code.value() : EIO;
+  if (e.code == errc::device_not_found || e.code == errc::no_devices) return ENODEV;
+  if (e.code == errc::not_supported) return EOPNOTSUPP;
+  const std::error_condition cond = e.code.default_error_condition();
+  if (cond.category() == std::generic_category() && cond.value() != 0) return cond.value();
+  return EINVAL;
+}
+
+std::string errno_name_for(const Device* device, int err) {
+  Platform platform = Platform::linux_kernel;
+  if (device) {
+    auto p = Library::get().model.profile(device->name);
+    if (p) platform = p.value().platform;
+  }
+  return errno_name(platform, err);
+}
+
+}  // namespace gidpolicy::fakelib
