@@ -335,8 +335,9 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"hca_without_port", "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n", errc::parse_error,
             "bad.txt:1: hca_id mlx5_0 has no port section"},
         Bad{"gid_before_tbl_len_in_full_output",
-            "hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n",
-            errc::parse_error, "bad.txt:4: GID line before gid_tbl_len"},
+            "hca_id:\tmlx5_0\n\tmax_qp:\t\t\t\t10\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n"
+            "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n",
+            errc::parse_error, "bad.txt:5: GID line before gid_tbl_len"},
         Bad{"mixed_suffix", kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  1]:\t\tfe80::2\n",
             errc::parse_error, "bad.txt:9: GID[1] lacks the ', RoCE vN' suffix but line 8"},
         Bad{"duplicate_index", kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  0]:\t\tfe80::2, RoCE v2\n",

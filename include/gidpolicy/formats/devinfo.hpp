@@ -18,8 +18,9 @@
 // Partial pastes work: a lone port section, or only GID lines. Missing context takes defaults:
 // device "unknown", port 1, state active, gid_tbl_len unknown, link layer Ethernet when the GID
 // lines carry the suffix (else unknown). A complete output (one that has `hca_id:` lines) must
-// show link_layer in every port, and, from `-v`, gid_tbl_len before the GID lines, so a paste
-// cut off between lines is reported rather than read as a shorter table.
+// show link_layer in every port and, when its device block has the lines only `-v` prints
+// (max_qp), gid_tbl_len before any GID line, so a paste cut off between lines is reported
+// rather than read as a shorter table.
 //
 // Errors: errc::parse_error (syntax, binary data, truncation) or errc::invalid_field (a value),
 // errc::duplicate_index / errc::index_too_large; detail "<source>:<line>: <what was expected>".
