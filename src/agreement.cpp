@@ -2,7 +2,27 @@
 
 #include "policies/common.hpp"
 
+#include <vector>
+
 namespace gidpolicy {
+namespace {
+
+/// "index 2" or "index 2 (roce_v1) and 3 (roce_v2)": mlx5 stores each address twice, once per
+/// RoCE version, and which twin was meant matters.
+std::string homes(const GidTable& table, const Gid& g) {
+  std::vector<const GidEntry*> at;
+  for (const auto& e : table)
+    if (e.state == EntryState::valid && e.gid == g) at.push_back(&e);
+  if (at.size() == 1) return "index " + std::to_string(at.front()->index);
+  std::string s = "indices ";
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    if (i) s += i + 1 == at.size() ? " and " : ", ";
+    s += std::to_string(at[i]->index) + " (" + std::string(to_string(at[i]->type)) + ")";
+  }
+  return s;
+}
+
+}  // namespace
 
 std::string SourceIndex::to_string() const {
   return literal_ ? "literal(" + std::to_string(index_) + ")" : std::string("selected");
@@ -49,8 +69,7 @@ Agreement check_agreement(const GidTable& table, const Gid& advertised, std::uin
   if (advertised.is_zero())
     a.explanation = what + "; the advertised GID is the zero GID (an empty slot was advertised)";
   else if (home)
-    a.explanation = what + "; the advertised GID " + advertised.to_string() + " is at index " +
-                    std::to_string(home->index);
+    a.explanation = what + "; the advertised GID " + advertised.to_string() + " is at " + homes(table, advertised);
   else
     a.explanation = what + "; no entry holds the advertised GID " + advertised.to_string();
   return a;

@@ -1,0 +1,185 @@
+// Ranked ("auto"): filters, the documented order, and failures that list every rejection.
+#include <gidpolicy/policies/ranked.hpp>
+
+#include "example_tables.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace gidpolicy {
+namespace {
+
+using test::gid;
+
+static_assert(SelectionPolicy<Ranked>);
+
+std::uint32_t picked(const result<Selection>& r) {
+  EXPECT_TRUE(r) << (r ? "" : r.error().what());
+  return r ? r.value().entry.index : 9999u;
+}
+Cidr cidr(std::string_view s) { return Cidr::parse(s).value(); }
+
+TEST(Ranked, EveryExampleTable) {
+  EXPECT_EQ(picked(Ranked{}.select(test::nccl_769())), 3u);  // the v2 twin, where JACCL takes 2
+  EXPECT_EQ(picked(Ranked{}.select(test::apple_ds4qa())), 1u);
+  EXPECT_EQ(picked(Ranked{}.select(test::macmini())), 2u);
+  EXPECT_EQ(picked(Ranked{}.select(test::ds4_linux_unit())), 2u);
+  EXPECT_EQ(picked(Ranked{}.select(test::nccl_1573_pod(0))), 7u);  // the pod table starting at 4
+  EXPECT_EQ(picked(Ranked{}.select(test::nccl_1573_pod(1))), 7u);
+  EXPECT_EQ(picked(Ranked{}.select(test::ibm_cx6())), 5u);
+  EXPECT_EQ(picked(Ranked{}.select(test::mooncake_ipv6(0))), 1u);  // the ULA, never the fe80
+  EXPECT_EQ(picked(Ranked{}.select(test::mooncake_ipv6(1))), 1u);
+}
+
+TEST(Ranked, NoSilentFallbackToLinkLocal) {
+  auto r = Ranked{}.select(test::mooncake_ipv6(2));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), errc::no_candidate);
+  EXPECT_NE(r.error().detail.find("[0] link_local, [1] link_local"), std::string::npos) << r.error().detail;
+  ASSERT_TRUE(r.error().trace);
+  const auto& steps = r.error().trace->attempts.at(0).steps;
+  ASSERT_EQ(steps.size(), 2u);
+  for (const auto& s : steps) {
+    EXPECT_EQ(s.verdict, Verdict::link_local);
+    EXPECT_NE(s.note.find("fe80::7ec2:55ff:feba:ff88"), std::string::npos) << s.note;
+  }
+  auto tb = Ranked{}.select(test::apple_noipv4());
+  EXPECT_EQ(tb.error(), errc::no_candidate);
+  EXPECT_EQ(tb.error().trace->attempts.at(0).steps.at(0).verdict, Verdict::link_local);
+}
+
+TEST(Ranked, AllowLinkLocalRanksItLast) {
+  Ranked p{{.allow_link_local = true}};
+  EXPECT_EQ(picked(p.select(test::mooncake_ipv6(2))), 1u);  // v2 over v1
+  EXPECT_EQ(picked(p.select(test::nccl_769())), 3u);       // still the routable entry first
+  EXPECT_EQ(picked(p.select(test::apple_noipv4())), 0u);   // the only one left
+}
+
+TEST(Ranked, ThunderboltIndex0RanksBelowEveryOtherCandidate) {
+  const std::vector<GidEntry> entries{GidEntry::valid(0, gid("::ffff:10.0.0.1")), GidEntry::valid(1, gid("fd00::1"))};
+  auto tb = GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16), entries).value();
+  auto eth = GidTable::make(test::port("eth", LinkLayer::ethernet(), 16), entries).value();
+  EXPECT_EQ(picked(Ranked{}.select(eth)), 0u);  // IPv4 over IPv6
+  auto r = Ranked{}.select(tb, {.trace = true});
+  EXPECT_EQ(picked(r), 1u);
+  const auto& steps = r.value().trace.attempts.at(0).steps;
+  EXPECT_EQ(steps.at(0).verdict, Verdict::lower_rank);
+  EXPECT_NE(steps.at(0).note.find("index 0 on Thunderbolt"), std::string::npos);
+  EXPECT_EQ(steps.at(1).verdict, Verdict::chosen);
+  // Even a link-local candidate (allowed) ranks above Thunderbolt's index 0.
+  auto tb2 = GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16),
+                            {GidEntry::valid(0, gid("::ffff:10.0.0.1")), GidEntry::valid(3, gid("fe80::5"))})
+                 .value();
+  EXPECT_EQ(picked(Ranked{{.allow_link_local = true}}.select(tb2)), 3u);
+  EXPECT_EQ(picked(Ranked{}.select(tb2)), 0u);  // link-local refused: index 0 is all there is
+}
+
+TEST(Ranked, OrderV2OverV1OverUnknownThenIpv4ThenIndex) {
+  auto t = GidTable::make(test::port("eth", LinkLayer::ethernet(), 16),
+                          {GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::unknown),
+                           GidEntry::valid(1, gid("::ffff:10.0.0.2"), GidType::roce_v1),
+                           GidEntry::valid(2, gid("fd00::2"), GidType::roce_v2),
+                           GidEntry::valid(3, gid("::ffff:10.0.0.3"), GidType::roce_v2),
+                           GidEntry::valid(4, gid("::ffff:10.0.0.4"), GidType::roce_v2)})
+               .value();
+  EXPECT_EQ(picked(Ranked{}.select(t)), 3u);
+  EXPECT_EQ(picked(Ranked{{.type = TypeFilter::roce_v1}}.select(t)), 1u);
+  EXPECT_EQ(picked(Ranked{{.family = FamilyFilter::ipv6}}.select(t)), 2u);
+  EXPECT_EQ(picked(Ranked{{.local = gid("::ffff:10.0.0.2")}}.select(t)), 1u);  // local first, even v1
+  EXPECT_EQ(picked(Ranked{{.local = gid("::ffff:10.0.0.4")}}.select(t)), 4u);
+  EXPECT_EQ(picked(Ranked{{.local = gid("::ffff:10.9.9.9")}}.select(t)), 3u);  // absent: a preference only
+  auto req = Ranked{{.local = gid("::ffff:10.9.9.9"), .require_local = true}}.select(t);
+  EXPECT_EQ(req.error(), errc::no_candidate);
+  EXPECT_EQ(req.error().trace->attempts.at(0).steps.at(0).verdict, Verdict::not_local_address);
+}
+
+TEST(Ranked, SubnetExcludeAndNetdevFilters) {
+  const GidTable pod0 = test::nccl_1573_pod(0), pod1 = test::nccl_1573_pod(1);
+  Ranked in4{{.subnets = {cidr("10.152.4.0/24")}}};
+  EXPECT_EQ(picked(in4.select(pod1)), 7u);
+  auto out = in4.select(pod0);
+  EXPECT_EQ(out.error(), errc::no_candidate);
+  EXPECT_NE(out.error().detail.find("[6] outside_subnet, [7] outside_subnet"), std::string::npos) << out.error().detail;
+  Ranked ex{{.excludes = {cidr("10.152.0.0/24")}}};
+  EXPECT_EQ(ex.select(pod0).error(), errc::no_candidate);
+  EXPECT_EQ(picked(ex.select(pod1)), 7u);
+  Ranked two{{.subnets = {cidr("10.152.0.0/24"), cidr("10.152.4.0/24")}}};
+  EXPECT_EQ(picked(two.select(pod0)), 7u);
+  EXPECT_EQ(picked(two.select(pod1)), 7u);
+  Ranked nd{{.netdev = "net2"}};
+  EXPECT_EQ(picked(nd.select(pod1)), 7u);
+  auto wrong = nd.select(pod0, {.trace = true});
+  EXPECT_EQ(wrong.error(), errc::no_candidate);
+  EXPECT_EQ(wrong.error().trace->attempts.at(0).steps.at(3).verdict, Verdict::other_netdev);
+  Ranked ula{{.subnets = {cidr("fd93:16d3:59b6:10e::/64")}}};
+  EXPECT_EQ(ula.select(test::mooncake_ipv6(0)).error(), errc::no_candidate);
+  EXPECT_EQ(picked(ula.select(test::mooncake_ipv6(1))), 1u);
+}
+
+TEST(Ranked, NeverEmptyZeroUnreadableOrAbove255) {
+  auto t = GidTable::make(test::port("x", LinkLayer::ethernet(), 1024),
+                          {GidEntry::empty(0), GidEntry::valid(1, Gid{}, GidType::roce_v2),
+                           GidEntry::unreadable(2, std::make_error_code(std::errc::io_error)),
+                           GidEntry::valid(256, gid("::ffff:10.0.0.1"), GidType::roce_v2)})
+               .value();
+  auto r = Ranked{}.select(t);
+  ASSERT_FALSE(r);
+  const auto& steps = r.error().trace->attempts.at(0).steps;
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_EQ(steps[0].verdict, Verdict::empty);
+  EXPECT_EQ(steps[1].verdict, Verdict::zero);
+  EXPECT_EQ(steps[2].verdict, Verdict::unreadable);
+  EXPECT_EQ(steps[3].verdict, Verdict::index_above_255);
+}
+
+TEST(Ranked, InfinibandLinkLocalIsFine) {
+  auto ib = GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
+                           {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)})
+                .value();
+  EXPECT_EQ(picked(Ranked{}.select(ib)), 0u);
+}
+
+TEST(Ranked, IndependentOfEntryOrder) {
+  auto base = test::nccl_1573_pod(0);
+  std::vector<GidEntry> entries(base.begin(), base.end());
+  std::mt19937 rng(7);
+  for (int i = 0; i < 10; ++i) {
+    std::shuffle(entries.begin(), entries.end(), rng);
+    auto t = GidTable::make(base.port(), entries).value();
+    EXPECT_EQ(picked(Ranked{}.select(t)), 7u);
+  }
+}
+
+TEST(Ranked, SuccessWithoutTraceRecordsNothing) {
+  auto r = Ranked{}.select(test::nccl_769());
+  EXPECT_TRUE(r.value().trace.attempts.empty());
+  auto t = Ranked{}.select(test::nccl_769(), {.trace = true});
+  const auto& steps = t.value().trace.attempts.at(0).steps;
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_EQ(steps[0].verdict, Verdict::link_local);
+  EXPECT_EQ(steps[1].verdict, Verdict::link_local);
+  EXPECT_EQ(steps[2].verdict, Verdict::lower_rank);
+  EXPECT_EQ(steps[3].verdict, Verdict::chosen);
+  EXPECT_EQ(t.value().trace.attempts.at(0).policy, "auto");
+}
+
+TEST(Ranked, Spec) {
+  EXPECT_EQ(Ranked{}.spec(), "auto");
+  RankedOptions o{.family = FamilyFilter::ipv4,
+                  .type = TypeFilter::roce_v2,
+                  .subnets = {cidr("10.0.0.0/8"), cidr("fd00::/8")},
+                  .excludes = {cidr("10.1.0.0/16")},
+                  .netdev = "eth0",
+                  .local = gid("::ffff:10.0.0.5"),
+                  .require_local = true,
+                  .allow_link_local = true};
+  EXPECT_EQ(Ranked{o}.spec(),
+            "auto:family=ipv4,roce=v2,subnet=10.0.0.0/8,subnet=fd00::/8,exclude=10.1.0.0/16,netdev=eth0,"
+            "local=10.0.0.5,require-local,allow-link-local");
+  EXPECT_EQ(Ranked{{.type = TypeFilter::ib}}.spec(), "auto:type=ib");
+}
+
+}  // namespace
+}  // namespace gidpolicy

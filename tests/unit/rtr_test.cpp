@@ -1,0 +1,242 @@
+// RtrBuilder: fields with their mask bits, required bits per QP type, GRH rules, pre-driver
+// rejections, and JACCL's literal source index reproduced with its disagreement reported.
+#include <gidpolicy/diagnose.hpp>
+#include <gidpolicy/policies/jaccl_first_mapped.hpp>
+#include <gidpolicy/policies/jaccl_legacy_index1.hpp>
+#include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/profiles.hpp>
+#include <gidpolicy/rtr.hpp>
+
+#include "example_tables.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gidpolicy {
+namespace {
+
+using test::gid;
+
+const PeerInfo kPeer4{.qpn = 0x1234, .psn = 7, .gid = gid("::ffff:200.0.209.7"), .mtu = Mtu::mtu_4096};
+
+static_assert(required_rtr_mask(QpKind::uc) ==
+              (IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN));
+static_assert(required_rtr_mask(QpKind::rc) ==
+              (required_rtr_mask(QpKind::uc) | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
+
+Selection sel(const GidTable& t) { return Ranked{}.select(t).value(); }
+
+TEST(RtrBuilder, UcFromTheSelection) {
+  const GidTable t = test::nccl_769();
+  auto r = RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).build();
+  ASSERT_TRUE(r) << r.error().what();
+  const RtrAttributes& a = r.value();
+  EXPECT_EQ(a.mask, required_rtr_mask(QpKind::uc));
+  EXPECT_EQ(a.attr.qp_state, IBV_QPS_RTR);
+  EXPECT_EQ(a.sgid_index(), 3);
+  EXPECT_TRUE(a.is_global());
+  EXPECT_EQ(a.dgid(), kPeer4.gid);
+  EXPECT_EQ(a.attr.dest_qp_num, 0x1234u);
+  EXPECT_EQ(a.attr.rq_psn, 7u);
+  EXPECT_EQ(a.attr.path_mtu, IBV_MTU_1024);  // min(local 1024, peer 4096)
+  EXPECT_EQ(a.attr.ah_attr.port_num, 1);
+  EXPECT_EQ(a.attr.ah_attr.grh.hop_limit, kDefaultHopLimit);
+  EXPECT_EQ(a.attr.ah_attr.grh.traffic_class, kDefaultTrafficClass);
+  EXPECT_TRUE(a.agrees());
+  EXPECT_EQ(rtr_mask_to_string(a.mask), "STATE|AV|PATH_MTU|RQ_PSN|DEST_QPN");
+  EXPECT_NE(a.to_string().find("sgid_index=3"), std::string::npos) << a.to_string();
+  EXPECT_NE(a.to_string().find("; agrees"), std::string::npos);
+}
+
+TEST(RtrBuilder, RcNeedsItsExtraBits) {
+  const GidTable t = test::nccl_769();
+  auto missing = RtrBuilder(QpKind::rc, t, sel(t)).remote(kPeer4).build();
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error(), errc::missing_required_attribute);
+  EXPECT_EQ(missing.error().detail,
+            "rc INIT->RTR requires MIN_RNR_TIMER (min_rnr_timer()), MAX_DEST_RD_ATOMIC (max_dest_rd_atomic())");
+  auto ok = RtrBuilder(QpKind::rc, t, sel(t)).remote(kPeer4).max_dest_rd_atomic(1).min_rnr_timer(12).build();
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok.value().mask, required_rtr_mask(QpKind::rc));
+  EXPECT_EQ(ok.value().attr.max_dest_rd_atomic, 1);
+  EXPECT_EQ(ok.value().attr.min_rnr_timer, 12);
+}
+
+TEST(RtrBuilder, UcRefusesRcOnlyBitsAndUdIsNotSupported) {
+  const GidTable t = test::nccl_769();
+  auto r = RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).max_dest_rd_atomic(1).build();
+  EXPECT_EQ(r.error(), errc::invalid_argument);
+  EXPECT_NE(r.error().detail.find("MAX_DEST_RD_ATOMIC"), std::string::npos);
+  EXPECT_EQ(RtrBuilder(QpKind::ud, t, sel(t)).remote(kPeer4).build().error(), errc::not_supported);
+}
+
+// Every combination of setters: the result either fails or carries every required bit.
+TEST(RtrBuilder, NeverEmitsAMaskMissingARequiredBit) {
+  const GidTable t = test::nccl_769();
+  for (QpKind k : {QpKind::uc, QpKind::rc}) {
+    int built = 0;
+    for (unsigned combo = 0; combo < 64; ++combo) {
+      RtrBuilder b(k, t, sel(t));
+      if (combo & 1u) b.dest_qp_num(5);
+      if (combo & 2u) b.rq_psn(9);
+      if (combo & 4u) b.destination(kPeer4.gid);
+      if (combo & 8u) b.path_mtu(Mtu::mtu_512);
+      if (combo & 16u) b.max_dest_rd_atomic(1);
+      if (combo & 32u) b.min_rnr_timer(12);
+      auto r = b.build();
+      if (!r) {
+        EXPECT_TRUE(r.error() == errc::missing_required_attribute || r.error() == errc::invalid_argument)
+            << r.error().what();
+        continue;
+      }
+      ++built;
+      const int req = required_rtr_mask(k);
+      EXPECT_EQ(r.value().mask & req, req) << combo;
+      EXPECT_EQ(r.value().attr.qp_state, IBV_QPS_RTR);
+    }
+    EXPECT_EQ(built, k == QpKind::uc ? 2 : 2);  // with and without an explicit path MTU
+  }
+}
+
+TEST(RtrBuilder, PathMtu) {
+  const GidTable t = test::nccl_769();  // active 1024
+  PeerInfo p = kPeer4;
+  p.mtu = Mtu::mtu_512;
+  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build().value().attr.path_mtu, IBV_MTU_512);
+  p.mtu.reset();
+  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build().value().attr.path_mtu, IBV_MTU_1024);
+  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).path_mtu(Mtu::mtu_256).build().value().attr.path_mtu,
+            IBV_MTU_256);
+  auto big = RtrBuilder(QpKind::uc, t, sel(t)).remote(p).path_mtu(Mtu::mtu_4096).build();
+  EXPECT_EQ(big.error(), errc::invalid_argument);
+  EXPECT_NE(big.error().detail.find("exceeds the local active MTU 1024"), std::string::npos);
+  auto peer = RtrBuilder(QpKind::uc, t, sel(t)).remote(p).peer_mtu(Mtu::mtu_256).path_mtu(Mtu::mtu_512).build();
+  EXPECT_NE(peer.error().detail.find("exceeds the peer's MTU 256"), std::string::npos);
+}
+
+TEST(RtrBuilder, RejectsBeforeTheDriver) {
+  const GidTable t = test::nccl_769();
+  PeerInfo zero = kPeer4;
+  zero.gid = Gid{};
+  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(zero).build().error(), errc::peer_gid_zero);
+  PeerInfo v6 = kPeer4;
+  v6.gid = gid("fd93::1");
+  auto fam = RtrBuilder(QpKind::uc, t, sel(t)).remote(v6).build();
+  EXPECT_EQ(fam.error(), errc::family_mismatch);
+  EXPECT_NE(fam.error().detail.find("index 3 holds ::ffff:200.0.209.6 (roce_v2) (IPv4)"), std::string::npos)
+      << fam.error().detail;
+  PeerInfo v1 = kPeer4;
+  v1.gid_type = GidType::roce_v1;
+  auto ver = RtrBuilder(QpKind::uc, t, sel(t)).remote(v1).build();
+  EXPECT_EQ(ver.error(), errc::roce_version_mismatch);
+  PeerInfo v2 = kPeer4;
+  v2.gid_type = GidType::roce_v2;
+  EXPECT_TRUE(RtrBuilder(QpKind::uc, t, sel(t)).remote(v2).build());
+  PeerInfo unknown = kPeer4;
+  unknown.gid_type = GidType::unknown;  // the peer did not say: nothing to compare
+  EXPECT_TRUE(RtrBuilder(QpKind::uc, t, sel(t)).remote(unknown).build());
+  auto wide = RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).dest_qp_num(1u << 24).build();
+  EXPECT_EQ(wide.error(), errc::invalid_argument);
+  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).rq_psn(1u << 24).build().error(), errc::invalid_argument);
+  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).flow_label(1u << 20).build().error(),
+            errc::invalid_argument);
+}
+
+TEST(RtrBuilder, GrhAlwaysOnThunderboltOnInfinibandOnlyForGlobalPeers) {
+  const GidTable tb = test::apple_ds4qa();
+  auto a = RtrBuilder(QpKind::uc, tb, sel(tb)).remote({.qpn = 1, .psn = 2, .gid = gid("::ffff:10.99.0.1")}).build();
+  EXPECT_TRUE(a.value().is_global());
+  EXPECT_EQ(a.value().sgid_index(), 1);
+  auto ib = GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
+                           {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)})
+                .value();
+  auto local = RtrBuilder(QpKind::rc, ib, sel(ib))
+                   .remote({.qpn = 1, .psn = 2, .gid = gid("fe80::ac0:ebff:feda:1cfc"), .lid = 17})
+                   .max_dest_rd_atomic(1)
+                   .min_rnr_timer(12)
+                   .build();
+  ASSERT_TRUE(local) << local.error().what();
+  EXPECT_FALSE(local.value().is_global());
+  EXPECT_EQ(local.value().attr.ah_attr.dlid, 17);
+  auto global = RtrBuilder(QpKind::rc, ib, sel(ib))
+                    .remote({.qpn = 1, .psn = 2, .gid = gid("2001:db8::1"), .lid = 17})
+                    .max_dest_rd_atomic(1)
+                    .min_rnr_timer(12)
+                    .build();
+  EXPECT_TRUE(global.value().is_global());
+  auto nolid = RtrBuilder(QpKind::uc, ib, sel(ib)).remote({.qpn = 1, .psn = 2, .gid = gid("fe80::2")}).build();
+  EXPECT_EQ(nolid.error(), errc::invalid_argument);
+}
+
+TEST(RtrBuilder, HopLimitTrafficClassServiceLevel) {
+  const GidTable t = test::nccl_769();
+  auto a = RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).hop_limit(1).traffic_class(106).service_level(3).flow_label(5).build();
+  EXPECT_EQ(a.value().attr.ah_attr.grh.hop_limit, 1);
+  EXPECT_EQ(a.value().attr.ah_attr.grh.traffic_class, 106);
+  EXPECT_EQ(a.value().attr.ah_attr.sl, 3);
+  EXPECT_EQ(a.value().attr.ah_attr.grh.flow_label, 5u);
+}
+
+TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
+  const GidTable mac = test::macmini();
+  auto s = JacclFirstMapped{}.select(mac).value();
+  auto r = RtrBuilder(QpKind::uc, mac, s, SourceIndex::literal(1))
+               .remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")})
+               .path_mtu(Mtu::mtu_1024)
+               .hop_limit(1)
+               .build();
+  ASSERT_TRUE(r) << r.error().what();
+  EXPECT_EQ(r.value().sgid_index(), 1);
+  EXPECT_FALSE(r.value().agrees());
+  EXPECT_EQ(r.value().agreement.explanation, "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2");
+  EXPECT_NE(r.value().to_string().find("DISAGREES"), std::string::npos);
+  // The shared driver model says what Apple's driver did with it (MLX PR 3389: errno 22).
+  auto v = predict_rtr(mac, r.value(), DriverProfile::apple_thunderbolt());
+  EXPECT_EQ(v.outcome, RtrOutcome::error);
+  EXPECT_EQ(v.err, 22);
+  // From the profile's plan: the same attributes.
+  auto plan = profiles::jaccl().plan(mac).value();
+  auto viaplan = RtrBuilder(QpKind::uc, mac, plan).remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")}).build();
+  EXPECT_EQ(viaplan.value().sgid_index(), 1);
+  EXPECT_FALSE(viaplan.value().agrees());
+  auto fixed = profiles::jaccl_fixed().plan(mac).value();
+  auto good = RtrBuilder(QpKind::uc, mac, fixed).remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")}).build();
+  EXPECT_EQ(good.value().sgid_index(), 2);
+  EXPECT_TRUE(good.value().agrees());
+  EXPECT_EQ(predict_rtr(mac, good.value(), DriverProfile::apple_thunderbolt()).outcome, RtrOutcome::ok);
+}
+
+TEST(RtrBuilder, AStaleTableIsSeenByThePlanConstructor) {
+  // The plan was made on one snapshot; the builder is given a newer one where the GID moved.
+  const GidTable before = test::nccl_769();
+  auto plan = profiles::automatic().plan(before).value();
+  auto after = GidTable::make(before.port(), {GidEntry::valid(3, gid("::ffff:200.0.209.99"), GidType::roce_v2),
+                                              GidEntry::valid(4, gid("::ffff:200.0.209.6"), GidType::roce_v2)},
+                              Holes::not_shown)
+                   .value();
+  auto r = RtrBuilder(QpKind::uc, after, plan).remote(kPeer4).build();
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r.value().agrees());
+  EXPECT_NE(r.value().agreement.explanation.find("is at index 4"), std::string::npos) << r.value().agreement.explanation;
+}
+
+TEST(RtrBuilder, RequestMatchesWhatJudgeRtrSees) {
+  const GidTable t = test::nccl_769();
+  PeerInfo p = kPeer4;
+  p.gid_type = GidType::roce_v2;
+  auto a = RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build().value();
+  RtrRequest q = a.request();
+  EXPECT_EQ(q.qp_type, QpKind::uc);
+  EXPECT_TRUE(q.is_global);
+  EXPECT_EQ(q.sgid_index, 3u);
+  EXPECT_EQ(q.dgid, p.gid);
+  EXPECT_EQ(q.peer_gid_type, GidType::roce_v2);
+  EXPECT_EQ(judge_rtr(t, q, DriverProfile::linux_kernel()).outcome, RtrOutcome::ok);
+}
+
+TEST(RtrMaskToString, UnknownBits) {
+  EXPECT_EQ(rtr_mask_to_string(0), "0");
+  EXPECT_EQ(rtr_mask_to_string(IBV_QP_STATE | (1 << 30)), "STATE|0x40000000");
+}
+
+}  // namespace
+}  // namespace gidpolicy
