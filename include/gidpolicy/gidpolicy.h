@@ -1,0 +1,361 @@
+/* gidpolicy.h: the C API of gidpolicy (C99, also usable from C++).
+ *
+ * Choose the RDMA GID a side advertises to its peer and build the queue pair's INIT->RTR
+ * attributes from that same choice, so the advertised GID and the routed sgid_index always name
+ * the same table entry. This is the API for C code bases (ds4) and for anything that wants a
+ * stable ABI instead of gidpolicy's C++ headers.
+ *
+ * The flow, in the order a connection setup calls it:
+ *
+ *   gidpolicy_policy_parse("auto", &policy, err, sizeof err);            once, at start-up
+ *   gidpolicy_snapshot(&fns, ctx, port, 0, &table, err, sizeof err);     after ibv_open_device
+ *   gidpolicy_select(policy, table, &sel, err, sizeof err);              the decision
+ *   gidpolicy_selection_gid(sel, my_gid);                                advertise these 16 bytes
+ *   ... exchange QPN, PSN, GID (and MTU) with the peer ...
+ *   gidpolicy_rtr_fill(sel, &peer, NULL, &attr, &mask, err, sizeof err); RTR from the same pick
+ *   gidpolicy_preflight_selection(&fns, ctx, port, sel, err, sizeof err); the slot still holds it?
+ *   rc = ibv_modify_qp(qp, &attr, mask);
+ *   if (rc) gidpolicy_explain_errno(rc, GIDPOLICY_PLATFORM_AUTO, sel, &peer, msg, sizeof msg);
+ *
+ * Hardware gotchas this API exists for (sources: FACTS.md in the gidpolicy repository):
+ *  - JACCL advertises the first IPv4-mapped GID but routes from the literal index 1: on a Mac
+ *    mini with that GID at index 2 the RTR fails with errno 22 (MLX PR 3389).
+ *  - ds4 accepts any forced index ibv_query_gid can read, zeros included, and casts it to
+ *    uint8_t: index 257 silently routes from index 1.
+ *  - An index is not a stable name for a GID: after a port flap the same address can come back
+ *    at another index (NCCL 2157). gidpolicy_preflight_*() re-read the entry right before
+ *    modify_qp; repeated failed RTRs reportedly wedge Apple's Thunderbolt port until reboot, so
+ *    failing before modify_qp matters.
+ *  - The same errno means different things per platform (61 is ENODATA on Linux and
+ *    ECONNREFUSED on Darwin): gidpolicy_explain_errno() takes the platform.
+ *
+ * Conventions:
+ *  - Every fallible function returns a gidpolicy_status (GIDPOLICY_OK is 0) and takes a
+ *    caller-owned message buffer `char *err, size_t errlen` as its last two arguments, in ds4's
+ *    style. On failure it holds one NUL-terminated, possibly truncated, explanation ("index 1 is
+ *    empty; ..."); on success it holds "". `err` may be NULL (and `errlen` 0).
+ *  - Text getters are snprintf-like: they write at most `len` bytes including the NUL and return
+ *    the length of the whole text, so `n = f(..., NULL, 0)` sizes a buffer of n + 1 bytes.
+ *  - Handles are opaque, allocated by gidpolicy and released only by the matching
+ *    gidpolicy_*_free() (which accepts NULL). Nothing else is allocated for the caller. A handle is
+ *    immutable once returned: it may be read from several threads at once.
+ *  - GIDs are 16 bytes in wire order, exactly `union ibv_gid`'s `raw`.
+ *  - No C++ exception crosses this API; an allocation failure is GIDPOLICY_ERR_NO_MEMORY.
+ *  - The header needs no <infiniband/verbs.h>: verbs types appear only behind pointers. Include
+ *    verbs.h yourself to fill or read them.
+ *
+ * Libraries (CMake targets / pkg-config names):
+ *  - gidpolicy::c  (gidpolicy-c.pc): everything here except the functions marked "c_verbs".
+ *    It does not link libibverbs: programs that dlopen it (ds4, JACCL) hand over their own
+ *    function pointers in a gidpolicy_verbs_fns.
+ *  - gidpolicy::c_verbs  (gidpolicy-c-verbs.pc): gidpolicy_verbs_fns_libibverbs() and
+ *    gidpolicy_snapshot_context(), for programs that link libibverbs and hold an ibv_context.
+ */
+#ifndef GIDPOLICY_GIDPOLICY_H
+#define GIDPOLICY_GIDPOLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Declared at file scope so that the prototypes below name libibverbs' own types. */
+struct ibv_context;
+struct ibv_device;
+struct ibv_port_attr;
+struct ibv_gid_entry;
+struct ibv_qp_attr;
+union ibv_gid;
+
+/** The version of this API; bumped when a function or struct changes incompatibly. */
+#define GIDPOLICY_C_API_VERSION 1
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status codes                                                                               */
+
+/** What went wrong. The message buffer says which entry, index, call or position. */
+typedef enum gidpolicy_status {
+  GIDPOLICY_OK = 0,
+  GIDPOLICY_ERR_INVALID_ARGUMENT = 1, /**< a NULL handle/pointer, port outside 1..255, bad option */
+  GIDPOLICY_ERR_INVALID_SPEC = 2,     /**< a policy spec that does not parse (position, token) */
+  GIDPOLICY_ERR_PARSE = 3,            /**< a GID text or table document that does not parse */
+  GIDPOLICY_ERR_NO_CANDIDATE = 4,     /**< the policy found no acceptable entry, or rejected the
+                                           forced index (empty, zero, wrong type, > 255...) */
+  GIDPOLICY_ERR_DRIVER = 5,           /**< a verbs call failed: the message names it and its errno */
+  GIDPOLICY_ERR_PORT_NOT_ACTIVE = 6,  /**< the port is not ACTIVE/ARMED: its table is not meaningful */
+  GIDPOLICY_ERR_NOT_SUPPORTED = 7,    /**< missing function pointers, a UD queue pair, ... */
+  GIDPOLICY_ERR_RTR = 8,              /**< RTR refused before the driver: zero peer GID, IPv4/IPv6
+                                           family mismatch, RoCE v1/v2 mismatch, bad MTU */
+  GIDPOLICY_ERR_DISAGREEMENT = 9,     /**< the entry at sgid_index does not hold the advertised GID */
+  GIDPOLICY_ERR_GID_CHANGED = 10,     /**< the table changed since the snapshot (re-select) */
+  GIDPOLICY_ERR_NO_MEMORY = 11,       /**< an allocation failed */
+  GIDPOLICY_ERR_INTERNAL = 12         /**< a bug in gidpolicy: please report the message */
+} gidpolicy_status;
+
+/** "GIDPOLICY_OK", "GIDPOLICY_ERR_NO_CANDIDATE", ...; "unknown" for other values. Static string. */
+const char *gidpolicy_status_name(gidpolicy_status status);
+
+/* ------------------------------------------------------------------------------------------ */
+/* GIDs                                                                                       */
+
+/** The kernel's GID type of an entry (what ibv_gid_entry::gid_type and sysfs say). */
+typedef enum gidpolicy_gid_type {
+  GIDPOLICY_GID_TYPE_UNKNOWN = 0, /**< not reported (ibv_query_gid, ibv_devinfo without ", RoCE vN") */
+  GIDPOLICY_GID_TYPE_IB = 1,
+  GIDPOLICY_GID_TYPE_ROCE_V1 = 2,
+  GIDPOLICY_GID_TYPE_ROCE_V2 = 3
+} gidpolicy_gid_type;
+
+/** Parse any GID text people paste ("::ffff:10.0.0.1", "fe80::1", the 8x4 hex form of sysfs
+ *  and ibv_devinfo) into 16 wire-order bytes. An IPv4 dotted quad becomes ::ffff:a.b.c.d.
+ *  Error: GIDPOLICY_ERR_PARSE naming the position.
+ *  Example: uint8_t g[16]; gidpolicy_gid_parse("::ffff:10.0.0.1", g, err, sizeof err); */
+gidpolicy_status gidpolicy_gid_parse(const char *text, uint8_t gid[16], char *err, size_t errlen);
+
+/** Compressed text of a GID ("::ffff:10.0.0.1", "fe80::1"); snprintf-like. A GID text fits in
+ *  46 bytes (GIDPOLICY_GID_STRLEN). */
+size_t gidpolicy_gid_to_string(const uint8_t gid[16], char *buf, size_t len);
+#define GIDPOLICY_GID_STRLEN 46
+
+/* ------------------------------------------------------------------------------------------ */
+/* Policies                                                                                   */
+
+/** A parsed policy spec: which entry to pick and which index to route from. */
+typedef struct gidpolicy_policy gidpolicy_policy;
+
+/** Parse a policy spec, the same grammar as the CLI's --policy and C++'s parse_profile():
+ *    "auto"                          the recommended ranking (IPv4-mapped RoCE v2 first, never a
+ *                                    link-local GID on Ethernet/Thunderbolt)
+ *    "auto:family=ipv4,roce=v2,subnet=10.0.0.0/8"
+ *    "validated:index=3,type=roce_v2" a forced index, checked (ds4's --rdma-gid-index, fixed)
+ *    "ds4" / "ds4:index=N"           ds4 on macOS as it ships (forced index accepted unchecked)
+ *    "ds4-linux:local=10.0.0.1"      ds4's Linux scan (RoCE v2, the control socket's address first)
+ *    "jaccl-fixed"                   JACCL's first IPv4-mapped GID, routed from where it was found
+ *    "jaccl"                         JACCL as it ships: routes from the literal index 1 (may
+ *                                    disagree: kept to reproduce the bug, see selection_agrees)
+ *    "first(validated:index=3|auto)", "per-device(mlx5_0=validated:index=7;*=auto)"
+ *  Error: GIDPOLICY_ERR_INVALID_SPEC, "at position P: expected ..., found '...'".
+ *  Example: gidpolicy_policy *p; if (gidpolicy_policy_parse(getenv("GID_POLICY"), &p, err, sizeof err)) ... */
+gidpolicy_status gidpolicy_policy_parse(const char *spec, gidpolicy_policy **out, char *err, size_t errlen);
+
+/** The canonical spec of a policy (parses back to an equal policy); snprintf-like. */
+size_t gidpolicy_policy_spec(const gidpolicy_policy *policy, char *buf, size_t len);
+
+/** Release a policy. NULL is ignored. */
+void gidpolicy_policy_free(gidpolicy_policy *policy);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tables: snapshots of one port's GID table                                                  */
+
+/** One port's GID table, read once. Selection and RTR work on this value, not on the device. */
+typedef struct gidpolicy_table gidpolicy_table;
+
+/** libibverbs entry points, each with the signature of the exported function of that name:
+ *  what a program that dlopen()s libibverbs (ds4's API struct, JACCL's IBVWrapper) already holds.
+ *
+ *  - query_port: the exported `ibv_query_port` symbol (dlsym finds the IBVERBS_1.1 entry, which
+ *    fills only rdma-core's compat prefix of struct ibv_port_attr; gidpolicy zeroes the struct
+ *    first, as verbs.h's inline does). In C, `ibv_query_port` is a macro: assign a wrapper
+ *    function, or the dlsym() result. Required.
+ *  - query_gid: `ibv_query_gid`; an empty in-range slot reads as success and 16 zero bytes.
+ *  - query_gid_ex: verbs.h's inline `ibv_query_gid_ex` form (5 arguments), through a wrapper;
+ *    query_gid_ex_sized: the exported `_ibv_query_gid_ex` (6 arguments, what dlsym finds,
+ *    rdma-core >= v32). They add the GID type and netdev; an empty slot fails with ENODATA.
+ *  At least one of query_gid, query_gid_ex, query_gid_ex_sized is required; the richest one
+ *  present is used (query_gid_ex*, then query_gid). get_device_name is optional (without it the
+ *  name is read from ctx->device->name). Unused members must be NULL: zero-initialise the struct. */
+typedef struct gidpolicy_verbs_fns {
+  int (*query_port)(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr);
+  int (*query_gid)(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid);
+  int (*query_gid_ex)(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+                      struct ibv_gid_entry *entry, uint32_t flags);
+  int (*query_gid_ex_sized)(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+                            struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size);
+  const char *(*get_device_name)(struct ibv_device *device);
+} gidpolicy_verbs_fns;
+
+/** Flags of gidpolicy_snapshot(). */
+enum {
+  /** Read a port that is not ACTIVE/ARMED anyway (its GIDs may not be there yet). */
+  GIDPOLICY_SNAPSHOT_ALLOW_INACTIVE = 1u << 0,
+  /** Stop at the first usable IPv4-mapped entry, as JACCL's own scan does: k+1 GID reads for an
+   *  entry at index k instead of gid_tbl_len. Later slots are then "not shown", not empty, so a
+   *  policy that looks past the stop (auto, ds4-linux) sees fewer candidates. */
+  GIDPOLICY_SNAPSHOT_STOP_AT_IPV4_MAPPED = 1u << 1,
+  /** Keep each entry's ndev_ifindex but do not turn it into a netdev name (if_indextoname()):
+   *  for contexts whose ifindex values mean nothing in this network namespace (a fake, a pod). */
+  GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES = 1u << 2
+};
+
+/** Snapshot port `port` (1..255) of an open context through the caller's function pointers.
+ *  Nothing is kept: the context is not closed and may be used concurrently by the caller only
+ *  if its verbs functions allow that. A slot whose read fails with an errno other than "empty"
+ *  becomes an unreadable entry (selection skips it), not an error.
+ *  Errors: GIDPOLICY_ERR_INVALID_ARGUMENT (NULL fns/ctx/out, port 0), GIDPOLICY_ERR_NOT_SUPPORTED
+ *  (no query_port or no GID read), GIDPOLICY_ERR_DRIVER (query_port failed: errno in the
+ *  message), GIDPOLICY_ERR_PORT_NOT_ACTIVE.
+ *  Example (ds4): gidpolicy_verbs_fns fns = {0}; fns.query_port = api->query_port;
+ *                 fns.query_gid = api->query_gid;
+ *                 gidpolicy_snapshot(&fns, ctx, 1, 0, &table, err, sizeof err); */
+gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns *fns, struct ibv_context *context, uint32_t port,
+                                    unsigned flags, gidpolicy_table **out, char *err, size_t errlen);
+
+/** [c_verbs] Fill `fns` with the linked libibverbs' functions (wrappers of the verbs.h inlines).
+ *  Lives in gidpolicy::c_verbs, which links libibverbs. */
+void gidpolicy_verbs_fns_libibverbs(gidpolicy_verbs_fns *fns);
+
+/** [c_verbs] gidpolicy_snapshot() through the linked libibverbs.
+ *  Example (JACCL-style C++ or any linked program):
+ *    gidpolicy_snapshot_context(ctx, 1, 0, &table, err, sizeof err); */
+gidpolicy_status gidpolicy_snapshot_context(struct ibv_context *context, uint32_t port, unsigned flags,
+                                            gidpolicy_table **out, char *err, size_t errlen);
+
+/** A table from gidpolicy's canonical JSON document (the format of `gidpolicy snapshot --json`
+ *  and examples/tables/): the port of `device` number `port`, or the first port when `device` is
+ *  NULL. For tests, replays and offline checks.
+ *  Errors: GIDPOLICY_ERR_PARSE (line/column or field path), GIDPOLICY_ERR_INVALID_ARGUMENT (no
+ *  such port in the document). */
+gidpolicy_status gidpolicy_table_from_json(const char *text, size_t text_len, const char *device, uint32_t port,
+                                           gidpolicy_table **out, char *err, size_t errlen);
+
+/** The table as a canonical JSON document (one port); snprintf-like. */
+size_t gidpolicy_table_to_json(const gidpolicy_table *table, char *buf, size_t len);
+
+/** gid_tbl_len when known, else one past the highest index present. */
+uint32_t gidpolicy_table_length(const gidpolicy_table *table);
+
+/** Release a table. NULL is ignored. */
+void gidpolicy_table_free(gidpolicy_table *table);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Selection                                                                                  */
+
+/** What a policy chose on a table: the GID to advertise, the index to route from, and why. It
+ *  keeps a copy of the table, so the table may be freed before the selection. */
+typedef struct gidpolicy_selection gidpolicy_selection;
+
+/** Run `policy` on `table`. The trace (every entry looked at and why it was taken or rejected)
+ *  is always recorded; on failure it follows the message in `err`.
+ *  Errors: GIDPOLICY_ERR_NO_CANDIDATE ("no candidate: index 0: link-local fe80::... rejected on
+ *  thunderbolt ..."), GIDPOLICY_ERR_INVALID_ARGUMENT. */
+gidpolicy_status gidpolicy_select(const gidpolicy_policy *policy, const gidpolicy_table *table,
+                                  gidpolicy_selection **out, char *err, size_t errlen);
+
+/** The index of the chosen entry: its GID is what this side advertises. */
+uint32_t gidpolicy_selection_index(const gidpolicy_selection *selection);
+/** The sgid_index to route from: the chosen index, except under a spec ending in "@sgid=N" or
+ *  the "jaccl" profile (the literal index 1). */
+uint8_t gidpolicy_selection_sgid_index(const gidpolicy_selection *selection);
+/** 1 when the entry at sgid_index holds the advertised GID (always, unless a literal index was
+ *  asked for); 0 otherwise, with the reason in gidpolicy_selection_agreement(). */
+int gidpolicy_selection_agrees(const gidpolicy_selection *selection);
+/** One line: "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2";
+ *  snprintf-like. */
+size_t gidpolicy_selection_agreement(const gidpolicy_selection *selection, char *buf, size_t len);
+/** The 16 bytes to advertise to the peer (wire order). */
+void gidpolicy_selection_gid(const gidpolicy_selection *selection, uint8_t gid[16]);
+/** The advertised GID's type (RoCE v1/v2...), GIDPOLICY_GID_TYPE_UNKNOWN when not read. */
+gidpolicy_gid_type gidpolicy_selection_gid_type(const gidpolicy_selection *selection);
+/** The printable trace: one line per policy tried, one indented line per entry; snprintf-like. */
+size_t gidpolicy_selection_trace(const gidpolicy_selection *selection, char *buf, size_t len);
+/** Release a selection. NULL is ignored. */
+void gidpolicy_selection_free(gidpolicy_selection *selection);
+
+/* ------------------------------------------------------------------------------------------ */
+/* RTR attributes                                                                             */
+
+/** What the peer sent over the side channel. */
+typedef struct gidpolicy_peer {
+  uint32_t qpn;       /**< its QP number (24 bits): dest_qp_num */
+  uint32_t psn;       /**< its starting PSN (24 bits): rq_psn */
+  uint8_t gid[16];    /**< the GID it advertised: grh.dgid */
+  uint16_t lid;       /**< its LID (InfiniBand without GRH); 0 on RoCE/Thunderbolt */
+  int mtu;            /**< its active MTU as enum ibv_mtu (IBV_MTU_256=1 .. IBV_MTU_4096=5); 0 = not sent */
+  int gid_type;       /**< gidpolicy_gid_type of its GID when it sent one; 0 = not sent */
+} gidpolicy_peer;
+
+/** Knobs of gidpolicy_rtr_fill(). Initialise with gidpolicy_rtr_options_init(), then change. */
+typedef struct gidpolicy_rtr_options {
+  int qp_type;                /**< enum ibv_qp_type: IBV_QPT_UC (3, default) or IBV_QPT_RC (2) */
+  int path_mtu;               /**< enum ibv_mtu; 0 (default) = min(local active MTU, peer MTU) */
+  uint8_t hop_limit;          /**< grh.hop_limit; default 64 (JACCL's 1 works on one L2 segment only) */
+  uint8_t traffic_class;      /**< grh.traffic_class; default 0 */
+  uint32_t flow_label;        /**< grh.flow_label (20 bits); default 0 */
+  uint8_t service_level;      /**< ah_attr.sl; default 0 */
+  uint8_t max_dest_rd_atomic; /**< RC only; default 1 */
+  uint8_t min_rnr_timer;      /**< RC only; default 12 (0.64 ms) */
+} gidpolicy_rtr_options;
+
+/** Set the defaults documented in gidpolicy_rtr_options. */
+void gidpolicy_rtr_options_init(gidpolicy_rtr_options *options);
+
+/** Fill `*attr` (overwritten entirely) and `*attr_mask` for ibv_modify_qp(INIT->RTR): qp_state,
+ *  path_mtu, dest_qp_num, rq_psn and the address vector with grh.sgid_index taken from the
+ *  selection and grh.dgid from the peer. Each field is set together with its mask bit, and the
+ *  bits the QP type requires are checked. `options` may be NULL for the defaults.
+ *  Errors: GIDPOLICY_ERR_RTR (peer GID zero, IPv4-mapped source with an IPv6 peer or the reverse,
+ *  RoCE v1/v2 mismatch, an MTU above either side), GIDPOLICY_ERR_NOT_SUPPORTED (UD),
+ *  GIDPOLICY_ERR_INVALID_ARGUMENT (a value wider than its field).
+ *  Example: struct ibv_qp_attr attr; int mask;
+ *           if (gidpolicy_rtr_fill(sel, &peer, NULL, &attr, &mask, err, sizeof err) == GIDPOLICY_OK)
+ *             rc = ibv_modify_qp(qp, &attr, mask); */
+gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection *selection, const gidpolicy_peer *peer,
+                                    const gidpolicy_rtr_options *options, struct ibv_qp_attr *attr, int *attr_mask,
+                                    char *err, size_t errlen);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Preflight: check before modify_qp, not after                                               */
+
+/** Does the entry at `sgid_index` of `table` hold `advertised`? (Offline: on a snapshot.)
+ *  An empty, unreadable or out-of-range slot, or an index above 255, never agrees.
+ *  Error: GIDPOLICY_ERR_DISAGREEMENT, "sgid_index 1 is empty; the advertised GID ... is at index 2". */
+gidpolicy_status gidpolicy_preflight(const gidpolicy_table *table, uint32_t sgid_index, const uint8_t advertised[16],
+                                     char *err, size_t errlen);
+
+/** Re-read the entry at `sgid_index` now, through the caller's functions, and check that it
+ *  still holds `advertised`: call it immediately before ibv_modify_qp(RTR). One GID read when it
+ *  does; when it does not, a scan to say where the advertised GID went.
+ *  Errors: GIDPOLICY_ERR_GID_CHANGED (the slot is empty or holds another GID now: snapshot,
+ *  select and exchange again; the message says what the slot holds and where the GID is),
+ *  GIDPOLICY_ERR_DISAGREEMENT (an index above 255), GIDPOLICY_ERR_DRIVER (the slot cannot be
+ *  read: errno in the message), GIDPOLICY_ERR_INVALID_ARGUMENT, GIDPOLICY_ERR_NOT_SUPPORTED.
+ *  Example: gidpolicy_preflight_live(&fns, ctx, 1, attr.ah_attr.grh.sgid_index, my_gid, err, sizeof err); */
+gidpolicy_status gidpolicy_preflight_live(const gidpolicy_verbs_fns *fns, struct ibv_context *context, uint32_t port,
+                                          uint32_t sgid_index, const uint8_t advertised[16], char *err,
+                                          size_t errlen);
+
+/** The last check before ibv_modify_qp(RTR) for a selection: a selection that disagrees (a
+ *  literal sgid_index, "jaccl") is refused with GIDPOLICY_ERR_DISAGREEMENT and no driver call;
+ *  otherwise gidpolicy_preflight_live() of its sgid_index and GID.
+ *  Example: if (gidpolicy_preflight_selection(&fns, ctx, 1, sel, err, sizeof err)) goto fail; */
+gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns *fns, struct ibv_context *context,
+                                               uint32_t port, const gidpolicy_selection *selection, char *err,
+                                               size_t errlen);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Explaining an errno                                                                        */
+
+/** Whose errno numbering applies. */
+typedef enum gidpolicy_platform {
+  /** Darwin when the selection's port is Thunderbolt (Apple's driver), otherwise the platform
+   *  gidpolicy was built for. */
+  GIDPOLICY_PLATFORM_AUTO = 0,
+  GIDPOLICY_PLATFORM_LINUX = 1,
+  GIDPOLICY_PLATFORM_DARWIN = 2  /**< macOS Thunderbolt RDMA: 60 ETIMEDOUT, 96 ENODATA, ... */
+} gidpolicy_platform;
+
+/** Explain an errno from ibv_modify_qp(RTR) (or QP creation): the errno's name on that platform
+ *  and its known causes, most likely first, confirmed or ruled out by what `selection` (the
+ *  table, the sgid_index, the advertised GID) and `peer` show. Both may be NULL. snprintf-like.
+ *  Example output for errno 22 on Darwin with sgid_index 1 empty:
+ *    "EINVAL (22) on darwin:\n  confirmed: sgid_index 1 is empty; ..." */
+size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_selection *selection,
+                               const gidpolicy_peer *peer, char *buf, size_t len);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GIDPOLICY_GIDPOLICY_H */

@@ -1,0 +1,94 @@
+// Internals shared by the C API's two libraries (gidpolicy::c and gidpolicy::c_verbs): the
+// definitions behind the opaque handles, the errc -> gidpolicy_status mapping, and the guard
+// that keeps C++ exceptions from crossing the C boundary.
+#pragma once
+
+#include <gidpolicy/error.hpp>
+#include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/gidpolicy.h>
+#include <gidpolicy/profiles.hpp>
+
+#include <cstddef>
+#include <exception>
+#include <new>
+#include <string>
+#include <string_view>
+
+struct gidpolicy_policy {
+  gidpolicy::Profile profile;
+};
+
+struct gidpolicy_table {
+  gidpolicy::GidTable table;
+};
+
+// A selection keeps its own copy of the table: RTR building and errno explanations need the
+// port (MTU, link layer) and the entries, and the caller may free the table first.
+struct gidpolicy_selection {
+  gidpolicy::GidTable table;
+  gidpolicy::Plan plan;
+};
+
+namespace gidpolicy::capi {
+
+/// snprintf semantics: copy at most len-1 bytes and a NUL; return the whole text's length.
+inline std::size_t write_text(std::string_view text, char* buf, std::size_t len) noexcept {
+  if (buf && len > 0) {
+    const std::size_t n = text.size() < len - 1 ? text.size() : len - 1;
+    if (n > 0) text.copy(buf, n);
+    buf[n] = '\0';
+  }
+  return text.size();
+}
+
+/// The C status for a gidpolicy error.
+gidpolicy_status status_of(const Error& e) noexcept;
+
+/// The message for the caller's buffer: what() and, for a failed selection, the trace.
+std::string message_of(const Error& e);
+
+/// Report `e` through the C convention.
+inline gidpolicy_status report(const Error& e, char* err, std::size_t errlen) {
+  write_text(message_of(e), err, errlen);
+  return status_of(e);
+}
+
+inline gidpolicy_status report(gidpolicy_status s, std::string_view message, char* err, std::size_t errlen) {
+  write_text(message, err, errlen);
+  return s;
+}
+
+/// Run an entry point body: "" in the message buffer first, and any exception (std::bad_alloc
+/// is the one the core can raise) turned into a status instead of unwinding into C.
+template <class F>
+gidpolicy_status guarded(char* err, std::size_t errlen, F&& body) noexcept {
+  write_text("", err, errlen);
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    write_text("out of memory", err, errlen);
+    return GIDPOLICY_ERR_NO_MEMORY;
+  } catch (const std::exception& e) {
+    try {
+      write_text(std::string("internal error: ") + e.what(), err, errlen);
+    } catch (...) {
+      write_text("internal error", err, errlen);
+    }
+    return GIDPOLICY_ERR_INTERNAL;
+  } catch (...) {
+    write_text("internal error: unknown exception", err, errlen);
+    return GIDPOLICY_ERR_INTERNAL;
+  }
+}
+
+/// For the snprintf-like getters: the text, or "" (length 0) if building it threw.
+template <class F>
+std::size_t guarded_text(char* buf, std::size_t len, F&& make) noexcept {
+  try {
+    return write_text(make(), buf, len);
+  } catch (...) {
+    return write_text("", buf, len);
+  }
+}
+
+}  // namespace gidpolicy::capi
