@@ -26,8 +26,15 @@ constexpr Platform host_platform() noexcept {
 
 }  // namespace
 
+result<PortPlan> plan_port(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Profile& profile,
+                           const SnapshotOptions& options) {
+  GIDPOLICY_TRY(table, snapshot(api, device, port, options));
+  GIDPOLICY_TRY(plan, profile.plan(table));
+  return PortPlan{std::move(table), std::move(plan)};
+}
+
 result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, std::uint32_t sgid_index,
-                       const Gid& advertised) {
+                       const Gid& advertised, std::optional<GidType> type) {
   if (sgid_index > 0xffu)
     return fail(errc::index_exceeds_uint8,
                 "sgid_index " + std::to_string(sgid_index) + " would wrap to " + std::to_string(sgid_index & 0xffu));
@@ -38,7 +45,7 @@ result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, s
     return fail(Error(now.read_error, "preflight: " + at + " cannot be re-read; refusing to modify_qp"));
   if (now.state == EntryState::valid && now.gid == advertised) return success();
   std::string where;
-  auto moved = find_current_index(api, device, port, advertised);
+  auto moved = find_current_index(api, device, port, advertised, type);
   if (moved)
     where = "; the advertised GID is now at index " + std::to_string(moved.value());
   else if (moved.error() == errc::gid_changed)
@@ -50,7 +57,9 @@ result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, s
 result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, const RtrAttributes& rtr) {
   if (!rtr.agrees())
     return fail(errc::disagreement, rtr.agreement.explanation + " (refused before modify_qp)");
-  return preflight(api, device, port, rtr.sgid_index(), rtr.agreement.advertised);
+  std::optional<GidType> type;
+  if (rtr.agreement.at_index && rtr.agreement.at_index->type != GidType::unknown) type = rtr.agreement.at_index->type;
+  return preflight(api, device, port, rtr.sgid_index(), rtr.agreement.advertised, type);
 }
 
 result<void> apply_rtr(VerbsApi& api, QpHandle qp, DeviceHandle device, std::uint32_t port, const RtrAttributes& rtr,

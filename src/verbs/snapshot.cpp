@@ -219,13 +219,18 @@ result<GidEntry> read_entry(VerbsApi& api, DeviceHandle device, std::uint32_t po
   return fail(errc::not_supported, "the " + api.backend_name() + " backend can read no GID");
 }
 
-result<std::uint32_t> find_current_index(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Gid& gid) {
+result<std::uint32_t> find_current_index(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Gid& gid,
+                                         std::optional<GidType> type) {
   SnapshotOptions o;
   o.allow_inactive = true;  // following a GID is worth trying whatever the port state says
-  o.stop_after = [gid](const GidEntry& e) { return e.usable() && e.gid == gid; };
+  auto matches = [gid, type](const GidEntry& e) { return e.usable() && e.gid == gid && (!type || e.type == *type); };
+  o.stop_after = matches;
   GIDPOLICY_TRY(t, snapshot(api, device, port, o));
-  if (const GidEntry* e = t.find(gid)) return e->index;
-  return fail(errc::gid_changed, gid.to_string() + " is no longer in " + port_name(t.port()) + "'s GID table");
+  for (const GidEntry& e : t)
+    if (matches(e)) return e.index;
+  std::string what = gid.to_string();
+  if (type) what += " (" + std::string(to_string(*type)) + ")";
+  return fail(errc::gid_changed, what + " is no longer in " + port_name(t.port()) + "'s GID table");
 }
 
 }  // namespace gidpolicy::verbs

@@ -24,7 +24,9 @@
 #include <gidpolicy/driver_profile.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid.hpp>
+#include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
+#include <gidpolicy/verbs/snapshot.hpp>
 #include <gidpolicy/verbs/verbs_api.hpp>
 
 #include <cstdint>
@@ -32,15 +34,31 @@
 
 namespace gidpolicy::verbs {
 
+/// A port's table and what a profile makes of it: advertise plan.selection.entry.gid, build the
+/// RTR with RtrBuilder(type, table, plan).
+struct PortPlan {
+  GidTable table;
+  Plan plan;
+};
+
+/// Snapshot `port` (see snapshot()) and run `profile` on it. A failed selection is returned as
+/// is (its trace says why each entry was rejected): nothing is advertised and no QP is touched.
+/// Example: `auto pp = plan_port(api, dev, 1, gidpolicy::profiles::automatic());`
+result<PortPlan> plan_port(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Profile& profile,
+                           const SnapshotOptions& options = {});
+
 /// Re-read the entry at `sgid_index` and check it still holds `advertised`.
 /// Errors: errc::gid_changed (the slot is empty or holds another GID: the detail says what and
 /// where the advertised GID is now); the read's errno when the slot cannot be read at all;
 /// errc::index_exceeds_uint8 for an index above 255.
+/// `type`, when known (the type of the entry that was selected), also names where the GID went
+/// (find_current_index()).
 result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, std::uint32_t sgid_index,
-                       const Gid& advertised);
+                       const Gid& advertised, std::optional<GidType> type = std::nullopt);
 /// preflight() for built attributes: their sgid_index against the GID they were built to
 /// advertise (rtr.agreement.advertised). Attributes that already disagree fail with
-/// errc::disagreement and no driver call.
+/// errc::disagreement and no driver call. The selected entry's type (rtr.agreement.at_index)
+/// is used to follow the GID.
 result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, const RtrAttributes& rtr);
 
 /// How apply_rtr() runs.

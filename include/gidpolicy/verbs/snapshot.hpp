@@ -91,8 +91,11 @@ result<GidEntry> read_entry(VerbsApi& api, DeviceHandle device, std::uint32_t po
                             unsigned* calls = nullptr);
 
 /// Follow a GID to its index now: after a port flap the kernel reallocates first-free slots and
-/// the same address can come back elsewhere (NCCL 2157). Per-index reads stop at the first match.
+/// the same address can come back elsewhere (NCCL 2157). With `type`, only an entry of that GID
+/// type matches: mlx5 stores each address twice (RoCE v1 and v2), and following a v2 entry to
+/// its v1 twin would change how packets are sent. Per-index reads stop at the first match.
 /// Error: errc::gid_changed when no entry holds `gid` any more (the detail says so).
-result<std::uint32_t> find_current_index(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Gid& gid);
+result<std::uint32_t> find_current_index(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Gid& gid,
+                                         std::optional<GidType> type = std::nullopt);
 
 }  // namespace gidpolicy::verbs
