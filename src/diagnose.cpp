@@ -130,11 +130,20 @@ class Builder {
   /// Advertised one GID, routed from another entry.
   void disagreement(Likelihood if_disagree) {
     if (!f_.agreement) return;
-    if (f_.agreement->agrees)
-      add("disagreement", Likelihood::ruled_out, f_.agreement->explanation, "");
-    else
-      add("disagreement", if_disagree, f_.agreement->explanation,
-          "derive sgid_index from the selection that chose the advertised GID (profile jaccl-fixed or auto)");
+    const Agreement& a = *f_.agreement;
+    if (a.agrees) {
+      add("disagreement", Likelihood::ruled_out, a.explanation, "");
+      return;
+    }
+    // Said from the advertising side: the slot's own story is already told by another cause.
+    std::string s = a.advertised_at ? "advertised " + a.advertised.to_string() + ", which is at index " +
+                                          std::to_string(*a.advertised_at) + ", but routed from sgid_index " +
+                                          std::to_string(a.sgid_index)
+                                    : "advertised " + a.advertised.to_string() +
+                                          ", which no entry holds, and routed from sgid_index " +
+                                          std::to_string(a.sgid_index);
+    add("disagreement", if_disagree, s + ": the peer expects packets from a GID this side does not send from",
+        "derive sgid_index from the selection that chose the advertised GID (profile jaccl-fixed or auto)");
   }
   /// sgid is IPv4-mapped and dgid native IPv6, or the reverse.
   void family_mismatch(Likelihood unknown_l, const std::string& effect) {

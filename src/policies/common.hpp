@@ -22,8 +22,11 @@ std::string where(const GidTable& table);
 std::string describe(const GidEntry& e);
 /// An address as a spec writes it: dotted quad for IPv4-mapped GIDs, IPv6 text otherwise.
 std::string address_to_spec(const Gid& g);
-/// "2 (roce_v2)": "index N holds X" helpers.
+/// "index 3 holds ::ffff:10.0.0.1 (roce_v2)" / "index 1 is empty".
 std::string holds(const GidEntry& e);
+/// A trace note for an entry whose verdict already says what is wrong with its state: nothing
+/// for an empty slot, the read error for an unreadable one, describe() otherwise.
+std::string note_for(const GidEntry& e);
 
 /// Records trace steps only when on. Notes are built lazily: with tracing off a policy's scan
 /// neither formats strings nor allocates.

@@ -11,7 +11,7 @@ result<Selection> Ds4Scan::select(const GidTable& table, SelectOptions run) cons
       if (e.index >= len) break;
       if (e.state != EntryState::valid) {
         rec.step(e.index, e.state == EntryState::empty ? Verdict::empty : Verdict::unreadable,
-                 [&] { return detail::describe(e); });
+                 [&] { return detail::note_for(e); });
         continue;
       }
       if (!e.gid.is_ipv4_mapped()) {

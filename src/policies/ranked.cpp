@@ -58,8 +58,8 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
     for (const GidEntry& e : table) {
       const auto reject = [&](Verdict v, const char* why) {
         rec.step(e.index, v, [&] {
-          std::string n = detail::describe(e);
-          if (*why) n += std::string(": ") + why;
+          std::string n = detail::note_for(e);
+          if (*why) n += (n.empty() ? "" : ": ") + std::string(why);
           return n;
         });
       };

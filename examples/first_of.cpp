@@ -1,0 +1,24 @@
+// FirstOf: a configured index with an explicit, visible fallback, instead of NCCL's silent
+// index 0: "index 3 if it is a valid IPv4 GID, otherwise the automatic choice". The trace shows
+// why index 3 was refused before auto chose.
+//
+//   first_of TABLE
+#include <gidpolicy/policies/first_of.hpp>
+#include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/validated_explicit.hpp>
+
+#include "example_support.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: first_of TABLE\n";
+    return 2;
+  }
+  auto tables = example::load(argv[1]);
+  if (!tables) return 2;
+  const gidpolicy::FirstOf policy{{gidpolicy::ValidatedExplicit{.index = 3}, gidpolicy::Ranked{}}};
+  int status = 0;
+  for (const auto& t : *tables)
+    if (!example::report(t, policy.spec(), policy.select(t, {.trace = true}), true)) status = 1;
+  return status;
+}

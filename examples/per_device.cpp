@@ -1,0 +1,26 @@
+// PerDevice: a policy per NIC (NCCL issue 890). Here mlx5_1 is pinned to its RoCE v1 IPv4
+// entry (index 6: say, a peer that only speaks v1) and every other device uses auto.
+//
+//   per_device TABLE
+#include <gidpolicy/policies/per_device.hpp>
+#include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/validated_explicit.hpp>
+
+#include "example_support.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: per_device TABLE\n";
+    return 2;
+  }
+  auto tables = example::load(argv[1]);
+  if (!tables) return 2;
+  const gidpolicy::PerDevice policy{
+      .by_device = {{"mlx5_1", gidpolicy::ValidatedExplicit{.index = 6, .type = gidpolicy::TypeFilter::roce_v1}}},
+      .fallback = gidpolicy::AnyPolicy(gidpolicy::Ranked{})};
+  std::cout << "policy " << policy.spec() << "\n";
+  int status = 0;
+  for (const auto& t : *tables)
+    if (!example::report(t, policy.policy_for(t.port().device)->spec(), policy.select(t))) status = 1;
+  return status;
+}
