@@ -299,7 +299,7 @@ int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uint32_t gid_inde
     e.value().gid.copy_to(entry->gid.raw);
     entry->gid_index = gid_index;
     entry->port_num = port_num;
-    entry->gid_type = verbs::to_ibv(e.value().type);
+    entry->gid_type = abi_gid_type(e.value().type, link_layer_of(*c->device, port_num));
     entry->ndev_ifindex = e.value().ifindex;
     r["gid"] = e.value().gid.to_string();
     r["gid_type"] = to_string(e.value().type);
@@ -339,7 +339,7 @@ ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_
       row.entry.gid.copy_to(e->gid.raw);
       e->gid_index = row.entry.index;
       e->port_num = row.port;
-      e->gid_type = verbs::to_ibv(row.entry.type);
+      e->gid_type = abi_gid_type(row.entry.type, link_layer_of(*c->device, row.port));
       e->ndev_ifindex = row.entry.ifindex;
     }
     r["result"] = rows.value().size();
@@ -368,22 +368,10 @@ int ibv_query_gid_type(ibv_context* context, uint8_t port_num, unsigned int inde
         result = -1;
       }
     } else {
-      switch (e.value().type) {
-        case GidType::roce_v2: *type = kGidTypeSysfsRoceV2; break;
-        case GidType::ib:
-        case GidType::roce_v1: *type = kGidTypeSysfsIbRoceV1; break;
-        case GidType::unknown: {
-          // On a RoCE port the kernel always knows a GID's type; a table that does not say
-          // (a pre-v29 ibv_devinfo paste) gives a type that cannot be read, which ibv_devinfo
-          // skips. Elsewhere "IB/RoCE v1" is the only sysfs type there is.
-          auto port = lib.model.port_attributes(c->handle, port_num);
-          if (port && port.value().link_layer.kind() == LinkLayer::Kind::ethernet)
-            result = -1;
-          else
-            *type = kGidTypeSysfsIbRoceV1;
-          break;
-        }
-      }
+      // rdma-core derives this from ibv_query_gid_ex: RoCE v2 is "RoCE v2", everything else
+      // (IB, RoCE v1, and a type the table does not give, which _ibv_query_gid_ex reports as IB)
+      // is "IB/RoCE v1".
+      *type = e.value().type == GidType::roce_v2 ? kGidTypeSysfsRoceV2 : kGidTypeSysfsIbRoceV1;
     }
     r["result"] = result;
     if (result == 0) r["type"] = *type == kGidTypeSysfsRoceV2 ? "RoCE v2" : "IB/RoCE v1";

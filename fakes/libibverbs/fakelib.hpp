@@ -56,7 +56,8 @@ inline constexpr std::uint32_t kMaxMessage = 65000;
 struct Device {
   ibv_device dev{};  // its address is what ibv_get_device_list hands out: never moves
   std::string name;
-  std::vector<std::uint32_t> ports;  // port numbers, ascending
+  std::vector<std::uint32_t> ports;  // port numbers, in the order the table file lists them
+  std::vector<LinkLayer> link_layers;  // per entry of `ports`
   std::uint32_t phys_port_cnt = 0;
   std::uint64_t guid = 0;  // host order
   int index = 0;
@@ -199,6 +200,14 @@ class Library {
  private:
   Library();
 };
+
+/// ibv_gid_entry::gid_type for an entry on a port of `link_layer`, as the kernel reports it: the
+/// sysfs type "IB/RoCE v1" is IBV_GID_TYPE_ROCE_V1 on an Ethernet port and IBV_GID_TYPE_IB
+/// elsewhere, so a table's ib or unknown type becomes one of those two (the C ABI has no
+/// "unknown"); RoCE v2 stays RoCE v2.
+std::uint32_t abi_gid_type(GidType type, LinkLayer link_layer) noexcept;
+/// The link layer of a device's port (ethernet when the port is unknown).
+LinkLayer link_layer_of(const Device& device, std::uint32_t port) noexcept;
 
 /// The errno an Error from the model stands for (a gidpolicy::errc maps to its nearest errno).
 int errno_of(const Error& e) noexcept;

@@ -133,10 +133,10 @@ Library::Library() {
     d->index = static_cast<int>(devices.size());
     for (const GidTable* t : by_device[name]) {
       d->ports.push_back(t->port().port);
+      d->link_layers.push_back(t->port().link_layer);
       d->phys_port_cnt = std::max(d->phys_port_cnt, t->port().port);
       if (t->port().link_layer.kind() == LinkLayer::Kind::thunderbolt) d->thunderbolt = true;
     }
-    std::sort(d->ports.begin(), d->ports.end());
     d->guid = device_guid(by_device[name], name);
     d->dev.node_type = IBV_NODE_CA;
     // Apple reports Thunderbolt RDMA devices with transport 100, which ibv_devinfo prints as a
@@ -186,6 +186,17 @@ Qp* Library::qp(const ibv_qp* q) {
 Channel* Library::channel(const ibv_comp_channel* c) {
   auto it = channels.find(c);
   return it == channels.end() ? nullptr : it->second.get();
+}
+
+std::uint32_t abi_gid_type(GidType type, LinkLayer link_layer) noexcept {
+  if (type == GidType::roce_v2) return IBV_GID_TYPE_ROCE_V2;
+  return link_layer.kind() == LinkLayer::Kind::ethernet ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_IB;
+}
+
+LinkLayer link_layer_of(const Device& device, std::uint32_t port) noexcept {
+  for (std::size_t i = 0; i < device.ports.size(); ++i)
+    if (device.ports[i] == port) return device.link_layers[i];
+  return LinkLayer::ethernet();
 }
 
 int errno_of(const Error& e) noexcept {
