@@ -1,0 +1,73 @@
+// The subcommands of `gidpolicy`. Each returns the process exit code:
+//   0 success; 1 a selection failed, a profile disagrees (check) or a pair does not connect
+//   (simulate); 2 bad usage or unreadable input (one line on stderr says what to do).
+#pragma once
+
+#include "sources.hpp"
+
+#include <gidpolicy/error.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gidpolicy::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFinding = 1;
+inline constexpr int kExitUsage = 2;
+
+/// Print "gidpolicy: <what>" (plus a hint for the usual mistakes) to stderr; returns kExitUsage.
+int usage_error(const Error& e);
+int usage_error(const std::string& message);
+
+struct ShowOptions {
+  SourceOptions source;
+  bool json = false;
+};
+int run_show(const ShowOptions& o);
+
+struct SelectOptions {
+  SourceOptions source;
+  std::string policy = "auto";
+  bool explain = false;
+  bool json = false;
+};
+int run_select(const SelectOptions& o);
+
+struct CheckOptions {
+  SourceOptions source;
+  std::optional<std::string> platform;  ///< "linux" or "darwin": overrides the link-layer guess
+  std::vector<std::string> profiles;    ///< empty: every named profile
+  bool json = false;
+};
+int run_check(const CheckOptions& o);
+
+struct ExplainOptions {
+  std::string err;  ///< "22" or "EINVAL"
+  SourceOptions source;
+  bool has_source = false;  ///< a table source was given (explain-errno never probes devices on its own)
+  std::optional<std::string> platform;
+  std::optional<std::uint32_t> sgid_index;
+  std::optional<std::string> advertised;
+  std::optional<std::string> peer;
+};
+int run_explain(const ExplainOptions& o);
+
+struct ConvertOptions {
+  SourceOptions source;
+  std::string to;                     ///< json, devinfo, show_gids, sysfs
+  std::optional<std::string> output;  ///< a file (a directory for sysfs); stdout otherwise
+};
+int run_convert(const ConvertOptions& o);
+
+struct SimulateOptions {
+  std::string topology = "mesh";
+  std::string profile = "auto";
+  std::optional<std::string> platform;
+  bool preflight = false;
+  std::vector<std::string> tables;  ///< FILE or FILE:DEVICE[:PORT], one host each
+};
+int run_simulate(const SimulateOptions& o);
+
+}  // namespace gidpolicy::cli

@@ -1,0 +1,114 @@
+#include "json_out.hpp"
+
+#include <array>
+#include <string_view>
+
+namespace gidpolicy::cli {
+namespace {
+
+// Same order as enum class errc (error.hpp), starting at 1.
+constexpr std::array<std::string_view, 33> kErrcNames{
+    "invalid_gid_text", "parse_error", "invalid_field", "unsupported_version", "duplicate_index",
+    "index_too_large", "unknown_format", "io_error", "invalid_policy_spec", "no_ipv4_mapped_gid",
+    "no_candidate", "index_out_of_range", "index_exceeds_uint8", "entry_empty", "entry_unreadable",
+    "entry_zero", "entry_not_shown", "wrong_gid_type", "wrong_family", "link_local_rejected",
+    "missing_required_attribute", "peer_gid_zero", "family_mismatch", "roce_version_mismatch", "gid_changed",
+    "disagreement", "no_devices", "device_not_found", "port_not_active", "library_unavailable",
+    "symbol_missing", "not_supported", "invalid_argument"};
+static_assert(static_cast<int>(errc::invalid_argument) == static_cast<int>(kErrcNames.size()),
+              "kErrcNames must list every errc enumerator in order");
+
+Json nullable(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
+
+}  // namespace
+
+std::string error_code_name(const std::error_code& code) {
+  if (code.category() == error_category()) {
+    auto v = static_cast<std::size_t>(code.value());
+    if (v >= 1 && v <= kErrcNames.size()) return std::string(kErrcNames[v - 1]);
+    return "errc_" + std::to_string(code.value());
+  }
+  return "errno";
+}
+
+Json json_error(const Error& e) {
+  Json j;
+  j["code"] = error_code_name(e.code);
+  j["category"] = e.code.category().name();
+  j["value"] = e.code.value();
+  j["message"] = e.what();
+  return j;
+}
+
+Json json_trace(const Trace& t) {
+  Json out = Json::array();
+  for (const auto& a : t.attempts) {
+    Json ja;
+    ja["policy"] = a.policy;
+    ja["error"] = nullable(a.error);
+    Json steps = Json::array();
+    for (const auto& s : a.steps)
+      steps.push_back(Json{{"index", s.index}, {"verdict", std::string(to_string(s.verdict))}, {"note", s.note}});
+    ja["steps"] = std::move(steps);
+    out.push_back(std::move(ja));
+  }
+  return out;
+}
+
+Json json_verdict(const RtrVerdict& v, Platform p) {
+  Json j;
+  j["outcome"] = std::string(to_string(v.outcome));
+  j["errno"] = v.err != 0 ? Json(v.err) : Json(nullptr);
+  j["errno_name"] = v.err != 0 ? Json(errno_name(p, v.err)) : Json(nullptr);
+  j["reason"] = v.reason;
+  j["text"] = v.to_string(p);
+  return j;
+}
+
+std::vector<std::string> entry_flags(const GidEntry& e) {
+  std::vector<std::string> f;
+  if (e.state == EntryState::empty) f.emplace_back("empty");
+  if (e.state == EntryState::unreadable) f.emplace_back("unreadable");
+  if (e.state != EntryState::valid) return f;
+  if (e.gid.is_zero()) f.emplace_back("zero");
+  if (e.gid.is_link_local()) f.emplace_back("link-local");
+  if (e.gid.is_ipv4_mapped() && !e.gid.is_zero()) f.emplace_back("ipv4-mapped");
+  if (e.gid.is_ipv4_link_local()) f.emplace_back("ipv4-link-local");
+  return f;
+}
+
+Json json_show_table(const GidTable& t) {
+  const PortInfo& p = t.port();
+  Json j;
+  j["device"] = p.device;
+  j["port"] = p.port;
+  j["state"] = std::string(to_string(p.state));
+  j["link_layer"] = to_string(p.link_layer);
+  j["gid_tbl_len"] = p.gid_tbl_len ? Json(*p.gid_tbl_len) : Json(nullptr);
+  j["active_mtu"] = mtu_bytes(p.active_mtu);
+  j["holes"] = std::string(to_string(t.holes()));
+  Json entries = Json::array();
+  for (const auto& e : t) {
+    Json je;
+    je["index"] = e.index;
+    je["state"] = std::string(to_string(e.state));
+    je["gid"] = e.state == EntryState::valid ? Json(e.gid.to_string()) : Json(nullptr);
+    je["type"] = std::string(to_string(e.type));
+    je["ipv4"] = e.state == EntryState::valid ? nullable(e.gid.ipv4_string()) : Json(nullptr);
+    je["netdev"] = nullable(e.netdev);
+    je["errno"] = e.state == EntryState::unreadable ? Json(e.read_error.value()) : Json(nullptr);
+    je["flags"] = entry_flags(e);
+    entries.push_back(std::move(je));
+  }
+  j["entries"] = std::move(entries);
+  return j;
+}
+
+Json one_or_array(std::vector<Json> items) {
+  if (items.size() == 1) return std::move(items.front());
+  Json a = Json::array();
+  for (auto& i : items) a.push_back(std::move(i));
+  return a;
+}
+
+}  // namespace gidpolicy::cli

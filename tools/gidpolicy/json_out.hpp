@@ -1,0 +1,35 @@
+// The --json documents of `gidpolicy` (schemas in docs/cli.md). Key names are part of the
+// tool's interface: change them only with a version bump of the document.
+#pragma once
+
+#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/error.hpp>
+#include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/trace.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace gidpolicy::cli {
+
+using Json = nlohmann::ordered_json;
+
+/// The errc enumerator's name ("no_ipv4_mapped_gid"), or "errno" for a driver errno.
+std::string error_code_name(const std::error_code& code);
+/// {"code", "category", "value", "message"}.
+Json json_error(const Error& e);
+/// [{"policy", "error", "steps": [{"index", "verdict", "note"}]}].
+Json json_trace(const Trace& t);
+/// {"outcome", "errno", "errno_name", "reason", "text"}.
+Json json_verdict(const RtrVerdict& v, Platform p);
+/// One port for `show --json`: port attributes plus entries with flags.
+Json json_show_table(const GidTable& t);
+/// The flags `show` prints for an entry: empty, unreadable, zero, link-local, ipv4-mapped,
+/// ipv4-link-local.
+std::vector<std::string> entry_flags(const GidEntry& e);
+/// One object when there is one item, an array otherwise (the documented convention).
+Json one_or_array(std::vector<Json> items);
+
+}  // namespace gidpolicy::cli

@@ -1,0 +1,183 @@
+#include "sources.hpp"
+
+#include <gidpolicy/formats/devinfo.hpp>
+#include <gidpolicy/formats/json.hpp>
+#include <gidpolicy/formats/show_gids.hpp>
+#include <gidpolicy/formats/sysfs.hpp>
+#include <gidpolicy/verbs/dlopen_api.hpp>
+#include <gidpolicy/verbs/snapshot.hpp>
+#if GIDPOLICY_CLI_HAVE_LINKED_VERBS
+#include <gidpolicy/verbs/libibverbs_api.hpp>
+#endif
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+
+namespace gidpolicy::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+result<std::vector<GidTable>> read_text(const std::string& text, const std::string& source,
+                                        std::optional<formats::Format> format) {
+  if (!format) return formats::read_tables(text, source);
+  switch (*format) {
+    case formats::Format::json: return formats::read_json(text, source);
+    case formats::Format::devinfo: return formats::read_devinfo(text, source);
+    case formats::Format::show_gids: return formats::read_show_gids(text, source);
+    case formats::Format::sysfs: break;
+  }
+  return fail(errc::invalid_argument, "--input-format sysfs: a sysfs tree is a directory, give it with --sysfs DIR");
+}
+
+result<std::vector<GidTable>> read_input(const std::string& input, std::optional<formats::Format> format) {
+  if (input == "-") {
+    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    return read_text(text, "<stdin>", format);
+  }
+  std::error_code ec;
+  if (fs::is_directory(input, ec)) {
+    if (format && *format != formats::Format::sysfs)
+      return fail(errc::invalid_argument, input + " is a directory, not a " + std::string(formats::to_string(*format)) +
+                                              " file");
+    return formats::read_sysfs(input);
+  }
+  if (!format) return formats::read_tables_file(input);
+  std::ifstream in(input, std::ios::binary);
+  if (!in) return fail(errc::io_error, input + ": cannot open (" + std::generic_category().message(errno) + ")");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return read_text(ss.str(), input, format);
+}
+
+std::string list_ports(const std::vector<GidTable>& tables) {
+  std::string out;
+  for (const auto& t : tables) out += (out.empty() ? "" : ", ") + port_name(t);
+  return out.empty() ? "no table" : out;
+}
+
+result<std::vector<GidTable>> filter(std::vector<GidTable> tables, const SourceOptions& o, const std::string& source) {
+  if (!o.device && !o.port) return tables;
+  std::vector<GidTable> out;
+  for (auto& t : tables)
+    if ((!o.device || t.port().device == *o.device) && (!o.port || t.port().port == *o.port)) out.push_back(std::move(t));
+  if (out.empty()) {
+    std::string what = o.device ? "device " + *o.device : std::string("a device");
+    if (o.port) what += " port " + std::to_string(*o.port);
+    return fail(errc::device_not_found, source + " has no table for " + what + " (it has: " + list_ports(tables) + ")");
+  }
+  return out;
+}
+
+result<std::unique_ptr<verbs::VerbsApi>> make_api(const std::string& which) {
+  if (which == "linked") {
+#if GIDPOLICY_CLI_HAVE_LINKED_VERBS
+    return std::unique_ptr<verbs::VerbsApi>(std::make_unique<verbs::LibibverbsApi>());
+#else
+    return fail(errc::not_supported, "--verbs linked: this gidpolicy was built without libibverbs-dev; use --verbs dlopen");
+#endif
+  }
+  auto api = std::make_unique<verbs::DlopenApi>();
+  if (!api->loaded()) return fail(api->load_error());
+  return std::unique_ptr<verbs::VerbsApi>(std::move(api));
+}
+
+// Ports of a device: the one asked for, or 1, 2, ... until the driver says there is no more.
+result<void> snapshot_device(verbs::VerbsApi& api, const std::string& device, std::optional<std::uint32_t> port,
+                             std::vector<GidTable>& out) {
+  // Diagnosis wants the table of a port that is down too: its state is shown with it.
+  verbs::SnapshotOptions options{.allow_inactive = true};
+  if (port) {
+    GIDPOLICY_TRY(t, verbs::snapshot(api, device, *port, options));
+    out.push_back(std::move(t));
+    return success();
+  }
+  for (std::uint32_t p = 1; p <= 255; ++p) {
+    auto t = verbs::snapshot(api, device, p, options);
+    if (!t) {
+      if (p == 1) return fail(t.error());
+      break;  // past the device's last port
+    }
+    out.push_back(std::move(t).value());
+  }
+  return success();
+}
+
+result<Loaded> load_live(const SourceOptions& o) {
+  auto api = make_api(o.verbs);
+  if (!api) return fail(api.error());
+  std::vector<std::string> names;
+  if (o.device) {
+    names.push_back(*o.device);
+  } else {
+    auto found = api.value()->device_names();
+    if (!found) return fail(Error(found.error().code, api.value()->backend_name() + ": " + found.error().detail));
+    names = std::move(found).value();
+  }
+  Loaded loaded{{}, "live devices (" + api.value()->backend_name() + ")"};
+  for (const auto& name : names) {
+    auto r = snapshot_device(*api.value(), name, o.port, loaded.tables);
+    if (!r) return fail(Error(r.error().code, name + ": " + r.error().what()));
+  }
+  return loaded;
+}
+
+}  // namespace
+
+std::string port_name(const GidTable& t) { return t.port().device + " port " + std::to_string(t.port().port); }
+
+result<Loaded> load_tables(const SourceOptions& o) {
+  if (o.input && o.sysfs) return fail(errc::invalid_argument, "give one source: --input or --sysfs, not both");
+  if (o.input_format && !o.input) return fail(errc::invalid_argument, "--input-format needs --input FILE");
+  if (!o.input && !o.sysfs) return load_live(o);
+  std::string source = o.input ? (*o.input == "-" ? std::string("<stdin>") : *o.input) : *o.sysfs;
+  auto tables = o.input ? read_input(*o.input, o.input_format) : formats::read_sysfs(*o.sysfs);
+  if (!tables) return fail(tables.error());
+  if (tables.value().empty())
+    return fail(errc::no_candidate, source + " holds no GID table (show_gids printed no GID): nothing to do");
+  GIDPOLICY_TRY(kept, filter(std::move(tables).value(), o, source));
+  return Loaded{std::move(kept), source};
+}
+
+result<GidTable> load_host_table(const std::string& spec) {
+  // Try the longest existing path first: "FILE", then "FILE:DEVICE", then "FILE:DEVICE:PORT".
+  std::string file = spec;
+  std::optional<std::string> device;
+  std::optional<std::uint32_t> port;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    std::size_t last = spec.rfind(':');
+    if (last != std::string::npos && fs::exists(spec.substr(0, last), ec)) {
+      file = spec.substr(0, last);
+      device = spec.substr(last + 1);
+    } else if (last != std::string::npos && last > 0) {
+      std::size_t before = spec.rfind(':', last - 1);
+      if (before != std::string::npos && fs::exists(spec.substr(0, before), ec)) {
+        file = spec.substr(0, before);
+        device = spec.substr(before + 1, last - before - 1);
+        std::string p = spec.substr(last + 1);
+        char* end = nullptr;
+        unsigned long n = std::strtoul(p.c_str(), &end, 10);
+        if (p.empty() || *end != '\0' || n == 0 || n > 255)
+          return fail(errc::invalid_argument, spec + ": expected FILE:DEVICE:PORT with PORT 1-255, found port '" + p + "'");
+        port = static_cast<std::uint32_t>(n);
+      }
+    }
+  }
+  if (device && device->empty()) device.reset();
+  GIDPOLICY_TRY(tables, read_input(file, std::nullopt));
+  if (tables.empty()) return fail(errc::no_candidate, file + " holds no GID table");
+  SourceOptions o;
+  o.device = device;
+  o.port = port;
+  GIDPOLICY_TRY(kept, filter(std::move(tables), o, file));
+  return kept.front();
+}
+
+}  // namespace gidpolicy::cli
