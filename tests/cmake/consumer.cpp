@@ -8,6 +8,10 @@
 #include <cstdio>
 #include <string>
 
+#if defined(GIDPOLICY_CONSUMER_VERBS)  // find_package consumer: also link gidpolicy::verbs
+#include <gidpolicy/verbs/libibverbs_api.hpp>
+#endif
+
 // C++20 must come from gidpolicy's compile feature (cxx_std_20), not from the consumer: GCC 12
 // and Clang 14 default to C++17, so this fails if the usage requirement is lost.
 static_assert(__cplusplus >= 202002L, "gidpolicy::gidpolicy should have requested C++20");
@@ -23,6 +27,14 @@ int main() {
     std::fprintf(stderr, "read_json: %s\n", tables.error().what().c_str());
     return 1;
   }
+#if defined(GIDPOLICY_CONSUMER_VERBS)
+  // The linked backend: on a machine without RDMA, errc::no_devices (a value, not a crash).
+  gidpolicy::verbs::LibibverbsApi api;
+  auto devices = api.device_names();
+  std::printf("consumer: libibverbs backend: %s\n",
+              devices ? (std::to_string(devices.value().size()) + " device(s)").c_str()
+                      : devices.error().what().c_str());
+#endif
   const gidpolicy::GidTable& table = tables.value().front();
   for (const gidpolicy::GidEntry& e : table) {
     if (e.usable() && e.gid.is_ipv4_mapped()) {
