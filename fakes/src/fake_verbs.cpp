@@ -183,6 +183,7 @@ struct FakeVerbs::Impl {
   std::array<unsigned, verbs::kVerbsCallKinds> counts{};
   std::vector<VerbsCall> log;
   std::vector<Pending> pending;
+  std::vector<Error> failed_mutations;
 
   Device* device(std::string_view name) {
     for (auto& d : devices)
@@ -215,7 +216,7 @@ struct FakeVerbs::Impl {
     // Mutations first: a mutation "at call N" is visible to call N even when N also fails.
     for (auto it = pending.begin(); it != pending.end();) {
       if (it->what == Pending::What::mutate && it->kind == kind && --it->remaining == 0) {
-        (void)apply(it->mutation);  // validated when injected
+        if (auto r = apply(it->mutation); !r) failed_mutations.push_back(r.error());
         it = pending.erase(it);
       } else {
         ++it;
@@ -443,9 +444,20 @@ void FakeVerbs::fail_call_number(unsigned nth, int err) {
   std::lock_guard lock(impl_->mu);
   impl_->pending.push_back({Pending::What::fail_any_nth, VerbsCall::device_names, nth == 0 ? 1 : nth, err, {}});
 }
-void FakeVerbs::mutate_at(VerbsCall kind, unsigned nth, TableMutation mutation) {
+result<void> FakeVerbs::mutate_at(VerbsCall kind, unsigned nth, TableMutation mutation) {
   std::lock_guard lock(impl_->mu);
+  GIDPOLICY_TRY(p, impl_->port(mutation.device, mutation.port));
+  for (std::uint32_t i : {mutation.index, mutation.kind == TableMutation::Kind::moved_index ? mutation.to_index : 0u})
+    if (i >= p->length())
+      return fail(errc::invalid_argument, mutation.to_string() + ": index " + std::to_string(i) +
+                                              " is not below gid_tbl_len " + std::to_string(p->length()));
   impl_->pending.push_back({Pending::What::mutate, kind, nth == 0 ? 1 : nth, 0, std::move(mutation)});
+  return success();
+}
+
+std::vector<Error> FakeVerbs::failed_mutations() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->failed_mutations;
 }
 void FakeVerbs::clear_faults() {
   std::lock_guard lock(impl_->mu);

@@ -138,8 +138,8 @@ TEST(FakeFabric, ATableChangeBetweenSelectionAndRtrDropsTrafficOrIsCaughtByPrefl
     FakeFabric fabric;
     three_macs(fabric, profiles::automatic());
     // mac-c's address changes after it advertised ::ffff:10.99.0.4 (at its first create_qp).
-    fabric.verbs("mac-c")->mutate_at(VerbsCall::create_qp, 1,
-                                     TableMutation::stale_entry("rdma_en1", 1, 1, g("::ffff:10.99.0.44")));
+    ASSERT_TRUE(fabric.verbs("mac-c")->mutate_at(VerbsCall::create_qp, 1,
+                                                 TableMutation::stale_entry("rdma_en1", 1, 1, g("::ffff:10.99.0.44"))));
     auto r = fabric.connect(Topology::mesh, {.preflight = preflight});
     ASSERT_TRUE(r) << r.error().what();
     EXPECT_TRUE(r.value().pair("mac-a", "mac-b")->connected());

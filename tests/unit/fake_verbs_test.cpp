@@ -191,7 +191,7 @@ TEST_F(FakeVerbsFaults, EveryCallOfAKindAndNthCallOverall) {
 }
 
 TEST_F(FakeVerbsFaults, MutationsChangeTheTableAtTheGivenCall) {
-  fake.mutate_at(VerbsCall::read_gid, 2, TableMutation::stale_entry("mlx5_0", 1, 3, g("::ffff:10.0.0.9")));
+  ASSERT_TRUE(fake.mutate_at(VerbsCall::read_gid, 2, TableMutation::stale_entry("mlx5_0", 1, 3, g("::ffff:10.0.0.9"))));
   EXPECT_EQ(fake.read_gid(dev, 1, 3).value(), g("::ffff:10.0.0.1"));
   EXPECT_EQ(fake.read_gid(dev, 1, 3).value(), g("::ffff:10.0.0.9"));  // the 2nd call sees it
   // The stale entry keeps its type and netdev: only the address changed.
@@ -208,6 +208,19 @@ TEST_F(FakeVerbsFaults, MutationsChangeTheTableAtTheGivenCall) {
   EXPECT_EQ(fake.apply(TableMutation::emptied("mlx5_0", 1, 8)).error(), errc::invalid_argument);  // out of range
   EXPECT_EQ(fake.apply(TableMutation::emptied("mlx5_9", 1, 0)).error(), errc::device_not_found);
   EXPECT_EQ(TableMutation::moved_index("mlx5_0", 1, 3, 6).to_string(), "moved_index mlx5_0:1[3] -> [6]");
+}
+
+TEST_F(FakeVerbsFaults, MutationTargetsAreCheckedAndFailuresWhenFiringAreKept) {
+  EXPECT_EQ(fake.mutate_at(VerbsCall::read_gid, 1, TableMutation::emptied("mlx5_9", 1, 0)).error(),
+            errc::device_not_found);
+  EXPECT_EQ(fake.mutate_at(VerbsCall::read_gid, 1, TableMutation::moved_index("mlx5_0", 1, 3, 8)).error(),
+            errc::invalid_argument);
+  EXPECT_EQ(fake.pending_faults(), 0u);
+  // Slot 4 is empty when the move fires: recorded, not dropped.
+  ASSERT_TRUE(fake.mutate_at(VerbsCall::read_gid, 1, TableMutation::moved_index("mlx5_0", 1, 4, 6)));
+  EXPECT_TRUE(fake.read_gid(dev, 1, 0));
+  ASSERT_EQ(fake.failed_mutations().size(), 1u);
+  EXPECT_NE(fake.failed_mutations()[0].detail.find("holds no GID to move"), std::string::npos);
 }
 
 using FakeVerbsQp = Fixture;

@@ -147,7 +147,7 @@ TEST_F(Apply, PreflightCatchesAStaleEntryInEveryInjectedCase) {
       // The snapshot reads every index once (legacy) or uses the table call; the next per-index
       // read is the preflight's: change the table there.
       const VerbsCall read = legacy ? VerbsCall::read_gid : VerbsCall::read_gid_entry;
-      f.mutate_at(read, legacy ? 17u : 1u, c.mutation);
+      ASSERT_TRUE(f.mutate_at(read, legacy ? 17u : 1u, c.mutation));
       auto r = connect_side(m, h, profiles::automatic());
       ASSERT_FALSE(r);
       EXPECT_EQ(r.error(), errc::gid_changed) << r.error().what();
@@ -175,7 +175,7 @@ TEST_F(Apply, ADriverErrorKeepsItsErrnoAndCarriesTheDiagnosis) {
   load(roce_port());
   // The netdev vanishes after selection: the GID is unchanged (preflight passes), the kernel
   // answers ENODEV at RTR.
-  fake.mutate_at(VerbsCall::modify_qp, 2, TableMutation::netdev_gone("mlx5_0", 1, 3));
+  ASSERT_TRUE(fake.mutate_at(VerbsCall::modify_qp, 2, TableMutation::netdev_gone("mlx5_0", 1, 3)));
   auto r = connect_side(mock, dev, profiles::automatic());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, std::error_code(ENODEV, std::generic_category()));

@@ -140,7 +140,12 @@ class FakeVerbs final : public verbs::VerbsApi {
   /// The `nth` call of any kind from now fails with `err`.
   void fail_call_number(unsigned nth, int err);
   /// Apply `mutation` just before the `nth` call of `kind` from now runs (that call sees it).
-  void mutate_at(VerbsCall kind, unsigned nth, TableMutation mutation);
+  /// Its target (device, port, indices below gid_tbl_len) is checked now: errc::device_not_found
+  /// or errc::invalid_argument. One that still cannot apply when it fires (moving a slot that
+  /// emptied meanwhile) is recorded in failed_mutations(), never silently dropped.
+  result<void> mutate_at(VerbsCall kind, unsigned nth, TableMutation mutation);
+  /// Mutations that fired but could not be applied, with why.
+  [[nodiscard]] std::vector<Error> failed_mutations() const;
   /// Drop every pending fault and mutation.
   void clear_faults();
   /// Faults and mutations injected that have not fired yet.
