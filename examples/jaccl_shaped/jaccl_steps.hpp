@@ -73,7 +73,8 @@ class Rank {
     pd_ = ibv_alloc_pd(ctx_);
     cq_ = ibv_create_cq(ctx_, 16, nullptr, nullptr, 0);
     if (!pd_ || !cq_) return;
-    mr_ = ibv_reg_mr(pd_, buffer_, sizeof buffer_, IBV_ACCESS_LOCAL_WRITE);
+    // An int, not the enum: the ibv_reg_mr macro masks it with a flag of another enum type.
+    mr_ = ibv_reg_mr(pd_, buffer_, sizeof buffer_, static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
     if (!mr_) return;
     ibv_qp_init_attr init{};
     init.send_cq = cq_;
@@ -92,7 +93,8 @@ class Rank {
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num = 1;
-    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+    // Two enums in rdma-core 44 (ibv_access_flags, ib_uverbs_access_flags): combined as integers.
+    attr.qp_access_flags = static_cast<unsigned>(IBV_ACCESS_LOCAL_WRITE) | static_cast<unsigned>(IBV_ACCESS_REMOTE_WRITE);
     const int err = ibv_modify_qp(qp_, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (err) {
       std::fprintf(stderr, "[jaccl] rank %d: changing queue pair to INIT failed with errno %d\n", id_, err);
