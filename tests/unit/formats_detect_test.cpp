@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <cctype>
 
 namespace gidpolicy {
@@ -97,6 +99,9 @@ struct BadFile {
   errc code;
   const char* expect;  // substring: names the file and line, and says what was expected
 };
+// Readable test names in ctest (gtest would print the struct's bytes).
+void PrintTo(const BadFile& c, std::ostream* os) { *os << c.file; }
+
 
 class FormatsDetectRejects : public ::testing::TestWithParam<BadFile> {};
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <sstream>
 
 namespace gidpolicy {
@@ -302,6 +303,9 @@ struct Bad {
   errc code;
   const char* expect;  // substring of the message: where, and what was expected
 };
+// Readable test names in ctest (gtest would print the struct's bytes).
+void PrintTo(const Bad& c, std::ostream* os) { *os << c.name; }
+
 
 class FormatsDevinfoRejects : public ::testing::TestWithParam<Bad> {};
 

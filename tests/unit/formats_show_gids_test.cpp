@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 namespace gidpolicy {
 namespace {
 
@@ -154,6 +156,9 @@ struct Bad {
   errc code;
   const char* expect;
 };
+// Readable test names in ctest (gtest would print the struct's bytes).
+void PrintTo(const Bad& c, std::ostream* os) { *os << c.name; }
+
 
 class FormatsShowGidsRejects : public ::testing::TestWithParam<Bad> {};
 

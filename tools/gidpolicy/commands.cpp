@@ -383,6 +383,8 @@ std::string describe_loss(const std::vector<GidTable>& before, const std::vector
 int run_convert(const ConvertOptions& o) {
   auto format = formats::format_from_string(o.to);
   if (!format) return usage_error("--to " + o.to + ": expected json, devinfo, show_gids or sysfs");
+  if (*format == formats::Format::sysfs && !o.output)
+    return usage_error("--to sysfs writes a directory tree: give it with --output DIR");
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   const auto& tables = loaded.value().tables;
@@ -394,7 +396,6 @@ int run_convert(const ConvertOptions& o) {
   if (std::string loss = describe_loss(tables, kept); !loss.empty())
     print_error(fmt::format("note: {} cannot hold all of {}: {}", o.to, loaded.value().source, loss));
   if (*format == formats::Format::sysfs) {
-    if (!o.output) return usage_error("--to sysfs writes a directory tree: give it with --output DIR");
     auto r = formats::write_sysfs(tables, *o.output);
     if (!r) return usage_error(r.error());
     return kExitOk;

@@ -59,7 +59,7 @@ struct SourceFlags {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"gidpolicy: which RDMA GID to advertise and route from, and why"};
+  CLI::App app{"gidpolicy: which RDMA GID to advertise and route from, and why", "gidpolicy"};
   app.set_version_flag("--version", std::string("gidpolicy ") + GIDPOLICY_VERSION);
   app.require_subcommand(1);
   app.footer(

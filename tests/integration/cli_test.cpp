@@ -1,0 +1,572 @@
+// The gidpolicy command-line tool, run as a process: every example table through `check`
+// (verdicts asserted per profile), `show`, `select`, `convert`, `explain-errno`, `simulate`,
+// malformed inputs, usage errors, exit codes, the --json documents, and check's speed.
+#include "cli_run.hpp"
+
+#include <gidpolicy/formats/json.hpp>
+
+#include "support/files.hpp"
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+namespace gidpolicy::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+std::string example(const char* name) { return (example_tables_dir() / name).string(); }
+std::string malformed(const char* name) { return (test_data_dir() / "malformed" / name).string(); }
+
+// stdout as JSON; fails the test (and returns null) when it is not.
+Json parse_json(const CliResult& r) {
+  Json j = Json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "stdout is not JSON:\n" << r.out << "\nstderr:\n" << r.err;
+  return j;
+}
+
+// A usage error: exit 2, nothing on stdout, exactly one line on stderr naming what was wrong.
+void expect_one_line_error(const CliResult& r, const std::string& mentions) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  auto lines = r.err_lines();
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind("gidpolicy: ", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find(mentions), std::string::npos) << lines[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// check over every example table: what each named profile advertises, routes from, and what the
+// driver model predicts. The reasons are domain facts (FACTS.md, examples/tables/SOURCES.md).
+
+struct ProfileVerdict {
+  const char* name;
+  std::optional<unsigned> advertised;  // nullopt: the selection fails
+  std::optional<unsigned> sgid;
+  bool agrees;
+  const char* outcome;  // predicted RTR outcome, or the error code when the selection fails
+  int err = 0;          // predicted errno (error outcomes)
+};
+
+struct PortVerdicts {
+  const char* device;
+  std::vector<ProfileVerdict> profiles;
+};
+
+struct ExampleCase {
+  const char* file;
+  int exit_code;
+  std::vector<PortVerdicts> ports;
+};
+
+const std::vector<ExampleCase>& example_cases() {
+  static const std::vector<ExampleCase> cases = {
+      // NCCL 769: the first IPv4-mapped GID is index 2 (RoCE v1); JACCL routes from 1 (fe80):
+      // the families differ, Linux refuses the RTR with EINVAL. auto takes the v2 twin at 3.
+      {"nccl-769.devinfo.txt",
+       1,
+       {{"mlx5_bond_0",
+         {{"jaccl", 2, 1, false, "error", 22},
+          {"jaccl-legacy", 1, 1, true, "ok"},
+          {"jaccl-fixed", 2, 2, true, "ok"},
+          {"ds4", 2, 2, true, "ok"},
+          {"ds4-linux", 1, 1, true, "ok"},  // first non-zero RoCE v2 entry: the fe80 one
+          {"auto", 3, 3, true, "ok"}}}}},
+      // ds4 QA: the mapped GID at index 1, the one table where JACCL's literal 1 is right.
+      // ds4's Linux path needs RoCE v2 types, which Apple's devinfo does not print.
+      {"apple-ds4qa-rdma_en1.devinfo.txt",
+       1,
+       {{"rdma_en1",
+         {{"jaccl", 1, 1, true, "ok"},
+          {"jaccl-legacy", 1, 1, true, "ok"},
+          {"jaccl-fixed", 1, 1, true, "ok"},
+          {"ds4", 1, 1, true, "ok"},
+          {"ds4-linux", std::nullopt, std::nullopt, false, "no_candidate"},
+          {"auto", 1, 1, true, "ok"}}}}},
+      // MLX PR 4191: no IPv4 address on the port, only fe80 at 0: nothing can be advertised
+      // (and index 1 was not printed, so what legacy JACCL would advertise is unknown).
+      {"apple-mlx4191-rdma_en3-noipv4.devinfo.txt",
+       1,
+       {{"rdma_en3",
+         {{"jaccl", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"jaccl-legacy", std::nullopt, std::nullopt, false, "entry_not_shown"},
+          {"jaccl-fixed", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"ds4", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"ds4-linux", std::nullopt, std::nullopt, false, "no_candidate"},
+          {"auto", std::nullopt, std::nullopt, false, "no_candidate"}}}}},
+      // IBM CX-6: two link-local pairs push the IPv4 pair to 4/5.
+      {"ibm-pr4-cx6.show_gids.txt",
+       1,
+       {{"mlx5_0",
+         {{"jaccl", 4, 1, false, "error", 22},
+          {"jaccl-legacy", 1, 1, true, "ok"},
+          {"jaccl-fixed", 4, 4, true, "ok"},
+          {"ds4", 4, 4, true, "ok"},
+          {"ds4-linux", 1, 1, true, "ok"},
+          {"auto", 5, 5, true, "ok"}}}}},
+      // Mooncake 1617: IPv6-only NICs, no IPv4-mapped GID: JACCL and ds4 cannot start; auto
+      // takes the ULA, and refuses the mlx5 that has only link-local GIDs.
+      {"mooncake-1617-ipv6only.show_gids.txt",
+       1,
+       {{"rocep105s0",
+         {{"jaccl", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"jaccl-legacy", 1, 1, true, "ok"},
+          {"jaccl-fixed", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"ds4", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"ds4-linux", 0, 0, true, "ok"},
+          {"auto", 1, 1, true, "ok"}}},
+        {"rocep121s0",
+         {{"jaccl", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"jaccl-legacy", 1, 1, true, "ok"},
+          {"jaccl-fixed", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"ds4", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"ds4-linux", 0, 0, true, "ok"},
+          {"auto", 1, 1, true, "ok"}}},
+        {"rocep193s0f0",
+         {{"jaccl", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"jaccl-legacy", 1, 1, true, "ok"},
+          {"jaccl-fixed", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"ds4", std::nullopt, std::nullopt, false, "no_ipv4_mapped_gid"},
+          {"ds4-linux", 1, 1, true, "ok"},
+          {"auto", std::nullopt, std::nullopt, false, "no_candidate"}}}}},
+      // NCCL 1573 pod: 0-3 empty. JACCL routes from the empty index 1: ENODATA (61) on Linux;
+      // legacy JACCL advertises the empty slot's zero GID.
+      {"nccl-1573-pod.show_gids.txt",
+       1,
+       {{"mlx5_0",
+         {{"jaccl", 6, 1, false, "error", 61},
+          {"jaccl-legacy", 1, 1, false, "error", 22},
+          {"jaccl-fixed", 6, 6, true, "ok"},
+          {"ds4", 6, 6, true, "ok"},
+          {"ds4-linux", 5, 5, true, "ok"},
+          {"auto", 7, 7, true, "ok"}}},
+        {"mlx5_1",
+         {{"jaccl", 6, 1, false, "error", 61},
+          {"jaccl-legacy", 1, 1, false, "error", 22},
+          {"jaccl-fixed", 6, 6, true, "ok"},
+          {"ds4", 6, 6, true, "ok"},
+          {"ds4-linux", 5, 5, true, "ok"},
+          {"auto", 7, 7, true, "ok"}}}}},
+      // ds4's own unit table: index 1 holds the same bytes as 0, so JACCL's literal 1 agrees.
+      {"ds4-linux-unit.json",
+       0,
+       {{"ds4_test0",
+         {{"jaccl", 0, 1, true, "ok"},
+          {"jaccl-legacy", 1, 1, true, "ok"},
+          {"jaccl-fixed", 0, 0, true, "ok"},
+          {"ds4", 0, 0, true, "ok"},
+          {"ds4-linux", 2, 2, true, "ok"},
+          {"auto", 2, 2, true, "ok"}}}}},
+      // MLX PR 3389: the Mac mini with the mapped GID at 2: JACCL routes from the empty 1 and
+      // Apple's driver answers errno 22.
+      {"macmini-mapped-at-2.json",
+       1,
+       {{"rdma_en2",
+         {{"jaccl", 2, 1, false, "error", 22},
+          {"jaccl-legacy", 1, 1, false, "error", 22},
+          {"jaccl-fixed", 2, 2, true, "ok"},
+          {"ds4", 2, 2, true, "ok"},
+          {"ds4-linux", std::nullopt, std::nullopt, false, "no_candidate"},
+          {"auto", 2, 2, true, "ok"}}}}},
+  };
+  return cases;
+}
+
+TEST(ExampleTables, EveryExampleFileIsCovered) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(example_tables_dir()))
+    if (e.path().extension() == ".txt" || e.path().extension() == ".json") files.push_back(e.path().filename().string());
+  for (const auto& f : files) {
+    bool covered = std::any_of(example_cases().begin(), example_cases().end(),
+                               [&](const ExampleCase& c) { return f == c.file; });
+    EXPECT_TRUE(covered) << f << " has no expected verdicts in cli_test.cpp";
+  }
+}
+
+TEST(ExampleTables, CheckJsonVerdicts) {
+  for (const auto& c : example_cases()) {
+    SCOPED_TRACE(c.file);
+    CliResult r = run_cli({"check", "--input", example(c.file), "--json"});
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+    EXPECT_EQ(r.err, "");
+    Json doc = parse_json(r);
+    // One object for one port, an array for several (docs/cli.md).
+    Json ports = doc.is_array() ? doc : Json::array({doc});
+    ASSERT_EQ(ports.size(), c.ports.size());
+    for (std::size_t k = 0; k < c.ports.size(); ++k) {
+      const Json& port = ports[k];
+      EXPECT_EQ(port.at("device"), c.ports[k].device);
+      EXPECT_EQ(port.at("port"), 1);
+      const Json& profiles = port.at("profiles");
+      ASSERT_EQ(profiles.size(), c.ports[k].profiles.size());
+      for (std::size_t p = 0; p < profiles.size(); ++p) {
+        const ProfileVerdict& want = c.ports[k].profiles[p];
+        const Json& got = profiles[p];
+        SCOPED_TRACE(std::string(c.ports[k].device) + " " + want.name);
+        for (const char* key : {"name", "ok", "advertised_index", "advertised_gid", "sgid_index", "agrees", "predicted_rtr"})
+          EXPECT_TRUE(got.contains(key)) << key;
+        EXPECT_EQ(got.at("name"), want.name);
+        EXPECT_EQ(got.at("ok").get<bool>(), want.advertised.has_value());
+        EXPECT_EQ(got.at("agrees").get<bool>(), want.agrees);
+        if (!want.advertised) {
+          EXPECT_TRUE(got.at("advertised_index").is_null());
+          EXPECT_TRUE(got.at("advertised_gid").is_null());
+          EXPECT_TRUE(got.at("sgid_index").is_null());
+          EXPECT_TRUE(got.at("predicted_rtr").is_null());
+          EXPECT_EQ(got.at("error").at("code"), want.outcome);
+          continue;
+        }
+        EXPECT_EQ(got.at("advertised_index"), *want.advertised);
+        EXPECT_EQ(got.at("sgid_index"), *want.sgid);
+        EXPECT_TRUE(got.at("advertised_gid").is_string());
+        EXPECT_EQ(got.at("predicted_rtr").at("outcome"), want.outcome);
+        if (want.err) {
+          EXPECT_EQ(got.at("predicted_rtr").at("errno"), want.err);
+        }
+        EXPECT_TRUE(got.at("error").is_null());
+      }
+    }
+  }
+}
+
+TEST(ExampleTables, CheckTextShowsEveryProfileAndExplainsDisagreements) {
+  CliResult r = run_cli({"check", "--input", example("macmini-mapped-at-2.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  for (const char* s : {"rdma_en2 port 1 (thunderbolt", "RTR predicted for apple_thunderbolt", "PROFILE", "jaccl",
+                        "jaccl-legacy", "jaccl-fixed", "ds4-linux", "auto", "EINVAL (22)",
+                        "jaccl: sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
+TEST(ExampleTables, CheckPlatformOverride) {
+  // The same Thunderbolt table judged as if it were a Linux port: the empty slot is ENODATA.
+  CliResult r = run_cli({"check", "--input", example("macmini-mapped-at-2.json"), "--platform", "linux", "--json"});
+  Json doc = parse_json(r);
+  EXPECT_EQ(doc.at("platform"), "linux");
+  EXPECT_EQ(doc.at("profiles").at(0).at("predicted_rtr").at("errno"), 61);
+  EXPECT_EQ(doc.at("profiles").at(0).at("predicted_rtr").at("errno_name"), "ENODATA");
+}
+
+TEST(ExampleTables, CheckWithChosenProfiles) {
+  CliResult r = run_cli({"check", "--input", example("nccl-769.devinfo.txt"), "--profile", "jaccl-fixed", "--profile",
+                         "auto:roce=v1", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Json doc = parse_json(r);
+  ASSERT_EQ(doc.at("profiles").size(), 2u);
+  EXPECT_EQ(doc.at("profiles").at(1).at("advertised_index"), 2);
+}
+
+TEST(ExampleTables, ShowEveryTable) {
+  for (const auto& c : example_cases()) {
+    SCOPED_TRACE(c.file);
+    CliResult r = run_cli({"show", "--input", example(c.file), "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    Json doc = parse_json(r);
+    Json ports = doc.is_array() ? doc : Json::array({doc});
+    ASSERT_EQ(ports.size(), c.ports.size());
+    for (const auto& p : ports)
+      for (const char* key : {"device", "port", "state", "link_layer", "gid_tbl_len", "holes", "entries"})
+        EXPECT_TRUE(p.contains(key)) << key;
+  }
+  CliResult text = run_cli({"show", "--input", example("nccl-769.devinfo.txt")});
+  EXPECT_EQ(text.exit_code, 0);
+  for (const char* s : {"mlx5_bond_0 port 1: ethernet, active, gid_tbl_len 256", "INDEX", "FLAGS",
+                        "::ffff:200.0.209.6", "200.0.209.6", "ipv4-mapped", "link-local", "may hold GIDs"})
+    EXPECT_NE(text.out.find(s), std::string::npos) << s << "\n" << text.out;
+}
+
+TEST(ExampleTables, ShowJsonEntriesAndFlags) {
+  CliResult r = run_cli({"show", "--input", example("macmini-mapped-at-2.json"), "--json"});
+  Json doc = parse_json(r);
+  EXPECT_EQ(doc.at("link_layer"), "thunderbolt");
+  EXPECT_EQ(doc.at("gid_tbl_len"), 16);
+  const Json& e = doc.at("entries");
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].at("flags"), Json::array({"link-local"}));
+  EXPECT_EQ(e[1].at("state"), "empty");
+  EXPECT_TRUE(e[1].at("gid").is_null());
+  EXPECT_EQ(e[1].at("flags"), Json::array({"empty"}));
+  EXPECT_EQ(e[2].at("gid"), "::ffff:10.99.0.3");
+  EXPECT_EQ(e[2].at("ipv4"), "10.99.0.3");
+  EXPECT_EQ(e[2].at("flags"), Json::array({"ipv4-mapped"}));
+}
+
+TEST(ExampleTables, ShowSysfsFixtureWithDeviceFilter) {
+  CliResult r = run_cli({"show", "--sysfs", (test_data_dir() / "sysfs" / "class" / "infiniband").string(), "--device",
+                         "mlx5_0", "--port", "1", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Json doc = parse_json(r);
+  EXPECT_EQ(doc.at("device"), "mlx5_0");
+  EXPECT_EQ(doc.at("entries").size(), 4u);
+  EXPECT_EQ(doc.at("entries").at(0).at("netdev"), "net1");
+}
+
+// ---------------------------------------------------------------------------------------------
+TEST(Select, JsonObjectForOnePort) {
+  CliResult r = run_cli({"select", "--policy", "auto", "--input", example("nccl-769.devinfo.txt"), "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Json j = parse_json(r);
+  ASSERT_TRUE(j.is_object());
+  for (const char* key : {"device", "port", "policy", "ok", "index", "gid", "sgid_index", "agrees", "error", "trace"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j.at("device"), "mlx5_bond_0");
+  EXPECT_EQ(j.at("policy"), "auto");
+  EXPECT_EQ(j.at("ok"), true);
+  EXPECT_EQ(j.at("index"), 3);
+  EXPECT_EQ(j.at("gid"), "::ffff:200.0.209.6");
+  EXPECT_EQ(j.at("sgid_index"), 3);
+  EXPECT_EQ(j.at("agrees"), true);
+  EXPECT_TRUE(j.at("error").is_null());
+  ASSERT_TRUE(j.at("trace").is_array());
+  EXPECT_FALSE(j.at("trace").empty());
+}
+
+TEST(Select, JsonArrayForSeveralPortsAndFailures) {
+  CliResult r = run_cli({"select", "--policy", "jaccl", "--input", example("mooncake-1617-ipv6only.show_gids.txt"), "--json"});
+  EXPECT_EQ(r.exit_code, 1);
+  Json j = parse_json(r);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 3u);
+  for (const auto& item : j) {
+    EXPECT_EQ(item.at("ok"), false);
+    EXPECT_TRUE(item.at("index").is_null());
+    EXPECT_EQ(item.at("error").at("code"), "no_ipv4_mapped_gid");
+    EXPECT_NE(item.at("error").at("message").get<std::string>().find("assign an IPv4 address"), std::string::npos);
+    EXPECT_FALSE(item.at("trace").empty()) << "a failure always says what was looked at";
+  }
+}
+
+TEST(Select, DisagreementExitsOne) {
+  CliResult r = run_cli({"select", "--policy", "jaccl", "--input", example("macmini-mapped-at-2.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("index 2 ::ffff:10.99.0.3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sgid_index 1, DISAGREES: sgid_index 1 is empty"), std::string::npos) << r.out;
+}
+
+TEST(Select, ExplainPrintsTheTrace) {
+  CliResult r = run_cli({"select", "--policy", "jaccl-fixed", "--explain", "--input", example("macmini-mapped-at-2.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"[0] not_ipv4_mapped", "[1] empty", "[2] chosen"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
+TEST(Select, ReadsStdin) {
+  CliResult r = run_cli({"select", "--input", "-", "--policy", "validated:index=3,type=roce_v2"},
+                        example_tables_dir() / "nccl-769.devinfo.txt");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("mlx5_bond_0 port 1: validated:index=3,type=roce_v2: index 3 ::ffff:200.0.209.6"),
+            std::string::npos)
+      << r.out;
+}
+
+// ---------------------------------------------------------------------------------------------
+TEST(Convert, ShowGidsComesBackByteForByte) {
+  const std::string original = read_file(example_tables_dir() / "ibm-pr4-cx6.show_gids.txt");
+  std::string tmpl = (fs::temp_directory_path() / "gidpolicy-conv-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const fs::path json = fs::path(tmpl) / "t.json";
+  CliResult to_json = run_cli({"convert", "--to", "json", "--input", example("ibm-pr4-cx6.show_gids.txt"), "--output",
+                               json.string()});
+  EXPECT_EQ(to_json.exit_code, 0) << to_json.err;
+  CliResult back = run_cli({"convert", "--to", "show_gids", "--input", json.string()});
+  EXPECT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_EQ(back.out, original);
+  fs::remove_all(tmpl);
+}
+
+TEST(Convert, DevinfoOfAJsonTableReadsBackAndSaysWhatItDrops) {
+  CliResult r = run_cli({"convert", "--to", "devinfo", "--input", example("ds4-linux-unit.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\t\t\tGID[  3]:\t\t::ffff:127.0.0.1, RoCE v2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\t\t\tGID[  0]:\t\t0000:0000:0000:0000:0000:ffff:7f00:0001, RoCE v1\n"), std::string::npos);
+  auto note = r.err_lines();
+  ASSERT_EQ(note.size(), 1u) << r.err;
+  EXPECT_NE(note[0].find("note: devinfo cannot hold all of"), std::string::npos);
+  EXPECT_NE(note[0].find("4 of 5 entries kept"), std::string::npos) << note[0];
+}
+
+TEST(Convert, SysfsTreeReadsBack) {
+  std::string tmpl = (fs::temp_directory_path() / "gidpolicy-sysfs-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  CliResult w = run_cli({"convert", "--to", "sysfs", "--input", example("nccl-1573-pod.show_gids.txt"), "--output", tmpl});
+  EXPECT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_EQ(read_file(fs::path(tmpl) / "mlx5_1" / "ports" / "1" / "gids" / "6"), "0000:0000:0000:0000:0000:ffff:0a98:040c\n");
+  CliResult r = run_cli({"check", "--sysfs", tmpl, "--json"});
+  Json doc = parse_json(r);
+  ASSERT_EQ(doc.size(), 2u);
+  EXPECT_EQ(doc.at(1).at("profiles").at(5).at("advertised_index"), 7);
+  fs::remove_all(tmpl);
+}
+
+// ---------------------------------------------------------------------------------------------
+TEST(ExplainErrno, UsesWhatTheTableHoldsAtTheIndex) {
+  CliResult r = run_cli({"explain-errno", "22", "--input", example("macmini-mapped-at-2.json"), "--sgid-index", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("EINVAL (22) on darwin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[confirmed] sgid_index 1 is empty"), std::string::npos) << r.out;
+}
+
+TEST(ExplainErrno, PlatformDecidesTheName) {
+  CliResult linux_61 = run_cli({"explain-errno", "61", "--platform", "linux"});
+  CliResult darwin_61 = run_cli({"explain-errno", "61", "--platform", "darwin"});
+  EXPECT_EQ(linux_61.exit_code, 0);
+  EXPECT_NE(linux_61.out.find("ENODATA (61) on linux"), std::string::npos) << linux_61.out;
+  EXPECT_NE(darwin_61.out.find("ECONNREFUSED (61) on darwin"), std::string::npos) << darwin_61.out;
+  CliResult by_name = run_cli({"explain-errno", "ETIMEDOUT", "--platform", "darwin"});
+  EXPECT_NE(by_name.out.find("(60) on darwin"), std::string::npos) << by_name.out;
+}
+
+// ---------------------------------------------------------------------------------------------
+#if GIDPOLICY_CLI_TESTS_HAVE_FAKES
+TEST(Simulate, JacclFailsEveryPairWithTheMacMiniAutoConnectsAll) {
+  const std::string mini = example("macmini-mapped-at-2.json");
+  const std::string good = example("apple-ds4qa-rdma_en1.devinfo.txt");
+  CliResult jaccl = run_cli({"simulate", "--topology", "mesh", "--profile", "jaccl", mini, good, good + ":rdma_en1:1"});
+  EXPECT_EQ(jaccl.exit_code, 1) << jaccl.err;
+  EXPECT_NE(jaccl.out.find("1 of 3 pairs connected"), std::string::npos) << jaccl.out;
+  EXPECT_NE(jaccl.out.find("FAILED"), std::string::npos);
+  EXPECT_NE(jaccl.out.find("sgid_index 1 is empty"), std::string::npos) << jaccl.out;
+  CliResult fixed = run_cli({"simulate", "--topology", "ring", "--profile", "auto", mini, good, good + ":rdma_en1"});
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+  EXPECT_NE(fixed.out.find("3 of 3 pairs connected"), std::string::npos) << fixed.out;
+}
+
+TEST(Simulate, NeedsTwoHosts) {
+  expect_one_line_error(run_cli({"simulate", example("macmini-mapped-at-2.json")}), "at least two tables");
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Malformed inputs: exit 2, one line on stderr naming the file (and line) and what was expected.
+struct MalformedCase {
+  const char* file;
+  const char* mentions;
+};
+// Readable test names in ctest (gtest would print the struct's bytes).
+void PrintTo(const MalformedCase& c, std::ostream* os) { *os << c.file; }
+
+
+class Malformed : public ::testing::TestWithParam<MalformedCase> {};
+
+TEST_P(Malformed, EverySubcommandRefusesWithOneLine) {
+  const auto& c = GetParam();
+  const std::string path = malformed(c.file);
+  for (const char* sub : {"show", "select", "check", "convert"}) {
+    SCOPED_TRACE(sub);
+    std::vector<std::string> args{sub, "--input", path};
+    if (std::string(sub) == "convert") args.insert(args.end(), {"--to", "json"});
+    if (std::string(sub) != "convert") args.emplace_back("--json");
+    CliResult r = run_cli(args);
+    expect_one_line_error(r, path + c.mentions);
+  }
+  // The same bytes on stdin are named <stdin>.
+  CliResult r = run_cli({"check", "--input", "-"}, fs::path(path));
+  expect_one_line_error(r, std::string("<stdin>") + c.mentions);
+}
+
+INSTANTIATE_TEST_SUITE_P(Inputs, Malformed,
+                         ::testing::Values(MalformedCase{"empty.txt", ": empty input"},
+                                           MalformedCase{"blank.txt", ": empty input"},
+                                           MalformedCase{"garbage.bin", ":1:1: binary data"},
+                                           MalformedCase{"wrong-format.txt", ":1: expected gidpolicy JSON"},
+                                           MalformedCase{"wrong-schema.json", ": schema: expected"},
+                                           MalformedCase{"truncated.json", ":11:5: invalid JSON"},
+                                           MalformedCase{"truncated.devinfo.txt", ":12: GID[2]: expected a GID"},
+                                           MalformedCase{"truncated.show_gids.txt", ":6: GID: expected 8 groups"},
+                                           MalformedCase{"bad-gid.show_gids.txt", ":3: GID:"}),
+                         [](const ::testing::TestParamInfo<MalformedCase>& param_info) {
+                           std::string n = param_info.param.file;
+                           for (auto& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+TEST(Malformed, MissingFile) {
+  expect_one_line_error(run_cli({"show", "--input", "/nonexistent/table.txt"}), "/nonexistent/table.txt: No such file");
+}
+
+// ---------------------------------------------------------------------------------------------
+TEST(Usage, BadUsageExitsTwoWithOneLine) {
+  expect_one_line_error(run_cli({}), "expected a subcommand");
+  expect_one_line_error(run_cli({"frobnicate"}), "unknown subcommand 'frobnicate'");
+  expect_one_line_error(run_cli({"check", "--platform", "windows", "--input", example("nccl-769.devinfo.txt")}),
+                        "--platform");
+  expect_one_line_error(run_cli({"select", "--policy", "validated:idx=3", "--input", example("nccl-769.devinfo.txt")}),
+                        "at position 10");
+  expect_one_line_error(run_cli({"show", "--input", example("nccl-769.devinfo.txt"), "--sysfs", "/tmp"}), "not both");
+  expect_one_line_error(run_cli({"show", "--input", example("nccl-769.devinfo.txt"), "--device", "mlx5_9"}),
+                        "has no table for device mlx5_9 (it has: mlx5_bond_0 port 1)");
+  expect_one_line_error(run_cli({"convert", "--to", "sysfs", "--input", example("nccl-769.devinfo.txt")}), "--output DIR");
+  expect_one_line_error(run_cli({"explain-errno", "EWHAT"}), "expected an errno number or name");
+}
+
+TEST(Usage, HelpAndVersionExitZero) {
+  CliResult help = run_cli({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* s : {"show", "select", "check", "explain-errno", "convert", "simulate", "Exit codes"})
+    EXPECT_NE(help.out.find(s), std::string::npos) << s;
+  CliResult version = run_cli({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("gidpolicy 0."), std::string::npos) << version.out;
+}
+
+TEST(Usage, NoSourceLooksForLiveDevicesAndSuggestsInput) {
+  CliResult r = run_cli({"check"});
+  if (r.exit_code != 2) GTEST_SKIP() << "this machine has RDMA devices: " << r.out;
+  expect_one_line_error(r, "--input FILE");
+  EXPECT_NE(r.err.find("no RDMA devices"), std::string::npos) << r.err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Speed: 4 devices x 256 entries (every slot filled, v1/v2 pairs, the mapped GID near the end).
+TEST(Performance, CheckOnFourDevicesOf256EntriesIsFast) {
+  std::vector<GidTable> tables;
+  for (std::uint32_t d = 0; d < 4; ++d) {
+    PortInfo p{.device = "mlx5_" + std::to_string(d), .port = 1, .link_layer = LinkLayer::ethernet(), .gid_tbl_len = 256};
+    std::vector<GidEntry> entries;
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      Gid::Bytes b{};
+      b[0] = 0xfd;
+      b[1] = static_cast<std::uint8_t>(d);
+      b[14] = static_cast<std::uint8_t>(i / 2);
+      b[15] = 1;
+      Gid g = i >= 250 ? Gid::ipv4_mapped(0x0a000000u | (d << 8) | i) : Gid(b);
+      entries.push_back(GidEntry::valid(i, g, i % 2 ? GidType::roce_v2 : GidType::roce_v1, "eth" + std::to_string(d)));
+    }
+    tables.push_back(GidTable::make(p, entries).value());
+  }
+  std::string tmpl = (fs::temp_directory_path() / "gidpolicy-perf-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  const fs::path file = fs::path(tmpl) / "4x256.json";
+  std::ofstream(file) << formats::write_json(tables);
+
+  // CPU time is the figure asserted: wall time on a shared 2-core CI machine measures the load.
+  double best_wall = 1e9, best_cpu = 1e9;
+  for (int k = 0; k < 5; ++k) {
+    CliResult r = run_cli({"check", "--input", file.string()});
+    ASSERT_EQ(r.exit_code, 1) << r.err;  // jaccl routes from 1 and disagrees
+    best_wall = std::min(best_wall, r.millis);
+    best_cpu = std::min(best_cpu, r.cpu_millis);
+  }
+  std::cout << "gidpolicy check, 4 devices x 256 entries (JSON): best of 5 = " << best_wall << " ms wall, " << best_cpu
+            << " ms CPU\n";
+  RecordProperty("check_4x256_wall_ms", std::to_string(best_wall));
+  RecordProperty("check_4x256_cpu_ms", std::to_string(best_cpu));
+#if GIDPOLICY_CLI_TIMING
+  EXPECT_LT(best_cpu, 100.0);
+#endif
+  fs::remove_all(tmpl);
+}
+
+}  // namespace
+}  // namespace gidpolicy::test
