@@ -206,7 +206,7 @@ class Parser {
 
   result<AnyPolicy> ds4(const std::vector<Option>& opts) const {
     if (opts.empty()) return AnyPolicy(Ds4Scan{});
-    GIDPOLICY_TRY(v, integer(opts.front(), 0, std::numeric_limits<std::int32_t>::max(), "an index"));
+    GIDPOLICY_TRY(v, integer(opts.front(), 0, std::numeric_limits<std::uint32_t>::max(), "an index"));
     return AnyPolicy(Ds4ExplicitIndex{static_cast<std::uint32_t>(v)});
   }
 
@@ -230,7 +230,7 @@ class Parser {
     bool has_index = false;
     for (const Option& o : opts) {
       if (o.key == "index") {
-        GIDPOLICY_TRY(v, integer(o, 0, std::numeric_limits<std::int32_t>::max(), "an index"));
+        GIDPOLICY_TRY(v, integer(o, 0, std::numeric_limits<std::uint32_t>::max(), "an index"));
         p.index = static_cast<std::uint32_t>(v);
         has_index = true;
       } else if (o.key == "type") {

@@ -14,7 +14,7 @@
 //             | "first(" policy ( "|" policy )* ")"
 //             | "per-device(" dev "=" policy ( ";" dev "=" policy )* ")"   dev: NAME or "*"
 //   T := roce_v2 | roce_v1 | ib | any     F := ipv4 | ipv6 | any     R := v2 | v1 | any
-//   N := decimal 0 .. 2147483647          INT := decimal, may be negative (ds4's int)
+//   N := decimal 0 .. 4294967295          INT := decimal int32, may be negative (ds4's int)
 //   ADDR := IPv4 dotted quad or IPv6/GID text     CIDR := ADDR "/" prefix length
 // subnet= and exclude= may repeat; other options may not. Spaces around separators are ignored.
 //
