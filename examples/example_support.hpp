@@ -31,8 +31,8 @@ inline std::string where(const gidpolicy::GidTable& t) {
 
 /// "mlx5_0 port 1: auto -> index 3 ::ffff:200.0.209.6 (roce_v2)" or "... failed: <error>",
 /// then the trace when one was recorded or came with the failure.
-inline bool report(const gidpolicy::GidTable& t, const std::string& spec, const gidpolicy::result<gidpolicy::Selection>& r,
-                   bool explain = false) {
+inline bool report(const gidpolicy::GidTable& t, const std::string& spec,
+                   const gidpolicy::result<gidpolicy::Selection>& r, bool explain = false) {
   if (!r) {
     std::cout << where(t) << ": " << spec << " failed: " << r.error().what() << "\n";
     if (explain && r.error().trace) std::cout << r.error().trace->to_string();
@@ -40,7 +40,8 @@ inline bool report(const gidpolicy::GidTable& t, const std::string& spec, const 
   }
   const auto& e = r.value().entry;
   std::cout << where(t) << ": " << spec << " -> index " << e.index << " "
-            << (e.gid.is_zero() ? std::string("<zero GID>") : e.gid.to_string()) << " (" << to_string(e.type) << ")\n";
+            << (e.gid.is_zero() ? std::string("<zero GID>") : e.gid.to_string()) << " (" << to_string(e.type)
+            << ")\n";
   if (explain) std::cout << r.value().trace.to_string();
   return true;
 }

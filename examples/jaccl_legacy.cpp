@@ -21,8 +21,10 @@ int main(int argc, char** argv) {
       continue;
     }
     const auto& g = r.value().entry.gid;
-    if (g.is_zero()) std::cout << "  warning: advertising the zero GID of an empty slot\n";
-    else if (g.is_link_local()) std::cout << "  warning: advertising a link-local GID\n";
+    if (g.is_zero())
+      std::cout << "  warning: advertising the zero GID of an empty slot\n";
+    else if (g.is_link_local())
+      std::cout << "  warning: advertising a link-local GID\n";
   }
   return status;
 }

@@ -78,7 +78,8 @@ bool connect(const Connection& self, const Destination& peer, bool unchecked) {
   const auto profile = gidpolicy::DriverProfile::for_link_layer(self.table().port().link_layer);
   const auto verdict = gidpolicy::predict_rtr(self.table(), rtr.value(), profile);
   std::cout << name << ": RTR sgid_index " << unsigned{rtr.value().sgid_index()} << " dgid "
-            << rtr.value().dgid().to_string() << ": predicted " << verdict.to_string(profile.platform) << "\n";
+            << rtr.value().dgid().to_string() << ": predicted " << verdict.to_string(profile.platform)
+            << "\n";
   if (verdict.outcome == gidpolicy::RtrOutcome::ok) return true;
   const auto d = gidpolicy::diagnose(verdict.err, profile.platform,
                                      {.table = &self.table(),
@@ -100,8 +101,10 @@ int main(int argc, char** argv) {
   bool unchecked = false;
   for (int i = 3; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "--profile" && i + 1 < argc) spec = argv[++i];
-    else if (a == "--unchecked") unchecked = true;
+    if (a == "--profile" && i + 1 < argc)
+      spec = argv[++i];
+    else if (a == "--unchecked")
+      unchecked = true;
     else {
       std::cerr << "unknown argument: " << a << "\n";
       return 2;

@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   auto tables = example::load(argv[1]);
   if (!tables) return 2;
   const gidpolicy::PerDevice policy{
-      .by_device = {{"mlx5_1", gidpolicy::ValidatedExplicit{.index = 6, .type = gidpolicy::TypeFilter::roce_v1}}},
+      .by_device = {{"mlx5_1",
+                     gidpolicy::ValidatedExplicit{.index = 6, .type = gidpolicy::TypeFilter::roce_v1}}},
       .fallback = gidpolicy::AnyPolicy(gidpolicy::Ranked{})};
   std::cout << "policy " << policy.spec() << "\n";
   int status = 0;

@@ -22,14 +22,16 @@ int main(int argc, char** argv) {
   for (const auto& t : *tables) {
     auto plan = profile.value().plan(t);
     if (!plan) {
-      std::cout << example::where(t) << ": " << profile.value().spec() << " failed: " << plan.error().what() << "\n";
+      std::cout << example::where(t) << ": " << profile.value().spec() << " failed: " << plan.error().what()
+                << "\n";
       status = 1;
       continue;
     }
     const auto& p = plan.value();
-    std::cout << example::where(t) << ": " << profile.value().spec() << " advertises index " << p.selection.entry.index
-              << " " << p.selection.entry.gid.to_string() << ", routes from sgid_index " << unsigned{p.sgid_index}
-              << ": " << (p.agrees() ? "agrees" : "DISAGREES (" + p.agreement.explanation + ")") << "\n";
+    std::cout << example::where(t) << ": " << profile.value().spec() << " advertises index "
+              << p.selection.entry.index << " " << p.selection.entry.gid.to_string()
+              << ", routes from sgid_index " << unsigned{p.sgid_index} << ": "
+              << (p.agrees() ? "agrees" : "DISAGREES (" + p.agreement.explanation + ")") << "\n";
     if (!p.agrees()) status = 1;
   }
   return status;

@@ -11,7 +11,8 @@
 
 int main(int argc, char** argv) {
   std::uint32_t index = 0;
-  if (argc < 3 || argc > 4 || std::from_chars(argv[2], argv[2] + std::strlen(argv[2]), index).ec != std::errc()) {
+  if (argc < 3 || argc > 4 ||
+      std::from_chars(argv[2], argv[2] + std::strlen(argv[2]), index).ec != std::errc()) {
     std::cerr << "usage: validated_explicit TABLE N [ipv4|ipv6|any]\n";
     return 2;
   }

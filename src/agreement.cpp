@@ -43,7 +43,8 @@ Agreement check_agreement(const GidTable& table, const Gid& advertised, std::uin
 
   std::string what;  // why it does not agree
   if (sgid_index > 255) {
-    what = at + " does not fit the uint8_t grh.sgid_index: it would wrap to " + std::to_string(sgid_index & 0xffu);
+    what = at + " does not fit the uint8_t grh.sgid_index: it would wrap to " +
+           std::to_string(sgid_index & 0xffu);
   } else if (sgid_index >= table.length()) {
     what = at + " is not below " +
            (table.port().gid_tbl_len ? "gid_tbl_len " : std::string("the entries listed: ")) +
@@ -69,7 +70,8 @@ Agreement check_agreement(const GidTable& table, const Gid& advertised, std::uin
   if (advertised.is_zero())
     a.explanation = what + "; the advertised GID is the zero GID (an empty slot was advertised)";
   else if (home)
-    a.explanation = what + "; the advertised GID " + advertised.to_string() + " is at " + homes(table, advertised);
+    a.explanation =
+        what + "; the advertised GID " + advertised.to_string() + " is at " + homes(table, advertised);
   else
     a.explanation = what + "; no entry holds the advertised GID " + advertised.to_string();
   return a;

@@ -10,16 +10,21 @@ namespace gidpolicy {
 
 std::string_view to_string(Likelihood l) noexcept {
   switch (l) {
-    case Likelihood::confirmed: return "confirmed";
-    case Likelihood::likely: return "likely";
-    case Likelihood::possible: return "possible";
-    case Likelihood::ruled_out: return "ruled_out";
+    case Likelihood::confirmed:
+      return "confirmed";
+    case Likelihood::likely:
+      return "likely";
+    case Likelihood::possible:
+      return "possible";
+    case Likelihood::ruled_out:
+      return "ruled_out";
   }
   return "possible";
 }
 
 std::string Diagnosis::to_string() const {
-  std::string s = name + " (" + std::to_string(err) + ") on " + std::string(gidpolicy::to_string(platform)) + ":\n";
+  std::string s =
+      name + " (" + std::to_string(err) + ") on " + std::string(gidpolicy::to_string(platform)) + ":\n";
   for (const auto& c : causes) {
     s += "  [" + std::string(gidpolicy::to_string(c.likelihood)) + "] " + c.summary;
     if (!c.remedy.empty() && c.likelihood != Likelihood::ruled_out) s += " -> " + c.remedy;
@@ -78,7 +83,8 @@ Facts gather(const DiagnoseContext& c) {
       f.not_shown = t.holes() == Holes::not_shown;
       f.empty = !f.not_shown;
     } else {
-      f.empty = f.entry->state == EntryState::empty || (f.entry->state == EntryState::valid && f.entry->gid.is_zero());
+      f.empty = f.entry->state == EntryState::empty ||
+                (f.entry->state == EntryState::valid && f.entry->gid.is_zero());
       f.unreadable = f.entry->state == EntryState::unreadable;
       f.usable = f.entry->usable();
     }
@@ -148,13 +154,15 @@ class Builder {
   /// sgid is IPv4-mapped and dgid native IPv6, or the reverse.
   void family_mismatch(Likelihood unknown_l, const std::string& effect) {
     if (!f_.usable || !c_.peer_gid) {
-      add("family_mismatch", unknown_l, "the source and destination GIDs are of different address families: " + effect,
+      add("family_mismatch", unknown_l,
+          "the source and destination GIDs are of different address families: " + effect,
           "advertise and route from GIDs of one family on both sides (auto:family=ipv4)");
       return;
     }
     const bool mismatch = f_.entry->gid.is_ipv4_mapped() != c_.peer_gid->is_ipv4_mapped();
     add("family_mismatch", mismatch ? Likelihood::confirmed : Likelihood::ruled_out,
-        f_.at + " holds " + detail::describe(*f_.entry) + " and the destination is " + c_.peer_gid->to_string() +
+        f_.at + " holds " + detail::describe(*f_.entry) + " and the destination is " +
+            c_.peer_gid->to_string() +
             (mismatch ? ": different address families, " + effect : ": same address family"),
         "advertise and route from GIDs of one family on both sides (auto:family=ipv4)");
   }
@@ -167,13 +175,15 @@ class Builder {
     }
     const bool ll = f_.entry->gid.is_link_local() && !(c_.peer_gid && c_.peer_gid->is_link_local());
     add("link_local_source", ll ? Likelihood::confirmed : Likelihood::ruled_out,
-        f_.at + " holds " + detail::describe(*f_.entry) + (ll ? ": a link-local GID, not routed" : ": not link-local"),
+        f_.at + " holds " + detail::describe(*f_.entry) +
+            (ll ? ": a link-local GID, not routed" : ": not link-local"),
         "route from an IPv4-mapped or global GID (auto rejects link-local)");
   }
   void roce_version(Likelihood unknown_l) {
     const auto roce = [](GidType t) { return t == GidType::roce_v1 || t == GidType::roce_v2; };
     if (!f_.usable || !c_.peer_gid_type || !roce(f_.entry->type) || !roce(*c_.peer_gid_type)) {
-      add("roce_version_mismatch", unknown_l, "one side uses RoCE v1 and the other RoCE v2: packets are dropped",
+      add("roce_version_mismatch", unknown_l,
+          "one side uses RoCE v1 and the other RoCE v2: packets are dropped",
           "use RoCE v2 entries on both sides (auto:roce=v2)");
       return;
     }
@@ -200,26 +210,34 @@ void linux_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b)
     b.family_mismatch(Likelihood::possible, "Linux refuses the RTR with EINVAL");
     b.disagreement(Likelihood::likely);
     b.add("no_grh", ib ? Likelihood::ruled_out : Likelihood::possible,
-          ib ? "InfiniBand port: a missing GRH is not an error" : "RoCE RTR without a GRH (ah_attr.is_global = 0)",
+          ib ? "InfiniBand port: a missing GRH is not an error"
+             : "RoCE RTR without a GRH (ah_attr.is_global = 0)",
           "set is_global (RtrBuilder always does on RoCE)");
     b.add("missing_mask_bit", Likelihood::possible,
-          "a required INIT->RTR attribute is missing from the mask, or an attribute the transition does not take is "
+          "a required INIT->RTR attribute is missing from the mask, or an attribute the transition does not "
+          "take is "
           "present",
           "build the attributes with RtrBuilder, which checks the mask");
-    b.add("bad_port", Likelihood::possible, "ah_attr.port_num is not a port of the device", "use the port the table was read from");
+    b.add("bad_port", Likelihood::possible, "ah_attr.port_num is not a port of the device",
+          "use the port the table was read from");
   } else if (err == E.enodata) {
-    b.empty_slot("empty_slot", Likelihood::likely, "the kernel (>= 5.10) returns ENODATA for an in-range empty slot");
+    b.empty_slot("empty_slot", Likelihood::likely,
+                 "the kernel (>= 5.10) returns ENODATA for an in-range empty slot");
     b.disagreement(Likelihood::likely);
     b.add("gid_removed", f.known && f.usable ? Likelihood::likely : Likelihood::possible,
-          f.known && f.usable ? f.at + " holds a GID in this table, so it was probably empty when the RTR ran: the "
-                                       "address was removed or moved after the table was read (port flap, NCCL 2157)"
-                              : "the address was removed or moved to another index after it was advertised (NCCL 2157)",
+          f.known && f.usable
+              ? f.at +
+                    " holds a GID in this table, so it was probably empty when the RTR ran: the "
+                    "address was removed or moved after the table was read (port flap, NCCL 2157)"
+              : "the address was removed or moved to another index after it was advertised (NCCL 2157)",
           "re-read the entry right before modify_qp (preflight) and follow the GID to its new index");
   } else if (err == E.enodev) {
-    const std::string dev = f.usable && !f.entry->netdev.empty() ? " (" + f.entry->netdev + ")" : std::string();
+    const std::string dev =
+        f.usable && !f.entry->netdev.empty() ? " (" + f.entry->netdev + ")" : std::string();
     b.add("netdev_gone", Likelihood::likely,
-          "the netdev bound to the source GID" + dev + " is gone or lives in another network namespace (containers, "
-          "macvlan/multus pods)",
+          "the netdev bound to the source GID" + dev +
+              " is gone or lives in another network namespace (containers, "
+              "macvlan/multus pods)",
           "select from a table read inside the namespace that owns the netdev; filter with auto:netdev=NAME");
     b.empty_slot("empty_slot", Likelihood::possible, "a slot without a netdev");
   } else if (err == E.enetunreach) {
@@ -234,12 +252,14 @@ void linux_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b)
     b.roce_version(Likelihood::possible);
     b.disagreement(Likelihood::confirmed);
     b.add("neighbour_unresolved", Likelihood::possible,
-          "the destination's neighbour (ARP/ND) entry did not resolve: the peer address is unreachable on this link",
+          "the destination's neighbour (ARP/ND) entry did not resolve: the peer address is unreachable on "
+          "this link",
           "check that the peer's IP answers from this port's netdev (ping -I)");
   } else if (err == E.eopnotsupp) {
     b.add("not_supported", Likelihood::likely, "the driver does not support this QP type or attribute", "");
   } else if (err == E.ebusy) {
-    b.add("resource_busy", Likelihood::likely, "the device is out of a resource (QPs, PDs)", "release unused QPs");
+    b.add("resource_busy", Likelihood::likely, "the device is out of a resource (QPs, PDs)",
+          "release unused QPs");
   }
 }
 
@@ -250,7 +270,8 @@ void darwin_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b
                  "Apple's driver returns errno 22 for an absent source GID (exo 1390, MLX 3467, PR 4191)");
     b.disagreement(Likelihood::confirmed);
     if (!f.known) {
-      b.add("source_not_mapped", Likelihood::possible, "the source GID is not an IPv4-mapped GID (errno 22 as reported)",
+      b.add("source_not_mapped", Likelihood::possible,
+            "the source GID is not an IPv4-mapped GID (errno 22 as reported)",
             "route from the port's ::ffff:a.b.c.d entry");
     } else if (f.usable) {
       const bool mapped = f.entry->gid.is_ipv4_mapped();
@@ -269,18 +290,21 @@ void darwin_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b
   } else if (err == E.etimedout) {
     if (f.index)
       b.add("index_0", *f.index == 0 ? Likelihood::confirmed : Likelihood::ruled_out,
-            *f.index == 0 ? f.slot_story() + ": routing from index 0 (the fe80 link-local) times out on Thunderbolt"
-                          : f.at + " is not index 0",
+            *f.index == 0
+                ? f.slot_story() + ": routing from index 0 (the fe80 link-local) times out on Thunderbolt"
+                : f.at + " is not index 0",
             "route from the IPv4-mapped entry (auto ranks index 0 last on Thunderbolt)");
     else
-      b.add("index_0", Likelihood::likely, "routing from index 0 (the fe80 link-local) times out on Thunderbolt",
+      b.add("index_0", Likelihood::likely,
+            "routing from index 0 (the fe80 link-local) times out on Thunderbolt",
             "route from the IPv4-mapped entry (auto ranks index 0 last on Thunderbolt)");
     b.disagreement(Likelihood::likely);
     b.add("peer_unreachable", Likelihood::possible, "the peer is not reachable over this Thunderbolt port",
           "check the cable and that the peer's RDMA port is active");
   } else if (err == E.enodata) {
     b.add("leaked_resources", Likelihood::likely,
-          "errno 96 (ENODATA on Darwin) was reported with PDs/QPs leaked by earlier runs (max_pd 11), not with a GID "
+          "errno 96 (ENODATA on Darwin) was reported with PDs/QPs leaked by earlier runs (max_pd 11), not "
+          "with a GID "
           "choice",
           "destroy QPs and PDs on every exit path; restart the process (or reboot if the port is wedged)");
     b.empty_slot("empty_slot", Likelihood::possible, "an absent source GID");
@@ -317,8 +341,8 @@ Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context) {
   if (d.causes.empty()) {
     // Not an RTR errno gidpolicy models; the same number may be one on the other platform.
     const Platform other = platform == Platform::darwin ? Platform::linux_kernel : Platform::darwin;
-    std::string s = "errno " + std::to_string(err) + " (" + d.name + " on " + std::string(to_string(platform)) +
-                    ") is not one gidpolicy has a model for at RTR";
+    std::string s = "errno " + std::to_string(err) + " (" + d.name + " on " +
+                    std::string(to_string(platform)) + ") is not one gidpolicy has a model for at RTR";
     const std::string other_name = errno_name(other, err);
     if (other_name.rfind("errno ", 0) != 0)
       s += "; on " + std::string(to_string(other)) + " " + std::to_string(err) + " is " + other_name +

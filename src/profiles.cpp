@@ -44,7 +44,9 @@ Profile ds4_linux(std::optional<Gid> local, std::optional<std::int32_t> index) {
 }
 Profile automatic(RankedOptions options) { return {Ranked{std::move(options)}, SourceIndex::selected()}; }
 
-std::vector<Profile> all() { return {jaccl(), jaccl_legacy(), jaccl_fixed(), ds4(), ds4_linux(), automatic()}; }
+std::vector<Profile> all() {
+  return {jaccl(), jaccl_legacy(), jaccl_fixed(), ds4(), ds4_linux(), automatic()};
+}
 
 }  // namespace profiles
 

@@ -43,13 +43,20 @@ constexpr MaskName kMaskNames[] = {
 /// The setter that provides each required bit, for the error message.
 const char* setter_for(int bit) {
   switch (bit) {
-    case IBV_QP_AV: return "destination() or remote()";
-    case IBV_QP_PATH_MTU: return "path_mtu()";
-    case IBV_QP_DEST_QPN: return "dest_qp_num() or remote()";
-    case IBV_QP_RQ_PSN: return "rq_psn() or remote()";
-    case IBV_QP_MAX_DEST_RD_ATOMIC: return "max_dest_rd_atomic()";
-    case IBV_QP_MIN_RNR_TIMER: return "min_rnr_timer()";
-    default: return nullptr;
+    case IBV_QP_AV:
+      return "destination() or remote()";
+    case IBV_QP_PATH_MTU:
+      return "path_mtu()";
+    case IBV_QP_DEST_QPN:
+      return "dest_qp_num() or remote()";
+    case IBV_QP_RQ_PSN:
+      return "rq_psn() or remote()";
+    case IBV_QP_MAX_DEST_RD_ATOMIC:
+      return "max_dest_rd_atomic()";
+    case IBV_QP_MIN_RNR_TIMER:
+      return "min_rnr_timer()";
+    default:
+      return nullptr;
   }
 }
 
@@ -210,9 +217,11 @@ RtrBuilder& RtrBuilder::min_rnr_timer(std::uint8_t code) {
 result<RtrAttributes> RtrBuilder::build() const {
   const std::string qp = std::string(to_string(type_));
   if (type_ == QpKind::ud)
-    return fail(errc::not_supported, "UD queue pairs carry no remote address at RTR: address each send instead");
+    return fail(errc::not_supported,
+                "UD queue pairs carry no remote address at RTR: address each send instead");
   if (port_.port == 0 || port_.port > 255)
-    return fail(errc::invalid_argument, "port number " + std::to_string(port_.port) + " does not fit ah_attr.port_num");
+    return fail(errc::invalid_argument,
+                "port number " + std::to_string(port_.port) + " does not fit ah_attr.port_num");
 
   RtrAttributes out;
   out.qp_type = type_;
@@ -231,10 +240,12 @@ result<RtrAttributes> RtrBuilder::build() const {
   } else {
     const Mtu m = to_mtu(out.attr.path_mtu);
     if (m > local_mtu)
-      return fail(errc::invalid_argument, "path MTU " + std::to_string(mtu_bytes(m)) + " exceeds the local active MTU " +
+      return fail(errc::invalid_argument, "path MTU " + std::to_string(mtu_bytes(m)) +
+                                              " exceeds the local active MTU " +
                                               std::to_string(mtu_bytes(local_mtu)) + " of " + port_.device);
     if (peer_mtu_ && m > *peer_mtu_)
-      return fail(errc::invalid_argument, "path MTU " + std::to_string(mtu_bytes(m)) + " exceeds the peer's MTU " +
+      return fail(errc::invalid_argument, "path MTU " + std::to_string(mtu_bytes(m)) +
+                                              " exceeds the peer's MTU " +
                                               std::to_string(mtu_bytes(*peer_mtu_)));
   }
 
@@ -253,7 +264,8 @@ result<RtrAttributes> RtrBuilder::build() const {
     return fail(errc::invalid_argument, qp + " INIT->RTR does not take " + rtr_mask_to_string(extra) +
                                             " (the driver would return EINVAL)");
   if (out.attr.dest_qp_num > kMax24)
-    return fail(errc::invalid_argument, "dest_qp_num " + std::to_string(out.attr.dest_qp_num) + " exceeds 24 bits");
+    return fail(errc::invalid_argument,
+                "dest_qp_num " + std::to_string(out.attr.dest_qp_num) + " exceeds 24 bits");
   if (out.attr.rq_psn > kMax24)
     return fail(errc::invalid_argument, "rq_psn " + std::to_string(out.attr.rq_psn) + " exceeds 24 bits");
   if (out.attr.ah_attr.grh.flow_label > kMax20)
@@ -271,14 +283,16 @@ result<RtrAttributes> RtrBuilder::build() const {
   }
   out.attr.ah_attr.is_global = 1;
   if (dgid.is_zero())
-    return fail(errc::peer_gid_zero,
-                "the peer advertised the all-zero GID (its side selected an empty slot); a GRH needs a real dgid");
+    return fail(
+        errc::peer_gid_zero,
+        "the peer advertised the all-zero GID (its side selected an empty slot); a GRH needs a real dgid");
   if (ll.kind() != LinkLayer::Kind::infiniband && source_entry_ && source_entry_->usable() &&
       source_entry_->gid.is_ipv4_mapped() != dgid.is_ipv4_mapped())
-    return fail(errc::family_mismatch,
-                detail::holds(*source_entry_) + (source_entry_->gid.is_ipv4_mapped() ? " (IPv4)" : " (IPv6)") +
-                    " but the peer's GID " + dgid.to_string() + " is " +
-                    (dgid.is_ipv4_mapped() ? "IPv4" : "IPv6") + ": Linux refuses this RTR with EINVAL");
+    return fail(errc::family_mismatch, detail::holds(*source_entry_) +
+                                           (source_entry_->gid.is_ipv4_mapped() ? " (IPv4)" : " (IPv6)") +
+                                           " but the peer's GID " + dgid.to_string() + " is " +
+                                           (dgid.is_ipv4_mapped() ? "IPv4" : "IPv6") +
+                                           ": Linux refuses this RTR with EINVAL");
   const auto is_roce = [](GidType t) { return t == GidType::roce_v1 || t == GidType::roce_v2; };
   if (ll.kind() == LinkLayer::Kind::ethernet && source_entry_ && peer_type_ && is_roce(source_entry_->type) &&
       is_roce(*peer_type_) && source_entry_->type != *peer_type_)

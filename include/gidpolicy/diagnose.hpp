@@ -31,13 +31,13 @@ namespace gidpolicy {
 /// What is known about the failed call. Every field is optional; the more is given, the more
 /// causes can be confirmed or ruled out.
 struct DiagnoseContext {
-  const GidTable* table = nullptr;           ///< the local table (not kept)
-  std::optional<std::uint32_t> sgid_index;   ///< the index the RTR used (as computed, pre-cast)
-  std::optional<Gid> advertised;             ///< the GID this side advertised
-  std::optional<Gid> peer_gid;               ///< the dgid
-  std::optional<GidType> peer_gid_type;      ///< the peer's RoCE version, if known
-  std::optional<QpKind> qp_type;             ///< the QP's type
-  std::optional<unsigned> qps_on_device;     ///< QPs already created on the device
+  const GidTable* table = nullptr;          ///< the local table (not kept)
+  std::optional<std::uint32_t> sgid_index;  ///< the index the RTR used (as computed, pre-cast)
+  std::optional<Gid> advertised;            ///< the GID this side advertised
+  std::optional<Gid> peer_gid;              ///< the dgid
+  std::optional<GidType> peer_gid_type;     ///< the peer's RoCE version, if known
+  std::optional<QpKind> qp_type;            ///< the QP's type
+  std::optional<unsigned> qps_on_device;    ///< QPs already created on the device
 };
 
 /// How strongly the evidence supports a cause.
@@ -51,18 +51,18 @@ std::string_view to_string(Likelihood l) noexcept;  ///< "confirmed", "likely", 
 
 /// One known cause of an errno.
 struct Cause {
-  std::string id;        ///< stable identifier: "empty_slot", "index_0_thunderbolt", ...
+  std::string id;  ///< stable identifier: "empty_slot", "index_0_thunderbolt", ...
   Likelihood likelihood = Likelihood::possible;
-  std::string summary;   ///< what happened, with the evidence: "sgid_index 1 is empty; ..."
-  std::string remedy;    ///< what to do
+  std::string summary;  ///< what happened, with the evidence: "sgid_index 1 is empty; ..."
+  std::string remedy;   ///< what to do
 };
 
 /// The causes of one errno on one platform, most likely first.
 struct Diagnosis {
   int err = 0;
   Platform platform = Platform::linux_kernel;
-  std::string name;            ///< "EINVAL", "ENODATA", ... on that platform
-  std::vector<Cause> causes;   ///< sorted: confirmed, likely, possible, ruled_out
+  std::string name;           ///< "EINVAL", "ENODATA", ... on that platform
+  std::vector<Cause> causes;  ///< sorted: confirmed, likely, possible, ruled_out
   /// Multi-line text: "EINVAL (22) on linux:" then one line per cause.
   [[nodiscard]] std::string to_string() const;
 };

@@ -46,12 +46,12 @@ namespace gidpolicy {
 
 /// What the peer told this side over the out-of-band channel.
 struct PeerInfo {
-  std::uint32_t qpn = 0;  ///< its queue pair number (24 bits)
-  std::uint32_t psn = 0;  ///< its starting packet sequence number (24 bits)
-  Gid gid;                ///< the GID it advertised: becomes grh.dgid
-  std::uint16_t lid = 0;  ///< its LID (InfiniBand without a GRH); 0 on RoCE/Thunderbolt
-  std::optional<Mtu> mtu;               ///< its active MTU, when it sent one
-  std::optional<GidType> gid_type;      ///< its GID's RoCE version, when it sent one (UCX does)
+  std::uint32_t qpn = 0;            ///< its queue pair number (24 bits)
+  std::uint32_t psn = 0;            ///< its starting packet sequence number (24 bits)
+  Gid gid;                          ///< the GID it advertised: becomes grh.dgid
+  std::uint16_t lid = 0;            ///< its LID (InfiniBand without a GRH); 0 on RoCE/Thunderbolt
+  std::optional<Mtu> mtu;           ///< its active MTU, when it sent one
+  std::optional<GidType> gid_type;  ///< its GID's RoCE version, when it sent one (UCX does)
 };
 
 /// The INIT->RTR mask bits a QP type requires (ibv_modify_qp(3)).
@@ -116,18 +116,18 @@ class RtrBuilder {
   /// Everything the peer sent: sets DEST_QPN, RQ_PSN and the AV (dgid, dlid), and records the
   /// peer's MTU and GID type for the path-MTU default and the version check.
   RtrBuilder& remote(const PeerInfo& peer);
-  RtrBuilder& dest_qp_num(std::uint32_t qpn);                   ///< IBV_QP_DEST_QPN
-  RtrBuilder& rq_psn(std::uint32_t psn);                        ///< IBV_QP_RQ_PSN
+  RtrBuilder& dest_qp_num(std::uint32_t qpn);                        ///< IBV_QP_DEST_QPN
+  RtrBuilder& rq_psn(std::uint32_t psn);                             ///< IBV_QP_RQ_PSN
   RtrBuilder& destination(const Gid& dgid, std::uint16_t dlid = 0);  ///< IBV_QP_AV
-  RtrBuilder& peer_mtu(Mtu mtu);            ///< input to the path-MTU default
-  RtrBuilder& peer_gid_type(GidType type);  ///< input to the RoCE version check
-  RtrBuilder& path_mtu(Mtu mtu);            ///< IBV_QP_PATH_MTU (otherwise min(local, peer))
-  RtrBuilder& hop_limit(std::uint8_t hops);           ///< grh.hop_limit (kDefaultHopLimit)
-  RtrBuilder& traffic_class(std::uint8_t tclass);     ///< grh.traffic_class (kDefaultTrafficClass)
-  RtrBuilder& flow_label(std::uint32_t label);        ///< grh.flow_label (20 bits; default 0)
-  RtrBuilder& service_level(std::uint8_t sl);         ///< ah_attr.sl (default 0)
-  RtrBuilder& max_dest_rd_atomic(std::uint8_t n);     ///< IBV_QP_MAX_DEST_RD_ATOMIC (RC)
-  RtrBuilder& min_rnr_timer(std::uint8_t code);       ///< IBV_QP_MIN_RNR_TIMER (RC)
+  RtrBuilder& peer_mtu(Mtu mtu);                                     ///< input to the path-MTU default
+  RtrBuilder& peer_gid_type(GidType type);                           ///< input to the RoCE version check
+  RtrBuilder& path_mtu(Mtu mtu);                   ///< IBV_QP_PATH_MTU (otherwise min(local, peer))
+  RtrBuilder& hop_limit(std::uint8_t hops);        ///< grh.hop_limit (kDefaultHopLimit)
+  RtrBuilder& traffic_class(std::uint8_t tclass);  ///< grh.traffic_class (kDefaultTrafficClass)
+  RtrBuilder& flow_label(std::uint32_t label);     ///< grh.flow_label (20 bits; default 0)
+  RtrBuilder& service_level(std::uint8_t sl);      ///< ah_attr.sl (default 0)
+  RtrBuilder& max_dest_rd_atomic(std::uint8_t n);  ///< IBV_QP_MAX_DEST_RD_ATOMIC (RC)
+  RtrBuilder& min_rnr_timer(std::uint8_t code);    ///< IBV_QP_MIN_RNR_TIMER (RC)
 
   /// The attributes, or the first problem: errc::not_supported (UD), errc::invalid_argument
   /// (a value wider than its field, an RC-only attribute on UC, an explicit MTU above either

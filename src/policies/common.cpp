@@ -8,9 +8,12 @@ std::string where(const GidTable& table) {
 
 std::string describe(const GidEntry& e) {
   switch (e.state) {
-    case EntryState::empty: return "empty";
-    case EntryState::unreadable: return "unreadable (" + e.read_error.message() + ")";
-    case EntryState::valid: break;
+    case EntryState::empty:
+      return "empty";
+    case EntryState::unreadable:
+      return "unreadable (" + e.read_error.message() + ")";
+    case EntryState::valid:
+      break;
   }
   if (e.gid.is_zero()) return "the zero GID";
   std::string s = e.gid.to_string();
@@ -27,9 +30,12 @@ std::string holds(const GidEntry& e) {
 
 std::string note_for(const GidEntry& e) {
   switch (e.state) {
-    case EntryState::empty: return {};
-    case EntryState::unreadable: return e.read_error.message();
-    case EntryState::valid: break;
+    case EntryState::empty:
+      return {};
+    case EntryState::unreadable:
+      return e.read_error.message();
+    case EntryState::valid:
+      break;
   }
   return describe(e);
 }

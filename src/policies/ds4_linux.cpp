@@ -31,8 +31,8 @@ result<Selection> Ds4Linux::select(const GidTable& table, SelectOptions run) con
       if (i < 0 || static_cast<std::uint32_t>(i) >= len) {
         rec.step(i < 0 ? 0u : static_cast<std::uint32_t>(i), Verdict::out_of_range,
                  [&] { return "forced index " + std::to_string(i); });
-        return fail(errc::index_out_of_range, at + "forced index " + std::to_string(i) + " is not in [0, " +
-                                                  std::to_string(len) + ")");
+        return fail(errc::index_out_of_range,
+                    at + "forced index " + std::to_string(i) + " is not in [0, " + std::to_string(len) + ")");
       }
       const auto u = static_cast<std::uint32_t>(i);
       if (u > 255) {
@@ -42,7 +42,8 @@ result<Selection> Ds4Linux::select(const GidTable& table, SelectOptions run) con
       const GidEntry* e = table.find(u);
       if (!e && table.holes() == Holes::not_shown) {
         rec.step(u, Verdict::not_shown, [] { return std::string("not printed by the source"); });
-        return fail(errc::entry_not_shown, at + "forced index " + std::to_string(u) + " was not printed by the source");
+        return fail(errc::entry_not_shown,
+                    at + "forced index " + std::to_string(u) + " was not printed by the source");
       }
       if (!e || e->state == EntryState::empty) {
         rec.step(u, Verdict::empty, [] { return std::string("ENODATA from ibv_query_gid_ex"); });

@@ -22,9 +22,10 @@ result<Selection> Ds4Scan::select(const GidTable& table, SelectOptions run) cons
       if (e.index > 255) {
         rec.step(e.index, Verdict::index_above_255, [&] { return detail::describe(e); });
         return fail(errc::index_exceeds_uint8,
-                    detail::where(table) + ": the first IPv4-mapped GID is at index " + std::to_string(e.index) +
-                        ": ds4 would route from (uint8_t)" + std::to_string(e.index) + " = " +
-                        std::to_string(e.index & 0xffu) + ", another entry");
+                    detail::where(table) + ": the first IPv4-mapped GID is at index " +
+                        std::to_string(e.index) + ": ds4 would route from (uint8_t)" +
+                        std::to_string(e.index) + " = " + std::to_string(e.index & 0xffu) +
+                        ", another entry");
       }
       rec.step(e.index, Verdict::chosen, [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
       return detail::select_entry(e);

@@ -18,9 +18,12 @@ std::string lower(std::string_view s) {
 
 std::string_view to_string(FamilyFilter f) noexcept {
   switch (f) {
-    case FamilyFilter::ipv4: return "ipv4";
-    case FamilyFilter::ipv6: return "ipv6";
-    case FamilyFilter::any: break;
+    case FamilyFilter::ipv4:
+      return "ipv4";
+    case FamilyFilter::ipv6:
+      return "ipv6";
+    case FamilyFilter::any:
+      break;
   }
   return "any";
 }
@@ -35,10 +38,14 @@ std::optional<FamilyFilter> family_filter_from_string(std::string_view s) noexce
 
 std::string_view to_string(TypeFilter t) noexcept {
   switch (t) {
-    case TypeFilter::ib: return "ib";
-    case TypeFilter::roce_v1: return "roce_v1";
-    case TypeFilter::roce_v2: return "roce_v2";
-    case TypeFilter::any: break;
+    case TypeFilter::ib:
+      return "ib";
+    case TypeFilter::roce_v1:
+      return "roce_v1";
+    case TypeFilter::roce_v2:
+      return "roce_v2";
+    case TypeFilter::any:
+      break;
   }
   return "any";
 }

@@ -29,14 +29,16 @@ result<Selection> JacclFirstMapped::select(const GidTable& table, SelectOptions 
       if (e.index > 255) {
         rec.step(e.index, Verdict::index_above_255, [&] { return detail::describe(e); });
         return fail(errc::index_exceeds_uint8,
-                    detail::where(table) + ": the first IPv4-mapped GID, " + detail::describe(e) + ", is at index " +
-                        std::to_string(e.index) + ": JACCL would advertise it, but no sgid_index (a uint8_t) can name it");
+                    detail::where(table) + ": the first IPv4-mapped GID, " + detail::describe(e) +
+                        ", is at index " + std::to_string(e.index) +
+                        ": JACCL would advertise it, but no sgid_index (a uint8_t) can name it");
       }
       rec.step(e.index, Verdict::chosen, [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
       return detail::select_entry(e);
     }
     return fail(errc::no_ipv4_mapped_gid, detail::where(table) + ": no entry of [0, " + std::to_string(len) +
-                                              ") holds an IPv4-mapped (::ffff:a.b.c.d) GID; " + kNoMappedHint);
+                                              ") holds an IPv4-mapped (::ffff:a.b.c.d) GID; " +
+                                              kNoMappedHint);
   });
 }
 

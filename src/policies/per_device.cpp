@@ -12,7 +12,8 @@ const AnyPolicy* PerDevice::policy_for(std::string_view device) const noexcept {
 result<Selection> PerDevice::select(const GidTable& table, SelectOptions run) const {
   const AnyPolicy* p = policy_for(table.port().device);
   if (!p) {
-    std::string d = "per-device policy has no entry for device '" + table.port().device + "' and no default (*=...)";
+    std::string d =
+        "per-device policy has no entry for device '" + table.port().device + "' and no default (*=...)";
     auto trace = std::make_shared<Trace>();
     trace->attempts.push_back(Trace::Attempt{spec(), {}, d});
     return fail(Error(errc::device_not_found, std::move(d), std::move(trace)));

@@ -12,10 +12,14 @@ using Key = std::array<std::uint32_t, 6>;
 
 std::uint32_t type_rank(GidType t) noexcept {
   switch (t) {
-    case GidType::roce_v2: return 0;
-    case GidType::roce_v1: return 1;
-    case GidType::ib: return 2;
-    case GidType::unknown: break;
+    case GidType::roce_v2:
+      return 0;
+    case GidType::roce_v1:
+      return 1;
+    case GidType::ib:
+      return 2;
+    case GidType::unknown:
+      break;
   }
   return 3;
 }
@@ -33,10 +37,17 @@ std::string Ranked::spec() const {
   const RankedOptions& o = options;
   if (o.family != FamilyFilter::any) add("family=" + std::string(to_string(o.family)));
   switch (o.type) {
-    case TypeFilter::roce_v2: add("roce=v2"); break;
-    case TypeFilter::roce_v1: add("roce=v1"); break;
-    case TypeFilter::ib: add("type=ib"); break;
-    case TypeFilter::any: break;
+    case TypeFilter::roce_v2:
+      add("roce=v2");
+      break;
+    case TypeFilter::roce_v1:
+      add("roce=v1");
+      break;
+    case TypeFilter::ib:
+      add("type=ib");
+      break;
+    case TypeFilter::any:
+      break;
   }
   for (const auto& c : o.subnets) add("subnet=" + c.to_string());
   for (const auto& c : o.excludes) add("exclude=" + c.to_string());
@@ -63,44 +74,75 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
           return n;
         });
       };
-      if (e.index >= len) { reject(Verdict::out_of_range, "beyond gid_tbl_len"); continue; }
-      if (e.index > 255) { reject(Verdict::index_above_255, "cannot be an sgid_index (uint8_t)"); continue; }
-      if (e.state == EntryState::empty) { reject(Verdict::empty, ""); continue; }
-      if (e.state == EntryState::unreadable) { reject(Verdict::unreadable, ""); continue; }
-      if (e.gid.is_zero()) { reject(Verdict::zero, ""); continue; }
-      const bool link_local = e.gid.is_link_local() && link_local_is_unroutable(ll);
-      if (link_local && !o.allow_link_local) {
-        reject(Verdict::link_local, "not routed on this link layer, RTR would time out (allow-link-local to accept)");
+      if (e.index >= len) {
+        reject(Verdict::out_of_range, "beyond gid_tbl_len");
         continue;
       }
-      if (!matches(o.type, e.type)) { reject(Verdict::wrong_type, "type filter"); continue; }
-      if (!matches(o.family, e.gid)) { reject(Verdict::wrong_family, "family filter"); continue; }
+      if (e.index > 255) {
+        reject(Verdict::index_above_255, "cannot be an sgid_index (uint8_t)");
+        continue;
+      }
+      if (e.state == EntryState::empty) {
+        reject(Verdict::empty, "");
+        continue;
+      }
+      if (e.state == EntryState::unreadable) {
+        reject(Verdict::unreadable, "");
+        continue;
+      }
+      if (e.gid.is_zero()) {
+        reject(Verdict::zero, "");
+        continue;
+      }
+      const bool link_local = e.gid.is_link_local() && link_local_is_unroutable(ll);
+      if (link_local && !o.allow_link_local) {
+        reject(Verdict::link_local,
+               "not routed on this link layer, RTR would time out (allow-link-local to accept)");
+        continue;
+      }
+      if (!matches(o.type, e.type)) {
+        reject(Verdict::wrong_type, "type filter");
+        continue;
+      }
+      if (!matches(o.family, e.gid)) {
+        reject(Verdict::wrong_family, "family filter");
+        continue;
+      }
       if (!o.subnets.empty()) {
         bool inside = false;
         for (const auto& c : o.subnets) inside = inside || c.contains(e.gid);
-        if (!inside) { reject(Verdict::outside_subnet, "outside every subnet= prefix"); continue; }
+        if (!inside) {
+          reject(Verdict::outside_subnet, "outside every subnet= prefix");
+          continue;
+        }
       }
       bool excluded = false;
       for (const auto& c : o.excludes) excluded = excluded || c.contains(e.gid);
-      if (excluded) { reject(Verdict::excluded_subnet, "inside an exclude= prefix"); continue; }
+      if (excluded) {
+        reject(Verdict::excluded_subnet, "inside an exclude= prefix");
+        continue;
+      }
       if (!o.netdev.empty() && e.netdev != o.netdev) {
         reject(Verdict::other_netdev, e.netdev.empty() ? "netdev unknown" : "another netdev");
         continue;
       }
       const bool is_local = o.local && e.gid == *o.local;
-      if (o.require_local && !is_local) { reject(Verdict::not_local_address, "require-local"); continue; }
+      if (o.require_local && !is_local) {
+        reject(Verdict::not_local_address, "require-local");
+        continue;
+      }
 
-      const Key key{thunderbolt && e.index == 0 ? 1u : 0u,
-                    link_local ? 1u : 0u,
-                    is_local || !o.local ? 0u : 1u,
-                    type_rank(e.type),
-                    e.gid.is_ipv4_mapped() ? 0u : 1u,
-                    e.index};
+      const Key key{thunderbolt && e.index == 0 ? 1u : 0u, link_local ? 1u : 0u,
+                    is_local || !o.local ? 0u : 1u,        type_rank(e.type),
+                    e.gid.is_ipv4_mapped() ? 0u : 1u,      e.index};
       rec.step(e.index, Verdict::candidate, [&] {
         std::string n = detail::describe(e);
-        if (key[0]) n += ": index 0 on Thunderbolt ranks last";
-        else if (key[1]) n += ": link-local ranks last";
-        else if (o.local && is_local) n += ": the local address";
+        if (key[0])
+          n += ": index 0 on Thunderbolt ranks last";
+        else if (key[1])
+          n += ": link-local ranks last";
+        else if (o.local && is_local)
+          n += ": the local address";
         return n;
       });
       if (!best || key < best_key) {

@@ -30,9 +30,7 @@ namespace {
 constexpr std::string_view kPolicyNames =
     "a policy name (jaccl, jaccl-fixed, jaccl-legacy, ds4, ds4-linux, validated, auto, first, per-device)";
 
-bool is_name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_';
-}
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_'; }
 bool is_delim(char c) {
   return c == ',' || c == ';' || c == '|' || c == '(' || c == ')' || c == '@' || c == '=' || c == ':' ||
          std::isspace(static_cast<unsigned char>(c)) != 0;
@@ -114,9 +112,11 @@ class Parser {
   }
 
   /// A decimal integer in [lo, hi].
-  result<std::int64_t> integer(const Option& o, std::int64_t lo, std::int64_t hi, std::string_view what) const {
+  result<std::int64_t> integer(const Option& o, std::int64_t lo, std::int64_t hi,
+                               std::string_view what) const {
     const std::string expected = std::string(what) + " " + std::to_string(lo) + ".." + std::to_string(hi);
-    if (!o.value) return error(o.key_pos + o.key.size(), "'=' and " + expected + " after '" + std::string(o.key) + "'");
+    if (!o.value)
+      return error(o.key_pos + o.key.size(), "'=' and " + expected + " after '" + std::string(o.key) + "'");
     std::int64_t v = 0;
     const char* b = o.value->data();
     const char* e = b + o.value->size();
@@ -184,11 +184,15 @@ class Parser {
   }
 
   result<void> flag(const Option& o) const {
-    if (o.value) return error(o.value_pos - 1, "',' or the end of the options ('" + std::string(o.key) + "' takes no value)");
+    if (o.value)
+      return error(o.value_pos - 1,
+                   "',' or the end of the options ('" + std::string(o.key) + "' takes no value)");
     return success();
   }
   result<std::string_view> value(const Option& o, std::string_view what) const {
-    if (!o.value) return error(o.key_pos + o.key.size(), "'=' and " + std::string(what) + " after '" + std::string(o.key) + "'");
+    if (!o.value)
+      return error(o.key_pos + o.key.size(),
+                   "'=' and " + std::string(what) + " after '" + std::string(o.key) + "'");
     return *o.value;
   }
   result<Gid> address(const Option& o) const {
@@ -370,9 +374,12 @@ result<ParsedProfile> parse_spec(std::string_view spec, bool allow_source) {
   if (p.peek() == '@') {
     const std::size_t at = p.pos();
     if (!allow_source)
-      return p.error(at, "the end of the spec (a source-index rule '@sgid=N' belongs to a profile: parse_profile)");
+      return p.error(
+          at, "the end of the spec (a source-index rule '@sgid=N' belongs to a profile: parse_profile)");
     if (bare_jaccl)
-      return p.error(at, "the end of the spec (jaccl already routes from the literal index 1; write jaccl-fixed@sgid=N)");
+      return p.error(
+          at,
+          "the end of the spec (jaccl already routes from the literal index 1; write jaccl-fixed@sgid=N)");
     constexpr std::string_view kSgid = "@sgid=";
     if (spec.substr(at, kSgid.size()) != kSgid) return p.error(at, "'@sgid=N'");
     const std::size_t num = at + kSgid.size();

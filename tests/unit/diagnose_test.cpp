@@ -21,11 +21,14 @@ const Cause* find(const Diagnosis& d, std::string_view id) {
 
 TEST(Diagnose, DarwinEinvalOnTheMacMiniNamesTheEmptyIndexAndWhereTheGidIs) {
   const GidTable mac = test::macmini();
-  auto d = diagnose(22, Platform::darwin, {.table = &mac, .sgid_index = 1, .advertised = gid("::ffff:10.99.0.3")});
+  auto d =
+      diagnose(22, Platform::darwin, {.table = &mac, .sgid_index = 1, .advertised = gid("::ffff:10.99.0.3")});
   EXPECT_EQ(d.name, "EINVAL");
   ASSERT_FALSE(d.causes.empty());
   EXPECT_EQ(d.causes[0].likelihood, Likelihood::confirmed);
-  EXPECT_EQ(d.causes[0].summary.rfind("sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2", 0), 0u)
+  EXPECT_EQ(d.causes[0].summary.rfind(
+                "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2", 0),
+            0u)
       << d.to_string();
   EXPECT_EQ(find(d, "no_ipv4_on_port")->likelihood, Likelihood::ruled_out);
   EXPECT_EQ(find(d, "index_out_of_range")->likelihood, Likelihood::ruled_out);
@@ -66,13 +69,15 @@ TEST(Diagnose, DarwinEnodataEbusyEopnotsupp) {
 
 TEST(Diagnose, LinuxEnodataEmptySlot) {
   const GidTable t = test::nccl_1573_pod(0);
-  auto d = diagnose(61, Platform::linux_kernel, {.table = &t, .sgid_index = 3, .advertised = gid("::ffff:10.152.0.12")});
+  auto d = diagnose(61, Platform::linux_kernel,
+                    {.table = &t, .sgid_index = 3, .advertised = gid("::ffff:10.152.0.12")});
   EXPECT_EQ(d.name, "ENODATA");
   EXPECT_EQ(d.causes[0].id, "empty_slot");
   EXPECT_EQ(d.causes[0].likelihood, Likelihood::confirmed);
-  EXPECT_EQ(d.causes[0].summary.rfind("sgid_index 3 is empty; the advertised GID ::ffff:10.152.0.12 is at indices 6 "
-                                      "(roce_v1) and 7 (roce_v2)",
-                                      0),
+  EXPECT_EQ(d.causes[0].summary.rfind(
+                "sgid_index 3 is empty; the advertised GID ::ffff:10.152.0.12 is at indices 6 "
+                "(roce_v1) and 7 (roce_v2)",
+                0),
             0u)
       << d.causes[0].summary;
   // The slot is valid in the table: the GID moved after the table was read.
@@ -109,14 +114,19 @@ TEST(Diagnose, LinuxEnodevEnetunreachEtimedout) {
   EXPECT_EQ(d101.causes[0].id, "no_route");
   const GidTable t = test::nccl_769();
   auto d110 = diagnose(110, Platform::linux_kernel,
-                       {.table = &t, .sgid_index = 1, .advertised = gid("::ffff:200.0.209.6"),
+                       {.table = &t,
+                        .sgid_index = 1,
+                        .advertised = gid("::ffff:200.0.209.6"),
                         .peer_gid = gid("::ffff:200.0.209.7")});
   EXPECT_EQ(d110.name, "ETIMEDOUT");
   EXPECT_EQ(d110.causes[0].likelihood, Likelihood::confirmed);
   EXPECT_EQ(find(d110, "link_local_source")->likelihood, Likelihood::confirmed);
   EXPECT_EQ(find(d110, "disagreement")->likelihood, Likelihood::confirmed);
   auto ver = diagnose(110, Platform::linux_kernel,
-                      {.table = &t, .sgid_index = 2, .peer_gid = gid("::ffff:200.0.209.7"), .peer_gid_type = GidType::roce_v2});
+                      {.table = &t,
+                       .sgid_index = 2,
+                       .peer_gid = gid("::ffff:200.0.209.7"),
+                       .peer_gid_type = GidType::roce_v2});
   EXPECT_EQ(ver.causes[0].id, "roce_version_mismatch");
   EXPECT_EQ(ver.causes[0].likelihood, Likelihood::confirmed);
 }
@@ -150,8 +160,8 @@ TEST(PredictRtr, UsesTheSharedDriverModel) {
   const GidTable mac = test::macmini();
   const PeerInfo peer{.qpn = 1, .psn = 2, .gid = gid("::ffff:10.99.0.4")};
   const auto apple = DriverProfile::apple_thunderbolt();
-  EXPECT_EQ(predict_rtr(mac, 1, peer, apple).err, 22);   // JACCL's literal 1 on PR 3389's Mac mini
-  EXPECT_EQ(predict_rtr(mac, 0, peer, apple).err, 60);   // index 0 times out
+  EXPECT_EQ(predict_rtr(mac, 1, peer, apple).err, 22);  // JACCL's literal 1 on PR 3389's Mac mini
+  EXPECT_EQ(predict_rtr(mac, 0, peer, apple).err, 60);  // index 0 times out
   EXPECT_EQ(predict_rtr(mac, 2, peer, apple).outcome, RtrOutcome::ok);
   EXPECT_EQ(predict_rtr(mac, 2, peer, apple, QpKind::rc).err, 102);
   const GidTable t = test::nccl_769();

@@ -15,7 +15,8 @@ namespace gidpolicy::test {
 
 inline Gid gid(std::string_view s) { return Gid::parse(s).value(); }
 
-inline PortInfo port(std::string device, LinkLayer ll, std::optional<std::uint32_t> len, Mtu mtu = Mtu::mtu_1024) {
+inline PortInfo port(std::string device, LinkLayer ll, std::optional<std::uint32_t> len,
+                     Mtu mtu = Mtu::mtu_1024) {
   return PortInfo{std::move(device), 1, PortState::active, ll, len, mtu, 0};
 }
 
@@ -99,16 +100,19 @@ inline GidTable mooncake_ipv6(int device) {
   if (device == 0)
     return GidTable::make(port("rocep105s0", LinkLayer::ethernet(), std::nullopt),
                           {GidEntry::valid(0, gid("fe80::690:81ff:fe39:e3e8"), GidType::roce_v2, "enp105s0"),
-                           GidEntry::valid(1, gid("fd93:16d3:59b6:10d:690:81ff:fe39:e3e8"), GidType::roce_v2, "enp105s0")})
+                           GidEntry::valid(1, gid("fd93:16d3:59b6:10d:690:81ff:fe39:e3e8"), GidType::roce_v2,
+                                           "enp105s0")})
         .value();
   if (device == 1)
     return GidTable::make(port("rocep121s0", LinkLayer::ethernet(), std::nullopt),
                           {GidEntry::valid(0, gid("fe80::690:81ff:fe39:1c8"), GidType::roce_v2, "enp121s0"),
-                           GidEntry::valid(1, gid("fd93:16d3:59b6:10e:690:81ff:fe39:1c8"), GidType::roce_v2, "enp121s0")})
+                           GidEntry::valid(1, gid("fd93:16d3:59b6:10e:690:81ff:fe39:1c8"), GidType::roce_v2,
+                                           "enp121s0")})
         .value();
-  return GidTable::make(port("rocep193s0f0", LinkLayer::ethernet(), std::nullopt),
-                        {GidEntry::valid(0, gid("fe80::7ec2:55ff:feba:ff88"), GidType::roce_v1, "enp193s0f0np0"),
-                         GidEntry::valid(1, gid("fe80::7ec2:55ff:feba:ff88"), GidType::roce_v2, "enp193s0f0np0")})
+  return GidTable::make(
+             port("rocep193s0f0", LinkLayer::ethernet(), std::nullopt),
+             {GidEntry::valid(0, gid("fe80::7ec2:55ff:feba:ff88"), GidType::roce_v1, "enp193s0f0np0"),
+              GidEntry::valid(1, gid("fe80::7ec2:55ff:feba:ff88"), GidType::roce_v2, "enp193s0f0np0")})
       .value();
 }
 

@@ -40,8 +40,10 @@ TEST(Ds4Linux, Ds4UnitTableForcedRejections) {
   const struct {
     std::int32_t index;
     errc code;
-  } cases[] = {{-1, errc::index_out_of_range},     {1, errc::wrong_gid_type},
-               {4, errc::entry_zero},              {5, errc::index_out_of_range},
+  } cases[] = {{-1, errc::index_out_of_range},
+               {1, errc::wrong_gid_type},
+               {4, errc::entry_zero},
+               {5, errc::index_out_of_range},
                {INT_MAX, errc::index_out_of_range}};
   for (const auto& c : cases) {
     auto r = Ds4Linux{.local = gid("::ffff:127.0.0.1"), .index = c.index}.select(t);
@@ -81,10 +83,11 @@ TEST(Ds4Linux, NoRoceV2EntryFailsWithEveryRejection) {
 }
 
 TEST(Ds4Linux, ForcedEmptyUnreadableNotShownAbove255) {
-  auto t = GidTable::make(test::port("x", LinkLayer::ethernet(), 400),
-                          {GidEntry::empty(1), GidEntry::unreadable(2, std::make_error_code(std::errc::io_error)),
-                           GidEntry::valid(300, gid("::ffff:10.0.0.1"), GidType::roce_v2)})
-               .value();
+  auto t =
+      GidTable::make(test::port("x", LinkLayer::ethernet(), 400),
+                     {GidEntry::empty(1), GidEntry::unreadable(2, std::make_error_code(std::errc::io_error)),
+                      GidEntry::valid(300, gid("::ffff:10.0.0.1"), GidType::roce_v2)})
+          .value();
   EXPECT_EQ(Ds4Linux{.index = 1}.select(t).error(), errc::entry_empty);
   EXPECT_EQ(Ds4Linux{.index = 3}.select(t).error(), errc::entry_empty);  // a hole: ENODATA
   EXPECT_EQ(Ds4Linux{.index = 2}.select(t).error(), errc::entry_unreadable);
@@ -109,7 +112,8 @@ TEST(Ds4Linux, TraceMarksTheWinnerAndTheLowerScores) {
 
 TEST(Ds4Linux, Spec) {
   EXPECT_EQ(Ds4Linux{}.spec(), "ds4-linux");
-  EXPECT_EQ((Ds4Linux{.local = gid("::ffff:127.0.0.1"), .index = -1}.spec()), "ds4-linux:local=127.0.0.1,index=-1");
+  EXPECT_EQ((Ds4Linux{.local = gid("::ffff:127.0.0.1"), .index = -1}.spec()),
+            "ds4-linux:local=127.0.0.1,index=-1");
   EXPECT_EQ(Ds4Linux{.local = gid("fd93::1")}.spec(), "ds4-linux:local=fd93::1");
   EXPECT_EQ(Ds4Linux{.index = 2}.spec(), "ds4-linux:index=2");
 }
@@ -117,10 +121,10 @@ TEST(Ds4Linux, Spec) {
 // --- Ds4ExplicitIndex ----------------------------------------------------------------------
 
 TEST(Ds4ExplicitIndex, AcceptsAnyReadableSlotUnchecked) {
-  EXPECT_EQ(picked(Ds4ExplicitIndex{2}.select(test::nccl_769())), 2u);     // RoCE v1: not checked
-  EXPECT_EQ(picked(Ds4ExplicitIndex{0}.select(test::apple_ds4qa())), 0u);  // link-local: not checked
+  EXPECT_EQ(picked(Ds4ExplicitIndex{2}.select(test::nccl_769())), 2u);        // RoCE v1: not checked
+  EXPECT_EQ(picked(Ds4ExplicitIndex{0}.select(test::apple_ds4qa())), 0u);     // link-local: not checked
   EXPECT_EQ(picked(Ds4ExplicitIndex{4}.select(test::ds4_linux_unit())), 4u);  // zero GID: not checked
-  auto empty = Ds4ExplicitIndex{1}.select(test::macmini());  // empty: query_gid reads zeros
+  auto empty = Ds4ExplicitIndex{1}.select(test::macmini());                   // empty: query_gid reads zeros
   EXPECT_EQ(picked(empty), 1u);
   EXPECT_TRUE(empty.value().entry.gid.is_zero());
   EXPECT_EQ(picked(Ds4ExplicitIndex{2}.select(test::nccl_1573_pod(0))), 2u);  // a hole below the pod's 4

@@ -35,7 +35,8 @@ std::vector<Profile> every_behaviour() {
   for (std::uint32_t i : {0u, 1u, 2u, 3u, 5u, 7u}) {
     out.push_back(profiles::ds4(i));
     out.push_back(Profile{ValidatedExplicit{.index = i}});
-    out.push_back(Profile{ValidatedExplicit{.index = i, .type = TypeFilter::roce_v2, .family = FamilyFilter::any}});
+    out.push_back(
+        Profile{ValidatedExplicit{.index = i, .type = TypeFilter::roce_v2, .family = FamilyFilter::any}});
     out.push_back(profiles::ds4_linux(std::nullopt, static_cast<std::int32_t>(i)));
   }
   out.push_back(profiles::automatic({.allow_link_local = true}));
@@ -69,7 +70,8 @@ TEST(ExampleFiles, EveryFileReadsToTheHandBuiltTablesAndDecidesTheSame) {
         EXPECT_EQ(t.entries()[i].state, h.entries()[i].state) << file;
       }
       for (const Profile& p : every_behaviour())
-        EXPECT_EQ(outcome(p.plan(t)), outcome(p.plan(h))) << file << " " << t.port().device << " " << p.spec();
+        EXPECT_EQ(outcome(p.plan(t)), outcome(p.plan(h)))
+            << file << " " << t.port().device << " " << p.spec();
       hand.erase(it);
       ++compared;
     }

@@ -19,7 +19,7 @@ std::uint32_t picked(const result<Selection>& r) { return r.value().entry.index;
 TEST(JacclFirstMapped, PicksTheFirstMappedEntryOfEveryExampleTable) {
   EXPECT_EQ(picked(JacclFirstMapped{}.select(test::nccl_769())), 2u);  // the RoCE v1 twin (NCCL 769)
   EXPECT_EQ(picked(JacclFirstMapped{}.select(test::apple_ds4qa())), 1u);
-  EXPECT_EQ(picked(JacclFirstMapped{}.select(test::macmini())), 2u);  // MLX PR 3389
+  EXPECT_EQ(picked(JacclFirstMapped{}.select(test::macmini())), 2u);         // MLX PR 3389
   EXPECT_EQ(picked(JacclFirstMapped{}.select(test::ds4_linux_unit())), 0u);  // index 0 allowed, v1 allowed
   EXPECT_EQ(picked(JacclFirstMapped{}.select(test::nccl_1573_pod(0))), 6u);
   EXPECT_EQ(picked(JacclFirstMapped{}.select(test::nccl_1573_pod(1))), 6u);
@@ -60,10 +60,11 @@ TEST(JacclFirstMapped, TraceOnlyWhenAskedOnSuccess) {
 }
 
 TEST(JacclFirstMapped, SkipsEmptyAndUnreadableSlotsLikeJaccl) {
-  auto t = GidTable::make(test::port("x", LinkLayer::ethernet(), 8),
-                          {GidEntry::empty(0), GidEntry::unreadable(1, std::make_error_code(std::errc::io_error)),
-                           GidEntry::valid(2, Gid{}), GidEntry::valid(3, gid("::ffff:10.0.0.9"))})
-               .value();
+  auto t =
+      GidTable::make(test::port("x", LinkLayer::ethernet(), 8),
+                     {GidEntry::empty(0), GidEntry::unreadable(1, std::make_error_code(std::errc::io_error)),
+                      GidEntry::valid(2, Gid{}), GidEntry::valid(3, gid("::ffff:10.0.0.9"))})
+          .value();
   auto r = JacclFirstMapped{}.select(t, {.trace = true});
   EXPECT_EQ(picked(r), 3u);
   const auto& steps = r.value().trace.attempts[0].steps;
@@ -111,7 +112,8 @@ TEST(JacclLegacyIndex1, AnEmptySlotIsAdvertisedAsTheZeroGid) {
 
 TEST(JacclLegacyIndex1, FailuresSayWhy) {
   EXPECT_EQ(JacclLegacyIndex1{}.select(test::apple_noipv4()).error(), errc::entry_not_shown);
-  auto one = GidTable::make(test::port("x", LinkLayer::ethernet(), 1), {GidEntry::valid(0, gid("fe80::1"))}).value();
+  auto one =
+      GidTable::make(test::port("x", LinkLayer::ethernet(), 1), {GidEntry::valid(0, gid("fe80::1"))}).value();
   auto r = JacclLegacyIndex1{}.select(one);
   EXPECT_EQ(r.error(), errc::index_out_of_range);
   EXPECT_NE(r.error().detail.find("gid_tbl_len 1"), std::string::npos) << r.error().detail;

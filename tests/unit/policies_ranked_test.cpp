@@ -53,12 +53,13 @@ TEST(Ranked, NoSilentFallbackToLinkLocal) {
 TEST(Ranked, AllowLinkLocalRanksItLast) {
   Ranked p{{.allow_link_local = true}};
   EXPECT_EQ(picked(p.select(test::mooncake_ipv6(2))), 1u);  // v2 over v1
-  EXPECT_EQ(picked(p.select(test::nccl_769())), 3u);       // still the routable entry first
-  EXPECT_EQ(picked(p.select(test::apple_noipv4())), 0u);   // the only one left
+  EXPECT_EQ(picked(p.select(test::nccl_769())), 3u);        // still the routable entry first
+  EXPECT_EQ(picked(p.select(test::apple_noipv4())), 0u);    // the only one left
 }
 
 TEST(Ranked, ThunderboltIndex0RanksBelowEveryOtherCandidate) {
-  const std::vector<GidEntry> entries{GidEntry::valid(0, gid("::ffff:10.0.0.1")), GidEntry::valid(1, gid("fd00::1"))};
+  const std::vector<GidEntry> entries{GidEntry::valid(0, gid("::ffff:10.0.0.1")),
+                                      GidEntry::valid(1, gid("fd00::1"))};
   auto tb = GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16), entries).value();
   auto eth = GidTable::make(test::port("eth", LinkLayer::ethernet(), 16), entries).value();
   EXPECT_EQ(picked(Ranked{}.select(eth)), 0u);  // IPv4 over IPv6
@@ -101,7 +102,8 @@ TEST(Ranked, SubnetExcludeAndNetdevFilters) {
   EXPECT_EQ(picked(in4.select(pod1)), 7u);
   auto out = in4.select(pod0);
   EXPECT_EQ(out.error(), errc::no_candidate);
-  EXPECT_NE(out.error().detail.find("[6] outside_subnet, [7] outside_subnet"), std::string::npos) << out.error().detail;
+  EXPECT_NE(out.error().detail.find("[6] outside_subnet, [7] outside_subnet"), std::string::npos)
+      << out.error().detail;
   Ranked ex{{.excludes = {cidr("10.152.0.0/24")}}};
   EXPECT_EQ(ex.select(pod0).error(), errc::no_candidate);
   EXPECT_EQ(picked(ex.select(pod1)), 7u);

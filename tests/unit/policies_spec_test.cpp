@@ -45,16 +45,18 @@ TEST(PolicySpec, RequiredForms) {
   EXPECT_EQ(parsed("validated:type=ib,index=0,family=ipv6"),
             AnyPolicy(ValidatedExplicit{0, TypeFilter::ib, FamilyFilter::ipv6, false}));
   EXPECT_EQ(parsed("auto"), AnyPolicy(Ranked{}));
-  EXPECT_EQ(parsed("auto:family=ipv4,roce=v2,subnet=10.0.0.0/8,exclude=10.1.0.0/16,netdev=eth0,local=10.0.0.5"),
-            AnyPolicy(Ranked{{.family = FamilyFilter::ipv4,
-                              .type = TypeFilter::roce_v2,
-                              .subnets = {Cidr::parse("10.0.0.0/8").value()},
-                              .excludes = {Cidr::parse("10.1.0.0/16").value()},
-                              .netdev = "eth0",
-                              .local = gid("::ffff:10.0.0.5")}}));
+  EXPECT_EQ(
+      parsed("auto:family=ipv4,roce=v2,subnet=10.0.0.0/8,exclude=10.1.0.0/16,netdev=eth0,local=10.0.0.5"),
+      AnyPolicy(Ranked{{.family = FamilyFilter::ipv4,
+                        .type = TypeFilter::roce_v2,
+                        .subnets = {Cidr::parse("10.0.0.0/8").value()},
+                        .excludes = {Cidr::parse("10.1.0.0/16").value()},
+                        .netdev = "eth0",
+                        .local = gid("::ffff:10.0.0.5")}}));
   EXPECT_EQ(parsed("auto:subnet=fd00::/8,subnet=10.0.0.0/8").target<Ranked>()->options.subnets.size(), 2u);
   EXPECT_EQ(parsed("auto:roce=any"), AnyPolicy(Ranked{}));
-  EXPECT_EQ(parsed("first(validated:index=3|auto)"), AnyPolicy(FirstOf{{ValidatedExplicit{.index = 3}, Ranked{}}}));
+  EXPECT_EQ(parsed("first(validated:index=3|auto)"),
+            AnyPolicy(FirstOf{{ValidatedExplicit{.index = 3}, Ranked{}}}));
   EXPECT_EQ(parsed("first(jaccl|auto)"), AnyPolicy(FirstOf{{JacclFirstMapped{}, Ranked{}}}));
   EXPECT_EQ(parsed("per-device(mlx5_0=validated:index=7;*=auto)"),
             AnyPolicy(PerDevice{{{"mlx5_0", ValidatedExplicit{.index = 7}}}, AnyPolicy(Ranked{})}));
@@ -118,7 +120,8 @@ TEST(PolicySpec, MalformedSpecsNamePositionAndExpectedToken) {
       {"auto extra", 5, "expected the end of the spec, found 'extra'"},
       {"validated", 9, "expected the option 'index=N'"},
       {"validated:family=any", 20, "expected the option 'index=N'"},
-      {"validated:idx=3", 10, "expected an option of validated (index, type, family, allow-link-local), found 'idx'"},
+      {"validated:idx=3", 10,
+       "expected an option of validated (index, type, family, allow-link-local), found 'idx'"},
       {"validated:index=abc", 16, "expected an index 0..4294967295, found 'abc'"},
       {"validated:index=-1", 16, "expected an index 0..4294967295"},
       {"validated:index=4294967296", 16, "expected an index 0..4294967295"},

@@ -19,9 +19,10 @@ TEST(Profiles, JacclOnNccl769AdvertisesV1Index2AndRoutesFrom1) {
   EXPECT_EQ(plan.selection.entry.type, GidType::roce_v1);
   EXPECT_EQ(plan.sgid_index, 1u);
   EXPECT_FALSE(plan.agrees());
-  EXPECT_EQ(plan.agreement.explanation,
-            "sgid_index 1 holds fe80::ac0:ebff:feda:1cfb (roce_v2), not the advertised GID; the advertised GID "
-            "::ffff:200.0.209.6 is at indices 2 (roce_v1) and 3 (roce_v2)");
+  EXPECT_EQ(
+      plan.agreement.explanation,
+      "sgid_index 1 holds fe80::ac0:ebff:feda:1cfb (roce_v2), not the advertised GID; the advertised GID "
+      "::ffff:200.0.209.6 is at indices 2 (roce_v1) and 3 (roce_v2)");
   auto fixed = profiles::jaccl_fixed().plan(test::nccl_769()).value();
   EXPECT_EQ(fixed.sgid_index, 2u);
   EXPECT_TRUE(fixed.agrees());
@@ -35,7 +36,8 @@ TEST(Profiles, JacclOnTheMacMiniDisagreesWithTheEmptyIndex1) {
   EXPECT_EQ(plan.selection.entry.index, 2u);
   EXPECT_EQ(plan.sgid_index, 1u);
   EXPECT_FALSE(plan.agrees());
-  EXPECT_EQ(plan.agreement.explanation, "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2");
+  EXPECT_EQ(plan.agreement.explanation,
+            "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2");
   EXPECT_EQ(plan.agreement.to_result().error(), errc::disagreement);
   EXPECT_TRUE(profiles::jaccl_fixed().plan(test::macmini()).value().agrees());
 }
@@ -65,7 +67,8 @@ TEST(Profiles, EverySelectedSourceProfileAgreesWhereItSucceedsOnUsableEntries) {
         EXPECT_FALSE(plan.value().agrees()) << name << " " << p.spec();
         continue;
       }
-      EXPECT_TRUE(plan.value().agrees()) << name << " " << p.spec() << ": " << plan.value().agreement.explanation;
+      EXPECT_TRUE(plan.value().agrees())
+          << name << " " << p.spec() << ": " << plan.value().agreement.explanation;
       EXPECT_EQ(plan.value().sgid_index, plan.value().selection.entry.index);
     }
   }
@@ -74,7 +77,8 @@ TEST(Profiles, EverySelectedSourceProfileAgreesWhereItSucceedsOnUsableEntries) {
 TEST(Profiles, AllInCheckOrder) {
   std::vector<std::string> names;
   for (const Profile& p : profiles::all()) names.push_back(p.spec());
-  EXPECT_EQ(names, (std::vector<std::string>{"jaccl", "jaccl-legacy", "jaccl-fixed", "ds4", "ds4-linux", "auto"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"jaccl", "jaccl-legacy", "jaccl-fixed", "ds4", "ds4-linux", "auto"}));
   EXPECT_EQ(profiles::ds4(2).spec(), "ds4:index=2");
   EXPECT_EQ(profiles::ds4_linux(gid("::ffff:127.0.0.1")).spec(), "ds4-linux:local=127.0.0.1");
   EXPECT_EQ(profiles::automatic({.family = FamilyFilter::ipv4}).spec(), "auto:family=ipv4");
@@ -98,7 +102,8 @@ TEST(CheckAgreement, Cases) {
   auto other = check_agreement(t, gid("::ffff:1.2.3.4"), 3);
   EXPECT_FALSE(other.agrees);
   EXPECT_EQ(other.explanation,
-            "sgid_index 3 holds ::ffff:200.0.209.6 (roce_v2), not the advertised GID; no entry holds the advertised "
+            "sgid_index 3 holds ::ffff:200.0.209.6 (roce_v2), not the advertised GID; no entry holds the "
+            "advertised "
             "GID ::ffff:1.2.3.4");
   EXPECT_FALSE(other.advertised_at);
 

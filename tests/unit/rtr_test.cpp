@@ -52,8 +52,9 @@ TEST(RtrBuilder, RcNeedsItsExtraBits) {
   auto missing = RtrBuilder(QpKind::rc, t, sel(t)).remote(kPeer4).build();
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error(), errc::missing_required_attribute);
-  EXPECT_EQ(missing.error().detail,
-            "rc INIT->RTR requires MIN_RNR_TIMER (min_rnr_timer()), MAX_DEST_RD_ATOMIC (max_dest_rd_atomic())");
+  EXPECT_EQ(
+      missing.error().detail,
+      "rc INIT->RTR requires MIN_RNR_TIMER (min_rnr_timer()), MAX_DEST_RD_ATOMIC (max_dest_rd_atomic())");
   auto ok = RtrBuilder(QpKind::rc, t, sel(t)).remote(kPeer4).max_dest_rd_atomic(1).min_rnr_timer(12).build();
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok.value().mask, required_rtr_mask(QpKind::rc));
@@ -109,7 +110,8 @@ TEST(RtrBuilder, PathMtu) {
   auto big = RtrBuilder(QpKind::uc, t, sel(t)).remote(p).path_mtu(Mtu::mtu_4096).build();
   EXPECT_EQ(big.error(), errc::invalid_argument);
   EXPECT_NE(big.error().detail.find("exceeds the local active MTU 1024"), std::string::npos);
-  auto peer = RtrBuilder(QpKind::uc, t, sel(t)).remote(p).peer_mtu(Mtu::mtu_256).path_mtu(Mtu::mtu_512).build();
+  auto peer =
+      RtrBuilder(QpKind::uc, t, sel(t)).remote(p).peer_mtu(Mtu::mtu_256).path_mtu(Mtu::mtu_512).build();
   EXPECT_NE(peer.error().detail.find("exceeds the peer's MTU 256"), std::string::npos);
 }
 
@@ -136,14 +138,17 @@ TEST(RtrBuilder, RejectsBeforeTheDriver) {
   EXPECT_TRUE(RtrBuilder(QpKind::uc, t, sel(t)).remote(unknown).build());
   auto wide = RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).dest_qp_num(1u << 24).build();
   EXPECT_EQ(wide.error(), errc::invalid_argument);
-  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).rq_psn(1u << 24).build().error(), errc::invalid_argument);
+  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).rq_psn(1u << 24).build().error(),
+            errc::invalid_argument);
   EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).flow_label(1u << 20).build().error(),
             errc::invalid_argument);
 }
 
 TEST(RtrBuilder, GrhAlwaysOnThunderboltOnInfinibandOnlyForGlobalPeers) {
   const GidTable tb = test::apple_ds4qa();
-  auto a = RtrBuilder(QpKind::uc, tb, sel(tb)).remote({.qpn = 1, .psn = 2, .gid = gid("::ffff:10.99.0.1")}).build();
+  auto a = RtrBuilder(QpKind::uc, tb, sel(tb))
+               .remote({.qpn = 1, .psn = 2, .gid = gid("::ffff:10.99.0.1")})
+               .build();
   EXPECT_TRUE(a.value().is_global());
   EXPECT_EQ(a.value().sgid_index(), 1);
   auto ib = GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
@@ -163,13 +168,20 @@ TEST(RtrBuilder, GrhAlwaysOnThunderboltOnInfinibandOnlyForGlobalPeers) {
                     .min_rnr_timer(12)
                     .build();
   EXPECT_TRUE(global.value().is_global());
-  auto nolid = RtrBuilder(QpKind::uc, ib, sel(ib)).remote({.qpn = 1, .psn = 2, .gid = gid("fe80::2")}).build();
+  auto nolid =
+      RtrBuilder(QpKind::uc, ib, sel(ib)).remote({.qpn = 1, .psn = 2, .gid = gid("fe80::2")}).build();
   EXPECT_EQ(nolid.error(), errc::invalid_argument);
 }
 
 TEST(RtrBuilder, HopLimitTrafficClassServiceLevel) {
   const GidTable t = test::nccl_769();
-  auto a = RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).hop_limit(1).traffic_class(106).service_level(3).flow_label(5).build();
+  auto a = RtrBuilder(QpKind::uc, t, sel(t))
+               .remote(kPeer4)
+               .hop_limit(1)
+               .traffic_class(106)
+               .service_level(3)
+               .flow_label(5)
+               .build();
   EXPECT_EQ(a.value().attr.ah_attr.grh.hop_limit, 1);
   EXPECT_EQ(a.value().attr.ah_attr.grh.traffic_class, 106);
   EXPECT_EQ(a.value().attr.ah_attr.sl, 3);
@@ -187,7 +199,8 @@ TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
   ASSERT_TRUE(r) << r.error().what();
   EXPECT_EQ(r.value().sgid_index(), 1);
   EXPECT_FALSE(r.value().agrees());
-  EXPECT_EQ(r.value().agreement.explanation, "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2");
+  EXPECT_EQ(r.value().agreement.explanation,
+            "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2");
   EXPECT_NE(r.value().to_string().find("DISAGREES"), std::string::npos);
   // The shared driver model says what Apple's driver did with it (MLX PR 3389: errno 22).
   auto v = predict_rtr(mac, r.value(), DriverProfile::apple_thunderbolt());
@@ -195,11 +208,13 @@ TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
   EXPECT_EQ(v.err, 22);
   // From the profile's plan: the same attributes.
   auto plan = profiles::jaccl().plan(mac).value();
-  auto viaplan = RtrBuilder(QpKind::uc, mac, plan).remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")}).build();
+  auto viaplan =
+      RtrBuilder(QpKind::uc, mac, plan).remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")}).build();
   EXPECT_EQ(viaplan.value().sgid_index(), 1);
   EXPECT_FALSE(viaplan.value().agrees());
   auto fixed = profiles::jaccl_fixed().plan(mac).value();
-  auto good = RtrBuilder(QpKind::uc, mac, fixed).remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")}).build();
+  auto good =
+      RtrBuilder(QpKind::uc, mac, fixed).remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")}).build();
   EXPECT_EQ(good.value().sgid_index(), 2);
   EXPECT_TRUE(good.value().agrees());
   EXPECT_EQ(predict_rtr(mac, good.value(), DriverProfile::apple_thunderbolt()).outcome, RtrOutcome::ok);
@@ -209,14 +224,16 @@ TEST(RtrBuilder, AStaleTableIsSeenByThePlanConstructor) {
   // The plan was made on one snapshot; the builder is given a newer one where the GID moved.
   const GidTable before = test::nccl_769();
   auto plan = profiles::automatic().plan(before).value();
-  auto after = GidTable::make(before.port(), {GidEntry::valid(3, gid("::ffff:200.0.209.99"), GidType::roce_v2),
-                                              GidEntry::valid(4, gid("::ffff:200.0.209.6"), GidType::roce_v2)},
+  auto after = GidTable::make(before.port(),
+                              {GidEntry::valid(3, gid("::ffff:200.0.209.99"), GidType::roce_v2),
+                               GidEntry::valid(4, gid("::ffff:200.0.209.6"), GidType::roce_v2)},
                               Holes::not_shown)
                    .value();
   auto r = RtrBuilder(QpKind::uc, after, plan).remote(kPeer4).build();
   ASSERT_TRUE(r);
   EXPECT_FALSE(r.value().agrees());
-  EXPECT_NE(r.value().agreement.explanation.find("is at index 4"), std::string::npos) << r.value().agreement.explanation;
+  EXPECT_NE(r.value().agreement.explanation.find("is at index 4"), std::string::npos)
+      << r.value().agreement.explanation;
 }
 
 TEST(RtrBuilder, RequestMatchesWhatJudgeRtrSees) {

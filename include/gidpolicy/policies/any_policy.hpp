@@ -30,9 +30,9 @@ class AnyPolicy {
 
   /// Wrap any policy (not another AnyPolicy: that is a copy).
   template <class P>
-    requires(!std::same_as<std::remove_cvref_t<P>, AnyPolicy> && SelectionPolicy<std::remove_cvref_t<P>> &&
-             std::equality_comparable<std::remove_cvref_t<P>>)
-  AnyPolicy(P&& policy)  // NOLINT(google-explicit-constructor): a policy *is* an AnyPolicy
+  requires(!std::same_as<std::remove_cvref_t<P>, AnyPolicy> && SelectionPolicy<std::remove_cvref_t<P>> &&
+           std::equality_comparable<std::remove_cvref_t<P>>)
+      AnyPolicy(P&& policy)  // NOLINT(google-explicit-constructor): a policy *is* an AnyPolicy
       : impl_(std::make_shared<const Model<std::remove_cvref_t<P>>>(std::forward<P>(policy))) {}
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const {

@@ -28,9 +28,12 @@ std::optional<FamilyFilter> family_filter_from_string(std::string_view s) noexce
 /// Whether `g` is of family `f` (IPv4 = IPv4-mapped; IPv6 = anything else).
 constexpr bool matches(FamilyFilter f, const Gid& g) noexcept {
   switch (f) {
-    case FamilyFilter::ipv4: return g.is_ipv4_mapped();
-    case FamilyFilter::ipv6: return !g.is_ipv4_mapped();
-    case FamilyFilter::any: break;
+    case FamilyFilter::ipv4:
+      return g.is_ipv4_mapped();
+    case FamilyFilter::ipv6:
+      return !g.is_ipv4_mapped();
+    case FamilyFilter::any:
+      break;
   }
   return true;
 }
@@ -44,10 +47,14 @@ std::string_view to_string(TypeFilter t) noexcept;
 std::optional<TypeFilter> type_filter_from_string(std::string_view s) noexcept;
 constexpr bool matches(TypeFilter f, GidType t) noexcept {
   switch (f) {
-    case TypeFilter::ib: return t == GidType::ib;
-    case TypeFilter::roce_v1: return t == GidType::roce_v1;
-    case TypeFilter::roce_v2: return t == GidType::roce_v2;
-    case TypeFilter::any: break;
+    case TypeFilter::ib:
+      return t == GidType::ib;
+    case TypeFilter::roce_v1:
+      return t == GidType::roce_v1;
+    case TypeFilter::roce_v2:
+      return t == GidType::roce_v2;
+    case TypeFilter::any:
+      break;
   }
   return true;
 }

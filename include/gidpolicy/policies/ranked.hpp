@@ -39,14 +39,14 @@ namespace gidpolicy {
 
 /// The filters and preferences of Ranked; every field is a spec option of "auto".
 struct RankedOptions {
-  FamilyFilter family = FamilyFilter::any;   ///< family=ipv4|ipv6|any
-  TypeFilter type = TypeFilter::any;         ///< roce=v2|v1|any, or type=ib
-  std::vector<Cidr> subnets;                 ///< subnet=CIDR (repeatable): allow list
-  std::vector<Cidr> excludes;                ///< exclude=CIDR (repeatable): deny list
-  std::string netdev;                        ///< netdev=NAME; "" = any
-  std::optional<Gid> local;                  ///< local=ADDR: ranked first when present
-  bool require_local = false;                ///< require-local: only `local` qualifies
-  bool allow_link_local = false;             ///< allow-link-local: link-local ranks last
+  FamilyFilter family = FamilyFilter::any;  ///< family=ipv4|ipv6|any
+  TypeFilter type = TypeFilter::any;        ///< roce=v2|v1|any, or type=ib
+  std::vector<Cidr> subnets;                ///< subnet=CIDR (repeatable): allow list
+  std::vector<Cidr> excludes;               ///< exclude=CIDR (repeatable): deny list
+  std::string netdev;                       ///< netdev=NAME; "" = any
+  std::optional<Gid> local;                 ///< local=ADDR: ranked first when present
+  bool require_local = false;               ///< require-local: only `local` qualifies
+  bool allow_link_local = false;            ///< allow-link-local: link-local ranks last
   friend bool operator==(const RankedOptions&, const RankedOptions&) = default;
 };
 
