@@ -311,32 +311,27 @@ SysfsType sysfs_type(GidType t) {
   return SysfsType::none;
 }
 
-// devinfo's null_gid(): only bytes 8-15 are tested.
-bool printed_by_devinfo(const GidEntry& e) { return e.state == EntryState::valid && e.gid.interface_id() != 0; }
-
-bool has_typed_entry(const GidTable& t) {
-  for (const auto& e : t)
-    if (printed_by_devinfo(e) && e.type != GidType::unknown) return true;
-  return false;
+// Whether rdma-core 44's devinfo prints an entry: its null_gid() tests only bytes 8-15, and it
+// prints nothing for an entry whose type ibv_query_gid_type cannot read. Thunderbolt (Apple's
+// own devinfo, which prints no types) and unknown link layers keep untyped entries, so a
+// table read from such a paste can be written back.
+bool printed_by_devinfo(const GidEntry& e, LinkLayer ll) {
+  if (e.state != EntryState::valid || e.gid.interface_id() == 0) return false;
+  const bool typed_port = ll.kind() == LinkLayer::Kind::ethernet || ll.kind() == LinkLayer::Kind::infiniband;
+  return !typed_port || e.type != GidType::unknown;
 }
 
 // The entries of `t` devinfo prints, with the type reading them back yields.
 std::vector<GidEntry> printed_entries(const GidTable& t) {
   const LinkLayer ll = t.port().link_layer;
-  const bool ethernet = ll.kind() == LinkLayer::Kind::ethernet;
-  const bool typed = ethernet && has_typed_entry(t);
   std::vector<GidEntry> out;
   for (const auto& e : t) {
-    if (!printed_by_devinfo(e)) continue;
+    if (!printed_by_devinfo(e, ll)) continue;
     GidType type = GidType::unknown;
-    if (ethernet) {
-      // rdma-core 44 prints nothing for an entry whose type it cannot query; an all-untyped
-      // port is the output of rdma-core < v29, which printed every entry without a suffix.
-      if (typed && e.type == GidType::unknown) continue;
-      if (typed) type = sysfs_type(e.type) == SysfsType::v2 ? GidType::roce_v2 : GidType::roce_v1;
-    } else if (ll.kind() == LinkLayer::Kind::infiniband) {
-      type = GidType::ib;
-    }
+    if (ll.kind() == LinkLayer::Kind::ethernet)
+      type = sysfs_type(e.type) == SysfsType::v2 ? GidType::roce_v2 : GidType::roce_v1;
+    else if (ll.kind() == LinkLayer::Kind::infiniband)
+      type = GidType::ib;  // no suffix off Ethernet; every GID of an IB port is IB
     out.push_back(GidEntry::valid(e.index, e.gid, type));
   }
   return out;
@@ -409,13 +404,12 @@ std::string write_devinfo(const std::vector<GidTable>& tables) {
       appendf(out, "\t\t\tlink_layer:\t\t%s\n", link_layer_name(p.link_layer));
       if (p.gid_tbl_len) appendf(out, "\t\t\tgid_tbl_len:\t\t%u\n", *p.gid_tbl_len);
       const bool ethernet = p.link_layer.kind() == LinkLayer::Kind::ethernet;
-      const bool typed = ethernet && has_typed_entry(t);
       for (const auto& e : t) {
-        if (!printed_by_devinfo(e)) continue;
-        SysfsType st = sysfs_type(e.type);
-        if (typed && st == SysfsType::none) continue;
+        if (!printed_by_devinfo(e, p.link_layer)) continue;
+        const SysfsType st = sysfs_type(e.type);
+        // The suffix only on Ethernet ports ("IB/RoCE v1" is printed as "RoCE v1").
         std::string suffix;
-        if (typed) suffix = st == SysfsType::v2 ? ", RoCE v2" : ", RoCE v1";
+        if (ethernet) suffix = st == SysfsType::v2 ? ", RoCE v2" : ", RoCE v1";
         // inet_ntop form for RoCE v2 only, exactly as devinfo's print_formated_gid().
         std::string gid = st == SysfsType::v2 ? e.gid.to_string() : e.gid.to_full_string();
         appendf(out, "\t\t\tGID[%3u]:\t\t%s%s\n", e.index, gid.c_str(), suffix.c_str());

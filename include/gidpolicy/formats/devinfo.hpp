@@ -54,11 +54,14 @@ result<std::vector<GidTable>> read_devinfo(std::string_view text, std::string_vi
 /// by a blank line. Entries devinfo would not print (see devinfo_view) are left out.
 std::string write_devinfo(const std::vector<GidTable>& tables);
 
-/// What survives a trip through the devinfo text: read_devinfo(write_devinfo(t)) == devinfo_view(t).
+/// What survives a trip through the devinfo text: read_devinfo(write_devinfo(t)) == devinfo_view(t),
+/// and what rdma-core 44's own ibv_devinfo shows of a port holding `t`.
 /// Drops empty, unreadable and zero-interface-id entries, netdevs and ifindexes; on Ethernet
-/// ports with typed entries drops untyped ones (rdma-core 44 cannot print them); ib becomes
-/// roce_v1 on Ethernet (one sysfs type, "IB/RoCE v1"), every type becomes ib on InfiniBand and
-/// unknown elsewhere; an unknown link layer loses its raw number; holes become not_shown.
+/// and InfiniBand ports drops untyped entries (rdma-core 44 prints nothing for an entry whose
+/// type it cannot query; Thunderbolt and unknown link layers keep them, as Apple's devinfo
+/// prints no types); ib becomes roce_v1 on Ethernet (one sysfs type, "IB/RoCE v1"), every type
+/// becomes ib on InfiniBand and unknown elsewhere; an unknown link layer loses its raw number;
+/// holes become not_shown.
 std::vector<GidTable> devinfo_view(const std::vector<GidTable>& tables);
 
 }  // namespace gidpolicy::formats
