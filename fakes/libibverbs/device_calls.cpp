@@ -209,6 +209,10 @@ int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
     attr->max_pd = 1024;
     attr->max_pkeys = 1;
     attr->phys_port_cnt = static_cast<std::uint8_t>(d->phys_port_cnt);
+    auto r = lib.record("query_device", d);
+    r["max_qp"] = max_qp;
+    r["result"] = 0;
+    lib.log.write(std::move(r));
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -389,8 +393,17 @@ int ibv_query_pkey(ibv_context* context, uint8_t port_num, int index, __be16* pk
     std::lock_guard lock(lib.mu);
     Context* c = lib.context(context);
     if (!c || !pkey) return EINVAL;
-    if (!lib.model.port_attributes(c->handle, port_num) || index != 0) return -1;
+    auto r = lib.record("query_pkey", c->device);
+    r["port"] = port_num;
+    r["index"] = index;
+    if (!lib.model.port_attributes(c->handle, port_num) || index != 0) {
+      r["result"] = -1;
+      lib.log.write(std::move(r));
+      return -1;
+    }
     *pkey = htobe16(0xffff);  // the one default partition, pkey_tbl_len 1
+    r["result"] = 0;
+    lib.log.write(std::move(r));
     return 0;
   } catch (...) {
     return ENOMEM;

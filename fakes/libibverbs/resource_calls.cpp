@@ -311,6 +311,9 @@ ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
     ch->ch.refcnt = 0;
     ibv_comp_channel* out = &ch->ch;
     lib.channels.emplace(out, std::move(ch));
+    auto r = lib.record("create_comp_channel", c->device);
+    r["result"] = 0;
+    lib.log.write(std::move(r));
     return out;
   } catch (...) {
     errno = ENOMEM;
@@ -324,10 +327,16 @@ int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
     std::lock_guard lock(lib.mu);
     Channel* ch = lib.channel(channel);
     if (!ch) return EINVAL;
+    auto r = lib.record("destroy_comp_channel", ch->owner->device);
     for (auto& [k, c] : lib.cqs)
-      if (c->channel == ch) return EBUSY;
+      if (c->channel == ch) {
+        fail_record(lib, r, ch->owner->device, EBUSY, "completion queues still use the channel");
+        return EBUSY;
+      }
     ::close(ch->ch.fd);
     lib.channels.erase(channel);
+    r["result"] = 0;
+    lib.log.write(std::move(r));
     return 0;
   } catch (...) {
     return ENOMEM;
