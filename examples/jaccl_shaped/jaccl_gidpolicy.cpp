@@ -26,7 +26,8 @@ struct Chosen {
   gidpolicy::Plan plan;
 };
 
-std::optional<Chosen> info(Rank& rank, const char* device, gidpolicy::verbs::VerbsApi& api, Destination& out) {
+std::optional<Chosen> info(Rank& rank, const char* device, gidpolicy::verbs::VerbsApi& api,
+                           Destination& out) {
   auto table = gidpolicy::verbs::snapshot(api, device, 1);
   if (!table) {
     std::printf("[jaccl] rank %d: %s\n", rank.id(), table.error().what().c_str());

@@ -45,9 +45,9 @@ inline bool has_interface_id(const ibv_gid& g) {
 
 inline std::string gid_text(const ibv_gid& g) {
   char out[64];
-  std::snprintf(out, sizeof out, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x", g.raw[0],
-                g.raw[1], g.raw[2], g.raw[3], g.raw[4], g.raw[5], g.raw[6], g.raw[7], g.raw[8], g.raw[9], g.raw[10],
-                g.raw[11], g.raw[12], g.raw[13], g.raw[14], g.raw[15]);
+  std::snprintf(out, sizeof out, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+                g.raw[0], g.raw[1], g.raw[2], g.raw[3], g.raw[4], g.raw[5], g.raw[6], g.raw[7], g.raw[8],
+                g.raw[9], g.raw[10], g.raw[11], g.raw[12], g.raw[13], g.raw[14], g.raw[15]);
   return out;
 }
 
@@ -94,8 +94,10 @@ class Rank {
     attr.pkey_index = 0;
     attr.port_num = 1;
     // Two enums in rdma-core 44 (ibv_access_flags, ib_uverbs_access_flags): combined as integers.
-    attr.qp_access_flags = static_cast<unsigned>(IBV_ACCESS_LOCAL_WRITE) | static_cast<unsigned>(IBV_ACCESS_REMOTE_WRITE);
-    const int err = ibv_modify_qp(qp_, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    attr.qp_access_flags =
+        static_cast<unsigned>(IBV_ACCESS_LOCAL_WRITE) | static_cast<unsigned>(IBV_ACCESS_REMOTE_WRITE);
+    const int err =
+        ibv_modify_qp(qp_, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (err) {
       std::fprintf(stderr, "[jaccl] rank %d: changing queue pair to INIT failed with errno %d\n", id_, err);
       return;
@@ -140,7 +142,8 @@ class Rank {
   }
 
   bool post_recv() {
-    ibv_sge sge{reinterpret_cast<std::uintptr_t>(buffer_ + kMessage), static_cast<std::uint32_t>(kMessage), mr_->lkey};
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(buffer_ + kMessage), static_cast<std::uint32_t>(kMessage),
+                mr_->lkey};
     ibv_recv_wr wr{};
     ibv_recv_wr* bad = nullptr;
     wr.wr_id = 2;

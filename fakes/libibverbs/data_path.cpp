@@ -104,7 +104,8 @@ bool covers(const Mr& m, std::uint64_t addr, std::uint64_t len, bool by_iova) {
   return addr >= base && len <= m.mr.length && addr - base <= m.mr.length - len;
 }
 
-ibv_wc make_wc(const Qp& q, std::uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode, std::uint32_t len = 0) {
+ibv_wc make_wc(const Qp& q, std::uint64_t wr_id, ibv_wc_status status, ibv_wc_opcode opcode,
+               std::uint32_t len = 0) {
   ibv_wc wc{};
   wc.wr_id = wr_id;
   wc.status = status;
@@ -115,7 +116,8 @@ ibv_wc make_wc(const Qp& q, std::uint64_t wr_id, ibv_wc_status status, ibv_wc_op
 }
 
 ibv_wc_opcode send_wc_opcode(std::uint32_t wr_opcode) {
-  return (wr_opcode == IBV_WR_RDMA_WRITE || wr_opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
+  return (wr_opcode == IBV_WR_RDMA_WRITE || wr_opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ? IBV_WC_RDMA_WRITE
+                                                                                     : IBV_WC_SEND;
 }
 
 void log_drop(Library& lib, const Qp& q, const Wire& h, const std::string& why) {
@@ -188,13 +190,15 @@ Outcome handle_data(Library& lib, Qp& q, const Wire& h, std::span<const std::byt
     if (!(h.flags & kHasGrh)) return drop("no GRH, but this QP routes by GID", IBV_WC_RETRY_EXC_ERR);
     const Gid src = Gid::from_bytes(h.sgid);
     if (src != q.dgid)
-      return drop("source GID " + src.to_string() + " is not the GID the peer advertised (" + q.dgid.to_string() +
+      return drop("source GID " + src.to_string() + " is not the GID the peer advertised (" +
+                      q.dgid.to_string() +
                       "): the peer routes from another table entry than the one it told us about",
                   IBV_WC_RETRY_EXC_ERR);
     const Gid dst = Gid::from_bytes(h.dgid);
     if (!q.port_gids.count(dst))
-      return drop("addressed to " + dst.to_string() + ", which port " + std::to_string(q.port) + " does not hold",
-                  IBV_WC_RETRY_EXC_ERR);
+      return drop(
+          "addressed to " + dst.to_string() + ", which port " + std::to_string(q.port) + " does not hold",
+          IBV_WC_RETRY_EXC_ERR);
   }
 
   const auto op = static_cast<ibv_wr_opcode>(h.opcode);
@@ -206,8 +210,8 @@ Outcome handle_data(Library& lib, Qp& q, const Wire& h, std::span<const std::byt
   }
   if (write) {
     Mr* m = find_mr(lib, h.rkey);
-    if (!(q.access_flags & IBV_ACCESS_REMOTE_WRITE) || !m || m->pd != q.pd || !(m->access & IBV_ACCESS_REMOTE_WRITE) ||
-        !covers(*m, h.remote_addr, payload.size(), true))
+    if (!(q.access_flags & IBV_ACCESS_REMOTE_WRITE) || !m || m->pd != q.pd ||
+        !(m->access & IBV_ACCESS_REMOTE_WRITE) || !covers(*m, h.remote_addr, payload.size(), true))
       return drop("RDMA write outside a remotely writable region", IBV_WC_REM_ACCESS_ERR);
     if (!payload.empty()) {
       auto* base = static_cast<std::byte*>(m->mr.addr);
@@ -323,7 +327,8 @@ void complete(Library&, Cq& cq, const ibv_wc& wc) {
 void disarm_cq(Cq& cq) { arm_cq(cq, false); }
 
 void watch_qp(Qp& q) {
-  if (q.recv_cq->channel) set_watch(q.recv_cq->channel->ch.fd, q.sock, &q.recv_cq->cq, q.recv_cq->armed, EPOLL_CTL_ADD);
+  if (q.recv_cq->channel)
+    set_watch(q.recv_cq->channel->ch.fd, q.sock, &q.recv_cq->cq, q.recv_cq->armed, EPOLL_CTL_ADD);
   if (q.send_cq != q.recv_cq && q.send_cq->channel)
     set_watch(q.send_cq->channel->ch.fd, q.sock_send, &q.send_cq->cq, q.send_cq->armed, EPOLL_CTL_ADD);
 }
@@ -342,9 +347,11 @@ void retry_held(Library& lib, Qp& q) {
 
 void enter_error(Library& lib, Qp& q, bool tell_model) {
   q.broken = true;
-  for (const Unacked& u : q.unacked) complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_WR_FLUSH_ERR, u.opcode));
+  for (const Unacked& u : q.unacked)
+    complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_WR_FLUSH_ERR, u.opcode));
   q.unacked.clear();
-  for (const RecvWr& w : q.rq) complete(lib, *q.recv_cq, make_wc(q, w.wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
+  for (const RecvWr& w : q.rq)
+    complete(lib, *q.recv_cq, make_wc(q, w.wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
   q.rq.clear();
   q.held.clear();
   if (tell_model && q.qp.state != IBV_QPS_ERR) {
@@ -376,8 +383,8 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         continue;
       }
       if (q->qp.state != IBV_QPS_RTS) return reject(wr, EINVAL);
-      if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM && wr->opcode != IBV_WR_RDMA_WRITE &&
-          wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
+      if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
+          wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
         return reject(wr, EOPNOTSUPP);  // reads and atomics need responses the fake does not model
       if (wr->num_sge < 0 || static_cast<std::uint32_t>(wr->num_sge) > q->init.cap.max_send_sge)
         return reject(wr, EINVAL);
@@ -387,7 +394,8 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       ibv_wc_status st = IBV_WC_SUCCESS;
       std::uint64_t total = 0;
       for (int i = 0; i < wr->num_sge; ++i) total += wr->sg_list[i].length;
-      if ((wr->send_flags & IBV_SEND_INLINE) && total > q->init.cap.max_inline_data) return reject(wr, EINVAL);
+      if ((wr->send_flags & IBV_SEND_INLINE) && total > q->init.cap.max_inline_data)
+        return reject(wr, EINVAL);
       if (total > kMaxMessage) st = IBV_WC_LOC_LEN_ERR;
       for (int i = 0; i < wr->num_sge && st == IBV_WC_SUCCESS; ++i) {
         const ibv_sge& s = wr->sg_list[i];
@@ -432,7 +440,9 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       std::memcpy(packet.data(), &h, sizeof h);
 
       if (q->times_out) {
-        log_drop(lib, *q, h, "not sent: the driver profile judged this QP's RTR to time out (" + q->times_out_reason + ")");
+        log_drop(
+            lib, *q, h,
+            "not sent: the driver profile judged this QP's RTR to time out (" + q->times_out_reason + ")");
         if (q->kind == QpKind::rc) {
           complete(lib, *q->send_cq, make_wc(*q, wr->wr_id, IBV_WC_RETRY_EXC_ERR, wc_op));
           enter_error(lib, *q, true);
@@ -441,7 +451,8 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         }
         continue;
       }
-      const bool sent = send_to(q->sock, q->dest_qp_num, h, std::span<const std::byte>(packet).subspan(sizeof h));
+      const bool sent =
+          send_to(q->sock, q->dest_qp_num, h, std::span<const std::byte>(packet).subspan(sizeof h));
       if (q->kind == QpKind::uc) {
         // UC has no acknowledgement: the sender completes whether or not anything arrives.
         if (signaled) complete(lib, *q->send_cq, make_wc(*q, wr->wr_id, IBV_WC_SUCCESS, wc_op, h.length));

@@ -47,7 +47,9 @@ ibv_port_attr port_attr_of(const PortInfo& info, std::uint32_t tbl_len) {
   a.active_mtu = to_ibv_mtu(info.active_mtu);
   a.max_mtu = a.active_mtu;  // the table knows only the active MTU
   a.gid_tbl_len = static_cast<int>(tbl_len);
-  a.port_cap_flags = info.link_layer.kind() == LinkLayer::Kind::infiniband ? 0u : static_cast<std::uint32_t>(IBV_PORT_IP_BASED_GIDS);
+  a.port_cap_flags = info.link_layer.kind() == LinkLayer::Kind::infiniband
+                         ? 0u
+                         : static_cast<std::uint32_t>(IBV_PORT_IP_BASED_GIDS);
   a.max_msg_sz = kMaxMessage;
   a.pkey_tbl_len = 1;
   a.lid = info.lid;
@@ -55,19 +57,36 @@ ibv_port_attr port_attr_of(const PortInfo& info, std::uint32_t tbl_len) {
   a.active_width = 1;  // 1X
   a.active_speed = 1;  // SDR
   // IB phys_state: 5 LinkUp for a usable port, 3 Disabled otherwise.
-  a.phys_state = static_cast<std::uint8_t>(info.state == PortState::active || info.state == PortState::armed ? 5 : 3);
+  a.phys_state =
+      static_cast<std::uint8_t>(info.state == PortState::active || info.state == PortState::armed ? 5 : 3);
   a.link_layer = static_cast<std::uint8_t>(info.link_layer.raw() > 0xff ? 0 : info.link_layer.raw());
   return a;
 }
 
-const char* const kWcStatus[] = {
-    "success", "local length error", "local QP operation error", "local EE context operation error",
-    "local protection error", "Work Request Flushed Error", "memory management operation error",
-    "bad response error", "local access error", "remote invalid request error", "remote access error",
-    "remote operation error", "transport retry counter exceeded", "RNR retry counter exceeded",
-    "local RDD violation error", "remote invalid RD request", "aborted error", "invalid EE context number",
-    "invalid EE context state", "fatal error", "response timeout error", "general error", "TM error",
-    "TM software rendezvous"};
+const char* const kWcStatus[] = {"success",
+                                 "local length error",
+                                 "local QP operation error",
+                                 "local EE context operation error",
+                                 "local protection error",
+                                 "Work Request Flushed Error",
+                                 "memory management operation error",
+                                 "bad response error",
+                                 "local access error",
+                                 "remote invalid request error",
+                                 "remote access error",
+                                 "remote operation error",
+                                 "transport retry counter exceeded",
+                                 "RNR retry counter exceeded",
+                                 "local RDD violation error",
+                                 "remote invalid RD request",
+                                 "aborted error",
+                                 "invalid EE context number",
+                                 "invalid EE context state",
+                                 "fatal error",
+                                 "response timeout error",
+                                 "general error",
+                                 "TM error",
+                                 "TM software rendezvous"};
 
 }  // namespace
 }  // namespace gidpolicy::fakelib
@@ -459,52 +478,88 @@ const char* ibv_wc_status_str(enum ibv_wc_status status) {
 
 const char* ibv_node_type_str(enum ibv_node_type node_type) {
   switch (node_type) {
-    case IBV_NODE_CA: return "InfiniBand channel adapter";
-    case IBV_NODE_SWITCH: return "InfiniBand switch";
-    case IBV_NODE_ROUTER: return "InfiniBand router";
-    case IBV_NODE_RNIC: return "iWARP NIC";
-    case IBV_NODE_USNIC: return "usNIC";
-    case IBV_NODE_USNIC_UDP: return "usNIC UDP";
-    case IBV_NODE_UNSPECIFIED: return "unspecified";
-    default: return "unknown";
+    case IBV_NODE_CA:
+      return "InfiniBand channel adapter";
+    case IBV_NODE_SWITCH:
+      return "InfiniBand switch";
+    case IBV_NODE_ROUTER:
+      return "InfiniBand router";
+    case IBV_NODE_RNIC:
+      return "iWARP NIC";
+    case IBV_NODE_USNIC:
+      return "usNIC";
+    case IBV_NODE_USNIC_UDP:
+      return "usNIC UDP";
+    case IBV_NODE_UNSPECIFIED:
+      return "unspecified";
+    default:
+      return "unknown";
   }
 }
 
 const char* ibv_port_state_str(enum ibv_port_state port_state) {
   switch (port_state) {
-    case IBV_PORT_NOP: return "PORT_NOP";
-    case IBV_PORT_DOWN: return "PORT_DOWN";
-    case IBV_PORT_INIT: return "PORT_INIT";
-    case IBV_PORT_ARMED: return "PORT_ARMED";
-    case IBV_PORT_ACTIVE: return "PORT_ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER: return "PORT_ACTIVE_DEFER";
-    default: return "unknown";
+    case IBV_PORT_NOP:
+      return "PORT_NOP";
+    case IBV_PORT_DOWN:
+      return "PORT_DOWN";
+    case IBV_PORT_INIT:
+      return "PORT_INIT";
+    case IBV_PORT_ARMED:
+      return "PORT_ARMED";
+    case IBV_PORT_ACTIVE:
+      return "PORT_ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER:
+      return "PORT_ACTIVE_DEFER";
+    default:
+      return "unknown";
   }
 }
 
 const char* ibv_event_type_str(enum ibv_event_type event) {
   switch (event) {
-    case IBV_EVENT_CQ_ERR: return "CQ error";
-    case IBV_EVENT_QP_FATAL: return "local work queue catastrophic error";
-    case IBV_EVENT_QP_REQ_ERR: return "invalid request local work queue error";
-    case IBV_EVENT_QP_ACCESS_ERR: return "local access violation work queue error";
-    case IBV_EVENT_COMM_EST: return "communication established";
-    case IBV_EVENT_SQ_DRAINED: return "send queue drained";
-    case IBV_EVENT_PATH_MIG: return "path migrated";
-    case IBV_EVENT_PATH_MIG_ERR: return "path migration request error";
-    case IBV_EVENT_DEVICE_FATAL: return "local catastrophic error";
-    case IBV_EVENT_PORT_ACTIVE: return "port active";
-    case IBV_EVENT_PORT_ERR: return "port error";
-    case IBV_EVENT_LID_CHANGE: return "LID change";
-    case IBV_EVENT_PKEY_CHANGE: return "P_Key change";
-    case IBV_EVENT_SM_CHANGE: return "SM change";
-    case IBV_EVENT_SRQ_ERR: return "SRQ catastrophic error";
-    case IBV_EVENT_SRQ_LIMIT_REACHED: return "SRQ limit reached";
-    case IBV_EVENT_QP_LAST_WQE_REACHED: return "last WQE reached";
-    case IBV_EVENT_CLIENT_REREGISTER: return "client reregistration";
-    case IBV_EVENT_GID_CHANGE: return "GID table change";
-    case IBV_EVENT_WQ_FATAL: return "WQ fatal";
-    default: return "unknown";
+    case IBV_EVENT_CQ_ERR:
+      return "CQ error";
+    case IBV_EVENT_QP_FATAL:
+      return "local work queue catastrophic error";
+    case IBV_EVENT_QP_REQ_ERR:
+      return "invalid request local work queue error";
+    case IBV_EVENT_QP_ACCESS_ERR:
+      return "local access violation work queue error";
+    case IBV_EVENT_COMM_EST:
+      return "communication established";
+    case IBV_EVENT_SQ_DRAINED:
+      return "send queue drained";
+    case IBV_EVENT_PATH_MIG:
+      return "path migrated";
+    case IBV_EVENT_PATH_MIG_ERR:
+      return "path migration request error";
+    case IBV_EVENT_DEVICE_FATAL:
+      return "local catastrophic error";
+    case IBV_EVENT_PORT_ACTIVE:
+      return "port active";
+    case IBV_EVENT_PORT_ERR:
+      return "port error";
+    case IBV_EVENT_LID_CHANGE:
+      return "LID change";
+    case IBV_EVENT_PKEY_CHANGE:
+      return "P_Key change";
+    case IBV_EVENT_SM_CHANGE:
+      return "SM change";
+    case IBV_EVENT_SRQ_ERR:
+      return "SRQ catastrophic error";
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+      return "SRQ limit reached";
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+      return "last WQE reached";
+    case IBV_EVENT_CLIENT_REREGISTER:
+      return "client reregistration";
+    case IBV_EVENT_GID_CHANGE:
+      return "GID table change";
+    case IBV_EVENT_WQ_FATAL:
+      return "WQ fatal";
+    default:
+      return "unknown";
   }
 }
 

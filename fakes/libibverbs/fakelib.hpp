@@ -56,7 +56,7 @@ inline constexpr std::uint32_t kMaxMessage = 65000;
 struct Device {
   ibv_device dev{};  // its address is what ibv_get_device_list hands out: never moves
   std::string name;
-  std::vector<std::uint32_t> ports;  // port numbers, in the order the table file lists them
+  std::vector<std::uint32_t> ports;    // port numbers, in the order the table file lists them
   std::vector<LinkLayer> link_layers;  // per entry of `ports`
   std::uint32_t phys_port_cnt = 0;
   std::uint64_t guid = 0;  // host order
@@ -97,7 +97,7 @@ struct Cq {
   std::deque<ibv_wc> done;
   std::vector<Qp*> qps;  // QPs using this CQ for sends or receives: their sockets feed it
   bool armed = false;
-  int event_fd = -1;     // raised when a completion is added while armed (sends complete locally)
+  int event_fd = -1;  // raised when a completion is added while armed (sends complete locally)
 };
 
 struct RecvWr {
@@ -140,13 +140,13 @@ struct Qp {
   std::string times_out_reason;
   std::uint32_t dest_qp_num = 0;
   bool is_global = false;
-  Gid dgid;                        // what this side was told the peer's GID is
-  std::optional<Gid> source_gid;   // the GID stored at sgid_index at RTR
+  Gid dgid;                       // what this side was told the peer's GID is
+  std::optional<Gid> source_gid;  // the GID stored at sgid_index at RTR
   std::uint32_t sgid_index = 0;
   std::uint32_t port = 1;
   std::unordered_set<Gid> port_gids;  // the valid GIDs of this QP's port at RTR
   unsigned access_flags = 0;
-  std::uint8_t timeout = 0;    // RC: local ACK timeout exponent (4.096 us * 2^timeout)
+  std::uint8_t timeout = 0;  // RC: local ACK timeout exponent (4.096 us * 2^timeout)
   std::uint8_t retry_cnt = 0;
 };
 

@@ -84,7 +84,8 @@ Library::Library() {
 
   const char* tables_env = std::getenv("GIDPOLICY_FAKE_TABLES");
   if (!tables_env || !*tables_env) {
-    bad("GIDPOLICY_FAKE_TABLES is not set (point it at a GID table: JSON, ibv_devinfo -v or show_gids output)");
+    bad("GIDPOLICY_FAKE_TABLES is not set (point it at a GID table: JSON, ibv_devinfo -v or show_gids "
+        "output)");
     return;
   }
   std::optional<DriverProfile> profile;
@@ -151,9 +152,11 @@ Library::Library() {
     // (ibv_read_sysfs_file then reads real files). Otherwise a path that cannot exist, so no
     // program mistakes this machine's /sys for the fake device's.
     std::string ibdev = "/nonexistent/gidpolicy-fake/" + name;
-    if (sysfs_dir && std::filesystem::is_directory(tables_path / name, ec)) ibdev = (tables_path / name).string();
+    if (sysfs_dir && std::filesystem::is_directory(tables_path / name, ec))
+      ibdev = (tables_path / name).string();
     copy_name(d->dev.ibdev_path, sizeof d->dev.ibdev_path, ibdev);
-    copy_name(d->dev.dev_path, sizeof d->dev.dev_path, "/nonexistent/gidpolicy-fake/uverbs" + std::to_string(d->index));
+    copy_name(d->dev.dev_path, sizeof d->dev.dev_path,
+              "/nonexistent/gidpolicy-fake/uverbs" + std::to_string(d->index));
     devices.push_back(std::move(d));
   }
   configured = true;

@@ -33,31 +33,48 @@ namespace {
 
 const char* state_name(ibv_qp_state s) {
   switch (s) {
-    case IBV_QPS_RESET: return "RESET";
-    case IBV_QPS_INIT: return "INIT";
-    case IBV_QPS_RTR: return "RTR";
-    case IBV_QPS_RTS: return "RTS";
-    case IBV_QPS_SQD: return "SQD";
-    case IBV_QPS_SQE: return "SQE";
-    case IBV_QPS_ERR: return "ERR";
-    default: return "UNKNOWN";
+    case IBV_QPS_RESET:
+      return "RESET";
+    case IBV_QPS_INIT:
+      return "INIT";
+    case IBV_QPS_RTR:
+      return "RTR";
+    case IBV_QPS_RTS:
+      return "RTS";
+    case IBV_QPS_SQD:
+      return "SQD";
+    case IBV_QPS_SQE:
+      return "SQE";
+    case IBV_QPS_ERR:
+      return "ERR";
+    default:
+      return "UNKNOWN";
   }
 }
 
 std::string mask_names(int mask) {
-  static constexpr std::pair<int, const char*> kBits[] = {
-      {IBV_QP_STATE, "STATE"},       {IBV_QP_CUR_STATE, "CUR_STATE"},
-      {IBV_QP_EN_SQD_ASYNC_NOTIFY, "EN_SQD_ASYNC_NOTIFY"},
-      {IBV_QP_ACCESS_FLAGS, "ACCESS_FLAGS"}, {IBV_QP_PKEY_INDEX, "PKEY_INDEX"},
-      {IBV_QP_PORT, "PORT"},         {IBV_QP_QKEY, "QKEY"},
-      {IBV_QP_AV, "AV"},             {IBV_QP_PATH_MTU, "PATH_MTU"},
-      {IBV_QP_TIMEOUT, "TIMEOUT"},   {IBV_QP_RETRY_CNT, "RETRY_CNT"},
-      {IBV_QP_RNR_RETRY, "RNR_RETRY"}, {IBV_QP_RQ_PSN, "RQ_PSN"},
-      {IBV_QP_MAX_QP_RD_ATOMIC, "MAX_QP_RD_ATOMIC"}, {IBV_QP_ALT_PATH, "ALT_PATH"},
-      {IBV_QP_MIN_RNR_TIMER, "MIN_RNR_TIMER"}, {IBV_QP_SQ_PSN, "SQ_PSN"},
-      {IBV_QP_MAX_DEST_RD_ATOMIC, "MAX_DEST_RD_ATOMIC"}, {IBV_QP_PATH_MIG_STATE, "PATH_MIG_STATE"},
-      {IBV_QP_CAP, "CAP"},           {IBV_QP_DEST_QPN, "DEST_QPN"},
-      {IBV_QP_RATE_LIMIT, "RATE_LIMIT"}};
+  static constexpr std::pair<int, const char*> kBits[] = {{IBV_QP_STATE, "STATE"},
+                                                          {IBV_QP_CUR_STATE, "CUR_STATE"},
+                                                          {IBV_QP_EN_SQD_ASYNC_NOTIFY, "EN_SQD_ASYNC_NOTIFY"},
+                                                          {IBV_QP_ACCESS_FLAGS, "ACCESS_FLAGS"},
+                                                          {IBV_QP_PKEY_INDEX, "PKEY_INDEX"},
+                                                          {IBV_QP_PORT, "PORT"},
+                                                          {IBV_QP_QKEY, "QKEY"},
+                                                          {IBV_QP_AV, "AV"},
+                                                          {IBV_QP_PATH_MTU, "PATH_MTU"},
+                                                          {IBV_QP_TIMEOUT, "TIMEOUT"},
+                                                          {IBV_QP_RETRY_CNT, "RETRY_CNT"},
+                                                          {IBV_QP_RNR_RETRY, "RNR_RETRY"},
+                                                          {IBV_QP_RQ_PSN, "RQ_PSN"},
+                                                          {IBV_QP_MAX_QP_RD_ATOMIC, "MAX_QP_RD_ATOMIC"},
+                                                          {IBV_QP_ALT_PATH, "ALT_PATH"},
+                                                          {IBV_QP_MIN_RNR_TIMER, "MIN_RNR_TIMER"},
+                                                          {IBV_QP_SQ_PSN, "SQ_PSN"},
+                                                          {IBV_QP_MAX_DEST_RD_ATOMIC, "MAX_DEST_RD_ATOMIC"},
+                                                          {IBV_QP_PATH_MIG_STATE, "PATH_MIG_STATE"},
+                                                          {IBV_QP_CAP, "CAP"},
+                                                          {IBV_QP_DEST_QPN, "DEST_QPN"},
+                                                          {IBV_QP_RATE_LIMIT, "RATE_LIMIT"}};
   std::string s;
   for (const auto& [bit, name] : kBits)
     if (mask & bit) {
@@ -67,7 +84,8 @@ std::string mask_names(int mask) {
   return s;
 }
 
-void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err, const std::string& reason) {
+void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
+                 const std::string& reason) {
   r["result"] = err;
   r["error"] = errno_name_for(d, err);
   if (!reason.empty()) r["reason"] = reason;
@@ -112,7 +130,8 @@ ibv_mr* register_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t io
     r["length"] = length;
     r["access"] = access;
     // Remote write and atomics require local write (the verbs spec; the kernel returns EINVAL).
-    if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(access & IBV_ACCESS_LOCAL_WRITE)) {
+    if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+        !(access & IBV_ACCESS_LOCAL_WRITE)) {
       fail_record(lib, r, p->owner->device, EINVAL, "remote write/atomic access without local write");
       errno = EINVAL;
       return nullptr;
@@ -244,8 +263,9 @@ int ibv_dealloc_pd(ibv_pd* pd) {
     Pd* p = lib.pd(pd);
     if (!p) return EINVAL;
     auto r = lib.record("dealloc_pd", p->owner->device);
-    const bool in_use = std::any_of(lib.mrs.begin(), lib.mrs.end(), [p](const auto& kv) { return kv.second->pd == p; }) ||
-                        std::any_of(lib.qps.begin(), lib.qps.end(), [p](const auto& kv) { return kv.second->pd == p; });
+    const bool in_use =
+        std::any_of(lib.mrs.begin(), lib.mrs.end(), [p](const auto& kv) { return kv.second->pd == p; }) ||
+        std::any_of(lib.qps.begin(), lib.qps.end(), [p](const auto& kv) { return kv.second->pd == p; });
     if (in_use) {
       fail_record(lib, r, p->owner->device, EBUSY, "memory regions or queue pairs still use the PD");
       return EBUSY;
@@ -343,7 +363,8 @@ int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
   }
 }
 
-ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel, int comp_vector) {
+ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel,
+                      int comp_vector) {
   try {
     Library& lib = Library::get();
     std::lock_guard lock(lib.mu);
@@ -477,14 +498,16 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     }
     if (!kind || *kind == QpKind::ud || attr->srq) {
       // Honest limits of the loopback data path: connected RC/UC queues, no SRQ.
-      fail_record(lib, r, c->device, EOPNOTSUPP, "the fake's data path models RC and UC QPs without SRQ only");
+      fail_record(lib, r, c->device, EOPNOTSUPP,
+                  "the fake's data path models RC and UC QPs without SRQ only");
       errno = EOPNOTSUPP;
       return nullptr;
     }
     ibv_qp_cap& cap = attr->cap;
     if (cap.max_send_wr > 4096 || cap.max_recv_wr > 4096 || cap.max_send_sge > 16 || cap.max_recv_sge > 16 ||
         cap.max_inline_data > 512) {
-      fail_record(lib, r, c->device, EINVAL, "capabilities above the device's (4096 WRs, 16 SGEs, 512 inline bytes)");
+      fail_record(lib, r, c->device, EINVAL,
+                  "capabilities above the device's (4096 WRs, 16 SGEs, 512 inline bytes)");
       errno = EINVAL;
       return nullptr;
     }

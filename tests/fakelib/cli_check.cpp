@@ -17,12 +17,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -55,12 +55,16 @@ Run run(const std::string& cmd) {
 json answers(const json& doc) {
   json ports = json::array();
   for (const json& port : doc.is_array() ? doc : json::array({doc})) {
-    json p = {{"device", port.at("device")}, {"port", port.at("port")}, {"link_layer", port.at("link_layer")},
-              {"platform", port.at("platform")}, {"driver", port.at("driver")}};
+    json p = {{"device", port.at("device")},
+              {"port", port.at("port")},
+              {"link_layer", port.at("link_layer")},
+              {"platform", port.at("platform")},
+              {"driver", port.at("driver")}};
     json profiles = json::array();
     for (const json& pr : port.at("profiles")) {
       json a = {{"name", pr.at("name")}, {"ok", pr.at("ok")}};
-      for (const char* k : {"advertised_index", "advertised_gid", "sgid_index", "agrees"}) a[k] = pr.value(k, json());
+      for (const char* k : {"advertised_index", "advertised_gid", "sgid_index", "agrees"})
+        a[k] = pr.value(k, json());
       if (pr.contains("predicted_rtr") && pr.at("predicted_rtr").is_object())
         a["predicted_rtr"] = {{"outcome", pr.at("predicted_rtr").at("outcome")},
                               {"errno", pr.at("predicted_rtr").at("errno")}};
@@ -93,7 +97,8 @@ int main(int argc, char** argv) {
   if (holes) {
     std::vector<gidpolicy::GidTable> as_loaded;
     for (const auto& t : tables.value())
-      as_loaded.push_back(gidpolicy::GidTable::make(t.port(), {t.begin(), t.end()}, gidpolicy::Holes::empty).value());
+      as_loaded.push_back(
+          gidpolicy::GidTable::make(t.port(), {t.begin(), t.end()}, gidpolicy::Holes::empty).value());
     char name[] = "/tmp/fakelib_cli_check_XXXXXX";
     const int fd = ::mkstemp(name);
     if (fd < 0) return 2;
@@ -113,18 +118,21 @@ int main(int argc, char** argv) {
     const Run live = run("env -u GIDPOLICY_FAKE_PROFILE -u GIDPOLICY_FAKE_LOG LD_LIBRARY_PATH=" + quote(lib) +
                          " GIDPOLICY_FAKE_TABLES=" + quote(table) + " " + quote(cli) + " check --device " +
                          quote(dev) + " --verbs " + backend + " --json");
-    const Run file = run(quote(cli) + " check --input " + quote(file_input) + " --device " + quote(dev) + " --json");
+    const Run file =
+        run(quote(cli) + " check --input " + quote(file_input) + " --device " + quote(dev) + " --json");
     const json live_doc = json::parse(live.out, nullptr, false);
     const json file_doc = json::parse(file.out, nullptr, false);
     if (live_doc.is_discarded() || file_doc.is_discarded()) {
-      std::cout << dev << ": output is not JSON\n--- live:\n" << live.out << "\n--- file:\n" << file.out << "\n";
+      std::cout << dev << ": output is not JSON\n--- live:\n"
+                << live.out << "\n--- file:\n"
+                << file.out << "\n";
       ++failures;
       continue;
     }
     const json a = answers(live_doc), b = answers(file_doc);
     const bool same = a == b && live.exit_code == file.exit_code;
-    std::cout << dev << ": live (exit " << live.exit_code << ") vs file (exit " << file.exit_code << "): "
-              << (same ? "same answers" : "DIFFERENT") << "\n";
+    std::cout << dev << ": live (exit " << live.exit_code << ") vs file (exit " << file.exit_code
+              << "): " << (same ? "same answers" : "DIFFERENT") << "\n";
     for (const json& port : a)
       for (const json& pr : port.at("profiles"))
         std::cout << "  " << pr.at("name").get<std::string>() << ": " << pr.dump() << "\n";

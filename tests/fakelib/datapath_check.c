@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
   double deadline;
 
   if (argc != 8) {
-    fprintf(stderr, "usage: %s <device> <uc|rc> <send|write_imm> <a_advertised> <a_routed> <b_index> <expect>\n",
+    fprintf(stderr,
+            "usage: %s <device> <uc|rc> <send|write_imm> <a_advertised> <a_routed> <b_index> <expect>\n",
             argv[0]);
     return 2;
   }

@@ -19,13 +19,13 @@
 #include <gidpolicy/formats/devinfo.hpp>
 #include <gidpolicy/formats/json.hpp>
 
+#include <sys/wait.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 using namespace gidpolicy;
@@ -34,9 +34,12 @@ namespace {
 
 GidType shown_type(GidType t, LinkLayer ll) {
   switch (ll.kind()) {
-    case LinkLayer::Kind::ethernet: return t == GidType::roce_v2 ? GidType::roce_v2 : GidType::roce_v1;
-    case LinkLayer::Kind::infiniband: return GidType::ib;
-    default: return GidType::unknown;
+    case LinkLayer::Kind::ethernet:
+      return t == GidType::roce_v2 ? GidType::roce_v2 : GidType::roce_v1;
+    case LinkLayer::Kind::infiniband:
+      return GidType::ib;
+    default:
+      return GidType::unknown;
   }
 }
 
@@ -99,7 +102,8 @@ int main(int argc, char** argv) {
   std::vector<GidTable> expected;
   std::vector<std::string> order;
   for (const GidTable& t : input.value())
-    if (std::find(order.begin(), order.end(), t.port().device) == order.end()) order.push_back(t.port().device);
+    if (std::find(order.begin(), order.end(), t.port().device) == order.end())
+      order.push_back(t.port().device);
   for (const std::string& dev : order)
     for (const GidTable& t : input.value())
       if (t.port().device == dev) {
@@ -110,7 +114,8 @@ int main(int argc, char** argv) {
   if (expected != output.value()) {
     std::cout << "MISMATCH for " << argv[3] << "\n--- expected (what ibv_devinfo can show of the input):\n"
               << formats::write_json(expected) << "\n--- read back from ibv_devinfo -v:\n"
-              << formats::write_json(output.value()) << "\n--- ibv_devinfo -v output:\n" << text;
+              << formats::write_json(output.value()) << "\n--- ibv_devinfo -v output:\n"
+              << text;
     return 1;
   }
   std::size_t gids = 0;

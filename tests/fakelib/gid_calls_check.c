@@ -20,15 +20,15 @@
 int ibv_query_gid_type(struct ibv_context* context, uint8_t port_num, unsigned int index, int* type);
 
 static int failures = 0;
-#define CHECK(cond, ...)                       \
-  do {                                         \
-    if (cond) {                                \
-      printf("ok: " __VA_ARGS__);              \
-    } else {                                   \
-      printf("FAILED: " __VA_ARGS__);          \
-      ++failures;                              \
-    }                                          \
-    printf("\n");                              \
+#define CHECK(cond, ...)              \
+  do {                                \
+    if (cond) {                       \
+      printf("ok: " __VA_ARGS__);     \
+    } else {                          \
+      printf("FAILED: " __VA_ARGS__); \
+      ++failures;                     \
+    }                                 \
+    printf("\n");                     \
   } while (0)
 
 static int is_zero(const union ibv_gid* g) {
@@ -63,7 +63,8 @@ int main(void) {
   CHECK(ibv_query_port(ctx, 2, &port) != 0, "query_port: port 2 does not exist");
 
   memset(&gid, 0xab, sizeof gid);
-  CHECK(ibv_query_gid(ctx, 1, 2, &gid) == 0 && is_zero(&gid), "query_gid: empty slot 2 is a success with zeros");
+  CHECK(ibv_query_gid(ctx, 1, 2, &gid) == 0 && is_zero(&gid),
+        "query_gid: empty slot 2 is a success with zeros");
   CHECK(ibv_query_gid(ctx, 1, 7, &gid) == 0 && gid.raw[10] == 0xff && gid.raw[12] == 10 && gid.raw[13] == 152,
         "query_gid: slot 7 holds ::ffff:10.152.0.12");
   CHECK(ibv_query_gid(ctx, 1, tbl_len, &gid) == -1, "query_gid: index gid_tbl_len is -1");
@@ -80,12 +81,14 @@ int main(void) {
 
   n = ibv_query_gid_table(ctx, table, 16, 0);
   CHECK(n == 4, "query_gid_table: 4 valid entries (got %zd)", n);
-  CHECK(n == 4 && table[0].gid_index == 4 && table[3].gid_index == 7 && table[3].gid_type == IBV_GID_TYPE_ROCE_V2,
+  CHECK(n == 4 && table[0].gid_index == 4 && table[3].gid_index == 7 &&
+            table[3].gid_type == IBV_GID_TYPE_ROCE_V2,
         "query_gid_table: indices 4..7 in order");
   n = ibv_query_gid_table(ctx, table, 2, 0);
   CHECK(n == -EINVAL, "query_gid_table: a 2-entry buffer is -EINVAL (got %zd)", n);
 
-  CHECK(ibv_query_gid_type(ctx, 1, 2, &type) == 0 && type == 0, "query_gid_type: empty slot 2 reads IB/RoCE v1");
+  CHECK(ibv_query_gid_type(ctx, 1, 2, &type) == 0 && type == 0,
+        "query_gid_type: empty slot 2 reads IB/RoCE v1");
   CHECK(ibv_query_gid_type(ctx, 1, 7, &type) == 0 && type == 1, "query_gid_type: slot 7 reads RoCE v2");
 
   ibv_close_device(ctx);

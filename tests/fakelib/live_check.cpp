@@ -48,7 +48,8 @@ GidTable abi_view(const GidTable& t, std::optional<std::uint32_t> tbl_len) {
 }
 
 std::string describe(const result<Selection>& s) {
-  if (s) return "index " + std::to_string(s.value().entry.index) + " (" + s.value().entry.gid.to_string() + ")";
+  if (s)
+    return "index " + std::to_string(s.value().entry.index) + " (" + s.value().entry.gid.to_string() + ")";
   return "error: " + s.error().code.message();
 }
 
@@ -95,8 +96,8 @@ int main(int argc, char** argv) {
     // A file without gid_tbl_len (show_gids) lets the fake choose one covering every index.
     const auto live_len = live.value().port().gid_tbl_len;
     if (!t.port().gid_tbl_len && (!live_len || *live_len < t.length())) {
-      std::cout << "  gid_tbl_len " << (live_len ? std::to_string(*live_len) : "unknown") << " does not cover index "
-                << t.length() - 1 << "\n";
+      std::cout << "  gid_tbl_len " << (live_len ? std::to_string(*live_len) : "unknown")
+                << " does not cover index " << t.length() - 1 << "\n";
       ++failures;
     }
     const GidTable expected = abi_view(t, t.port().gid_tbl_len ? t.port().gid_tbl_len : live_len);
