@@ -29,10 +29,12 @@ class AnyPolicy {
   AnyPolicy();
 
   /// Wrap any policy (not another AnyPolicy: that is a copy).
+  /// Implicit on purpose (a policy *is* an AnyPolicy); the requires-clause keeps copies and moves
+  /// of AnyPolicy itself on the copy/move constructors, which clang-tidy 14 cannot see.
   template <class P>
   requires(!std::same_as<std::remove_cvref_t<P>, AnyPolicy> && SelectionPolicy<std::remove_cvref_t<P>> &&
            std::equality_comparable<std::remove_cvref_t<P>>)
-      AnyPolicy(P&& policy)  // NOLINT(google-explicit-constructor): a policy *is* an AnyPolicy
+      AnyPolicy(P&& policy)  // NOLINT(google-explicit-constructor,bugprone-forwarding-reference-overload)
       : impl_(std::make_shared<const Model<std::remove_cvref_t<P>>>(std::forward<P>(policy))) {}
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const {
@@ -62,8 +64,7 @@ class AnyPolicy {
   };
   template <class P>
   struct Model final : Concept {
-    template <class Q>
-    explicit Model(Q&& q) : policy(std::forward<Q>(q)) {}
+    explicit Model(P p) : policy(std::move(p)) {}
     result<Selection> select(const GidTable& table, SelectOptions run) const override {
       return policy.select(table, run);
     }
