@@ -356,10 +356,7 @@ RtrVerdict predict_rtr(const GidTable& table, std::uint32_t sgid_index, const Pe
                        const DriverProfile& profile, QpKind qp_type) {
   RtrRequest r;
   r.qp_type = qp_type;
-  // Shaped like RtrBuilder: a GRH wherever the fabric routes by GID, on InfiniBand only for a
-  // global destination.
-  r.is_global = table.port().link_layer.kind() != LinkLayer::Kind::infiniband ||
-                (!peer.gid.is_zero() && !peer.gid.is_link_local());
+  r.is_global = rtr_needs_grh(table.port().link_layer, peer.gid);  // shaped as RtrBuilder shapes it
   r.sgid_index = sgid_index;
   r.dgid = peer.gid;
   r.peer_gid_type = peer.gid_type;

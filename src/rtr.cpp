@@ -66,14 +66,6 @@ constexpr std::uint32_t kMax20 = 0xfffffu;
 Mtu to_mtu(ibv_mtu m) { return static_cast<Mtu>(static_cast<std::uint8_t>(m)); }
 ibv_mtu to_ibv(Mtu m) { return static_cast<ibv_mtu>(static_cast<int>(m)); }
 
-/// A GRH is needed to reach `dgid` from a port with this link layer: always when the fabric
-/// routes by GID (RoCE, Thunderbolt, and anything unknown), on InfiniBand only for a global
-/// destination (one outside the link-local fe80::/10 subnet prefix).
-bool needs_grh(LinkLayer ll, const Gid& dgid) {
-  if (ll.kind() != LinkLayer::Kind::infiniband) return true;
-  return !dgid.is_zero() && !dgid.is_link_local();
-}
-
 }  // namespace
 
 std::string rtr_mask_to_string(int mask) {
@@ -274,7 +266,7 @@ result<RtrAttributes> RtrBuilder::build() const {
 
   const Gid dgid = Gid::from_bytes(out.attr.ah_attr.grh.dgid.raw);
   const LinkLayer ll = port_.link_layer;
-  if (!needs_grh(ll, dgid)) {
+  if (!rtr_needs_grh(ll, dgid)) {
     // InfiniBand inside one subnet: LID-routed, no GRH.
     if (out.attr.ah_attr.dlid == 0)
       return fail(errc::invalid_argument, "InfiniBand peer without a global GID needs its LID (dlid is 0)");

@@ -76,6 +76,15 @@ constexpr int required_rtr_mask(QpKind type) noexcept {
 /// "STATE|AV|PATH_MTU|..." for the ibv_qp_attr_mask bits in `mask` (unknown bits as hex).
 std::string rtr_mask_to_string(int mask);
 
+/// Whether an RTR from a port with link layer `ll` to `dgid` carries a GRH: always where the
+/// fabric routes by GID (RoCE, Thunderbolt, and a link layer gidpolicy does not know), on
+/// InfiniBand only for a global destination (non-zero and outside fe80::/10); inside one IB
+/// subnet the LID routes. RtrBuilder and predict_rtr() both use this rule.
+constexpr bool rtr_needs_grh(LinkLayer ll, const Gid& dgid) noexcept {
+  if (ll.kind() != LinkLayer::Kind::infiniband) return true;
+  return !dgid.is_zero() && !dgid.is_link_local();
+}
+
 /// Defaults the builder uses when a value is not set, and why.
 /// Hop limit 64: RoCE v2 packets cross routers like IP packets; JACCL's 1 works only on one L2
 /// segment or a direct Thunderbolt cable (set hop_limit(1) to reproduce it). Traffic class 0:
