@@ -33,6 +33,11 @@ fs::path cli_path() {
 }
 
 CliResult run_cli(const std::vector<std::string>& args, const std::optional<fs::path>& stdin_file) {
+  return run_program(cli_path(), args, {}, stdin_file);
+}
+
+CliResult run_program(const fs::path& program, const std::vector<std::string>& args,
+                      const std::vector<std::string>& extra_env, const std::optional<fs::path>& stdin_file) {
   // Output goes to files, not pipes: no deadlock however much the tool prints.
   std::string tmpl = (fs::temp_directory_path() / "gidpolicy-cli-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) return {};
@@ -46,7 +51,7 @@ CliResult run_cli(const std::vector<std::string>& args, const std::optional<fs::
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
-  const std::string exe = cli_path().string();
+  const std::string exe = program.string();
   std::vector<std::string> storage{exe};
   storage.insert(storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -56,7 +61,13 @@ CliResult run_cli(const std::vector<std::string>& args, const std::optional<fs::
   CliResult r;
   const auto start = std::chrono::steady_clock::now();
   pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e; ++e) env_storage.emplace_back(*e);
+  env_storage.insert(env_storage.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int rc = ::posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc == 0) {
     int status = 0;

@@ -25,4 +25,9 @@ std::filesystem::path cli_path();
 CliResult run_cli(const std::vector<std::string>& args,
                   const std::optional<std::filesystem::path>& stdin_file = std::nullopt);
 
+/// Run any program with extra "NAME=value" environment entries (added to this process's).
+CliResult run_program(const std::filesystem::path& exe, const std::vector<std::string>& args,
+                      const std::vector<std::string>& extra_env = {},
+                      const std::optional<std::filesystem::path>& stdin_file = std::nullopt);
+
 }  // namespace gidpolicy::test

@@ -3,6 +3,8 @@
 // malformed inputs, usage errors, exit codes, the --json documents, and check's speed.
 #include "cli_run.hpp"
 
+#include <gidpolicy/formats/detect.hpp>
+#include <gidpolicy/formats/devinfo.hpp>
 #include <gidpolicy/formats/json.hpp>
 
 #include "support/files.hpp"
@@ -18,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 namespace gidpolicy::test {
 namespace {
@@ -526,6 +529,42 @@ TEST(Usage, NoSourceLooksForLiveDevicesAndSuggestsInput) {
   expect_one_line_error(r, "--input FILE");
   EXPECT_NE(r.err.find("no RDMA devices"), std::string::npos) << r.err;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The real rdma-core 44 ibv_devinfo, run over the drop-in fake libibverbs serving each example
+// table: the devinfo reader must read what the tool prints and give back exactly what devinfo
+// can show of the table (devinfo_view), nothing invented, nothing lost.
+#ifdef GIDPOLICY_IBV_DEVINFO
+TEST(RealIbvDevinfo, ReaderGivesBackWhatTheToolShows) {
+  for (const auto& c : example_cases()) {
+    SCOPED_TRACE(c.file);
+    CliResult r = run_program(GIDPOLICY_IBV_DEVINFO, {"-v"},
+                              {std::string("LD_LIBRARY_PATH=") + GIDPOLICY_FAKE_LIBIBVERBS_DIR,
+                               "GIDPOLICY_FAKE_TABLES=" + example(c.file)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto read = formats::read_devinfo(r.out, "ibv_devinfo -v");
+    ASSERT_TRUE(read) << read.error().what() << "\n" << r.out;
+    auto tables = formats::read_tables_file(example_tables_dir() / c.file).value();
+    // The fake must answer ibv_query_port with some gid_tbl_len: a show_gids table's unknown
+    // length becomes one past its highest index.
+    for (auto& t : tables) {
+      if (t.port().gid_tbl_len) continue;
+      PortInfo p = t.port();
+      p.gid_tbl_len = t.length();
+      t = GidTable::make(p, {t.begin(), t.end()}, t.holes()).value();
+    }
+    EXPECT_EQ(read.value(), formats::devinfo_view(tables)) << r.out;
+    // And the writer prints those GID lines as the tool does, byte for byte.
+    std::string written = formats::write_devinfo(tables);
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.find("GID[") == std::string::npos) continue;
+      EXPECT_NE(written.find(line + "\n"), std::string::npos) << "not written as ibv_devinfo prints it: " << line;
+    }
+  }
+}
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Speed: 4 devices x 256 entries (every slot filled, v1/v2 pairs, the mapped GID near the end).
