@@ -131,7 +131,8 @@ static void ds4_tp_rdma_close(struct ds4_tp_rdma *tp) {
   gidpolicy_selection_free(tp->sel);
   gidpolicy_table_free(tp->table);
   gidpolicy_policy_free(tp->policy);
-  if (tp->api.handle) dlclose(tp->api.handle);
+  /* The library stays loaded (no dlclose): libibverbs keeps process-wide state (provider
+   * plugins, device lists) for the life of the process, and unloading it is not supported. */
   memset(tp, 0, sizeof *tp);
 }
 

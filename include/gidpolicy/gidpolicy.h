@@ -94,8 +94,9 @@ typedef enum gidpolicy_status {
   GIDPOLICY_ERR_INTERNAL = 12         /**< a bug in gidpolicy: please report the message */
 } gidpolicy_status;
 
-/** "GIDPOLICY_OK", "GIDPOLICY_ERR_NO_CANDIDATE", ...; "unknown" for other values. Static string. */
-const char *gidpolicy_status_name(gidpolicy_status status);
+/** "GIDPOLICY_OK", "GIDPOLICY_ERR_NO_CANDIDATE", ...; "unknown" for any other value. Static
+ *  string. Takes an int so that a status kept in an int (or a future code) is always accepted. */
+const char *gidpolicy_status_name(int status);
 
 /* ------------------------------------------------------------------------------------------ */
 /* GIDs                                                                                       */
@@ -343,7 +344,10 @@ typedef enum gidpolicy_platform {
    *  gidpolicy was built for. */
   GIDPOLICY_PLATFORM_AUTO = 0,
   GIDPOLICY_PLATFORM_LINUX = 1,
-  GIDPOLICY_PLATFORM_DARWIN = 2  /**< macOS Thunderbolt RDMA: 60 ETIMEDOUT, 96 ENODATA, ... */
+  GIDPOLICY_PLATFORM_DARWIN = 2, /**< macOS Thunderbolt RDMA: 60 ETIMEDOUT, 96 ENODATA, ... */
+  /** Not a platform: makes the enum able to hold any non-negative int a C caller may pass
+   *  (values gidpolicy does not know are treated as GIDPOLICY_PLATFORM_AUTO). */
+  GIDPOLICY_PLATFORM_MAX_ENUM_ = 0x7fffffff
 } gidpolicy_platform;
 
 /** Explain an errno from ibv_modify_qp(RTR) (or QP creation): the errno's name on that platform

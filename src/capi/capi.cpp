@@ -117,7 +117,8 @@ Platform platform_from_c(gidpolicy_platform p, const gidpolicy_selection* s) noe
   switch (p) {
     case GIDPOLICY_PLATFORM_LINUX: return Platform::linux_kernel;
     case GIDPOLICY_PLATFORM_DARWIN: return Platform::darwin;
-    case GIDPOLICY_PLATFORM_AUTO: break;
+    case GIDPOLICY_PLATFORM_AUTO:
+    case GIDPOLICY_PLATFORM_MAX_ENUM_: break;
   }
   // Errno numbers are the driver's platform's: a Thunderbolt port is Apple's driver.
   if (s && s->table.port().link_layer.kind() == LinkLayer::Kind::thunderbolt) return Platform::darwin;
@@ -142,7 +143,7 @@ using gidpolicy::capi::write_text;
 
 extern "C" {
 
-const char* gidpolicy_status_name(gidpolicy_status status) {
+const char* gidpolicy_status_name(int status) {
   switch (status) {
     case GIDPOLICY_OK: return "GIDPOLICY_OK";
     case GIDPOLICY_ERR_INVALID_ARGUMENT: return "GIDPOLICY_ERR_INVALID_ARGUMENT";

@@ -54,7 +54,16 @@ function(gidpolicy_assert_no_global_flags cxx_before c_before)
       message(FATAL_ERROR "consumer check: ${_var} defaults ON in a subproject build")
     endif()
   endforeach()
-  if(TARGET gidpolicy_unit_tests OR TARGET gidpolicy_fakes)
-    message(FATAL_ERROR "consumer check: a subproject build defines gidpolicy's test targets")
-  endif()
+  # Each is off by default in a subproject: its directory must not define its targets then
+  # (they would join the consumer's `all`, and their dependencies its configure step).
+  foreach(_pair "gidpolicy_unit_tests:GIDPOLICY_BUILD_TESTS" "gidpolicy_fakes:GIDPOLICY_BUILD_FAKES"
+                "gidpolicy_cli:GIDPOLICY_BUILD_TOOLS" "print_table:GIDPOLICY_BUILD_EXAMPLES")
+    string(REPLACE ":" ";" _pair "${_pair}")
+    list(GET _pair 0 _target)
+    list(GET _pair 1 _option)
+    if(TARGET ${_target})
+      message(FATAL_ERROR "consumer check: a subproject build defines ${_target} although ${_option} is OFF "
+                          "(its CMakeLists.txt must return() when ${_option} is OFF)")
+    endif()
+  endforeach()
 endfunction()
