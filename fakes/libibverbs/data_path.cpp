@@ -131,7 +131,7 @@ void log_drop(Library& lib, const Qp& q, const Wire& h, const std::string& why) 
   }
   r["result"] = "dropped";
   r["reason"] = why;
-  lib.log.write(std::move(r));
+  lib.log.write(r);
 }
 
 void reply(const Qp& q, const Wire& req, Kind kind, ibv_wc_status status) {
@@ -160,7 +160,10 @@ ibv_wc_status scatter(Library& lib, const Qp& q, const RecvWr& w, std::span<cons
   for (const ibv_sge& s : w.sge) {
     if (off == payload.size()) break;
     const std::size_t n = std::min<std::size_t>(s.length, payload.size() - off);
-    std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(s.addr)), payload.data() + off, n);
+    // ibv_sge::addr is the program's own address, carried as an integer by the verbs ABI.
+    auto* dst =
+        reinterpret_cast<void*>(static_cast<std::uintptr_t>(s.addr));  // NOLINT(performance-no-int-to-ptr)
+    std::memcpy(dst, payload.data() + off, n);
     off += n;
   }
   return IBV_WC_SUCCESS;
@@ -307,7 +310,7 @@ void arm_cq(Cq& c, bool armed) {
   }
   if (c.event_fd >= 0) {
     if (!armed) {
-      std::uint64_t v;
+      std::uint64_t v = 0;
       [[maybe_unused]] const ssize_t n = ::read(c.event_fd, &v, sizeof v);
     }
     set_watch(epfd, c.event_fd, &c.cq, armed, EPOLL_CTL_MOD);
@@ -406,7 +409,9 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
             break;
           }
         }
-        const auto* src = reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(s.addr));
+        // ibv_sge::addr is the program's own address, carried as an integer by the verbs ABI.
+        const auto addr = static_cast<std::uintptr_t>(s.addr);
+        const auto* src = reinterpret_cast<const std::byte*>(addr);  // NOLINT(performance-no-int-to-ptr)
         packet.insert(packet.end(), src, src + s.length);
       }
       if (st != IBV_WC_SUCCESS) {

@@ -106,7 +106,7 @@ ibv_device** ibv_get_device_list(int* num_devices) {
       errno = ENOSYS;
       return nullptr;
     }
-    auto** list = static_cast<ibv_device**>(std::calloc(lib.devices.size() + 1, sizeof(ibv_device*)));
+    auto** list = new (std::nothrow) ibv_device*[lib.devices.size() + 1]();  // NULL-terminated
     if (!list) {
       errno = ENOMEM;
       return nullptr;
@@ -115,7 +115,7 @@ ibv_device** ibv_get_device_list(int* num_devices) {
     if (num_devices) *num_devices = static_cast<int>(lib.devices.size());
     auto r = lib.record("get_device_list", nullptr);
     r["result"] = lib.devices.size();
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return list;
   } catch (...) {
     errno = ENOMEM;
@@ -123,7 +123,7 @@ ibv_device** ibv_get_device_list(int* num_devices) {
   }
 }
 
-void ibv_free_device_list(ibv_device** list) { std::free(list); }
+void ibv_free_device_list(ibv_device** list) { delete[] list; }
 
 const char* ibv_get_device_name(ibv_device* device) { return device ? device->name : nullptr; }
 
@@ -164,7 +164,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
       const int err = errno_of(h.error());
       r["result"] = err;
       r["reason"] = h.error().what();
-      lib.log.write(std::move(r));
+      lib.log.write(r);
       errno = err;
       return nullptr;
     }
@@ -193,7 +193,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
     ctx.ops.req_notify_cq = &fakelib::req_notify_cq;
     if (auto p = lib.model.profile(d->name)) r["profile"] = p.value().name;
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     ibv_context* out = &c->ctx;
     lib.contexts.emplace(out, std::move(c));
     return out;
@@ -231,7 +231,7 @@ int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
     auto r = lib.record("query_device", d);
     r["max_qp"] = max_qp;
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -252,7 +252,7 @@ int ibv_query_port(ibv_context* context, uint8_t port_num, struct _compat_ibv_po
       const int err = errno_of(info.error());
       r["result"] = err;
       r["reason"] = info.error().what();
-      lib.log.write(std::move(r));
+      lib.log.write(r);
       return err;
     }
     std::uint32_t len = info.value().gid_tbl_len.value_or(0);
@@ -262,7 +262,7 @@ int ibv_query_port(ibv_context* context, uint8_t port_num, struct _compat_ibv_po
     // Only the compat prefix: the caller's struct may be the one without port_cap_flags2.
     std::memcpy(static_cast<void*>(port_attr), &a, offsetof(ibv_port_attr, port_cap_flags2));
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -283,14 +283,14 @@ int ibv_query_gid(ibv_context* context, uint8_t port_num, int index, union ibv_g
       // 0 / -1: the legacy convention; an in-range empty slot is a success with zeros.
       r["result"] = -1;
       r["reason"] = g.error().what();
-      lib.log.write(std::move(r));
+      lib.log.write(r);
       errno = errno_of(g.error());
       return -1;
     }
     g.value().copy_to(gid->raw);
     r["gid"] = g.value().to_string();
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return -1;
@@ -314,7 +314,7 @@ int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uint32_t gid_inde
       const int err = errno_of(e.error());  // ENODATA for an empty slot
       r["result"] = err;
       r["error"] = errno_name_for(c->device, err);
-      lib.log.write(std::move(r));
+      lib.log.write(r);
       return err;
     }
     // A newer caller's larger struct: zero what this ABI does not know.
@@ -327,7 +327,7 @@ int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uint32_t gid_inde
     r["gid"] = e.value().gid.to_string();
     r["gid_type"] = to_string(e.value().type);
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -351,7 +351,7 @@ ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_
       const int err = errno_of(rows.error());  // EINVAL: the buffer is too small
       r["result"] = -err;
       r["error"] = errno_name_for(c->device, err);
-      lib.log.write(std::move(r));
+      lib.log.write(r);
       return -err;
     }
     auto* out = reinterpret_cast<unsigned char*>(entries);
@@ -366,7 +366,7 @@ ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_
       e->ndev_ifindex = row.entry.ifindex;
     }
     r["result"] = rows.value().size();
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return static_cast<ssize_t>(rows.value().size());
   } catch (...) {
     return -ENOMEM;
@@ -398,7 +398,7 @@ int ibv_query_gid_type(ibv_context* context, uint8_t port_num, unsigned int inde
     }
     r["result"] = result;
     if (result == 0) r["type"] = *type == kGidTypeSysfsRoceV2 ? "RoCE v2" : "IB/RoCE v1";
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     if (result != 0) errno = EINVAL;
     return result;
   } catch (...) {
@@ -417,12 +417,12 @@ int ibv_query_pkey(ibv_context* context, uint8_t port_num, int index, __be16* pk
     r["index"] = index;
     if (!lib.model.port_attributes(c->handle, port_num) || index != 0) {
       r["result"] = -1;
-      lib.log.write(std::move(r));
+      lib.log.write(r);
       return -1;
     }
     *pkey = htobe16(0xffff);  // the one default partition, pkey_tbl_len 1
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -463,7 +463,7 @@ int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
   }
   // The fake raises no asynchronous events: like a healthy device, this blocks (or fails with
   // EAGAIN when the program made async_fd non-blocking) until the context is closed.
-  char byte;
+  char byte = 0;
   if (::read(context->async_fd, &byte, 1) != 1) return -1;
   errno = EIO;
   return -1;

@@ -157,7 +157,7 @@ class ControlLog {
   /// Errors: the errno of open().
   int open(const std::string& path) noexcept;
   [[nodiscard]] bool enabled() const noexcept { return fd_ >= 0; }
-  void write(nlohmann::ordered_json record) noexcept;
+  void write(const nlohmann::ordered_json& record) const noexcept;
 
  private:
   int fd_ = -1;

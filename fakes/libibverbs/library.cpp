@@ -58,7 +58,7 @@ int ControlLog::open(const std::string& path) noexcept {
   return fd_ < 0 ? errno : 0;
 }
 
-void ControlLog::write(nlohmann::ordered_json record) noexcept {
+void ControlLog::write(const nlohmann::ordered_json& record) const noexcept {
   if (fd_ < 0) return;
   try {
     std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -89,7 +89,7 @@ void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int e
   r["result"] = err;
   r["error"] = errno_name_for(d, err);
   if (!reason.empty()) r["reason"] = reason;
-  lib.log.write(std::move(r));
+  lib.log.write(r);
 }
 
 void release_qp(Library& lib, Qp& q) {
@@ -158,7 +158,7 @@ ibv_mr* register_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t io
     lib.mrs.emplace(out, std::move(m));
     r["lkey"] = key;
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return out;
   } catch (...) {
     errno = ENOMEM;
@@ -224,7 +224,7 @@ int ibv_close_device(ibv_context* context) {
     pthread_mutex_destroy(&c->ctx.mutex);
     lib.contexts.erase(context);
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -248,7 +248,7 @@ ibv_pd* ibv_alloc_pd(ibv_context* context) {
     lib.pds.emplace(out, std::move(p));
     auto r = lib.record("alloc_pd", c->device);
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return out;
   } catch (...) {
     errno = ENOMEM;
@@ -272,7 +272,7 @@ int ibv_dealloc_pd(ibv_pd* pd) {
     }
     lib.pds.erase(pd);
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -304,7 +304,7 @@ int ibv_dereg_mr(ibv_mr* mr) {
     r["lkey"] = mr->lkey;
     release_mr(lib, *it->second);
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -333,7 +333,7 @@ ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
     lib.channels.emplace(out, std::move(ch));
     auto r = lib.record("create_comp_channel", c->device);
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return out;
   } catch (...) {
     errno = ENOMEM;
@@ -356,7 +356,7 @@ int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
     ::close(ch->ch.fd);
     lib.channels.erase(channel);
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -403,7 +403,7 @@ ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
     ibv_cq* out = &q->cq;
     lib.cqs.emplace(out, std::move(q));
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return out;
   } catch (...) {
     errno = ENOMEM;
@@ -424,7 +424,7 @@ int ibv_destroy_cq(ibv_cq* cq) {
     }
     release_cq(lib, *c);
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -569,7 +569,7 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     watch_qp(*raw);
     r["qp_num"] = number;
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return out;
   } catch (...) {
     errno = ENOMEM;
@@ -629,7 +629,7 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     if (attr_mask & IBV_QP_TIMEOUT) q->timeout = attr->timeout;
     if (attr_mask & IBV_QP_RETRY_CNT) q->retry_cnt = attr->retry_cnt;
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     if (q->connected) retry_held(lib, *q);  // RC data that arrived before this side reached RTR
     return 0;
   } catch (...) {
@@ -660,7 +660,7 @@ int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask, ibv_qp_init_attr*
     init_attr->qp_context = q->qp.qp_context;
     r["state"] = state_name(q->qp.state);
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;
@@ -677,7 +677,7 @@ int ibv_destroy_qp(ibv_qp* qp) {
     r["qp_num"] = q->qp.qp_num;
     release_qp(lib, *q);
     r["result"] = 0;
-    lib.log.write(std::move(r));
+    lib.log.write(r);
     return 0;
   } catch (...) {
     return ENOMEM;

@@ -45,7 +45,8 @@ Run run(const std::string& cmd) {
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return r;
   char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   const int status = ::pclose(p);
   r.exit_code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
   return r;

@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
   }
   std::string text;
   char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
   const int status = ::pclose(p);
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::cerr << argv[1] << " -v failed (status " << status << "):\n" << text;
