@@ -20,7 +20,8 @@ using detail::excerpt;
 using detail::trim;
 
 constexpr const char* kExpected =
-    "expected gidpolicy JSON ('{'), ibv_devinfo -v output ('hca_id:', 'port:', 'GID[  n]:' lines) or show_gids "
+    "expected gidpolicy JSON ('{'), ibv_devinfo -v output ('hca_id:', 'port:', 'GID[  n]:' lines) or "
+    "show_gids "
     "output (a 'DEV PORT INDEX GID' header and tab-separated rows)";
 
 bool is_devinfo_key(std::string_view key) {
@@ -34,10 +35,11 @@ std::optional<Format> classify(std::string_view t) {
   auto cols = detail::tokens(t);
   if (cols.empty()) return std::nullopt;
   if (cols[0] == "DEV" && t.find("GID") != std::string_view::npos) return Format::show_gids;
-  if (std::size_t colon = t.find(':'); colon != std::string_view::npos && is_devinfo_key(trim(t.substr(0, colon))))
+  if (std::size_t colon = t.find(':');
+      colon != std::string_view::npos && is_devinfo_key(trim(t.substr(0, colon))))
     return Format::devinfo;
-  if (cols.size() >= 4 && detail::parse_decimal(cols[1], 255) && detail::parse_decimal(cols[2], 0x7fffffffu) &&
-      Gid::parse(cols[3]))
+  if (cols.size() >= 4 && detail::parse_decimal(cols[1], 255) &&
+      detail::parse_decimal(cols[2], 0x7fffffffu) && Gid::parse(cols[3]))
     return Format::show_gids;
   return std::nullopt;
 }
@@ -46,10 +48,14 @@ std::optional<Format> classify(std::string_view t) {
 
 std::string_view to_string(Format f) noexcept {
   switch (f) {
-    case Format::json: return "json";
-    case Format::devinfo: return "devinfo";
-    case Format::show_gids: return "show_gids";
-    case Format::sysfs: return "sysfs";
+    case Format::json:
+      return "json";
+    case Format::devinfo:
+      return "devinfo";
+    case Format::show_gids:
+      return "show_gids";
+    case Format::sysfs:
+      return "sysfs";
   }
   return "json";
 }
@@ -79,16 +85,21 @@ result<Format> detect_format(std::string_view text, std::string_view source) {
   if (head.starts_with('{') || head.starts_with('[')) return Format::json;
   for (const auto& l : lines)
     if (auto f = classify(trim(l.text))) return *f;
-  return fail(errc::unknown_format, at(source, first->number) + ": " + kExpected + "; found " + excerpt(head, 60));
+  return fail(errc::unknown_format,
+              at(source, first->number) + ": " + kExpected + "; found " + excerpt(head, 60));
 }
 
 result<std::vector<GidTable>> read_tables(std::string_view text, std::string_view source) {
   GIDPOLICY_TRY(format, detect_format(text, source));
   switch (format) {
-    case Format::json: return read_json(text, source);
-    case Format::devinfo: return read_devinfo(text, source);
-    case Format::show_gids: return read_show_gids(text, source);
-    case Format::sysfs: break;
+    case Format::json:
+      return read_json(text, source);
+    case Format::devinfo:
+      return read_devinfo(text, source);
+    case Format::show_gids:
+      return read_show_gids(text, source);
+    case Format::sysfs:
+      break;
   }
   return fail(errc::unknown_format, std::string(source) + ": " + kExpected);
 }
@@ -107,10 +118,14 @@ result<std::vector<GidTable>> read_tables_file(const std::filesystem::path& path
 
 result<std::string> write_tables(const std::vector<GidTable>& tables, Format format) {
   switch (format) {
-    case Format::json: return write_json(tables);
-    case Format::devinfo: return write_devinfo(tables);
-    case Format::show_gids: return write_show_gids(tables);
-    case Format::sysfs: break;
+    case Format::json:
+      return write_json(tables);
+    case Format::devinfo:
+      return write_devinfo(tables);
+    case Format::show_gids:
+      return write_show_gids(tables);
+    case Format::sysfs:
+      break;
   }
   return fail(errc::invalid_argument, "sysfs is a directory tree, not text: use write_sysfs");
 }

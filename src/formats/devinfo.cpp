@@ -22,7 +22,7 @@ constexpr std::uint64_t kThunderboltTransport = LinkLayer::kRawThunderbolt;
 // One port section being read.
 struct PortBuild {
   PortInfo info;
-  std::size_t line = 0;        // where the section began ("port:" or its first line)
+  std::size_t line = 0;  // where the section began ("port:" or its first line)
   bool explicit_header = false;
   std::optional<std::size_t> link_layer_line, state_line, mtu_line, lid_line, tbl_len_line;
   bool link_layer_unknown_text = false;  // "Unknown": may be Thunderbolt (see transport)
@@ -49,8 +49,8 @@ class Reader {
   result<std::vector<GidTable>> run() {
     for (const Line& l : detail::split_lines(text_)) {
       if (auto col = detail::binary_column(l.text))
-        return fail(errc::parse_error, at(source_, l.number) + ":" + std::to_string(*col) + ": binary data (byte " +
-                                           detail::hex_byte(l.text, *col) +
+        return fail(errc::parse_error, at(source_, l.number) + ":" + std::to_string(*col) +
+                                           ": binary data (byte " + detail::hex_byte(l.text, *col) +
                                            "): expected ibv_devinfo text");
       GIDPOLICY_TRYV(line(l));
       last_line_ = l.number;
@@ -84,7 +84,8 @@ class Reader {
     // Printed only by `ibv_devinfo -v`, before the ports: every port of this device must then
     // show gid_tbl_len (and its GIDs), so a port without it is a cut paste, not a short table.
     if (key == "max_qp" && device_ && !port_) device_->verbose = true;
-    if (key == "state" || key == "active_mtu" || key == "port_lid" || key == "link_layer" || key == "gid_tbl_len")
+    if (key == "state" || key == "active_mtu" || key == "port_lid" || key == "link_layer" ||
+        key == "gid_tbl_len")
       return port_field(l, key, value);
     return success();  // every other devinfo line (limits, flags, GUIDs) says nothing about GIDs
   }
@@ -96,8 +97,8 @@ class Reader {
                                          " has no port section before the next hca_id at line " +
                                          std::to_string(l.number));
     if (value.empty() || detail::tokens(value).size() != 1)
-      return fail(errc::invalid_field, at(source_, l.number) + ": hca_id: expected one device name, found " +
-                                           excerpt(value));
+      return fail(errc::invalid_field,
+                  at(source_, l.number) + ": hca_id: expected one device name, found " + excerpt(value));
     full_output_ = true;
     device_ = Device{std::string(value), std::nullopt, false};
     device_line_ = l.number;
@@ -109,8 +110,8 @@ class Reader {
     GIDPOLICY_TRYV(finish_port(l.number));
     auto n = detail::parse_decimal(value, 255);
     if (!n || *n == 0)
-      return fail(errc::invalid_field, at(source_, l.number) + ": port: expected a port number 1-255, found " +
-                                           excerpt(value));
+      return fail(errc::invalid_field,
+                  at(source_, l.number) + ": port: expected a port number 1-255, found " + excerpt(value));
     start_port(l.number, static_cast<std::uint32_t>(*n), true);
     return success();
   }
@@ -129,8 +130,9 @@ class Reader {
   result<void> once(const Line& l, std::string_view key, std::optional<std::size_t>& seen) {
     if (seen)
       return fail(errc::parse_error, at(source_, l.number) + ": second '" + std::string(key) +
-                                         "' in the port section that began at line " + std::to_string(port_->line) +
-                                         " (first at line " + std::to_string(*seen) +
+                                         "' in the port section that began at line " +
+                                         std::to_string(port_->line) + " (first at line " +
+                                         std::to_string(*seen) +
                                          "): expected a 'port:' or 'hca_id:' line between two ports");
     seen = l.number;
     return success();
@@ -140,8 +142,8 @@ class Reader {
     if (!port_) start_port(l.number, 1, false);  // a pasted port section without its "port:" line
     PortBuild& p = *port_;
     auto bad = [&](const std::string& expected) {
-      return fail(errc::invalid_field, at(source_, l.number) + ": " + std::string(key) + ": expected " + expected +
-                                           ", found " + excerpt(value));
+      return fail(errc::invalid_field, at(source_, l.number) + ": " + std::string(key) + ": expected " +
+                                           expected + ", found " + excerpt(value));
     };
     if (key == "state") {
       GIDPOLICY_TRYV(once(l, key, p.state_line));
@@ -182,9 +184,10 @@ class Reader {
       p.info.gid_tbl_len = static_cast<std::uint32_t>(*len);
       for (const auto& g : p.gids)
         if (g.entry.index >= *p.info.gid_tbl_len)
-          return fail(errc::index_too_large, at(source_, g.line) + ": GID index " + std::to_string(g.entry.index) +
-                                                 " is not below gid_tbl_len " + std::string(value) + " (line " +
-                                                 std::to_string(l.number) + ")");
+          return fail(errc::index_too_large, at(source_, g.line) + ": GID index " +
+                                                 std::to_string(g.entry.index) +
+                                                 " is not below gid_tbl_len " + std::string(value) +
+                                                 " (line " + std::to_string(l.number) + ")");
     }
     return success();
   }
@@ -231,7 +234,8 @@ class Reader {
                                              std::to_string(prev->second) + ")");
     if (p.info.gid_tbl_len && *index >= *p.info.gid_tbl_len)
       return fail(errc::index_too_large, at(source_, l.number) + ": GID index " + std::to_string(*index) +
-                                             " is not below gid_tbl_len " + std::to_string(*p.info.gid_tbl_len));
+                                             " is not below gid_tbl_len " +
+                                             std::to_string(*p.info.gid_tbl_len));
     if (full_output_ && device_ && device_->verbose && !p.tbl_len_line)
       return fail(errc::parse_error, at(source_, l.number) +
                                          ": GID line before gid_tbl_len in a complete ibv_devinfo -v output "
@@ -262,10 +266,11 @@ class Reader {
                                          std::to_string(std::min(next_line, last_line_ + 1) - 1) +
                                          " without a link_layer line (truncated paste?)");
     if (full_output_ && device_ && device_->verbose && !p.tbl_len_line)
-      return fail(errc::parse_error, at(source_, p.line) + ": " + p.info.device + " port " +
-                                         std::to_string(p.info.port) + ": the section ends at line " +
-                                         std::to_string(std::min(next_line, last_line_ + 1) - 1) +
-                                         " without the gid_tbl_len line ibv_devinfo -v prints (truncated paste?)");
+      return fail(errc::parse_error,
+                  at(source_, p.line) + ": " + p.info.device + " port " + std::to_string(p.info.port) +
+                      ": the section ends at line " +
+                      std::to_string(std::min(next_line, last_line_ + 1) - 1) +
+                      " without the gid_tbl_len line ibv_devinfo -v prints (truncated paste?)");
     if (p.link_layer_unknown_text && device_ && device_->transport == kThunderboltTransport)
       p.info.link_layer = LinkLayer::thunderbolt();
     // devinfo prints ", RoCE vN" only on Ethernet ports: a paste of bare GID lines says so.
@@ -274,7 +279,8 @@ class Reader {
     entries.reserve(p.gids.size());
     for (auto& g : p.gids) {
       // No suffix: rdma-core < v29, or a port that is not Ethernet. Only InfiniBand pins it down.
-      if (!g.has_suffix && p.info.link_layer.kind() == LinkLayer::Kind::infiniband) g.entry.type = GidType::ib;
+      if (!g.has_suffix && p.info.link_layer.kind() == LinkLayer::Kind::infiniband)
+        g.entry.type = GidType::ib;
       entries.push_back(std::move(g.entry));
     }
     for (const auto& t : tables_)
@@ -304,9 +310,12 @@ enum class SysfsType { v1, v2, none };
 SysfsType sysfs_type(GidType t) {
   switch (t) {
     case GidType::ib:
-    case GidType::roce_v1: return SysfsType::v1;
-    case GidType::roce_v2: return SysfsType::v2;
-    case GidType::unknown: break;
+    case GidType::roce_v1:
+      return SysfsType::v1;
+    case GidType::roce_v2:
+      return SysfsType::v2;
+    case GidType::unknown:
+      break;
   }
   return SysfsType::none;
 }
@@ -339,22 +348,31 @@ std::vector<GidEntry> printed_entries(const GidTable& t) {
 
 const char* state_name(PortState s) {
   switch (s) {
-    case PortState::down: return "PORT_DOWN";
-    case PortState::init: return "PORT_INIT";
-    case PortState::armed: return "PORT_ARMED";
-    case PortState::active: return "PORT_ACTIVE";
+    case PortState::down:
+      return "PORT_DOWN";
+    case PortState::init:
+      return "PORT_INIT";
+    case PortState::armed:
+      return "PORT_ARMED";
+    case PortState::active:
+      return "PORT_ACTIVE";
     case PortState::nop:
-    case PortState::active_defer: break;
+    case PortState::active_defer:
+      break;
   }
   return "invalid state";
 }
 
 const char* link_layer_name(LinkLayer ll) {
   switch (ll.kind()) {
-    case LinkLayer::Kind::infiniband: return "InfiniBand";
-    case LinkLayer::Kind::ethernet: return "Ethernet";
-    case LinkLayer::Kind::thunderbolt: return "Thunderbolt";
-    case LinkLayer::Kind::unknown: break;
+    case LinkLayer::Kind::infiniband:
+      return "InfiniBand";
+    case LinkLayer::Kind::ethernet:
+      return "Ethernet";
+    case LinkLayer::Kind::thunderbolt:
+      return "Thunderbolt";
+    case LinkLayer::Kind::unknown:
+      break;
   }
   return "Unknown";
 }
@@ -382,13 +400,16 @@ std::string write_devinfo(const std::vector<GidTable>& tables) {
     bool all_thunderbolt = true;
     while (end < tables.size() && tables[end].port().device == first.device) {
       max_port = std::max(max_port, tables[end].port().port);
-      all_thunderbolt = all_thunderbolt && tables[end].port().link_layer.kind() == LinkLayer::Kind::thunderbolt;
+      all_thunderbolt =
+          all_thunderbolt && tables[end].port().link_layer.kind() == LinkLayer::Kind::thunderbolt;
       ++end;
     }
     appendf(out, "hca_id:\t%s\n", first.device.c_str());
     // RoCE devices report the InfiniBand transport; Apple's Thunderbolt devices report 100.
-    if (all_thunderbolt) appendf(out, "\ttransport:\t\t\t%s (%d)\n", "Thunderbolt", 100);
-    else appendf(out, "\ttransport:\t\t\t%s (%d)\n", "InfiniBand", 0);
+    if (all_thunderbolt)
+      appendf(out, "\ttransport:\t\t\t%s (%d)\n", "Thunderbolt", 100);
+    else
+      appendf(out, "\ttransport:\t\t\t%s (%d)\n", "InfiniBand", 0);
     appendf(out, "\tphys_port_cnt:\t\t\t%u\n", max_port);
     for (; k < end; ++k) {
       const GidTable& t = tables[k];

@@ -29,7 +29,8 @@ bool has_ipv4_column(const Gid& g) { return g[0] == 0 && g[1] == 0; }
 
 std::string dotted(const Gid& g) {
   char buf[20];
-  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", unsigned{g[12]}, unsigned{g[13]}, unsigned{g[14]}, unsigned{g[15]});
+  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", unsigned{g[12]}, unsigned{g[13]}, unsigned{g[14]},
+                unsigned{g[15]});
   return buf;
 }
 
@@ -84,18 +85,20 @@ result<std::vector<GidTable>> read_show_gids(std::string_view text, std::string_
   for (const Line& l : detail::split_lines(text)) {
     last_line = l.number;
     if (auto col = detail::binary_column(l.text))
-      return fail(errc::parse_error, at(source, l.number) + ":" + std::to_string(*col) + ": binary data (byte " +
-                                         detail::hex_byte(l.text, *col) + "): expected show_gids text");
+      return fail(errc::parse_error, at(source, l.number) + ":" + std::to_string(*col) +
+                                         ": binary data (byte " + detail::hex_byte(l.text, *col) +
+                                         "): expected show_gids text");
     std::string_view t = trim(l.text);
     if (t.empty()) continue;
     if (footer_line)
-      return fail(errc::parse_error, at(source, l.number) + ": expected nothing after the n_gids_found line (line " +
+      return fail(errc::parse_error, at(source, l.number) +
+                                         ": expected nothing after the n_gids_found line (line " +
                                          std::to_string(*footer_line) + "), found " + excerpt(t));
     auto cols = detail::tokens(t);
     if (cols[0] == "DEV" && t.find("GID") != std::string_view::npos) {
       if (header_line || rows > 0)
-        return fail(errc::parse_error, at(source, l.number) +
-                                           ": a second header line: expected one show_gids output per input");
+        return fail(errc::parse_error,
+                    at(source, l.number) + ": a second header line: expected one show_gids output per input");
       header_line = l.number;
       continue;
     }
@@ -105,28 +108,31 @@ result<std::vector<GidTable>> read_show_gids(std::string_view text, std::string_
       // An unset counter prints as nothing: `n_gids_found=` when no GID was found.
       auto count = n.empty() ? std::optional<std::uint64_t>(0) : detail::parse_decimal(n, 0xffffffffu);
       if (!count)
-        return fail(errc::invalid_field, at(source, l.number) + ": n_gids_found: expected a number, found " +
-                                             excerpt(n));
+        return fail(errc::invalid_field,
+                    at(source, l.number) + ": n_gids_found: expected a number, found " + excerpt(n));
       if (*count != rows)
-        return fail(errc::parse_error, at(source, l.number) + ": n_gids_found=" + std::to_string(*count) + " but " +
-                                           std::to_string(rows) + " rows were read (rows missing: cut paste?)");
+        return fail(errc::parse_error, at(source, l.number) + ": n_gids_found=" + std::to_string(*count) +
+                                           " but " + std::to_string(rows) +
+                                           " rows were read (rows missing: cut paste?)");
       footer_line = l.number;
       continue;
     }
     if (cols.size() < 4 || cols.size() > 7)
-      return fail(errc::parse_error, at(source, l.number) + ": expected " + kRowShape + ", found " + excerpt(t, 60));
+      return fail(errc::parse_error,
+                  at(source, l.number) + ": expected " + kRowShape + ", found " + excerpt(t, 60));
     auto port = detail::parse_decimal(cols[1], 255);
     if (!port || *port == 0)
-      return fail(errc::invalid_field, at(source, l.number) + ": PORT: expected a port number 1-255, found " +
-                                           excerpt(cols[1]));
+      return fail(errc::invalid_field,
+                  at(source, l.number) + ": PORT: expected a port number 1-255, found " + excerpt(cols[1]));
     auto index = detail::parse_decimal(cols[2], 0x7fffffffu);
     if (!index)
-      return fail(errc::invalid_field, at(source, l.number) + ": INDEX: expected a GID index 0-2147483647, found " +
-                                           excerpt(cols[2]));
+      return fail(
+          errc::invalid_field,
+          at(source, l.number) + ": INDEX: expected a GID index 0-2147483647, found " + excerpt(cols[2]));
     auto gid = Gid::parse(cols[3]);
     if (!gid)
-      return fail(errc::invalid_field, at(source, l.number) + ": GID: expected 8 groups of 4 hex digits: " +
-                                           gid.error().detail);
+      return fail(errc::invalid_field,
+                  at(source, l.number) + ": GID: expected 8 groups of 4 hex digits: " + gid.error().detail);
     std::string_view ipv4, ver, netdev;
     for (std::size_t k = 4; k < cols.size(); ++k) {
       std::string_view c = cols[k];
@@ -137,8 +143,8 @@ result<std::vector<GidTable>> read_show_gids(std::string_view text, std::string_
       } else if (netdev.empty()) {
         netdev = c;
       } else {
-        return fail(errc::parse_error, at(source, l.number) + ": expected " + kRowShape + ", found an extra column " +
-                                           excerpt(c));
+        return fail(errc::parse_error, at(source, l.number) + ": expected " + kRowShape +
+                                           ", found an extra column " + excerpt(c));
       }
     }
     if (!ipv4.empty() && ipv4 != dotted(gid.value()))
@@ -155,7 +161,8 @@ result<std::vector<GidTable>> read_show_gids(std::string_view text, std::string_
     if (auto prev = pr->index_lines.find(idx); prev != pr->index_lines.end())
       return fail(errc::duplicate_index, at(source, l.number) + ": " + pr->device + " port " +
                                              std::to_string(pr->port) + " index " + std::to_string(idx) +
-                                             " appears twice (first at line " + std::to_string(prev->second) + ")");
+                                             " appears twice (first at line " + std::to_string(prev->second) +
+                                             ")");
     pr->index_lines.emplace(idx, l.number);
     pr->entries.push_back(GidEntry::valid(idx, gid.value(), type_of_ver(ver), std::string(netdev)));
     ++rows;
@@ -164,8 +171,9 @@ result<std::vector<GidTable>> read_show_gids(std::string_view text, std::string_
     return fail(errc::parse_error, at(source, last_line) +
                                        ": the output ends without its n_gids_found= line (truncated paste?)");
   if (!header_line && rows == 0 && !footer_line)
-    return fail(errc::parse_error, std::string(source) + ": no rows: expected show_gids output (a 'DEV PORT "
-                                                         "INDEX GID IPv4 VER DEV' header, rows, 'n_gids_found=N')");
+    return fail(errc::parse_error, std::string(source) +
+                                       ": no rows: expected show_gids output (a 'DEV PORT "
+                                       "INDEX GID IPv4 VER DEV' header, rows, 'n_gids_found=N')");
   std::vector<GidTable> out;
   out.reserve(ports.size());
   for (auto& p : ports) {
@@ -174,7 +182,8 @@ result<std::vector<GidTable>> read_show_gids(std::string_view text, std::string_
     info.port = p.port;
     info.link_layer = inferred_link_layer(p.entries);
     auto table = GidTable::make(std::move(info), std::move(p.entries), Holes::empty);
-    if (!table) return fail(Error(table.error().code, at(source, p.first_line) + ": " + table.error().detail));
+    if (!table)
+      return fail(Error(table.error().code, at(source, p.first_line) + ": " + table.error().detail));
     out.push_back(std::move(table).value());
   }
   return out;
@@ -190,8 +199,8 @@ std::string write_show_gids(const std::vector<GidTable>& tables) {
       if (!listed_by_show_gids(e)) continue;
       const char* ver = e.type == GidType::roce_v2 ? "v2" : e.type == GidType::unknown ? "" : "v1";
       out += t.port().device + "\t" + std::to_string(t.port().port) + "\t" + std::to_string(e.index) + "\t" +
-             e.gid.to_full_string() + "\t" + (has_ipv4_column(e.gid) ? dotted(e.gid) : std::string()) + "  \t" +
-             ver + "\t" + e.netdev + "\n";
+             e.gid.to_full_string() + "\t" + (has_ipv4_column(e.gid) ? dotted(e.gid) : std::string()) +
+             "  \t" + ver + "\t" + e.netdev + "\n";
       ++n;
     }
   }

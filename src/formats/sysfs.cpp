@@ -62,8 +62,8 @@ result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered(const fs::path&
     std::string name = it->path().filename().string();
     auto n = detail::parse_decimal(name, max);
     if (!n)
-      return fail(errc::invalid_field, it->path().string() + ": expected only numbered entries in " + dir.string() +
-                                           ", found " + excerpt(name));
+      return fail(errc::invalid_field, it->path().string() + ": expected only numbered entries in " +
+                                           dir.string() + ", found " + excerpt(name));
     out.emplace_back(static_cast<std::uint32_t>(*n), it->path());
   }
   std::sort(out.begin(), out.end());
@@ -92,7 +92,10 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
     // "4: ACTIVE"
     std::string_view s = first_line(state_text);
     auto n = detail::parse_decimal(trim(s.substr(0, s.find(':'))), 5);
-    if (!n) return fail(errc::invalid_field, state_path.string() + ":1: expected '<n>: <STATE>' such as '4: ACTIVE', found " + excerpt(s));
+    if (!n)
+      return fail(
+          errc::invalid_field,
+          state_path.string() + ":1: expected '<n>: <STATE>' such as '4: ACTIVE', found " + excerpt(s));
     info.state = static_cast<PortState>(*n);
   }
   const fs::path ll_path = dir / "link_layer";
@@ -100,13 +103,17 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
   if (ll_err) return fail(errc::io_error, ll_path.string() + ": " + ll_err.message());
   {
     std::string_view s = first_line(ll_text);
-    if (s.empty()) return fail(errc::invalid_field, ll_path.string() + ":1: expected Ethernet or InfiniBand, found an empty file");
+    if (s.empty())
+      return fail(errc::invalid_field,
+                  ll_path.string() + ":1: expected Ethernet or InfiniBand, found an empty file");
     auto ll = link_layer_from_string(s);
     info.link_layer = ll && ll->kind() != LinkLayer::Kind::unknown ? *ll : LinkLayer::from_raw(0);
   }
   if (auto [lid_text, lid_err] = read_small_file(dir / "lid"); !lid_err) {
     auto lid = detail::parse_hex(first_line(lid_text), 0xffff);
-    if (!lid) return fail(errc::invalid_field, (dir / "lid").string() + ":1: expected a hex LID such as 0x0, found " + excerpt(first_line(lid_text)));
+    if (!lid)
+      return fail(errc::invalid_field, (dir / "lid").string() + ":1: expected a hex LID such as 0x0, found " +
+                                           excerpt(first_line(lid_text)));
     info.lid = static_cast<std::uint16_t>(*lid);
   }
 
@@ -127,7 +134,8 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
     std::string_view g = first_line(gid_text);
     auto gid = Gid::parse(g);
     if (!gid)
-      return fail(errc::parse_error, path.string() + ":1: expected a GID (8 groups of 4 hex digits): " + gid.error().detail);
+      return fail(errc::parse_error,
+                  path.string() + ":1: expected a GID (8 groups of 4 hex digits): " + gid.error().detail);
     GidEntry e = GidEntry::valid(index, gid.value());
     if (have_attrs) {
       const std::string name = std::to_string(index);
@@ -154,7 +162,8 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
 
 result<void> read_device(const std::string& name, const fs::path& dir, std::vector<GidTable>& out) {
   GIDPOLICY_TRY(ports, numbered(dir / "ports", 255));
-  if (ports.empty()) return fail(errc::invalid_field, (dir / "ports").string() + ": expected at least one port directory");
+  if (ports.empty())
+    return fail(errc::invalid_field, (dir / "ports").string() + ": expected at least one port directory");
   for (const auto& [port, path] : ports) {
     if (port == 0) return fail(errc::invalid_field, path.string() + ": expected port numbers from 1");
     GIDPOLICY_TRY(t, read_port(name, port, path));
@@ -165,22 +174,32 @@ result<void> read_device(const std::string& name, const fs::path& dir, std::vect
 
 std::string kernel_state_name(PortState s) {
   switch (s) {
-    case PortState::nop: return "NOP";
-    case PortState::down: return "DOWN";
-    case PortState::init: return "INIT";
-    case PortState::armed: return "ARMED";
-    case PortState::active: return "ACTIVE";
-    case PortState::active_defer: return "ACTIVE_DEFER";
+    case PortState::nop:
+      return "NOP";
+    case PortState::down:
+      return "DOWN";
+    case PortState::init:
+      return "INIT";
+    case PortState::armed:
+      return "ARMED";
+    case PortState::active:
+      return "ACTIVE";
+    case PortState::active_defer:
+      return "ACTIVE_DEFER";
   }
   return "NOP";
 }
 
 std::string sysfs_link_layer(LinkLayer ll) {
   switch (ll.kind()) {
-    case LinkLayer::Kind::infiniband: return "InfiniBand";
-    case LinkLayer::Kind::ethernet: return "Ethernet";
-    case LinkLayer::Kind::thunderbolt: return "Thunderbolt";
-    case LinkLayer::Kind::unknown: break;
+    case LinkLayer::Kind::infiniband:
+      return "InfiniBand";
+    case LinkLayer::Kind::ethernet:
+      return "Ethernet";
+    case LinkLayer::Kind::thunderbolt:
+      return "Thunderbolt";
+    case LinkLayer::Kind::unknown:
+      break;
   }
   return "Unknown";
 }
@@ -203,9 +222,12 @@ result<void> make_dirs(const fs::path& p) {
 const char* sysfs_type_text(GidType t) {
   switch (t) {
     case GidType::ib:
-    case GidType::roce_v1: return "IB/RoCE v1";
-    case GidType::roce_v2: return "RoCE v2";
-    case GidType::unknown: break;
+    case GidType::roce_v1:
+      return "IB/RoCE v1";
+    case GidType::roce_v2:
+      return "RoCE v2";
+    case GidType::unknown:
+      break;
   }
   return nullptr;
 }
@@ -216,14 +238,16 @@ GidTable view_one(const GidTable& t, SysfsWriteOptions options) {
   p.device = t.port().device;
   p.port = t.port().port;
   p.state = t.port().state;
-  p.link_layer = t.port().link_layer.kind() == LinkLayer::Kind::unknown ? LinkLayer::from_raw(0) : t.port().link_layer;
+  p.link_layer =
+      t.port().link_layer.kind() == LinkLayer::Kind::unknown ? LinkLayer::from_raw(0) : t.port().link_layer;
   p.gid_tbl_len = t.length();
   p.lid = t.port().lid;
   std::vector<GidEntry> entries;
   for (const auto& e : t) {
     if (e.state == EntryState::empty) continue;
     if (e.state == EntryState::unreadable) {
-      entries.push_back(GidEntry::unreadable(e.index, std::make_error_code(std::errc::no_such_file_or_directory)));
+      entries.push_back(
+          GidEntry::unreadable(e.index, std::make_error_code(std::errc::no_such_file_or_directory)));
       continue;
     }
     GidEntry v = GidEntry::valid(e.index, e.gid);
@@ -251,7 +275,8 @@ result<std::vector<GidTable>> read_sysfs(const fs::path& root) {
   if (fs::is_directory(root / "ports", ec)) {
     // One device directory given directly: its name is the directory's.
     fs::path norm = fs::absolute(root, ec).lexically_normal();
-    std::string name = norm.filename().empty() ? norm.parent_path().filename().string() : norm.filename().string();
+    std::string name =
+        norm.filename().empty() ? norm.parent_path().filename().string() : norm.filename().string();
     GIDPOLICY_TRYV(read_device(name, root, out));
     return out;
   }
@@ -262,7 +287,8 @@ result<std::vector<GidTable>> read_sysfs(const fs::path& root) {
     if (ec) return fail(errc::io_error, root.string() + ": " + ec.message());
     std::error_code ec2;
     // /sys/class/infiniband/<dev> are symlinks into /sys/devices: is_directory follows them.
-    if (fs::is_directory(it->path() / "ports", ec2)) devices.emplace_back(it->path().filename().string(), it->path());
+    if (fs::is_directory(it->path() / "ports", ec2))
+      devices.emplace_back(it->path().filename().string(), it->path());
   }
   if (devices.empty())
     return fail(errc::unknown_format, root.string() +
@@ -273,7 +299,8 @@ result<std::vector<GidTable>> read_sysfs(const fs::path& root) {
   return out;
 }
 
-result<void> write_sysfs(const std::vector<GidTable>& tables, const fs::path& root, SysfsWriteOptions options) {
+result<void> write_sysfs(const std::vector<GidTable>& tables, const fs::path& root,
+                         SysfsWriteOptions options) {
   for (const auto& t : tables) {
     const PortInfo& p = t.port();
     if (p.device.empty() || p.device.find('/') != std::string::npos || p.device == "." || p.device == "..")
@@ -281,7 +308,7 @@ result<void> write_sysfs(const std::vector<GidTable>& tables, const fs::path& ro
     const fs::path dir = root / p.device / "ports" / std::to_string(p.port);
     GIDPOLICY_TRYV(make_dirs(dir / "gids"));
     GIDPOLICY_TRYV(write_file(dir / "state", std::to_string(static_cast<unsigned>(p.state)) + ": " +
-                                                  kernel_state_name(p.state) + "\n"));
+                                                 kernel_state_name(p.state) + "\n"));
     GIDPOLICY_TRYV(write_file(dir / "link_layer", sysfs_link_layer(p.link_layer) + "\n"));
     char lid[16];
     std::snprintf(lid, sizeof lid, "0x%x\n", unsigned{p.lid});
@@ -307,7 +334,8 @@ result<void> write_sysfs(const std::vector<GidTable>& tables, const fs::path& ro
       if (!valid || !options.gid_attrs) continue;
       if (const char* type = sysfs_type_text(e->type))
         GIDPOLICY_TRYV(write_file(dir / "gid_attrs" / "types" / name, std::string(type) + "\n"));
-      if (!e->netdev.empty()) GIDPOLICY_TRYV(write_file(dir / "gid_attrs" / "ndevs" / name, e->netdev + "\n"));
+      if (!e->netdev.empty())
+        GIDPOLICY_TRYV(write_file(dir / "gid_attrs" / "ndevs" / name, e->netdev + "\n"));
     }
   }
   return success();

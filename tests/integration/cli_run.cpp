@@ -75,7 +75,9 @@ CliResult run_program(const fs::path& program, const std::vector<std::string>& a
     while (::wait4(pid, &status, 0, &usage) < 0) {
     }
     r.millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    auto ms = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3; };
+    auto ms = [](const timeval& tv) {
+      return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3;
+    };
     r.cpu_millis = ms(usage.ru_utime) + ms(usage.ru_stime);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   } else {

@@ -12,8 +12,9 @@ namespace gidpolicy::test {
 struct CliResult {
   int exit_code = -1;  ///< the exit status, or 128 + signal when killed
   std::string out, err;
-  double millis = 0;      ///< wall time of the whole process
-  double cpu_millis = 0;  ///< user + system CPU time of the process (what load on the machine does not inflate)
+  double millis = 0;  ///< wall time of the whole process
+  double cpu_millis =
+      0;  ///< user + system CPU time of the process (what load on the machine does not inflate)
   /// stderr split into lines (without the trailing newline).
   [[nodiscard]] std::vector<std::string> err_lines() const;
 };

@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include <ostream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include <unistd.h>
 
@@ -188,7 +188,8 @@ const std::vector<ExampleCase>& example_cases() {
 TEST(ExampleTables, EveryExampleFileIsCovered) {
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(example_tables_dir()))
-    if (e.path().extension() == ".txt" || e.path().extension() == ".json") files.push_back(e.path().filename().string());
+    if (e.path().extension() == ".txt" || e.path().extension() == ".json")
+      files.push_back(e.path().filename().string());
   for (const auto& f : files) {
     bool covered = std::any_of(example_cases().begin(), example_cases().end(),
                                [&](const ExampleCase& c) { return f == c.file; });
@@ -216,7 +217,8 @@ TEST(ExampleTables, CheckJsonVerdicts) {
         const ProfileVerdict& want = c.ports[k].profiles[p];
         const Json& got = profiles[p];
         SCOPED_TRACE(std::string(c.ports[k].device) + " " + want.name);
-        for (const char* key : {"name", "ok", "advertised_index", "advertised_gid", "sgid_index", "agrees", "predicted_rtr"})
+        for (const char* key :
+             {"name", "ok", "advertised_index", "advertised_gid", "sgid_index", "agrees", "predicted_rtr"})
           EXPECT_TRUE(got.contains(key)) << key;
         EXPECT_EQ(got.at("name"), want.name);
         EXPECT_EQ(got.at("ok").get<bool>(), want.advertised.has_value());
@@ -245,15 +247,16 @@ TEST(ExampleTables, CheckJsonVerdicts) {
 TEST(ExampleTables, CheckTextShowsEveryProfileAndExplainsDisagreements) {
   CliResult r = run_cli({"check", "--input", example("macmini-mapped-at-2.json")});
   EXPECT_EQ(r.exit_code, 1);
-  for (const char* s : {"rdma_en2 port 1 (thunderbolt", "RTR predicted for apple_thunderbolt", "PROFILE", "jaccl",
-                        "jaccl-legacy", "jaccl-fixed", "ds4-linux", "auto", "EINVAL (22)",
+  for (const char* s : {"rdma_en2 port 1 (thunderbolt", "RTR predicted for apple_thunderbolt", "PROFILE",
+                        "jaccl", "jaccl-legacy", "jaccl-fixed", "ds4-linux", "auto", "EINVAL (22)",
                         "jaccl: sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
 TEST(ExampleTables, CheckPlatformOverride) {
   // The same Thunderbolt table judged as if it were a Linux port: the empty slot is ENODATA.
-  CliResult r = run_cli({"check", "--input", example("macmini-mapped-at-2.json"), "--platform", "linux", "--json"});
+  CliResult r =
+      run_cli({"check", "--input", example("macmini-mapped-at-2.json"), "--platform", "linux", "--json"});
   Json doc = parse_json(r);
   EXPECT_EQ(doc.at("platform"), "linux");
   EXPECT_EQ(doc.at("profiles").at(0).at("predicted_rtr").at("errno"), 61);
@@ -261,8 +264,8 @@ TEST(ExampleTables, CheckPlatformOverride) {
 }
 
 TEST(ExampleTables, CheckWithChosenProfiles) {
-  CliResult r = run_cli({"check", "--input", example("nccl-769.devinfo.txt"), "--profile", "jaccl-fixed", "--profile",
-                         "auto:roce=v1", "--json"});
+  CliResult r = run_cli({"check", "--input", example("nccl-769.devinfo.txt"), "--profile", "jaccl-fixed",
+                         "--profile", "auto:roce=v1", "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   Json doc = parse_json(r);
   ASSERT_EQ(doc.at("profiles").size(), 2u);
@@ -305,8 +308,8 @@ TEST(ExampleTables, ShowJsonEntriesAndFlags) {
 }
 
 TEST(ExampleTables, ShowSysfsFixtureWithDeviceFilter) {
-  CliResult r = run_cli({"show", "--sysfs", (test_data_dir() / "sysfs" / "class" / "infiniband").string(), "--device",
-                         "mlx5_0", "--port", "1", "--json"});
+  CliResult r = run_cli({"show", "--sysfs", (test_data_dir() / "sysfs" / "class" / "infiniband").string(),
+                         "--device", "mlx5_0", "--port", "1", "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   Json doc = parse_json(r);
   EXPECT_EQ(doc.at("device"), "mlx5_0");
@@ -320,7 +323,8 @@ TEST(Select, JsonObjectForOnePort) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   Json j = parse_json(r);
   ASSERT_TRUE(j.is_object());
-  for (const char* key : {"device", "port", "policy", "ok", "index", "gid", "sgid_index", "agrees", "error", "trace"})
+  for (const char* key :
+       {"device", "port", "policy", "ok", "index", "gid", "sgid_index", "agrees", "error", "trace"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j.at("device"), "mlx5_bond_0");
   EXPECT_EQ(j.at("policy"), "auto");
@@ -335,7 +339,8 @@ TEST(Select, JsonObjectForOnePort) {
 }
 
 TEST(Select, JsonArrayForSeveralPortsAndFailures) {
-  CliResult r = run_cli({"select", "--policy", "jaccl", "--input", example("mooncake-1617-ipv6only.show_gids.txt"), "--json"});
+  CliResult r = run_cli(
+      {"select", "--policy", "jaccl", "--input", example("mooncake-1617-ipv6only.show_gids.txt"), "--json"});
   EXPECT_EQ(r.exit_code, 1);
   Json j = parse_json(r);
   ASSERT_TRUE(j.is_array());
@@ -344,7 +349,8 @@ TEST(Select, JsonArrayForSeveralPortsAndFailures) {
     EXPECT_EQ(item.at("ok"), false);
     EXPECT_TRUE(item.at("index").is_null());
     EXPECT_EQ(item.at("error").at("code"), "no_ipv4_mapped_gid");
-    EXPECT_NE(item.at("error").at("message").get<std::string>().find("assign an IPv4 address"), std::string::npos);
+    EXPECT_NE(item.at("error").at("message").get<std::string>().find("assign an IPv4 address"),
+              std::string::npos);
     EXPECT_FALSE(item.at("trace").empty()) << "a failure always says what was looked at";
   }
 }
@@ -357,7 +363,8 @@ TEST(Select, DisagreementExitsOne) {
 }
 
 TEST(Select, ExplainPrintsTheTrace) {
-  CliResult r = run_cli({"select", "--policy", "jaccl-fixed", "--explain", "--input", example("macmini-mapped-at-2.json")});
+  CliResult r = run_cli(
+      {"select", "--policy", "jaccl-fixed", "--explain", "--input", example("macmini-mapped-at-2.json")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* s : {"[0] not_ipv4_mapped", "[1] empty", "[2] chosen"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
@@ -378,8 +385,8 @@ TEST(Convert, ShowGidsComesBackByteForByte) {
   std::string tmpl = (fs::temp_directory_path() / "gidpolicy-conv-XXXXXX").string();
   ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
   const fs::path json = fs::path(tmpl) / "t.json";
-  CliResult to_json = run_cli({"convert", "--to", "json", "--input", example("ibm-pr4-cx6.show_gids.txt"), "--output",
-                               json.string()});
+  CliResult to_json = run_cli({"convert", "--to", "json", "--input", example("ibm-pr4-cx6.show_gids.txt"),
+                               "--output", json.string()});
   EXPECT_EQ(to_json.exit_code, 0) << to_json.err;
   CliResult back = run_cli({"convert", "--to", "show_gids", "--input", json.string()});
   EXPECT_EQ(back.exit_code, 0) << back.err;
@@ -391,7 +398,8 @@ TEST(Convert, DevinfoOfAJsonTableReadsBackAndSaysWhatItDrops) {
   CliResult r = run_cli({"convert", "--to", "devinfo", "--input", example("ds4-linux-unit.json")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\t\t\tGID[  3]:\t\t::ffff:127.0.0.1, RoCE v2\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\t\t\tGID[  0]:\t\t0000:0000:0000:0000:0000:ffff:7f00:0001, RoCE v1\n"), std::string::npos);
+  EXPECT_NE(r.out.find("\t\t\tGID[  0]:\t\t0000:0000:0000:0000:0000:ffff:7f00:0001, RoCE v1\n"),
+            std::string::npos);
   auto note = r.err_lines();
   ASSERT_EQ(note.size(), 1u) << r.err;
   EXPECT_NE(note[0].find("note: devinfo cannot hold all of"), std::string::npos);
@@ -401,9 +409,11 @@ TEST(Convert, DevinfoOfAJsonTableReadsBackAndSaysWhatItDrops) {
 TEST(Convert, SysfsTreeReadsBack) {
   std::string tmpl = (fs::temp_directory_path() / "gidpolicy-sysfs-XXXXXX").string();
   ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-  CliResult w = run_cli({"convert", "--to", "sysfs", "--input", example("nccl-1573-pod.show_gids.txt"), "--output", tmpl});
+  CliResult w = run_cli(
+      {"convert", "--to", "sysfs", "--input", example("nccl-1573-pod.show_gids.txt"), "--output", tmpl});
   EXPECT_EQ(w.exit_code, 0) << w.err;
-  EXPECT_EQ(read_file(fs::path(tmpl) / "mlx5_1" / "ports" / "1" / "gids" / "6"), "0000:0000:0000:0000:0000:ffff:0a98:040c\n");
+  EXPECT_EQ(read_file(fs::path(tmpl) / "mlx5_1" / "ports" / "1" / "gids" / "6"),
+            "0000:0000:0000:0000:0000:ffff:0a98:040c\n");
   CliResult r = run_cli({"check", "--sysfs", tmpl, "--json"});
   Json doc = parse_json(r);
   ASSERT_EQ(doc.size(), 2u);
@@ -413,7 +423,8 @@ TEST(Convert, SysfsTreeReadsBack) {
 
 // ---------------------------------------------------------------------------------------------
 TEST(ExplainErrno, UsesWhatTheTableHoldsAtTheIndex) {
-  CliResult r = run_cli({"explain-errno", "22", "--input", example("macmini-mapped-at-2.json"), "--sgid-index", "1"});
+  CliResult r =
+      run_cli({"explain-errno", "22", "--input", example("macmini-mapped-at-2.json"), "--sgid-index", "1"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("EINVAL (22) on darwin"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[confirmed] sgid_index 1 is empty"), std::string::npos) << r.out;
@@ -434,12 +445,14 @@ TEST(ExplainErrno, PlatformDecidesTheName) {
 TEST(Simulate, JacclFailsEveryPairWithTheMacMiniAutoConnectsAll) {
   const std::string mini = example("macmini-mapped-at-2.json");
   const std::string good = example("apple-ds4qa-rdma_en1.devinfo.txt");
-  CliResult jaccl = run_cli({"simulate", "--topology", "mesh", "--profile", "jaccl", mini, good, good + ":rdma_en1:1"});
+  CliResult jaccl =
+      run_cli({"simulate", "--topology", "mesh", "--profile", "jaccl", mini, good, good + ":rdma_en1:1"});
   EXPECT_EQ(jaccl.exit_code, 1) << jaccl.err;
   EXPECT_NE(jaccl.out.find("1 of 3 pairs connected"), std::string::npos) << jaccl.out;
   EXPECT_NE(jaccl.out.find("FAILED"), std::string::npos);
   EXPECT_NE(jaccl.out.find("sgid_index 1 is empty"), std::string::npos) << jaccl.out;
-  CliResult fixed = run_cli({"simulate", "--topology", "ring", "--profile", "auto", mini, good, good + ":rdma_en1"});
+  CliResult fixed =
+      run_cli({"simulate", "--topology", "ring", "--profile", "auto", mini, good, good + ":rdma_en1"});
   EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
   EXPECT_NE(fixed.out.find("3 of 3 pairs connected"), std::string::npos) << fixed.out;
 }
@@ -457,7 +470,6 @@ struct MalformedCase {
 };
 // Readable test names in ctest (gtest would print the struct's bytes).
 void PrintTo(const MalformedCase& c, std::ostream* os) { *os << c.file; }
-
 
 class Malformed : public ::testing::TestWithParam<MalformedCase> {};
 
@@ -477,39 +489,44 @@ TEST_P(Malformed, EverySubcommandRefusesWithOneLine) {
   expect_one_line_error(r, std::string("<stdin>") + c.mentions);
 }
 
-INSTANTIATE_TEST_SUITE_P(Inputs, Malformed,
-                         ::testing::Values(MalformedCase{"empty.txt", ": empty input"},
-                                           MalformedCase{"blank.txt", ": empty input"},
-                                           MalformedCase{"garbage.bin", ":1:1: binary data"},
-                                           MalformedCase{"wrong-format.txt", ":1: expected gidpolicy JSON"},
-                                           MalformedCase{"wrong-schema.json", ": schema: expected"},
-                                           MalformedCase{"truncated.json", ":11:5: invalid JSON"},
-                                           MalformedCase{"truncated.devinfo.txt", ":12: GID[2]: expected a GID"},
-                                           MalformedCase{"truncated.show_gids.txt", ":6: GID: expected 8 groups"},
-                                           MalformedCase{"bad-gid.show_gids.txt", ":3: GID:"}),
-                         [](const ::testing::TestParamInfo<MalformedCase>& param_info) {
-                           std::string n = param_info.param.file;
-                           for (auto& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Inputs, Malformed,
+    ::testing::Values(MalformedCase{"empty.txt", ": empty input"},
+                      MalformedCase{"blank.txt", ": empty input"},
+                      MalformedCase{"garbage.bin", ":1:1: binary data"},
+                      MalformedCase{"wrong-format.txt", ":1: expected gidpolicy JSON"},
+                      MalformedCase{"wrong-schema.json", ": schema: expected"},
+                      MalformedCase{"truncated.json", ":11:5: invalid JSON"},
+                      MalformedCase{"truncated.devinfo.txt", ":12: GID[2]: expected a GID"},
+                      MalformedCase{"truncated.show_gids.txt", ":6: GID: expected 8 groups"},
+                      MalformedCase{"bad-gid.show_gids.txt", ":3: GID:"}),
+    [](const ::testing::TestParamInfo<MalformedCase>& param_info) {
+      std::string n = param_info.param.file;
+      for (auto& ch : n)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
 
 TEST(Malformed, MissingFile) {
-  expect_one_line_error(run_cli({"show", "--input", "/nonexistent/table.txt"}), "/nonexistent/table.txt: No such file");
+  expect_one_line_error(run_cli({"show", "--input", "/nonexistent/table.txt"}),
+                        "/nonexistent/table.txt: No such file");
 }
 
 // ---------------------------------------------------------------------------------------------
 TEST(Usage, BadUsageExitsTwoWithOneLine) {
   expect_one_line_error(run_cli({}), "expected a subcommand");
   expect_one_line_error(run_cli({"frobnicate"}), "unknown subcommand 'frobnicate'");
-  expect_one_line_error(run_cli({"check", "--platform", "windows", "--input", example("nccl-769.devinfo.txt")}),
-                        "--platform");
-  expect_one_line_error(run_cli({"select", "--policy", "validated:idx=3", "--input", example("nccl-769.devinfo.txt")}),
-                        "at position 10");
-  expect_one_line_error(run_cli({"show", "--input", example("nccl-769.devinfo.txt"), "--sysfs", "/tmp"}), "not both");
+  expect_one_line_error(
+      run_cli({"check", "--platform", "windows", "--input", example("nccl-769.devinfo.txt")}), "--platform");
+  expect_one_line_error(
+      run_cli({"select", "--policy", "validated:idx=3", "--input", example("nccl-769.devinfo.txt")}),
+      "at position 10");
+  expect_one_line_error(run_cli({"show", "--input", example("nccl-769.devinfo.txt"), "--sysfs", "/tmp"}),
+                        "not both");
   expect_one_line_error(run_cli({"show", "--input", example("nccl-769.devinfo.txt"), "--device", "mlx5_9"}),
                         "has no table for device mlx5_9 (it has: mlx5_bond_0 port 1)");
-  expect_one_line_error(run_cli({"convert", "--to", "sysfs", "--input", example("nccl-769.devinfo.txt")}), "--output DIR");
+  expect_one_line_error(run_cli({"convert", "--to", "sysfs", "--input", example("nccl-769.devinfo.txt")}),
+                        "--output DIR");
   expect_one_line_error(run_cli({"explain-errno", "EWHAT"}), "expected an errno number or name");
 }
 
@@ -560,7 +577,8 @@ TEST(RealIbvDevinfo, ReaderGivesBackWhatTheToolShows) {
     std::string line;
     while (std::getline(lines, line)) {
       if (line.find("GID[") == std::string::npos) continue;
-      EXPECT_NE(written.find(line + "\n"), std::string::npos) << "not written as ibv_devinfo prints it: " << line;
+      EXPECT_NE(written.find(line + "\n"), std::string::npos)
+          << "not written as ibv_devinfo prints it: " << line;
     }
   }
 }
@@ -571,7 +589,10 @@ TEST(RealIbvDevinfo, ReaderGivesBackWhatTheToolShows) {
 TEST(Performance, CheckOnFourDevicesOf256EntriesIsFast) {
   std::vector<GidTable> tables;
   for (std::uint32_t d = 0; d < 4; ++d) {
-    PortInfo p{.device = "mlx5_" + std::to_string(d), .port = 1, .link_layer = LinkLayer::ethernet(), .gid_tbl_len = 256};
+    PortInfo p{.device = "mlx5_" + std::to_string(d),
+               .port = 1,
+               .link_layer = LinkLayer::ethernet(),
+               .gid_tbl_len = 256};
     std::vector<GidEntry> entries;
     for (std::uint32_t i = 0; i < 256; ++i) {
       Gid::Bytes b{};
@@ -580,7 +601,8 @@ TEST(Performance, CheckOnFourDevicesOf256EntriesIsFast) {
       b[14] = static_cast<std::uint8_t>(i / 2);
       b[15] = 1;
       Gid g = i >= 250 ? Gid::ipv4_mapped(0x0a000000u | (d << 8) | i) : Gid(b);
-      entries.push_back(GidEntry::valid(i, g, i % 2 ? GidType::roce_v2 : GidType::roce_v1, "eth" + std::to_string(d)));
+      entries.push_back(
+          GidEntry::valid(i, g, i % 2 ? GidType::roce_v2 : GidType::roce_v1, "eth" + std::to_string(d)));
     }
     tables.push_back(GidTable::make(p, entries).value());
   }
@@ -597,8 +619,8 @@ TEST(Performance, CheckOnFourDevicesOf256EntriesIsFast) {
     best_wall = std::min(best_wall, r.millis);
     best_cpu = std::min(best_cpu, r.cpu_millis);
   }
-  std::cout << "gidpolicy check, 4 devices x 256 entries (JSON): best of 5 = " << best_wall << " ms wall, " << best_cpu
-            << " ms CPU\n";
+  std::cout << "gidpolicy check, 4 devices x 256 entries (JSON): best of 5 = " << best_wall << " ms wall, "
+            << best_cpu << " ms CPU\n";
   RecordProperty("check_4x256_wall_ms", std::to_string(best_wall));
   RecordProperty("check_4x256_cpu_ms", std::to_string(best_cpu));
 #if GIDPOLICY_CLI_TIMING

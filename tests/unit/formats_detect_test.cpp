@@ -27,14 +27,14 @@ TEST(FormatsDetect, EveryExampleTableIsDetectedAndRead) {
     Format format;
     std::size_t ports;
   };
-  for (const Case& c : {Case{"nccl-769.devinfo.txt", Format::devinfo, 1},
-                        Case{"apple-ds4qa-rdma_en1.devinfo.txt", Format::devinfo, 1},
-                        Case{"apple-mlx4191-rdma_en3-noipv4.devinfo.txt", Format::devinfo, 1},
-                        Case{"nccl-1573-pod.show_gids.txt", Format::show_gids, 2},
-                        Case{"ibm-pr4-cx6.show_gids.txt", Format::show_gids, 1},
-                        Case{"mooncake-1617-ipv6only.show_gids.txt", Format::show_gids, 3},
-                        Case{"ds4-linux-unit.json", Format::json, 1},
-                        Case{"macmini-mapped-at-2.json", Format::json, 1}}) {
+  for (const Case& c :
+       {Case{"nccl-769.devinfo.txt", Format::devinfo, 1},
+        Case{"apple-ds4qa-rdma_en1.devinfo.txt", Format::devinfo, 1},
+        Case{"apple-mlx4191-rdma_en3-noipv4.devinfo.txt", Format::devinfo, 1},
+        Case{"nccl-1573-pod.show_gids.txt", Format::show_gids, 2},
+        Case{"ibm-pr4-cx6.show_gids.txt", Format::show_gids, 1},
+        Case{"mooncake-1617-ipv6only.show_gids.txt", Format::show_gids, 3},
+        Case{"ds4-linux-unit.json", Format::json, 1}, Case{"macmini-mapped-at-2.json", Format::json, 1}}) {
     auto path = test::example_tables_dir() / c.file;
     std::string text = test::read_file(path);
     auto f = detect_format(text, c.file);
@@ -101,7 +101,6 @@ struct BadFile {
 };
 // Readable test names in ctest (gtest would print the struct's bytes).
 void PrintTo(const BadFile& c, std::ostream* os) { *os << c.file; }
-
 
 class FormatsDetectRejects : public ::testing::TestWithParam<BadFile> {};
 

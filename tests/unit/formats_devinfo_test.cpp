@@ -189,7 +189,8 @@ TEST(FormatsDevinfo, ReadsOnlyGidLines) {
   auto a = read_devinfo(with_suffix, "gids.txt");
   ASSERT_TRUE(a) << a.error().what();
   ASSERT_EQ(a.value().size(), 1u);
-  EXPECT_EQ(a.value()[0].port().link_layer, LinkLayer::ethernet()) << "the suffix is printed only on Ethernet";
+  EXPECT_EQ(a.value()[0].port().link_layer, LinkLayer::ethernet())
+      << "the suffix is printed only on Ethernet";
   expect_entry(a.value()[0], 3, "::ffff:200.0.209.6", GidType::roce_v2);
 
   // rdma-core before v29: no suffix, the type is not known.
@@ -240,23 +241,34 @@ TEST(FormatsDevinfo, WriteReproducesTheRealGidAndPortLines) {
     if (line.find("max_mtu") != std::string::npos || line.find("transport") != std::string::npos ||
         line.find("phys_port_cnt") != std::string::npos || line.empty())
       continue;  // values the table does not hold (max_mtu 4096) or device-level lines
-    EXPECT_NE(original.find(line + "\n"), std::string::npos) << "written line not in the real output: " << line;
+    EXPECT_NE(original.find(line + "\n"), std::string::npos)
+        << "written line not in the real output: " << line;
   }
   EXPECT_EQ(gid_lines, 4);
 }
 
 TEST(FormatsDevinfo, WritesRdmaCore44Layout) {
-  PortInfo eth{.device = "mlx5_0", .port = 1, .state = PortState::active, .link_layer = LinkLayer::ethernet(),
-               .gid_tbl_len = 256, .active_mtu = Mtu::mtu_1024, .lid = 0};
-  auto a = GidTable::make(eth, {GidEntry::valid(0, G("fe80::1"), GidType::roce_v1, "eth0"),
-                                GidEntry::valid(1, G("fe80::1"), GidType::roce_v2, "eth0"),
-                                GidEntry::empty(2),
-                                GidEntry::valid(3, G("fd00::"), GidType::roce_v2),  // interface id 0: hidden
-                                GidEntry::valid(4, G("::ffff:10.0.0.1"), GidType::unknown),  // untyped: hidden
-                                GidEntry::valid(105, G("::ffff:10.0.0.1"), GidType::roce_v2)})
-               .value();
-  PortInfo ib{.device = "mlx5_0", .port = 2, .state = PortState::init, .link_layer = LinkLayer::infiniband(),
-              .gid_tbl_len = std::nullopt, .active_mtu = Mtu::mtu_4096, .lid = 7};
+  PortInfo eth{.device = "mlx5_0",
+               .port = 1,
+               .state = PortState::active,
+               .link_layer = LinkLayer::ethernet(),
+               .gid_tbl_len = 256,
+               .active_mtu = Mtu::mtu_1024,
+               .lid = 0};
+  auto a =
+      GidTable::make(eth, {GidEntry::valid(0, G("fe80::1"), GidType::roce_v1, "eth0"),
+                           GidEntry::valid(1, G("fe80::1"), GidType::roce_v2, "eth0"), GidEntry::empty(2),
+                           GidEntry::valid(3, G("fd00::"), GidType::roce_v2),  // interface id 0: hidden
+                           GidEntry::valid(4, G("::ffff:10.0.0.1"), GidType::unknown),  // untyped: hidden
+                           GidEntry::valid(105, G("::ffff:10.0.0.1"), GidType::roce_v2)})
+          .value();
+  PortInfo ib{.device = "mlx5_0",
+              .port = 2,
+              .state = PortState::init,
+              .link_layer = LinkLayer::infiniband(),
+              .gid_tbl_len = std::nullopt,
+              .active_mtu = Mtu::mtu_4096,
+              .lid = 7};
   auto b = GidTable::make(ib, {GidEntry::valid(0, G("fe80::2:c903:10:a1b1"), GidType::ib)}).value();
   const std::string expected =
       "hca_id:\tmlx5_0\n"
@@ -306,7 +318,6 @@ struct Bad {
 // Readable test names in ctest (gtest would print the struct's bytes).
 void PrintTo(const Bad& c, std::ostream* os) { *os << c.name; }
 
-
 class FormatsDevinfoRejects : public ::testing::TestWithParam<Bad> {};
 
 TEST_P(FormatsDevinfoRejects, WithFileLineAndExpectation) {
@@ -325,16 +336,19 @@ INSTANTIATE_TEST_SUITE_P(
     Malformed, FormatsDevinfoRejects,
     ::testing::Values(
         Bad{"empty", "", errc::parse_error, "no port section and no GID line"},
-        Bad{"truncated_gid", kHeader + "\t\t\tGID[  0]:\t\tfe80:0000:0000:00", errc::parse_error, "bad.txt:8: GID[0]"},
+        Bad{"truncated_gid", kHeader + "\t\t\tGID[  0]:\t\tfe80:0000:0000:00", errc::parse_error,
+            "bad.txt:8: GID[0]"},
         Bad{"truncated_ipv4", kHeader + "\t\t\tGID[  3]:\t\t::ffff:200.0.2", errc::parse_error, "bad.txt:8:"},
         Bad{"truncated_suffix", kHeader + "\t\t\tGID[  1]:\t\tfe80::1, RoCE v", errc::parse_error,
             "bad.txt:8: expected ', RoCE v1' or ', RoCE v2'"},
-        Bad{"truncated_index", kHeader + "\t\t\tGID[  ", errc::parse_error, "bad.txt:8: expected 'GID[  n]:'"},
+        Bad{"truncated_index", kHeader + "\t\t\tGID[  ", errc::parse_error,
+            "bad.txt:8: expected 'GID[  n]:'"},
         Bad{"truncated_before_link_layer",
             "hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n",
             errc::parse_error, "bad.txt:2: mlx5_0 port 1: the section ends at line 4 without a link_layer"},
         Bad{"truncated_before_gid_tbl_len",
-            "hca_id:\tmlx5_0\n\tmax_qp:\t\t\t\t10\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tmax_msg_sz:\t\t0x4\n",
+            "hca_id:\tmlx5_0\n\tmax_qp:\t\t\t\t10\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tmax_"
+            "msg_sz:\t\t0x4\n",
             errc::parse_error, "without the gid_tbl_len line"},
         Bad{"hca_without_port", "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n", errc::parse_error,
             "bad.txt:1: hca_id mlx5_0 has no port section"},
@@ -344,7 +358,8 @@ INSTANTIATE_TEST_SUITE_P(
             errc::parse_error, "bad.txt:5: GID line before gid_tbl_len"},
         Bad{"mixed_suffix", kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  1]:\t\tfe80::2\n",
             errc::parse_error, "bad.txt:9: GID[1] lacks the ', RoCE vN' suffix but line 8"},
-        Bad{"duplicate_index", kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  0]:\t\tfe80::2, RoCE v2\n",
+        Bad{"duplicate_index",
+            kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  0]:\t\tfe80::2, RoCE v2\n",
             errc::duplicate_index, "bad.txt:9: GID[0] appears twice in mlx5_0 port 1 (first at line 8)"},
         Bad{"index_beyond_len", kHeader + "\t\t\tGID[  4]:\t\tfe80::1, RoCE v2\n", errc::index_too_large,
             "bad.txt:8: GID index 4 is not below gid_tbl_len 4"},
@@ -352,16 +367,23 @@ INSTANTIATE_TEST_SUITE_P(
             "bad.txt:1: GID index 9 is not below gid_tbl_len 8"},
         Bad{"two_sections_spliced", kHeader + "\t\t\tlink_layer:\t\tInfiniBand\n", errc::parse_error,
             "bad.txt:8: second 'link_layer'"},
-        Bad{"bad_state", "state:\tPORT_SLEEPY\n", errc::invalid_field, "bad.txt:1: state: expected a port state"},
+        Bad{"bad_state", "state:\tPORT_SLEEPY\n", errc::invalid_field,
+            "bad.txt:1: state: expected a port state"},
         Bad{"bad_mtu", "active_mtu:\t1500\n", errc::invalid_field, "bad.txt:1: active_mtu: expected an MTU"},
-        Bad{"bad_tbl_len", "gid_tbl_len:\tmany\n", errc::invalid_field, "bad.txt:1: gid_tbl_len: expected a decimal"},
-        Bad{"bad_port", "\t\tport:\t0\n", errc::invalid_field, "bad.txt:1: port: expected a port number 1-255"},
-        Bad{"duplicate_port", kHeader + "\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tgid_tbl_len:\t\t4\n",
+        Bad{"bad_tbl_len", "gid_tbl_len:\tmany\n", errc::invalid_field,
+            "bad.txt:1: gid_tbl_len: expected a decimal"},
+        Bad{"bad_port", "\t\tport:\t0\n", errc::invalid_field,
+            "bad.txt:1: port: expected a port number 1-255"},
+        Bad{"duplicate_port",
+            kHeader + "\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tgid_tbl_len:\t\t4\n",
             errc::duplicate_index, "bad.txt:8: mlx5_0 port 1 appears twice"},
-        Bad{"binary", std::string("hca_id:\tmlx5_0\n\x7f" "ELF\x02\x01\x01\x00\x00", 24), errc::parse_error,
-            "bad.txt:2:1: binary data (byte 0x7f)"},
-        Bad{"wrong_format_show_gids", "DEV\tPORT\tINDEX\tGID\nmlx5_0\t1\t0\tfe80::1\tv2\teth0\n", errc::parse_error,
-            "no port section and no GID line"}),
+        Bad{"binary",
+            std::string("hca_id:\tmlx5_0\n\x7f"
+                        "ELF\x02\x01\x01\x00\x00",
+                        24),
+            errc::parse_error, "bad.txt:2:1: binary data (byte 0x7f)"},
+        Bad{"wrong_format_show_gids", "DEV\tPORT\tINDEX\tGID\nmlx5_0\t1\t0\tfe80::1\tv2\teth0\n",
+            errc::parse_error, "no port section and no GID line"}),
     [](const ::testing::TestParamInfo<Bad>& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace

@@ -120,7 +120,8 @@ TEST(FormatsShowGids, ReadsOlderScriptRowsAndPastesThatLostTheirTabs) {
 }
 
 TEST(FormatsShowGids, ReadsRowsPastedWithoutHeaderOrFooter) {
-  auto r = read_show_gids("mlx5_0\t1\t3\t0000:0000:0000:0000:0000:ffff:0a00:0001\t10.0.0.1  \tv2\teth0\n", "rows");
+  auto r =
+      read_show_gids("mlx5_0\t1\t3\t0000:0000:0000:0000:0000:ffff:0a00:0001\t10.0.0.1  \tv2\teth0\n", "rows");
   ASSERT_TRUE(r) << r.error().what();
   ASSERT_EQ(r.value().size(), 1u);
   expect_entry(r.value()[0], 3, "::ffff:10.0.0.1", GidType::roce_v2, "eth0");
@@ -128,7 +129,8 @@ TEST(FormatsShowGids, ReadsRowsPastedWithoutHeaderOrFooter) {
 
 TEST(FormatsShowGids, AnOutputThatFoundNothingIsNoTable) {
   auto r = read_show_gids(
-      "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n"
+      "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  "
+      "\t---\t---\n"
       "n_gids_found=\n",
       "none");
   ASSERT_TRUE(r) << r.error().what();
@@ -159,7 +161,6 @@ struct Bad {
 // Readable test names in ctest (gtest would print the struct's bytes).
 void PrintTo(const Bad& c, std::ostream* os) { *os << c.name; }
 
-
 class FormatsShowGidsRejects : public ::testing::TestWithParam<Bad> {};
 
 TEST_P(FormatsShowGidsRejects, WithFileLineAndExpectation) {
@@ -171,7 +172,8 @@ TEST_P(FormatsShowGidsRejects, WithFileLineAndExpectation) {
 }
 
 const std::string kHead =
-    "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n";
+    "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  "
+    "\t---\t---\n";
 const std::string kRow = "mlx5_0\t1\t4\tfe80:0000:0000:0000:a4ed:ccff:fe8b:1994\t  \tv1\tnet1\n";
 
 INSTANTIATE_TEST_SUITE_P(
@@ -185,22 +187,28 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"truncated_mid_row", kHead + "mlx5_0\t1\t", errc::parse_error, "bad.txt:3: expected a row"},
         Bad{"rows_missing", kHead + kRow + "n_gids_found=2\n", errc::parse_error,
             "bad.txt:4: n_gids_found=2 but 1 rows were read"},
-        Bad{"bad_count", kHead + kRow + "n_gids_found=two\n", errc::invalid_field, "bad.txt:4: n_gids_found:"},
+        Bad{"bad_count", kHead + kRow + "n_gids_found=two\n", errc::invalid_field,
+            "bad.txt:4: n_gids_found:"},
         Bad{"row_after_footer", kHead + kRow + "n_gids_found=1\n" + kRow, errc::parse_error,
             "bad.txt:5: expected nothing after the n_gids_found line"},
         Bad{"ipv4_disagrees",
-            kHead + "mlx5_0\t1\t6\t0000:0000:0000:0000:0000:ffff:0a98:000c\t10.152.0.13  \tv1\tnet1\nn_gids_found=1\n",
-            errc::invalid_field, "bad.txt:3: IPv4: 10.152.0.13 does not match the GID, which ends in 10.152.0.12"},
+            kHead + "mlx5_0\t1\t6\t0000:0000:0000:0000:0000:ffff:0a98:000c\t10.152.0.13  "
+                    "\tv1\tnet1\nn_gids_found=1\n",
+            errc::invalid_field,
+            "bad.txt:3: IPv4: 10.152.0.13 does not match the GID, which ends in 10.152.0.12"},
         Bad{"duplicate_index", kHead + kRow + kRow + "n_gids_found=2\n", errc::duplicate_index,
             "bad.txt:4: mlx5_0 port 1 index 4 appears twice (first at line 3)"},
-        Bad{"bad_port", kHead + "mlx5_0\tone\t4\tfe80::1\tv1\tnet1\n", errc::invalid_field, "bad.txt:3: PORT:"},
-        Bad{"bad_index", kHead + "mlx5_0\t1\t-4\tfe80::1\tv1\tnet1\n", errc::invalid_field, "bad.txt:3: INDEX:"},
+        Bad{"bad_port", kHead + "mlx5_0\tone\t4\tfe80::1\tv1\tnet1\n", errc::invalid_field,
+            "bad.txt:3: PORT:"},
+        Bad{"bad_index", kHead + "mlx5_0\t1\t-4\tfe80::1\tv1\tnet1\n", errc::invalid_field,
+            "bad.txt:3: INDEX:"},
         Bad{"extra_column", kHead + "mlx5_0\t1\t4\tfe80::1\tv1\tnet1\textra\n", errc::parse_error,
             "bad.txt:3: expected a row 'DEV PORT INDEX GID [IPv4] [VER] [NETDEV]', found an extra column"},
         Bad{"second_header", kHead + kRow + kHead, errc::parse_error, "bad.txt:4: a second header line"},
         Bad{"binary", kHead + std::string("\x00\x01\x02garbage", 10), errc::parse_error,
             "bad.txt:3:1: binary data (byte 0x00)"},
-        Bad{"wrong_format_devinfo", "hca_id:\tmlx5_0\n\t\tport:\t1\n", errc::parse_error, "bad.txt:1: expected a row"}),
+        Bad{"wrong_format_devinfo", "hca_id:\tmlx5_0\n\t\tport:\t1\n", errc::parse_error,
+            "bad.txt:1: expected a row"}),
     [](const ::testing::TestParamInfo<Bad>& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace

@@ -81,7 +81,8 @@ TEST(FormatsSysfs, ReadsTheFixtureWithTheKernelsQuirks) {
   EXPECT_EQ(pod.port().gid_tbl_len, 8u);
   EXPECT_EQ(pod.holes(), Holes::empty);
   ASSERT_EQ(pod.size(), 4u);
-  for (std::uint32_t i = 0; i < 4; ++i) EXPECT_EQ(pod.find(i), nullptr) << "zeros with an unreadable type: empty";
+  for (std::uint32_t i = 0; i < 4; ++i)
+    EXPECT_EQ(pod.find(i), nullptr) << "zeros with an unreadable type: empty";
   expect_entry(pod, 4, "fe80::a4ed:ccff:fe8b:1994", GidType::roce_v1, "net1");
   expect_entry(pod, 5, "fe80::a4ed:ccff:fe8b:1994", GidType::roce_v2, "net1");
   expect_entry(pod, 6, "::ffff:10.152.0.12", GidType::roce_v1, "net1");
@@ -144,9 +145,14 @@ TEST(FormatsSysfs, AnUnreadableGidIsAnUnreadableEntryWithItsErrno) {
 }
 
 TEST(FormatsSysfs, WriteLaysOutTheKernelsFiles) {
-  PortInfo p{.device = "mlx5_0", .port = 1, .state = PortState::active, .link_layer = LinkLayer::ethernet(),
-             .gid_tbl_len = 4, .lid = 0};
-  auto t = GidTable::make(p, {GidEntry::valid(1, G("fe80::1"), GidType::roce_v2, "eth0"), GidEntry::empty(2)}).value();
+  PortInfo p{.device = "mlx5_0",
+             .port = 1,
+             .state = PortState::active,
+             .link_layer = LinkLayer::ethernet(),
+             .gid_tbl_len = 4,
+             .lid = 0};
+  auto t = GidTable::make(p, {GidEntry::valid(1, G("fe80::1"), GidType::roce_v2, "eth0"), GidEntry::empty(2)})
+               .value();
   TempDir tmp;
   ASSERT_TRUE(write_sysfs({t}, tmp.path()));
   fs::path port = tmp.path() / "mlx5_0" / "ports" / "1";
@@ -188,7 +194,8 @@ TEST(FormatsSysfs, RejectsWhatIsNotASysfsTree) {
   auto bad_gid = read_sysfs(tmp.path());
   ASSERT_FALSE(bad_gid);
   EXPECT_EQ(bad_gid.error(), errc::parse_error);
-  EXPECT_NE(bad_gid.error().what().find("gids/0:1: expected a GID"), std::string::npos) << bad_gid.error().what();
+  EXPECT_NE(bad_gid.error().what().find("gids/0:1: expected a GID"), std::string::npos)
+      << bad_gid.error().what();
 
   put(port / "gids" / "0", "fe80:0000:0000:0000:0000:0000:0000:0001\n");
   put(port / "gids" / "README", "x");

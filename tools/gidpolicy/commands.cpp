@@ -35,11 +35,14 @@ void print_error(const std::string& line) { std::cerr << "gidpolicy: " << line <
 
 std::string hint_for(const Error& e) {
   if (e == errc::no_devices || e == errc::library_unavailable)
-    return "; give a table instead: --input FILE (ibv_devinfo -v, show_gids or gidpolicy JSON; - reads stdin) "
+    return "; give a table instead: --input FILE (ibv_devinfo -v, show_gids or gidpolicy JSON; - reads "
+           "stdin) "
            "or --sysfs DIR";
-  if (e == errc::unknown_format) return "; paste ibv_devinfo -v or show_gids output, or force one with --input-format";
-  if (e == errc::invalid_policy_spec) return "; specs: jaccl, jaccl-fixed, jaccl-legacy, ds4[:index=N], ds4-linux, "
-                                             "auto[:family=ipv4,...], validated:index=N, first(a|b)";
+  if (e == errc::unknown_format)
+    return "; paste ibv_devinfo -v or show_gids output, or force one with --input-format";
+  if (e == errc::invalid_policy_spec)
+    return "; specs: jaccl, jaccl-fixed, jaccl-legacy, ds4[:index=N], ds4-linux, "
+           "auto[:family=ipv4,...], validated:index=N, first(a|b)";
   return {};
 }
 
@@ -61,23 +64,28 @@ std::string entry_summary(const GidEntry& e) {
 // The driver whose RTR is predicted: Apple's for Thunderbolt ports, Linux otherwise, unless
 // --platform says which machine the table is from.
 DriverProfile driver_for(const GidTable& t, const std::optional<std::string>& platform) {
-  if (platform) return *platform == "darwin" ? DriverProfile::apple_thunderbolt() : DriverProfile::linux_kernel();
+  if (platform)
+    return *platform == "darwin" ? DriverProfile::apple_thunderbolt() : DriverProfile::linux_kernel();
   return DriverProfile::for_link_layer(t.port().link_layer);
 }
 
 std::string holes_note(const GidTable& t) {
   if (t.holes() == Holes::not_shown)
-    return "indices not listed were not printed by the source (ibv_devinfo hides GIDs whose interface id is zero): "
+    return "indices not listed were not printed by the source (ibv_devinfo hides GIDs whose interface id is "
+           "zero): "
            "they may hold GIDs";
-  if (!t.port().gid_tbl_len) return "table length unknown (show_gids does not print it); indices not listed are empty";
+  if (!t.port().gid_tbl_len)
+    return "table length unknown (show_gids does not print it); indices not listed are empty";
   return "indices not listed are empty";
 }
 
 void print_show_table(const GidTable& t) {
   const PortInfo& p = t.port();
-  fmt::print("{}: {}, {}, gid_tbl_len {}, active_mtu {}\n", port_name(t), to_string(p.link_layer), to_string(p.state),
-             p.gid_tbl_len ? std::to_string(*p.gid_tbl_len) : std::string("unknown"), mtu_bytes(p.active_mtu));
-  fmt::print("  {:>5}  {:<39}  {:<8}  {:<15}  {:<15}  {}\n", "INDEX", "GID", "TYPE", "IPv4", "NETDEV", "FLAGS");
+  fmt::print("{}: {}, {}, gid_tbl_len {}, active_mtu {}\n", port_name(t), to_string(p.link_layer),
+             to_string(p.state), p.gid_tbl_len ? std::to_string(*p.gid_tbl_len) : std::string("unknown"),
+             mtu_bytes(p.active_mtu));
+  fmt::print("  {:>5}  {:<39}  {:<8}  {:<15}  {:<15}  {}\n", "INDEX", "GID", "TYPE", "IPv4", "NETDEV",
+             "FLAGS");
   for (const auto& e : t) {
     std::string flags;
     for (const auto& f : entry_flags(e)) flags += (flags.empty() ? "" : ",") + f;
@@ -126,7 +134,8 @@ int run_show(const ShowOptions& o) {
 // ---------------------------------------------------------------------------------------------
 int run_select(const SelectOptions& o) {
   auto profile = parse_profile(o.policy);
-  if (!profile) return usage_error(Error(profile.error().code, "--policy " + o.policy + ": " + profile.error().detail));
+  if (!profile)
+    return usage_error(Error(profile.error().code, "--policy " + o.policy + ": " + profile.error().detail));
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   const std::string spec = profile.value().spec();
@@ -170,8 +179,8 @@ int run_select(const SelectOptions& o) {
       continue;
     }
     const Plan& p = plan.value();
-    fmt::print("{}: {}: {} -> sgid_index {}, {}\n", port_name(t), spec, entry_summary(p.selection.entry), p.sgid_index,
-               p.agrees() ? "agrees" : "DISAGREES: " + p.agreement.explanation);
+    fmt::print("{}: {}: {} -> sgid_index {}, {}\n", port_name(t), spec, entry_summary(p.selection.entry),
+               p.sgid_index, p.agrees() ? "agrees" : "DISAGREES: " + p.agreement.explanation);
     if (o.explain) fmt::print("{}", indent(p.selection.trace.to_string(), "    "));
   }
   if (o.json) print_json(one_or_array(std::move(items)));
@@ -208,10 +217,11 @@ int run_check(const CheckOptions& o) {
     if (!o.json) {
       if (!first) fmt::print("\n");
       first = false;
-      fmt::print("{} ({}, {}, {} GIDs listed; RTR predicted for {}{})\n", port_name(t), to_string(t.port().link_layer),
-                 to_string(t.port().state), t.size(), driver.name, o.platform ? ", from --platform" : "");
-      fmt::print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", "PROFILE", "INDEX", "ADVERTISED GID", "SGID", "AGREES",
-                 "PREDICTED RTR");
+      fmt::print("{} ({}, {}, {} GIDs listed; RTR predicted for {}{})\n", port_name(t),
+                 to_string(t.port().link_layer), to_string(t.port().state), t.size(), driver.name,
+                 o.platform ? ", from --platform" : "");
+      fmt::print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", "PROFILE", "INDEX", "ADVERTISED GID", "SGID",
+                 "AGREES", "PREDICTED RTR");
     }
     for (const auto& prof : profiles) {
       const std::string name = prof.spec();
@@ -254,7 +264,8 @@ int run_check(const CheckOptions& o) {
         jp["error"] = nullptr;
         if (!o.json) {
           fmt::print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name, p.selection.entry.index,
-                     p.selection.entry.gid.to_string(), p.sgid_index, p.agrees() ? "yes" : "NO", v.to_string(driver.platform));
+                     p.selection.entry.gid.to_string(), p.sgid_index, p.agrees() ? "yes" : "NO",
+                     v.to_string(driver.platform));
           if (!p.agrees()) notes.push_back(name + ": " + p.agreement.explanation);
         }
       }
@@ -292,7 +303,8 @@ int run_explain(const ExplainOptions& o) {
   std::optional<Gid> advertised, peer;
   if (o.advertised) {
     auto g = parse_address(*o.advertised);
-    if (!g) return usage_error(Error(g.error().code, "--advertised " + *o.advertised + ": " + g.error().detail));
+    if (!g)
+      return usage_error(Error(g.error().code, "--advertised " + *o.advertised + ": " + g.error().detail));
     advertised = g.value();
   }
   if (o.peer) {
@@ -315,7 +327,9 @@ int run_explain(const ExplainOptions& o) {
   if (!o.has_source) {
     const Platform p = platform_of(nullptr);
     auto err = parse_errno(o.err, p);
-    if (!err) return usage_error("explain-errno: expected an errno number or name such as 22 or EINVAL, found '" + o.err + "'");
+    if (!err)
+      return usage_error("explain-errno: expected an errno number or name such as 22 or EINVAL, found '" +
+                         o.err + "'");
     fmt::print("{}", diagnose(*err, p, context(nullptr)).to_string());
     return kExitOk;
   }
@@ -325,7 +339,9 @@ int run_explain(const ExplainOptions& o) {
   for (const auto& t : loaded.value().tables) {
     const Platform p = platform_of(&t);
     auto err = parse_errno(o.err, p);
-    if (!err) return usage_error("explain-errno: expected an errno number or name such as 22 or EINVAL, found '" + o.err + "'");
+    if (!err)
+      return usage_error("explain-errno: expected an errno number or name such as 22 or EINVAL, found '" +
+                         o.err + "'");
     if (!first) fmt::print("\n");
     first = false;
     fmt::print("{}:\n{}", port_name(t), indent(diagnose(*err, p, context(&t)).to_string(), "  "));
@@ -339,7 +355,8 @@ namespace {
 // What a conversion loses, by comparing the tables with what the target format can hold.
 std::string describe_loss(const std::vector<GidTable>& before, const std::vector<GidTable>& after) {
   std::size_t n_before = 0, n_after = 0;
-  bool len = false, netdev = false, type = false, port_attrs = false, link = false, holes = false, ports = false;
+  bool len = false, netdev = false, type = false, port_attrs = false, link = false, holes = false,
+       ports = false;
   for (const auto& t : before) {
     // An explicitly empty slot and an unlisted one mean the same: count only what holds something.
     for (const auto& e : t) n_before += e.state != EntryState::empty;
@@ -351,8 +368,8 @@ std::string describe_loss(const std::vector<GidTable>& before, const std::vector
       continue;
     }
     len = len || (t.port().gid_tbl_len != k->port().gid_tbl_len);
-    port_attrs = port_attrs || t.port().state != k->port().state || t.port().active_mtu != k->port().active_mtu ||
-                 t.port().lid != k->port().lid;
+    port_attrs = port_attrs || t.port().state != k->port().state ||
+                 t.port().active_mtu != k->port().active_mtu || t.port().lid != k->port().lid;
     link = link || t.port().link_layer != k->port().link_layer;
     holes = holes || t.holes() != k->holes();
     for (const auto& e : t) {
@@ -417,7 +434,8 @@ int run_simulate(const SimulateOptions& o) {
 #if GIDPOLICY_CLI_HAVE_FAKES
   if (o.tables.size() < 2) return usage_error("simulate: give at least two tables (one host each)");
   auto profile = parse_profile(o.profile);
-  if (!profile) return usage_error(Error(profile.error().code, "--profile " + o.profile + ": " + profile.error().detail));
+  if (!profile)
+    return usage_error(Error(profile.error().code, "--profile " + o.profile + ": " + profile.error().detail));
   const auto topology = o.topology == "ring" ? fakes::Topology::ring : fakes::Topology::mesh;
   fakes::FakeFabric fabric;
   std::set<std::string> names;
@@ -426,9 +444,11 @@ int run_simulate(const SimulateOptions& o) {
     if (!table) return usage_error(table.error());
     // A host is named after its file (and device/port when given): short, and what the user typed.
     std::string name = fs::path(spec).filename().string();
-    for (int n = 2; names.count(name); ++n) name = fs::path(spec).filename().string() + "#" + std::to_string(n);
+    for (int n = 2; names.count(name); ++n)
+      name = fs::path(spec).filename().string() + "#" + std::to_string(n);
     names.insert(name);
-    fakes::FabricHost host{.name = name, .table = table.value(), .profile = profile.value(), .driver = std::nullopt};
+    fakes::FabricHost host{
+        .name = name, .table = table.value(), .profile = profile.value(), .driver = std::nullopt};
     if (o.platform) host.driver = driver_for(table.value(), o.platform);
     auto added = fabric.add_host(std::move(host));
     if (!added) return usage_error(Error(added.error().code, spec + ": " + added.error().what()));

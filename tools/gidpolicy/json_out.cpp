@@ -7,14 +7,39 @@ namespace gidpolicy::cli {
 namespace {
 
 // Same order as enum class errc (error.hpp), starting at 1.
-constexpr std::array<std::string_view, 33> kErrcNames{
-    "invalid_gid_text", "parse_error", "invalid_field", "unsupported_version", "duplicate_index",
-    "index_too_large", "unknown_format", "io_error", "invalid_policy_spec", "no_ipv4_mapped_gid",
-    "no_candidate", "index_out_of_range", "index_exceeds_uint8", "entry_empty", "entry_unreadable",
-    "entry_zero", "entry_not_shown", "wrong_gid_type", "wrong_family", "link_local_rejected",
-    "missing_required_attribute", "peer_gid_zero", "family_mismatch", "roce_version_mismatch", "gid_changed",
-    "disagreement", "no_devices", "device_not_found", "port_not_active", "library_unavailable",
-    "symbol_missing", "not_supported", "invalid_argument"};
+constexpr std::array<std::string_view, 33> kErrcNames{"invalid_gid_text",
+                                                      "parse_error",
+                                                      "invalid_field",
+                                                      "unsupported_version",
+                                                      "duplicate_index",
+                                                      "index_too_large",
+                                                      "unknown_format",
+                                                      "io_error",
+                                                      "invalid_policy_spec",
+                                                      "no_ipv4_mapped_gid",
+                                                      "no_candidate",
+                                                      "index_out_of_range",
+                                                      "index_exceeds_uint8",
+                                                      "entry_empty",
+                                                      "entry_unreadable",
+                                                      "entry_zero",
+                                                      "entry_not_shown",
+                                                      "wrong_gid_type",
+                                                      "wrong_family",
+                                                      "link_local_rejected",
+                                                      "missing_required_attribute",
+                                                      "peer_gid_zero",
+                                                      "family_mismatch",
+                                                      "roce_version_mismatch",
+                                                      "gid_changed",
+                                                      "disagreement",
+                                                      "no_devices",
+                                                      "device_not_found",
+                                                      "port_not_active",
+                                                      "library_unavailable",
+                                                      "symbol_missing",
+                                                      "not_supported",
+                                                      "invalid_argument"};
 static_assert(static_cast<int>(errc::invalid_argument) == static_cast<int>(kErrcNames.size()),
               "kErrcNames must list every errc enumerator in order");
 
@@ -48,7 +73,8 @@ Json json_trace(const Trace& t) {
     ja["error"] = nullable(a.error);
     Json steps = Json::array();
     for (const auto& s : a.steps)
-      steps.push_back(Json{{"index", s.index}, {"verdict", std::string(to_string(s.verdict))}, {"note", s.note}});
+      steps.push_back(
+          Json{{"index", s.index}, {"verdict", std::string(to_string(s.verdict))}, {"note", s.note}});
     ja["steps"] = std::move(steps);
     out.push_back(std::move(ja));
   }

@@ -27,14 +27,16 @@ struct SourceFlags {
 
   void add(CLI::App* app) {
     auto* g = app->add_option_group("Source", "Where the GID tables come from (default: every live device)");
-    device_opt = g->add_option("--device", device,
-                               "A live RDMA device (through libibverbs); with --input/--sysfs: only that device");
+    device_opt =
+        g->add_option("--device", device,
+                      "A live RDMA device (through libibverbs); with --input/--sysfs: only that device");
     port_opt = g->add_option("--port", port, "Only this port (1-255)")->check(CLI::Range(1, 255));
     g->add_option("--verbs", verbs, "Live backend: dlopen (load libibverbs at run time) or linked")
         ->check(CLI::IsMember({"dlopen", "linked"}));
-    input_opt = g->add_option("--input", input,
-                              "A table file: ibv_devinfo -v or show_gids output, or gidpolicy JSON (auto-detected); "
-                              "- reads stdin");
+    input_opt =
+        g->add_option("--input", input,
+                      "A table file: ibv_devinfo -v or show_gids output, or gidpolicy JSON (auto-detected); "
+                      "- reads stdin");
     sysfs_opt = g->add_option("--sysfs", sysfs, "A directory laid out like /sys/class/infiniband");
     format_opt = g->add_option("--input-format", input_format, "Skip format detection for --input")
                      ->check(CLI::IsMember({"json", "devinfo", "show_gids"}));
@@ -69,16 +71,19 @@ int main(int argc, char** argv) {
   // show
   ShowOptions show;
   SourceFlags show_src;
-  auto* show_cmd = app.add_subcommand("show", "Print the GID table(s): index, GID, type, IPv4, netdev, flags");
+  auto* show_cmd =
+      app.add_subcommand("show", "Print the GID table(s): index, GID, type, IPv4, netdev, flags");
   show_src.add(show_cmd);
   show_cmd->add_flag("--json", show.json, "Print JSON (schema in docs/cli.md)");
 
   // select
   SelectOptions select;
   SourceFlags select_src;
-  auto* select_cmd = app.add_subcommand("select", "The entry a policy advertises and the sgid_index it routes from");
+  auto* select_cmd =
+      app.add_subcommand("select", "The entry a policy advertises and the sgid_index it routes from");
   select_src.add(select_cmd);
-  select_cmd->add_option("--policy", select.policy, "Policy or profile spec, e.g. auto, jaccl, validated:index=3")
+  select_cmd
+      ->add_option("--policy", select.policy, "Policy or profile spec, e.g. auto, jaccl, validated:index=3")
       ->capture_default_str();
   select_cmd->add_flag("--explain", select.explain, "Print why each entry was accepted or rejected");
   select_cmd->add_flag("--json", select.json, "Print JSON (schema in docs/cli.md)");
@@ -86,22 +91,26 @@ int main(int argc, char** argv) {
   // check
   CheckOptions check;
   SourceFlags check_src;
-  auto* check_cmd =
-      app.add_subcommand("check", "Every named profile side by side: advertised GID, sgid_index, agreement, predicted RTR");
+  auto* check_cmd = app.add_subcommand(
+      "check", "Every named profile side by side: advertised GID, sgid_index, agreement, predicted RTR");
   check_src.add(check_cmd);
-  check_cmd->add_option("--platform", check.platform, "Predict RTR for this platform (default: by link layer)")
+  check_cmd
+      ->add_option("--platform", check.platform, "Predict RTR for this platform (default: by link layer)")
       ->check(CLI::IsMember({"linux", "darwin"}));
-  check_cmd->add_option("--profile", check.profiles, "Check these profile specs instead of the named ones (repeatable)");
+  check_cmd->add_option("--profile", check.profiles,
+                        "Check these profile specs instead of the named ones (repeatable)");
   check_cmd->add_flag("--json", check.json, "Print JSON (schema in docs/cli.md)");
 
   // explain-errno
   ExplainOptions explain;
   SourceFlags explain_src;
   std::uint32_t sgid_index = 0;
-  auto* explain_cmd = app.add_subcommand("explain-errno", "What an RTR errno means on a platform, for a table's entry");
+  auto* explain_cmd =
+      app.add_subcommand("explain-errno", "What an RTR errno means on a platform, for a table's entry");
   explain_cmd->add_option("errno", explain.err, "The errno number (or name, e.g. EINVAL)")->required();
   explain_src.add(explain_cmd);
-  explain_cmd->add_option("--platform", explain.platform, "linux or darwin (default: by link layer, else linux)")
+  explain_cmd
+      ->add_option("--platform", explain.platform, "linux or darwin (default: by link layer, else linux)")
       ->check(CLI::IsMember({"linux", "darwin"}));
   auto* sgid_opt = explain_cmd->add_option("--sgid-index", sgid_index, "The sgid_index the failed RTR used");
   explain_cmd->add_option("--advertised", explain.advertised, "The GID this side advertised");
@@ -119,14 +128,17 @@ int main(int argc, char** argv) {
 
   // simulate
   SimulateOptions simulate;
-  auto* simulate_cmd =
-      app.add_subcommand("simulate", "Connect fake hosts built from tables (one each) and report which pairs work");
+  auto* simulate_cmd = app.add_subcommand(
+      "simulate", "Connect fake hosts built from tables (one each) and report which pairs work");
   simulate_cmd->add_option("--topology", simulate.topology, "mesh (every pair) or ring")
       ->check(CLI::IsMember({"mesh", "ring"}))
       ->capture_default_str();
-  simulate_cmd->add_option("--profile", simulate.profile, "What every host runs: a profile spec such as jaccl or auto")
+  simulate_cmd
+      ->add_option("--profile", simulate.profile,
+                   "What every host runs: a profile spec such as jaccl or auto")
       ->capture_default_str();
-  simulate_cmd->add_option("--platform", simulate.platform, "Driver model for every host (default: by link layer)")
+  simulate_cmd
+      ->add_option("--platform", simulate.platform, "Driver model for every host (default: by link layer)")
       ->check(CLI::IsMember({"linux", "darwin"}));
   simulate_cmd->add_flag("--preflight", simulate.preflight, "Run gidpolicy's preflight before each RTR");
   simulate_cmd->add_option("tables", simulate.tables, "FILE or FILE:DEVICE[:PORT], one per host")->required();
@@ -134,8 +146,9 @@ int main(int argc, char** argv) {
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
   const std::set<std::string> subcommands{"show", "select", "check", "explain-errno", "convert", "simulate"};
   if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
-    std::cerr << "gidpolicy: unknown subcommand '" << argv[1]
-              << "': expected show, select, check, explain-errno, convert or simulate (see gidpolicy --help)\n";
+    std::cerr
+        << "gidpolicy: unknown subcommand '" << argv[1]
+        << "': expected show, select, check, explain-errno, convert or simulate (see gidpolicy --help)\n";
     return kExitUsage;
   }
   try {

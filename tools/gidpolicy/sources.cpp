@@ -28,12 +28,17 @@ result<std::vector<GidTable>> read_text(const std::string& text, const std::stri
                                         std::optional<formats::Format> format) {
   if (!format) return formats::read_tables(text, source);
   switch (*format) {
-    case formats::Format::json: return formats::read_json(text, source);
-    case formats::Format::devinfo: return formats::read_devinfo(text, source);
-    case formats::Format::show_gids: return formats::read_show_gids(text, source);
-    case formats::Format::sysfs: break;
+    case formats::Format::json:
+      return formats::read_json(text, source);
+    case formats::Format::devinfo:
+      return formats::read_devinfo(text, source);
+    case formats::Format::show_gids:
+      return formats::read_show_gids(text, source);
+    case formats::Format::sysfs:
+      break;
   }
-  return fail(errc::invalid_argument, "--input-format sysfs: a sysfs tree is a directory, give it with --sysfs DIR");
+  return fail(errc::invalid_argument,
+              "--input-format sysfs: a sysfs tree is a directory, give it with --sysfs DIR");
 }
 
 result<std::vector<GidTable>> read_input(const std::string& input, std::optional<formats::Format> format) {
@@ -44,13 +49,14 @@ result<std::vector<GidTable>> read_input(const std::string& input, std::optional
   std::error_code ec;
   if (fs::is_directory(input, ec)) {
     if (format && *format != formats::Format::sysfs)
-      return fail(errc::invalid_argument, input + " is a directory, not a " + std::string(formats::to_string(*format)) +
-                                              " file");
+      return fail(errc::invalid_argument,
+                  input + " is a directory, not a " + std::string(formats::to_string(*format)) + " file");
     return formats::read_sysfs(input);
   }
   if (!format) return formats::read_tables_file(input);
   std::ifstream in(input, std::ios::binary);
-  if (!in) return fail(errc::io_error, input + ": cannot open (" + std::generic_category().message(errno) + ")");
+  if (!in)
+    return fail(errc::io_error, input + ": cannot open (" + std::generic_category().message(errno) + ")");
   std::ostringstream ss;
   ss << in.rdbuf();
   return read_text(ss.str(), input, format);
@@ -62,15 +68,18 @@ std::string list_ports(const std::vector<GidTable>& tables) {
   return out.empty() ? "no table" : out;
 }
 
-result<std::vector<GidTable>> filter(std::vector<GidTable> tables, const SourceOptions& o, const std::string& source) {
+result<std::vector<GidTable>> filter(std::vector<GidTable> tables, const SourceOptions& o,
+                                     const std::string& source) {
   if (!o.device && !o.port) return tables;
   std::vector<GidTable> out;
   for (auto& t : tables)
-    if ((!o.device || t.port().device == *o.device) && (!o.port || t.port().port == *o.port)) out.push_back(std::move(t));
+    if ((!o.device || t.port().device == *o.device) && (!o.port || t.port().port == *o.port))
+      out.push_back(std::move(t));
   if (out.empty()) {
     std::string what = o.device ? "device " + *o.device : std::string("a device");
     if (o.port) what += " port " + std::to_string(*o.port);
-    return fail(errc::device_not_found, source + " has no table for " + what + " (it has: " + list_ports(tables) + ")");
+    return fail(errc::device_not_found,
+                source + " has no table for " + what + " (it has: " + list_ports(tables) + ")");
   }
   return out;
 }
@@ -80,7 +89,8 @@ result<std::unique_ptr<verbs::VerbsApi>> make_api(const std::string& which) {
 #if GIDPOLICY_CLI_HAVE_LINKED_VERBS
     return std::unique_ptr<verbs::VerbsApi>(std::make_unique<verbs::LibibverbsApi>());
 #else
-    return fail(errc::not_supported, "--verbs linked: this gidpolicy was built without libibverbs-dev; use --verbs dlopen");
+    return fail(errc::not_supported,
+                "--verbs linked: this gidpolicy was built without libibverbs-dev; use --verbs dlopen");
 #endif
   }
   auto api = std::make_unique<verbs::DlopenApi>();
@@ -89,8 +99,8 @@ result<std::unique_ptr<verbs::VerbsApi>> make_api(const std::string& which) {
 }
 
 // Ports of a device: the one asked for, or 1, 2, ... until the driver says there is no more.
-result<void> snapshot_device(verbs::VerbsApi& api, const std::string& device, std::optional<std::uint32_t> port,
-                             std::vector<GidTable>& out) {
+result<void> snapshot_device(verbs::VerbsApi& api, const std::string& device,
+                             std::optional<std::uint32_t> port, std::vector<GidTable>& out) {
   // Diagnosis wants the table of a port that is down too: its state is shown with it.
   verbs::SnapshotOptions options{.allow_inactive = true};
   if (port) {
@@ -117,7 +127,8 @@ result<Loaded> load_live(const SourceOptions& o) {
     names.push_back(*o.device);
   } else {
     auto found = api.value()->device_names();
-    if (!found) return fail(Error(found.error().code, api.value()->backend_name() + ": " + found.error().detail));
+    if (!found)
+      return fail(Error(found.error().code, api.value()->backend_name() + ": " + found.error().detail));
     names = std::move(found).value();
   }
   Loaded loaded{{}, "live devices (" + api.value()->backend_name() + ")"};
@@ -130,10 +141,13 @@ result<Loaded> load_live(const SourceOptions& o) {
 
 }  // namespace
 
-std::string port_name(const GidTable& t) { return t.port().device + " port " + std::to_string(t.port().port); }
+std::string port_name(const GidTable& t) {
+  return t.port().device + " port " + std::to_string(t.port().port);
+}
 
 result<Loaded> load_tables(const SourceOptions& o) {
-  if (o.input && o.sysfs) return fail(errc::invalid_argument, "give one source: --input or --sysfs, not both");
+  if (o.input && o.sysfs)
+    return fail(errc::invalid_argument, "give one source: --input or --sysfs, not both");
   if (o.input_format && !o.input) return fail(errc::invalid_argument, "--input-format needs --input FILE");
   if (!o.input && !o.sysfs) return load_live(o);
   std::string source = o.input ? (*o.input == "-" ? std::string("<stdin>") : *o.input) : *o.sysfs;
@@ -165,7 +179,8 @@ result<GidTable> load_host_table(const std::string& spec) {
         char* end = nullptr;
         unsigned long n = std::strtoul(p.c_str(), &end, 10);
         if (p.empty() || *end != '\0' || n == 0 || n > 255)
-          return fail(errc::invalid_argument, spec + ": expected FILE:DEVICE:PORT with PORT 1-255, found port '" + p + "'");
+          return fail(errc::invalid_argument,
+                      spec + ": expected FILE:DEVICE:PORT with PORT 1-255, found port '" + p + "'");
         port = static_cast<std::uint32_t>(n);
       }
     }

@@ -15,11 +15,11 @@ namespace gidpolicy::cli {
 
 /// The source options every table-reading subcommand takes.
 struct SourceOptions {
-  std::optional<std::string> device;  ///< live device; with --input/--sysfs: a filter
-  std::optional<std::uint32_t> port;  ///< with --device (or alone as a filter)
-  std::string verbs = "dlopen";       ///< live backend: "dlopen" or "linked"
-  std::optional<std::string> input;   ///< a file, or "-" for stdin
-  std::optional<std::string> sysfs;   ///< a /sys/class/infiniband-like directory
+  std::optional<std::string> device;            ///< live device; with --input/--sysfs: a filter
+  std::optional<std::uint32_t> port;            ///< with --device (or alone as a filter)
+  std::string verbs = "dlopen";                 ///< live backend: "dlopen" or "linked"
+  std::optional<std::string> input;             ///< a file, or "-" for stdin
+  std::optional<std::string> sysfs;             ///< a /sys/class/infiniband-like directory
   std::optional<formats::Format> input_format;  ///< skip detection for --input
 };
 
