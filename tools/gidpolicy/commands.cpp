@@ -120,6 +120,7 @@ int run_show(const ShowOptions& o) {
   const auto& tables = loaded.value().tables;
   if (o.json) {
     std::vector<Json> items;
+    items.reserve(tables.size());
     for (const auto& t : tables) items.push_back(json_show_table(t));
     print_json(one_or_array(std::move(items)));
     return kExitOk;

@@ -58,9 +58,7 @@ struct SourceFlags {
   }
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"gidpolicy: which RDMA GID to advertise and route from, and why", "gidpolicy"};
   app.set_version_flag("--version", std::string("gidpolicy ") + GIDPOLICY_VERSION);
   app.require_subcommand(1);
@@ -170,34 +168,43 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (show_cmd->parsed()) {
+    show.source = show_src.get();
+    return run_show(show);
+  }
+  if (select_cmd->parsed()) {
+    select.source = select_src.get();
+    return run_select(select);
+  }
+  if (check_cmd->parsed()) {
+    check.source = check_src.get();
+    return run_check(check);
+  }
+  if (explain_cmd->parsed()) {
+    explain.source = explain_src.get();
+    explain.has_source = explain_src.any_table_source();
+    if (sgid_opt->count()) explain.sgid_index = sgid_index;
+    return run_explain(explain);
+  }
+  if (convert_cmd->parsed()) {
+    convert.source = convert_src.get();
+    return run_convert(convert);
+  }
+  if (simulate_cmd->parsed()) return run_simulate(simulate);
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   try {
-    if (show_cmd->parsed()) {
-      show.source = show_src.get();
-      return run_show(show);
-    }
-    if (select_cmd->parsed()) {
-      select.source = select_src.get();
-      return run_select(select);
-    }
-    if (check_cmd->parsed()) {
-      check.source = check_src.get();
-      return run_check(check);
-    }
-    if (explain_cmd->parsed()) {
-      explain.source = explain_src.get();
-      explain.has_source = explain_src.any_table_source();
-      if (sgid_opt->count()) explain.sgid_index = sgid_index;
-      return run_explain(explain);
-    }
-    if (convert_cmd->parsed()) {
-      convert.source = convert_src.get();
-      return run_convert(convert);
-    }
-    if (simulate_cmd->parsed()) return run_simulate(simulate);
+    return run(argc, argv);
   } catch (const std::exception& e) {
-    // The library reports errors as values; this catches allocation failures and iostream errors.
+    // The library reports errors as values; this catches allocation failures, iostream and
+    // CLI11 set-up errors, so nothing escapes main.
     std::cerr << "gidpolicy: internal error: " << e.what() << "\n";
-    return kExitUsage;
+  } catch (...) {
+    std::cerr << "gidpolicy: internal error\n";
   }
   return kExitUsage;
 }
