@@ -20,7 +20,15 @@ rc::Gen<GidTable> gen_mlx5_table();
 rc::Gen<GidTable> gen_other_table();
 /// Holes, unreadable entries, zero GIDs, unknown types, gid_tbl_len 1..1024 (past 255).
 rc::Gen<GidTable> gen_wide_table();
+/// Arbitrary tables that shrink well: a list of (gap, slot) pairs, so shrinking drops entries,
+/// pulls the rest toward index 0 and turns slots into the simplest kind (an IPv4-mapped GID,
+/// then link-local, ULA, zero, empty, unreadable, random bytes); gid_tbl_len 1..1024 (at least
+/// one past the last entry) or unknown. Unknown types and link layers too.
+rc::Gen<GidTable> gen_sparse_table();
 /// Any of the above, weighted toward the realistic families.
 rc::Gen<GidTable> gen_realistic_table();
+/// Only the hardware families (Thunderbolt, mlx5, rxe/IPv6-only/InfiniBand): what a fabric
+/// host's port looks like (no unreadable entries, no holes that are "not shown").
+rc::Gen<GidTable> gen_family_table();
 
 }  // namespace gidpolicy::test

@@ -1,0 +1,200 @@
+// Properties of the RTR builder (issue 5): the mask always carries the bits the QP type
+// requires, the path MTU never exceeds either side, and an IPv4/IPv6 family mismatch is refused
+// before the driver sees it (checked through the fake verbs' counters).
+#include <gidpolicy/fakes/fake_verbs.hpp>
+#include <gidpolicy/profiles.hpp>
+#include <gidpolicy/rtr.hpp>
+#include <gidpolicy/verbs/apply.hpp>
+
+#include "support/families.hpp"
+#include "support/generators.hpp"
+#include "support/policy_generators.hpp"
+#include "support/reference.hpp"
+#include "support/scenario_generators.hpp"
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+namespace gidpolicy {
+namespace {
+
+namespace ref = test::ref;
+
+/// Which of the builder's setters a caller used (every combination, including forgetting some).
+struct Calls {
+  bool remote = true;                       // remote(peer): dest_qp_num + rq_psn + destination
+  bool qpn = false, psn = false, av = false;  // the same one by one, when remote() is not used
+  bool rd_atomic = false, rnr_timer = false;  // RC only
+  std::optional<Mtu> path_mtu;
+};
+
+void showValue(const Calls& c, std::ostream& os) {
+  os << (c.remote ? "remote()" : std::string(c.qpn ? "dest_qp_num() " : "") + (c.psn ? "rq_psn() " : "") +
+                                     (c.av ? "destination()" : ""));
+  if (c.rd_atomic) os << " max_dest_rd_atomic()";
+  if (c.rnr_timer) os << " min_rnr_timer()";
+  if (c.path_mtu) os << " path_mtu(" << mtu_bytes(*c.path_mtu) << ")";
+}
+
+/// Whether an explicit path MTU exceeds either side (refused before the mask is checked).
+bool explicit_mtu_too_big(const Calls& c, const GidTable& t, const PeerInfo& peer) {
+  if (!c.path_mtu) return false;
+  return *c.path_mtu > t.port().active_mtu || (peer.mtu && *c.path_mtu > *peer.mtu);
+}
+
+rc::Gen<Calls> gen_calls(QpKind kind) {
+  return rc::gen::exec([kind] {
+    Calls c;
+    c.remote = *rc::gen::weightedElement<bool>({{3, true}, {1, false}});
+    if (!c.remote) {
+      c.qpn = *rc::gen::weightedElement<bool>({{4, true}, {1, false}});
+      c.psn = *rc::gen::weightedElement<bool>({{4, true}, {1, false}});
+      c.av = *rc::gen::weightedElement<bool>({{4, true}, {1, false}});
+    }
+    const bool rc = kind == QpKind::rc;
+    c.rd_atomic = rc && *rc::gen::weightedElement<bool>({{4, true}, {1, false}});
+    c.rnr_timer = rc && *rc::gen::weightedElement<bool>({{4, true}, {1, false}});
+    if (*rc::gen::weightedElement<bool>({{3, false}, {1, true}}))
+      c.path_mtu = *rc::gen::element(Mtu::mtu_256, Mtu::mtu_512, Mtu::mtu_1024, Mtu::mtu_2048, Mtu::mtu_4096);
+    return c;
+  });
+}
+
+RtrBuilder make_builder(QpKind kind, const GidTable& t, const Plan& plan, const PeerInfo& peer, const Calls& c) {
+  RtrBuilder b(kind, t, plan);
+  if (c.remote) {
+    b.remote(peer);
+  } else {
+    if (c.qpn) b.dest_qp_num(peer.qpn);
+    if (c.psn) b.rq_psn(peer.psn);
+    if (c.av) b.destination(peer.gid, peer.lid);
+    if (peer.mtu) b.peer_mtu(*peer.mtu);
+  }
+  if (c.rd_atomic) b.max_dest_rd_atomic(4);
+  if (c.rnr_timer) b.min_rnr_timer(12);
+  if (c.path_mtu) b.path_mtu(*c.path_mtu);
+  return b;
+}
+
+/// A selection to build from: any profile that selects on the table (discard the rest).
+Plan gen_plan(const GidTable& t) {
+  const Profile p = *rc::gen::oneOf(test::gen_profile(), rc::gen::just(profiles::automatic()));
+  auto plan = p.plan(t);
+  RC_PRE(plan.has_value());
+  return plan.value();
+}
+
+RC_GTEST_PROP(RtrBuilder, prop_rtr_mask_always_carries_the_required_bits, ()) {
+  const GidTable t = *test::gen_realistic_table();
+  const Plan plan = gen_plan(t);
+  const QpKind kind = *rc::gen::element(QpKind::uc, QpKind::rc, QpKind::ud);
+  const Calls calls = *gen_calls(kind);
+  const PeerInfo peer = *test::gen_peer_info();
+  auto rtr = make_builder(kind, t, plan, peer, calls).build();
+  if (kind == QpKind::ud) {
+    RC_ASSERT(!rtr);
+    RC_ASSERT(rtr.error() == errc::not_supported);
+    return;
+  }
+  // Restated from ibv_modify_qp(3): UC needs STATE|AV|PATH_MTU|DEST_QPN|RQ_PSN for INIT->RTR,
+  // RC also MAX_DEST_RD_ATOMIC|MIN_RNR_TIMER. PATH_MTU is always filled in (min of both sides).
+  const bool supplied = (calls.remote || (calls.qpn && calls.psn && calls.av)) &&
+                        (kind == QpKind::uc || (calls.rd_atomic && calls.rnr_timer));
+  if (!supplied) {
+    RC_ASSERT(!rtr);
+    if (!explicit_mtu_too_big(calls, t, peer)) RC_ASSERT(rtr.error() == errc::missing_required_attribute);
+    return;
+  }
+  if (!rtr) {
+    // Refused for a reason the builder documents; never for a missing bit.
+    RC_ASSERT(rtr.error() != errc::missing_required_attribute);
+    RC_TAG(std::string(rtr.error().code.message()));
+    return;
+  }
+  const int uc_bits = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+  const int rc_bits = uc_bits | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  const int required = kind == QpKind::rc ? rc_bits : uc_bits;
+  RC_ASSERT((rtr.value().mask & required) == required);
+  RC_ASSERT(rtr.value().mask == required);  // and nothing the transition does not take
+  RC_ASSERT(rtr.value().attr.qp_state == IBV_QPS_RTR);
+  // Each field its bit names holds what was given, from the same plan that was advertised.
+  RC_ASSERT(rtr.value().attr.dest_qp_num == peer.qpn);
+  RC_ASSERT(rtr.value().attr.rq_psn == peer.psn);
+  RC_ASSERT(rtr.value().sgid_index() == plan.sgid_index);
+  if (rtr.value().is_global()) RC_ASSERT(rtr.value().dgid() == peer.gid);
+}
+
+RC_GTEST_PROP(RtrBuilder, prop_rtr_path_mtu_never_exceeds_either_side, ()) {
+  const GidTable t = *test::gen_realistic_table();
+  const Plan plan = gen_plan(t);
+  const PeerInfo peer = *test::gen_peer_info_of_family(plan.selection.entry.gid.is_ipv4_mapped());
+  Calls calls;
+  if (*rc::gen::arbitrary<bool>())
+    calls.path_mtu = *rc::gen::element(Mtu::mtu_256, Mtu::mtu_512, Mtu::mtu_1024, Mtu::mtu_2048, Mtu::mtu_4096);
+  auto rtr = make_builder(QpKind::uc, t, plan, peer, calls).build();
+  const unsigned local = mtu_bytes(t.port().active_mtu);
+  const unsigned remote = peer.mtu ? mtu_bytes(*peer.mtu) : 4096u;
+  if (calls.path_mtu && (mtu_bytes(*calls.path_mtu) > local || mtu_bytes(*calls.path_mtu) > remote)) {
+    // An explicit MTU above either side is refused, not clamped silently.
+    RC_ASSERT(!rtr);
+    RC_ASSERT(rtr.error() == errc::invalid_argument);
+    return;
+  }
+  if (!rtr) return;  // refused for another documented reason (family, version, zero peer...)
+  RC_ASSERT((rtr.value().mask & IBV_QP_PATH_MTU) != 0);
+  const unsigned path = mtu_bytes(static_cast<Mtu>(rtr.value().attr.path_mtu));
+  RC_ASSERT(path <= local);
+  RC_ASSERT(path <= remote);
+  // Unless set, it is exactly the smaller side's.
+  if (!calls.path_mtu) RC_ASSERT(path == std::min(local, remote));
+}
+
+RC_GTEST_PROP(RtrBuilder, prop_rtr_family_mismatch_never_reaches_the_driver, ()) {
+  // Any table, any consistent profile, any peer (both families, zero now and then): built on
+  // the fake verbs and applied as a program would (bare modify_qp, no preflight). Whenever the
+  // source slot and the peer's GID are of different families on a GID-routed port, the builder
+  // refuses and the driver never sees an RTR.
+  const GidTable t = *test::gen_family_table();
+  fakes::FakeVerbs fake;
+  RC_ASSERT(fake.add_port(t).has_value());
+  auto dev = fake.open_device(t.port().device);
+  RC_ASSERT(dev.has_value());
+  auto snap = verbs::snapshot(fake, dev.value(), t.port().port);
+  RC_ASSERT(snap.has_value());
+  const Profile profile = *test::gen_consistent_profile();
+  auto plan = profile.plan(snap.value());
+  RC_PRE(plan.has_value());
+  const PeerInfo peer = *rc::gen::oneOf(test::gen_peer_info(), test::gen_peer_info_of_family(true),
+                                        test::gen_peer_info_of_family(false));
+  auto qp = fake.create_qp(dev.value(), QpKind::uc);
+  RC_ASSERT(qp.has_value());
+  ibv_qp_attr init{};
+  init.qp_state = IBV_QPS_INIT;
+  init.port_num = static_cast<std::uint8_t>(t.port().port);
+  RC_ASSERT(fake.modify_qp(qp.value(), init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+                .has_value());
+  const unsigned before = fake.calls(verbs::VerbsCall::modify_qp);
+
+  auto rtr = RtrBuilder(QpKind::uc, snap.value(), plan.value()).remote(peer).build();
+  const GidEntry* source = ref::at(snap.value(), plan.value().sgid_index);
+  const bool mismatch = ref::routed_by_gid(snap.value()) && ref::holds_gid(source) && !peer.gid.is_zero() &&
+                        ref::mapped(ref::raw(source->gid)) != ref::mapped(ref::raw(peer.gid));
+  if (mismatch) {
+    RC_TAG("family mismatch");
+    RC_ASSERT(!rtr);
+    RC_ASSERT(rtr.error() == errc::family_mismatch);
+  }
+  if (rtr) (void)fake.modify_qp(qp.value(), rtr.value().attr, rtr.value().mask);
+  const unsigned rtr_calls = fake.calls(verbs::VerbsCall::modify_qp) - before;
+  RC_ASSERT(rtr_calls == (rtr ? 1u : 0u));
+  if (mismatch) RC_ASSERT(fake.qp(qp.value()).value().state == IBV_QPS_INIT);
+  if (rtr_calls == 1 && fake.qp(qp.value()).value().state == IBV_QPS_RTR && ref::routed_by_gid(snap.value())) {
+    // What the driver accepted routes within one family.
+    const auto q = fake.qp(qp.value()).value();
+    RC_ASSERT(q.source_gid.has_value());
+    RC_ASSERT(q.source_gid->is_ipv4_mapped() == peer.gid.is_ipv4_mapped());
+  }
+}
+
+}  // namespace
+}  // namespace gidpolicy

@@ -1,0 +1,195 @@
+#include "support/policy_generators.hpp"
+
+#include "support/generators.hpp"
+#include "support/shrinking.hpp"
+
+#include <gidpolicy/policies/ds4_scan.hpp>
+#include <gidpolicy/policies/first_of.hpp>
+#include <gidpolicy/policies/jaccl_first_mapped.hpp>
+#include <gidpolicy/policies/jaccl_legacy_index1.hpp>
+#include <gidpolicy/policies/per_device.hpp>
+
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace gidpolicy::test {
+namespace {
+
+Gid with_prefix(std::uint8_t b0, std::uint8_t b1, std::uint64_t iid) {
+  Gid::Bytes b{};
+  b[0] = b0;
+  b[1] = b1;
+  for (std::size_t k = 0; k < 8; ++k) b[15 - k] = static_cast<std::uint8_t>(iid >> (8 * k));
+  return Gid(b);
+}
+
+rc::Gen<bool> rarely() { return weighted_element<bool>({{4, false}, {1, true}}); }
+
+template <class T>
+rc::Gen<std::optional<T>> sometimes(rc::Gen<T> g) {
+  return weighted_one_of<std::optional<T>>(
+      {{3, rc::gen::just(std::optional<T>())}, {2, rc::gen::map(std::move(g), [](T v) { return std::optional<T>(v); })}});
+}
+
+}  // namespace
+
+rc::Gen<Gid> gen_address() {
+  return weighted_one_of<Gid>({
+      {5, rc::gen::map(rc::gen::inRange<std::uint32_t>(0x0a000001u, 0x0a000010u), [](std::uint32_t v) { return Gid::ipv4_mapped(v); })},
+      {2, gen_ipv4_mapped_gid()},
+      {2, rc::gen::map(rc::gen::inRange<std::uint64_t>(1, 1u << 16), [](std::uint64_t iid) { return with_prefix(0xfd, 0x93, iid); })},
+      {1, rc::gen::map(rc::gen::inRange<std::uint64_t>(1, 1u << 16), [](std::uint64_t iid) { return with_prefix(0x20, 0x01, iid); })},
+      {1, gen_link_local_gid()},
+  });
+}
+
+rc::Gen<Cidr> gen_cidr() {
+  return weighted_one_of<Cidr>({
+      // IPv4 prefixes: what subnet=10.0.0.0/8 means, over the IPv4-mapped form.
+      {1, rc::gen::map(rc::gen::pair(gen_address(), rc::gen::inRange(0u, 33u)),
+                   [](const std::pair<Gid, unsigned>& p) {
+                     const Gid net = p.first.is_ipv4_mapped() ? p.first : Gid::ipv4_mapped(0x0a000000u);
+                     return Cidr{net, 96u + p.second};
+                   })},
+      {1, rc::gen::map(rc::gen::pair(gen_address(), rc::gen::inRange(0u, 129u)),
+                       [](const std::pair<Gid, unsigned>& p) { return Cidr{p.first, p.second}; })}});
+}
+
+rc::Gen<std::string> gen_netdev_name() {
+  return weighted_one_of<std::string>({
+      {4, element<std::string>({"eth0", "bond0", "net1", "vxlan100", "ens1f0", "enp105s0", "eth0.100",
+                                 "macvlan0", "en2"})},
+      {1, gen_sized<std::string>(
+              1, 15,
+              rc::gen::element('a', 'b', 'e', 'n', 'x', 'z', '0', '1', '9', '.', '_', '-'))},
+  });
+}
+
+rc::Gen<std::string> gen_device_name() {
+  return weighted_one_of<std::string>({
+      {4, element<std::string>({"mlx5_0", "mlx5_1", "rdma_en1", "rdma_en2", "rxe0", "rocep105s0",
+                                 "mlx5_ib0", "wide0"})},
+      {1, gen_sized<std::string>(1, 11,
+                                  rc::gen::element('m', 'l', 'x', '5', '_', '0', '.', '-', 'Z'))},
+  });
+}
+
+rc::Gen<std::uint32_t> gen_index() {
+  return weighted_one_of<std::uint32_t>({
+      {8, rc::gen::inRange<std::uint32_t>(0, 8)},
+      {3, rc::gen::inRange<std::uint32_t>(0, 256)},
+      {2, rc::gen::inRange<std::uint32_t>(256, 1025)},
+      {1, rc::gen::inRange<std::uint32_t>(0xffffff00u, 0xffffffffu)},
+      {1, rc::gen::just(std::numeric_limits<std::uint32_t>::max())},
+  });
+}
+
+rc::Gen<TypeFilter> gen_type_filter() {
+  return element<TypeFilter>({TypeFilter::any, TypeFilter::roce_v2, TypeFilter::roce_v1, TypeFilter::ib});
+}
+rc::Gen<FamilyFilter> gen_family_filter() {
+  return element<FamilyFilter>({FamilyFilter::any, FamilyFilter::ipv4, FamilyFilter::ipv6});
+}
+
+rc::Gen<RankedOptions> gen_ranked_options() {
+  return rc::gen::exec([] {
+    RankedOptions o;
+    o.family = *gen_family_filter();
+    o.type = *gen_type_filter();
+    if (*rarely()) o.subnets = *gen_sized<std::vector<Cidr>>(1, 2, gen_cidr());
+    if (*rarely()) o.excludes = *gen_sized<std::vector<Cidr>>(1, 2, gen_cidr());
+    if (*rarely()) o.netdev = *gen_netdev_name();
+    o.local = *sometimes(gen_address());
+    // require-local only parses together with local=.
+    o.require_local = o.local.has_value() && *rarely();
+    o.allow_link_local = *rarely();
+    return o;
+  });
+}
+
+rc::Gen<ValidatedExplicit> gen_validated_explicit() {
+  return rc::gen::exec([] {
+    ValidatedExplicit p;
+    p.index = *gen_index();
+    p.type = *gen_type_filter();
+    p.family = *element<FamilyFilter>({FamilyFilter::ipv4, FamilyFilter::any, FamilyFilter::ipv6});
+    p.allow_link_local = *rarely();
+    return p;
+  });
+}
+
+rc::Gen<Ds4ExplicitIndex> gen_ds4_explicit_index() {
+  return rc::gen::map(gen_index(), [](std::uint32_t i) { return Ds4ExplicitIndex{i}; });
+}
+
+rc::Gen<Ds4Linux> gen_ds4_linux() {
+  return rc::gen::exec([] {
+    Ds4Linux p;
+    p.local = *sometimes(gen_address());
+    // ds4's index is an int: negative values are representable (and refused at select).
+    p.index = *sometimes(weighted_one_of<std::int32_t>(
+        {{6, rc::gen::inRange<std::int32_t>(-2, 9)}, {1, rc::gen::arbitrary<std::int32_t>()}}));
+    return p;
+  });
+}
+
+rc::Gen<AnyPolicy> gen_leaf_policy() {
+  // Shrinks toward plain "auto".
+  return weighted_one_of<AnyPolicy>({
+      {1, rc::gen::just(AnyPolicy(Ranked{}))},
+      {2, rc::gen::map(gen_ranked_options(), [](RankedOptions o) { return AnyPolicy(Ranked{std::move(o)}); })},
+      {1, rc::gen::just(AnyPolicy(JacclFirstMapped{}))},
+      {1, rc::gen::just(AnyPolicy(JacclLegacyIndex1{}))},
+      {1, rc::gen::just(AnyPolicy(Ds4Scan{}))},
+      {1, rc::gen::map(gen_ds4_explicit_index(), [](Ds4ExplicitIndex p) { return AnyPolicy(p); })},
+      {1, rc::gen::map(gen_ds4_linux(), [](Ds4Linux p) { return AnyPolicy(std::move(p)); })},
+      {2, rc::gen::map(gen_validated_explicit(), [](ValidatedExplicit p) { return AnyPolicy(p); })},
+  });
+}
+
+rc::Gen<AnyPolicy> gen_policy(int depth) {
+  if (depth <= 0) return gen_leaf_policy();
+  auto first = rc::gen::map(
+      gen_sized<std::vector<AnyPolicy>>(1, 3, gen_policy(depth - 1)),
+      [](std::vector<AnyPolicy> alts) { return AnyPolicy(FirstOf{std::move(alts)}); });
+  auto per_device = rc::gen::exec([depth] {
+    PerDevice d;
+    const auto n = *rc::gen::inRange<std::size_t>(0, 3);
+    for (std::size_t k = 0; k < n; ++k) d.by_device.emplace(*gen_device_name(), *gen_policy(depth - 1));
+    if (d.by_device.empty() || *rc::gen::arbitrary<bool>()) d.fallback = *gen_policy(depth - 1);
+    return AnyPolicy(std::move(d));
+  });
+  return weighted_one_of<AnyPolicy>({{6, gen_leaf_policy()}, {1, std::move(first)}, {1, std::move(per_device)}});
+}
+
+rc::Gen<Profile> gen_profile() {
+  return weighted_one_of<Profile>({
+      {4, gen_consistent_profile()},
+      {1, rc::gen::just(profiles::jaccl())},
+      {1, rc::gen::map(rc::gen::pair(gen_policy(1), rc::gen::inRange(0, 256)),
+                       [](const std::pair<AnyPolicy, int>& p) {
+                         return Profile{p.first, SourceIndex::literal(static_cast<std::uint8_t>(p.second))};
+                       })},
+  });
+}
+
+rc::Gen<Profile> gen_consistent_profile() {
+  return rc::gen::map(gen_policy(2), [](AnyPolicy p) { return Profile{std::move(p), SourceIndex::selected()}; });
+}
+
+}  // namespace gidpolicy::test
+
+namespace gidpolicy {
+void showValue(const AnyPolicy& p, std::ostream& os) { os << p.spec(); }
+void showValue(const Profile& p, std::ostream& os) {
+  os << p.spec() << " (source " << p.source.to_string() << ")";
+}
+void showValue(const RankedOptions& o, std::ostream& os) { os << Ranked{o}.spec(); }
+void showValue(const Cidr& c, std::ostream& os) { os << c.to_string(); }
+void showValue(const ValidatedExplicit& p, std::ostream& os) { os << p.spec(); }
+void showValue(const Ds4ExplicitIndex& p, std::ostream& os) { os << p.spec(); }
+void showValue(const Ds4Linux& p, std::ostream& os) { os << p.spec(); }
+void showValue(const Error& e, std::ostream& os) { os << e.what(); }
+void showValue(errc e, std::ostream& os) { os << make_error_code(e).message(); }
+}  // namespace gidpolicy

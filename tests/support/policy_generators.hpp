@@ -1,0 +1,79 @@
+// rapidcheck generators for policies, profiles and spec strings (issue 5).
+//
+// Every strategy is generated with random options, restricted to what the spec grammar can
+// express (a policy's spec() must be parseable: no zero `local=`, no empty first()/per-device(),
+// require-local only with local=, prefix lengths 0..128) so the same generators serve the
+// round-trip property and the selection properties. Generators shrink toward the plainest
+// policy of their kind (no options, index 0, one alternative). Values print as their spec.
+#pragma once
+
+#include <gidpolicy/gid.hpp>
+#include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/policies/ds4_explicit_index.hpp>
+#include <gidpolicy/policies/ds4_linux.hpp>
+#include <gidpolicy/policies/filters.hpp>
+#include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/validated_explicit.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include <rapidcheck.h>
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace gidpolicy::test {
+
+/// A container of `min`..`max` (inclusive) elements of `element`; shrinks toward `min`.
+/// (rc::gen::container takes a fixed count, not a range.)
+template <class Container, class T>
+rc::Gen<Container> gen_sized(std::size_t min, std::size_t max, rc::Gen<T> element) {
+  return rc::gen::mapcat(rc::gen::inRange(min, max + 1),
+                         [element](std::size_t n) { return rc::gen::container<Container>(n, element); });
+}
+
+/// An address as `local=` takes it: a non-zero IPv4-mapped GID (usually 10.0.0.x, shrinking
+/// to 10.0.0.1), a ULA, a global or a link-local IPv6 address.
+rc::Gen<Gid> gen_address();
+/// A CIDR as `subnet=`/`exclude=` take it: IPv4 (prefix 96..128 over the mapped form) or IPv6
+/// (0..128); the network's host bits may be set (the parser keeps them as written).
+rc::Gen<Cidr> gen_cidr();
+/// Netdev names: the ones real tables carry plus random Linux-valid names ([a-z0-9._-]).
+rc::Gen<std::string> gen_netdev_name();
+/// Device names: mlx5_N, rdma_enN, rxe0, ... (per-device keys).
+rc::Gen<std::string> gen_device_name();
+/// A GID index that mostly lands in small tables, sometimes above 255 or near 2^32.
+rc::Gen<std::uint32_t> gen_index();
+
+rc::Gen<TypeFilter> gen_type_filter();
+rc::Gen<FamilyFilter> gen_family_filter();
+/// Every RankedOptions field at random (spec-expressible).
+rc::Gen<RankedOptions> gen_ranked_options();
+rc::Gen<ValidatedExplicit> gen_validated_explicit();
+rc::Gen<Ds4ExplicitIndex> gen_ds4_explicit_index();
+rc::Gen<Ds4Linux> gen_ds4_linux();
+
+/// Any leaf strategy (everything but first()/per-device()), random options.
+rc::Gen<AnyPolicy> gen_leaf_policy();
+/// Any strategy, first() and per-device() nesting up to `depth` levels.
+rc::Gen<AnyPolicy> gen_policy(int depth = 2);
+/// A profile: any policy with its own source (selected), or now and then a literal sgid.
+rc::Gen<Profile> gen_profile();
+/// A profile whose source is `selected()`, plus jaccl_legacy(): the behaviours that promise
+/// agreement (everything except a literal source index).
+rc::Gen<Profile> gen_consistent_profile();
+
+}  // namespace gidpolicy::test
+
+namespace gidpolicy {
+// rapidcheck prints counterexamples through these (found by ADL).
+void showValue(const AnyPolicy& p, std::ostream& os);
+void showValue(const Profile& p, std::ostream& os);
+void showValue(const RankedOptions& o, std::ostream& os);
+void showValue(const Cidr& c, std::ostream& os);
+void showValue(const ValidatedExplicit& p, std::ostream& os);
+void showValue(const Ds4ExplicitIndex& p, std::ostream& os);
+void showValue(const Ds4Linux& p, std::ostream& os);
+void showValue(const Error& e, std::ostream& os);
+void showValue(errc e, std::ostream& os);
+}  // namespace gidpolicy
