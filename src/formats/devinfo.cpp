@@ -377,11 +377,16 @@ const char* link_layer_name(LinkLayer ll) {
   return "Unknown";
 }
 
+// printf into `out` at any length. (A fixed 256-byte buffer silently cut a long device name
+// and the newline after it, so the written text no longer read back: found by fuzz_devinfo.)
 template <class... Args>
 void appendf(std::string& out, const char* fmt, Args... args) {
-  char buf[256];
-  int n = std::snprintf(buf, sizeof buf, fmt, args...);
-  if (n > 0) out.append(buf, std::min(static_cast<std::size_t>(n), sizeof buf - 1));
+  int n = std::snprintf(nullptr, 0, fmt, args...);
+  if (n <= 0) return;
+  const std::size_t at = out.size();
+  out.resize(at + static_cast<std::size_t>(n) + 1);
+  std::snprintf(out.data() + at, static_cast<std::size_t>(n) + 1, fmt, args...);
+  out.resize(at + static_cast<std::size_t>(n));
 }
 
 }  // namespace

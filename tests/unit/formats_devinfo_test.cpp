@@ -300,6 +300,21 @@ TEST(FormatsDevinfo, WritesRdmaCore44Layout) {
   EXPECT_EQ(write_devinfo({a, b}), expected);
 }
 
+// Regression (fuzz_devinfo): a device name longer than the writer's 256-byte line buffer was cut
+// together with its newline, so write_devinfo's text no longer read back.
+TEST(FormatsDevinfo, RegressionLongDeviceNameIsWrittenWhole) {
+  PortInfo p;
+  p.device = "rdma_" + std::string(400, 'x');
+  p.link_layer = LinkLayer::thunderbolt();
+  p.gid_tbl_len = 16;
+  auto t = GidTable::make(p, {GidEntry::valid(1, Gid::ipv4_mapped(0x0a630002u))}).value();
+  auto back = read_devinfo(write_devinfo({t}), "long.txt");
+  ASSERT_TRUE(back) << back.error().what();
+  ASSERT_EQ(back.value().size(), 1u);
+  EXPECT_EQ(back.value()[0].port().device, p.device);
+  EXPECT_EQ(back.value(), formats::devinfo_view({t}));
+}
+
 TEST(FormatsDevinfo, WritesThunderboltAsApplePrintsIt) {
   auto tables = read_example("apple-ds4qa-rdma_en1.devinfo.txt");
   std::string written = write_devinfo(tables);
