@@ -40,8 +40,8 @@ std::optional<Format> format_from_string(std::string_view s) noexcept;
 result<Format> detect_format(std::string_view text, std::string_view source = "<input>");
 
 /// Detect, then read with that format's reader. No table is returned unless the whole input
-/// was read; an input that is well-formed but lists no port yields an empty vector only for
-/// show_gids output that found no GID (`n_gids_found=0`).
+/// was read; a well-formed input that lists no port (show_gids output that found no GID,
+/// `n_gids_found=0`, or JSON with `"ports": []`) yields an empty vector, devinfo never does.
 result<std::vector<GidTable>> read_tables(std::string_view text, std::string_view source = "<input>");
 
 /// A directory: read_sysfs. A file: its text through read_tables, named by its path in errors.
