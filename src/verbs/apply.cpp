@@ -43,14 +43,20 @@ result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, s
   GIDPOLICY_TRY(now, read_entry(api, device, port, sgid_index));
   if (now.state == EntryState::unreadable)
     return fail(Error(now.read_error, "preflight: " + at + " cannot be re-read; refusing to modify_qp"));
-  if (now.state == EntryState::valid && now.gid == advertised) return success();
+  // Same bytes as another RoCE version is another entry: after a port flap an address's v1 twin
+  // can land where its v2 entry was, and routing from it passes RTR and then times out.
+  const bool same_gid = now.state == EntryState::valid && now.gid == advertised;
+  const bool same_type = !type || now.type == GidType::unknown || now.type == *type;
+  if (same_gid && same_type) return success();
+  std::string expected = advertised.to_string();
+  if (same_gid) expected += " (" + std::string(to_string(*type)) + ")";
   std::string where;
   auto moved = find_current_index(api, device, port, advertised, type);
   if (moved)
     where = "; the advertised GID is now at index " + std::to_string(moved.value());
   else if (moved.error() == errc::gid_changed)
     where = "; the advertised GID is no longer in the table";
-  return fail(errc::gid_changed, at + " " + describe(now) + ", not the advertised " + advertised.to_string() + where +
+  return fail(errc::gid_changed, at + " " + describe(now) + ", not the advertised " + expected + where +
                                      ": select again and re-exchange with the peer");
 }
 

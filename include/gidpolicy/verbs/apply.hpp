@@ -51,8 +51,9 @@ result<PortPlan> plan_port(VerbsApi& api, DeviceHandle device, std::uint32_t por
 /// Errors: errc::gid_changed (the slot is empty or holds another GID: the detail says what and
 /// where the advertised GID is now); the read's errno when the slot cannot be read at all;
 /// errc::index_exceeds_uint8 for an index above 255.
-/// `type`, when known (the type of the entry that was selected), also names where the GID went
-/// (find_current_index()).
+/// `type`, when known (the type of the entry that was selected), must match too when the slot
+/// reports one (the same GID as the other RoCE version is gid_changed), and names where the GID
+/// went (find_current_index()).
 result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, std::uint32_t sgid_index,
                        const Gid& advertised, std::optional<GidType> type = std::nullopt);
 /// preflight() for built attributes: their sgid_index against the GID they were built to
