@@ -2,6 +2,7 @@
 // profile, JACCL's disagreement exactly where it happens (with its minimal counterexample),
 // JACCL legacy, ds4's explicit index, ValidatedExplicit against a reference predicate, FirstOf.
 #include <gidpolicy/policies/ds4_explicit_index.hpp>
+#include <gidpolicy/policies/ds4_linux.hpp>
 #include <gidpolicy/policies/first_of.hpp>
 #include <gidpolicy/policies/jaccl_legacy_index1.hpp>
 #include <gidpolicy/policies/per_device.hpp>
@@ -20,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 
 namespace gidpolicy {
@@ -302,6 +304,66 @@ RC_GTEST_PROP(Ds4, prop_ds4_explicit_index_agrees_iff_readable_below_256_and_rep
   RC_ASSERT(plan.value().sgid_index == i);
   RC_ASSERT(plan.value().agrees() == ref::holds_gid(e));
   RC_CLASSIFY(!ref::holds_gid(e), "accepted an empty or zero slot");
+}
+
+RC_GTEST_PROP(Ds4, prop_ds4_scan_takes_the_first_mapped_gid_and_reports_a_wrap, ()) {
+  const GidTable t = *gen_ds4_table();
+  auto s = profiles::ds4().plan(t);
+  const GidEntry* m = ref::first_mapped(t);
+  if (m == nullptr) {
+    RC_ASSERT(!s);
+    RC_ASSERT(s.error() == errc::no_ipv4_mapped_gid);
+  } else if (m->index > 255) {
+    RC_TAG("first mapped GID above 255");
+    RC_ASSERT(!s);
+    RC_ASSERT(s.error() == errc::index_exceeds_uint8);
+  } else {
+    RC_ASSERT(s.has_value());
+    RC_ASSERT(s.value().selection.entry == *m);
+    RC_ASSERT(s.value().agrees());  // unlike JACCL, ds4 routes from where it found it
+  }
+}
+
+/// ds4's tp_rdma_linux_gid restated from FACTS.md section 2.
+std::optional<GidEntry> reference_ds4_linux(const GidTable& t, const Ds4Linux& p) {
+  const auto usable_v2 = [](const GidEntry* e) {
+    return e != nullptr && e->state == EntryState::valid && e->type == GidType::roce_v2 && !ref::zero(ref::raw(e->gid));
+  };
+  if (p.index) {
+    const std::int64_t i = *p.index;
+    if (i < 0 || i >= std::int64_t{ref::length(t)} || i > 255) return std::nullopt;
+    const GidEntry* e = ref::at(t, static_cast<std::uint32_t>(i));
+    return usable_v2(e) ? std::optional<GidEntry>(*e) : std::nullopt;
+  }
+  std::optional<GidEntry> best;
+  int best_score = 0;
+  const std::uint32_t end = std::min<std::uint32_t>(ref::length(t), 256);
+  for (std::uint32_t i = 0; i < end; ++i) {
+    const GidEntry* e = ref::at(t, i);
+    if (!usable_v2(e)) continue;
+    const int score = p.local && ref::raw(*p.local) == ref::raw(e->gid) ? 2 : 1;
+    if (score > best_score) {
+      best = *e;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+RC_GTEST_PROP(Ds4, prop_ds4_linux_equals_the_reference, ()) {
+  const GidTable t = *rc::gen::oneOf(test::gen_mlx5_table(), test::gen_realistic_table(), test::gen_sparse_table());
+  Ds4Linux p = *test::gen_ds4_linux();
+  // local= often an address the table holds (ds4's own test: the control socket's address).
+  std::vector<Gid> held;
+  for (const auto& e : t)
+    if (e.usable()) held.push_back(e.gid);
+  if (!held.empty() && *rc::gen::arbitrary<bool>()) p.local = *rc::gen::elementOf(held);
+  if (p.index && *rc::gen::arbitrary<bool>()) p.index = static_cast<std::int32_t>(*gen_index_for(t) & 0x7fffffffu);
+  auto s = p.select(t);
+  const auto expected = reference_ds4_linux(t, p);
+  RC_ASSERT(s.has_value() == expected.has_value());
+  if (expected) RC_ASSERT(s.value().entry == *expected);
+  RC_CLASSIFY(p.index.has_value(), "forced index");
 }
 
 // ---- ValidatedExplicit -------------------------------------------------------------------
