@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace gidpolicy {
 
@@ -72,15 +73,29 @@ class Gid {
 
   /// All sixteen bytes zero: an empty slot as ibv_query_gid and sysfs report it.
   [[nodiscard]] constexpr bool is_zero() const noexcept {
-    for (auto b : raw_)
-      if (b != 0) return false;
-    return true;
+    if (std::is_constant_evaluated()) {
+      for (auto b : raw_)
+        if (b != 0) return false;
+      return true;
+    }
+    // Two 8-byte words copied out (memcpy, not a cast: no aliasing or alignment assumptions);
+    // the compiler turns this into two loads. Policies call it once per table entry.
+    std::uint64_t hi = 0, lo = 0;
+    std::memcpy(&hi, raw_.data(), 8);
+    std::memcpy(&lo, raw_.data() + 8, 8);
+    return (hi | lo) == 0;
   }
   /// JACCL's rule, byte for byte: bytes 0-9 zero, bytes 10-11 0xff.
   [[nodiscard]] constexpr bool is_ipv4_mapped() const noexcept {
-    for (std::size_t i = 0; i < 10; ++i)
-      if (raw_[i] != 0) return false;
-    return raw_[10] == 0xff && raw_[11] == 0xff;
+    if (std::is_constant_evaluated()) {
+      for (std::size_t i = 0; i < 10; ++i)
+        if (raw_[i] != 0) return false;
+      return raw_[10] == 0xff && raw_[11] == 0xff;
+    }
+    // Bytes 0-7 as one word copied out (memcpy, not a cast), then bytes 8-11 one by one.
+    std::uint64_t hi = 0;
+    std::memcpy(&hi, raw_.data(), 8);
+    return hi == 0 && raw_[8] == 0 && raw_[9] == 0 && raw_[10] == 0xff && raw_[11] == 0xff;
   }
   /// fe80::/10. Not routed: on RoCE and Thunderbolt an RTR from such a source times out
   /// unless both ends share the link (NCCL 769, Mooncake 2747).

@@ -56,12 +56,14 @@ class Recorder {
 /// Selection when `run.trace`, and always to a failure. Policies are pure, so on an untraced
 /// failure the body simply runs again with recording on; the success path stays allocation-free.
 /// With `list_rejections`, a failure's detail also lists every step's index and verdict.
-template <class Body>
-result<Selection> traced(std::string spec, SelectOptions run, bool list_rejections, Body&& body) {
+/// `spec` is a callable giving the policy's spec: it is only called when a trace is recorded, so
+/// an untraced success does not build the string (Ranked's spec is several concatenations).
+template <class SpecFn, class Body>
+result<Selection> traced(SpecFn&& spec, SelectOptions run, bool list_rejections, Body&& body) {
   Recorder rec(run.trace);
   result<Selection> r = body(rec);
   if (r) {
-    if (run.trace) r.value().trace.attempts.push_back(Trace::Attempt{std::move(spec), rec.take(), {}});
+    if (run.trace) r.value().trace.attempts.push_back(Trace::Attempt{spec(), rec.take(), {}});
     return r;
   }
   if (!run.trace) {
@@ -80,7 +82,7 @@ result<Selection> traced(std::string spec, SelectOptions run, bool list_rejectio
     err.detail += " (looked at: " + list + ")";
   }
   auto trace = std::make_shared<Trace>();
-  trace->attempts.push_back(Trace::Attempt{std::move(spec), std::move(steps), err.what()});
+  trace->attempts.push_back(Trace::Attempt{spec(), std::move(steps), err.what()});
   err.trace = std::move(trace);
   return fail(std::move(err));
 }

@@ -5,7 +5,7 @@
 namespace gidpolicy {
 
 result<Selection> Ds4ExplicitIndex::select(const GidTable& table, SelectOptions run) const {
-  return detail::traced(spec(), run, false, [&](detail::Recorder& rec) -> result<Selection> {
+  return detail::traced([this] { return spec(); }, run, false, [&](detail::Recorder& rec) -> result<Selection> {
     const std::uint32_t len = table.length();
     if (index >= len) {
       rec.step(index, Verdict::out_of_range, [] { return std::string("beyond the table"); });

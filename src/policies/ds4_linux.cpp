@@ -22,7 +22,7 @@ std::string Ds4Linux::spec() const {
 }
 
 result<Selection> Ds4Linux::select(const GidTable& table, SelectOptions run) const {
-  return detail::traced(spec(), run, !index.has_value(), [&](detail::Recorder& rec) -> result<Selection> {
+  return detail::traced([this] { return spec(); }, run, !index.has_value(), [&](detail::Recorder& rec) -> result<Selection> {
     const std::uint32_t len = table.length();
     const std::string at = detail::where(table) + ": ";
     if (index) {

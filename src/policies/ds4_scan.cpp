@@ -5,7 +5,7 @@
 namespace gidpolicy {
 
 result<Selection> Ds4Scan::select(const GidTable& table, SelectOptions run) const {
-  return detail::traced(spec(), run, true, [&](detail::Recorder& rec) -> result<Selection> {
+  return detail::traced([this] { return spec(); }, run, true, [&](detail::Recorder& rec) -> result<Selection> {
     const std::uint32_t len = table.length();
     for (const GidEntry& e : table) {
       if (e.index >= len) break;

@@ -5,13 +5,16 @@
 namespace gidpolicy {
 
 result<Selection> JacclFirstMapped::select(const GidTable& table, SelectOptions run) const {
-  return detail::traced(spec(), run, true, [&](detail::Recorder& rec) -> result<Selection> {
+  return detail::traced([this] { return spec(); }, run, true, [&](detail::Recorder& rec) -> result<Selection> {
     const std::uint32_t len = table.length();
     // JACCL walks every index below gid_tbl_len; the entries a snapshot omits are empty or (in
     // an ibv_devinfo paste) GIDs with a zero interface id, which cannot be IPv4-mapped (bytes
     // 10-11 are ff ff), so looking at the listed entries is the same scan.
     for (const GidEntry& e : table) {
       if (e.index >= len) break;
+      // The hot path: most entries are not IPv4-mapped (link-local, IPv6, empty slots read as
+      // zeros). One test rejects them; the reason is worked out only when a trace is recorded.
+      if ((!e.gid.is_ipv4_mapped() || e.state != EntryState::valid) && !rec.on()) continue;
       if (e.state == EntryState::empty) {
         rec.step(e.index, Verdict::empty, [] { return std::string("empty slot"); });
         continue;

@@ -5,7 +5,7 @@
 namespace gidpolicy {
 
 result<Selection> JacclLegacyIndex1::select(const GidTable& table, SelectOptions run) const {
-  return detail::traced(spec(), run, false, [&](detail::Recorder& rec) -> result<Selection> {
+  return detail::traced([this] { return spec(); }, run, false, [&](detail::Recorder& rec) -> result<Selection> {
     constexpr std::uint32_t kIndex = 1;
     if (kIndex >= table.length()) {
       rec.step(kIndex, Verdict::out_of_range, [] { return std::string("beyond the table"); });

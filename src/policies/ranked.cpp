@@ -59,14 +59,23 @@ std::string Ranked::spec() const {
 }
 
 result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const {
-  return detail::traced(spec(), run, true, [&](detail::Recorder& rec) -> result<Selection> {
+  return detail::traced([this] { return spec(); }, run, true, [&](detail::Recorder& rec) -> result<Selection> {
     const RankedOptions& o = options;
     const std::uint32_t len = table.length();
     const LinkLayer ll = table.port().link_layer;
     const bool thunderbolt = ll.kind() == LinkLayer::Kind::thunderbolt;
     const GidEntry* best = nullptr;
     Key best_key{};
+    const bool ll_unroutable = link_local_is_unroutable(ll);
     for (const GidEntry& e : table) {
+      // Untraced fast path: the entries most tables are full of (empty slots, link-local pairs)
+      // are dismissed with a few compares; the full checks below then give the same verdicts
+      // with reasons when a trace is recorded.
+      if (!rec.on()) {
+        if (e.index >= len || e.index > 255) break;  // index order: nothing later can qualify
+        if (e.state != EntryState::valid || e.gid.is_zero()) continue;
+        if (ll_unroutable && !o.allow_link_local && e.gid.is_link_local()) continue;
+      }
       const auto reject = [&](Verdict v, const char* why) {
         rec.step(e.index, v, [&] {
           std::string n = detail::note_for(e);
@@ -79,6 +88,10 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
         continue;
       }
       if (e.index > 255) {
+        // Entries are in index order: nothing from here on can be an sgid_index. Without a
+        // trace there is nothing left to record, so stop reading (a 1024-slot table costs what
+        // a 256-slot one does).
+        if (!rec.on()) break;
         reject(Verdict::index_above_255, "cannot be an sgid_index (uint8_t)");
         continue;
       }
@@ -94,7 +107,7 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
         reject(Verdict::zero, "");
         continue;
       }
-      const bool link_local = e.gid.is_link_local() && link_local_is_unroutable(ll);
+      const bool link_local = e.gid.is_link_local() && ll_unroutable;
       if (link_local && !o.allow_link_local) {
         reject(Verdict::link_local,
                "not routed on this link layer, RTR would time out (allow-link-local to accept)");
@@ -148,6 +161,11 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
       if (!best || key < best_key) {
         best = &e;
         best_key = key;
+        // Every rank component but the index is at its best, and later entries have larger
+        // indices: nothing after this one can outrank it. Without a trace, stop here.
+        if (!rec.on() && best_key[0] == 0 && best_key[1] == 0 && best_key[2] == 0 && best_key[3] == 0 &&
+            best_key[4] == 0)
+          break;
       }
     }
     if (!best) {

@@ -13,7 +13,7 @@ std::string ValidatedExplicit::spec() const {
 }
 
 result<Selection> ValidatedExplicit::select(const GidTable& table, SelectOptions run) const {
-  return detail::traced(spec(), run, false, [&](detail::Recorder& rec) -> result<Selection> {
+  return detail::traced([this] { return spec(); }, run, false, [&](detail::Recorder& rec) -> result<Selection> {
     const std::uint32_t len = table.length();
     const std::string at = detail::where(table) + ": ";
     const std::string idx = "index " + std::to_string(index);
