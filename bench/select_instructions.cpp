@@ -1,0 +1,76 @@
+// Instruction counts of select() per strategy beside the naive JACCL memcmp scan, for
+// callgrind (scripts/bench-instructions runs it). Instructions are repeatable on a shared,
+// loaded 2-core machine where wall time is not; Google Benchmark (bench_select) gives times.
+// Same worst-case table as select_bench.cpp: the only IPv4-mapped pair as late as an sgid_index
+// can reach, link-local pairs everywhere else.
+#include <gidpolicy/policies/jaccl_first_mapped.hpp>
+#include <gidpolicy/policies/ranked.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+using namespace gidpolicy;
+
+GidTable worst_case_table(std::uint32_t n) {
+  PortInfo p;
+  p.device = "mlx5_0";
+  p.link_layer = LinkLayer::ethernet();
+  p.gid_tbl_len = n;
+  std::vector<GidEntry> entries;
+  const std::uint32_t at = n >= 2 ? std::min<std::uint32_t>(n - 2, 252) : 0;
+  for (std::uint32_t i = 0; i + 1 < n; i += 2) {
+    if (i == at) continue;
+    Gid::Bytes b{0xfe, 0x80};
+    b[14] = static_cast<std::uint8_t>(i >> 8);
+    b[15] = static_cast<std::uint8_t>(i | 1);
+    entries.push_back(GidEntry::valid(i, Gid(b), GidType::roce_v1, "bond0", 5));
+    entries.push_back(GidEntry::valid(i + 1, Gid(b), GidType::roce_v2, "bond0", 5));
+  }
+  const Gid v4 = Gid::ipv4_mapped(0xc800d106u);
+  entries.push_back(GidEntry::valid(at, v4, GidType::roce_v1, "bond0", 5));
+  if (n >= 2) entries.push_back(GidEntry::valid(at + 1, v4, GidType::roce_v2, "bond0", 5));
+  return GidTable::make(p, std::move(entries)).value();
+}
+
+volatile std::uint32_t g_sink;
+
+__attribute__((noinline)) int naive_jaccl_scan(const GidTable& t) {
+  static const std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  for (const GidEntry& e : t) {
+    std::uint8_t raw[16];
+    e.gid.copy_to(raw);
+    if (std::memcmp(raw, kPrefix, sizeof kPrefix) == 0) return static_cast<int>(e.index);
+  }
+  return -1;
+}
+}  // namespace
+
+// extern "C" names so callgrind's --toggle-collect can name each loop exactly.
+extern "C" __attribute__((noinline)) void bench_naive(const GidTable* t, int n) {
+  for (int i = 0; i < n; ++i) g_sink = static_cast<std::uint32_t>(naive_jaccl_scan(*t));
+}
+extern "C" __attribute__((noinline)) void bench_first_mapped(const GidTable* t, int n) {
+  for (int i = 0; i < n; ++i) g_sink = JacclFirstMapped{}.select(*t).value().entry.index;
+}
+extern "C" __attribute__((noinline)) void bench_ranked(const GidTable* t, int n) {
+  for (int i = 0; i < n; ++i) g_sink = Ranked{}.select(*t).value().entry.index;
+}
+extern "C" __attribute__((noinline)) void bench_first_mapped_trace(const GidTable* t, int n) {
+  for (int i = 0; i < n; ++i) g_sink = JacclFirstMapped{}.select(*t, {.trace = true}).value().entry.index;
+}
+extern "C" __attribute__((noinline)) void bench_ranked_trace(const GidTable* t, int n) {
+  for (int i = 0; i < n; ++i) g_sink = Ranked{}.select(*t, {.trace = true}).value().entry.index;
+}
+
+int main(int argc, char** argv) {
+  const auto size = argc > 1 ? static_cast<std::uint32_t>(std::atoi(argv[1])) : 256u;
+  const int n = argc > 2 ? std::atoi(argv[2]) : 1000;
+  const GidTable t = worst_case_table(size);
+  bench_naive(&t, n);
+  bench_first_mapped(&t, n);
+  bench_ranked(&t, n);
+  bench_first_mapped_trace(&t, n);
+  bench_ranked_trace(&t, n);
+}
