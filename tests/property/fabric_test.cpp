@@ -50,8 +50,9 @@ void check_pairs(const FabricReport& report, const std::function<bool(std::size_
   for (const auto& p : report.pairs) {
     const bool expected = predicted(host_index(p.a), host_index(p.b));
     if (p.connected() != expected) {
-      RC_FAIL(p.a + " <-> " + p.b + (expected ? " should connect but: " + p.why() : " should not connect but did") +
-              "\n" + report.to_string());
+      RC_FAIL(p.a + " <-> " + p.b +
+              (expected ? " should connect but: " + p.why() : " should not connect but did") + "\n" +
+              report.to_string());
     }
   }
   RC_CLASSIFY(report.all_connected(), "all pairs connected");
@@ -96,7 +97,8 @@ RC_GTEST_PROP(Fabric, prop_fabric_jaccl_connects_exactly_the_pairs_routing_from_
 bool has_ipv4_candidate(const GidTable& t) {
   for (const auto& e : t.entries()) {
     const bool tb0 = t.port().link_layer == LinkLayer::thunderbolt() && e.index == 0;
-    if (e.index < ref::length(t) && e.index <= 255 && ref::holds_gid(&e) && ref::mapped(ref::raw(e.gid)) && !tb0)
+    if (e.index < ref::length(t) && e.index <= 255 && ref::holds_gid(&e) && ref::mapped(ref::raw(e.gid)) &&
+        !tb0)
       return true;
   }
   return false;
@@ -106,9 +108,9 @@ RC_GTEST_PROP(Fabric, prop_fabric_ipv4_profiles_connect_every_pair_with_a_candid
   // Consistent IPv4 behaviours (JACCL fixed, ds4's scan, auto restricted to IPv4): every pair
   // whose two hosts each have an IPv4-mapped candidate connects, and no other pair does.
   const auto tables = *test::gen_host_tables(2, 6);
-  const Profile profile = *rc::gen::element(profiles::jaccl_fixed(), profiles::ds4(),
-                                            profiles::automatic({.family = FamilyFilter::ipv4}),
-                                            parse_profile("first(validated:index=3|auto:family=ipv4)").value());
+  const Profile profile = *rc::gen::element(
+      profiles::jaccl_fixed(), profiles::ds4(), profiles::automatic({.family = FamilyFilter::ipv4}),
+      parse_profile("first(validated:index=3|auto:family=ipv4)").value());
   const Topology topology = *rc::gen::element(Topology::mesh, Topology::ring);
   const FabricReport report = connect(tables, profile, topology);
   std::vector<bool> ok;

@@ -98,8 +98,8 @@ RC_GTEST_PROP(Agreement, prop_consistent_profiles_route_from_the_advertised_gid,
 
 RC_GTEST_PROP(Agreement, prop_named_profiles_route_from_the_advertised_gid, ()) {
   // The named behaviours other than jaccl() (the one with a literal source index).
-  const Profile profile = *rc::gen::element(profiles::jaccl_legacy(), profiles::jaccl_fixed(), profiles::ds4(),
-                                            profiles::ds4_linux(), profiles::automatic());
+  const Profile profile = *rc::gen::element(profiles::jaccl_legacy(), profiles::jaccl_fixed(),
+                                            profiles::ds4(), profiles::ds4_linux(), profiles::automatic());
   check_agreement_on(profile, *test::gen_realistic_table());
 }
 
@@ -117,15 +117,14 @@ struct SgidFromWrongEntry {
 
 TEST(Agreement, property_catches_a_policy_that_routes_from_the_wrong_entry) {
   const Profile broken{SgidFromWrongEntry{}, SourceIndex::selected()};
-  const test::PropertyRun run = test::run_property("agreement with a broken policy", [&] {
-    check_agreement_on(broken, *test::gen_realistic_table());
-  });
+  const test::PropertyRun run = test::run_property(
+      "agreement with a broken policy", [&] { check_agreement_on(broken, *test::gen_realistic_table()); });
   ASSERT_TRUE(run.failure.has_value()) << "the agreement property passed on a broken policy:\n" << run.report;
   std::cout << "[expected failure, shrunk]\n" << run.report << "\n";
   // And the same property passes on the policy it wraps, with the same runner.
   const Profile good{Ranked{}, SourceIndex::selected()};
-  const test::PropertyRun ok =
-      test::run_property("agreement with Ranked", [&] { check_agreement_on(good, *test::gen_realistic_table()); });
+  const test::PropertyRun ok = test::run_property(
+      "agreement with Ranked", [&] { check_agreement_on(good, *test::gen_realistic_table()); });
   EXPECT_FALSE(ok.failure.has_value()) << ok.report;
 }
 
@@ -179,7 +178,8 @@ void expect_minimal_jaccl_counterexample(const GidTable& shrunk) {
   for (const auto& e : shrunk)
     if (e.index != mapped[0].index) others.push_back(e);
   // Removed: nothing to advertise, jaccl() selects nothing.
-  EXPECT_FALSE(profiles::jaccl().plan(GidTable::make(shrunk.port(), others, shrunk.holes()).value()).has_value());
+  EXPECT_FALSE(
+      profiles::jaccl().plan(GidTable::make(shrunk.port(), others, shrunk.holes()).value()).has_value());
   // At index 1 instead: it agrees.
   std::vector<GidEntry> moved;
   for (const auto& e : others)
@@ -245,7 +245,8 @@ RC_GTEST_PROP(Jaccl, prop_jaccl_legacy_routes_from_index_1_and_advertises_whatev
   const Gid advertised = plan.value().selection.entry.gid;
   const bool slot_holds_gid = ref::holds_gid(one);
   // What it advertises is whatever slot 1 holds, zeros for an empty slot...
-  RC_ASSERT(ref::raw(advertised) == (one && one->state == EntryState::valid ? ref::raw(one->gid) : ref::Raw{}));
+  RC_ASSERT(ref::raw(advertised) ==
+            (one && one->state == EntryState::valid ? ref::raw(one->gid) : ref::Raw{}));
   // ... so it advertises a non-mapped GID exactly when slot 1 is not an IPv4-mapped one.
   RC_ASSERT(ref::mapped(ref::raw(advertised)) == (slot_holds_gid && ref::mapped(ref::raw(one->gid))));
   // It agrees whenever the slot holds a GID; an empty slot's zeros are never routable, and the
@@ -291,8 +292,8 @@ RC_GTEST_PROP(Ds4, prop_ds4_explicit_index_agrees_iff_readable_below_256_and_rep
     RC_ASSERT(plan.error().detail.find("route from index " + std::to_string(i & 0xffu)) != std::string::npos);
     return;
   }
-  const bool unreadable = (e == nullptr && t.holes() == Holes::not_shown) ||
-                          (e != nullptr && e->state == EntryState::unreadable);
+  const bool unreadable =
+      (e == nullptr && t.holes() == Holes::not_shown) || (e != nullptr && e->state == EntryState::unreadable);
   RC_ASSERT(plan.has_value() == !unreadable);
   if (!plan) {
     RC_ASSERT(plan.error() == (e ? errc::entry_unreadable : errc::entry_not_shown));
@@ -327,7 +328,8 @@ RC_GTEST_PROP(Ds4, prop_ds4_scan_takes_the_first_mapped_gid_and_reports_a_wrap, 
 /// ds4's tp_rdma_linux_gid restated from FACTS.md section 2.
 std::optional<GidEntry> reference_ds4_linux(const GidTable& t, const Ds4Linux& p) {
   const auto usable_v2 = [](const GidEntry* e) {
-    return e != nullptr && e->state == EntryState::valid && e->type == GidType::roce_v2 && !ref::zero(ref::raw(e->gid));
+    return e != nullptr && e->state == EntryState::valid && e->type == GidType::roce_v2 &&
+           !ref::zero(ref::raw(e->gid));
   };
   if (p.index) {
     const std::int64_t i = *p.index;
@@ -351,14 +353,16 @@ std::optional<GidEntry> reference_ds4_linux(const GidTable& t, const Ds4Linux& p
 }
 
 RC_GTEST_PROP(Ds4, prop_ds4_linux_equals_the_reference, ()) {
-  const GidTable t = *rc::gen::oneOf(test::gen_mlx5_table(), test::gen_realistic_table(), test::gen_sparse_table());
+  const GidTable t =
+      *rc::gen::oneOf(test::gen_mlx5_table(), test::gen_realistic_table(), test::gen_sparse_table());
   Ds4Linux p = *test::gen_ds4_linux();
   // local= often an address the table holds (ds4's own test: the control socket's address).
   std::vector<Gid> held;
   for (const auto& e : t)
     if (e.usable()) held.push_back(e.gid);
   if (!held.empty() && *rc::gen::arbitrary<bool>()) p.local = *rc::gen::elementOf(held);
-  if (p.index && *rc::gen::arbitrary<bool>()) p.index = static_cast<std::int32_t>(*gen_index_for(t) & 0x7fffffffu);
+  if (p.index && *rc::gen::arbitrary<bool>())
+    p.index = static_cast<std::int32_t>(*gen_index_for(t) & 0x7fffffffu);
   auto s = p.select(t);
   const auto expected = reference_ds4_linux(t, p);
   RC_ASSERT(s.has_value() == expected.has_value());
@@ -384,7 +388,8 @@ std::optional<errc> reference_validated(const GidTable& t, const ValidatedExplic
       {errc::entry_zero, valid && ref::zero(b)},
       {errc::wrong_gid_type, valid && !ref::type_ok(p.type, e->type)},
       {errc::wrong_family, valid && !ref::family_ok(p.family, b)},
-      {errc::link_local_rejected, valid && ref::link_local(b) && !p.allow_link_local && ref::routed_by_gid(t)},
+      {errc::link_local_rejected,
+       valid && ref::link_local(b) && !p.allow_link_local && ref::routed_by_gid(t)},
   };
   for (const auto& [code, failed] : checks)
     if (failed) return code;
@@ -395,7 +400,8 @@ RC_GTEST_PROP(Validated, prop_validated_explicit_never_returns_an_unusable_entry
   const GidTable t = *gen_ds4_table();
   ValidatedExplicit p = *test::gen_validated_explicit();
   p.index = *gen_index_for(t);
-  p.family = *rc::gen::weightedElement<FamilyFilter>({{3, FamilyFilter::ipv4}, {1, FamilyFilter::any}, {1, FamilyFilter::ipv6}});
+  p.family = *rc::gen::weightedElement<FamilyFilter>(
+      {{3, FamilyFilter::ipv4}, {1, FamilyFilter::any}, {1, FamilyFilter::ipv6}});
   auto s = p.select(t);
   if (!s) return;
   const GidEntry& e = s.value().entry;
@@ -433,8 +439,7 @@ RC_GTEST_PROP(Validated, prop_validated_explicit_rejects_exactly_what_the_refere
 // ---- FirstOf -----------------------------------------------------------------------------
 
 RC_GTEST_PROP(FirstOf, prop_first_of_returns_the_first_succeeding_alternative, ()) {
-  const auto alternatives =
-      *test::gen_sized<std::vector<AnyPolicy>>(1, 4, test::gen_policy(1));
+  const auto alternatives = *test::gen_sized<std::vector<AnyPolicy>>(1, 4, test::gen_policy(1));
   const GidTable t = *test::gen_realistic_table();
   const FirstOf f{alternatives};
   auto got = f.select(t, {.trace = true});

@@ -61,7 +61,8 @@ RC_GTEST_PROP(Ranked, prop_ranked_never_picks_v1_when_a_v2_of_the_same_family_qu
   // Without local= (which ranks above the RoCE version by design: rdma_cm's rule) and among
   // candidates of the top tier (Thunderbolt index 0 and link-local GIDs rank last whatever
   // their type), a RoCE v1 entry is never chosen over a qualifying RoCE v2 one of its family.
-  const GidTable t = *rc::gen::oneOf(test::gen_mlx5_table(), test::gen_other_table(), test::gen_realistic_table());
+  const GidTable t =
+      *rc::gen::oneOf(test::gen_mlx5_table(), test::gen_other_table(), test::gen_realistic_table());
   RankedOptions o = *rc::gen::oneOf(rc::gen::just(RankedOptions{}), gen_options_for(t));
   o.local.reset();
   o.require_local = false;

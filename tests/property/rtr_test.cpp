@@ -22,15 +22,16 @@ namespace ref = test::ref;
 
 /// Which of the builder's setters a caller used (every combination, including forgetting some).
 struct Calls {
-  bool remote = true;                       // remote(peer): dest_qp_num + rq_psn + destination
+  bool remote = true;                         // remote(peer): dest_qp_num + rq_psn + destination
   bool qpn = false, psn = false, av = false;  // the same one by one, when remote() is not used
   bool rd_atomic = false, rnr_timer = false;  // RC only
   std::optional<Mtu> path_mtu;
 };
 
 void showValue(const Calls& c, std::ostream& os) {
-  os << (c.remote ? "remote()" : std::string(c.qpn ? "dest_qp_num() " : "") + (c.psn ? "rq_psn() " : "") +
-                                     (c.av ? "destination()" : ""));
+  os << (c.remote ? "remote()"
+                  : std::string(c.qpn ? "dest_qp_num() " : "") + (c.psn ? "rq_psn() " : "") +
+                        (c.av ? "destination()" : ""));
   if (c.rd_atomic) os << " max_dest_rd_atomic()";
   if (c.rnr_timer) os << " min_rnr_timer()";
   if (c.path_mtu) os << " path_mtu(" << mtu_bytes(*c.path_mtu) << ")";
@@ -60,7 +61,8 @@ rc::Gen<Calls> gen_calls(QpKind kind) {
   });
 }
 
-RtrBuilder make_builder(QpKind kind, const GidTable& t, const Plan& plan, const PeerInfo& peer, const Calls& c) {
+RtrBuilder make_builder(QpKind kind, const GidTable& t, const Plan& plan, const PeerInfo& peer,
+                        const Calls& c) {
   RtrBuilder b(kind, t, plan);
   if (c.remote) {
     b.remote(peer);
@@ -130,7 +132,8 @@ RC_GTEST_PROP(RtrBuilder, prop_rtr_path_mtu_never_exceeds_either_side, ()) {
   const PeerInfo peer = *test::gen_peer_info_of_family(plan.selection.entry.gid.is_ipv4_mapped());
   Calls calls;
   if (*rc::gen::arbitrary<bool>())
-    calls.path_mtu = *rc::gen::element(Mtu::mtu_256, Mtu::mtu_512, Mtu::mtu_1024, Mtu::mtu_2048, Mtu::mtu_4096);
+    calls.path_mtu =
+        *rc::gen::element(Mtu::mtu_256, Mtu::mtu_512, Mtu::mtu_1024, Mtu::mtu_2048, Mtu::mtu_4096);
   auto rtr = make_builder(QpKind::uc, t, plan, peer, calls).build();
   const unsigned local = mtu_bytes(t.port().active_mtu);
   const unsigned remote = peer.mtu ? mtu_bytes(*peer.mtu) : 4096u;
@@ -171,8 +174,9 @@ RC_GTEST_PROP(RtrBuilder, prop_rtr_family_mismatch_never_reaches_the_driver, ())
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
   init.port_num = static_cast<std::uint8_t>(t.port().port);
-  RC_ASSERT(fake.modify_qp(qp.value(), init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
-                .has_value());
+  RC_ASSERT(
+      fake.modify_qp(qp.value(), init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+          .has_value());
   const unsigned before = fake.calls(verbs::VerbsCall::modify_qp);
 
   auto rtr = RtrBuilder(QpKind::uc, snap.value(), plan.value()).remote(peer).build();
@@ -188,7 +192,8 @@ RC_GTEST_PROP(RtrBuilder, prop_rtr_family_mismatch_never_reaches_the_driver, ())
   const unsigned rtr_calls = fake.calls(verbs::VerbsCall::modify_qp) - before;
   RC_ASSERT(rtr_calls == (rtr ? 1u : 0u));
   if (mismatch) RC_ASSERT(fake.qp(qp.value()).value().state == IBV_QPS_INIT);
-  if (rtr_calls == 1 && fake.qp(qp.value()).value().state == IBV_QPS_RTR && ref::routed_by_gid(snap.value())) {
+  if (rtr_calls == 1 && fake.qp(qp.value()).value().state == IBV_QPS_RTR &&
+      ref::routed_by_gid(snap.value())) {
     // What the driver accepted routes within one family.
     const auto q = fake.qp(qp.value()).value();
     RC_ASSERT(q.source_gid.has_value());

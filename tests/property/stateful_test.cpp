@@ -45,21 +45,33 @@ class RecordingVerbs final : public verbs::VerbsApi {
 
   std::vector<RtrCall> rtr_calls;
 
-  [[nodiscard]] std::string backend_name() const override { return "recording(" + fake_.backend_name() + ")"; }
+  [[nodiscard]] std::string backend_name() const override {
+    return "recording(" + fake_.backend_name() + ")";
+  }
   result<std::vector<std::string>> device_names() override { return fake_.device_names(); }
   result<verbs::DeviceHandle> open_device(std::string_view name) override { return fake_.open_device(name); }
   result<void> close_device(verbs::DeviceHandle d) override { return fake_.close_device(d); }
-  [[nodiscard]] result<std::string> device_name(verbs::DeviceHandle d) const override { return fake_.device_name(d); }
-  result<PortInfo> port_attributes(verbs::DeviceHandle d, std::uint32_t p) override { return fake_.port_attributes(d, p); }
-  result<Gid> read_gid(verbs::DeviceHandle d, std::uint32_t p, std::uint32_t i) override { return fake_.read_gid(d, p, i); }
+  [[nodiscard]] result<std::string> device_name(verbs::DeviceHandle d) const override {
+    return fake_.device_name(d);
+  }
+  result<PortInfo> port_attributes(verbs::DeviceHandle d, std::uint32_t p) override {
+    return fake_.port_attributes(d, p);
+  }
+  result<Gid> read_gid(verbs::DeviceHandle d, std::uint32_t p, std::uint32_t i) override {
+    return fake_.read_gid(d, p, i);
+  }
   result<GidEntry> read_gid_entry(verbs::DeviceHandle d, std::uint32_t p, std::uint32_t i) override {
     return fake_.read_gid_entry(d, p, i);
   }
   result<std::vector<verbs::GidTableRow>> read_gid_table(verbs::DeviceHandle d, std::uint32_t max) override {
     return fake_.read_gid_table(d, max);
   }
-  [[nodiscard]] verbs::ReadSupport read_support(verbs::DeviceHandle d) const override { return fake_.read_support(d); }
-  result<verbs::QpHandle> create_qp(verbs::DeviceHandle d, QpKind k) override { return fake_.create_qp(d, k); }
+  [[nodiscard]] verbs::ReadSupport read_support(verbs::DeviceHandle d) const override {
+    return fake_.read_support(d);
+  }
+  result<verbs::QpHandle> create_qp(verbs::DeviceHandle d, QpKind k) override {
+    return fake_.create_qp(d, k);
+  }
   result<void> modify_qp(verbs::QpHandle qp, const ibv_qp_attr& attr, int mask) override {
     if ((mask & IBV_QP_STATE) != 0 && attr.qp_state == IBV_QPS_RTR) {
       RtrCall c;
@@ -128,9 +140,11 @@ bool applies(const GidTable& t, const AddressChange& c) {
   const GidEntry* e = ref::at(t, c.index);
   const bool valid = e != nullptr && e->state == EntryState::valid;
   switch (c.kind) {
-    case AddressChange::Kind::add: return test::first_free_slot(t) == c.entry.index;
+    case AddressChange::Kind::add:
+      return test::first_free_slot(t) == c.entry.index;
     case AddressChange::Kind::remove:
-    case AddressChange::Kind::replace: return valid;
+    case AddressChange::Kind::replace:
+      return valid;
     case AddressChange::Kind::move: {
       const GidEntry* to = ref::at(t, c.to_index);
       return valid && c.to_index < ref::length(t) && (to == nullptr || to->state == EntryState::empty);
@@ -141,10 +155,14 @@ bool applies(const GidTable& t, const AddressChange& c) {
 
 fakes::TableMutation to_mutation(const Sut& s, const AddressChange& c) {
   switch (c.kind) {
-    case AddressChange::Kind::add: return fakes::TableMutation::set(s.device, s.port, c.entry);
-    case AddressChange::Kind::remove: return fakes::TableMutation::emptied(s.device, s.port, c.index);
-    case AddressChange::Kind::move: return fakes::TableMutation::moved_index(s.device, s.port, c.index, c.to_index);
-    case AddressChange::Kind::replace: return fakes::TableMutation::stale_entry(s.device, s.port, c.index, c.entry.gid);
+    case AddressChange::Kind::add:
+      return fakes::TableMutation::set(s.device, s.port, c.entry);
+    case AddressChange::Kind::remove:
+      return fakes::TableMutation::emptied(s.device, s.port, c.index);
+    case AddressChange::Kind::move:
+      return fakes::TableMutation::moved_index(s.device, s.port, c.index, c.to_index);
+    case AddressChange::Kind::replace:
+      return fakes::TableMutation::stale_entry(s.device, s.port, c.index, c.entry.gid);
   }
   return {};
 }
@@ -209,7 +227,8 @@ struct Preflight : Cmd {
     RC_ASSERT(r.has_value() == fresh);
     // A slot past gid_tbl_len (a literal @sgid=N) cannot be re-read: the driver's EINVAL.
     if (!fresh && plan.sgid_index < ref::length(m.table)) RC_ASSERT(r.error() == errc::gid_changed);
-    if (!fresh && plan.sgid_index >= ref::length(m.table)) RC_ASSERT(r.error() == std::errc::invalid_argument);
+    if (!fresh && plan.sgid_index >= ref::length(m.table))
+      RC_ASSERT(r.error() == std::errc::invalid_argument);
     RC_ASSERT(s.fake.calls(VerbsCall::modify_qp) == modify_before);
   }
   void show(std::ostream& os) const override { os << "preflight"; }
@@ -232,8 +251,10 @@ struct Connect : Cmd {
     ibv_qp_attr init{};
     init.qp_state = IBV_QPS_INIT;
     init.port_num = static_cast<std::uint8_t>(s.port);
-    RC_ASSERT(s.api.modify_qp(qp.value(), init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
-                  .has_value());
+    RC_ASSERT(
+        s.api
+            .modify_qp(qp.value(), init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+            .has_value());
     const unsigned modify_before = s.fake.calls(VerbsCall::modify_qp);
     const std::size_t recorded_before = s.api.rtr_calls.size();
 
@@ -272,8 +293,8 @@ struct Connect : Cmd {
       RC_ASSERT(call.slot.has_value());
       RC_ASSERT(call.slot->state == EntryState::valid);
       RC_ASSERT(call.slot->gid == advertised);
-      RC_ASSERT(still_selected(GidTable::make(m.table.port(), {*call.slot}).value(), call.sgid_index, advertised,
-                               selected_type));
+      RC_ASSERT(still_selected(GidTable::make(m.table.port(), {*call.slot}).value(), call.sgid_index,
+                               advertised, selected_type));
     }
     if (r) {
       const auto q = s.fake.qp(qp.value()).value();
@@ -308,8 +329,8 @@ RC_GTEST_PROP(Stateful, prop_stale_advertised_gid_is_caught_before_modify_qp, ()
   // Sequences of up to about 50 commands (half rapidcheck's default scale): long enough for
   // select / change / change / connect interleavings, short enough for the default suite.
   const auto commands = *rc::gen::scale(
-      0.5, rc::state::gen::commands(
-               m0, rc::state::gen::execOneOfWithArgs<ChangeTable, ChangeTable, Select, Preflight, Connect, Connect>()));
+      0.5, rc::state::gen::commands(m0, rc::state::gen::execOneOfWithArgs<ChangeTable, ChangeTable, Select,
+                                                                          Preflight, Connect, Connect>()));
   rc::state::runAll(commands, m0, sut);
   // Every RTR the recording wrapper saw went through the fake (and was checked above).
   RC_ASSERT(sut.fake.calls(VerbsCall::modify_qp) >= sut.api.rtr_calls.size());

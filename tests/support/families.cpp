@@ -35,7 +35,13 @@ rc::Gen<std::uint32_t> gen_private_v4() {
 }
 
 Gid ula(std::uint16_t subnet, std::uint64_t iid) {
-  Gid::Bytes b{0xfd, 0x93, 0x16, 0xd3, 0x59, 0xb6, static_cast<std::uint8_t>(subnet >> 8),
+  Gid::Bytes b{0xfd,
+               0x93,
+               0x16,
+               0xd3,
+               0x59,
+               0xb6,
+               static_cast<std::uint8_t>(subnet >> 8),
                static_cast<std::uint8_t>(subnet)};
   for (std::size_t k = 0; k < 8; ++k) b[15 - k] = static_cast<std::uint8_t>(iid >> (8 * k));
   return Gid(b);
@@ -56,7 +62,8 @@ rc::Gen<GidTable> gen_thunderbolt_table() {
     if (where > 0) {
       for (int i = 1; i < where; ++i)
         if (!holes_not_empty) entries.push_back(GidEntry::empty(static_cast<std::uint32_t>(i)));
-      entries.push_back(GidEntry::valid(static_cast<std::uint32_t>(where), Gid::ipv4_mapped(*gen_private_v4())));
+      entries.push_back(
+          GidEntry::valid(static_cast<std::uint32_t>(where), Gid::ipv4_mapped(*gen_private_v4())));
     }
     return make(port(device, LinkLayer::thunderbolt(), 16), std::move(entries));
   });
@@ -84,7 +91,8 @@ rc::Gen<GidTable> gen_mlx5_table() {
       if (!first_v4) first_v4 = v4;
       pair(v4, dev);
     }
-    for (int k = 0; k < n_v6; ++k) pair(ula(static_cast<std::uint16_t>(k + 1), *rc::gen::inRange<std::uint64_t>(1, 1u << 20)), dev);
+    for (int k = 0; k < n_v6; ++k)
+      pair(ula(static_cast<std::uint16_t>(k + 1), *rc::gen::inRange<std::uint64_t>(1, 1u << 20)), dev);
     if (bond_vxlan && first_v4) pair(*first_v4, "vxlan100");  // the same IP on a second netdev
     for (std::uint32_t k = 0; k < base; ++k) entries.push_back(GidEntry::empty(k));
     const auto mtu = *element<Mtu>({Mtu::mtu_1024, Mtu::mtu_4096});
@@ -100,15 +108,18 @@ rc::Gen<GidTable> gen_other_table() {
     if (kind == 0) {  // rxe: link-local v1/v2 then IPv4 v1/v2, on eth0
       Gid ll = *gen_link_local_gid();
       Gid v4 = Gid::ipv4_mapped(*gen_private_v4());
-      entries = {GidEntry::valid(0, ll, GidType::roce_v1, "eth0", 2), GidEntry::valid(1, ll, GidType::roce_v2, "eth0", 2),
-                 GidEntry::valid(2, v4, GidType::roce_v1, "eth0", 2), GidEntry::valid(3, v4, GidType::roce_v2, "eth0", 2)};
+      entries = {GidEntry::valid(0, ll, GidType::roce_v1, "eth0", 2),
+                 GidEntry::valid(1, ll, GidType::roce_v2, "eth0", 2),
+                 GidEntry::valid(2, v4, GidType::roce_v1, "eth0", 2),
+                 GidEntry::valid(3, v4, GidType::roce_v2, "eth0", 2)};
       return make(port("rxe0", LinkLayer::ethernet(), 128), std::move(entries));
     }
     if (kind == 1) {  // IPv6-only RoCE v2 (AMD ionic, Broadcom Thor-2; Mooncake 1617)
       const std::string dev = *element<std::string>({"enp105s0", "enp121s0"});
       entries.push_back(GidEntry::valid(0, *gen_link_local_gid(), GidType::roce_v2, dev, 7));
       if (*weighted_element<bool>({{4, true}, {1, false}}))
-        entries.push_back(GidEntry::valid(1, ula(0x010d, *rc::gen::inRange<std::uint64_t>(1, 1u << 20)), GidType::roce_v2, dev, 7));
+        entries.push_back(GidEntry::valid(1, ula(0x010d, *rc::gen::inRange<std::uint64_t>(1, 1u << 20)),
+                                          GidType::roce_v2, dev, 7));
       return make(port("rocep105s0", LinkLayer::ethernet(), std::nullopt), std::move(entries));
     }
     // InfiniBand: the GUID-based fe80 GID at 0 is routable within the subnet.
@@ -131,13 +142,18 @@ rc::Gen<GidTable> gen_wide_table() {
     std::vector<GidEntry> entries;
     for (auto idx : indices) {
       const auto what = *weighted_element<int>({{6, 0}, {2, 1}, {1, 2}, {1, 3}});
-      if (what == 0) entries.push_back(GidEntry::valid(idx, *gen_gid(), *rc::gen::arbitrary<GidType>(), "eth0", 2));
-      else if (what == 1) entries.push_back(GidEntry::empty(idx));
-      else if (what == 2) entries.push_back(GidEntry::unreadable(idx, std::error_code(22, std::generic_category())));
-      else entries.push_back(GidEntry::valid(idx, Gid{}, GidType::roce_v2, "eth0", 2));  // zero GID reported valid
+      if (what == 0)
+        entries.push_back(GidEntry::valid(idx, *gen_gid(), *rc::gen::arbitrary<GidType>(), "eth0", 2));
+      else if (what == 1)
+        entries.push_back(GidEntry::empty(idx));
+      else if (what == 2)
+        entries.push_back(GidEntry::unreadable(idx, std::error_code(22, std::generic_category())));
+      else
+        entries.push_back(
+            GidEntry::valid(idx, Gid{}, GidType::roce_v2, "eth0", 2));  // zero GID reported valid
     }
-    const auto link = *element<LinkLayer>({LinkLayer::ethernet(), LinkLayer::thunderbolt(), LinkLayer::infiniband(),
-                                           LinkLayer::from_raw(9)});
+    const auto link = *element<LinkLayer>(
+        {LinkLayer::ethernet(), LinkLayer::thunderbolt(), LinkLayer::infiniband(), LinkLayer::from_raw(9)});
     return make(port("wide0", link, len), std::move(entries));
   });
 }
@@ -147,15 +163,16 @@ rc::Gen<GidTable> gen_sparse_table() {
   // element, so dropping a slot while shrinking neither moves the others nor redraws them.
   using Slot = std::tuple<std::uint32_t, int, GidType, std::uint32_t, std::uint64_t>;
   const auto slot = rc::gen::tuple(
-      weighted_one_of<std::uint32_t>({{4, rc::gen::inRange<std::uint32_t>(0, 8)},
-                                      {1, rc::gen::inRange<std::uint32_t>(0, 1024)}}),
+      weighted_one_of<std::uint32_t>(
+          {{4, rc::gen::inRange<std::uint32_t>(0, 8)}, {1, rc::gen::inRange<std::uint32_t>(0, 1024)}}),
       weighted_element<int>({{4, 0}, {2, 1}, {1, 2}, {1, 3}, {2, 4}, {1, 5}, {1, 6}}),
-      weighted_element<GidType>({{3, GidType::roce_v2}, {2, GidType::roce_v1}, {1, GidType::ib}, {1, GidType::unknown}}),
+      weighted_element<GidType>(
+          {{3, GidType::roce_v2}, {2, GidType::roce_v1}, {1, GidType::ib}, {1, GidType::unknown}}),
       gen_private_v4(), rc::gen::inRange<std::uint64_t>(1, std::numeric_limits<std::uint64_t>::max()));
   return rc::gen::exec([slot] {
     // Port-wide choices first, so that they stay put while the slots shrink.
-    const auto link = *element<LinkLayer>({LinkLayer::ethernet(), LinkLayer::thunderbolt(), LinkLayer::infiniband(),
-                                           LinkLayer::from_raw(9)});
+    const auto link = *element<LinkLayer>(
+        {LinkLayer::ethernet(), LinkLayer::thunderbolt(), LinkLayer::infiniband(), LinkLayer::from_raw(9)});
     const bool len_known = *weighted_element<bool>({{4, true}, {1, false}});
     const auto requested_len = *weighted_one_of<std::uint32_t>(
         {{4, rc::gen::inRange<std::uint32_t>(1, 9)}, {1, rc::gen::inRange<std::uint32_t>(1, 1025)}});
@@ -169,20 +186,31 @@ rc::Gen<GidTable> gen_sparse_table() {
       if (!used.insert(index).second) continue;  // a later slot at a taken index is dropped
       next = std::max(next, index + 1);
       switch (kind) {
-        case 0: entries.push_back(GidEntry::valid(index, Gid::ipv4_mapped(v4), type, "eth0", 2)); break;
+        case 0:
+          entries.push_back(GidEntry::valid(index, Gid::ipv4_mapped(v4), type, "eth0", 2));
+          break;
         case 1: {
           Gid::Bytes b{0xfe, 0x80};
           for (std::size_t k = 0; k < 8; ++k) b[15 - k] = static_cast<std::uint8_t>(iid >> (8 * k));
           entries.push_back(GidEntry::valid(index, Gid(b), type, "eth0", 2));
           break;
         }
-        case 2: entries.push_back(GidEntry::valid(index, ula(1, iid), type, "eth0", 2)); break;
-        case 3: entries.push_back(GidEntry::valid(index, Gid{}, type, "eth0", 2)); break;  // zero, reported valid
-        case 4: entries.push_back(GidEntry::empty(index)); break;
-        case 5: entries.push_back(GidEntry::unreadable(index, std::error_code(22, std::generic_category()))); break;
+        case 2:
+          entries.push_back(GidEntry::valid(index, ula(1, iid), type, "eth0", 2));
+          break;
+        case 3:
+          entries.push_back(GidEntry::valid(index, Gid{}, type, "eth0", 2));
+          break;  // zero, reported valid
+        case 4:
+          entries.push_back(GidEntry::empty(index));
+          break;
+        case 5:
+          entries.push_back(GidEntry::unreadable(index, std::error_code(22, std::generic_category())));
+          break;
         default: {  // 16 arbitrary-looking bytes
           Gid::Bytes b{};
-          for (std::size_t k = 0; k < 16; ++k) b[k] = static_cast<std::uint8_t>((iid >> (8 * (k % 8))) ^ (v4 >> (k % 4)));
+          for (std::size_t k = 0; k < 16; ++k)
+            b[k] = static_cast<std::uint8_t>((iid >> (8 * (k % 8))) ^ (v4 >> (k % 4)));
           entries.push_back(GidEntry::valid(index, Gid(b), type, "bond0", 4));
           break;
         }
@@ -206,7 +234,8 @@ rc::Gen<GidTable> gen_realistic_table() {
 }
 
 rc::Gen<GidTable> gen_family_table() {
-  return weighted_one_of<GidTable>({{3, gen_thunderbolt_table()}, {3, gen_mlx5_table()}, {2, gen_other_table()}});
+  return weighted_one_of<GidTable>(
+      {{3, gen_thunderbolt_table()}, {3, gen_mlx5_table()}, {2, gen_other_table()}});
 }
 
 }  // namespace gidpolicy::test

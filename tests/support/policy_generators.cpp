@@ -29,49 +29,54 @@ rc::Gen<bool> rarely() { return weighted_element<bool>({{4, false}, {1, true}});
 template <class T>
 rc::Gen<std::optional<T>> sometimes(rc::Gen<T> g) {
   return weighted_one_of<std::optional<T>>(
-      {{3, rc::gen::just(std::optional<T>())}, {2, rc::gen::map(std::move(g), [](T v) { return std::optional<T>(v); })}});
+      {{3, rc::gen::just(std::optional<T>())},
+       {2, rc::gen::map(std::move(g), [](T v) { return std::optional<T>(v); })}});
 }
 
 }  // namespace
 
 rc::Gen<Gid> gen_address() {
   return weighted_one_of<Gid>({
-      {5, rc::gen::map(rc::gen::inRange<std::uint32_t>(0x0a000001u, 0x0a000010u), [](std::uint32_t v) { return Gid::ipv4_mapped(v); })},
+      {5, rc::gen::map(rc::gen::inRange<std::uint32_t>(0x0a000001u, 0x0a000010u),
+                       [](std::uint32_t v) { return Gid::ipv4_mapped(v); })},
       {2, gen_ipv4_mapped_gid()},
-      {2, rc::gen::map(rc::gen::inRange<std::uint64_t>(1, 1u << 16), [](std::uint64_t iid) { return with_prefix(0xfd, 0x93, iid); })},
-      {1, rc::gen::map(rc::gen::inRange<std::uint64_t>(1, 1u << 16), [](std::uint64_t iid) { return with_prefix(0x20, 0x01, iid); })},
+      {2, rc::gen::map(rc::gen::inRange<std::uint64_t>(1, 1u << 16),
+                       [](std::uint64_t iid) { return with_prefix(0xfd, 0x93, iid); })},
+      {1, rc::gen::map(rc::gen::inRange<std::uint64_t>(1, 1u << 16),
+                       [](std::uint64_t iid) { return with_prefix(0x20, 0x01, iid); })},
       {1, gen_link_local_gid()},
   });
 }
 
 rc::Gen<Cidr> gen_cidr() {
-  return weighted_one_of<Cidr>({
-      // IPv4 prefixes: what subnet=10.0.0.0/8 means, over the IPv4-mapped form.
-      {1, rc::gen::map(rc::gen::pair(gen_address(), rc::gen::inRange(0u, 33u)),
-                   [](const std::pair<Gid, unsigned>& p) {
-                     const Gid net = p.first.is_ipv4_mapped() ? p.first : Gid::ipv4_mapped(0x0a000000u);
-                     return Cidr{net, 96u + p.second};
-                   })},
-      {1, rc::gen::map(rc::gen::pair(gen_address(), rc::gen::inRange(0u, 129u)),
-                       [](const std::pair<Gid, unsigned>& p) { return Cidr{p.first, p.second}; })}});
+  return weighted_one_of<Cidr>({// IPv4 prefixes: what subnet=10.0.0.0/8 means, over the IPv4-mapped form.
+                                {1, rc::gen::map(rc::gen::pair(gen_address(), rc::gen::inRange(0u, 33u)),
+                                                 [](const std::pair<Gid, unsigned>& p) {
+                                                   const Gid net = p.first.is_ipv4_mapped()
+                                                                       ? p.first
+                                                                       : Gid::ipv4_mapped(0x0a000000u);
+                                                   return Cidr{net, 96u + p.second};
+                                                 })},
+                                {1, rc::gen::map(rc::gen::pair(gen_address(), rc::gen::inRange(0u, 129u)),
+                                                 [](const std::pair<Gid, unsigned>& p) {
+                                                   return Cidr{p.first, p.second};
+                                                 })}});
 }
 
 rc::Gen<std::string> gen_netdev_name() {
   return weighted_one_of<std::string>({
-      {4, element<std::string>({"eth0", "bond0", "net1", "vxlan100", "ens1f0", "enp105s0", "eth0.100",
-                                 "macvlan0", "en2"})},
+      {4, element<std::string>(
+              {"eth0", "bond0", "net1", "vxlan100", "ens1f0", "enp105s0", "eth0.100", "macvlan0", "en2"})},
       {1, gen_sized<std::string>(
-              1, 15,
-              rc::gen::element('a', 'b', 'e', 'n', 'x', 'z', '0', '1', '9', '.', '_', '-'))},
+              1, 15, rc::gen::element('a', 'b', 'e', 'n', 'x', 'z', '0', '1', '9', '.', '_', '-'))},
   });
 }
 
 rc::Gen<std::string> gen_device_name() {
   return weighted_one_of<std::string>({
-      {4, element<std::string>({"mlx5_0", "mlx5_1", "rdma_en1", "rdma_en2", "rxe0", "rocep105s0",
-                                 "mlx5_ib0", "wide0"})},
-      {1, gen_sized<std::string>(1, 11,
-                                  rc::gen::element('m', 'l', 'x', '5', '_', '0', '.', '-', 'Z'))},
+      {4, element<std::string>(
+              {"mlx5_0", "mlx5_1", "rdma_en1", "rdma_en2", "rxe0", "rocep105s0", "mlx5_ib0", "wide0"})},
+      {1, gen_sized<std::string>(1, 11, rc::gen::element('m', 'l', 'x', '5', '_', '0', '.', '-', 'Z'))},
   });
 }
 
@@ -138,7 +143,8 @@ rc::Gen<AnyPolicy> gen_leaf_policy() {
   // Shrinks toward plain "auto".
   return weighted_one_of<AnyPolicy>({
       {1, rc::gen::just(AnyPolicy(Ranked{}))},
-      {2, rc::gen::map(gen_ranked_options(), [](RankedOptions o) { return AnyPolicy(Ranked{std::move(o)}); })},
+      {2,
+       rc::gen::map(gen_ranked_options(), [](RankedOptions o) { return AnyPolicy(Ranked{std::move(o)}); })},
       {1, rc::gen::just(AnyPolicy(JacclFirstMapped{}))},
       {1, rc::gen::just(AnyPolicy(JacclLegacyIndex1{}))},
       {1, rc::gen::just(AnyPolicy(Ds4Scan{}))},
@@ -150,9 +156,8 @@ rc::Gen<AnyPolicy> gen_leaf_policy() {
 
 rc::Gen<AnyPolicy> gen_policy(int depth) {
   if (depth <= 0) return gen_leaf_policy();
-  auto first = rc::gen::map(
-      gen_sized<std::vector<AnyPolicy>>(1, 3, gen_policy(depth - 1)),
-      [](std::vector<AnyPolicy> alts) { return AnyPolicy(FirstOf{std::move(alts)}); });
+  auto first = rc::gen::map(gen_sized<std::vector<AnyPolicy>>(1, 3, gen_policy(depth - 1)),
+                            [](std::vector<AnyPolicy> alts) { return AnyPolicy(FirstOf{std::move(alts)}); });
   auto per_device = rc::gen::exec([depth] {
     PerDevice d;
     const auto n = *rc::gen::inRange<std::size_t>(0, 3);
@@ -160,7 +165,8 @@ rc::Gen<AnyPolicy> gen_policy(int depth) {
     if (d.by_device.empty() || *rc::gen::arbitrary<bool>()) d.fallback = *gen_policy(depth - 1);
     return AnyPolicy(std::move(d));
   });
-  return weighted_one_of<AnyPolicy>({{6, gen_leaf_policy()}, {1, std::move(first)}, {1, std::move(per_device)}});
+  return weighted_one_of<AnyPolicy>(
+      {{6, gen_leaf_policy()}, {1, std::move(first)}, {1, std::move(per_device)}});
 }
 
 rc::Gen<Profile> gen_profile() {
@@ -175,7 +181,9 @@ rc::Gen<Profile> gen_profile() {
 }
 
 rc::Gen<Profile> gen_consistent_profile() {
-  return rc::gen::map(gen_policy(2), [](AnyPolicy p) { return Profile{std::move(p), SourceIndex::selected()}; });
+  return rc::gen::map(gen_policy(2), [](AnyPolicy p) {
+    return Profile{std::move(p), SourceIndex::selected()};
+  });
 }
 
 }  // namespace gidpolicy::test

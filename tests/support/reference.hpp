@@ -60,16 +60,24 @@ inline const GidEntry* at(const GidTable& t, std::uint32_t index) {
   return nullptr;
 }
 /// A slot holding a real GID: state valid and not all zeros.
-inline bool holds_gid(const GidEntry* e) { return e != nullptr && e->state == EntryState::valid && !zero(raw(e->gid)); }
+inline bool holds_gid(const GidEntry* e) {
+  return e != nullptr && e->state == EntryState::valid && !zero(raw(e->gid));
+}
 /// Link-local GIDs are routed only on InfiniBand (anything else, unknown included, is not).
-inline bool routed_by_gid(const GidTable& t) { return t.port().link_layer.kind() != LinkLayer::Kind::infiniband; }
+inline bool routed_by_gid(const GidTable& t) {
+  return t.port().link_layer.kind() != LinkLayer::Kind::infiniband;
+}
 
 inline bool type_ok(TypeFilter f, GidType t) {
   switch (f) {
-    case TypeFilter::any: return true;
-    case TypeFilter::ib: return t == GidType::ib;
-    case TypeFilter::roce_v1: return t == GidType::roce_v1;
-    case TypeFilter::roce_v2: return t == GidType::roce_v2;
+    case TypeFilter::any:
+      return true;
+    case TypeFilter::ib:
+      return t == GidType::ib;
+    case TypeFilter::roce_v1:
+      return t == GidType::roce_v1;
+    case TypeFilter::roce_v2:
+      return t == GidType::roce_v2;
   }
   return false;
 }
@@ -84,7 +92,8 @@ inline const GidEntry* first_mapped(const GidTable& t) {
   const GidEntry* best = nullptr;
   const std::uint32_t len = length(t);
   for (const GidEntry& e : t.entries())
-    if (e.index < len && e.state == EntryState::valid && mapped(raw(e.gid)) && (!best || e.index < best->index))
+    if (e.index < len && e.state == EntryState::valid && mapped(raw(e.gid)) &&
+        (!best || e.index < best->index))
       best = &e;
   return best;
 }
@@ -127,8 +136,8 @@ using RankKey = std::tuple<bool, bool, bool, int, bool, std::uint32_t>;
 inline RankKey ranked_key(const GidTable& t, const GidEntry& e, const RankedOptions& o) {
   static constexpr GidType kTypeOrder[] = {GidType::roce_v2, GidType::roce_v1, GidType::ib, GidType::unknown};
   const Raw b = raw(e.gid);
-  const auto type_pos =
-      static_cast<int>(std::find(std::begin(kTypeOrder), std::end(kTypeOrder), e.type) - std::begin(kTypeOrder));
+  const auto type_pos = static_cast<int>(std::find(std::begin(kTypeOrder), std::end(kTypeOrder), e.type) -
+                                         std::begin(kTypeOrder));
   return {t.port().link_layer == LinkLayer::thunderbolt() && e.index == 0,
           link_local(b) && routed_by_gid(t),
           o.local.has_value() && raw(*o.local) != b,

@@ -20,8 +20,7 @@ rc::Gen<PeerInfo> gen_peer_info() {
         {{3, rc::gen::just<std::uint16_t>(0)}, {1, rc::gen::inRange<std::uint16_t>(1, 0xc000)}});
     if (*rc::gen::arbitrary<bool>())
       p.mtu = *element<Mtu>({Mtu::mtu_4096, Mtu::mtu_256, Mtu::mtu_512, Mtu::mtu_1024, Mtu::mtu_2048});
-    if (*weighted_element<bool>({{3, false}, {1, true}}))
-      p.gid_type = *rc::gen::arbitrary<GidType>();
+    if (*weighted_element<bool>({{3, false}, {1, true}})) p.gid_type = *rc::gen::arbitrary<GidType>();
     return p;
   });
 }

@@ -25,7 +25,8 @@ rc::Gen<T> weighted_element(std::vector<std::pair<std::size_t, T>> choices) {
     while (index + 1 < choices.size() && pick >= choices[index].first) pick -= choices[index++].first;
     const auto values = choices;
     return rc::shrinkable::map(
-        rc::shrinkable::shrinkRecur(index, [](std::size_t x) { return rc::shrink::towards<std::size_t>(x, 0); }),
+        rc::shrinkable::shrinkRecur(index,
+                                    [](std::size_t x) { return rc::shrink::towards<std::size_t>(x, 0); }),
         [values](std::size_t k) { return values[k].second; });
   });
 }

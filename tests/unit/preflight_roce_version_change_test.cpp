@@ -42,9 +42,12 @@ GidTable mlx5_port() {
 
 /// The flap: another address takes slot 2, ours comes back as v1 at 3 and v2 at 4.
 void flap(FakeVerbs& f) {
-  ASSERT_TRUE(f.apply(TableMutation::set("mlx5_0", 1, GidEntry::valid(2, g("::ffff:10.0.0.7"), GidType::roce_v1, "eth0", 4))));
-  ASSERT_TRUE(f.apply(TableMutation::set("mlx5_0", 1, GidEntry::valid(3, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4))));
-  ASSERT_TRUE(f.apply(TableMutation::set("mlx5_0", 1, GidEntry::valid(4, g("::ffff:10.0.0.1"), GidType::roce_v2, "eth0", 4))));
+  ASSERT_TRUE(f.apply(TableMutation::set(
+      "mlx5_0", 1, GidEntry::valid(2, g("::ffff:10.0.0.7"), GidType::roce_v1, "eth0", 4))));
+  ASSERT_TRUE(f.apply(TableMutation::set(
+      "mlx5_0", 1, GidEntry::valid(3, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4))));
+  ASSERT_TRUE(f.apply(TableMutation::set(
+      "mlx5_0", 1, GidEntry::valid(4, g("::ffff:10.0.0.1"), GidType::roce_v2, "eth0", 4))));
 }
 
 TEST(PreflightRoceVersionChangedAtTheSameIndex, IsCaughtBeforeModifyQp) {
@@ -82,7 +85,8 @@ TEST(PreflightRoceVersionChangedAtTheSameIndex, AnUnchangedSlotStillPasses) {
   FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_port()));
   const DeviceHandle dev = fake.open_device("mlx5_0").value();
-  ASSERT_TRUE(fake.apply(TableMutation::set("mlx5_0", 1, GidEntry::valid(5, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4))));
+  ASSERT_TRUE(fake.apply(TableMutation::set(
+      "mlx5_0", 1, GidEntry::valid(5, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4))));
   EXPECT_TRUE(preflight(fake, dev, 1, 3, g("::ffff:10.0.0.1"), GidType::roce_v2));
   // Without a type (a caller that only kept the GID, or a table read through ibv_query_gid, which
   // reports none) there is nothing to compare but the bytes.
