@@ -6,6 +6,8 @@
 #include <gidpolicy/policies/jaccl_first_mapped.hpp>
 #include <gidpolicy/policies/ranked.hpp>
 
+#include "worst_case_table.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -13,26 +15,7 @@
 namespace {
 using namespace gidpolicy;
 
-GidTable worst_case_table(std::uint32_t n) {
-  PortInfo p;
-  p.device = "mlx5_0";
-  p.link_layer = LinkLayer::ethernet();
-  p.gid_tbl_len = n;
-  std::vector<GidEntry> entries;
-  const std::uint32_t at = n >= 2 ? std::min<std::uint32_t>(n - 2, 252) : 0;
-  for (std::uint32_t i = 0; i + 1 < n; i += 2) {
-    if (i == at) continue;
-    Gid::Bytes b{0xfe, 0x80};
-    b[14] = static_cast<std::uint8_t>(i >> 8);
-    b[15] = static_cast<std::uint8_t>(i | 1);
-    entries.push_back(GidEntry::valid(i, Gid(b), GidType::roce_v1, "bond0", 5));
-    entries.push_back(GidEntry::valid(i + 1, Gid(b), GidType::roce_v2, "bond0", 5));
-  }
-  const Gid v4 = Gid::ipv4_mapped(0xc800d106u);
-  entries.push_back(GidEntry::valid(at, v4, GidType::roce_v1, "bond0", 5));
-  if (n >= 2) entries.push_back(GidEntry::valid(at + 1, v4, GidType::roce_v2, "bond0", 5));
-  return GidTable::make(p, std::move(entries)).value();
-}
+using bench::worst_case_table;
 
 volatile std::uint32_t g_sink;
 
