@@ -38,6 +38,7 @@ constexpr MaskName kMaskNames[] = {
     {IBV_QP_PATH_MIG_STATE, "PATH_MIG_STATE"},
     {IBV_QP_CAP, "CAP"},
     {IBV_QP_DEST_QPN, "DEST_QPN"},
+    {IBV_QP_RATE_LIMIT, "RATE_LIMIT"},
 };
 
 /// The setter that provides each required bit, for the error message.

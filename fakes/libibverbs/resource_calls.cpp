@@ -12,6 +12,7 @@
 //    address the data path can send to.
 #include "fakelib.hpp"
 
+#include <gidpolicy/rtr.hpp>
 #include <gidpolicy/verbs/verbs_api.hpp>
 
 #include <arpa/inet.h>
@@ -52,37 +53,6 @@ const char* state_name(ibv_qp_state s) {
   }
 }
 
-std::string mask_names(int mask) {
-  static constexpr std::pair<int, const char*> kBits[] = {{IBV_QP_STATE, "STATE"},
-                                                          {IBV_QP_CUR_STATE, "CUR_STATE"},
-                                                          {IBV_QP_EN_SQD_ASYNC_NOTIFY, "EN_SQD_ASYNC_NOTIFY"},
-                                                          {IBV_QP_ACCESS_FLAGS, "ACCESS_FLAGS"},
-                                                          {IBV_QP_PKEY_INDEX, "PKEY_INDEX"},
-                                                          {IBV_QP_PORT, "PORT"},
-                                                          {IBV_QP_QKEY, "QKEY"},
-                                                          {IBV_QP_AV, "AV"},
-                                                          {IBV_QP_PATH_MTU, "PATH_MTU"},
-                                                          {IBV_QP_TIMEOUT, "TIMEOUT"},
-                                                          {IBV_QP_RETRY_CNT, "RETRY_CNT"},
-                                                          {IBV_QP_RNR_RETRY, "RNR_RETRY"},
-                                                          {IBV_QP_RQ_PSN, "RQ_PSN"},
-                                                          {IBV_QP_MAX_QP_RD_ATOMIC, "MAX_QP_RD_ATOMIC"},
-                                                          {IBV_QP_ALT_PATH, "ALT_PATH"},
-                                                          {IBV_QP_MIN_RNR_TIMER, "MIN_RNR_TIMER"},
-                                                          {IBV_QP_SQ_PSN, "SQ_PSN"},
-                                                          {IBV_QP_MAX_DEST_RD_ATOMIC, "MAX_DEST_RD_ATOMIC"},
-                                                          {IBV_QP_PATH_MIG_STATE, "PATH_MIG_STATE"},
-                                                          {IBV_QP_CAP, "CAP"},
-                                                          {IBV_QP_DEST_QPN, "DEST_QPN"},
-                                                          {IBV_QP_RATE_LIMIT, "RATE_LIMIT"}};
-  std::string s;
-  for (const auto& [bit, name] : kBits)
-    if (mask & bit) {
-      if (!s.empty()) s += '|';
-      s += name;
-    }
-  return s;
-}
 
 void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
                  const std::string& reason) {
@@ -591,7 +561,7 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     r["qp_type"] = to_string(q->kind);
     r["transition"] = std::string(state_name(from)) + "->" + state_name(to);
     r["mask"] = attr_mask;
-    r["mask_bits"] = mask_names(attr_mask);
+    r["mask_bits"] = rtr_mask_to_string(attr_mask);
     if (attr_mask & IBV_QP_AV) {
       r["is_global"] = attr->ah_attr.is_global;
       if (attr->ah_attr.is_global) {

@@ -363,19 +363,6 @@ const char* state_name(PortState s) {
   return "invalid state";
 }
 
-const char* link_layer_name(LinkLayer ll) {
-  switch (ll.kind()) {
-    case LinkLayer::Kind::infiniband:
-      return "InfiniBand";
-    case LinkLayer::Kind::ethernet:
-      return "Ethernet";
-    case LinkLayer::Kind::thunderbolt:
-      return "Thunderbolt";
-    case LinkLayer::Kind::unknown:
-      break;
-  }
-  return "Unknown";
-}
 
 // printf into `out` at any length. (A fixed 256-byte buffer silently cut a long device name
 // and the newline after it, so the written text no longer read back: found by fuzz_devinfo.)
@@ -427,7 +414,7 @@ std::string write_devinfo(const std::vector<GidTable>& tables) {
       appendf(out, "\t\t\tsm_lid:\t\t\t%d\n", 0);
       appendf(out, "\t\t\tport_lid:\t\t%u\n", unsigned{p.lid});
       appendf(out, "\t\t\tport_lmc:\t\t0x%02x\n", 0u);
-      appendf(out, "\t\t\tlink_layer:\t\t%s\n", link_layer_name(p.link_layer));
+      appendf(out, "\t\t\tlink_layer:\t\t%s\n", detail::link_layer_name(p.link_layer));
       if (p.gid_tbl_len) appendf(out, "\t\t\tgid_tbl_len:\t\t%u\n", *p.gid_tbl_len);
       const bool ethernet = p.link_layer.kind() == LinkLayer::Kind::ethernet;
       for (const auto& e : t) {

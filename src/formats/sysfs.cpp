@@ -190,19 +190,6 @@ std::string kernel_state_name(PortState s) {
   return "NOP";
 }
 
-std::string sysfs_link_layer(LinkLayer ll) {
-  switch (ll.kind()) {
-    case LinkLayer::Kind::infiniband:
-      return "InfiniBand";
-    case LinkLayer::Kind::ethernet:
-      return "Ethernet";
-    case LinkLayer::Kind::thunderbolt:
-      return "Thunderbolt";
-    case LinkLayer::Kind::unknown:
-      break;
-  }
-  return "Unknown";
-}
 
 result<void> write_file(const fs::path& p, const std::string& content) {
   std::ofstream f(p, std::ios::binary | std::ios::trunc);
@@ -309,7 +296,7 @@ result<void> write_sysfs(const std::vector<GidTable>& tables, const fs::path& ro
     GIDPOLICY_TRYV(make_dirs(dir / "gids"));
     GIDPOLICY_TRYV(write_file(dir / "state", std::to_string(static_cast<unsigned>(p.state)) + ": " +
                                                  kernel_state_name(p.state) + "\n"));
-    GIDPOLICY_TRYV(write_file(dir / "link_layer", sysfs_link_layer(p.link_layer) + "\n"));
+    GIDPOLICY_TRYV(write_file(dir / "link_layer", std::string(detail::link_layer_name(p.link_layer)) + "\n"));
     char lid[16];
     std::snprintf(lid, sizeof lid, "0x%x\n", unsigned{p.lid});
     GIDPOLICY_TRYV(write_file(dir / "lid", lid));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gidpolicy/error.hpp>
+#include <gidpolicy/gid_table.hpp>
 
 #include <charconv>
 #include <cstddef>
@@ -137,6 +138,18 @@ inline std::string_view before_parenthesis(std::string_view s) noexcept {
   std::size_t open = s.rfind('(');
   if (open == std::string_view::npos || !s.ends_with(')')) return s;
   return trim(s.substr(0, open));
+}
+
+/// A link layer as ibv_devinfo and sysfs spell it ("InfiniBand", "Ethernet", "Thunderbolt",
+/// "Unknown"): shared by the devinfo and sysfs writers.
+inline const char* link_layer_name(LinkLayer ll) noexcept {
+  switch (ll.kind()) {
+    case LinkLayer::Kind::infiniband: return "InfiniBand";
+    case LinkLayer::Kind::ethernet: return "Ethernet";
+    case LinkLayer::Kind::thunderbolt: return "Thunderbolt";
+    case LinkLayer::Kind::unknown: break;
+  }
+  return "Unknown";
 }
 
 }  // namespace gidpolicy::formats::detail
