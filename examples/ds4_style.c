@@ -34,34 +34,34 @@
 
 /* ds4's verbs API struct: what it dlsym()s. */
 struct ds4_tp_verbs_api {
-  void *handle;
-  struct ibv_device **(*get_device_list)(int *num_devices);
-  void (*free_device_list)(struct ibv_device **list);
-  const char *(*get_device_name)(struct ibv_device *device);
-  struct ibv_context *(*open_device)(struct ibv_device *device);
-  int (*close_device)(struct ibv_context *context);
+  void* handle;
+  struct ibv_device** (*get_device_list)(int* num_devices);
+  void (*free_device_list)(struct ibv_device** list);
+  const char* (*get_device_name)(struct ibv_device* device);
+  struct ibv_context* (*open_device)(struct ibv_device* device);
+  int (*close_device)(struct ibv_context* context);
   /* The exported ibv_query_port (ibv_query_port in verbs.h is a macro over an inline). */
-  int (*query_port)(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr);
-  int (*query_gid)(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid);
+  int (*query_port)(struct ibv_context* context, uint8_t port_num, struct ibv_port_attr* attr);
+  int (*query_gid)(struct ibv_context* context, uint8_t port_num, int index, union ibv_gid* gid);
   /* The exported _ibv_query_gid_ex (rdma-core >= v32; NULL on older libraries). */
-  int (*query_gid_ex)(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
-                      struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size);
-  struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-  int (*dealloc_pd)(struct ibv_pd *pd);
-  struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe, void *cq_context,
-                              struct ibv_comp_channel *channel, int comp_vector);
-  int (*destroy_cq)(struct ibv_cq *cq);
-  struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-  int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
-  int (*destroy_qp)(struct ibv_qp *qp);
+  int (*query_gid_ex)(struct ibv_context* context, uint32_t port_num, uint32_t gid_index,
+                      struct ibv_gid_entry* entry, uint32_t flags, size_t entry_size);
+  struct ibv_pd* (*alloc_pd)(struct ibv_context* context);
+  int (*dealloc_pd)(struct ibv_pd* pd);
+  struct ibv_cq* (*create_cq)(struct ibv_context* context, int cqe, void* cq_context,
+                              struct ibv_comp_channel* channel, int comp_vector);
+  int (*destroy_cq)(struct ibv_cq* cq);
+  struct ibv_qp* (*create_qp)(struct ibv_pd* pd, struct ibv_qp_init_attr* attr);
+  int (*modify_qp)(struct ibv_qp* qp, struct ibv_qp_attr* attr, int mask);
+  int (*destroy_qp)(struct ibv_qp* qp);
 };
 
 struct ds4_tp_rdma_opts {
-  const char *device;   /* NULL: the first device */
-  int gid_index;        /* --rdma-gid-index; -1: not given */
-  const char *local_addr; /* the control socket's local address (Linux path); NULL: unknown */
-  const char *policy;   /* a full gidpolicy spec; overrides the two above */
-  const char *verbs_lib;
+  const char* device;     /* NULL: the first device */
+  int gid_index;          /* --rdma-gid-index; -1: not given */
+  const char* local_addr; /* the control socket's local address (Linux path); NULL: unknown */
+  const char* policy;     /* a full gidpolicy spec; overrides the two above */
+  const char* verbs_lib;
   uint8_t peer_gid[16];
   uint32_t peer_qpn;
   uint32_t peer_psn;
@@ -71,18 +71,19 @@ struct ds4_tp_rdma_opts {
 
 struct ds4_tp_rdma {
   struct ds4_tp_verbs_api api;
-  struct ibv_context *ctx;
-  struct ibv_pd *pd;
-  struct ibv_cq *cq;
-  struct ibv_qp *qp;
-  gidpolicy_policy *policy;
-  gidpolicy_table *table;
-  gidpolicy_selection *sel;
+  struct ibv_context* ctx;
+  struct ibv_pd* pd;
+  struct ibv_cq* cq;
+  struct ibv_qp* qp;
+  gidpolicy_policy* policy;
+  gidpolicy_table* table;
+  gidpolicy_selection* sel;
 };
 
 /* dlsym() into a function pointer without the ISO C object-to-function pointer cast. */
-static int load_sym(void *handle, const char *name, void *slot, size_t size, int required, char *err, size_t errlen) {
-  void *sym = dlsym(handle, name);
+static int load_sym(void* handle, const char* name, void* slot, size_t size, int required, char* err,
+                    size_t errlen) {
+  void* sym = dlsym(handle, name);
   if (!sym && required) {
     snprintf(err, errlen, "%s: %s", name, dlerror());
     return -1;
@@ -91,16 +92,17 @@ static int load_sym(void *handle, const char *name, void *slot, size_t size, int
   return 0;
 }
 #define LOAD(api, field, name, required) \
-  load_sym((api)->handle, name, &(api)->field, sizeof (api)->field, required, err, errlen)
+  load_sym((api)->handle, name, &(api)->field, sizeof(api)->field, required, err, errlen)
 
-static int ds4_tp_verbs_load(struct ds4_tp_verbs_api *api, const char *lib, char *err, size_t errlen) {
+static int ds4_tp_verbs_load(struct ds4_tp_verbs_api* api, const char* lib, char* err, size_t errlen) {
   memset(api, 0, sizeof *api);
   api->handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   if (!api->handle) {
     snprintf(err, errlen, "dlopen(%s): %s", lib, dlerror());
     return -1;
   }
-  if (LOAD(api, get_device_list, "ibv_get_device_list", 1) || LOAD(api, free_device_list, "ibv_free_device_list", 1) ||
+  if (LOAD(api, get_device_list, "ibv_get_device_list", 1) ||
+      LOAD(api, free_device_list, "ibv_free_device_list", 1) ||
       LOAD(api, get_device_name, "ibv_get_device_name", 1) || LOAD(api, open_device, "ibv_open_device", 1) ||
       LOAD(api, close_device, "ibv_close_device", 1) || LOAD(api, query_port, "ibv_query_port", 1) ||
       LOAD(api, query_gid, "ibv_query_gid", 1) || LOAD(api, query_gid_ex, "_ibv_query_gid_ex", 0) ||
@@ -113,7 +115,7 @@ static int ds4_tp_verbs_load(struct ds4_tp_verbs_api *api, const char *lib, char
 }
 
 /* gidpolicy: the pointers gidpolicy needs are a subset of ds4's struct. */
-static gidpolicy_verbs_fns gid_fns(const struct ds4_tp_verbs_api *api) {
+static gidpolicy_verbs_fns gid_fns(const struct ds4_tp_verbs_api* api) {
   gidpolicy_verbs_fns fns;
   memset(&fns, 0, sizeof fns);
   fns.query_port = api->query_port;
@@ -123,7 +125,7 @@ static gidpolicy_verbs_fns gid_fns(const struct ds4_tp_verbs_api *api) {
   return fns;
 }
 
-static void ds4_tp_rdma_close(struct ds4_tp_rdma *tp) {
+static void ds4_tp_rdma_close(struct ds4_tp_rdma* tp) {
   if (tp->qp) tp->api.destroy_qp(tp->qp);
   if (tp->cq) tp->api.destroy_cq(tp->cq);
   if (tp->pd) tp->api.dealloc_pd(tp->pd);
@@ -136,9 +138,9 @@ static void ds4_tp_rdma_close(struct ds4_tp_rdma *tp) {
   memset(tp, 0, sizeof *tp);
 }
 
-static int open_device(struct ds4_tp_rdma *tp, const char *name, char *err, size_t errlen) {
+static int open_device(struct ds4_tp_rdma* tp, const char* name, char* err, size_t errlen) {
   int n = 0, i;
-  struct ibv_device **list = tp->api.get_device_list(&n);
+  struct ibv_device** list = tp->api.get_device_list(&n);
   if (!list) {
     snprintf(err, errlen, "ibv_get_device_list: %s", strerror(errno));
     return -1;
@@ -146,7 +148,8 @@ static int open_device(struct ds4_tp_rdma *tp, const char *name, char *err, size
   for (i = 0; i < n && list[i]; i++) {
     if (name && strcmp(tp->api.get_device_name(list[i]), name) != 0) continue;
     tp->ctx = tp->api.open_device(list[i]);
-    if (!tp->ctx) snprintf(err, errlen, "ibv_open_device(%s): %s", tp->api.get_device_name(list[i]), strerror(errno));
+    if (!tp->ctx)
+      snprintf(err, errlen, "ibv_open_device(%s): %s", tp->api.get_device_name(list[i]), strerror(errno));
     break;
   }
   if (!tp->ctx && i == n) snprintf(err, errlen, "no RDMA device %s", name ? name : "at all");
@@ -154,7 +157,7 @@ static int open_device(struct ds4_tp_rdma *tp, const char *name, char *err, size
   return tp->ctx ? 0 : -1;
 }
 
-static int create_uc_qp(struct ds4_tp_rdma *tp, char *err, size_t errlen) {
+static int create_uc_qp(struct ds4_tp_rdma* tp, char* err, size_t errlen) {
   struct ibv_qp_init_attr init;
   struct ibv_qp_attr attr;
   int rc;
@@ -182,7 +185,8 @@ static int create_uc_qp(struct ds4_tp_rdma *tp, char *err, size_t errlen) {
   return 0;
 }
 
-static int ds4_tp_rdma_open(struct ds4_tp_rdma *tp, const struct ds4_tp_rdma_opts *o, char *err, size_t errlen) {
+static int ds4_tp_rdma_open(struct ds4_tp_rdma* tp, const struct ds4_tp_rdma_opts* o, char* err,
+                            size_t errlen) {
   char spec[256], text[GIDPOLICY_GID_STRLEN];
   uint8_t gid[16];
   gidpolicy_verbs_fns fns;
@@ -191,7 +195,8 @@ static int ds4_tp_rdma_open(struct ds4_tp_rdma *tp, const struct ds4_tp_rdma_opt
   int mask, rc;
 
   memset(tp, 0, sizeof *tp);
-  if (ds4_tp_verbs_load(&tp->api, o->verbs_lib, err, errlen) || open_device(tp, o->device, err, errlen)) return -1;
+  if (ds4_tp_verbs_load(&tp->api, o->verbs_lib, err, errlen) || open_device(tp, o->device, err, errlen))
+    return -1;
   fns = gid_fns(&tp->api);
 
   /* gidpolicy: the policy replaces ds4's scan and its unchecked forced index. */
@@ -206,7 +211,8 @@ static int ds4_tp_rdma_open(struct ds4_tp_rdma *tp, const struct ds4_tp_rdma_opt
   if (gidpolicy_policy_parse(spec, &tp->policy, err, errlen) != GIDPOLICY_OK) return -1;
 
   /* gidpolicy: one snapshot of port 1, then one decision on it. */
-  if (gidpolicy_snapshot(&fns, tp->ctx, 1, GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES, &tp->table, err, errlen) != GIDPOLICY_OK)
+  if (gidpolicy_snapshot(&fns, tp->ctx, 1, GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES, &tp->table, err, errlen) !=
+      GIDPOLICY_OK)
     return -1;
   if (gidpolicy_select(tp->policy, tp->table, &tp->sel, err, errlen) != GIDPOLICY_OK) return -1;
   gidpolicy_selection_gid(tp->sel, gid);
@@ -241,13 +247,13 @@ static int ds4_tp_rdma_open(struct ds4_tp_rdma *tp, const struct ds4_tp_rdma_opt
     return -1;
   }
   gidpolicy_gid_to_string(attr.ah_attr.grh.dgid.raw, text, sizeof text);
-  printf("RTR ok: sgid_index %u dgid %s dest_qp_num 0x%x rq_psn %u\n", (unsigned)attr.ah_attr.grh.sgid_index, text,
-         attr.dest_qp_num, attr.rq_psn);
+  printf("RTR ok: sgid_index %u dgid %s dest_qp_num 0x%x rq_psn %u\n", (unsigned)attr.ah_attr.grh.sgid_index,
+         text, attr.dest_qp_num, attr.rq_psn);
   return 0;
 }
 
-static int parse_u32(const char *s, uint32_t *out) {
-  char *end;
+static int parse_u32(const char* s, uint32_t* out) {
+  char* end;
   unsigned long v;
   errno = 0;
   v = strtoul(s, &end, 0);
@@ -256,7 +262,7 @@ static int parse_u32(const char *s, uint32_t *out) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   struct ds4_tp_rdma_opts o;
   struct ds4_tp_rdma tp;
   char err[4096];
@@ -275,20 +281,31 @@ int main(int argc, char **argv) {
       *(a[2] == 't' ? &o.trace : &o.unchecked) = 1;
       continue;
     }
-    if (!v) bad = 1;
-    else if (!strcmp(a, "--device")) o.device = v;
-    else if (!strcmp(a, "--rdma-gid-index")) o.gid_index = atoi(v);
-    else if (!strcmp(a, "--local-addr")) o.local_addr = v;
-    else if (!strcmp(a, "--policy")) o.policy = v;
-    else if (!strcmp(a, "--verbs-lib")) o.verbs_lib = v;
-    else if (!strcmp(a, "--peer-gid")) bad = gidpolicy_gid_parse(v, o.peer_gid, err, sizeof err) != GIDPOLICY_OK;
-    else if (!strcmp(a, "--peer-qpn")) bad = parse_u32(v, &o.peer_qpn);
-    else if (!strcmp(a, "--peer-psn")) bad = parse_u32(v, &o.peer_psn);
-    else bad = 1;
+    if (!v)
+      bad = 1;
+    else if (!strcmp(a, "--device"))
+      o.device = v;
+    else if (!strcmp(a, "--rdma-gid-index"))
+      o.gid_index = atoi(v);
+    else if (!strcmp(a, "--local-addr"))
+      o.local_addr = v;
+    else if (!strcmp(a, "--policy"))
+      o.policy = v;
+    else if (!strcmp(a, "--verbs-lib"))
+      o.verbs_lib = v;
+    else if (!strcmp(a, "--peer-gid"))
+      bad = gidpolicy_gid_parse(v, o.peer_gid, err, sizeof err) != GIDPOLICY_OK;
+    else if (!strcmp(a, "--peer-qpn"))
+      bad = parse_u32(v, &o.peer_qpn);
+    else if (!strcmp(a, "--peer-psn"))
+      bad = parse_u32(v, &o.peer_psn);
+    else
+      bad = 1;
     if (bad) {
-      fprintf(stderr, "usage: ds4_style [--device NAME] [--rdma-gid-index N] [--local-addr ADDR] [--policy SPEC]\n"
-                      "                 [--peer-gid GID] [--peer-qpn N] [--peer-psn N] [--verbs-lib PATH] [--trace]\n"
-                      "                 [--unchecked]\n");
+      fprintf(stderr,
+              "usage: ds4_style [--device NAME] [--rdma-gid-index N] [--local-addr ADDR] [--policy SPEC]\n"
+              "                 [--peer-gid GID] [--peer-qpn N] [--peer-psn N] [--verbs-lib PATH] [--trace]\n"
+              "                 [--unchecked]\n");
       return 2;
     }
     i++;

@@ -15,33 +15,48 @@ std::optional<Platform> platform_from_string(std::string_view s) noexcept {
 std::string errno_name(Platform p, int err) {
   const Errnos e = Errnos::of(p);
   const char* name = nullptr;
-  if (err == e.einval) name = "EINVAL";
-  else if (err == e.enodata) name = "ENODATA";
-  else if (err == e.enodev) name = "ENODEV";
-  else if (err == e.enetunreach) name = "ENETUNREACH";
-  else if (err == e.etimedout) name = "ETIMEDOUT";
-  else if (err == e.ebusy) name = "EBUSY";
-  else if (err == e.eopnotsupp) name = "EOPNOTSUPP";
-  else if (err == e.econnrefused) name = "ECONNREFUSED";
+  if (err == e.einval)
+    name = "EINVAL";
+  else if (err == e.enodata)
+    name = "ENODATA";
+  else if (err == e.enodev)
+    name = "ENODEV";
+  else if (err == e.enetunreach)
+    name = "ENETUNREACH";
+  else if (err == e.etimedout)
+    name = "ETIMEDOUT";
+  else if (err == e.ebusy)
+    name = "EBUSY";
+  else if (err == e.eopnotsupp)
+    name = "EOPNOTSUPP";
+  else if (err == e.econnrefused)
+    name = "ECONNREFUSED";
   if (name) return name;
   return "errno " + std::to_string(err);
 }
 
 std::string_view to_string(QpKind k) noexcept {
   switch (k) {
-    case QpKind::rc: return "rc";
-    case QpKind::uc: return "uc";
-    case QpKind::ud: return "ud";
+    case QpKind::rc:
+      return "rc";
+    case QpKind::uc:
+      return "uc";
+    case QpKind::ud:
+      return "ud";
   }
   return "uc";
 }
 
 std::string_view to_string(RtrOutcome o) noexcept {
   switch (o) {
-    case RtrOutcome::ok: return "ok";
-    case RtrOutcome::error: return "error";
-    case RtrOutcome::times_out: return "times_out";
-    case RtrOutcome::unknown: return "unknown";
+    case RtrOutcome::ok:
+      return "ok";
+    case RtrOutcome::error:
+      return "error";
+    case RtrOutcome::times_out:
+      return "times_out";
+    case RtrOutcome::unknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -62,9 +77,9 @@ DriverProfile DriverProfile::apple_thunderbolt() {
   p.family_mismatch_is_einval = false;
   p.link_local_source_times_out = false;  // index 0 (the fe80) is its own rule below
   p.roce_version_mismatch_times_out = false;
-  p.uc_only = true;                   // RC create: errno 102 (FACTS.md 5)
-  p.max_qps_per_device = 10;          // the 11th QP: errno 16 EBUSY
-  p.index0_times_out = true;          // PR 3468, tmc/apple: errno 60
+  p.uc_only = true;                     // RC create: errno 102 (FACTS.md 5)
+  p.max_qps_per_device = 10;            // the 11th QP: errno 16 EBUSY
+  p.index0_times_out = true;            // PR 3468, tmc/apple: errno 60
   p.source_must_be_ipv4_mapped = true;  // exo 1390, MLX 3467, PR 4191, PR 3389: errno 22
   p.absent_source_is_einval = true;
   p.grh_required = true;  // not reported either way; JACCL always sets a GRH on Thunderbolt
@@ -85,12 +100,14 @@ DriverProfile DriverProfile::for_link_layer(LinkLayer l) {
 
 std::string RtrVerdict::to_string(Platform p) const {
   switch (outcome) {
-    case RtrOutcome::ok: return reason.empty() ? "ok" : "ok: " + reason;
+    case RtrOutcome::ok:
+      return reason.empty() ? "ok" : "ok: " + reason;
     case RtrOutcome::error:
       return errno_name(p, err) + " (" + std::to_string(err) + "): " + reason;
     case RtrOutcome::times_out:
       return "times out (" + errno_name(p, err) + " " + std::to_string(err) + "): " + reason;
-    case RtrOutcome::unknown: return "unknown: " + reason;
+    case RtrOutcome::unknown:
+      return "unknown: " + reason;
   }
   return reason;
 }
@@ -130,7 +147,8 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverP
 
   const GidEntry* e = table.find(idx);
   if (!e && table.holes() == Holes::not_shown)
-    return {RtrOutcome::unknown, 0, at + " was not shown by the source (ibv_devinfo hides GIDs with a zero interface id)"};
+    return {RtrOutcome::unknown, 0,
+            at + " was not shown by the source (ibv_devinfo hides GIDs with a zero interface id)"};
   if (!e || e->state == EntryState::empty || (e->state == EntryState::valid && e->gid.is_zero())) {
     if (prof.absent_source_is_einval || !prof.enodata_for_empty_slot)
       return error(E.einval, at + " is empty");
@@ -139,7 +157,8 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverP
   if (e->state == EntryState::unreadable)
     return error(E.einval, at + " could not be read (" + e->read_error.message() + ")");
   if (idx == 0 && prof.index0_times_out)
-    return error(E.etimedout, at + " holds " + describe(*e) + "; routing from index 0 times out on this driver");
+    return error(E.etimedout,
+                 at + " holds " + describe(*e) + "; routing from index 0 times out on this driver");
   if (prof.source_must_be_ipv4_mapped && !e->gid.is_ipv4_mapped())
     return error(E.einval, at + " holds " + describe(*e) + ", not an IPv4-mapped GID");
   if (!req.source_netdev_present)
@@ -162,7 +181,8 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverP
 
 RtrVerdict judge_create_qp(QpKind type, unsigned existing_qps, const DriverProfile& prof) {
   const Errnos E = Errnos::of(prof.platform);
-  if (prof.uc_only && type == QpKind::rc) return error(E.eopnotsupp, "RC queue pairs are not supported (UC only)");
+  if (prof.uc_only && type == QpKind::rc)
+    return error(E.eopnotsupp, "RC queue pairs are not supported (UC only)");
   if (prof.max_qps_per_device != 0 && existing_qps >= prof.max_qps_per_device)
     return error(E.ebusy, "the device allows " + std::to_string(prof.max_qps_per_device) + " queue pairs");
   return {};

@@ -9,39 +9,72 @@ class Category final : public std::error_category {
 
   std::string message(int v) const override {
     switch (static_cast<errc>(v)) {
-      case errc::invalid_gid_text: return "invalid GID text";
-      case errc::parse_error: return "malformed input";
-      case errc::invalid_field: return "invalid field";
-      case errc::unsupported_version: return "unsupported schema version";
-      case errc::duplicate_index: return "duplicate GID index";
-      case errc::index_too_large: return "index too large";
-      case errc::unknown_format: return "unrecognised table format";
-      case errc::io_error: return "cannot read input";
-      case errc::invalid_policy_spec: return "invalid policy spec";
-      case errc::no_ipv4_mapped_gid: return "no IPv4-mapped GID";
-      case errc::no_candidate: return "no acceptable GID";
-      case errc::index_out_of_range: return "GID index out of range";
-      case errc::index_exceeds_uint8: return "GID index above 255 cannot be an sgid_index";
-      case errc::entry_empty: return "GID entry is empty";
-      case errc::entry_unreadable: return "GID entry is unreadable";
-      case errc::entry_zero: return "GID entry is zero";
-      case errc::entry_not_shown: return "GID entry not shown by the source";
-      case errc::wrong_gid_type: return "wrong GID type";
-      case errc::wrong_family: return "wrong address family";
-      case errc::link_local_rejected: return "link-local GID rejected";
-      case errc::missing_required_attribute: return "missing required QP attribute";
-      case errc::peer_gid_zero: return "peer GID is zero";
-      case errc::family_mismatch: return "source and destination GID families differ";
-      case errc::roce_version_mismatch: return "RoCE versions differ";
-      case errc::gid_changed: return "GID at sgid_index changed since it was advertised";
-      case errc::disagreement: return "sgid_index does not hold the advertised GID";
-      case errc::no_devices: return "no RDMA devices";
-      case errc::device_not_found: return "RDMA device not found";
-      case errc::port_not_active: return "port is not active";
-      case errc::library_unavailable: return "verbs library unavailable";
-      case errc::symbol_missing: return "verbs symbol missing";
-      case errc::not_supported: return "operation not supported";
-      case errc::invalid_argument: return "invalid argument";
+      case errc::invalid_gid_text:
+        return "invalid GID text";
+      case errc::parse_error:
+        return "malformed input";
+      case errc::invalid_field:
+        return "invalid field";
+      case errc::unsupported_version:
+        return "unsupported schema version";
+      case errc::duplicate_index:
+        return "duplicate GID index";
+      case errc::index_too_large:
+        return "index too large";
+      case errc::unknown_format:
+        return "unrecognised table format";
+      case errc::io_error:
+        return "cannot read input";
+      case errc::invalid_policy_spec:
+        return "invalid policy spec";
+      case errc::no_ipv4_mapped_gid:
+        return "no IPv4-mapped GID";
+      case errc::no_candidate:
+        return "no acceptable GID";
+      case errc::index_out_of_range:
+        return "GID index out of range";
+      case errc::index_exceeds_uint8:
+        return "GID index above 255 cannot be an sgid_index";
+      case errc::entry_empty:
+        return "GID entry is empty";
+      case errc::entry_unreadable:
+        return "GID entry is unreadable";
+      case errc::entry_zero:
+        return "GID entry is zero";
+      case errc::entry_not_shown:
+        return "GID entry not shown by the source";
+      case errc::wrong_gid_type:
+        return "wrong GID type";
+      case errc::wrong_family:
+        return "wrong address family";
+      case errc::link_local_rejected:
+        return "link-local GID rejected";
+      case errc::missing_required_attribute:
+        return "missing required QP attribute";
+      case errc::peer_gid_zero:
+        return "peer GID is zero";
+      case errc::family_mismatch:
+        return "source and destination GID families differ";
+      case errc::roce_version_mismatch:
+        return "RoCE versions differ";
+      case errc::gid_changed:
+        return "GID at sgid_index changed since it was advertised";
+      case errc::disagreement:
+        return "sgid_index does not hold the advertised GID";
+      case errc::no_devices:
+        return "no RDMA devices";
+      case errc::device_not_found:
+        return "RDMA device not found";
+      case errc::port_not_active:
+        return "port is not active";
+      case errc::library_unavailable:
+        return "verbs library unavailable";
+      case errc::symbol_missing:
+        return "verbs symbol missing";
+      case errc::not_supported:
+        return "operation not supported";
+      case errc::invalid_argument:
+        return "invalid argument";
     }
     return "unknown gidpolicy error " + std::to_string(v);
   }

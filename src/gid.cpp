@@ -76,7 +76,8 @@ Ipv4Parse parse_ipv4(std::string_view text, std::size_t pos, std::size_t end) {
     }
     if (i == start) {
       r.error_pos = i;
-      r.reason = i >= end ? "IPv4 octet missing" : describe_char(text[i]) + " where an IPv4 octet was expected";
+      r.reason =
+          i >= end ? "IPv4 octet missing" : describe_char(text[i]) + " where an IPv4 octet was expected";
       return r;
     }
     if (value > 255) {
@@ -258,7 +259,8 @@ result<Gid> parse_address(std::string_view text) {
 
 result<Cidr> Cidr::parse(std::string_view text) {
   auto bad = [&](std::size_t pos, const std::string& why) {
-    return fail(errc::invalid_field, "CIDR " + quoted(text) + " at position " + std::to_string(pos) + ": " + why);
+    return fail(errc::invalid_field,
+                "CIDR " + quoted(text) + " at position " + std::to_string(pos) + ": " + why);
   };
   std::size_t slash = text.find('/');
   std::string_view addr = text.substr(0, slash);

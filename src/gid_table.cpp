@@ -18,10 +18,14 @@ std::string lower(std::string_view s) {
 
 std::string_view to_string(GidType t) noexcept {
   switch (t) {
-    case GidType::ib: return "ib";
-    case GidType::roce_v1: return "roce_v1";
-    case GidType::roce_v2: return "roce_v2";
-    case GidType::unknown: break;
+    case GidType::ib:
+      return "ib";
+    case GidType::roce_v1:
+      return "roce_v1";
+    case GidType::roce_v2:
+      return "roce_v2";
+    case GidType::unknown:
+      break;
   }
   return "unknown";
 }
@@ -37,10 +41,14 @@ std::optional<GidType> gid_type_from_string(std::string_view s) noexcept {
 
 std::string to_string(LinkLayer l) {
   switch (l.kind()) {
-    case LinkLayer::Kind::infiniband: return "infiniband";
-    case LinkLayer::Kind::ethernet: return "ethernet";
-    case LinkLayer::Kind::thunderbolt: return "thunderbolt";
-    case LinkLayer::Kind::unknown: break;
+    case LinkLayer::Kind::infiniband:
+      return "infiniband";
+    case LinkLayer::Kind::ethernet:
+      return "ethernet";
+    case LinkLayer::Kind::thunderbolt:
+      return "thunderbolt";
+    case LinkLayer::Kind::unknown:
+      break;
   }
   return "unknown(" + std::to_string(l.raw()) + ")";
 }
@@ -51,8 +59,10 @@ std::optional<LinkLayer> link_layer_from_string(std::string_view s) noexcept {
   if (l == "ethernet") return LinkLayer::ethernet();
   if (l == "thunderbolt") return LinkLayer::thunderbolt();
   std::string_view digits = l;
-  if (l.starts_with("unknown(") && l.ends_with(")")) digits = std::string_view(l).substr(8, l.size() - 9);
-  else if (l == "unknown") return LinkLayer::from_raw(0);
+  if (l.starts_with("unknown(") && l.ends_with(")"))
+    digits = std::string_view(l).substr(8, l.size() - 9);
+  else if (l == "unknown")
+    return LinkLayer::from_raw(0);
   std::uint32_t raw = 0;
   auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), raw);
   if (ec != std::errc{} || p != digits.data() + digits.size() || digits.empty()) return std::nullopt;
@@ -61,12 +71,18 @@ std::optional<LinkLayer> link_layer_from_string(std::string_view s) noexcept {
 
 std::string_view to_string(PortState s) noexcept {
   switch (s) {
-    case PortState::nop: return "nop";
-    case PortState::down: return "down";
-    case PortState::init: return "init";
-    case PortState::armed: return "armed";
-    case PortState::active: return "active";
-    case PortState::active_defer: return "active_defer";
+    case PortState::nop:
+      return "nop";
+    case PortState::down:
+      return "down";
+    case PortState::init:
+      return "init";
+    case PortState::armed:
+      return "armed";
+    case PortState::active:
+      return "active";
+    case PortState::active_defer:
+      return "active_defer";
   }
   return "nop";
 }
@@ -82,9 +98,12 @@ std::optional<PortState> port_state_from_string(std::string_view s) noexcept {
 
 std::string_view to_string(EntryState s) noexcept {
   switch (s) {
-    case EntryState::valid: return "valid";
-    case EntryState::empty: return "empty";
-    case EntryState::unreadable: return "unreadable";
+    case EntryState::valid:
+      return "valid";
+    case EntryState::empty:
+      return "empty";
+    case EntryState::unreadable:
+      return "unreadable";
   }
   return "valid";
 }
@@ -135,24 +154,42 @@ const GidEntry* GidTable::find(const Gid& gid) const noexcept {
 
 std::string_view to_string(Verdict v) noexcept {
   switch (v) {
-    case Verdict::chosen: return "chosen";
-    case Verdict::candidate: return "candidate";
-    case Verdict::lower_rank: return "lower_rank";
-    case Verdict::empty: return "empty";
-    case Verdict::not_shown: return "not_shown";
-    case Verdict::unreadable: return "unreadable";
-    case Verdict::zero: return "zero";
-    case Verdict::link_local: return "link_local";
-    case Verdict::wrong_type: return "wrong_type";
-    case Verdict::wrong_family: return "wrong_family";
-    case Verdict::not_ipv4_mapped: return "not_ipv4_mapped";
-    case Verdict::outside_subnet: return "outside_subnet";
-    case Verdict::excluded_subnet: return "excluded_subnet";
-    case Verdict::other_netdev: return "other_netdev";
-    case Verdict::not_local_address: return "not_local_address";
-    case Verdict::index_above_255: return "index_above_255";
-    case Verdict::out_of_range: return "out_of_range";
-    case Verdict::not_requested: return "not_requested";
+    case Verdict::chosen:
+      return "chosen";
+    case Verdict::candidate:
+      return "candidate";
+    case Verdict::lower_rank:
+      return "lower_rank";
+    case Verdict::empty:
+      return "empty";
+    case Verdict::not_shown:
+      return "not_shown";
+    case Verdict::unreadable:
+      return "unreadable";
+    case Verdict::zero:
+      return "zero";
+    case Verdict::link_local:
+      return "link_local";
+    case Verdict::wrong_type:
+      return "wrong_type";
+    case Verdict::wrong_family:
+      return "wrong_family";
+    case Verdict::not_ipv4_mapped:
+      return "not_ipv4_mapped";
+    case Verdict::outside_subnet:
+      return "outside_subnet";
+    case Verdict::excluded_subnet:
+      return "excluded_subnet";
+    case Verdict::other_netdev:
+      return "other_netdev";
+    case Verdict::not_local_address:
+      return "not_local_address";
+    case Verdict::index_above_255:
+      return "index_above_255";
+    case Verdict::out_of_range:
+      return "out_of_range";
+    case Verdict::not_requested:
+      return "not_requested";
   }
   return "unknown";
 }

@@ -53,7 +53,6 @@ const char* state_name(ibv_qp_state s) {
   }
 }
 
-
 void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
                  const std::string& reason) {
   r["result"] = err;

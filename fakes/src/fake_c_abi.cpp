@@ -217,8 +217,8 @@ int query_gid_ex(ibv_context* context, std::uint32_t port_num, std::uint32_t gid
   return 0;
 }
 
-ssize_t query_gid_table(ibv_context* context, ibv_gid_entry* entries, std::size_t max_entries, std::uint32_t flags,
-                        std::size_t entry_size) {
+ssize_t query_gid_table(ibv_context* context, ibv_gid_entry* entries, std::size_t max_entries,
+                        std::uint32_t flags, std::size_t entry_size) {
   State& s = state();
   std::lock_guard lock(s.mu);
   Context* c = s.model ? context_of(s, context) : nullptr;
@@ -259,7 +259,8 @@ int dealloc_pd(ibv_pd* pd) {
   return 0;
 }
 
-ibv_cq* create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel, int comp_vector) {
+ibv_cq* create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel,
+                  int comp_vector) {
   (void)comp_vector;
   State& s = state();
   std::lock_guard lock(s.mu);

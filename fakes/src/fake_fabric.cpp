@@ -34,7 +34,8 @@ std::string FabricReport::to_string() const {
   for (const auto& p : pairs) {
     out += "  " + p.a + " <-> " + p.b + ": ";
     if (p.connected()) {
-      out += "connected (sgid " + std::to_string(*p.a_sgid_index) + " / " + std::to_string(*p.b_sgid_index) + ")";
+      out += "connected (sgid " + std::to_string(*p.a_sgid_index) + " / " + std::to_string(*p.b_sgid_index) +
+             ")";
     } else {
       out += "FAILED: " + p.why();
     }
@@ -60,7 +61,8 @@ FakeFabric::~FakeFabric() = default;
 result<void> FakeFabric::add_host(FabricHost host) {
   if (host.name.empty()) return fail(errc::invalid_argument, "a fabric host needs a name");
   for (const auto& h : hosts_)
-    if (h->spec.name == host.name) return fail(errc::invalid_argument, "host '" + host.name + "' was added twice");
+    if (h->spec.name == host.name)
+      return fail(errc::invalid_argument, "host '" + host.name + "' was added twice");
   auto h = std::make_unique<Host>();
   GIDPOLICY_TRYV(h->verbs.add_port(host.table, host.driver));
   h->spec = std::move(host);
@@ -170,7 +172,8 @@ result<FabricReport> FakeFabric::connect(Topology topology, const FabricOptions&
       Host& h = *s->host;
       auto qp = h.verbs.create_qp(h.device, QpKind::uc);
       if (!qp) {
-        s->why = h.spec.name + " cannot create a QP: " + driver_error(qp.error(), h.verbs.profile(h.table->port().device).value().platform);
+        s->why = h.spec.name + " cannot create a QP: " +
+                 driver_error(qp.error(), h.verbs.profile(h.table->port().device).value().platform);
         continue;
       }
       s->qp = qp.value();
@@ -181,7 +184,8 @@ result<FabricReport> FakeFabric::connect(Topology topology, const FabricOptions&
       init.pkey_index = 0;
       init.port_num = static_cast<std::uint8_t>(h.table->port().port);
       init.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-      auto r = h.verbs.modify_qp(s->qp, init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+      auto r = h.verbs.modify_qp(s->qp, init,
+                                 IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
       if (!r) s->why = h.spec.name + " INIT failed: " + r.error().what();
     }
 
@@ -203,11 +207,12 @@ result<FabricReport> FakeFabric::connect(Topology topology, const FabricOptions&
         return;
       }
       const std::uint32_t port = h.table->port().port;
-      auto applied = options.preflight
-                         ? verbs::apply_rtr(h.verbs, self.qp, h.device, port, rtr.value(), {.platform = platform})
-                         : h.verbs.modify_qp(self.qp, rtr.value().attr, rtr.value().mask);
+      auto applied = options.preflight ? verbs::apply_rtr(h.verbs, self.qp, h.device, port, rtr.value(),
+                                                          {.platform = platform})
+                                       : h.verbs.modify_qp(self.qp, rtr.value().attr, rtr.value().mask);
       if (!applied) {
-        if (applied.error().code.category() == std::generic_category()) self.rtr_errno = applied.error().code.value();
+        if (applied.error().code.category() == std::generic_category())
+          self.rtr_errno = applied.error().code.value();
         self.why = h.spec.name + " RTR from sgid_index " + std::to_string(rtr.value().sgid_index()) +
                    " failed: " + driver_error(applied.error(), platform);
         return;
@@ -253,8 +258,8 @@ result<FabricReport> FakeFabric::connect(Topology topology, const FabricOptions&
         return;
       }
       if (e->gid != told) {
-        out.why = h.spec.name + " sends from " + e->gid.to_string() + " (sgid_index " + std::to_string(idx) + ") but " +
-                  d.host->spec.name + " was told " + told.to_string() + ": dropped";
+        out.why = h.spec.name + " sends from " + e->gid.to_string() + " (sgid_index " + std::to_string(idx) +
+                  ") but " + d.host->spec.name + " was told " + told.to_string() + ": dropped";
         return;
       }
       const FakeQp dq = d.host->verbs.qp(d.qp).value();

@@ -13,7 +13,8 @@ namespace gidpolicy::fakes {
 
 // ---- TableMutation ---------------------------------------------------------------------------
 
-TableMutation TableMutation::stale_entry(std::string device, std::uint32_t port, std::uint32_t index, Gid now) {
+TableMutation TableMutation::stale_entry(std::string device, std::uint32_t port, std::uint32_t index,
+                                         Gid now) {
   TableMutation m;
   m.kind = Kind::stale_entry;
   m.device = std::move(device);
@@ -66,13 +67,19 @@ TableMutation TableMutation::set(std::string device, std::uint32_t port, GidEntr
 std::string TableMutation::to_string() const {
   const std::string at = device + ":" + std::to_string(port) + "[" + std::to_string(index) + "]";
   switch (kind) {
-    case Kind::stale_entry: return "stale_entry " + at + " -> " + gid.to_string();
-    case Kind::moved_index: return "moved_index " + at + " -> [" + std::to_string(to_index) + "]";
-    case Kind::emptied: return "emptied " + at;
-    case Kind::netdev_gone: return "netdev_gone " + at;
-    case Kind::netdev_back: return "netdev_back " + at;
-    case Kind::set_entry: return "set_entry " + at + " = " + std::string(gidpolicy::to_string(entry.state)) +
-                                 (entry.state == EntryState::valid ? " " + entry.gid.to_string() : "");
+    case Kind::stale_entry:
+      return "stale_entry " + at + " -> " + gid.to_string();
+    case Kind::moved_index:
+      return "moved_index " + at + " -> [" + std::to_string(to_index) + "]";
+    case Kind::emptied:
+      return "emptied " + at;
+    case Kind::netdev_gone:
+      return "netdev_gone " + at;
+    case Kind::netdev_back:
+      return "netdev_back " + at;
+    case Kind::set_entry:
+      return "set_entry " + at + " = " + std::string(gidpolicy::to_string(entry.state)) +
+             (entry.state == EntryState::valid ? " " + entry.gid.to_string() : "");
   }
   return at;
 }
@@ -119,14 +126,22 @@ struct Pending {
 
 std::string state_name(ibv_qp_state s) {
   switch (s) {
-    case IBV_QPS_RESET: return "RESET";
-    case IBV_QPS_INIT: return "INIT";
-    case IBV_QPS_RTR: return "RTR";
-    case IBV_QPS_RTS: return "RTS";
-    case IBV_QPS_SQD: return "SQD";
-    case IBV_QPS_SQE: return "SQE";
-    case IBV_QPS_ERR: return "ERR";
-    default: return "state " + std::to_string(static_cast<int>(s));
+    case IBV_QPS_RESET:
+      return "RESET";
+    case IBV_QPS_INIT:
+      return "INIT";
+    case IBV_QPS_RTR:
+      return "RTR";
+    case IBV_QPS_RTS:
+      return "RTS";
+    case IBV_QPS_SQD:
+      return "SQD";
+    case IBV_QPS_SQE:
+      return "SQE";
+    case IBV_QPS_ERR:
+      return "ERR";
+    default:
+      return "state " + std::to_string(static_cast<int>(s));
   }
 }
 
@@ -174,7 +189,7 @@ void merge_attr(ibv_qp_attr& into, const ibv_qp_attr& from, int mask) {
 
 struct FakeVerbs::Impl {
   mutable std::mutex mu;
-  std::vector<Device> devices;            // in the order added: ibv_get_device_list's order
+  std::vector<Device> devices;                   // in the order added: ibv_get_device_list's order
   std::map<std::uint64_t, std::string> handles;  // open device handles
   std::map<std::uint64_t, Qp> qps;
   std::uint64_t next_id = 1;
@@ -205,7 +220,8 @@ struct FakeVerbs::Impl {
     GIDPOLICY_TRY(d, device_or_error(dev));
     auto it = d->ports.find(p);
     if (it == d->ports.end())
-      return fail(errc::invalid_argument, "the fake device " + std::string(dev) + " has no port " + std::to_string(p));
+      return fail(errc::invalid_argument,
+                  "the fake device " + std::string(dev) + " has no port " + std::to_string(p));
     return &it->second;
   }
 
@@ -241,7 +257,8 @@ struct FakeVerbs::Impl {
         case Pending::What::fail_every:
           if (it->kind == kind && !fire) fire = it->err;
           break;
-        case Pending::What::mutate: break;
+        case Pending::What::mutate:
+          break;
       }
       it = erase ? pending.erase(it) : it + 1;
     }
@@ -254,16 +271,17 @@ struct FakeVerbs::Impl {
     const std::string at = m.to_string();
     auto in_range = [&](std::uint32_t i) -> result<void> {
       if (i >= p->length())
-        return fail(errc::invalid_argument, at + ": index " + std::to_string(i) + " is not below gid_tbl_len " +
-                                                std::to_string(p->length()));
+        return fail(errc::invalid_argument, at + ": index " + std::to_string(i) +
+                                                " is not below gid_tbl_len " + std::to_string(p->length()));
       return success();
     };
     GIDPOLICY_TRYV(in_range(m.index));
     switch (m.kind) {
       case TableMutation::Kind::stale_entry: {
         auto it = p->entries.find(m.index);
-        GidEntry e = it != p->entries.end() && it->second.state == EntryState::valid ? it->second
-                                                                                      : GidEntry::valid(m.index, m.gid);
+        GidEntry e = it != p->entries.end() && it->second.state == EntryState::valid
+                         ? it->second
+                         : GidEntry::valid(m.index, m.gid);
         e.gid = m.gid;
         e.state = EntryState::valid;
         p->entries[m.index] = e;
@@ -286,8 +304,12 @@ struct FakeVerbs::Impl {
         p->entries.erase(m.index);
         p->netdev_gone.erase(m.index);
         break;
-      case TableMutation::Kind::netdev_gone: p->netdev_gone.insert(m.index); break;
-      case TableMutation::Kind::netdev_back: p->netdev_gone.erase(m.index); break;
+      case TableMutation::Kind::netdev_gone:
+        p->netdev_gone.insert(m.index);
+        break;
+      case TableMutation::Kind::netdev_back:
+        p->netdev_gone.erase(m.index);
+        break;
       case TableMutation::Kind::set_entry: {
         GidEntry e = m.entry;
         e.index = m.index;
@@ -301,7 +323,8 @@ struct FakeVerbs::Impl {
   result<std::string> handle_device(DeviceHandle h) const {
     auto it = handles.find(h.id);
     if (it == handles.end())
-      return fail(errc::invalid_argument, "device handle " + std::to_string(h.id) + " is not open in the fake");
+      return fail(errc::invalid_argument,
+                  "device handle " + std::to_string(h.id) + " is not open in the fake");
     return it->second;
   }
 
@@ -328,18 +351,22 @@ result<void> FakeVerbs::add_port(GidTable table, std::optional<DriverProfile> pr
   std::lock_guard lock(impl_->mu);
   PortInfo info = table.port();
   if (info.port < 1 || info.port > 255)
-    return fail(errc::invalid_argument, info.device + ": port " + std::to_string(info.port) + " is not in 1..255");
+    return fail(errc::invalid_argument,
+                info.device + ": port " + std::to_string(info.port) + " is not in 1..255");
   if (info.device.empty()) return fail(errc::invalid_argument, "a fake device needs a name");
   // A source that did not say (show_gids) still gets a length: a driver always reports one.
   if (!info.gid_tbl_len) info.gid_tbl_len = table.length();
   Device* d = impl_->device(info.device);
   if (!d) {
-    impl_->devices.push_back(Device{info.device, profile ? *profile : DriverProfile::for_link_layer(info.link_layer),
-                                    {true, true, true}, {}});
+    impl_->devices.push_back(Device{info.device,
+                                    profile ? *profile : DriverProfile::for_link_layer(info.link_layer),
+                                    {true, true, true},
+                                    {}});
     d = &impl_->devices.back();
   }
   if (d->ports.count(info.port))
-    return fail(errc::invalid_argument, info.device + " port " + std::to_string(info.port) + " was added twice");
+    return fail(errc::invalid_argument,
+                info.device + " port " + std::to_string(info.port) + " was added twice");
   Port p;
   p.holes = table.holes();
   for (const GidEntry& e : table) p.entries.emplace(e.index, e);
@@ -353,7 +380,8 @@ result<void> FakeVerbs::add_tables(std::vector<GidTable> tables, std::optional<D
   return success();
 }
 
-result<void> FakeVerbs::load_text(std::string_view text, std::string_view source, std::optional<DriverProfile> profile) {
+result<void> FakeVerbs::load_text(std::string_view text, std::string_view source,
+                                  std::optional<DriverProfile> profile) {
   // Any format gidpolicy reads (JSON, ibv_devinfo -v, show_gids), detected from the text.
   GIDPOLICY_TRY(tables, formats::read_tables(text, source));
   return add_tables(std::move(tables), std::move(profile));
@@ -414,7 +442,8 @@ result<FakeQp> FakeVerbs::qp(QpHandle handle) const {
   std::lock_guard lock(impl_->mu);
   auto it = impl_->qps.find(handle.id);
   if (it == impl_->qps.end())
-    return fail(errc::invalid_argument, "QP handle " + std::to_string(handle.id) + " does not exist in the fake");
+    return fail(errc::invalid_argument,
+                "QP handle " + std::to_string(handle.id) + " does not exist in the fake");
   return it->second.state;
 }
 
@@ -442,12 +471,14 @@ void FakeVerbs::fail_every(VerbsCall kind, int err) {
 }
 void FakeVerbs::fail_call_number(unsigned nth, int err) {
   std::lock_guard lock(impl_->mu);
-  impl_->pending.push_back({Pending::What::fail_any_nth, VerbsCall::device_names, nth == 0 ? 1 : nth, err, {}});
+  impl_->pending.push_back(
+      {Pending::What::fail_any_nth, VerbsCall::device_names, nth == 0 ? 1 : nth, err, {}});
 }
 result<void> FakeVerbs::mutate_at(VerbsCall kind, unsigned nth, TableMutation mutation) {
   std::lock_guard lock(impl_->mu);
   GIDPOLICY_TRY(p, impl_->port(mutation.device, mutation.port));
-  for (std::uint32_t i : {mutation.index, mutation.kind == TableMutation::Kind::moved_index ? mutation.to_index : 0u})
+  for (std::uint32_t i :
+       {mutation.index, mutation.kind == TableMutation::Kind::moved_index ? mutation.to_index : 0u})
     if (i >= p->length())
       return fail(errc::invalid_argument, mutation.to_string() + ": index " + std::to_string(i) +
                                               " is not below gid_tbl_len " + std::to_string(p->length()));
@@ -570,7 +601,8 @@ result<GidEntry> FakeVerbs::read_gid_entry(DeviceHandle device, std::uint32_t po
   return it->second;
 }
 
-result<std::vector<verbs::GidTableRow>> FakeVerbs::read_gid_table(DeviceHandle device, std::uint32_t max_entries) {
+result<std::vector<verbs::GidTableRow>> FakeVerbs::read_gid_table(DeviceHandle device,
+                                                                  std::uint32_t max_entries) {
   std::lock_guard lock(impl_->mu);
   GIDPOLICY_TRY(name, impl_->handle_device(device));
   const std::string at = "read_gid_table(" + name + ", max " + std::to_string(max_entries) + ")";
@@ -623,12 +655,13 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
   std::lock_guard lock(impl_->mu);
   auto it = impl_->qps.find(handle.id);
   if (it == impl_->qps.end())
-    return fail(errc::invalid_argument, "QP handle " + std::to_string(handle.id) + " does not exist in the fake");
+    return fail(errc::invalid_argument,
+                "QP handle " + std::to_string(handle.id) + " does not exist in the fake");
   FakeQp& q = it->second.state;
   const ibv_qp_state from = q.state;
   const ibv_qp_state to = (mask & IBV_QP_STATE) ? attr.qp_state : from;
-  const std::string at =
-      "modify_qp(" + q.device + " qp " + hex(static_cast<int>(q.qp_num)) + ", " + state_name(from) + "->" + state_name(to) + ")";
+  const std::string at = "modify_qp(" + q.device + " qp " + hex(static_cast<int>(q.qp_num)) + ", " +
+                         state_name(from) + "->" + state_name(to) + ")";
   GIDPOLICY_TRYV(impl_->enter(VerbsCall::modify_qp, at));
   const Device* d = impl_->device(q.device);
   const Errnos E = Errnos::of(d->profile.platform);
@@ -638,7 +671,8 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
     return success();
   };
 
-  if (!(mask & IBV_QP_STATE)) return fail_errno(E.einval, at + ": no IBV_QP_STATE (attribute-only changes are not modelled)");
+  if (!(mask & IBV_QP_STATE))
+    return fail_errno(E.einval, at + ": no IBV_QP_STATE (attribute-only changes are not modelled)");
   if (to == IBV_QPS_RESET) {
     q.state = IBV_QPS_RESET;
     q.attr = ibv_qp_attr{};
@@ -674,7 +708,8 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
     if (v.outcome == RtrOutcome::error) return fail_errno(v.err, at + ": " + v.reason);
     q.rtr = v;
     auto e = p->entries.find(req.sgid_index);
-    if (req.is_global && e != p->entries.end() && e->second.state == EntryState::valid) q.source_gid = e->second.gid;
+    if (req.is_global && e != p->entries.end() && e->second.state == EntryState::valid)
+      q.source_gid = e->second.gid;
   } else if (from == IBV_QPS_RTR && to == IBV_QPS_RTS) {
     GIDPOLICY_TRYV(missing(required_rts_mask(q.kind)));
   } else if (from == IBV_QPS_RTS && to == IBV_QPS_RTS) {
@@ -693,9 +728,11 @@ result<verbs::QpInfo> FakeVerbs::query_qp(QpHandle handle) {
   std::lock_guard lock(impl_->mu);
   auto it = impl_->qps.find(handle.id);
   if (it == impl_->qps.end())
-    return fail(errc::invalid_argument, "QP handle " + std::to_string(handle.id) + " does not exist in the fake");
+    return fail(errc::invalid_argument,
+                "QP handle " + std::to_string(handle.id) + " does not exist in the fake");
   const FakeQp& q = it->second.state;
-  GIDPOLICY_TRYV(impl_->enter(VerbsCall::query_qp, "query_qp(" + q.device + " qp " + hex(static_cast<int>(q.qp_num)) + ")"));
+  GIDPOLICY_TRYV(impl_->enter(VerbsCall::query_qp,
+                              "query_qp(" + q.device + " qp " + hex(static_cast<int>(q.qp_num)) + ")"));
   verbs::QpInfo info;
   info.qp_num = q.qp_num;
   info.kind = q.kind;
@@ -709,10 +746,11 @@ result<void> FakeVerbs::destroy_qp(QpHandle handle) {
   std::lock_guard lock(impl_->mu);
   auto it = impl_->qps.find(handle.id);
   if (it == impl_->qps.end())
-    return fail(errc::invalid_argument, "QP handle " + std::to_string(handle.id) + " does not exist in the fake");
-  GIDPOLICY_TRYV(impl_->enter(VerbsCall::destroy_qp,
-                              "destroy_qp(" + it->second.state.device + " qp " +
-                                  hex(static_cast<int>(it->second.state.qp_num)) + ")"));
+    return fail(errc::invalid_argument,
+                "QP handle " + std::to_string(handle.id) + " does not exist in the fake");
+  GIDPOLICY_TRYV(impl_->enter(VerbsCall::destroy_qp, "destroy_qp(" + it->second.state.device + " qp " +
+                                                         hex(static_cast<int>(it->second.state.qp_num)) +
+                                                         ")"));
   impl_->qps.erase(it);
   return success();
 }

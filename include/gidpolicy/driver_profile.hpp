@@ -43,7 +43,9 @@ struct Errnos {
   int einval, enodata, enodev, enetunreach, etimedout, ebusy, eopnotsupp, econnrefused;
   static constexpr Errnos linux_kernel() noexcept { return {22, 61, 19, 101, 110, 16, 95, 111}; }
   static constexpr Errnos darwin() noexcept { return {22, 96, 19, 51, 60, 16, 102, 61}; }
-  static constexpr Errnos of(Platform p) noexcept { return p == Platform::darwin ? darwin() : linux_kernel(); }
+  static constexpr Errnos of(Platform p) noexcept {
+    return p == Platform::darwin ? darwin() : linux_kernel();
+  }
 };
 /// "EINVAL", "ENODATA", ... for a platform's errno number; "errno N" when not one of the above.
 std::string errno_name(Platform p, int err);
@@ -58,15 +60,15 @@ struct DriverProfile {
   std::string name;  ///< "linux", "apple_thunderbolt"
   Platform platform = Platform::linux_kernel;
   // Linux switches.
-  bool enodata_for_empty_slot = true;  ///< kernel >= 5.10; false: EINVAL (older kernels)
-  bool grh_required_on_roce = true;    ///< RoCE without is_global: EINVAL
-  bool family_mismatch_is_einval = true;  ///< IPv4-mapped sgid with native IPv6 dgid, or reverse
-  bool link_local_source_times_out = true;  ///< passes RTR, traffic times out (ETIMEDOUT)
+  bool enodata_for_empty_slot = true;           ///< kernel >= 5.10; false: EINVAL (older kernels)
+  bool grh_required_on_roce = true;             ///< RoCE without is_global: EINVAL
+  bool family_mismatch_is_einval = true;        ///< IPv4-mapped sgid with native IPv6 dgid, or reverse
+  bool link_local_source_times_out = true;      ///< passes RTR, traffic times out (ETIMEDOUT)
   bool roce_version_mismatch_times_out = true;  ///< v1 <-> v2 pair: traffic times out
   // Apple Thunderbolt switches.
-  bool uc_only = false;                ///< RC create fails with EOPNOTSUPP
-  unsigned max_qps_per_device = 0;     ///< 0 = unlimited; Apple: about 10 (11th fails EBUSY)
-  bool index0_times_out = false;       ///< routing from index 0: ETIMEDOUT at RTR (errno 60)
+  bool uc_only = false;                     ///< RC create fails with EOPNOTSUPP
+  unsigned max_qps_per_device = 0;          ///< 0 = unlimited; Apple: about 10 (11th fails EBUSY)
+  bool index0_times_out = false;            ///< routing from index 0: ETIMEDOUT at RTR (errno 60)
   bool source_must_be_ipv4_mapped = false;  ///< non-mapped source GID: EINVAL
   bool absent_source_is_einval = false;     ///< empty/absent source slot: EINVAL (not ENODATA)
   bool grh_required = false;                ///< any port: no GRH is EINVAL (Thunderbolt)
@@ -84,9 +86,9 @@ struct DriverProfile {
 /// What an application asks of modify_qp(INIT->RTR), reduced to what the models judge.
 struct RtrRequest {
   QpKind qp_type = QpKind::uc;
-  bool is_global = true;        ///< ah_attr.is_global: a GRH is present
-  std::uint32_t sgid_index = 0; ///< as the application computed it (before any uint8_t cast)
-  Gid dgid;                     ///< the peer's GID (grh.dgid)
+  bool is_global = true;                 ///< ah_attr.is_global: a GRH is present
+  std::uint32_t sgid_index = 0;          ///< as the application computed it (before any uint8_t cast)
+  Gid dgid;                              ///< the peer's GID (grh.dgid)
   std::optional<GidType> peer_gid_type;  ///< when the peer advertised it
   /// false when the source GID's netdev is gone or in another namespace (fakes model this).
   bool source_netdev_present = true;
@@ -103,8 +105,8 @@ std::string_view to_string(RtrOutcome o) noexcept;  ///< "ok", "error", "times_o
 
 struct RtrVerdict {
   RtrOutcome outcome = RtrOutcome::ok;
-  int err = 0;          ///< the platform's errno for error and times_out; 0 otherwise
-  std::string reason;   ///< one line a person can act on
+  int err = 0;         ///< the platform's errno for error and times_out; 0 otherwise
+  std::string reason;  ///< one line a person can act on
   /// "ok", "EINVAL (22): ...", "times out (ETIMEDOUT 110): ...", "unknown: ..."
   [[nodiscard]] std::string to_string(Platform p) const;
 };

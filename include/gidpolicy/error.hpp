@@ -28,27 +28,27 @@ namespace gidpolicy {
 /// Driver failures are not listed here: they stay std::error_code(errno, generic_category()).
 enum class errc : int {
   // Input parsing (GID text, JSON, pasted tool output, sysfs, policy specs).
-  invalid_gid_text = 1,    ///< GID text is not an IPv6 address nor the 8x4 hex form
-  parse_error,             ///< malformed input (syntax): message names file, line, column
-  invalid_field,           ///< well-formed input with a bad or missing field: message names it
-  unsupported_version,     ///< a JSON document of a schema version this build does not read
-  duplicate_index,         ///< two entries of one port claim the same GID index
-  index_too_large,         ///< an index at or above 2^31 (or a port number out of range)
-  unknown_format,          ///< input that matches none of the table formats gidpolicy reads
-  io_error,                ///< a file or directory could not be read
-  invalid_policy_spec,     ///< a policy spec string that does not parse: names position, token
+  invalid_gid_text = 1,  ///< GID text is not an IPv6 address nor the 8x4 hex form
+  parse_error,           ///< malformed input (syntax): message names file, line, column
+  invalid_field,         ///< well-formed input with a bad or missing field: message names it
+  unsupported_version,   ///< a JSON document of a schema version this build does not read
+  duplicate_index,       ///< two entries of one port claim the same GID index
+  index_too_large,       ///< an index at or above 2^31 (or a port number out of range)
+  unknown_format,        ///< input that matches none of the table formats gidpolicy reads
+  io_error,              ///< a file or directory could not be read
+  invalid_policy_spec,   ///< a policy spec string that does not parse: names position, token
   // Selection.
-  no_ipv4_mapped_gid,      ///< JACCL's condition: the port has no ::ffff:a.b.c.d GID
-  no_candidate,            ///< a policy found no acceptable entry (trace lists every rejection)
-  index_out_of_range,      ///< an explicit index >= gid_tbl_len
-  index_exceeds_uint8,     ///< an index above 255 cannot be an sgid_index (uint8_t)
-  entry_empty,             ///< the slot is empty (zero GID / ENODATA)
-  entry_unreadable,        ///< the slot could not be read (the read's errno is in the message)
-  entry_zero,              ///< the slot reads as the all-zero GID
-  entry_not_shown,         ///< the source did not print this slot (ibv_devinfo hides some)
-  wrong_gid_type,          ///< the entry's RoCE/IB type is not the one required
-  wrong_family,            ///< IPv4-mapped where IPv6 was required, or the reverse
-  link_local_rejected,     ///< fe80::/10 on Ethernet/Thunderbolt: not routed, RTR times out
+  no_ipv4_mapped_gid,   ///< JACCL's condition: the port has no ::ffff:a.b.c.d GID
+  no_candidate,         ///< a policy found no acceptable entry (trace lists every rejection)
+  index_out_of_range,   ///< an explicit index >= gid_tbl_len
+  index_exceeds_uint8,  ///< an index above 255 cannot be an sgid_index (uint8_t)
+  entry_empty,          ///< the slot is empty (zero GID / ENODATA)
+  entry_unreadable,     ///< the slot could not be read (the read's errno is in the message)
+  entry_zero,           ///< the slot reads as the all-zero GID
+  entry_not_shown,      ///< the source did not print this slot (ibv_devinfo hides some)
+  wrong_gid_type,       ///< the entry's RoCE/IB type is not the one required
+  wrong_family,         ///< IPv4-mapped where IPv6 was required, or the reverse
+  link_local_rejected,  ///< fe80::/10 on Ethernet/Thunderbolt: not routed, RTR times out
   // RTR building and applying.
   missing_required_attribute,  ///< an INIT->RTR attribute the QP type requires was not set
   peer_gid_zero,               ///< the peer advertised the all-zero GID
@@ -57,13 +57,13 @@ enum class errc : int {
   gid_changed,                 ///< the entry at sgid_index no longer holds the advertised GID
   disagreement,                ///< sgid_index does not hold the advertised GID (JACCL's bug)
   // Verbs seam.
-  no_devices,              ///< the verbs library found no RDMA device
-  device_not_found,        ///< no device of that name
-  port_not_active,         ///< the port is not ACTIVE or ARMED: its table is not meaningful
-  library_unavailable,     ///< libibverbs / librdma could not be loaded
-  symbol_missing,          ///< the loaded library lacks a symbol gidpolicy needs
-  not_supported,           ///< the backend or driver does not implement this call
-  invalid_argument,        ///< an argument gidpolicy was given is outside what it accepts
+  no_devices,           ///< the verbs library found no RDMA device
+  device_not_found,     ///< no device of that name
+  port_not_active,      ///< the port is not ACTIVE or ARMED: its table is not meaningful
+  library_unavailable,  ///< libibverbs / librdma could not be loaded
+  symbol_missing,       ///< the loaded library lacks a symbol gidpolicy needs
+  not_supported,        ///< the backend or driver does not implement this call
+  invalid_argument,     ///< an argument gidpolicy was given is outside what it accepts
 };
 
 }  // namespace gidpolicy
@@ -77,9 +77,7 @@ namespace gidpolicy {
 const std::error_category& error_category() noexcept;
 
 /// ADL hook so `std::error_code ec = errc::entry_empty;` works.
-inline std::error_code make_error_code(errc e) noexcept {
-  return {static_cast<int>(e), error_category()};
-}
+inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
 struct Trace;  // policy.hpp: why each candidate was accepted or rejected
 
@@ -132,15 +130,15 @@ inline auto success() { return boost::outcome_v2::success(); }
 /// GIDPOLICY_TRY(var, expr): evaluate expr (a result<T>); on failure return its error from the
 /// enclosing function; on success declare `auto var` holding the value.
 /// (Boost 1.74's BOOST_OUTCOME_TRY has a different signature than later Boosts; this one is ours.)
-#define GIDPOLICY_TRY(var, ...)                                                   \
-  auto GIDPOLICY_DETAIL_CAT(gidpolicy_try_, __LINE__) = (__VA_ARGS__);            \
-  if (!GIDPOLICY_DETAIL_CAT(gidpolicy_try_, __LINE__))                            \
+#define GIDPOLICY_TRY(var, ...)                                                    \
+  auto GIDPOLICY_DETAIL_CAT(gidpolicy_try_, __LINE__) = (__VA_ARGS__);             \
+  if (!GIDPOLICY_DETAIL_CAT(gidpolicy_try_, __LINE__))                             \
     return std::move(GIDPOLICY_DETAIL_CAT(gidpolicy_try_, __LINE__)).as_failure(); \
   auto var = std::move(GIDPOLICY_DETAIL_CAT(gidpolicy_try_, __LINE__)).value()
 
 /// GIDPOLICY_TRYV(expr): as GIDPOLICY_TRY for a result<void> (or when the value is unused).
-#define GIDPOLICY_TRYV(...)                                                       \
-  do {                                                                            \
-    auto gidpolicy_tryv_ = (__VA_ARGS__);                                         \
-    if (!gidpolicy_tryv_) return std::move(gidpolicy_tryv_).as_failure();         \
+#define GIDPOLICY_TRYV(...)                                               \
+  do {                                                                    \
+    auto gidpolicy_tryv_ = (__VA_ARGS__);                                 \
+    if (!gidpolicy_tryv_) return std::move(gidpolicy_tryv_).as_failure(); \
   } while (false)

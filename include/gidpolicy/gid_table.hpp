@@ -51,10 +51,14 @@ class LinkLayer {
   /// From a raw link_layer / transport number; anything unrecognised is Kind::unknown.
   static constexpr LinkLayer from_raw(std::uint32_t raw) noexcept {
     switch (raw) {
-      case kRawInfiniband: return infiniband();
-      case kRawEthernet: return ethernet();
-      case kRawThunderbolt: return thunderbolt();
-      default: return LinkLayer(Kind::unknown, raw);
+      case kRawInfiniband:
+        return infiniband();
+      case kRawEthernet:
+        return ethernet();
+      case kRawThunderbolt:
+        return thunderbolt();
+      default:
+        return LinkLayer(Kind::unknown, raw);
     }
   }
   [[nodiscard]] constexpr Kind kind() const noexcept { return kind_; }

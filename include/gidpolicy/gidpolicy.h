@@ -96,7 +96,7 @@ typedef enum gidpolicy_status {
 
 /** "GIDPOLICY_OK", "GIDPOLICY_ERR_NO_CANDIDATE", ...; "unknown" for any other value. Static
  *  string. Takes an int so that a status kept in an int (or a future code) is always accepted. */
-const char *gidpolicy_status_name(int status);
+const char* gidpolicy_status_name(int status);
 
 /* ------------------------------------------------------------------------------------------ */
 /* GIDs                                                                                       */
@@ -113,11 +113,11 @@ typedef enum gidpolicy_gid_type {
  *  and ibv_devinfo) into 16 wire-order bytes. An IPv4 dotted quad becomes ::ffff:a.b.c.d.
  *  Error: GIDPOLICY_ERR_PARSE naming the position.
  *  Example: uint8_t g[16]; gidpolicy_gid_parse("::ffff:10.0.0.1", g, err, sizeof err); */
-gidpolicy_status gidpolicy_gid_parse(const char *text, uint8_t gid[16], char *err, size_t errlen);
+gidpolicy_status gidpolicy_gid_parse(const char* text, uint8_t gid[16], char* err, size_t errlen);
 
 /** Compressed text of a GID ("::ffff:10.0.0.1", "fe80::1"); snprintf-like. A GID text fits in
  *  46 bytes (GIDPOLICY_GID_STRLEN). */
-size_t gidpolicy_gid_to_string(const uint8_t gid[16], char *buf, size_t len);
+size_t gidpolicy_gid_to_string(const uint8_t gid[16], char* buf, size_t len);
 #define GIDPOLICY_GID_STRLEN 46
 
 /* ------------------------------------------------------------------------------------------ */
@@ -138,14 +138,15 @@ typedef struct gidpolicy_policy gidpolicy_policy;
  *                                    disagree: kept to reproduce the bug, see selection_agrees)
  *    "first(validated:index=3|auto)", "per-device(mlx5_0=validated:index=7;*=auto)"
  *  Error: GIDPOLICY_ERR_INVALID_SPEC, "at position P: expected ..., found '...'".
- *  Example: gidpolicy_policy *p; if (gidpolicy_policy_parse(getenv("GID_POLICY"), &p, err, sizeof err)) ... */
-gidpolicy_status gidpolicy_policy_parse(const char *spec, gidpolicy_policy **out, char *err, size_t errlen);
+ *  Example: gidpolicy_policy *p; if (gidpolicy_policy_parse(getenv("GID_POLICY"), &p, err, sizeof err)) ...
+ */
+gidpolicy_status gidpolicy_policy_parse(const char* spec, gidpolicy_policy** out, char* err, size_t errlen);
 
 /** The canonical spec of a policy (parses back to an equal policy); snprintf-like. */
-size_t gidpolicy_policy_spec(const gidpolicy_policy *policy, char *buf, size_t len);
+size_t gidpolicy_policy_spec(const gidpolicy_policy* policy, char* buf, size_t len);
 
 /** Release a policy. NULL is ignored. */
-void gidpolicy_policy_free(gidpolicy_policy *policy);
+void gidpolicy_policy_free(gidpolicy_policy* policy);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Tables: snapshots of one port's GID table                                                  */
@@ -168,13 +169,13 @@ typedef struct gidpolicy_table gidpolicy_table;
  *  present is used (query_gid_ex*, then query_gid). get_device_name is optional (without it the
  *  name is read from ctx->device->name). Unused members must be NULL: zero-initialise the struct. */
 typedef struct gidpolicy_verbs_fns {
-  int (*query_port)(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr);
-  int (*query_gid)(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid);
-  int (*query_gid_ex)(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
-                      struct ibv_gid_entry *entry, uint32_t flags);
-  int (*query_gid_ex_sized)(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
-                            struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size);
-  const char *(*get_device_name)(struct ibv_device *device);
+  int (*query_port)(struct ibv_context* context, uint8_t port_num, struct ibv_port_attr* port_attr);
+  int (*query_gid)(struct ibv_context* context, uint8_t port_num, int index, union ibv_gid* gid);
+  int (*query_gid_ex)(struct ibv_context* context, uint32_t port_num, uint32_t gid_index,
+                      struct ibv_gid_entry* entry, uint32_t flags);
+  int (*query_gid_ex_sized)(struct ibv_context* context, uint32_t port_num, uint32_t gid_index,
+                            struct ibv_gid_entry* entry, uint32_t flags, size_t entry_size);
+  const char* (*get_device_name)(struct ibv_device* device);
 } gidpolicy_verbs_fns;
 
 /** Flags of gidpolicy_snapshot(). */
@@ -200,35 +201,36 @@ enum {
  *  Example (ds4): gidpolicy_verbs_fns fns = {0}; fns.query_port = api->query_port;
  *                 fns.query_gid = api->query_gid;
  *                 gidpolicy_snapshot(&fns, ctx, 1, 0, &table, err, sizeof err); */
-gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns *fns, struct ibv_context *context, uint32_t port,
-                                    unsigned flags, gidpolicy_table **out, char *err, size_t errlen);
+gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                    uint32_t port, unsigned flags, gidpolicy_table** out, char* err,
+                                    size_t errlen);
 
 /** [c_verbs] Fill `fns` with the linked libibverbs' functions (wrappers of the verbs.h inlines).
  *  Lives in gidpolicy::c_verbs, which links libibverbs. */
-void gidpolicy_verbs_fns_libibverbs(gidpolicy_verbs_fns *fns);
+void gidpolicy_verbs_fns_libibverbs(gidpolicy_verbs_fns* fns);
 
 /** [c_verbs] gidpolicy_snapshot() through the linked libibverbs.
  *  Example (JACCL-style C++ or any linked program):
  *    gidpolicy_snapshot_context(ctx, 1, 0, &table, err, sizeof err); */
-gidpolicy_status gidpolicy_snapshot_context(struct ibv_context *context, uint32_t port, unsigned flags,
-                                            gidpolicy_table **out, char *err, size_t errlen);
+gidpolicy_status gidpolicy_snapshot_context(struct ibv_context* context, uint32_t port, unsigned flags,
+                                            gidpolicy_table** out, char* err, size_t errlen);
 
 /** A table from gidpolicy's canonical JSON document (the format of `gidpolicy snapshot --json`
  *  and examples/tables/): the port of `device` number `port`, or the first port when `device` is
  *  NULL. For tests, replays and offline checks.
  *  Errors: GIDPOLICY_ERR_PARSE (line/column or field path), GIDPOLICY_ERR_INVALID_ARGUMENT (no
  *  such port in the document). */
-gidpolicy_status gidpolicy_table_from_json(const char *text, size_t text_len, const char *device, uint32_t port,
-                                           gidpolicy_table **out, char *err, size_t errlen);
+gidpolicy_status gidpolicy_table_from_json(const char* text, size_t text_len, const char* device,
+                                           uint32_t port, gidpolicy_table** out, char* err, size_t errlen);
 
 /** The table as a canonical JSON document (one port); snprintf-like. */
-size_t gidpolicy_table_to_json(const gidpolicy_table *table, char *buf, size_t len);
+size_t gidpolicy_table_to_json(const gidpolicy_table* table, char* buf, size_t len);
 
 /** gid_tbl_len when known, else one past the highest index present. */
-uint32_t gidpolicy_table_length(const gidpolicy_table *table);
+uint32_t gidpolicy_table_length(const gidpolicy_table* table);
 
 /** Release a table. NULL is ignored. */
-void gidpolicy_table_free(gidpolicy_table *table);
+void gidpolicy_table_free(gidpolicy_table* table);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Selection                                                                                  */
@@ -241,40 +243,40 @@ typedef struct gidpolicy_selection gidpolicy_selection;
  *  is always recorded; on failure it follows the message in `err`.
  *  Errors: GIDPOLICY_ERR_NO_CANDIDATE ("no candidate: index 0: link-local fe80::... rejected on
  *  thunderbolt ..."), GIDPOLICY_ERR_INVALID_ARGUMENT. */
-gidpolicy_status gidpolicy_select(const gidpolicy_policy *policy, const gidpolicy_table *table,
-                                  gidpolicy_selection **out, char *err, size_t errlen);
+gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolicy_table* table,
+                                  gidpolicy_selection** out, char* err, size_t errlen);
 
 /** The index of the chosen entry: its GID is what this side advertises. */
-uint32_t gidpolicy_selection_index(const gidpolicy_selection *selection);
+uint32_t gidpolicy_selection_index(const gidpolicy_selection* selection);
 /** The sgid_index to route from: the chosen index, except under a spec ending in "@sgid=N" or
  *  the "jaccl" profile (the literal index 1). */
-uint8_t gidpolicy_selection_sgid_index(const gidpolicy_selection *selection);
+uint8_t gidpolicy_selection_sgid_index(const gidpolicy_selection* selection);
 /** 1 when the entry at sgid_index holds the advertised GID (always, unless a literal index was
  *  asked for); 0 otherwise, with the reason in gidpolicy_selection_agreement(). */
-int gidpolicy_selection_agrees(const gidpolicy_selection *selection);
+int gidpolicy_selection_agrees(const gidpolicy_selection* selection);
 /** One line: "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2";
  *  snprintf-like. */
-size_t gidpolicy_selection_agreement(const gidpolicy_selection *selection, char *buf, size_t len);
+size_t gidpolicy_selection_agreement(const gidpolicy_selection* selection, char* buf, size_t len);
 /** The 16 bytes to advertise to the peer (wire order). */
-void gidpolicy_selection_gid(const gidpolicy_selection *selection, uint8_t gid[16]);
+void gidpolicy_selection_gid(const gidpolicy_selection* selection, uint8_t gid[16]);
 /** The advertised GID's type (RoCE v1/v2...), GIDPOLICY_GID_TYPE_UNKNOWN when not read. */
-gidpolicy_gid_type gidpolicy_selection_gid_type(const gidpolicy_selection *selection);
+gidpolicy_gid_type gidpolicy_selection_gid_type(const gidpolicy_selection* selection);
 /** The printable trace: one line per policy tried, one indented line per entry; snprintf-like. */
-size_t gidpolicy_selection_trace(const gidpolicy_selection *selection, char *buf, size_t len);
+size_t gidpolicy_selection_trace(const gidpolicy_selection* selection, char* buf, size_t len);
 /** Release a selection. NULL is ignored. */
-void gidpolicy_selection_free(gidpolicy_selection *selection);
+void gidpolicy_selection_free(gidpolicy_selection* selection);
 
 /* ------------------------------------------------------------------------------------------ */
 /* RTR attributes                                                                             */
 
 /** What the peer sent over the side channel. */
 typedef struct gidpolicy_peer {
-  uint32_t qpn;       /**< its QP number (24 bits): dest_qp_num */
-  uint32_t psn;       /**< its starting PSN (24 bits): rq_psn */
-  uint8_t gid[16];    /**< the GID it advertised: grh.dgid */
-  uint16_t lid;       /**< its LID (InfiniBand without GRH); 0 on RoCE/Thunderbolt */
-  int mtu;            /**< its active MTU as enum ibv_mtu (IBV_MTU_256=1 .. IBV_MTU_4096=5); 0 = not sent */
-  int gid_type;       /**< gidpolicy_gid_type of its GID when it sent one; 0 = not sent */
+  uint32_t qpn;    /**< its QP number (24 bits): dest_qp_num */
+  uint32_t psn;    /**< its starting PSN (24 bits): rq_psn */
+  uint8_t gid[16]; /**< the GID it advertised: grh.dgid */
+  uint16_t lid;    /**< its LID (InfiniBand without GRH); 0 on RoCE/Thunderbolt */
+  int mtu;         /**< its active MTU as enum ibv_mtu (IBV_MTU_256=1 .. IBV_MTU_4096=5); 0 = not sent */
+  int gid_type;    /**< gidpolicy_gid_type of its GID when it sent one; 0 = not sent */
 } gidpolicy_peer;
 
 /** Knobs of gidpolicy_rtr_fill(). Initialise with gidpolicy_rtr_options_init(), then change. */
@@ -290,7 +292,7 @@ typedef struct gidpolicy_rtr_options {
 } gidpolicy_rtr_options;
 
 /** Set the defaults documented in gidpolicy_rtr_options. */
-void gidpolicy_rtr_options_init(gidpolicy_rtr_options *options);
+void gidpolicy_rtr_options_init(gidpolicy_rtr_options* options);
 
 /** Fill `*attr` (overwritten entirely) and `*attr_mask` for ibv_modify_qp(INIT->RTR): qp_state,
  *  path_mtu, dest_qp_num, rq_psn and the address vector with grh.sgid_index taken from the
@@ -302,9 +304,9 @@ void gidpolicy_rtr_options_init(gidpolicy_rtr_options *options);
  *  Example: struct ibv_qp_attr attr; int mask;
  *           if (gidpolicy_rtr_fill(sel, &peer, NULL, &attr, &mask, err, sizeof err) == GIDPOLICY_OK)
  *             rc = ibv_modify_qp(qp, &attr, mask); */
-gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection *selection, const gidpolicy_peer *peer,
-                                    const gidpolicy_rtr_options *options, struct ibv_qp_attr *attr, int *attr_mask,
-                                    char *err, size_t errlen);
+gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const gidpolicy_peer* peer,
+                                    const gidpolicy_rtr_options* options, struct ibv_qp_attr* attr,
+                                    int* attr_mask, char* err, size_t errlen);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Preflight: check before modify_qp, not after                                               */
@@ -312,8 +314,8 @@ gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection *selection, const 
 /** Does the entry at `sgid_index` of `table` hold `advertised`? (Offline: on a snapshot.)
  *  An empty, unreadable or out-of-range slot, or an index above 255, never agrees.
  *  Error: GIDPOLICY_ERR_DISAGREEMENT, "sgid_index 1 is empty; the advertised GID ... is at index 2". */
-gidpolicy_status gidpolicy_preflight(const gidpolicy_table *table, uint32_t sgid_index, const uint8_t advertised[16],
-                                     char *err, size_t errlen);
+gidpolicy_status gidpolicy_preflight(const gidpolicy_table* table, uint32_t sgid_index,
+                                     const uint8_t advertised[16], char* err, size_t errlen);
 
 /** Re-read the entry at `sgid_index` now, through the caller's functions, and check that it
  *  still holds `advertised`: call it immediately before ibv_modify_qp(RTR). One GID read when it
@@ -323,16 +325,16 @@ gidpolicy_status gidpolicy_preflight(const gidpolicy_table *table, uint32_t sgid
  *  GIDPOLICY_ERR_DISAGREEMENT (an index above 255), GIDPOLICY_ERR_DRIVER (the slot cannot be
  *  read: errno in the message), GIDPOLICY_ERR_INVALID_ARGUMENT, GIDPOLICY_ERR_NOT_SUPPORTED.
  *  Example: gidpolicy_preflight_live(&fns, ctx, 1, attr.ah_attr.grh.sgid_index, my_gid, err, sizeof err); */
-gidpolicy_status gidpolicy_preflight_live(const gidpolicy_verbs_fns *fns, struct ibv_context *context, uint32_t port,
-                                          uint32_t sgid_index, const uint8_t advertised[16], char *err,
-                                          size_t errlen);
+gidpolicy_status gidpolicy_preflight_live(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                          uint32_t port, uint32_t sgid_index, const uint8_t advertised[16],
+                                          char* err, size_t errlen);
 
 /** The last check before ibv_modify_qp(RTR) for a selection: a selection that disagrees (a
  *  literal sgid_index, "jaccl") is refused with GIDPOLICY_ERR_DISAGREEMENT and no driver call;
  *  otherwise gidpolicy_preflight_live() of its sgid_index and GID.
  *  Example: if (gidpolicy_preflight_selection(&fns, ctx, 1, sel, err, sizeof err)) goto fail; */
-gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns *fns, struct ibv_context *context,
-                                               uint32_t port, const gidpolicy_selection *selection, char *err,
+gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                               uint32_t port, const gidpolicy_selection* selection, char* err,
                                                size_t errlen);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -355,8 +357,8 @@ typedef enum gidpolicy_platform {
  *  table, the sgid_index, the advertised GID) and `peer` show. Both may be NULL. snprintf-like.
  *  Example output for errno 22 on Darwin with sgid_index 1 empty:
  *    "EINVAL (22) on darwin:\n  confirmed: sgid_index 1 is empty; ..." */
-size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_selection *selection,
-                               const gidpolicy_peer *peer, char *buf, size_t len);
+size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_selection* selection,
+                               const gidpolicy_peer* peer, char* buf, size_t len);
 
 #ifdef __cplusplus
 } /* extern "C" */

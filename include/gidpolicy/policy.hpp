@@ -37,9 +37,7 @@ struct Selection {
   Trace trace;     ///< empty unless SelectOptions::trace was set
 
   /// The source GID index for RTR. Policies guarantee entry.index <= 255.
-  [[nodiscard]] std::uint8_t sgid_index() const noexcept {
-    return static_cast<std::uint8_t>(entry.index);
-  }
+  [[nodiscard]] std::uint8_t sgid_index() const noexcept { return static_cast<std::uint8_t>(entry.index); }
 };
 
 /// A selection strategy: `p.select(table, options)` -> result<Selection>, and `p.spec()`
@@ -47,8 +45,8 @@ struct Selection {
 template <class P>
 concept SelectionPolicy = std::copy_constructible<P> &&
     requires(const P& p, const GidTable& table, SelectOptions options) {
-      { p.select(table, options) } -> std::same_as<result<Selection>>;
-      { p.spec() } -> std::convertible_to<std::string>;
-    };
+  { p.select(table, options) } -> std::same_as<result<Selection>>;
+  { p.spec() } -> std::convertible_to<std::string>;
+};
 
 }  // namespace gidpolicy

@@ -87,19 +87,27 @@ namespace {
 
 std::optional<GidType> gid_type_from_c(int t) noexcept {
   switch (t) {
-    case GIDPOLICY_GID_TYPE_IB: return GidType::ib;
-    case GIDPOLICY_GID_TYPE_ROCE_V1: return GidType::roce_v1;
-    case GIDPOLICY_GID_TYPE_ROCE_V2: return GidType::roce_v2;
-    default: return std::nullopt;
+    case GIDPOLICY_GID_TYPE_IB:
+      return GidType::ib;
+    case GIDPOLICY_GID_TYPE_ROCE_V1:
+      return GidType::roce_v1;
+    case GIDPOLICY_GID_TYPE_ROCE_V2:
+      return GidType::roce_v2;
+    default:
+      return std::nullopt;
   }
 }
 
 gidpolicy_gid_type gid_type_to_c(GidType t) noexcept {
   switch (t) {
-    case GidType::ib: return GIDPOLICY_GID_TYPE_IB;
-    case GidType::roce_v1: return GIDPOLICY_GID_TYPE_ROCE_V1;
-    case GidType::roce_v2: return GIDPOLICY_GID_TYPE_ROCE_V2;
-    case GidType::unknown: break;
+    case GidType::ib:
+      return GIDPOLICY_GID_TYPE_IB;
+    case GidType::roce_v1:
+      return GIDPOLICY_GID_TYPE_ROCE_V1;
+    case GidType::roce_v2:
+      return GIDPOLICY_GID_TYPE_ROCE_V2;
+    case GidType::unknown:
+      break;
   }
   return GIDPOLICY_GID_TYPE_UNKNOWN;
 }
@@ -115,10 +123,13 @@ std::optional<Mtu> mtu_from_c(int m, bool& valid) noexcept {
 
 Platform platform_from_c(gidpolicy_platform p, const gidpolicy_selection* s) noexcept {
   switch (p) {
-    case GIDPOLICY_PLATFORM_LINUX: return Platform::linux_kernel;
-    case GIDPOLICY_PLATFORM_DARWIN: return Platform::darwin;
+    case GIDPOLICY_PLATFORM_LINUX:
+      return Platform::linux_kernel;
+    case GIDPOLICY_PLATFORM_DARWIN:
+      return Platform::darwin;
     case GIDPOLICY_PLATFORM_AUTO:
-    case GIDPOLICY_PLATFORM_MAX_ENUM_: break;
+    case GIDPOLICY_PLATFORM_MAX_ENUM_:
+      break;
   }
   // Errno numbers are the driver's platform's: a Thunderbolt port is Apple's driver.
   if (s && s->table.port().link_layer.kind() == LinkLayer::Kind::thunderbolt) return Platform::darwin;
@@ -145,19 +156,32 @@ extern "C" {
 
 const char* gidpolicy_status_name(int status) {
   switch (status) {
-    case GIDPOLICY_OK: return "GIDPOLICY_OK";
-    case GIDPOLICY_ERR_INVALID_ARGUMENT: return "GIDPOLICY_ERR_INVALID_ARGUMENT";
-    case GIDPOLICY_ERR_INVALID_SPEC: return "GIDPOLICY_ERR_INVALID_SPEC";
-    case GIDPOLICY_ERR_PARSE: return "GIDPOLICY_ERR_PARSE";
-    case GIDPOLICY_ERR_NO_CANDIDATE: return "GIDPOLICY_ERR_NO_CANDIDATE";
-    case GIDPOLICY_ERR_DRIVER: return "GIDPOLICY_ERR_DRIVER";
-    case GIDPOLICY_ERR_PORT_NOT_ACTIVE: return "GIDPOLICY_ERR_PORT_NOT_ACTIVE";
-    case GIDPOLICY_ERR_NOT_SUPPORTED: return "GIDPOLICY_ERR_NOT_SUPPORTED";
-    case GIDPOLICY_ERR_RTR: return "GIDPOLICY_ERR_RTR";
-    case GIDPOLICY_ERR_DISAGREEMENT: return "GIDPOLICY_ERR_DISAGREEMENT";
-    case GIDPOLICY_ERR_GID_CHANGED: return "GIDPOLICY_ERR_GID_CHANGED";
-    case GIDPOLICY_ERR_NO_MEMORY: return "GIDPOLICY_ERR_NO_MEMORY";
-    case GIDPOLICY_ERR_INTERNAL: return "GIDPOLICY_ERR_INTERNAL";
+    case GIDPOLICY_OK:
+      return "GIDPOLICY_OK";
+    case GIDPOLICY_ERR_INVALID_ARGUMENT:
+      return "GIDPOLICY_ERR_INVALID_ARGUMENT";
+    case GIDPOLICY_ERR_INVALID_SPEC:
+      return "GIDPOLICY_ERR_INVALID_SPEC";
+    case GIDPOLICY_ERR_PARSE:
+      return "GIDPOLICY_ERR_PARSE";
+    case GIDPOLICY_ERR_NO_CANDIDATE:
+      return "GIDPOLICY_ERR_NO_CANDIDATE";
+    case GIDPOLICY_ERR_DRIVER:
+      return "GIDPOLICY_ERR_DRIVER";
+    case GIDPOLICY_ERR_PORT_NOT_ACTIVE:
+      return "GIDPOLICY_ERR_PORT_NOT_ACTIVE";
+    case GIDPOLICY_ERR_NOT_SUPPORTED:
+      return "GIDPOLICY_ERR_NOT_SUPPORTED";
+    case GIDPOLICY_ERR_RTR:
+      return "GIDPOLICY_ERR_RTR";
+    case GIDPOLICY_ERR_DISAGREEMENT:
+      return "GIDPOLICY_ERR_DISAGREEMENT";
+    case GIDPOLICY_ERR_GID_CHANGED:
+      return "GIDPOLICY_ERR_GID_CHANGED";
+    case GIDPOLICY_ERR_NO_MEMORY:
+      return "GIDPOLICY_ERR_NO_MEMORY";
+    case GIDPOLICY_ERR_INTERNAL:
+      return "GIDPOLICY_ERR_INTERNAL";
   }
   return "unknown";
 }
@@ -176,7 +200,8 @@ gidpolicy_status gidpolicy_gid_parse(const char* text, uint8_t gid[16], char* er
 }
 
 size_t gidpolicy_gid_to_string(const uint8_t gid[16], char* buf, size_t len) {
-  return guarded_text(buf, len, [&] { return gid ? gidpolicy::Gid::from_bytes(gid).to_string() : std::string(); });
+  return guarded_text(buf, len,
+                      [&] { return gid ? gidpolicy::Gid::from_bytes(gid).to_string() : std::string(); });
 }
 
 // ---- policies -----------------------------------------------------------------------------
@@ -201,8 +226,9 @@ void gidpolicy_policy_free(gidpolicy_policy* policy) { delete policy; }
 
 // ---- tables -------------------------------------------------------------------------------
 
-gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_context* context, uint32_t port,
-                                    unsigned flags, gidpolicy_table** out, char* err, size_t errlen) {
+gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                    uint32_t port, unsigned flags, gidpolicy_table** out, char* err,
+                                    size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
     *out = nullptr;
@@ -212,16 +238,19 @@ gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_c
       return report(GIDPOLICY_ERR_NOT_SUPPORTED, "gidpolicy_verbs_fns.query_port is NULL", err, errlen);
     if (!fns->query_gid && !fns->query_gid_ex && !fns->query_gid_ex_sized)
       return report(GIDPOLICY_ERR_NOT_SUPPORTED,
-                    "gidpolicy_verbs_fns has no GID read (query_gid, query_gid_ex or query_gid_ex_sized)", err,
+                    "gidpolicy_verbs_fns has no GID read (query_gid, query_gid_ex or query_gid_ex_sized)",
+                    err, errlen);
+    if (flags &
+        ~static_cast<unsigned>(GIDPOLICY_SNAPSHOT_ALLOW_INACTIVE | GIDPOLICY_SNAPSHOT_STOP_AT_IPV4_MAPPED |
+                               GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES))
+      return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "unknown snapshot flags " + std::to_string(flags), err,
                     errlen);
-    if (flags & ~static_cast<unsigned>(GIDPOLICY_SNAPSHOT_ALLOW_INACTIVE | GIDPOLICY_SNAPSHOT_STOP_AT_IPV4_MAPPED |
-                                       GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES))
-      return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "unknown snapshot flags " + std::to_string(flags), err, errlen);
 
     gidpolicy::capi::ContextApi api(*fns, context, (flags & GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES) == 0);
     gidpolicy::verbs::SnapshotOptions options;
     options.allow_inactive = (flags & GIDPOLICY_SNAPSHOT_ALLOW_INACTIVE) != 0;
-    if (flags & GIDPOLICY_SNAPSHOT_STOP_AT_IPV4_MAPPED) options.stop_after = gidpolicy::verbs::stop_at_first_ipv4_mapped();
+    if (flags & GIDPOLICY_SNAPSHOT_STOP_AT_IPV4_MAPPED)
+      options.stop_after = gidpolicy::verbs::stop_at_first_ipv4_mapped();
     auto table = gidpolicy::verbs::snapshot(api, gidpolicy::capi::ContextApi::kDevice, port, options);
     if (!table) return report(table.error(), err, errlen);
     *out = new gidpolicy_table{std::move(table).value()};
@@ -229,8 +258,8 @@ gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_c
   });
 }
 
-gidpolicy_status gidpolicy_table_from_json(const char* text, size_t text_len, const char* device, uint32_t port,
-                                           gidpolicy_table** out, char* err, size_t errlen) {
+gidpolicy_status gidpolicy_table_from_json(const char* text, size_t text_len, const char* device,
+                                           uint32_t port, gidpolicy_table** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
     *out = nullptr;
@@ -242,19 +271,19 @@ gidpolicy_status gidpolicy_table_from_json(const char* text, size_t text_len, co
       *out = new gidpolicy_table{std::move(t)};
       return GIDPOLICY_OK;
     }
-    std::string what = device ? "no port " + std::string(device) + ":" + std::to_string(port) : std::string("no port");
+    std::string what =
+        device ? "no port " + std::string(device) + ":" + std::to_string(port) : std::string("no port");
     std::string seen;
     for (const gidpolicy::GidTable& t : tables.value())
       seen += (seen.empty() ? "" : ", ") + t.port().device + ":" + std::to_string(t.port().port);
-    return report(GIDPOLICY_ERR_INVALID_ARGUMENT, what + " in the document" + (seen.empty() ? "" : "; it has " + seen),
-                  err, errlen);
+    return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
+                  what + " in the document" + (seen.empty() ? "" : "; it has " + seen), err, errlen);
   });
 }
 
 size_t gidpolicy_table_to_json(const gidpolicy_table* table, char* buf, size_t len) {
-  return guarded_text(buf, len, [&] {
-    return table ? gidpolicy::formats::write_json({table->table}) : std::string();
-  });
+  return guarded_text(buf, len,
+                      [&] { return table ? gidpolicy::formats::write_json({table->table}) : std::string(); });
 }
 
 uint32_t gidpolicy_table_length(const gidpolicy_table* table) { return table ? table->table.length() : 0; }
@@ -277,7 +306,9 @@ gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolic
   });
 }
 
-uint32_t gidpolicy_selection_index(const gidpolicy_selection* s) { return s ? s->plan.selection.entry.index : 0; }
+uint32_t gidpolicy_selection_index(const gidpolicy_selection* s) {
+  return s ? s->plan.selection.entry.index : 0;
+}
 
 uint8_t gidpolicy_selection_sgid_index(const gidpolicy_selection* s) { return s ? s->plan.sgid_index : 0; }
 
@@ -321,8 +352,8 @@ void gidpolicy_rtr_options_init(gidpolicy_rtr_options* o) {
 }
 
 gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const gidpolicy_peer* peer,
-                                    const gidpolicy_rtr_options* options, struct ibv_qp_attr* attr, int* attr_mask,
-                                    char* err, size_t errlen) {
+                                    const gidpolicy_rtr_options* options, struct ibv_qp_attr* attr,
+                                    int* attr_mask, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!selection) return gidpolicy::capi::null_argument("selection", err, errlen);
     if (!peer) return gidpolicy::capi::null_argument("peer", err, errlen);
@@ -334,27 +365,35 @@ gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const 
 
     gidpolicy::QpKind kind;
     switch (o.qp_type) {
-      case IBV_QPT_UC: kind = gidpolicy::QpKind::uc; break;
-      case IBV_QPT_RC: kind = gidpolicy::QpKind::rc; break;
-      case IBV_QPT_UD: kind = gidpolicy::QpKind::ud; break;
+      case IBV_QPT_UC:
+        kind = gidpolicy::QpKind::uc;
+        break;
+      case IBV_QPT_RC:
+        kind = gidpolicy::QpKind::rc;
+        break;
+      case IBV_QPT_UD:
+        kind = gidpolicy::QpKind::ud;
+        break;
       default:
         return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
-                      "qp_type " + std::to_string(o.qp_type) + " is not IBV_QPT_UC, IBV_QPT_RC or IBV_QPT_UD", err,
-                      errlen);
+                      "qp_type " + std::to_string(o.qp_type) + " is not IBV_QPT_UC, IBV_QPT_RC or IBV_QPT_UD",
+                      err, errlen);
     }
     bool ok = true;
     const std::optional<gidpolicy::Mtu> peer_mtu = gidpolicy::capi::mtu_from_c(peer->mtu, ok);
     if (!ok)
       return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
-                    "peer->mtu " + std::to_string(peer->mtu) + " is not an enum ibv_mtu (0 or 1..5)", err, errlen);
+                    "peer->mtu " + std::to_string(peer->mtu) + " is not an enum ibv_mtu (0 or 1..5)", err,
+                    errlen);
     const std::optional<gidpolicy::Mtu> path_mtu = gidpolicy::capi::mtu_from_c(o.path_mtu, ok);
     if (!ok)
       return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
-                    "options->path_mtu " + std::to_string(o.path_mtu) + " is not an enum ibv_mtu (0 or 1..5)", err,
-                    errlen);
+                    "options->path_mtu " + std::to_string(o.path_mtu) + " is not an enum ibv_mtu (0 or 1..5)",
+                    err, errlen);
     if (peer->gid_type != 0 && !gidpolicy::capi::gid_type_from_c(peer->gid_type))
       return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
-                    "peer->gid_type " + std::to_string(peer->gid_type) + " is not a gidpolicy_gid_type", err, errlen);
+                    "peer->gid_type " + std::to_string(peer->gid_type) + " is not a gidpolicy_gid_type", err,
+                    errlen);
 
     gidpolicy::PeerInfo info;
     info.qpn = peer->qpn;
@@ -371,7 +410,8 @@ gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const 
         .flow_label(o.flow_label)
         .service_level(o.service_level);
     if (path_mtu) builder.path_mtu(*path_mtu);
-    if (kind == gidpolicy::QpKind::rc) builder.max_dest_rd_atomic(o.max_dest_rd_atomic).min_rnr_timer(o.min_rnr_timer);
+    if (kind == gidpolicy::QpKind::rc)
+      builder.max_dest_rd_atomic(o.max_dest_rd_atomic).min_rnr_timer(o.min_rnr_timer);
     auto rtr = builder.build();
     if (!rtr) return report(rtr.error(), err, errlen);
     std::memcpy(attr, &rtr.value().attr, sizeof *attr);
@@ -382,8 +422,8 @@ gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const 
 
 // ---- preflight ----------------------------------------------------------------------------
 
-gidpolicy_status gidpolicy_preflight(const gidpolicy_table* table, uint32_t sgid_index, const uint8_t advertised[16],
-                                     char* err, size_t errlen) {
+gidpolicy_status gidpolicy_preflight(const gidpolicy_table* table, uint32_t sgid_index,
+                                     const uint8_t advertised[16], char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!table) return gidpolicy::capi::null_argument("table", err, errlen);
     if (!advertised) return gidpolicy::capi::null_argument("advertised", err, errlen);
@@ -393,9 +433,9 @@ gidpolicy_status gidpolicy_preflight(const gidpolicy_table* table, uint32_t sgid
   });
 }
 
-gidpolicy_status gidpolicy_preflight_live(const gidpolicy_verbs_fns* fns, struct ibv_context* context, uint32_t port,
-                                          uint32_t sgid_index, const uint8_t advertised[16], char* err,
-                                          size_t errlen) {
+gidpolicy_status gidpolicy_preflight_live(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                          uint32_t port, uint32_t sgid_index, const uint8_t advertised[16],
+                                          char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!fns) return gidpolicy::capi::null_argument("fns", err, errlen);
     if (!context) return gidpolicy::capi::null_argument("context", err, errlen);
@@ -403,14 +443,16 @@ gidpolicy_status gidpolicy_preflight_live(const gidpolicy_verbs_fns* fns, struct
     if (!fns->query_gid && !fns->query_gid_ex && !fns->query_gid_ex_sized)
       return report(GIDPOLICY_ERR_NOT_SUPPORTED, "gidpolicy_verbs_fns has no GID read", err, errlen);
     if (port < 1 || port > 255)
-      return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "port " + std::to_string(port) + " is outside 1..255", err,
-                    errlen);
+      return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "port " + std::to_string(port) + " is outside 1..255",
+                    err, errlen);
     // An index the uint8_t grh.sgid_index cannot hold never agrees: it would route from
     // another slot (ds4's cast), whatever the slot at the full index holds.
     if (sgid_index > 255)
       return report(GIDPOLICY_ERR_DISAGREEMENT,
-                    "sgid_index " + std::to_string(sgid_index) + " does not fit the uint8_t grh.sgid_index: it would "
-                        "wrap to " + std::to_string(sgid_index & 0xffu),
+                    "sgid_index " + std::to_string(sgid_index) +
+                        " does not fit the uint8_t grh.sgid_index: it would "
+                        "wrap to " +
+                        std::to_string(sgid_index & 0xffu),
                     err, errlen);
     gidpolicy::capi::ContextApi api(*fns, context, false);
     // One GID read when the slot still holds the GID; on a change, a scan to say where it went.
@@ -428,8 +470,8 @@ gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, s
     if (!selection) return gidpolicy::capi::null_argument("selection", err, errlen);
     // A selection that already disagrees (a literal sgid_index) is refused without a driver call.
     if (!selection->plan.agrees())
-      return report(GIDPOLICY_ERR_DISAGREEMENT, selection->plan.agreement.explanation + " (refused before modify_qp)",
-                    err, errlen);
+      return report(GIDPOLICY_ERR_DISAGREEMENT,
+                    selection->plan.agreement.explanation + " (refused before modify_qp)", err, errlen);
     std::uint8_t gid[16];
     selection->plan.selection.entry.gid.copy_to(gid);
     return gidpolicy_preflight_live(fns, context, port, selection->plan.sgid_index, gid, err, errlen);
@@ -451,7 +493,8 @@ size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gi
       context.peer_gid = gidpolicy::Gid::from_bytes(peer->gid);
       context.peer_gid_type = gidpolicy::capi::gid_type_from_c(peer->gid_type);
     }
-    return gidpolicy::diagnose(errnum, gidpolicy::capi::platform_from_c(platform, selection), context).to_string();
+    return gidpolicy::diagnose(errnum, gidpolicy::capi::platform_from_c(platform, selection), context)
+        .to_string();
   });
 }
 

@@ -3,9 +3,9 @@
 // that keeps C++ exceptions from crossing the C boundary.
 #pragma once
 
+#include <gidpolicy/gidpolicy.h>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
-#include <gidpolicy/gidpolicy.h>
 #include <gidpolicy/profiles.hpp>
 
 #include <cstddef>

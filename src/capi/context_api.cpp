@@ -63,8 +63,8 @@ result<PortInfo> ContextApi::port_attributes(verbs::DeviceHandle device, std::ui
   GIDPOLICY_TRYV(check(device, "ibv_query_port"));
   if (!fns_.query_port) return fail(errc::not_supported, "gidpolicy_verbs_fns.query_port is NULL");
   if (port < 1 || port > 255)
-    return fail(errc::invalid_argument,
-                "ibv_query_port(" + name_ + ", " + std::to_string(port) + "): port numbers are 1..255 (uint8_t)");
+    return fail(errc::invalid_argument, "ibv_query_port(" + name_ + ", " + std::to_string(port) +
+                                            "): port numbers are 1..255 (uint8_t)");
   ibv_port_attr attr;
   // The exported symbol fills only rdma-core's compat prefix of the struct: zero it all first,
   // as the ibv_query_port inline does.
@@ -72,7 +72,8 @@ result<PortInfo> ContextApi::port_attributes(verbs::DeviceHandle device, std::ui
   errno = 0;
   const int rc = fns_.query_port(context_, static_cast<std::uint8_t>(port), &attr);
   const int err = errno_of(rc, errno);
-  if (rc != 0) return fail_errno(err ? err : EIO, "ibv_query_port(" + name_ + ", " + std::to_string(port) + ")");
+  if (rc != 0)
+    return fail_errno(err ? err : EIO, "ibv_query_port(" + name_ + ", " + std::to_string(port) + ")");
   return verbs::port_info_from_ibv(name_, port, attr);
 }
 
@@ -89,13 +90,15 @@ result<Gid> ContextApi::read_gid(verbs::DeviceHandle device, std::uint32_t port,
   const int err = errno_of(rc, errno);
   if (rc != 0) {
     // rdma-core 44 returns -1 without setting errno (an index out of range).
-    if (err == 0) return fail(errc::entry_unreadable, at + " returned " + std::to_string(rc) + " without errno");
+    if (err == 0)
+      return fail(errc::entry_unreadable, at + " returned " + std::to_string(rc) + " without errno");
     return fail_errno(err, at);
   }
   return Gid::from_bytes(gid.raw);
 }
 
-result<GidEntry> ContextApi::read_gid_entry(verbs::DeviceHandle device, std::uint32_t port, std::uint32_t index) {
+result<GidEntry> ContextApi::read_gid_entry(verbs::DeviceHandle device, std::uint32_t port,
+                                            std::uint32_t index) {
   GIDPOLICY_TRYV(check(device, "ibv_query_gid_ex"));
   const std::string at = where("ibv_query_gid_ex", port, index);
   if (!fns_.query_gid_ex && !fns_.query_gid_ex_sized)
@@ -104,8 +107,9 @@ result<GidEntry> ContextApi::read_gid_entry(verbs::DeviceHandle device, std::uin
   ibv_gid_entry entry;
   std::memset(&entry, 0, sizeof entry);
   errno = 0;
-  const int rc = fns_.query_gid_ex_sized ? fns_.query_gid_ex_sized(context_, port, index, &entry, 0, sizeof entry)
-                                         : fns_.query_gid_ex(context_, port, index, &entry, 0);
+  const int rc = fns_.query_gid_ex_sized
+                     ? fns_.query_gid_ex_sized(context_, port, index, &entry, 0, sizeof entry)
+                     : fns_.query_gid_ex(context_, port, index, &entry, 0);
   const int err = errno_of(rc, errno);
   if (rc != 0) {
     if (err == EOPNOTSUPP || err == ENOSYS) entry_unsupported_ = true;
@@ -121,14 +125,16 @@ result<GidEntry> ContextApi::read_gid_entry(verbs::DeviceHandle device, std::uin
                          std::move(netdev), entry.ndev_ifindex);
 }
 
-result<std::vector<verbs::GidTableRow>> ContextApi::read_gid_table(verbs::DeviceHandle device, std::uint32_t) {
+result<std::vector<verbs::GidTableRow>> ContextApi::read_gid_table(verbs::DeviceHandle device,
+                                                                   std::uint32_t) {
   GIDPOLICY_TRYV(check(device, "ibv_query_gid_table"));
   return fail(errc::not_supported, "gidpolicy_verbs_fns has no query_gid_table");
 }
 
 verbs::ReadSupport ContextApi::read_support(verbs::DeviceHandle device) const {
   if (device != kDevice) return {};
-  return {false, (fns_.query_gid_ex || fns_.query_gid_ex_sized) && !entry_unsupported_, fns_.query_gid != nullptr};
+  return {false, (fns_.query_gid_ex || fns_.query_gid_ex_sized) && !entry_unsupported_,
+          fns_.query_gid != nullptr};
 }
 
 // Queue pairs stay the caller's: the C API builds their attributes, it does not create them.

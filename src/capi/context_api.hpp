@@ -36,7 +36,8 @@ class ContextApi final : public verbs::VerbsApi {
   [[nodiscard]] result<std::string> device_name(verbs::DeviceHandle device) const override;
   result<PortInfo> port_attributes(verbs::DeviceHandle device, std::uint32_t port) override;
   result<Gid> read_gid(verbs::DeviceHandle device, std::uint32_t port, std::uint32_t index) override;
-  result<GidEntry> read_gid_entry(verbs::DeviceHandle device, std::uint32_t port, std::uint32_t index) override;
+  result<GidEntry> read_gid_entry(verbs::DeviceHandle device, std::uint32_t port,
+                                  std::uint32_t index) override;
   result<std::vector<verbs::GidTableRow>> read_gid_table(verbs::DeviceHandle device,
                                                          std::uint32_t max_entries) override;
   [[nodiscard]] verbs::ReadSupport read_support(verbs::DeviceHandle device) const override;

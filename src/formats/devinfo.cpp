@@ -363,7 +363,6 @@ const char* state_name(PortState s) {
   return "invalid state";
 }
 
-
 // printf into `out` at any length. (A fixed 256-byte buffer silently cut a long device name
 // and the newline after it, so the written text no longer read back: found by fuzz_devinfo.)
 template <class... Args>

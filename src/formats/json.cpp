@@ -23,7 +23,8 @@ const char* type_name(const Json& j) { return j.type_name(); }
 result<std::uint64_t> get_uint(const Ctx& c, const Json& obj, const std::string& path, const char* key,
                                std::uint64_t max) {
   const Json& v = obj.at(key);
-  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+  if (!v.is_number_integer() ||
+      (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
     return fail(c.err(path + "." + key, std::string("expected a non-negative integer, found ") +
                                             (v.is_number() ? v.dump() : type_name(v))));
   auto n = v.get<std::uint64_t>();
@@ -35,7 +36,8 @@ result<std::uint64_t> get_uint(const Ctx& c, const Json& obj, const std::string&
 
 result<std::string> get_string(const Ctx& c, const Json& obj, const std::string& path, const char* key) {
   const Json& v = obj.at(key);
-  if (!v.is_string()) return fail(c.err(path + "." + key, std::string("expected a string, found ") + type_name(v)));
+  if (!v.is_string())
+    return fail(c.err(path + "." + key, std::string("expected a string, found ") + type_name(v)));
   return v.get<std::string>();
 }
 
@@ -74,14 +76,16 @@ result<GidEntry> read_entry(const Ctx& c, const Json& j, const std::string& path
     }
     e.read_error = std::error_code(err, std::generic_category());
   } else {
-    return fail(c.err(path + ".state", "expected \"valid\", \"empty\" or \"unreadable\", found \"" + state + "\""));
+    return fail(
+        c.err(path + ".state", "expected \"valid\", \"empty\" or \"unreadable\", found \"" + state + "\""));
   }
   if (e.state != EntryState::valid && j.contains("gid"))
     return fail(c.err(path + ".gid", "an " + state + " entry has no GID"));
   if (j.contains("type")) {
     GIDPOLICY_TRY(t, get_string(c, j, path, "type"));
     auto type = gid_type_from_string(t);
-    if (!type) return fail(c.err(path + ".type", "expected ib, roce_v1, roce_v2 or unknown, found \"" + t + "\""));
+    if (!type)
+      return fail(c.err(path + ".type", "expected ib, roce_v1, roce_v2 or unknown, found \"" + t + "\""));
     e.type = *type;
   }
   if (j.contains("netdev")) {
@@ -98,8 +102,8 @@ result<GidEntry> read_entry(const Ctx& c, const Json& j, const std::string& path
 result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path) {
   if (!j.is_object()) return fail(c.err(path, std::string("expected an object, found ") + type_name(j)));
   for (auto it = j.begin(); it != j.end(); ++it) {
-    static constexpr const char* kKnown[] = {"device", "port", "state", "link_layer", "gid_tbl_len",
-                                             "active_mtu", "lid", "holes", "entries"};
+    static constexpr const char* kKnown[] = {"device",     "port", "state", "link_layer", "gid_tbl_len",
+                                             "active_mtu", "lid",  "holes", "entries"};
     bool known = false;
     for (auto* k : kKnown) known = known || it.key() == k;
     if (!known) return fail(c.err(path + "." + it.key(), "unknown field"));
@@ -115,7 +119,9 @@ result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path)
   if (j.contains("state")) {
     GIDPOLICY_TRY(s, get_string(c, j, path, "state"));
     auto st = port_state_from_string(s);
-    if (!st) return fail(c.err(path + ".state", "expected nop, down, init, armed, active or active_defer, found \"" + s + "\""));
+    if (!st)
+      return fail(c.err(path + ".state",
+                        "expected nop, down, init, armed, active or active_defer, found \"" + s + "\""));
     p.state = *st;
   }
   if (j.contains("link_layer")) {
@@ -126,7 +132,9 @@ result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path)
     } else {
       GIDPOLICY_TRY(s, get_string(c, j, path, "link_layer"));
       auto ll = link_layer_from_string(s);
-      if (!ll) return fail(c.err(path + ".link_layer", "expected infiniband, ethernet, thunderbolt or a number, found \"" + s + "\""));
+      if (!ll)
+        return fail(c.err(path + ".link_layer",
+                          "expected infiniband, ethernet, thunderbolt or a number, found \"" + s + "\""));
       p.link_layer = *ll;
     }
   }
@@ -137,7 +145,9 @@ result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path)
   if (j.contains("active_mtu")) {
     GIDPOLICY_TRY(bytes, get_uint(c, j, path, "active_mtu", 4096));
     auto mtu = mtu_from_bytes(static_cast<unsigned>(bytes));
-    if (!mtu) return fail(c.err(path + ".active_mtu", "expected 256, 512, 1024, 2048 or 4096, found " + std::to_string(bytes)));
+    if (!mtu)
+      return fail(c.err(path + ".active_mtu",
+                        "expected 256, 512, 1024, 2048 or 4096, found " + std::to_string(bytes)));
     p.active_mtu = *mtu;
   }
   if (j.contains("lid")) {
@@ -147,14 +157,18 @@ result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path)
   Holes holes = Holes::empty;
   if (j.contains("holes")) {
     GIDPOLICY_TRY(h, get_string(c, j, path, "holes"));
-    if (h == "empty") holes = Holes::empty;
-    else if (h == "not_shown") holes = Holes::not_shown;
-    else return fail(c.err(path + ".holes", "expected \"empty\" or \"not_shown\", found \"" + h + "\""));
+    if (h == "empty")
+      holes = Holes::empty;
+    else if (h == "not_shown")
+      holes = Holes::not_shown;
+    else
+      return fail(c.err(path + ".holes", "expected \"empty\" or \"not_shown\", found \"" + h + "\""));
   }
   std::vector<GidEntry> entries;
   if (j.contains("entries")) {
     const Json& arr = j.at("entries");
-    if (!arr.is_array()) return fail(c.err(path + ".entries", std::string("expected an array, found ") + type_name(arr)));
+    if (!arr.is_array())
+      return fail(c.err(path + ".entries", std::string("expected an array, found ") + type_name(arr)));
     entries.reserve(arr.size());
     for (std::size_t k = 0; k < arr.size(); ++k) {
       GIDPOLICY_TRY(e, read_entry(c, arr[k], path + ".entries[" + std::to_string(k) + "]"));
@@ -162,7 +176,8 @@ result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path)
     }
   }
   auto table = GidTable::make(std::move(p), std::move(entries), holes);
-  if (!table) return fail(Error(table.error().code, std::string(c.source) + ": " + path + ": " + table.error().detail));
+  if (!table)
+    return fail(Error(table.error().code, std::string(c.source) + ": " + path + ": " + table.error().detail));
   return table;
 }
 
@@ -202,14 +217,17 @@ result<std::vector<GidTable>> read_json(std::string_view text, std::string_view 
     if (colon != std::string::npos) what = what.substr(colon + 2);
     return fail(errc::parse_error, std::string(source) + ": invalid JSON: " + what);
   }
-  if (!doc.is_object()) return fail(c.err("(document)", std::string("expected an object, found ") + type_name(doc)));
-  if (!doc.contains("schema") || !doc.at("schema").is_string() || doc.at("schema").get<std::string>() != "gidpolicy.tables")
+  if (!doc.is_object())
+    return fail(c.err("(document)", std::string("expected an object, found ") + type_name(doc)));
+  if (!doc.contains("schema") || !doc.at("schema").is_string() ||
+      doc.at("schema").get<std::string>() != "gidpolicy.tables")
     return fail(c.err("schema", "expected \"gidpolicy.tables\""));
   if (!doc.contains("version")) return fail(c.err("version", "missing required field"));
   GIDPOLICY_TRY(version, get_uint(c, doc, "(document)", "version", 0xffff));
   if (version != static_cast<std::uint64_t>(kJsonSchemaVersion))
-    return fail(c.err("version", "version " + std::to_string(version) + " is not supported (this build reads " +
-                                     std::to_string(kJsonSchemaVersion) + ")",
+    return fail(c.err("version",
+                      "version " + std::to_string(version) + " is not supported (this build reads " +
+                          std::to_string(kJsonSchemaVersion) + ")",
                       errc::unsupported_version));
   if (!doc.contains("ports") || !doc.at("ports").is_array()) return fail(c.err("ports", "expected an array"));
   std::vector<GidTable> out;
@@ -219,9 +237,10 @@ result<std::vector<GidTable>> read_json(std::string_view text, std::string_view 
     GIDPOLICY_TRY(t, read_port(c, ports[k], "ports[" + std::to_string(k) + "]"));
     for (const auto& prev : out)
       if (prev.port().device == t.port().device && prev.port().port == t.port().port)
-        return fail(c.err("ports[" + std::to_string(k) + "]",
-                          "device " + t.port().device + " port " + std::to_string(t.port().port) + " appears twice",
-                          errc::duplicate_index));
+        return fail(
+            c.err("ports[" + std::to_string(k) + "]",
+                  "device " + t.port().device + " port " + std::to_string(t.port().port) + " appears twice",
+                  errc::duplicate_index));
     out.push_back(std::move(t));
   }
   return out;
@@ -238,8 +257,10 @@ std::string write_json(const std::vector<GidTable>& tables, int indent) {
     jp["device"] = p.device;
     jp["port"] = p.port;
     jp["state"] = std::string(to_string(p.state));
-    if (p.link_layer.kind() == LinkLayer::Kind::unknown) jp["link_layer"] = p.link_layer.raw();
-    else jp["link_layer"] = to_string(p.link_layer);
+    if (p.link_layer.kind() == LinkLayer::Kind::unknown)
+      jp["link_layer"] = p.link_layer.raw();
+    else
+      jp["link_layer"] = to_string(p.link_layer);
     jp["gid_tbl_len"] = p.gid_tbl_len ? Json(*p.gid_tbl_len) : Json(nullptr);
     jp["active_mtu"] = mtu_bytes(p.active_mtu);
     jp["lid"] = p.lid;

@@ -190,7 +190,6 @@ std::string kernel_state_name(PortState s) {
   return "NOP";
 }
 
-
 result<void> write_file(const fs::path& p, const std::string& content) {
   std::ofstream f(p, std::ios::binary | std::ios::trunc);
   f << content;

@@ -144,10 +144,14 @@ inline std::string_view before_parenthesis(std::string_view s) noexcept {
 /// "Unknown"): shared by the devinfo and sysfs writers.
 inline const char* link_layer_name(LinkLayer ll) noexcept {
   switch (ll.kind()) {
-    case LinkLayer::Kind::infiniband: return "InfiniBand";
-    case LinkLayer::Kind::ethernet: return "Ethernet";
-    case LinkLayer::Kind::thunderbolt: return "Thunderbolt";
-    case LinkLayer::Kind::unknown: break;
+    case LinkLayer::Kind::infiniband:
+      return "InfiniBand";
+    case LinkLayer::Kind::ethernet:
+      return "Ethernet";
+    case LinkLayer::Kind::thunderbolt:
+      return "Thunderbolt";
+    case LinkLayer::Kind::unknown:
+      break;
   }
   return "Unknown";
 }

@@ -14,7 +14,8 @@ int query_gid_ex_inline(ibv_context* ctx, std::uint32_t port, std::uint32_t inde
                         std::uint32_t flags) {
   return ibv_query_gid_ex(ctx, port, index, entry, flags);
 }
-ssize_t query_gid_table_inline(ibv_context* ctx, ibv_gid_entry* entries, std::size_t max, std::uint32_t flags) {
+ssize_t query_gid_table_inline(ibv_context* ctx, ibv_gid_entry* entries, std::size_t max,
+                               std::uint32_t flags) {
   return ibv_query_gid_table(ctx, entries, max, flags);
 }
 

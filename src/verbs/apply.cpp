@@ -7,9 +7,12 @@ namespace {
 
 std::string describe(const GidEntry& e) {
   switch (e.state) {
-    case EntryState::empty: return "is empty";
-    case EntryState::unreadable: return "cannot be read (" + e.read_error.message() + ")";
-    case EntryState::valid: break;
+    case EntryState::empty:
+      return "is empty";
+    case EntryState::unreadable:
+      return "cannot be read (" + e.read_error.message() + ")";
+    case EntryState::valid:
+      break;
   }
   std::string s = "holds " + e.gid.to_string();
   if (e.type != GidType::unknown) s += " (" + std::string(to_string(e.type)) + ")";
@@ -36,8 +39,8 @@ result<PortPlan> plan_port(VerbsApi& api, DeviceHandle device, std::uint32_t por
 result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, std::uint32_t sgid_index,
                        const Gid& advertised, std::optional<GidType> type) {
   if (sgid_index > 0xffu)
-    return fail(errc::index_exceeds_uint8,
-                "sgid_index " + std::to_string(sgid_index) + " would wrap to " + std::to_string(sgid_index & 0xffu));
+    return fail(errc::index_exceeds_uint8, "sgid_index " + std::to_string(sgid_index) + " would wrap to " +
+                                               std::to_string(sgid_index & 0xffu));
   GIDPOLICY_TRY(name, api.device_name(device));
   const std::string at = name + " port " + std::to_string(port) + " sgid_index " + std::to_string(sgid_index);
   GIDPOLICY_TRY(now, read_entry(api, device, port, sgid_index));
@@ -64,12 +67,13 @@ result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, c
   if (!rtr.agrees())
     return fail(errc::disagreement, rtr.agreement.explanation + " (refused before modify_qp)");
   std::optional<GidType> type;
-  if (rtr.agreement.at_index && rtr.agreement.at_index->type != GidType::unknown) type = rtr.agreement.at_index->type;
+  if (rtr.agreement.at_index && rtr.agreement.at_index->type != GidType::unknown)
+    type = rtr.agreement.at_index->type;
   return preflight(api, device, port, rtr.sgid_index(), rtr.agreement.advertised, type);
 }
 
-result<void> apply_rtr(VerbsApi& api, QpHandle qp, DeviceHandle device, std::uint32_t port, const RtrAttributes& rtr,
-                       const ApplyOptions& options) {
+result<void> apply_rtr(VerbsApi& api, QpHandle qp, DeviceHandle device, std::uint32_t port,
+                       const RtrAttributes& rtr, const ApplyOptions& options) {
   if (options.preflight) GIDPOLICY_TRYV(preflight(api, device, port, rtr));
   auto r = api.modify_qp(qp, rtr.attr, rtr.mask);
   if (r) return r;

@@ -30,7 +30,8 @@ std::string_view default_verbs_library() noexcept {
 DlopenApi::DlopenApi() : DlopenApi(std::string(default_verbs_library())) {}
 
 DlopenApi::DlopenApi(std::string library)
-    : FunctionTableApi(VerbsFunctions{}, Options{"dlopen(" + library + ")", true}), library_(std::move(library)) {
+    : FunctionTableApi(VerbsFunctions{}, Options{"dlopen(" + library + ")", true}),
+      library_(std::move(library)) {
   dlerror();  // clear a stale message
   handle_ = dlopen(library_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {

@@ -62,10 +62,11 @@ result<std::vector<ibv_device*>> list_devices(const VerbsFunctions& f, ibv_devic
   if (!raw) {
     // rdma-core with no RDMA kernel support (no /sys/class/infiniband_verbs) says NULL + ENOSYS.
     if (err == ENOSYS || err == ENODEV || err == ENOENT || err == 0)
-      return fail(errc::no_devices, "ibv_get_device_list() returned NULL" +
-                                        (err ? ", errno " + std::to_string(err) + " (" + std::strerror(err) + ")"
-                                             : std::string()) +
-                                        ": this machine has no RDMA device or no RDMA kernel support");
+      return fail(
+          errc::no_devices,
+          "ibv_get_device_list() returned NULL" +
+              (err ? ", errno " + std::to_string(err) + " (" + std::strerror(err) + ")" : std::string()) +
+              ": this machine has no RDMA device or no RDMA kernel support");
     return fail_errno(err, "ibv_get_device_list()");
   }
   std::vector<ibv_device*> out;
@@ -105,7 +106,8 @@ result<FunctionTableApi::Device*> FunctionTableApi::find(DeviceHandle device, st
   return &it->second;
 }
 
-result<const FunctionTableApi::Device*> FunctionTableApi::find(DeviceHandle device, std::string_view call) const {
+result<const FunctionTableApi::Device*> FunctionTableApi::find(DeviceHandle device,
+                                                               std::string_view call) const {
   if (unavailable_) return fail(*unavailable_);
   auto it = devices_.find(device.id);
   if (it == devices_.end())
@@ -156,14 +158,16 @@ result<DeviceHandle> FunctionTableApi::open_device(std::string_view name) {
     ibv_context* ctx = fns_.open_device(d);
     const int err = errno;
     if (!ctx) {
-      if (err == 0) return fail(errc::device_not_found, "ibv_open_device(" + n + ") returned NULL without errno");
+      if (err == 0)
+        return fail(errc::device_not_found, "ibv_open_device(" + n + ") returned NULL without errno");
       return fail_errno(err, "ibv_open_device(" + n + ")");
     }
     const std::uint64_t id = next_id_++;
     devices_.emplace(id, Device{ctx, std::move(n), false, false});
     return DeviceHandle{id};
   }
-  return fail(errc::device_not_found, "no RDMA device named '" + std::string(name) + "'; devices: " + join(seen));
+  return fail(errc::device_not_found,
+              "no RDMA device named '" + std::string(name) + "'; devices: " + join(seen));
 }
 
 result<void> FunctionTableApi::close_device(DeviceHandle device) {
@@ -206,7 +210,8 @@ result<PortInfo> FunctionTableApi::port_attributes(DeviceHandle device, std::uin
   errno = 0;
   const int rc = fns_.query_port(d->context, static_cast<std::uint8_t>(port), &attr);
   const int err = errno_of(rc, errno);
-  if (rc != 0) return fail_errno(err ? err : EIO, "ibv_query_port(" + d->name + ", " + std::to_string(port) + ")");
+  if (rc != 0)
+    return fail_errno(err ? err : EIO, "ibv_query_port(" + d->name + ", " + std::to_string(port) + ")");
   return port_info_from_ibv(d->name, port, attr);
 }
 
@@ -223,13 +228,15 @@ result<Gid> FunctionTableApi::read_gid(DeviceHandle device, std::uint32_t port, 
   const int err = errno_of(rc, errno);
   if (rc != 0) {
     // rdma-core 44's ibv_query_gid returns -1 without setting errno (an out-of-range index).
-    if (err == 0) return fail(errc::entry_unreadable, at + " returned " + std::to_string(rc) + " without errno");
+    if (err == 0)
+      return fail(errc::entry_unreadable, at + " returned " + std::to_string(rc) + " without errno");
     return fail_errno(err, at);
   }
   return Gid::from_bytes(gid.raw);
 }
 
-result<GidEntry> FunctionTableApi::read_gid_entry(DeviceHandle device, std::uint32_t port, std::uint32_t index) {
+result<GidEntry> FunctionTableApi::read_gid_entry(DeviceHandle device, std::uint32_t port,
+                                                  std::uint32_t index) {
   GIDPOLICY_TRY(d, find(device, "ibv_query_gid_ex"));
   const std::string at = where(*d, "ibv_query_gid_ex", port, index);
   if (!fns_.query_gid_ex && !fns_.query_gid_ex_sized)
@@ -238,8 +245,9 @@ result<GidEntry> FunctionTableApi::read_gid_entry(DeviceHandle device, std::uint
   ibv_gid_entry entry;
   std::memset(&entry, 0, sizeof entry);
   errno = 0;
-  const int rc = fns_.query_gid_ex_sized ? fns_.query_gid_ex_sized(d->context, port, index, &entry, 0, sizeof entry)
-                                         : fns_.query_gid_ex(d->context, port, index, &entry, 0);
+  const int rc = fns_.query_gid_ex_sized
+                     ? fns_.query_gid_ex_sized(d->context, port, index, &entry, 0, sizeof entry)
+                     : fns_.query_gid_ex(d->context, port, index, &entry, 0);
   const int err = errno_of(rc, errno);
   if (rc != 0) {
     if (is_unsupported(err)) d->entry_unsupported = true;
@@ -251,11 +259,12 @@ result<GidEntry> FunctionTableApi::read_gid_entry(DeviceHandle device, std::uint
     char buf[IF_NAMESIZE] = {};
     if (if_indextoname(entry.ndev_ifindex, buf)) netdev = buf;
   }
-  return GidEntry::valid(index, Gid::from_bytes(entry.gid.raw), gid_type_from_ibv(entry.gid_type), std::move(netdev),
-                         entry.ndev_ifindex);
+  return GidEntry::valid(index, Gid::from_bytes(entry.gid.raw), gid_type_from_ibv(entry.gid_type),
+                         std::move(netdev), entry.ndev_ifindex);
 }
 
-result<std::vector<GidTableRow>> FunctionTableApi::read_gid_table(DeviceHandle device, std::uint32_t max_entries) {
+result<std::vector<GidTableRow>> FunctionTableApi::read_gid_table(DeviceHandle device,
+                                                                  std::uint32_t max_entries) {
   GIDPOLICY_TRY(d, find(device, "ibv_query_gid_table"));
   const std::string at = "ibv_query_gid_table(" + d->name + ", max " + std::to_string(max_entries) + ")";
   if (!fns_.query_gid_table && !fns_.query_gid_table_sized)
@@ -265,9 +274,10 @@ result<std::vector<GidTableRow>> FunctionTableApi::read_gid_table(DeviceHandle d
   std::vector<ibv_gid_entry> buf(max_entries);
   std::memset(buf.data(), 0, buf.size() * sizeof(ibv_gid_entry));
   errno = 0;
-  const ssize_t n = fns_.query_gid_table_sized
-                        ? fns_.query_gid_table_sized(d->context, buf.data(), buf.size(), 0, sizeof(ibv_gid_entry))
-                        : fns_.query_gid_table(d->context, buf.data(), buf.size(), 0);
+  const ssize_t n =
+      fns_.query_gid_table_sized
+          ? fns_.query_gid_table_sized(d->context, buf.data(), buf.size(), 0, sizeof(ibv_gid_entry))
+          : fns_.query_gid_table(d->context, buf.data(), buf.size(), 0);
   const int saved = errno;
   if (n < 0) {
     const int err = errno_of(n, saved);
@@ -285,8 +295,9 @@ result<std::vector<GidTableRow>> FunctionTableApi::read_gid_table(DeviceHandle d
       char name[IF_NAMESIZE] = {};
       if (if_indextoname(e.ndev_ifindex, name)) netdev = name;
     }
-    rows.push_back({e.port_num, GidEntry::valid(e.gid_index, Gid::from_bytes(e.gid.raw), gid_type_from_ibv(e.gid_type),
-                                                std::move(netdev), e.ndev_ifindex)});
+    rows.push_back(
+        {e.port_num, GidEntry::valid(e.gid_index, Gid::from_bytes(e.gid.raw), gid_type_from_ibv(e.gid_type),
+                                     std::move(netdev), e.ndev_ifindex)});
   }
   return rows;
 }
@@ -295,13 +306,15 @@ ReadSupport FunctionTableApi::read_support(DeviceHandle device) const {
   auto d = find(device, "read_support");
   if (!d) return {};
   return {(fns_.query_gid_table || fns_.query_gid_table_sized) && !d.value()->table_unsupported,
-          (fns_.query_gid_ex || fns_.query_gid_ex_sized) && !d.value()->entry_unsupported, fns_.query_gid != nullptr};
+          (fns_.query_gid_ex || fns_.query_gid_ex_sized) && !d.value()->entry_unsupported,
+          fns_.query_gid != nullptr};
 }
 
 result<QpHandle> FunctionTableApi::create_qp(DeviceHandle device, QpKind kind) {
   GIDPOLICY_TRY(d, find(device, "ibv_create_qp"));
   const auto missing = fns_.missing_for_qps();
-  if (!missing.empty()) return fail(errc::not_supported, "create_qp: the function table lacks " + join(missing));
+  if (!missing.empty())
+    return fail(errc::not_supported, "create_qp: the function table lacks " + join(missing));
   Qp q{device.id, kind, nullptr, nullptr, nullptr};
   errno = 0;
   q.pd = fns_.alloc_pd(d->context);
@@ -330,7 +343,8 @@ result<QpHandle> FunctionTableApi::create_qp(DeviceHandle device, QpKind kind) {
   if (!q.qp) {
     const int err = errno;  // Apple: EOPNOTSUPP for RC, EBUSY past ~10 QPs
     (void)destroy(q, "");
-    return fail_errno(err ? err : ENOMEM, "ibv_create_qp(" + d->name + ", " + std::string(to_string(kind)) + ")");
+    return fail_errno(err ? err : ENOMEM,
+                      "ibv_create_qp(" + d->name + ", " + std::string(to_string(kind)) + ")");
   }
   const std::uint64_t id = next_id_++;
   qps_.emplace(id, q);
@@ -359,8 +373,8 @@ result<QpInfo> FunctionTableApi::query_qp(QpHandle qp) {
   ibv_qp_init_attr init;
   std::memset(&init, 0, sizeof init);
   errno = 0;
-  const int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                   IBV_QP_RQ_PSN | IBV_QP_SQ_PSN;
+  const int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_AV | IBV_QP_PATH_MTU |
+                   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_SQ_PSN;
   const int rc = fns_.query_qp(q->qp, &info.attr, mask, &init);
   const int err = errno_of(rc, errno);
   if (rc != 0) return fail_errno(err ? err : EIO, "ibv_query_qp(qp " + std::to_string(q->qp->qp_num) + ")");

@@ -6,8 +6,8 @@ namespace gidpolicy::verbs {
 namespace {
 
 bool is_unsupported(const Error& e) noexcept {
-  return e == errc::not_supported ||
-         (e.code.category() == std::generic_category() && (e.code.value() == EOPNOTSUPP || e.code.value() == ENOSYS));
+  return e == errc::not_supported || (e.code.category() == std::generic_category() &&
+                                      (e.code.value() == EOPNOTSUPP || e.code.value() == ENOSYS));
 }
 
 bool is_errno(const Error& e, int err) noexcept {
@@ -105,9 +105,12 @@ result<void> scan(VerbsApi& api, DeviceHandle device, const PortInfo& port, Read
 
 std::string_view to_string(ReadMethod m) noexcept {
   switch (m) {
-    case ReadMethod::gid_table: return "gid_table";
-    case ReadMethod::gid_entry: return "gid_entry";
-    case ReadMethod::gid_legacy: return "gid_legacy";
+    case ReadMethod::gid_table:
+      return "gid_table";
+    case ReadMethod::gid_entry:
+      return "gid_entry";
+    case ReadMethod::gid_legacy:
+      return "gid_legacy";
   }
   return "gid_table";
 }
@@ -116,7 +119,8 @@ std::function<bool(const GidEntry&)> stop_at_first_ipv4_mapped() {
   return [](const GidEntry& e) { return e.usable() && e.gid.is_ipv4_mapped(); };
 }
 
-result<GidTable> snapshot(VerbsApi& api, DeviceHandle device, std::uint32_t port, const SnapshotOptions& options) {
+result<GidTable> snapshot(VerbsApi& api, DeviceHandle device, std::uint32_t port,
+                          const SnapshotOptions& options) {
   SnapshotReport local;
   SnapshotReport& report = options.report ? *options.report : local;
   report = SnapshotReport{};
@@ -151,7 +155,8 @@ result<GidTable> snapshot(VerbsApi& api, DeviceHandle device, std::uint32_t port
     if (!allowed(m)) continue;
     const bool offered = m == ReadMethod::gid_entry ? api.read_support(device).gid_entry : can.gid_legacy;
     if (!offered) {
-      report.fallbacks.push_back(std::string(to_string(m)) + ": not offered by the " + api.backend_name() + " backend");
+      report.fallbacks.push_back(std::string(to_string(m)) + ": not offered by the " + api.backend_name() +
+                                 " backend");
       continue;
     }
     report.method = m;
@@ -172,7 +177,8 @@ result<GidTable> snapshot(VerbsApi& api, DeviceHandle device, std::uint32_t port
   return fail(errc::not_supported, "cannot read the GID table of " + port_name(info) + ": " + why);
 }
 
-result<GidTable> snapshot(VerbsApi& api, std::string_view device, std::uint32_t port, const SnapshotOptions& options) {
+result<GidTable> snapshot(VerbsApi& api, std::string_view device, std::uint32_t port,
+                          const SnapshotOptions& options) {
   SnapshotReport local;
   SnapshotOptions inner = options;
   inner.report = options.report ? options.report : &local;
@@ -219,11 +225,13 @@ result<GidEntry> read_entry(VerbsApi& api, DeviceHandle device, std::uint32_t po
   return fail(errc::not_supported, "the " + api.backend_name() + " backend can read no GID");
 }
 
-result<std::uint32_t> find_current_index(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Gid& gid,
-                                         std::optional<GidType> type) {
+result<std::uint32_t> find_current_index(VerbsApi& api, DeviceHandle device, std::uint32_t port,
+                                         const Gid& gid, std::optional<GidType> type) {
   SnapshotOptions o;
   o.allow_inactive = true;  // following a GID is worth trying whatever the port state says
-  auto matches = [gid, type](const GidEntry& e) { return e.usable() && e.gid == gid && (!type || e.type == *type); };
+  auto matches = [gid, type](const GidEntry& e) {
+    return e.usable() && e.gid == gid && (!type || e.type == *type);
+  };
   o.stop_after = matches;
   GIDPOLICY_TRY(t, snapshot(api, device, port, o));
   for (const GidEntry& e : t)

@@ -5,54 +5,80 @@ namespace gidpolicy::verbs {
 
 std::string_view to_string(VerbsCall c) noexcept {
   switch (c) {
-    case VerbsCall::device_names: return "device_names";
-    case VerbsCall::open_device: return "open_device";
-    case VerbsCall::close_device: return "close_device";
-    case VerbsCall::port_attributes: return "port_attributes";
-    case VerbsCall::read_gid: return "read_gid";
-    case VerbsCall::read_gid_entry: return "read_gid_entry";
-    case VerbsCall::read_gid_table: return "read_gid_table";
-    case VerbsCall::create_qp: return "create_qp";
-    case VerbsCall::modify_qp: return "modify_qp";
-    case VerbsCall::query_qp: return "query_qp";
-    case VerbsCall::destroy_qp: return "destroy_qp";
+    case VerbsCall::device_names:
+      return "device_names";
+    case VerbsCall::open_device:
+      return "open_device";
+    case VerbsCall::close_device:
+      return "close_device";
+    case VerbsCall::port_attributes:
+      return "port_attributes";
+    case VerbsCall::read_gid:
+      return "read_gid";
+    case VerbsCall::read_gid_entry:
+      return "read_gid_entry";
+    case VerbsCall::read_gid_table:
+      return "read_gid_table";
+    case VerbsCall::create_qp:
+      return "create_qp";
+    case VerbsCall::modify_qp:
+      return "modify_qp";
+    case VerbsCall::query_qp:
+      return "query_qp";
+    case VerbsCall::destroy_qp:
+      return "destroy_qp";
   }
   return "unknown";
 }
 
 ibv_qp_type to_ibv(QpKind kind) noexcept {
   switch (kind) {
-    case QpKind::rc: return IBV_QPT_RC;
-    case QpKind::uc: return IBV_QPT_UC;
-    case QpKind::ud: return IBV_QPT_UD;
+    case QpKind::rc:
+      return IBV_QPT_RC;
+    case QpKind::uc:
+      return IBV_QPT_UC;
+    case QpKind::ud:
+      return IBV_QPT_UD;
   }
   return IBV_QPT_UC;
 }
 
 std::optional<QpKind> qp_kind_from_ibv(ibv_qp_type type) noexcept {
   switch (type) {
-    case IBV_QPT_RC: return QpKind::rc;
-    case IBV_QPT_UC: return QpKind::uc;
-    case IBV_QPT_UD: return QpKind::ud;
-    default: return std::nullopt;
+    case IBV_QPT_RC:
+      return QpKind::rc;
+    case IBV_QPT_UC:
+      return QpKind::uc;
+    case IBV_QPT_UD:
+      return QpKind::ud;
+    default:
+      return std::nullopt;
   }
 }
 
 GidType gid_type_from_ibv(std::uint32_t gid_type) noexcept {
   switch (gid_type) {
-    case IBV_GID_TYPE_IB: return GidType::ib;
-    case IBV_GID_TYPE_ROCE_V1: return GidType::roce_v1;
-    case IBV_GID_TYPE_ROCE_V2: return GidType::roce_v2;
-    default: return GidType::unknown;  // a future kernel's type: keep it, never guess
+    case IBV_GID_TYPE_IB:
+      return GidType::ib;
+    case IBV_GID_TYPE_ROCE_V1:
+      return GidType::roce_v1;
+    case IBV_GID_TYPE_ROCE_V2:
+      return GidType::roce_v2;
+    default:
+      return GidType::unknown;  // a future kernel's type: keep it, never guess
   }
 }
 
 std::uint32_t to_ibv(GidType type) noexcept {
   switch (type) {
-    case GidType::ib: return IBV_GID_TYPE_IB;
-    case GidType::roce_v1: return IBV_GID_TYPE_ROCE_V1;
-    case GidType::roce_v2: return IBV_GID_TYPE_ROCE_V2;
-    case GidType::unknown: break;
+    case GidType::ib:
+      return IBV_GID_TYPE_IB;
+    case GidType::roce_v1:
+      return IBV_GID_TYPE_ROCE_V1;
+    case GidType::roce_v2:
+      return IBV_GID_TYPE_ROCE_V2;
+    case GidType::unknown:
+      break;
   }
   return IBV_GID_TYPE_IB;
 }
@@ -61,7 +87,8 @@ PortInfo port_info_from_ibv(std::string device, std::uint32_t port, const ibv_po
   PortInfo p;
   p.device = std::move(device);
   p.port = port;
-  p.state = static_cast<PortState>(static_cast<unsigned>(attr.state) <= 5 ? static_cast<unsigned>(attr.state) : 0u);
+  p.state =
+      static_cast<PortState>(static_cast<unsigned>(attr.state) <= 5 ? static_cast<unsigned>(attr.state) : 0u);
   // IBV_LINK_LAYER_UNSPECIFIED (0) comes from legacy providers, which are all InfiniBand.
   p.link_layer = attr.link_layer == IBV_LINK_LAYER_UNSPECIFIED ? LinkLayer::infiniband()
                                                                : LinkLayer::from_raw(attr.link_layer);

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (gidpolicy_policy_parse(spec.c_str(), &policy, err, sizeof err) != GIDPOLICY_OK) return 0;
   (void)gidpolicy_policy_spec(policy, small, sizeof small);
   gidpolicy_table* table = nullptr;
-  if (gidpolicy_table_from_json(json.data(), json.size(), nullptr, 1, &table, err, sizeof err) == GIDPOLICY_OK) {
+  if (gidpolicy_table_from_json(json.data(), json.size(), nullptr, 1, &table, err, sizeof err) ==
+      GIDPOLICY_OK) {
     (void)gidpolicy_table_to_json(table, small, sizeof small);
     gidpolicy_selection* sel = nullptr;
     if (gidpolicy_select(policy, table, &sel, err, sizeof err) == GIDPOLICY_OK) {

@@ -11,7 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto tables = gidpolicy::formats::read_devinfo(text, "fuzz.txt");
   if (!tables) return 0;
   const auto view = gidpolicy::formats::devinfo_view(tables.value());
-  auto back = gidpolicy::formats::read_devinfo(gidpolicy::formats::write_devinfo(tables.value()), "again.txt");
+  auto back =
+      gidpolicy::formats::read_devinfo(gidpolicy::formats::write_devinfo(tables.value()), "again.txt");
   if (!back || !(back.value() == view)) std::abort();
   return 0;
 }

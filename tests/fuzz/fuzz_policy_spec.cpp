@@ -16,11 +16,12 @@ const gidpolicy::GidTable& table() {
     p.gid_tbl_len = 8;
     auto ll = gidpolicy::Gid::parse("fe80::ac0:ebff:feda:1cfb").value();
     auto v4 = gidpolicy::Gid::ipv4_mapped(0xc800d106u);
-    return gidpolicy::GidTable::make(p, {gidpolicy::GidEntry::valid(0, ll, gidpolicy::GidType::roce_v1, "bond0"),
-                                         gidpolicy::GidEntry::valid(1, ll, gidpolicy::GidType::roce_v2, "bond0"),
-                                         gidpolicy::GidEntry::valid(2, v4, gidpolicy::GidType::roce_v1, "bond0"),
-                                         gidpolicy::GidEntry::valid(3, v4, gidpolicy::GidType::roce_v2, "bond0"),
-                                         gidpolicy::GidEntry::empty(4)})
+    return gidpolicy::GidTable::make(p,
+                                     {gidpolicy::GidEntry::valid(0, ll, gidpolicy::GidType::roce_v1, "bond0"),
+                                      gidpolicy::GidEntry::valid(1, ll, gidpolicy::GidType::roce_v2, "bond0"),
+                                      gidpolicy::GidEntry::valid(2, v4, gidpolicy::GidType::roce_v1, "bond0"),
+                                      gidpolicy::GidEntry::valid(3, v4, gidpolicy::GidType::roce_v2, "bond0"),
+                                      gidpolicy::GidEntry::empty(4)})
         .value();
   }();
   return t;

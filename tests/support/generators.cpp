@@ -8,9 +8,9 @@ namespace gidpolicy::test {
 
 rc::Gen<Gid> gen_ipv4_mapped_gid() {
   return rc::gen::map(
-      rc::gen::oneOf(rc::gen::inRange<std::uint32_t>(0x0a000001u, 0x0a0000ffu),   // 10.0.0.x: shrinks small
-                     rc::gen::inRange<std::uint32_t>(0xa9fe0001u, 0xa9feffffu),   // 169.254/16
-                     rc::gen::inRange<std::uint32_t>(0xc0a80001u, 0xc0a8ffffu),   // 192.168/16
+      rc::gen::oneOf(rc::gen::inRange<std::uint32_t>(0x0a000001u, 0x0a0000ffu),  // 10.0.0.x: shrinks small
+                     rc::gen::inRange<std::uint32_t>(0xa9fe0001u, 0xa9feffffu),  // 169.254/16
+                     rc::gen::inRange<std::uint32_t>(0xc0a80001u, 0xc0a8ffffu),  // 192.168/16
                      rc::gen::inRange<std::uint32_t>(1u, 0xffffffffu)),
       [](std::uint32_t v4) { return Gid::ipv4_mapped(v4); });
 }
@@ -116,8 +116,11 @@ std::string show_table(const GidTable& t) {
     char idx[16];
     std::snprintf(idx, sizeof idx, "%5u", e.index);
     os << "  " << idx << "  ";
-    if (e.state == EntryState::valid) os << e.gid.to_string();
-    else os << "<" << to_string(e.state) << (e.read_error ? " errno " + std::to_string(e.read_error.value()) : "") << ">";
+    if (e.state == EntryState::valid)
+      os << e.gid.to_string();
+    else
+      os << "<" << to_string(e.state)
+         << (e.read_error ? " errno " + std::to_string(e.read_error.value()) : "") << ">";
     os << "  " << to_string(e.type);
     if (!e.netdev.empty()) os << "  " << e.netdev;
     os << "\n";

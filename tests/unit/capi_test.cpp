@@ -129,7 +129,8 @@ class CApi : public ::testing::Test {
 };
 
 TEST(CApiBasics, StatusNamesCoverEveryCode) {
-  for (int s = GIDPOLICY_OK; s <= GIDPOLICY_ERR_INTERNAL; ++s) EXPECT_STRNE(gidpolicy_status_name(s), "unknown") << s;
+  for (int s = GIDPOLICY_OK; s <= GIDPOLICY_ERR_INTERNAL; ++s)
+    EXPECT_STRNE(gidpolicy_status_name(s), "unknown") << s;
   EXPECT_STREQ(gidpolicy_status_name(GIDPOLICY_ERR_NO_CANDIDATE), "GIDPOLICY_ERR_NO_CANDIDATE");
   EXPECT_STREQ(gidpolicy_status_name(99), "unknown");
   EXPECT_STREQ(gidpolicy_status_name(-1), "unknown");
@@ -229,7 +230,7 @@ TEST_F(CApi, JacclProfileReproducesTheDisagreement) {
   Table t = snapshot();
   Selection sel = select("jaccl", t.get());
   ASSERT_TRUE(sel);
-  EXPECT_EQ(gidpolicy_selection_index(sel.get()), 2u);     // advertised
+  EXPECT_EQ(gidpolicy_selection_index(sel.get()), 2u);      // advertised
   EXPECT_EQ(gidpolicy_selection_sgid_index(sel.get()), 1);  // routed: the literal 1
   EXPECT_EQ(gidpolicy_selection_agrees(sel.get()), 0);
   char why[512];
@@ -341,7 +342,8 @@ TEST_F(CApi, MissingPointersAndArgumentsAreErrorsNotCrashes) {
   EXPECT_EQ(gidpolicy_snapshot(nullptr, ctx_, 1, 0, &t, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(gidpolicy_snapshot(&fns_, nullptr, 1, 0, &t, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(gidpolicy_snapshot(&fns_, ctx_, 0, 0, &t, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(gidpolicy_snapshot(&fns_, ctx_, 1, 1u << 20, &t, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(gidpolicy_snapshot(&fns_, ctx_, 1, 1u << 20, &t, err_, sizeof err_),
+            GIDPOLICY_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(t, nullptr);
   gidpolicy_selection* sel = nullptr;
   EXPECT_EQ(gidpolicy_select(nullptr, nullptr, &sel, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
@@ -369,7 +371,8 @@ TEST_F(CApiRtr, UcAttributesComeFromTheSelection) {
   ibv_qp_attr attr;
   std::memset(&attr, 0xab, sizeof attr);  // every byte must be overwritten
   int mask = 0;
-  ASSERT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, nullptr, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK) << err_;
+  ASSERT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, nullptr, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK)
+      << err_;
   EXPECT_EQ(mask, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
   EXPECT_EQ(attr.qp_state, IBV_QPS_RTR);
   EXPECT_EQ(attr.ah_attr.is_global, 1);
@@ -406,7 +409,8 @@ TEST_F(CApiRtr, RefusedBeforeTheDriverSeesThem) {
   int mask = 0;
   gidpolicy_peer zero = peer_;
   std::memset(zero.gid, 0, 16);
-  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &zero, nullptr, &attr, &mask, err_, sizeof err_), GIDPOLICY_ERR_RTR);
+  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &zero, nullptr, &attr, &mask, err_, sizeof err_),
+            GIDPOLICY_ERR_RTR);
   gidpolicy_peer v6 = peer_;
   auto g = gid_bytes("fd00::2");
   std::memcpy(v6.gid, g.data(), 16);
@@ -419,7 +423,8 @@ TEST_F(CApiRtr, RefusedBeforeTheDriverSeesThem) {
   EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, &o, &attr, &mask, err_, sizeof err_),
             GIDPOLICY_ERR_INVALID_ARGUMENT);
   o.qp_type = IBV_QPT_UD;
-  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, &o, &attr, &mask, err_, sizeof err_), GIDPOLICY_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, &o, &attr, &mask, err_, sizeof err_),
+            GIDPOLICY_ERR_NOT_SUPPORTED);
   gidpolicy_peer bad_mtu = peer_;
   bad_mtu.mtu = 9;
   EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &bad_mtu, nullptr, &attr, &mask, err_, sizeof err_),
@@ -433,7 +438,8 @@ TEST_F(CApiRtr, SelectionOutlivesItsTable) {
   table_.reset();
   ibv_qp_attr attr;
   int mask = 0;
-  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, nullptr, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK) << err_;
+  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, nullptr, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK)
+      << err_;
   EXPECT_EQ(attr.ah_attr.grh.sgid_index, 2);
 }
 
@@ -474,7 +480,8 @@ TEST_F(CApiRtr, FakeDriverAcceptsTheFilledAttributesAndExplainsJacclsFailure) {
   EXPECT_EQ(bad.error().code.value(), 22);
 
   char why[2048];
-  const size_t n = gidpolicy_explain_errno(22, GIDPOLICY_PLATFORM_DARWIN, jaccl.get(), &peer_, why, sizeof why);
+  const size_t n =
+      gidpolicy_explain_errno(22, GIDPOLICY_PLATFORM_DARWIN, jaccl.get(), &peer_, why, sizeof why);
   EXPECT_EQ(n, std::strlen(why));
   EXPECT_NE(std::string(why).find("EINVAL"), std::string::npos) << why;
   EXPECT_NE(std::string(why).find("sgid_index 1"), std::string::npos) << why;
@@ -507,19 +514,24 @@ TEST_F(CApi, PreflightOnASnapshot) {
   Table t = snapshot();
   auto advertised = gid_bytes("::ffff:10.99.0.3");
   EXPECT_EQ(gidpolicy_preflight(t.get(), 2, advertised.data(), err_, sizeof err_), GIDPOLICY_OK) << err_;
-  EXPECT_EQ(gidpolicy_preflight(t.get(), 1, advertised.data(), err_, sizeof err_), GIDPOLICY_ERR_DISAGREEMENT);
+  EXPECT_EQ(gidpolicy_preflight(t.get(), 1, advertised.data(), err_, sizeof err_),
+            GIDPOLICY_ERR_DISAGREEMENT);
   EXPECT_NE(std::string(err_).find("sgid_index 1 is empty"), std::string::npos) << err_;
-  EXPECT_EQ(gidpolicy_preflight(t.get(), 258, advertised.data(), err_, sizeof err_), GIDPOLICY_ERR_DISAGREEMENT);
+  EXPECT_EQ(gidpolicy_preflight(t.get(), 258, advertised.data(), err_, sizeof err_),
+            GIDPOLICY_ERR_DISAGREEMENT);
 }
 
 // Tables change under running jobs (NCCL 2157): the live preflight re-reads the one entry.
 TEST_F(CApi, LivePreflightCatchesEveryKindOfChange) {
   load("macmini-mapped-at-2.json");
   auto advertised = gid_bytes("::ffff:10.99.0.3");
-  EXPECT_EQ(gidpolicy_preflight_live(&fns_, ctx_, 1, 2, advertised.data(), err_, sizeof err_), GIDPOLICY_OK) << err_;
+  EXPECT_EQ(gidpolicy_preflight_live(&fns_, ctx_, 1, 2, advertised.data(), err_, sizeof err_), GIDPOLICY_OK)
+      << err_;
   EXPECT_EQ(fake_.total_calls(), 1u);  // one GID read, nothing else
 
-  ASSERT_TRUE(fake_.apply(TableMutation::stale_entry("rdma_en2", 1, 2, gidpolicy::Gid::ipv4_mapped(0x0a630009))).has_value());
+  ASSERT_TRUE(
+      fake_.apply(TableMutation::stale_entry("rdma_en2", 1, 2, gidpolicy::Gid::ipv4_mapped(0x0a630009)))
+          .has_value());
   EXPECT_EQ(gidpolicy_preflight_live(&fns_, ctx_, 1, 2, advertised.data(), err_, sizeof err_),
             GIDPOLICY_ERR_GID_CHANGED);
   EXPECT_NE(std::string(err_).find("10.99.0.9"), std::string::npos) << err_;
@@ -529,7 +541,8 @@ TEST_F(CApi, LivePreflightCatchesEveryKindOfChange) {
             GIDPOLICY_ERR_GID_CHANGED);
 
   fake_.fail_nth(VerbsCall::read_gid_entry, 1, EIO);
-  EXPECT_EQ(gidpolicy_preflight_live(&fns_, ctx_, 1, 5, advertised.data(), err_, sizeof err_), GIDPOLICY_ERR_DRIVER);
+  EXPECT_EQ(gidpolicy_preflight_live(&fns_, ctx_, 1, 5, advertised.data(), err_, sizeof err_),
+            GIDPOLICY_ERR_DRIVER);
 
   EXPECT_EQ(gidpolicy_preflight_live(&fns_, ctx_, 1, 256 + 2, advertised.data(), err_, sizeof err_),
             GIDPOLICY_ERR_DISAGREEMENT);
@@ -538,16 +551,20 @@ TEST_F(CApi, LivePreflightCatchesEveryKindOfChange) {
 }
 
 TEST(CApiJson, TablesRoundTripThroughJson) {
-  const std::string text = gidpolicy::test::read_file(gidpolicy::test::example_tables_dir() / "ds4-linux-unit.json");
+  const std::string text =
+      gidpolicy::test::read_file(gidpolicy::test::example_tables_dir() / "ds4-linux-unit.json");
   char err[512];
   gidpolicy_table* t = nullptr;
-  ASSERT_EQ(gidpolicy_table_from_json(text.data(), text.size(), nullptr, 0, &t, err, sizeof err), GIDPOLICY_OK) << err;
+  ASSERT_EQ(gidpolicy_table_from_json(text.data(), text.size(), nullptr, 0, &t, err, sizeof err),
+            GIDPOLICY_OK)
+      << err;
   Table owned(t);
   EXPECT_EQ(gidpolicy_table_length(t), 5u);
   std::string json(gidpolicy_table_to_json(t, nullptr, 0), '\0');
   gidpolicy_table_to_json(t, json.data(), json.size() + 1);
   gidpolicy_table* again = nullptr;
-  ASSERT_EQ(gidpolicy_table_from_json(json.data(), json.size(), "ds4_test0", 1, &again, err, sizeof err), GIDPOLICY_OK)
+  ASSERT_EQ(gidpolicy_table_from_json(json.data(), json.size(), "ds4_test0", 1, &again, err, sizeof err),
+            GIDPOLICY_OK)
       << err;
   Table owned_again(again);
   std::string json2(gidpolicy_table_to_json(again, nullptr, 0), '\0');

@@ -42,7 +42,9 @@ TEST(JudgeRtr, LinuxOutOfRangeIsEinval) {
   auto w = judge_rtr(t, {.sgid_index = 4, .dgid = kPeer4}, DriverProfile::linux_kernel());
   EXPECT_EQ(w.outcome, RtrOutcome::error);
   EXPECT_EQ(w.err, 22);
-  EXPECT_EQ(w.to_string(Platform::linux_kernel).rfind("EINVAL (22): sgid_index 4 is not below gid_tbl_len 4", 0), 0u)
+  EXPECT_EQ(
+      w.to_string(Platform::linux_kernel).rfind("EINVAL (22): sgid_index 4 is not below gid_tbl_len 4", 0),
+      0u)
       << w.to_string(Platform::linux_kernel);
 }
 
@@ -55,7 +57,8 @@ TEST(JudgeRtr, LinuxEmptySlotIsEnodataOrEinvalOnOldKernels) {
 }
 
 TEST(JudgeRtr, LinuxNoGrhOnRoceIsEinval) {
-  auto v = judge_rtr(nccl769(), {.is_global = false, .sgid_index = 3, .dgid = kPeer4}, DriverProfile::linux_kernel());
+  auto v = judge_rtr(nccl769(), {.is_global = false, .sgid_index = 3, .dgid = kPeer4},
+                     DriverProfile::linux_kernel());
   EXPECT_EQ(v.err, 22);
 }
 

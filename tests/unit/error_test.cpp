@@ -42,7 +42,8 @@ TEST(Error, WhatJoinsCodeAndDetail) {
   Error e(errc::entry_empty, "index 3 on mlx5_0 port 1");
   EXPECT_EQ(e.what(), "GID entry is empty: index 3 on mlx5_0 port 1");
   Error d(std::error_code(22, std::generic_category()), "ibv_modify_qp(RTR)");
-  EXPECT_EQ(d.what(), std::error_code(22, std::generic_category()).message() + " (errno 22): ibv_modify_qp(RTR)");
+  EXPECT_EQ(d.what(),
+            std::error_code(22, std::generic_category()).message() + " (errno 22): ibv_modify_qp(RTR)");
   EXPECT_TRUE(d == std::errc::invalid_argument);
   EXPECT_TRUE(e == errc::entry_empty);
 }

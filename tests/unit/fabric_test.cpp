@@ -53,7 +53,8 @@ TEST(FakeFabric, JacclMeshFailsEveryPairWithTheMacMiniWhoseMappedGidIsAtIndex2) 
   EXPECT_EQ(ab->b_advertised, g("::ffff:10.99.0.3"));
   EXPECT_EQ(ab->b_sgid_index, 1);
   EXPECT_EQ(ab->b_to_a.rtr_errno, 22);
-  EXPECT_NE(ab->why().find("mac-b RTR from sgid_index 1 failed: EINVAL (22)"), std::string::npos) << ab->why();
+  EXPECT_NE(ab->why().find("mac-b RTR from sgid_index 1 failed: EINVAL (22)"), std::string::npos)
+      << ab->why();
   EXPECT_EQ(report.connected_count(), 1u);
   EXPECT_FALSE(report.all_connected());
   EXPECT_NE(report.to_string().find("mac-a <-> mac-c: connected"), std::string::npos) << report.to_string();
@@ -96,7 +97,8 @@ TEST(FakeFabric, PreflightRefusesJacclsDisagreementBeforeTheDriverSeesIt) {
   ASSERT_TRUE(r) << r.error().what();
   EXPECT_EQ(r.value().connected_count(), 1u);
   const PairResult* bc = r.value().pair("mac-b", "mac-c");
-  EXPECT_NE(bc->a_to_b.why.find("sgid_index does not hold the advertised GID"), std::string::npos) << bc->why();
+  EXPECT_NE(bc->a_to_b.why.find("sgid_index does not hold the advertised GID"), std::string::npos)
+      << bc->why();
   EXPECT_EQ(bc->a_to_b.rtr_errno, std::nullopt);  // no driver errno: the driver was not asked
   // mac-b's driver saw two INITs and no RTR at all (Apple ports reportedly wedge on failed RTRs).
   EXPECT_EQ(macb->calls(VerbsCall::modify_qp), 2u);
@@ -114,7 +116,8 @@ TEST(FakeFabric, LinuxJacclAdvertisesTheV1EntryAndRoutesFromTheLinkLocalOne) {
     }
     return GidTable::make(base.port(), e, base.holes()).value();
   };
-  for (const auto& [profile, connects] : {std::pair{profiles::jaccl(), false}, std::pair{profiles::automatic(), true}}) {
+  for (const auto& [profile, connects] :
+       {std::pair{profiles::jaccl(), false}, std::pair{profiles::automatic(), true}}) {
     SCOPED_TRACE(profile.spec());
     FakeFabric fabric;
     ASSERT_TRUE(fabric.add_host({"node-1", host("200.0.209.6"), profile, {}}));
@@ -138,8 +141,8 @@ TEST(FakeFabric, ATableChangeBetweenSelectionAndRtrDropsTrafficOrIsCaughtByPrefl
     FakeFabric fabric;
     three_macs(fabric, profiles::automatic());
     // mac-c's address changes after it advertised ::ffff:10.99.0.4 (at its first create_qp).
-    ASSERT_TRUE(fabric.verbs("mac-c")->mutate_at(VerbsCall::create_qp, 1,
-                                                 TableMutation::stale_entry("rdma_en1", 1, 1, g("::ffff:10.99.0.44"))));
+    ASSERT_TRUE(fabric.verbs("mac-c")->mutate_at(
+        VerbsCall::create_qp, 1, TableMutation::stale_entry("rdma_en1", 1, 1, g("::ffff:10.99.0.44"))));
     auto r = fabric.connect(Topology::mesh, {.preflight = preflight});
     ASSERT_TRUE(r) << r.error().what();
     EXPECT_TRUE(r.value().pair("mac-a", "mac-b")->connected());
@@ -157,11 +160,13 @@ TEST(FakeFabric, ATableChangeBetweenSelectionAndRtrDropsTrafficOrIsCaughtByPrefl
 TEST(FakeFabric, HostsThatSelectNothingFailTheirPairsWithTheReason) {
   FakeFabric fabric;
   ASSERT_TRUE(fabric.add_host({"mac-a", mac_mapped_at_1("10.99.0.2"), profiles::jaccl(), {}}));
-  ASSERT_TRUE(fabric.add_host({"mac-x", example("apple-mlx4191-rdma_en3-noipv4.devinfo.txt"), profiles::jaccl(), {}}));
+  ASSERT_TRUE(fabric.add_host(
+      {"mac-x", example("apple-mlx4191-rdma_en3-noipv4.devinfo.txt"), profiles::jaccl(), {}}));
   auto r = fabric.connect(Topology::mesh);
   ASSERT_TRUE(r);
   EXPECT_FALSE(r.value().pairs[0].connected());
-  EXPECT_NE(r.value().pairs[0].why().find("mac-x (jaccl) selects nothing"), std::string::npos) << r.value().to_string();
+  EXPECT_NE(r.value().pairs[0].why().find("mac-x (jaccl) selects nothing"), std::string::npos)
+      << r.value().to_string();
   EXPECT_EQ(fabric.add_host({"mac-a", mac_mapped_at_1("10.99.0.9"), profiles::jaccl(), {}}).error(),
             errc::invalid_argument);
   FakeFabric lonely;

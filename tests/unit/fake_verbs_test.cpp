@@ -95,12 +95,14 @@ TEST_F(FakeVerbsReads, EntryReadGivesEnodataForAnEmptySlotAndKeepsTypeAndNetdev)
   auto empty = fake.read_gid_entry(dev, 1, 4);
   ASSERT_FALSE(empty);
   EXPECT_EQ(empty.error().code.value(), ENODATA);
-  EXPECT_NE(empty.error().detail.find("read_gid_entry(mlx5_0, 1, 4)"), std::string::npos) << empty.error().detail;
+  EXPECT_NE(empty.error().detail.find("read_gid_entry(mlx5_0, 1, 4)"), std::string::npos)
+      << empty.error().detail;
 }
 
 TEST_F(FakeVerbsReads, TableReadListsValidEntriesOfEveryPortAndFailsWhenTheBufferIsSmall) {
   PortInfo p2{"mlx5_0", 2, PortState::active, LinkLayer::ethernet(), 4, Mtu::mtu_1024, 0};
-  ASSERT_TRUE(fake.add_port(GidTable::make(p2, {GidEntry::valid(0, g("fe80::2"), GidType::roce_v2)}).value()));
+  ASSERT_TRUE(
+      fake.add_port(GidTable::make(p2, {GidEntry::valid(0, g("fe80::2"), GidType::roce_v2)}).value()));
   auto rows = fake.read_gid_table(dev, 16);
   ASSERT_TRUE(rows);
   ASSERT_EQ(rows.value().size(), 5u);  // 4 valid on port 1 (the unreadable one is not listed) + 1
@@ -138,14 +140,16 @@ TEST(FakeVerbsLoad, LoadsTheExampleTablesAndPicksTheProfileFromTheLinkLayer) {
   EXPECT_NE(bad.error().what().find("paste"), std::string::npos);
   EXPECT_EQ(fake.load_file("/nonexistent/t.json").error(), errc::io_error);
   // The same port twice is refused.
-  EXPECT_EQ(fake.load_file(test::example_tables_dir() / "macmini-mapped-at-2.json").error(), errc::invalid_argument);
+  EXPECT_EQ(fake.load_file(test::example_tables_dir() / "macmini-mapped-at-2.json").error(),
+            errc::invalid_argument);
 }
 
 TEST(FakeVerbsLoad, LoadsPastedToolOutputInAnyFormat) {
   FakeVerbs fake;
   auto r = fake.load_file(test::example_tables_dir() / "apple-ds4qa-rdma_en1.devinfo.txt");
   ASSERT_TRUE(r) << r.error().what();
-  auto pod = fake.load_text(test::read_file(test::example_tables_dir() / "nccl-1573-pod.show_gids.txt"), "pod");
+  auto pod =
+      fake.load_text(test::read_file(test::example_tables_dir() / "nccl-1573-pod.show_gids.txt"), "pod");
   ASSERT_TRUE(pod) << pod.error().what();
   EXPECT_EQ(fake.devices().size(), 3u);  // rdma_en1 + the pod's two mlx5 devices
   EXPECT_EQ(fake.profile("rdma_en1").value().name, "apple_thunderbolt");
@@ -191,7 +195,8 @@ TEST_F(FakeVerbsFaults, EveryCallOfAKindAndNthCallOverall) {
 }
 
 TEST_F(FakeVerbsFaults, MutationsChangeTheTableAtTheGivenCall) {
-  ASSERT_TRUE(fake.mutate_at(VerbsCall::read_gid, 2, TableMutation::stale_entry("mlx5_0", 1, 3, g("::ffff:10.0.0.9"))));
+  ASSERT_TRUE(fake.mutate_at(VerbsCall::read_gid, 2,
+                             TableMutation::stale_entry("mlx5_0", 1, 3, g("::ffff:10.0.0.9"))));
   EXPECT_EQ(fake.read_gid(dev, 1, 3).value(), g("::ffff:10.0.0.1"));
   EXPECT_EQ(fake.read_gid(dev, 1, 3).value(), g("::ffff:10.0.0.9"));  // the 2nd call sees it
   // The stale entry keeps its type and netdev: only the address changed.
@@ -204,8 +209,10 @@ TEST_F(FakeVerbsFaults, MutationsChangeTheTableAtTheGivenCall) {
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 6)));
   EXPECT_EQ(fake.read_gid_entry(dev, 1, 6).error().code.value(), ENODATA);
 
-  EXPECT_EQ(fake.apply(TableMutation::moved_index("mlx5_0", 1, 4, 5)).error(), errc::invalid_argument);  // empty
-  EXPECT_EQ(fake.apply(TableMutation::emptied("mlx5_0", 1, 8)).error(), errc::invalid_argument);  // out of range
+  EXPECT_EQ(fake.apply(TableMutation::moved_index("mlx5_0", 1, 4, 5)).error(),
+            errc::invalid_argument);  // empty
+  EXPECT_EQ(fake.apply(TableMutation::emptied("mlx5_0", 1, 8)).error(),
+            errc::invalid_argument);  // out of range
   EXPECT_EQ(fake.apply(TableMutation::emptied("mlx5_9", 1, 0)).error(), errc::device_not_found);
   EXPECT_EQ(TableMutation::moved_index("mlx5_0", 1, 3, 6).to_string(), "moved_index mlx5_0:1[3] -> [6]");
 }
@@ -256,7 +263,8 @@ TEST_F(FakeVerbsQp, MissingRequiredBitsAndBadTransitionsAreEinval) {
   ASSERT_FALSE(no_access);
   EXPECT_EQ(no_access.error().code.value(), EINVAL);
   EXPECT_EQ(fake.modify_qp(q, init_attr(2), kInitMask).error().code.value(), EINVAL);  // no port 2
-  EXPECT_EQ(fake.modify_qp(q, rtr_attr(3, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(), EINVAL);  // RESET->RTR
+  EXPECT_EQ(fake.modify_qp(q, rtr_attr(3, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(),
+            EINVAL);  // RESET->RTR
   ASSERT_TRUE(fake.modify_qp(q, init_attr(), kInitMask));
   auto no_mtu = fake.modify_qp(q, rtr_attr(3, g("::ffff:10.0.0.2")), kUcRtrMask & ~IBV_QP_PATH_MTU);
   EXPECT_EQ(no_mtu.error().code.value(), EINVAL);
@@ -265,14 +273,17 @@ TEST_F(FakeVerbsQp, MissingRequiredBitsAndBadTransitionsAreEinval) {
 
 TEST_F(FakeVerbsQp, LinuxProfileDecidesRtrErrnos) {
   // Empty in-range slot: ENODATA (kernel >= 5.10).
-  EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(4, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(), ENODATA);
+  EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(4, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(),
+            ENODATA);
   // Family mismatch: EINVAL.
   EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(3, g("fd93::2")), kUcRtrMask).error().code.value(), EINVAL);
   // Out of range: EINVAL.
-  EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(200, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(), EINVAL);
+  EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(200, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(),
+            EINVAL);
   // Netdev gone: ENODEV.
   ASSERT_TRUE(fake.apply(TableMutation::netdev_gone("mlx5_0", 1, 3)));
-  EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(3, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(), ENODEV);
+  EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(3, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(),
+            ENODEV);
   ASSERT_TRUE(fake.apply(TableMutation::netdev_back("mlx5_0", 1, 3)));
   // Link-local source to a routed destination: RTR passes, the verdict says it times out.
   const QpHandle q = init_qp();
@@ -282,7 +293,8 @@ TEST_F(FakeVerbsQp, LinuxProfileDecidesRtrErrnos) {
   auto old = DriverProfile::linux_kernel();
   old.enodata_for_empty_slot = false;
   ASSERT_TRUE(fake.set_profile("mlx5_0", old));
-  EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(4, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(), EINVAL);
+  EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(4, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(),
+            EINVAL);
 }
 
 TEST(FakeVerbsApple, ThunderboltProfileRefusesRcCapsQpsAndRejectsIndex1WhenMappedIsAt2) {

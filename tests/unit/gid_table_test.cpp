@@ -17,9 +17,9 @@ PortInfo eth_port(std::optional<std::uint32_t> len = 16) {
 }
 
 TEST(GidTable, SortsAndLooksUpByIndexWithHoles) {
-  auto t = GidTable::make(eth_port(), {GidEntry::valid(7, g("::ffff:10.0.0.1"), GidType::roce_v2, "net1"),
-                                       GidEntry::valid(4, g("fe80::1"), GidType::roce_v1, "net1"),
-                                       GidEntry::empty(5)});
+  auto t = GidTable::make(eth_port(),
+                          {GidEntry::valid(7, g("::ffff:10.0.0.1"), GidType::roce_v2, "net1"),
+                           GidEntry::valid(4, g("fe80::1"), GidType::roce_v1, "net1"), GidEntry::empty(5)});
   ASSERT_TRUE(t);
   std::vector<std::uint32_t> order;
   for (const auto& e : t.value()) order.push_back(e.index);
@@ -36,8 +36,8 @@ TEST(GidTable, SortsAndLooksUpByIndexWithHoles) {
 
 TEST(GidTable, FindsByGidValueLowestIndex) {
   Gid v4 = g("::ffff:10.0.0.1");
-  auto t = GidTable::make(eth_port(), {GidEntry::valid(3, v4, GidType::roce_v2), GidEntry::valid(2, v4, GidType::roce_v1),
-                                       GidEntry::empty(0)});
+  auto t = GidTable::make(eth_port(), {GidEntry::valid(3, v4, GidType::roce_v2),
+                                       GidEntry::valid(2, v4, GidType::roce_v1), GidEntry::empty(0)});
   ASSERT_TRUE(t);
   ASSERT_NE(t.value().find(v4), nullptr);
   EXPECT_EQ(t.value().find(v4)->index, 2u);

@@ -47,8 +47,8 @@ TEST(Gid, FormatsLikeInetNtop) {
   EXPECT_EQ(g("::1").to_string(), "::1");
   EXPECT_EQ(g("fe80:0000:0000:0000:0ac0:ebff:feda:1cfb").to_string(), "fe80::ac0:ebff:feda:1cfb");
   EXPECT_EQ(g("0000:0000:0000:0000:0000:ffff:c800:d106").to_string(), "::ffff:200.0.209.6");
-  EXPECT_EQ(g("1:0:0:1:0:0:0:1").to_string(), "1:0:0:1::1");  // the longer zero run is compressed
-  EXPECT_EQ(g("1:0:0:1:1:0:0:1").to_string(), "1::1:1:0:0:1");  // ties: the first run
+  EXPECT_EQ(g("1:0:0:1:0:0:0:1").to_string(), "1:0:0:1::1");       // the longer zero run is compressed
+  EXPECT_EQ(g("1:0:0:1:1:0:0:1").to_string(), "1::1:1:0:0:1");     // ties: the first run
   EXPECT_EQ(g("1:0:1:1:1:1:1:1").to_string(), "1:0:1:1:1:1:1:1");  // a single zero group stays
   EXPECT_EQ(g("fd93:16d3:59b6:10d:690:81ff:fe39:e3e8").to_string(), "fd93:16d3:59b6:10d:690:81ff:fe39:e3e8");
   EXPECT_EQ(g("::1.2.3.4").to_string(), "::1.2.3.4");  // IPv4-compatible, as glibc prints it
@@ -89,8 +89,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadText{"1:2:3:4:5:6:7:8:9", 16, "more than 8 groups"},
                       BadText{"1:2:3:4:5:6:7:8::", 17, "at least one zero group"},
                       BadText{"fe80::1:", 7, "single ':'"}, BadText{"::ffff:10.0.0.256", 14, "above 255"},
-                      BadText{"::ffff:10.0.0", 13, "fewer than 4 octets"}, BadText{"::ffff:10.0.0.1.2", 15, "after the IPv4"},
-                      BadText{"::1.2.3.4:5", 9, "must end the address"}, BadText{" fe80::1", 0, "unexpected byte 0x20"},
+                      BadText{"::ffff:10.0.0", 13, "fewer than 4 octets"},
+                      BadText{"::ffff:10.0.0.1.2", 15, "after the IPv4"},
+                      BadText{"::1.2.3.4:5", 9, "must end the address"},
+                      BadText{" fe80::1", 0, "unexpected byte 0x20"},
                       BadText{"fe80::1\n", 7, "unexpected byte 0x0a"}, BadText{"fe80:\xff::1", 5, "0xff"}));
 
 TEST(Gid, Predicates) {

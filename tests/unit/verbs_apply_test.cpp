@@ -47,7 +47,8 @@ const PeerInfo kPeer{0x345, 7, Gid::ipv4_mapped(0x0a000002u), 0, Mtu::mtu_4096, 
 
 /// What an application does on one side, written with gidpolicy: plan, QP to INIT, exchange
 /// (the peer is given), RTR built from the plan and applied with preflight.
-result<void> connect_side(VerbsApi& api, DeviceHandle dev, const Profile& profile, const PeerInfo& peer = kPeer) {
+result<void> connect_side(VerbsApi& api, DeviceHandle dev, const Profile& profile,
+                          const PeerInfo& peer = kPeer) {
   GIDPOLICY_TRY(pp, plan_port(api, dev, 1, profile));
   GIDPOLICY_TRY(qp, api.create_qp(dev, QpKind::uc));
   ibv_qp_attr init{};
@@ -103,7 +104,8 @@ TEST_F(Apply, DisagreeingAttributesAreRefusedWithoutTouchingTheDriver) {
   const DeviceHandle h = mac.open_device("rdma_en2").value();
   EXPECT_CALL(m, modify_qp(_, Field(&ibv_qp_attr::qp_state, IBV_QPS_INIT), _)).Times(1);
   EXPECT_CALL(m, modify_qp(_, is_rtr(), _)).Times(0);
-  auto r = connect_side(m, h, profiles::jaccl(), {0x345, 7, g("::ffff:10.99.0.4"), 0, Mtu::mtu_1024, std::nullopt});
+  auto r = connect_side(m, h, profiles::jaccl(),
+                        {0x345, 7, g("::ffff:10.99.0.4"), 0, Mtu::mtu_1024, std::nullopt});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), errc::disagreement);
   EXPECT_NE(r.error().detail.find("index 2"), std::string::npos) << r.error().detail;
@@ -131,7 +133,8 @@ TEST_F(Apply, PreflightCatchesAStaleEntryInEveryInjectedCase) {
         {"address removed", TableMutation::emptied("mlx5_0", 1, idx),
          legacy ? "now at index " + std::to_string(twin) : std::string("no longer in the table")},
         {"replaced by an IPv6 GID",
-         TableMutation::set("mlx5_0", 1, GidEntry::valid(idx, g("fd93::1"), GidType::roce_v2)), "holds fd93::1"},
+         TableMutation::set("mlx5_0", 1, GidEntry::valid(idx, g("fd93::1"), GidType::roce_v2)),
+         "holds fd93::1"},
     };
     for (const Case& c : cases) {
       SCOPED_TRACE(c.name + (legacy ? " (ibv_query_gid)" : " (ibv_query_gid_ex)"));

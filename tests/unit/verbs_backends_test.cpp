@@ -145,7 +145,8 @@ TEST(DlopenApi, ALibraryWithoutVerbsSymbolsNamesWhatIsMissing) {
   DlopenApi api("libm.so.6");
   EXPECT_FALSE(api.loaded());
   EXPECT_EQ(api.load_error(), errc::symbol_missing);
-  EXPECT_NE(api.load_error().detail.find("ibv_get_device_list"), std::string::npos) << api.load_error().detail;
+  EXPECT_NE(api.load_error().detail.find("ibv_get_device_list"), std::string::npos)
+      << api.load_error().detail;
   EXPECT_EQ(api.device_names().error(), errc::symbol_missing);
 }
 
@@ -223,8 +224,8 @@ TEST(FunctionTableApi, Ds4ShapedApiReadsTypedEntriesThroughTheInlineGidExForm) {
   c_abi::Binding bind(fake);
   const ds4_tp_verbs_api a = ds4_api_over_fake();
   const VerbsFunctions f = functions_from(a);
-  EXPECT_NE(f.query_gid_ex, nullptr);          // the 5-argument form fills the inline slot...
-  EXPECT_EQ(f.query_gid_ex_sized, nullptr);    // ...and not the sized one
+  EXPECT_NE(f.query_gid_ex, nullptr);        // the 5-argument form fills the inline slot...
+  EXPECT_EQ(f.query_gid_ex_sized, nullptr);  // ...and not the sized one
   FunctionTableApi api(f, over_fake("ds4_tp_verbs_api"));
   SnapshotReport report;
   auto t = snapshot(api, "mlx5_bond_0", 1, {.report = &report});
@@ -308,8 +309,9 @@ TEST(FunctionTableApi, EveryReturnConventionSurfacesTheErrno) {
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
   init.port_num = 1;
-  EXPECT_EQ(errno_of(api.modify_qp(qp, init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)),
-            ETIMEDOUT);
+  EXPECT_EQ(
+      errno_of(api.modify_qp(qp, init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)),
+      ETIMEDOUT);
   fake.fail_nth(VerbsCall::query_qp, 1, EPERM);
   EXPECT_EQ(errno_of(api.query_qp(qp)), EPERM);
   fake.fail_nth(VerbsCall::destroy_qp, 1, EBUSY);

@@ -22,7 +22,8 @@ GidTable wide_table(std::uint32_t mapped_at, PortState state = PortState::active
   PortInfo p{"mlx5_0", 1, state, LinkLayer::ethernet(), 256, Mtu::mtu_4096, 0};
   std::vector<GidEntry> e;
   for (std::uint32_t i = 0; i < mapped_at; ++i)
-    if (i % 3 != 2) e.push_back(GidEntry::valid(i, g("fe80::1"), i % 2 ? GidType::roce_v2 : GidType::roce_v1, "eth0", 4));
+    if (i % 3 != 2)
+      e.push_back(GidEntry::valid(i, g("fe80::1"), i % 2 ? GidType::roce_v2 : GidType::roce_v1, "eth0", 4));
   e.push_back(GidEntry::valid(mapped_at, Gid::ipv4_mapped(0x0a000001u), GidType::roce_v1, "eth0", 4));
   for (std::uint32_t i = mapped_at + 1; i < 256; i += 2)
     e.push_back(GidEntry::valid(i, Gid::ipv4_mapped(0x0a000100u + i), GidType::roce_v2, "eth0", 4));

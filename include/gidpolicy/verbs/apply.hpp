@@ -71,7 +71,7 @@ struct ApplyOptions {
 
 /// preflight(), then modify_qp(qp, rtr.attr, rtr.mask). On a driver error the code is the
 /// driver's errno and the detail carries diagnose()'s explanation.
-result<void> apply_rtr(VerbsApi& api, QpHandle qp, DeviceHandle device, std::uint32_t port, const RtrAttributes& rtr,
-                       const ApplyOptions& options = {});
+result<void> apply_rtr(VerbsApi& api, QpHandle qp, DeviceHandle device, std::uint32_t port,
+                       const RtrAttributes& rtr, const ApplyOptions& options = {});
 
 }  // namespace gidpolicy::verbs

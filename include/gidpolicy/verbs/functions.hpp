@@ -21,10 +21,10 @@
 
 #include <infiniband/verbs.h>
 
+#include <sys/types.h>
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace gidpolicy::verbs {
@@ -46,8 +46,8 @@ struct VerbsFunctions {
   // GID reads: at least one of them is required for snapshots.
   int (*query_gid)(ibv_context* context, std::uint8_t port_num, int index, ibv_gid* gid) = nullptr;
   /// The inline ibv_query_gid_ex form.
-  int (*query_gid_ex)(ibv_context* context, std::uint32_t port_num, std::uint32_t gid_index, ibv_gid_entry* entry,
-                      std::uint32_t flags) = nullptr;
+  int (*query_gid_ex)(ibv_context* context, std::uint32_t port_num, std::uint32_t gid_index,
+                      ibv_gid_entry* entry, std::uint32_t flags) = nullptr;
   /// The exported _ibv_query_gid_ex form (what dlsym finds).
   int (*query_gid_ex_sized)(ibv_context* context, std::uint32_t port_num, std::uint32_t gid_index,
                             ibv_gid_entry* entry, std::uint32_t flags, std::size_t entry_size) = nullptr;
@@ -78,9 +78,9 @@ struct VerbsFunctions {
 
 namespace detail {
 // Copy `src.<name>` into `dst` when T has such a member and it converts to dst's type.
-#define GIDPOLICY_DETAIL_TAKE(dst, name)                                   \
-  if constexpr (requires { dst = src.name; }) {                            \
-    if (!dst) dst = src.name;                                              \
+#define GIDPOLICY_DETAIL_TAKE(dst, name)        \
+  if constexpr (requires { dst = src.name; }) { \
+    if (!dst) dst = src.name;                   \
   }
 }  // namespace detail
 

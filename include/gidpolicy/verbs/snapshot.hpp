@@ -50,8 +50,8 @@ struct SnapshotReport {
   /// Every VerbsApi call snapshot() made, failed attempts included (open/close when it opened
   /// the device by name, the port query, each GID read).
   unsigned driver_calls = 0;
-  unsigned gid_reads = 0;       ///< of which GID-reading calls
-  bool stopped_early = false;   ///< stop_after ended a per-index scan before gid_tbl_len
+  unsigned gid_reads = 0;          ///< of which GID-reading calls
+  bool stopped_early = false;      ///< stop_after ended a per-index scan before gid_tbl_len
   std::uint32_t indices_read = 0;  ///< per-index methods: how many indices were read
   /// Why cheaper methods were not used: "read_gid_table: Operation not supported (errno 95)".
   std::vector<std::string> fallbacks;
@@ -78,7 +78,8 @@ std::function<bool(const GidEntry&)> stop_at_first_ipv4_mapped();
 /// driver's errno from the port query; errc::not_supported when the backend can read no GID.
 /// A GID read failing for one index does not fail the snapshot: that entry is
 /// EntryState::unreadable with the errno kept.
-result<GidTable> snapshot(VerbsApi& api, DeviceHandle device, std::uint32_t port, const SnapshotOptions& options = {});
+result<GidTable> snapshot(VerbsApi& api, DeviceHandle device, std::uint32_t port,
+                          const SnapshotOptions& options = {});
 /// Open `device` by name, snapshot, close. Errors as above plus errc::no_devices and
 /// errc::device_not_found.
 result<GidTable> snapshot(VerbsApi& api, std::string_view device, std::uint32_t port,
@@ -95,7 +96,7 @@ result<GidEntry> read_entry(VerbsApi& api, DeviceHandle device, std::uint32_t po
 /// type matches: mlx5 stores each address twice (RoCE v1 and v2), and following a v2 entry to
 /// its v1 twin would change how packets are sent. Per-index reads stop at the first match.
 /// Error: errc::gid_changed when no entry holds `gid` any more (the detail says so).
-result<std::uint32_t> find_current_index(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Gid& gid,
-                                         std::optional<GidType> type = std::nullopt);
+result<std::uint32_t> find_current_index(VerbsApi& api, DeviceHandle device, std::uint32_t port,
+                                         const Gid& gid, std::optional<GidType> type = std::nullopt);
 
 }  // namespace gidpolicy::verbs

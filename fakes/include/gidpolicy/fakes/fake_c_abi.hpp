@@ -17,7 +17,8 @@
 // Example:
 //   gidpolicy::fakes::FakeVerbs fake;  fake.load_file(path);
 //   gidpolicy::fakes::c_abi::Binding bind(fake);
-//   gidpolicy::verbs::FunctionTableApi api(gidpolicy::fakes::c_abi::functions(), {.resolve_netdev_names = false});
+//   gidpolicy::verbs::FunctionTableApi api(gidpolicy::fakes::c_abi::functions(), {.resolve_netdev_names =
+//   false});
 #pragma once
 
 #include <gidpolicy/fakes/fake_verbs.hpp>
@@ -25,9 +26,9 @@
 
 #include <infiniband/verbs.h>
 
+#include <sys/types.h>
 #include <cstddef>
 #include <cstdint>
-#include <sys/types.h>
 
 namespace gidpolicy::fakes::c_abi {
 
@@ -60,11 +61,12 @@ int query_gid(ibv_context* context, std::uint8_t port_num, int index, ibv_gid* g
 int query_gid_ex(ibv_context* context, std::uint32_t port_num, std::uint32_t gid_index, ibv_gid_entry* entry,
                  std::uint32_t flags, std::size_t entry_size);
 /// The exported _ibv_query_gid_table form.
-ssize_t query_gid_table(ibv_context* context, ibv_gid_entry* entries, std::size_t max_entries, std::uint32_t flags,
-                        std::size_t entry_size);
+ssize_t query_gid_table(ibv_context* context, ibv_gid_entry* entries, std::size_t max_entries,
+                        std::uint32_t flags, std::size_t entry_size);
 ibv_pd* alloc_pd(ibv_context* context);
 int dealloc_pd(ibv_pd* pd);
-ibv_cq* create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel, int comp_vector);
+ibv_cq* create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel,
+                  int comp_vector);
 int destroy_cq(ibv_cq* cq);
 ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr);
 int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask);

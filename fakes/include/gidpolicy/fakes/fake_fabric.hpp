@@ -23,9 +23,9 @@
 
 #include <gidpolicy/driver_profile.hpp>
 #include <gidpolicy/error.hpp>
+#include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/profiles.hpp>
-#include <gidpolicy/fakes/fake_verbs.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -61,8 +61,8 @@ struct FabricOptions {
 /// One direction of a pair.
 struct DirectionResult {
   bool delivered = false;
-  std::string why;              ///< empty when delivered
-  std::optional<int> rtr_errno; ///< the sender's RTR errno when modify_qp failed
+  std::string why;               ///< empty when delivered
+  std::optional<int> rtr_errno;  ///< the sender's RTR errno when modify_qp failed
 };
 
 /// One pair of the topology.

@@ -67,7 +67,8 @@ struct TableMutation {
   GidEntry entry;              ///< set_entry: the entry to store (its index is `index`)
 
   static TableMutation stale_entry(std::string device, std::uint32_t port, std::uint32_t index, Gid now);
-  static TableMutation moved_index(std::string device, std::uint32_t port, std::uint32_t from, std::uint32_t to);
+  static TableMutation moved_index(std::string device, std::uint32_t port, std::uint32_t from,
+                                   std::uint32_t to);
   static TableMutation emptied(std::string device, std::uint32_t port, std::uint32_t index);
   static TableMutation netdev_gone(std::string device, std::uint32_t port, std::uint32_t index);
   static TableMutation netdev_back(std::string device, std::uint32_t port, std::uint32_t index);
@@ -83,8 +84,8 @@ struct FakeQp {
   std::string device;
   std::uint32_t port = 0;  ///< set at RESET->INIT (IBV_QP_PORT)
   ibv_qp_state state = IBV_QPS_RESET;
-  ibv_qp_attr attr{};   ///< every attribute set so far, field by field as the masks named them
-  int attr_mask = 0;    ///< the union of the masks applied
+  ibv_qp_attr attr{};  ///< every attribute set so far, field by field as the masks named them
+  int attr_mask = 0;   ///< the union of the masks applied
   /// The model's verdict on the INIT->RTR transition, once made: ok, or times_out (the QP
   /// reached RTR but its traffic will not arrive). Failed RTRs leave the QP in INIT.
   std::optional<RtrVerdict> rtr;
@@ -109,7 +110,8 @@ class FakeVerbs final : public verbs::VerbsApi {
   result<void> load_text(std::string_view text, std::string_view source = "<text>",
                          std::optional<DriverProfile> profile = std::nullopt);
   /// The same for a file, or a sysfs directory tree. errc::io_error when it cannot be read.
-  result<void> load_file(const std::filesystem::path& path, std::optional<DriverProfile> profile = std::nullopt);
+  result<void> load_file(const std::filesystem::path& path,
+                         std::optional<DriverProfile> profile = std::nullopt);
 
   /// Change a device's driver profile (what create_qp and RTR return from now on).
   result<void> set_profile(std::string_view device, DriverProfile profile);
@@ -167,7 +169,8 @@ class FakeVerbs final : public verbs::VerbsApi {
   result<PortInfo> port_attributes(DeviceHandle device, std::uint32_t port) override;
   result<Gid> read_gid(DeviceHandle device, std::uint32_t port, std::uint32_t index) override;
   result<GidEntry> read_gid_entry(DeviceHandle device, std::uint32_t port, std::uint32_t index) override;
-  result<std::vector<verbs::GidTableRow>> read_gid_table(DeviceHandle device, std::uint32_t max_entries) override;
+  result<std::vector<verbs::GidTableRow>> read_gid_table(DeviceHandle device,
+                                                         std::uint32_t max_entries) override;
   [[nodiscard]] verbs::ReadSupport read_support(DeviceHandle device) const override;
   result<QpHandle> create_qp(DeviceHandle device, QpKind kind) override;
   result<void> modify_qp(QpHandle qp, const ibv_qp_attr& attr, int mask) override;

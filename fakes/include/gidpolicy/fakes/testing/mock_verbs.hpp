@@ -47,7 +47,8 @@ class MockVerbs : public verbs::VerbsApi {
   MOCK_METHOD(result<verbs::DeviceHandle>, open_device, (std::string_view name), (override));
   MOCK_METHOD(result<void>, close_device, (verbs::DeviceHandle device), (override));
   MOCK_METHOD(result<std::string>, device_name, (verbs::DeviceHandle device), (const, override));
-  MOCK_METHOD(result<PortInfo>, port_attributes, (verbs::DeviceHandle device, std::uint32_t port), (override));
+  MOCK_METHOD(result<PortInfo>, port_attributes, (verbs::DeviceHandle device, std::uint32_t port),
+              (override));
   MOCK_METHOD(result<Gid>, read_gid, (verbs::DeviceHandle device, std::uint32_t port, std::uint32_t index),
               (override));
   MOCK_METHOD(result<GidEntry>, read_gid_entry,
