@@ -130,13 +130,12 @@ result<GidTable> GidTable::make(PortInfo port, std::vector<GidEntry> entries, Ho
   GidTable t;
   t.port_ = std::move(port);
   t.entries_ = std::move(entries);
+  t.sgid_count_ =
+      static_cast<std::size_t>(std::partition_point(t.entries_.begin(), t.entries_.end(),
+                                                    [](const GidEntry& e) { return e.index <= 255; }) -
+                               t.entries_.begin());
   t.holes_ = holes;
   return t;
-}
-
-std::uint32_t GidTable::length() const noexcept {
-  if (port_.gid_tbl_len) return *port_.gid_tbl_len;
-  return entries_.empty() ? 0 : entries_.back().index + 1;
 }
 
 const GidEntry* GidTable::find(std::uint32_t index) const noexcept {

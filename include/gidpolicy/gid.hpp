@@ -16,6 +16,7 @@
 #include <gidpolicy/error.hpp>
 
 #include <array>
+#include <bit>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -92,15 +93,23 @@ class Gid {
         if (raw_[i] != 0) return false;
       return raw_[10] == 0xff && raw_[11] == 0xff;
     }
-    // Bytes 0-7 as one word copied out (memcpy, not a cast), then bytes 8-11 one by one.
+    // Bytes 0-7 and 8-11 as two words copied out (memcpy, not a cast), the second compared with
+    // the word whose bytes are 00 00 ff ff on this machine (bit_cast of the bytes: no byte-order
+    // assumption). Two loads and two compares: policies call this once per table entry.
     std::uint64_t hi = 0;
+    std::uint32_t mid = 0;
     std::memcpy(&hi, raw_.data(), 8);
-    return hi == 0 && raw_[8] == 0 && raw_[9] == 0 && raw_[10] == 0xff && raw_[11] == 0xff;
+    std::memcpy(&mid, raw_.data() + 8, 4);
+    return hi == 0 && mid == kMappedMarker;
   }
   /// fe80::/10. Not routed: on RoCE and Thunderbolt an RTR from such a source times out
   /// unless both ends share the link (NCCL 769, Mooncake 2747).
   [[nodiscard]] constexpr bool is_link_local() const noexcept {
-    return raw_[0] == 0xfe && (raw_[1] & 0xc0) == 0x80;
+    if (std::is_constant_evaluated()) return raw_[0] == 0xfe && (raw_[1] & 0xc0) == 0x80;
+    // Bytes 0-1 as one word (memcpy), masked and compared with words built from bytes.
+    std::uint16_t head = 0;
+    std::memcpy(&head, raw_.data(), 2);
+    return (head & kLinkLocalMask) == kLinkLocalPrefix;
   }
   /// An IPv4-mapped GID whose address is in 169.254.0.0/16 (IPv4 link-local / APIPA, what
   /// macOS gives a Thunderbolt bridge without DHCP).
@@ -139,6 +148,14 @@ class Gid {
   friend constexpr std::strong_ordering operator<=>(const Gid&, const Gid&) noexcept = default;
 
  private:
+  // Native-order words with a given byte image, for the predicates' word compares.
+  static constexpr std::uint32_t kMappedMarker =
+      std::bit_cast<std::uint32_t>(std::array<std::uint8_t, 4>{0, 0, 0xff, 0xff});
+  static constexpr std::uint16_t kLinkLocalMask =
+      std::bit_cast<std::uint16_t>(std::array<std::uint8_t, 2>{0xff, 0xc0});
+  static constexpr std::uint16_t kLinkLocalPrefix =
+      std::bit_cast<std::uint16_t>(std::array<std::uint8_t, 2>{0xfe, 0x80});
+
   [[nodiscard]] constexpr std::uint64_t be64(std::size_t at) const noexcept {
     std::uint64_t v = 0;
     for (std::size_t i = 0; i < 8; ++i) v = (v << 8) | raw_[at + i];

@@ -166,10 +166,20 @@ class GidTable {
   [[nodiscard]] auto begin() const noexcept { return entries_.begin(); }
   [[nodiscard]] auto end() const noexcept { return entries_.end(); }
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+  /// The leading entries an sgid_index can name: those at indices 0-255. The verbs field
+  /// (`ibv_global_route::sgid_index`) is a uint8_t, so a larger index silently wraps to another
+  /// slot; a policy looking for a slot to route from need not read past these.
+  ///   for (const GidEntry& e : table.sgid_entries()) ...   // never sees index 256 or above
+  [[nodiscard]] std::span<const GidEntry> sgid_entries() const noexcept {
+    return std::span<const GidEntry>(entries_).first(sgid_count_);
+  }
 
   /// gid_tbl_len when known; otherwise one past the highest index present. Selection reads
   /// only indices below this bound.
-  [[nodiscard]] std::uint32_t length() const noexcept;
+  [[nodiscard]] std::uint32_t length() const noexcept {
+    if (port_.gid_tbl_len) return *port_.gid_tbl_len;
+    return entries_.empty() ? 0 : entries_.back().index + 1;
+  }
   /// The entry stored at `index`, or nullptr for a hole (see holes()) or an index out of range.
   [[nodiscard]] const GidEntry* find(std::uint32_t index) const noexcept;
   /// The lowest-index valid entry holding `gid`, or nullptr.
@@ -180,6 +190,7 @@ class GidTable {
  private:
   PortInfo port_;
   std::vector<GidEntry> entries_;
+  std::size_t sgid_count_ = 0;  ///< entries at indices 0-255 (a prefix: entries_ is sorted)
   Holes holes_ = Holes::empty;
 };
 
