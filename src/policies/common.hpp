@@ -52,20 +52,11 @@ class Recorder {
   std::vector<TraceStep> steps_;
 };
 
-/// Runs a policy body `body(Recorder&) -> result<Selection>`, attaching the trace: to the
-/// Selection when `run.trace`, and always to a failure. Policies are pure, so on an untraced
-/// failure the body simply runs again with recording on; the success path stays allocation-free.
-/// With `list_rejections`, a failure's detail also lists every step's index and verdict.
-/// `spec` is a callable giving the policy's spec: it is only called when a trace is recorded, so
-/// an untraced success does not build the string (Ranked's spec is several concatenations).
+/// traced()'s failure half, out of the success path: re-runs the body with recording on when
+/// no trace was requested, then attaches the steps (and, optionally, a list of them) to the error.
 template <class SpecFn, class Body>
-result<Selection> traced(SpecFn&& spec, SelectOptions run, bool list_rejections, Body&& body) {
-  Recorder rec(run.trace);
-  result<Selection> r = body(rec);
-  if (r) {
-    if (run.trace) r.value().trace.attempts.push_back(Trace::Attempt{spec(), rec.take(), {}});
-    return r;
-  }
+void fail_with_trace(result<Selection>& r, SpecFn&& spec, SelectOptions run, bool list_rejections,
+                     Recorder& rec, Body& body) {
   if (!run.trace) {
     Recorder again(true);
     (void)body(again);
@@ -84,10 +75,32 @@ result<Selection> traced(SpecFn&& spec, SelectOptions run, bool list_rejections,
   auto trace = std::make_shared<Trace>();
   trace->attempts.push_back(Trace::Attempt{spec(), std::move(steps), err.what()});
   err.trace = std::move(trace);
-  return fail(std::move(err));
+  r = fail(std::move(err));
 }
 
-/// A Selection of `e` (the trace is filled in by traced()).
-inline Selection select_entry(const GidEntry& e) { return Selection{e, {}}; }
+/// Runs a policy body `body(Recorder&) -> result<Selection>`, attaching the trace: to the
+/// Selection when `run.trace`, and always to a failure. Policies are pure, so on an untraced
+/// failure the body simply runs again with recording on; the success path stays allocation-free.
+/// With `list_rejections`, a failure's detail also lists every step's index and verdict.
+/// `spec` is a callable giving the policy's spec: it is only called when a trace is recorded, so
+/// an untraced success does not build the string (Ranked's spec is several concatenations).
+/// Every path returns `r` itself, so the Selection the body built in place is never moved.
+template <class SpecFn, class Body>
+result<Selection> traced(SpecFn&& spec, SelectOptions run, bool list_rejections, Body&& body) {
+  Recorder rec(run.trace);
+  result<Selection> r = body(rec);
+  if (r) {
+    if (run.trace) r.value().trace.attempts.push_back(Trace::Attempt{spec(), rec.take(), {}});
+    return r;
+  }
+  fail_with_trace(r, std::forward<SpecFn>(spec), run, list_rejections, rec, body);
+  return r;
+}
+
+/// A successful result holding a Selection of `e`, built in place (the trace is filled in by
+/// traced()).
+inline result<Selection> select_entry(const GidEntry& e) {
+  return result<Selection>{boost::outcome_v2::in_place_type<Selection>, e};
+}
 
 }  // namespace gidpolicy::detail

@@ -9,14 +9,16 @@ result<Selection> JacclFirstMapped::select(const GidTable& table, SelectOptions 
       [this] { return spec(); }, run, true,
       [&](detail::Recorder& rec) -> result<Selection> {
         const std::uint32_t len = table.length();
+        const bool tracing = rec.on();
         // JACCL walks every index below gid_tbl_len; the entries a snapshot omits are empty or (in
         // an ibv_devinfo paste) GIDs with a zero interface id, which cannot be IPv4-mapped (bytes
-        // 10-11 are ff ff), so looking at the listed entries is the same scan.
+        // 10-11 are ff ff), so looking at the listed entries is the same scan. GidTable::make
+        // keeps every listed index below length(), so no bound check is needed per entry.
         for (const GidEntry& e : table) {
-          if (e.index >= len) break;
           // The hot path: most entries are not IPv4-mapped (link-local, IPv6, empty slots read as
-          // zeros). One test rejects them; the reason is worked out only when a trace is recorded.
-          if ((!e.gid.is_ipv4_mapped() || e.state != EntryState::valid) && !rec.on()) continue;
+          // zeros). One word test rejects them; the reason is worked out only when a trace is
+          // recorded.
+          if (!tracing && (!e.gid.is_ipv4_mapped() || e.state != EntryState::valid)) continue;
           if (e.state == EntryState::empty) {
             rec.step(e.index, Verdict::empty, [] { return std::string("empty slot"); });
             continue;

@@ -2,13 +2,39 @@
 
 #include "common.hpp"
 
-#include <array>
+#include <span>
 
 namespace gidpolicy {
 namespace {
 
-/// Rank key, lexicographic, lower is better; the order is documented in ranked.hpp.
-using Key = std::array<std::uint32_t, 6>;
+/// Rank key, lower is better; the order is documented in ranked.hpp. One integer whose fields,
+/// most significant first, are the rank components: comparing two keys is comparing the tuples
+/// (a candidate's index is at most 255, so it fits the low 8 bits).
+using Key = std::uint32_t;
+constexpr unsigned kIndexBits = 8;
+
+constexpr Key make_key(bool thunderbolt_index0, bool link_local, bool not_local, std::uint32_t type_rank,
+                       bool not_mapped, std::uint32_t index) noexcept {
+  return (Key{thunderbolt_index0} << 13) | (Key{link_local} << 12) | (Key{not_local} << 11) |
+         (type_rank << 9) | (Key{not_mapped} << kIndexBits) | index;
+}
+/// The untraced scan's skip loop: the first entry from `p` on that holds a non-zero GID and,
+/// with `SkipLinkLocal`, is not link-local. (A template so that the per-entry loop carries no
+/// test of the option.)
+template <bool SkipLinkLocal>
+const GidEntry* next_plausible(const GidEntry* p, const GidEntry* end) noexcept {
+  for (; p != end; ++p) {
+    if (SkipLinkLocal && p->gid.is_link_local()) continue;
+    if (p->state == EntryState::valid && !p->gid.is_zero()) return p;
+  }
+  return end;
+}
+
+/// Every component but the index at its best: no later (higher-index) entry can outrank it.
+constexpr bool unbeatable(Key k) noexcept { return (k >> kIndexBits) == 0; }
+static_assert(make_key(false, false, false, 0, false, 255) < make_key(false, false, false, 0, true, 0));
+static_assert(make_key(false, false, false, 3, true, 255) < make_key(false, false, true, 0, false, 0));
+static_assert(make_key(false, true, true, 3, true, 255) < make_key(true, false, false, 0, false, 1));
 
 std::uint32_t type_rank(GidType t) noexcept {
   switch (t) {
@@ -63,21 +89,25 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
       [this] { return spec(); }, run, true,
       [&](detail::Recorder& rec) -> result<Selection> {
         const RankedOptions& o = options;
-        const std::uint32_t len = table.length();
         const LinkLayer ll = table.port().link_layer;
         const bool thunderbolt = ll.kind() == LinkLayer::Kind::thunderbolt;
         const GidEntry* best = nullptr;
         Key best_key{};
         const bool ll_unroutable = link_local_is_unroutable(ll);
-        for (const GidEntry& e : table) {
-          // Untraced fast path: the entries most tables are full of (empty slots, link-local pairs)
-          // are dismissed with a few compares; the full checks below then give the same verdicts
-          // with reasons when a trace is recorded.
-          if (!rec.on()) {
-            if (e.index >= len || e.index > 255) break;  // index order: nothing later can qualify
-            if (e.state != EntryState::valid || e.gid.is_zero()) continue;
-            if (ll_unroutable && !o.allow_link_local && e.gid.is_link_local()) continue;
-          }
+        const bool skip_link_local = ll_unroutable && !o.allow_link_local;
+        const bool tracing = rec.on();
+        // Untraced, only the entries an sgid_index can name are read (a 1024-slot table costs what
+        // a 256-slot one does), and the entries most tables are full of (link-local pairs, empty
+        // slots) are skipped by a tight loop of word compares; the full checks below then give the
+        // same verdicts with reasons when a trace is recorded, for every entry.
+        const std::span<const GidEntry> scan = tracing ? table.entries() : table.sgid_entries();
+        const GidEntry* const end = scan.data() + scan.size();
+        const auto next = [&](const GidEntry* p) {
+          if (tracing) return p;
+          return skip_link_local ? next_plausible<true>(p, end) : next_plausible<false>(p, end);
+        };
+        for (const GidEntry* p = next(scan.data()); p != end; p = next(p + 1)) {
+          const GidEntry& e = *p;
           const auto reject = [&](Verdict v, const char* why) {
             rec.step(e.index, v, [&] {
               std::string n = detail::note_for(e);
@@ -85,15 +115,8 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
               return n;
             });
           };
-          if (e.index >= len) {
-            reject(Verdict::out_of_range, "beyond gid_tbl_len");
-            continue;
-          }
           if (e.index > 255) {
-            // Entries are in index order: nothing from here on can be an sgid_index. Without a
-            // trace there is nothing left to record, so stop reading (a 1024-slot table costs what
-            // a 256-slot one does).
-            if (!rec.on()) break;
+            // (Only reached when tracing: the untraced scan stops at table.sgid_entries().)
             reject(Verdict::index_above_255, "cannot be an sgid_index (uint8_t)");
             continue;
           }
@@ -147,14 +170,14 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
             continue;
           }
 
-          const Key key{thunderbolt && e.index == 0 ? 1u : 0u, link_local ? 1u : 0u,
-                        is_local || !o.local ? 0u : 1u,        type_rank(e.type),
-                        e.gid.is_ipv4_mapped() ? 0u : 1u,      e.index};
+          const bool tb_index0 = thunderbolt && e.index == 0;
+          const Key key = make_key(tb_index0, link_local, o.local && !is_local, type_rank(e.type),
+                                   !e.gid.is_ipv4_mapped(), e.index);
           rec.step(e.index, Verdict::candidate, [&] {
             std::string n = detail::describe(e);
-            if (key[0])
+            if (tb_index0)
               n += ": index 0 on Thunderbolt ranks last";
-            else if (key[1])
+            else if (link_local)
               n += ": link-local ranks last";
             else if (o.local && is_local)
               n += ": the local address";
@@ -165,9 +188,7 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
             best_key = key;
             // Every rank component but the index is at its best, and later entries have larger
             // indices: nothing after this one can outrank it. Without a trace, stop here.
-            if (!rec.on() && best_key[0] == 0 && best_key[1] == 0 && best_key[2] == 0 && best_key[3] == 0 &&
-                best_key[4] == 0)
-              break;
+            if (!tracing && unbeatable(best_key)) break;
           }
         }
         if (!best) {

@@ -438,6 +438,27 @@ RC_GTEST_PROP(Validated, prop_validated_explicit_rejects_exactly_what_the_refere
 
 // ---- FirstOf -----------------------------------------------------------------------------
 
+// Every policy's untraced path (skip loops, early stops, the Selection built in place) decides
+// exactly what its traced path decides: the same entry, or the same error with the same detail.
+RC_GTEST_PROP(Policies, prop_untraced_select_decides_what_the_traced_select_decides, ()) {
+  const AnyPolicy p = *test::gen_policy();
+  const GidTable t = *test::gen_realistic_table();
+  const auto fast = p.select(t);
+  const auto traced = p.select(t, {.trace = true});
+  RC_ASSERT(fast.has_value() == traced.has_value());
+  if (fast) {
+    RC_ASSERT(fast.value().entry == traced.value().entry);
+    RC_ASSERT(fast.value().trace.attempts.empty());
+    RC_ASSERT(!traced.value().trace.attempts.empty());
+  } else {
+    RC_ASSERT(fast.error().code == traced.error().code);
+    RC_ASSERT(fast.error().detail == traced.error().detail);
+    const bool both_traced = fast.error().trace != nullptr && traced.error().trace != nullptr;
+    RC_ASSERT(both_traced);
+    RC_ASSERT(*fast.error().trace == *traced.error().trace);
+  }
+}
+
 RC_GTEST_PROP(FirstOf, prop_first_of_returns_the_first_succeeding_alternative, ()) {
   const auto alternatives = *test::gen_sized<std::vector<AnyPolicy>>(1, 4, test::gen_policy(1));
   const GidTable t = *test::gen_realistic_table();
