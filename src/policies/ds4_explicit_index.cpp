@@ -2,6 +2,8 @@
 
 #include "common.hpp"
 
+#include <optional>
+
 namespace gidpolicy {
 
 result<Selection> Ds4ExplicitIndex::select(const GidTable& table, SelectOptions run) const {
@@ -43,7 +45,9 @@ result<Selection> Ds4ExplicitIndex::select(const GidTable& table, SelectOptions 
           return fail(errc::entry_unreadable, detail::where(table) + ": " + detail::holds(*e));
         }
         // Any successful read is accepted, an empty slot's zeros included: ds4 checks nothing.
-        const GidEntry chosen = e ? *e : GidEntry::empty(index);
+        // (Made only for an unlisted slot: a listed entry is copied once, into the Selection.)
+        std::optional<GidEntry> hole;
+        const GidEntry& chosen = e ? *e : hole.emplace(GidEntry::empty(index));
         rec.step(index, Verdict::chosen, [&] { return detail::describe(chosen) + ": accepted unchecked"; });
         return detail::select_entry(chosen);
       });

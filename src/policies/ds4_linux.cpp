@@ -26,43 +26,44 @@ result<Selection> Ds4Linux::select(const GidTable& table, SelectOptions run) con
       [this] { return spec(); }, run, !index.has_value(),
       [&](detail::Recorder& rec) -> result<Selection> {
         const std::uint32_t len = table.length();
-        const std::string at = detail::where(table) + ": ";
+        const auto at = [&] { return detail::where(table) + ": "; };  // built only on a failure
         if (index) {
           const std::int32_t i = *index;
           // ds4: `if (idx < 0 || idx >= gid_tbl_len || idx > 255)` then query_gid_ex, type, zero.
           if (i < 0 || static_cast<std::uint32_t>(i) >= len) {
             rec.step(i < 0 ? 0u : static_cast<std::uint32_t>(i), Verdict::out_of_range,
                      [&] { return "forced index " + std::to_string(i); });
-            return fail(errc::index_out_of_range, at + "forced index " + std::to_string(i) +
+            return fail(errc::index_out_of_range, at() + "forced index " + std::to_string(i) +
                                                       " is not in [0, " + std::to_string(len) + ")");
           }
           const auto u = static_cast<std::uint32_t>(i);
           if (u > 255) {
             rec.step(u, Verdict::index_above_255, [] { return std::string("forced"); });
             return fail(errc::index_exceeds_uint8,
-                        at + "forced index " + std::to_string(u) + " is above 255");
+                        at() + "forced index " + std::to_string(u) + " is above 255");
           }
           const GidEntry* e = table.find(u);
           if (!e && table.holes() == Holes::not_shown) {
             rec.step(u, Verdict::not_shown, [] { return std::string("not printed by the source"); });
             return fail(errc::entry_not_shown,
-                        at + "forced index " + std::to_string(u) + " was not printed by the source");
+                        at() + "forced index " + std::to_string(u) + " was not printed by the source");
           }
           if (!e || e->state == EntryState::empty) {
             rec.step(u, Verdict::empty, [] { return std::string("ENODATA from ibv_query_gid_ex"); });
-            return fail(errc::entry_empty, at + "forced index " + std::to_string(u) + " is empty (ENODATA)");
+            return fail(errc::entry_empty,
+                        at() + "forced index " + std::to_string(u) + " is empty (ENODATA)");
           }
           if (e->state == EntryState::unreadable) {
             rec.step(u, Verdict::unreadable, [&] { return detail::describe(*e); });
-            return fail(errc::entry_unreadable, at + "forced " + detail::holds(*e));
+            return fail(errc::entry_unreadable, at() + "forced " + detail::holds(*e));
           }
           if (e->type != GidType::roce_v2) {
             rec.step(u, Verdict::wrong_type, [&] { return detail::describe(*e) + ": not RoCE v2"; });
-            return fail(errc::wrong_gid_type, at + "forced " + detail::holds(*e) + ", not RoCE v2");
+            return fail(errc::wrong_gid_type, at() + "forced " + detail::holds(*e) + ", not RoCE v2");
           }
           if (e->gid.is_zero()) {
             rec.step(u, Verdict::zero, [&] { return detail::describe(*e); });
-            return fail(errc::entry_zero, at + "forced index " + std::to_string(u) + " holds the zero GID");
+            return fail(errc::entry_zero, at() + "forced index " + std::to_string(u) + " holds the zero GID");
           }
           rec.step(u, Verdict::chosen, [&] { return detail::describe(*e) + ": forced"; });
           return detail::select_entry(*e);
@@ -71,7 +72,11 @@ result<Selection> Ds4Linux::select(const GidTable& table, SelectOptions run) con
         const std::uint32_t limit = std::min<std::uint32_t>(len, 256);
         const GidEntry* best = nullptr;
         int best_score = 0;
-        for (const GidEntry& e : table) {
+        const bool tracing = rec.on();
+        // Untraced, only [0, 256) is read (what ds4 scans), entries that are not RoCE v2 are
+        // dismissed by one compare, and the scan stops at the first entry no later one can beat.
+        for (const GidEntry& e : tracing ? table.entries() : table.sgid_entries()) {
+          if (!tracing && (e.type != GidType::roce_v2 || e.state != EntryState::valid)) continue;
           if (e.index >= limit) {
             rec.step(e.index, e.index >= len ? Verdict::out_of_range : Verdict::index_above_255,
                      [&] { return detail::describe(e) + ": ds4 scans [0, 256) only"; });
@@ -101,11 +106,14 @@ result<Selection> Ds4Linux::select(const GidTable& table, SelectOptions run) con
           if (score > best_score) {  // strictly greater: the first best wins
             best = &e;
             best_score = score;
+            // The top score (the local address, or any candidate when no local address is
+            // given) cannot be beaten by a later entry.
+            if (!tracing && (score == 2 || !local)) break;
           }
         }
         if (!best)
           return fail(errc::no_candidate,
-                      at + "no non-zero RoCE v2 GID in [0, " + std::to_string(limit) + ")");
+                      at() + "no non-zero RoCE v2 GID in [0, " + std::to_string(limit) + ")");
         rec.finish(best->index);
         return detail::select_entry(*best);
       });

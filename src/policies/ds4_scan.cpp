@@ -9,8 +9,12 @@ result<Selection> Ds4Scan::select(const GidTable& table, SelectOptions run) cons
       [this] { return spec(); }, run, true,
       [&](detail::Recorder& rec) -> result<Selection> {
         const std::uint32_t len = table.length();
+        const bool tracing = rec.on();
+        // Every listed entry is below length() (GidTable::make checks it). Untraced, one word test
+        // dismisses the entries that are not IPv4-mapped; the reasons are worked out only for a
+        // trace.
         for (const GidEntry& e : table) {
-          if (e.index >= len) break;
+          if (!tracing && (!e.gid.is_ipv4_mapped() || e.state != EntryState::valid)) continue;
           if (e.state != EntryState::valid) {
             rec.step(e.index, e.state == EntryState::empty ? Verdict::empty : Verdict::unreadable,
                      [&] { return detail::note_for(e); });

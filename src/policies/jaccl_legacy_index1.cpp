@@ -2,6 +2,8 @@
 
 #include "common.hpp"
 
+#include <optional>
+
 namespace gidpolicy {
 
 result<Selection> JacclLegacyIndex1::select(const GidTable& table, SelectOptions run) const {
@@ -31,7 +33,9 @@ result<Selection> JacclLegacyIndex1::select(const GidTable& table, SelectOptions
           return fail(errc::entry_unreadable, detail::where(table) + ": " + detail::holds(*e));
         }
         // An empty slot reads as zeros through ibv_query_gid and JACCL legacy advertised that as is.
-        const GidEntry chosen = e ? *e : GidEntry::empty(kIndex);
+        // (Made only for an unlisted slot: a listed entry is copied once, into the Selection.)
+        std::optional<GidEntry> hole;
+        const GidEntry& chosen = e ? *e : hole.emplace(GidEntry::empty(kIndex));
         rec.step(kIndex, Verdict::chosen, [&] {
           return chosen.usable() ? detail::describe(chosen) + ": index 1, unchecked"
                                  : detail::describe(chosen) + ": reads as the zero GID, advertised unchecked";
