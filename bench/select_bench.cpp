@@ -7,9 +7,11 @@
 // loop and first-mapped read every entry up to it; the ranked policy reads every entry.
 // Printed counters: "ratio_to_naive" is the strategy's time divided by the naive loop's time for
 // the same table size (measured in the same process, so machine noise largely cancels).
+#include <gidpolicy/policies/ds4_explicit_index.hpp>
 #include <gidpolicy/policies/ds4_linux.hpp>
 #include <gidpolicy/policies/ds4_scan.hpp>
 #include <gidpolicy/policies/jaccl_first_mapped.hpp>
+#include <gidpolicy/policies/jaccl_legacy_index1.hpp>
 #include <gidpolicy/policies/ranked.hpp>
 #include <gidpolicy/policies/validated_explicit.hpp>
 
@@ -83,21 +85,32 @@ void run_policy(benchmark::State& state, const P& policy, bool trace) {
   state.counters["entries"] = static_cast<double>(t.size());
 }
 
+// The explicit-index strategies are given the index of the mapped pair's RoCE v2 entry.
+std::uint32_t v2_index(std::int64_t n) { return Ds4Scan{}.select(table_of(n)).value().entry.index + 1; }
+
 void BM_jaccl_first_mapped(benchmark::State& s) { run_policy(s, JacclFirstMapped{}, false); }
 void BM_jaccl_first_mapped_trace(benchmark::State& s) { run_policy(s, JacclFirstMapped{}, true); }
-void BM_ranked(benchmark::State& s) { run_policy(s, Ranked{}, false); }
-void BM_ranked_trace(benchmark::State& s) { run_policy(s, Ranked{}, true); }
+void BM_jaccl_legacy_index1(benchmark::State& s) { run_policy(s, JacclLegacyIndex1{}, false); }
+void BM_ds4_explicit_index(benchmark::State& s) { run_policy(s, Ds4ExplicitIndex{v2_index(s.range(0))}, false); }
 void BM_ds4_scan(benchmark::State& s) { run_policy(s, Ds4Scan{}, false); }
 void BM_ds4_linux(benchmark::State& s) { run_policy(s, Ds4Linux{}, false); }
+void BM_validated_explicit(benchmark::State& s) {
+  run_policy(s, ValidatedExplicit{.index = v2_index(s.range(0))}, false);
+}
+void BM_ranked(benchmark::State& s) { run_policy(s, Ranked{}, false); }
+void BM_ranked_trace(benchmark::State& s) { run_policy(s, Ranked{}, true); }
 
 #define GIDPOLICY_SIZES ->Arg(4)->Arg(64)->Arg(256)->Arg(1024)
 BENCHMARK(BM_naive_jaccl_scan) GIDPOLICY_SIZES;
 BENCHMARK(BM_jaccl_first_mapped) GIDPOLICY_SIZES;
 BENCHMARK(BM_jaccl_first_mapped_trace) GIDPOLICY_SIZES;
-BENCHMARK(BM_ranked) GIDPOLICY_SIZES;
-BENCHMARK(BM_ranked_trace) GIDPOLICY_SIZES;
+BENCHMARK(BM_jaccl_legacy_index1) GIDPOLICY_SIZES;
+BENCHMARK(BM_ds4_explicit_index) GIDPOLICY_SIZES;
 BENCHMARK(BM_ds4_scan) GIDPOLICY_SIZES;
 BENCHMARK(BM_ds4_linux) GIDPOLICY_SIZES;
+BENCHMARK(BM_validated_explicit) GIDPOLICY_SIZES;
+BENCHMARK(BM_ranked) GIDPOLICY_SIZES;
+BENCHMARK(BM_ranked_trace) GIDPOLICY_SIZES;
 
 }  // namespace
 
