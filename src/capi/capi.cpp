@@ -112,6 +112,20 @@ gidpolicy_gid_type gid_type_to_c(GidType t) noexcept {
   return GIDPOLICY_GID_TYPE_UNKNOWN;
 }
 
+/// enum ibv_qp_type -> QpKind; nullopt for a type gidpolicy does not build RTR attributes for.
+std::optional<QpKind> qp_kind_from_c(int t) noexcept {
+  switch (t) {
+    case IBV_QPT_UC:
+      return QpKind::uc;
+    case IBV_QPT_RC:
+      return QpKind::rc;
+    case IBV_QPT_UD:
+      return QpKind::ud;
+    default:
+      return std::nullopt;
+  }
+}
+
 /// enum ibv_mtu (1..5) -> Mtu; 0 or anything else -> nullopt (`valid` says which).
 std::optional<Mtu> mtu_from_c(int m, bool& valid) noexcept {
   valid = true;
@@ -150,7 +164,6 @@ gidpolicy_status null_argument(const char* what, char* err, std::size_t errlen) 
 using gidpolicy::capi::guarded;
 using gidpolicy::capi::guarded_text;
 using gidpolicy::capi::report;
-using gidpolicy::capi::write_text;
 
 extern "C" {
 
@@ -363,22 +376,11 @@ gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const 
     gidpolicy_rtr_options_init(&defaults);
     const gidpolicy_rtr_options& o = options ? *options : defaults;
 
-    gidpolicy::QpKind kind;
-    switch (o.qp_type) {
-      case IBV_QPT_UC:
-        kind = gidpolicy::QpKind::uc;
-        break;
-      case IBV_QPT_RC:
-        kind = gidpolicy::QpKind::rc;
-        break;
-      case IBV_QPT_UD:
-        kind = gidpolicy::QpKind::ud;
-        break;
-      default:
-        return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
-                      "qp_type " + std::to_string(o.qp_type) + " is not IBV_QPT_UC, IBV_QPT_RC or IBV_QPT_UD",
-                      err, errlen);
-    }
+    const std::optional<gidpolicy::QpKind> kind = gidpolicy::capi::qp_kind_from_c(o.qp_type);
+    if (!kind)
+      return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
+                    "qp_type " + std::to_string(o.qp_type) + " is not IBV_QPT_UC, IBV_QPT_RC or IBV_QPT_UD",
+                    err, errlen);
     bool ok = true;
     const std::optional<gidpolicy::Mtu> peer_mtu = gidpolicy::capi::mtu_from_c(peer->mtu, ok);
     if (!ok)
@@ -403,14 +405,14 @@ gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const 
     info.mtu = peer_mtu;
     info.gid_type = gidpolicy::capi::gid_type_from_c(peer->gid_type);
 
-    gidpolicy::RtrBuilder builder(kind, selection->table, selection->plan);
+    gidpolicy::RtrBuilder builder(*kind, selection->table, selection->plan);
     builder.remote(info)
         .hop_limit(o.hop_limit)
         .traffic_class(o.traffic_class)
         .flow_label(o.flow_label)
         .service_level(o.service_level);
     if (path_mtu) builder.path_mtu(*path_mtu);
-    if (kind == gidpolicy::QpKind::rc)
+    if (*kind == gidpolicy::QpKind::rc)
       builder.max_dest_rd_atomic(o.max_dest_rd_atomic).min_rnr_timer(o.min_rnr_timer);
     auto rtr = builder.build();
     if (!rtr) return report(rtr.error(), err, errlen);
