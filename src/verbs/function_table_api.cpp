@@ -77,7 +77,7 @@ result<std::vector<ibv_device*>> list_devices(const VerbsFunctions& f, ibv_devic
 
 }  // namespace
 
-FunctionTableApi::FunctionTableApi(VerbsFunctions functions, Options options)
+FunctionTableApi::FunctionTableApi(const VerbsFunctions& functions, Options options)
     : fns_(functions), options_(std::move(options)) {}
 
 FunctionTableApi::~FunctionTableApi() { close_all(); }
@@ -85,7 +85,8 @@ FunctionTableApi::~FunctionTableApi() { close_all(); }
 void FunctionTableApi::close_all() noexcept {
   while (!devices_.empty()) {
     const DeviceHandle h{devices_.begin()->first};
-    if (!close_device(h)) devices_.erase(h.id);  // failed to close: forget it rather than loop
+    // Qualified: this runs from destructors, where the call is statically bound anyway; say so.
+    if (!FunctionTableApi::close_device(h)) devices_.erase(h.id);  // failed to close: forget it, don't loop
   }
 }
 
@@ -382,7 +383,7 @@ result<QpInfo> FunctionTableApi::query_qp(QpHandle qp) {
   return info;
 }
 
-result<void> FunctionTableApi::destroy(Qp& q, std::string_view who) {
+result<void> FunctionTableApi::destroy(Qp& q, std::string_view who) const {
   std::optional<Error> first;
   auto note = [&](long long rc, int saved, const char* call) {
     if (rc != 0 && !first) {

@@ -40,8 +40,8 @@ class FunctionTableApi : public VerbsApi {
     bool resolve_netdev_names = true;
   };
 
-  explicit FunctionTableApi(VerbsFunctions functions) : FunctionTableApi(functions, Options{}) {}
-  FunctionTableApi(VerbsFunctions functions, Options options);
+  explicit FunctionTableApi(const VerbsFunctions& functions) : FunctionTableApi(functions, Options{}) {}
+  FunctionTableApi(const VerbsFunctions& functions, Options options);
   /// Destroys the QPs and closes the devices still open through this API.
   ~FunctionTableApi() override;
 
@@ -66,7 +66,7 @@ class FunctionTableApi : public VerbsApi {
   /// For derived backends that must release everything before unloading the library.
   void close_all() noexcept;
   /// Replace the table (DlopenApi fills it after loading). Only before any device is open.
-  void set_functions(VerbsFunctions functions) noexcept { fns_ = functions; }
+  void set_functions(const VerbsFunctions& functions) noexcept { fns_ = functions; }
   /// The error every call returns while set (a library that failed to load). Empty: none.
   void set_unavailable(Error why) { unavailable_ = std::move(why); }
 
@@ -89,7 +89,7 @@ class FunctionTableApi : public VerbsApi {
   result<const Device*> find(DeviceHandle device, std::string_view call) const;
   result<Qp*> find(QpHandle qp, std::string_view call);
   result<void> require_snapshot_calls(std::string_view call) const;
-  result<void> destroy(Qp& q, std::string_view who);
+  result<void> destroy(Qp& q, std::string_view who) const;
   std::string where(const Device& d, std::string_view call, std::uint32_t port, std::uint32_t index) const;
 
   VerbsFunctions fns_;
