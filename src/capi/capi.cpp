@@ -158,6 +158,35 @@ gidpolicy_status null_argument(const char* what, char* err, std::size_t errlen) 
   return report(GIDPOLICY_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL", err, errlen);
 }
 
+/// The live preflight behind gidpolicy_preflight_live*() and _selection(): `type`, when set, must
+/// match the type the slot reports (a slot read without a type matches any).
+gidpolicy_status preflight_live(const gidpolicy_verbs_fns* fns, ibv_context* context, std::uint32_t port,
+                                std::uint32_t sgid_index, const std::uint8_t* advertised,
+                                std::optional<GidType> type, char* err, std::size_t errlen) {
+  if (!fns) return null_argument("fns", err, errlen);
+  if (!context) return null_argument("context", err, errlen);
+  if (!advertised) return null_argument("advertised", err, errlen);
+  if (!fns->query_gid && !fns->query_gid_ex && !fns->query_gid_ex_sized)
+    return report(GIDPOLICY_ERR_NOT_SUPPORTED, "gidpolicy_verbs_fns has no GID read", err, errlen);
+  if (port < 1 || port > 255)
+    return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "port " + std::to_string(port) + " is outside 1..255", err,
+                  errlen);
+  // An index the uint8_t grh.sgid_index cannot hold never agrees: it would route from
+  // another slot (ds4's cast), whatever the slot at the full index holds.
+  if (sgid_index > 255)
+    return report(GIDPOLICY_ERR_DISAGREEMENT,
+                  "sgid_index " + std::to_string(sgid_index) +
+                      " does not fit the uint8_t grh.sgid_index: it would "
+                      "wrap to " +
+                      std::to_string(sgid_index & 0xffu),
+                  err, errlen);
+  ContextApi api(*fns, context, false);
+  // One GID read when the slot still holds the GID; on a change, a scan to say where it went.
+  auto r = verbs::preflight(api, ContextApi::kDevice, port, sgid_index, Gid::from_bytes(advertised), type);
+  if (!r) return report(r.error(), err, errlen);
+  return GIDPOLICY_OK;
+}
+
 }  // namespace
 }  // namespace gidpolicy::capi
 
@@ -439,29 +468,21 @@ gidpolicy_status gidpolicy_preflight_live(const gidpolicy_verbs_fns* fns, struct
                                           uint32_t port, uint32_t sgid_index, const uint8_t advertised[16],
                                           char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    if (!fns) return gidpolicy::capi::null_argument("fns", err, errlen);
-    if (!context) return gidpolicy::capi::null_argument("context", err, errlen);
-    if (!advertised) return gidpolicy::capi::null_argument("advertised", err, errlen);
-    if (!fns->query_gid && !fns->query_gid_ex && !fns->query_gid_ex_sized)
-      return report(GIDPOLICY_ERR_NOT_SUPPORTED, "gidpolicy_verbs_fns has no GID read", err, errlen);
-    if (port < 1 || port > 255)
-      return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "port " + std::to_string(port) + " is outside 1..255",
-                    err, errlen);
-    // An index the uint8_t grh.sgid_index cannot hold never agrees: it would route from
-    // another slot (ds4's cast), whatever the slot at the full index holds.
-    if (sgid_index > 255)
-      return report(GIDPOLICY_ERR_DISAGREEMENT,
-                    "sgid_index " + std::to_string(sgid_index) +
-                        " does not fit the uint8_t grh.sgid_index: it would "
-                        "wrap to " +
-                        std::to_string(sgid_index & 0xffu),
-                    err, errlen);
-    gidpolicy::capi::ContextApi api(*fns, context, false);
-    // One GID read when the slot still holds the GID; on a change, a scan to say where it went.
-    auto r = gidpolicy::verbs::preflight(api, gidpolicy::capi::ContextApi::kDevice, port, sgid_index,
-                                         gidpolicy::Gid::from_bytes(advertised));
-    if (!r) return report(r.error(), err, errlen);
-    return GIDPOLICY_OK;
+    return gidpolicy::capi::preflight_live(fns, context, port, sgid_index, advertised, std::nullopt, err,
+                                           errlen);
+  });
+}
+
+gidpolicy_status gidpolicy_preflight_live_typed(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                                uint32_t port, uint32_t sgid_index,
+                                                const uint8_t advertised[16], int type, char* err,
+                                                size_t errlen) {
+  return guarded(err, errlen, [&] {
+    const std::optional<gidpolicy::GidType> t = gidpolicy::capi::gid_type_from_c(type);
+    if (type != GIDPOLICY_GID_TYPE_UNKNOWN && !t)
+      return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
+                    "type " + std::to_string(type) + " is not a gidpolicy_gid_type", err, errlen);
+    return gidpolicy::capi::preflight_live(fns, context, port, sgid_index, advertised, t, err, errlen);
   });
 }
 
@@ -476,7 +497,13 @@ gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, s
                     selection->plan.agreement.explanation + " (refused before modify_qp)", err, errlen);
     std::uint8_t gid[16];
     selection->plan.selection.entry.gid.copy_to(gid);
-    return gidpolicy_preflight_live(fns, context, port, selection->plan.sgid_index, gid, err, errlen);
+    // The type of the entry routed from, as the C++ preflight(RtrAttributes) takes it: for every
+    // selection without "@sgid=N" that is the selected entry, gidpolicy_selection_gid_type().
+    std::optional<gidpolicy::GidType> type;
+    const auto& at = selection->plan.agreement.at_index;
+    if (at && at->type != gidpolicy::GidType::unknown) type = at->type;
+    return gidpolicy::capi::preflight_live(fns, context, port, selection->plan.sgid_index, gid, type, err,
+                                           errlen);
   });
 }
 
