@@ -5,7 +5,6 @@
 #include <gidpolicy/gidpolicy.h>
 
 #include "capi_internal.hpp"
-#include "context_api.hpp"
 
 #include <gidpolicy/agreement.hpp>
 #include <gidpolicy/diagnose.hpp>
@@ -16,6 +15,7 @@
 #include <gidpolicy/rtr.hpp>
 #include <gidpolicy/trace.hpp>
 #include <gidpolicy/verbs/apply.hpp>
+#include <gidpolicy/verbs/function_table_api.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
 
 #include <infiniband/verbs.h>
@@ -158,6 +158,20 @@ gidpolicy_status null_argument(const char* what, char* err, std::size_t errlen) 
   return report(GIDPOLICY_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL", err, errlen);
 }
 
+/// A backend over the caller's function pointers. The caller opened its device already and hands
+/// over only the context and what it dlsym()ed (query_port, query_gid, _ibv_query_gid_ex): the
+/// context is adopt()ed for one call and never closed.
+verbs::FunctionTableApi context_api(const gidpolicy_verbs_fns& fns, bool resolve_netdev_names) {
+  verbs::VerbsFunctions f;
+  f.query_port = fns.query_port;
+  f.query_gid = fns.query_gid;
+  f.query_gid_ex = fns.query_gid_ex;
+  f.query_gid_ex_sized = fns.query_gid_ex_sized;
+  f.get_device_name = fns.get_device_name;
+  return verbs::FunctionTableApi(f,
+                                 {.name = "c-function-table", .resolve_netdev_names = resolve_netdev_names});
+}
+
 /// The live preflight behind gidpolicy_preflight_live*() and _selection(): `type`, when set, must
 /// match the type the slot reports (a slot read without a type matches any).
 gidpolicy_status preflight_live(const gidpolicy_verbs_fns* fns, ibv_context* context, std::uint32_t port,
@@ -180,9 +194,11 @@ gidpolicy_status preflight_live(const gidpolicy_verbs_fns* fns, ibv_context* con
                       "wrap to " +
                       std::to_string(sgid_index & 0xffu),
                   err, errlen);
-  ContextApi api(*fns, context, false);
+  verbs::FunctionTableApi api = context_api(*fns, false);
+  auto device = api.adopt(context);
+  if (!device) return report(device.error(), err, errlen);
   // One GID read when the slot still holds the GID; on a change, a scan to say where it went.
-  auto r = verbs::preflight(api, ContextApi::kDevice, port, sgid_index, Gid::from_bytes(advertised), type);
+  auto r = verbs::preflight(api, device.value(), port, sgid_index, Gid::from_bytes(advertised), type);
   if (!r) return report(r.error(), err, errlen);
   return GIDPOLICY_OK;
 }
@@ -288,12 +304,15 @@ gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_c
       return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "unknown snapshot flags " + std::to_string(flags), err,
                     errlen);
 
-    gidpolicy::capi::ContextApi api(*fns, context, (flags & GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES) == 0);
+    gidpolicy::verbs::FunctionTableApi api =
+        gidpolicy::capi::context_api(*fns, (flags & GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES) == 0);
+    auto device = api.adopt(context);
+    if (!device) return report(device.error(), err, errlen);
     gidpolicy::verbs::SnapshotOptions options;
     options.allow_inactive = (flags & GIDPOLICY_SNAPSHOT_ALLOW_INACTIVE) != 0;
     if (flags & GIDPOLICY_SNAPSHOT_STOP_AT_IPV4_MAPPED)
       options.stop_after = gidpolicy::verbs::stop_at_first_ipv4_mapped();
-    auto table = gidpolicy::verbs::snapshot(api, gidpolicy::capi::ContextApi::kDevice, port, options);
+    auto table = gidpolicy::verbs::snapshot(api, device.value(), port, options);
     if (!table) return report(table.error(), err, errlen);
     *out = new gidpolicy_table{std::move(table).value()};
     return GIDPOLICY_OK;

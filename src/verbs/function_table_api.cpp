@@ -164,11 +164,29 @@ result<DeviceHandle> FunctionTableApi::open_device(std::string_view name) {
       return fail_errno(err, "ibv_open_device(" + n + ")");
     }
     const std::uint64_t id = next_id_++;
-    devices_.emplace(id, Device{ctx, std::move(n), false, false});
+    devices_.emplace(id, Device{ctx, std::move(n), false, false, false});
     return DeviceHandle{id};
   }
   return fail(errc::device_not_found,
               "no RDMA device named '" + std::string(name) + "'; devices: " + join(seen));
+}
+
+result<DeviceHandle> FunctionTableApi::adopt(ibv_context* context) {
+  if (unavailable_) return fail(*unavailable_);
+  if (!context) return fail(errc::invalid_argument, "adopt: the context is NULL");
+  std::string name;
+  if (context->device) {
+    if (fns_.get_device_name) {
+      if (const char* n = fns_.get_device_name(context->device)) name = n;
+    }
+    // ibv_device::name is a fixed array: bound the read in case a provider left it unterminated.
+    if (name.empty())
+      name.assign(context->device->name, strnlen(context->device->name, sizeof context->device->name));
+  }
+  if (name.empty()) name = "<context>";
+  const std::uint64_t id = next_id_++;
+  devices_.emplace(id, Device{context, std::move(name), false, false, true});
+  return DeviceHandle{id};
 }
 
 result<void> FunctionTableApi::close_device(DeviceHandle device) {
@@ -183,9 +201,14 @@ result<void> FunctionTableApi::close_device(DeviceHandle device) {
       ++it;
     }
   }
-  errno = 0;
-  const int rc = fns_.close_device(d->context);
-  const int err = errno_of(rc, errno);
+  // An adopted context is the caller's: forget it, do not close it.
+  int rc = 0;
+  int err = 0;
+  if (!d->adopted) {
+    errno = 0;
+    rc = fns_.close_device(d->context);
+    err = errno_of(rc, errno);
+  }
   const std::string name = d->name;
   devices_.erase(device.id);
   if (rc != 0) return fail_errno(err ? err : EIO, "ibv_close_device(" + name + ")");

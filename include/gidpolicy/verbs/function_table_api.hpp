@@ -1,9 +1,9 @@
 // FunctionTableApi: the VerbsApi backend over a table of libibverbs function pointers.
 //
-// It is the common engine of the three C-backed backends: a caller's own table (JACCL's
-// IBVWrapper, ds4's ds4_tp_verbs_api, through functions_from()), DlopenApi (filled by dlsym) and
-// LibibverbsApi (filled with the linked functions). All of rdma-core's return conventions are
-// normalised here, with errno captured immediately after each call:
+// It is the common engine of the C-backed backends: a caller's own table (JACCL's IBVWrapper,
+// ds4's ds4_tp_verbs_api, through functions_from()), DlopenApi (filled by dlsym), LibibverbsApi
+// (filled with the linked functions), and the C API, which adopt()s the caller's open context. All of
+// rdma-core's return conventions are normalised here, with errno captured immediately after each call:
 //   ibv_get_device_list/open_device/alloc_pd/create_cq/create_qp: NULL + errno;
 //   ibv_query_gid: 0 / -1 (errno set, or not: rdma-core 44 returns -1 without setting it);
 //   _ibv_query_gid_ex, ibv_query_port, ibv_modify_qp, ibv_query_qp, ibv_destroy_*: a positive
@@ -48,6 +48,16 @@ class FunctionTableApi : public VerbsApi {
   [[nodiscard]] std::string backend_name() const override { return options_.name; }
   [[nodiscard]] const VerbsFunctions& functions() const noexcept { return fns_; }
 
+  /// Use a context the caller opened already, as if open_device() had opened it: the handle
+  /// works for every call, but close_device() and the destructor only forget it, never call
+  /// close_device on it (the context stays the caller's). For callers that hold an ibv_context
+  /// and a few pointers of their own and no device list: the C API's gidpolicy_verbs_fns (ds4
+  /// dlsym()s query_port, query_gid and _ibv_query_gid_ex only). The device is named by
+  /// get_device_name(context->device), else ibv_device::name, else "<context>".
+  /// Error: errc::invalid_argument for a null context.
+  /// Example: `auto dev = api.adopt(ctx); auto table = snapshot(api, dev.value(), 1);`
+  result<DeviceHandle> adopt(ibv_context* context);
+
   result<std::vector<std::string>> device_names() override;
   result<DeviceHandle> open_device(std::string_view name) override;
   result<void> close_device(DeviceHandle device) override;
@@ -76,6 +86,7 @@ class FunctionTableApi : public VerbsApi {
     std::string name;
     bool table_unsupported = false;  // learned: the driver answered EOPNOTSUPP/ENOSYS
     bool entry_unsupported = false;
+    bool adopted = false;  // the caller's context (adopt()): never closed here
   };
   struct Qp {
     std::uint64_t device = 0;
