@@ -65,7 +65,7 @@ TableMutation TableMutation::set(std::string device, std::uint32_t port, GidEntr
 }
 
 std::string TableMutation::to_string() const {
-  const std::string at = device + ":" + std::to_string(port) + "[" + std::to_string(index) + "]";
+  std::string at = device + ":" + std::to_string(port) + "[" + std::to_string(index) + "]";
   switch (kind) {
     case Kind::stale_entry:
       return "stale_entry " + at + " -> " + gid.to_string();
@@ -347,7 +347,7 @@ FakeVerbs::~FakeVerbs() = default;
 
 // ---- building ----------------------------------------------------------------------------
 
-result<void> FakeVerbs::add_port(GidTable table, std::optional<DriverProfile> profile) {
+result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverProfile> profile) {
   std::lock_guard lock(impl_->mu);
   PortInfo info = table.port();
   if (info.port < 1 || info.port > 255)
@@ -358,10 +358,11 @@ result<void> FakeVerbs::add_port(GidTable table, std::optional<DriverProfile> pr
   if (!info.gid_tbl_len) info.gid_tbl_len = table.length();
   Device* d = impl_->device(info.device);
   if (!d) {
-    impl_->devices.push_back(Device{info.device,
-                                    profile ? *profile : DriverProfile::for_link_layer(info.link_layer),
-                                    {true, true, true},
-                                    {}});
+    impl_->devices.push_back(
+        Device{info.device,
+               profile ? std::move(*profile) : DriverProfile::for_link_layer(info.link_layer),
+               {true, true, true},
+               {}});
     d = &impl_->devices.back();
   }
   if (d->ports.count(info.port))
@@ -375,22 +376,24 @@ result<void> FakeVerbs::add_port(GidTable table, std::optional<DriverProfile> pr
   return success();
 }
 
-result<void> FakeVerbs::add_tables(std::vector<GidTable> tables, std::optional<DriverProfile> profile) {
-  for (auto& t : tables) GIDPOLICY_TRYV(add_port(std::move(t), profile));
+result<void> FakeVerbs::add_tables(const std::vector<GidTable>& tables,
+                                   const std::optional<DriverProfile>& profile) {
+  for (const GidTable& t : tables) GIDPOLICY_TRYV(add_port(t, profile));
   return success();
 }
 
 result<void> FakeVerbs::load_text(std::string_view text, std::string_view source,
-                                  std::optional<DriverProfile> profile) {
+                                  const std::optional<DriverProfile>& profile) {
   // Any format gidpolicy reads (JSON, ibv_devinfo -v, show_gids), detected from the text.
   GIDPOLICY_TRY(tables, formats::read_tables(text, source));
-  return add_tables(std::move(tables), std::move(profile));
+  return add_tables(tables, profile);
 }
 
-result<void> FakeVerbs::load_file(const std::filesystem::path& path, std::optional<DriverProfile> profile) {
+result<void> FakeVerbs::load_file(const std::filesystem::path& path,
+                                  const std::optional<DriverProfile>& profile) {
   // A file in any text format, or a sysfs tree (/sys/class/infiniband/<dev>/ports/<p>/gids...).
   GIDPOLICY_TRY(tables, formats::read_tables_file(path));
-  return add_tables(std::move(tables), std::move(profile));
+  return add_tables(tables, profile);
 }
 
 result<void> FakeVerbs::set_profile(std::string_view device, DriverProfile profile) {
@@ -692,8 +695,6 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
     if (!impl_->port(q.device, attr.port_num))
       return fail_errno(E.einval, at + ": port " + std::to_string(attr.port_num) + " does not exist");
     q.port = attr.port_num;
-  } else if (from == IBV_QPS_INIT && to == IBV_QPS_INIT) {
-    // Re-INIT: attributes only.
   } else if (from == IBV_QPS_INIT && to == IBV_QPS_RTR) {
     GIDPOLICY_TRYV(missing(required_rtr_mask(q.kind)));
     const Port* p = impl_->port(q.device, q.port).value();
@@ -712,8 +713,8 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
       q.source_gid = e->second.gid;
   } else if (from == IBV_QPS_RTR && to == IBV_QPS_RTS) {
     GIDPOLICY_TRYV(missing(required_rts_mask(q.kind)));
-  } else if (from == IBV_QPS_RTS && to == IBV_QPS_RTS) {
-    // Attributes only.
+  } else if (from == to && (from == IBV_QPS_INIT || from == IBV_QPS_RTS)) {
+    // INIT->INIT and RTS->RTS: attributes only.
   } else {
     return fail_errno(E.einval, at + ": not a valid transition");
   }

@@ -26,6 +26,9 @@
  *    at another index (NCCL 2157). gidpolicy_preflight_*() re-read the entry right before
  *    modify_qp; repeated failed RTRs reportedly wedge Apple's Thunderbolt port until reboot, so
  *    failing before modify_qp matters.
+ *  - mlx5 lists each address twice, as RoCE v1 and v2 with the same bytes; after a link flap the
+ *    twins can swap indices, and routing from the v1 twin passes RTR and then times out.
+ *    gidpolicy_preflight_selection() and gidpolicy_preflight_live_typed() check the type too.
  *  - The same errno means different things per platform (61 is ENODATA on Linux and
  *    ECONNREFUSED on Darwin): gidpolicy_explain_errno() takes the platform.
  *
@@ -320,6 +323,8 @@ gidpolicy_status gidpolicy_preflight(const gidpolicy_table* table, uint32_t sgid
 /** Re-read the entry at `sgid_index` now, through the caller's functions, and check that it
  *  still holds `advertised`: call it immediately before ibv_modify_qp(RTR). One GID read when it
  *  does; when it does not, a scan to say where the advertised GID went.
+ *  Compares the 16 bytes only: a slot that now holds the same bytes as the other RoCE version
+ *  passes. Use gidpolicy_preflight_live_typed() (or _selection()) when the type is known.
  *  Errors: GIDPOLICY_ERR_GID_CHANGED (the slot is empty or holds another GID now: snapshot,
  *  select and exchange again; the message says what the slot holds and where the GID is),
  *  GIDPOLICY_ERR_DISAGREEMENT (an index above 255), GIDPOLICY_ERR_DRIVER (the slot cannot be
@@ -329,9 +334,28 @@ gidpolicy_status gidpolicy_preflight_live(const gidpolicy_verbs_fns* fns, struct
                                           uint32_t port, uint32_t sgid_index, const uint8_t advertised[16],
                                           char* err, size_t errlen);
 
+/** gidpolicy_preflight_live() that also checks the GID type: the slot must still hold
+ *  `advertised` as `type` (a gidpolicy_gid_type, e.g. gidpolicy_selection_gid_type()).
+ *  mlx5 lists each address twice, as RoCE v1 and RoCE v2 with the same 16 bytes, and after a
+ *  link flap the twins can come back at each other's index: the bytes still match, but routing
+ *  from the v1 twin passes RTR and then times out. That slot is GIDPOLICY_ERR_GID_CHANGED here,
+ *  and the message says where the `type` entry went. The type is checked only when the read
+ *  reports one (query_gid_ex or query_gid_ex_sized; plain query_gid does not);
+ *  GIDPOLICY_GID_TYPE_UNKNOWN checks the bytes only, as gidpolicy_preflight_live().
+ *  Errors: those of gidpolicy_preflight_live(); GIDPOLICY_ERR_INVALID_ARGUMENT for a `type` that
+ *  is not a gidpolicy_gid_type.
+ *  Example: gidpolicy_preflight_live_typed(&fns, ctx, 1, sgid_index, my_gid, GIDPOLICY_GID_TYPE_ROCE_V2,
+ *                                          err, sizeof err); */
+gidpolicy_status gidpolicy_preflight_live_typed(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                                uint32_t port, uint32_t sgid_index,
+                                                const uint8_t advertised[16], int type, char* err,
+                                                size_t errlen);
+
 /** The last check before ibv_modify_qp(RTR) for a selection: a selection that disagrees (a
  *  literal sgid_index, "jaccl") is refused with GIDPOLICY_ERR_DISAGREEMENT and no driver call;
- *  otherwise gidpolicy_preflight_live() of its sgid_index and GID.
+ *  otherwise gidpolicy_preflight_live_typed() of its sgid_index, GID and the type the snapshot
+ *  showed at that index (the selected entry's, gidpolicy_selection_gid_type(), unless the spec
+ *  ends in "@sgid=N"), so a RoCE v1 twin now in the selected v2 slot is GIDPOLICY_ERR_GID_CHANGED.
  *  Example: if (gidpolicy_preflight_selection(&fns, ctx, 1, sel, err, sizeof err)) goto fail; */
 gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
                                                uint32_t port, const gidpolicy_selection* selection, char* err,

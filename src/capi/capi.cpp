@@ -5,7 +5,6 @@
 #include <gidpolicy/gidpolicy.h>
 
 #include "capi_internal.hpp"
-#include "context_api.hpp"
 
 #include <gidpolicy/agreement.hpp>
 #include <gidpolicy/diagnose.hpp>
@@ -16,6 +15,7 @@
 #include <gidpolicy/rtr.hpp>
 #include <gidpolicy/trace.hpp>
 #include <gidpolicy/verbs/apply.hpp>
+#include <gidpolicy/verbs/function_table_api.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
 
 #include <infiniband/verbs.h>
@@ -112,6 +112,20 @@ gidpolicy_gid_type gid_type_to_c(GidType t) noexcept {
   return GIDPOLICY_GID_TYPE_UNKNOWN;
 }
 
+/// enum ibv_qp_type -> QpKind; nullopt for a type gidpolicy does not build RTR attributes for.
+std::optional<QpKind> qp_kind_from_c(int t) noexcept {
+  switch (t) {
+    case IBV_QPT_UC:
+      return QpKind::uc;
+    case IBV_QPT_RC:
+      return QpKind::rc;
+    case IBV_QPT_UD:
+      return QpKind::ud;
+    default:
+      return std::nullopt;
+  }
+}
+
 /// enum ibv_mtu (1..5) -> Mtu; 0 or anything else -> nullopt (`valid` says which).
 std::optional<Mtu> mtu_from_c(int m, bool& valid) noexcept {
   valid = true;
@@ -144,13 +158,57 @@ gidpolicy_status null_argument(const char* what, char* err, std::size_t errlen) 
   return report(GIDPOLICY_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL", err, errlen);
 }
 
+/// A backend over the caller's function pointers. The caller opened its device already and hands
+/// over only the context and what it dlsym()ed (query_port, query_gid, _ibv_query_gid_ex): the
+/// context is adopt()ed for one call and never closed.
+verbs::FunctionTableApi context_api(const gidpolicy_verbs_fns& fns, bool resolve_netdev_names) {
+  verbs::VerbsFunctions f;
+  f.query_port = fns.query_port;
+  f.query_gid = fns.query_gid;
+  f.query_gid_ex = fns.query_gid_ex;
+  f.query_gid_ex_sized = fns.query_gid_ex_sized;
+  f.get_device_name = fns.get_device_name;
+  return verbs::FunctionTableApi(f,
+                                 {.name = "c-function-table", .resolve_netdev_names = resolve_netdev_names});
+}
+
+/// The live preflight behind gidpolicy_preflight_live*() and _selection(): `type`, when set, must
+/// match the type the slot reports (a slot read without a type matches any).
+gidpolicy_status preflight_live(const gidpolicy_verbs_fns* fns, ibv_context* context, std::uint32_t port,
+                                std::uint32_t sgid_index, const std::uint8_t* advertised,
+                                std::optional<GidType> type, char* err, std::size_t errlen) {
+  if (!fns) return null_argument("fns", err, errlen);
+  if (!context) return null_argument("context", err, errlen);
+  if (!advertised) return null_argument("advertised", err, errlen);
+  if (!fns->query_gid && !fns->query_gid_ex && !fns->query_gid_ex_sized)
+    return report(GIDPOLICY_ERR_NOT_SUPPORTED, "gidpolicy_verbs_fns has no GID read", err, errlen);
+  if (port < 1 || port > 255)
+    return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "port " + std::to_string(port) + " is outside 1..255", err,
+                  errlen);
+  // An index the uint8_t grh.sgid_index cannot hold never agrees: it would route from
+  // another slot (ds4's cast), whatever the slot at the full index holds.
+  if (sgid_index > 255)
+    return report(GIDPOLICY_ERR_DISAGREEMENT,
+                  "sgid_index " + std::to_string(sgid_index) +
+                      " does not fit the uint8_t grh.sgid_index: it would "
+                      "wrap to " +
+                      std::to_string(sgid_index & 0xffu),
+                  err, errlen);
+  verbs::FunctionTableApi api = context_api(*fns, false);
+  auto device = api.adopt(context);
+  if (!device) return report(device.error(), err, errlen);
+  // One GID read when the slot still holds the GID; on a change, a scan to say where it went.
+  auto r = verbs::preflight(api, device.value(), port, sgid_index, Gid::from_bytes(advertised), type);
+  if (!r) return report(r.error(), err, errlen);
+  return GIDPOLICY_OK;
+}
+
 }  // namespace
 }  // namespace gidpolicy::capi
 
 using gidpolicy::capi::guarded;
 using gidpolicy::capi::guarded_text;
 using gidpolicy::capi::report;
-using gidpolicy::capi::write_text;
 
 extern "C" {
 
@@ -246,12 +304,15 @@ gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_c
       return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "unknown snapshot flags " + std::to_string(flags), err,
                     errlen);
 
-    gidpolicy::capi::ContextApi api(*fns, context, (flags & GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES) == 0);
+    gidpolicy::verbs::FunctionTableApi api =
+        gidpolicy::capi::context_api(*fns, (flags & GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES) == 0);
+    auto device = api.adopt(context);
+    if (!device) return report(device.error(), err, errlen);
     gidpolicy::verbs::SnapshotOptions options;
     options.allow_inactive = (flags & GIDPOLICY_SNAPSHOT_ALLOW_INACTIVE) != 0;
     if (flags & GIDPOLICY_SNAPSHOT_STOP_AT_IPV4_MAPPED)
       options.stop_after = gidpolicy::verbs::stop_at_first_ipv4_mapped();
-    auto table = gidpolicy::verbs::snapshot(api, gidpolicy::capi::ContextApi::kDevice, port, options);
+    auto table = gidpolicy::verbs::snapshot(api, device.value(), port, options);
     if (!table) return report(table.error(), err, errlen);
     *out = new gidpolicy_table{std::move(table).value()};
     return GIDPOLICY_OK;
@@ -363,22 +424,11 @@ gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const 
     gidpolicy_rtr_options_init(&defaults);
     const gidpolicy_rtr_options& o = options ? *options : defaults;
 
-    gidpolicy::QpKind kind;
-    switch (o.qp_type) {
-      case IBV_QPT_UC:
-        kind = gidpolicy::QpKind::uc;
-        break;
-      case IBV_QPT_RC:
-        kind = gidpolicy::QpKind::rc;
-        break;
-      case IBV_QPT_UD:
-        kind = gidpolicy::QpKind::ud;
-        break;
-      default:
-        return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
-                      "qp_type " + std::to_string(o.qp_type) + " is not IBV_QPT_UC, IBV_QPT_RC or IBV_QPT_UD",
-                      err, errlen);
-    }
+    const std::optional<gidpolicy::QpKind> kind = gidpolicy::capi::qp_kind_from_c(o.qp_type);
+    if (!kind)
+      return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
+                    "qp_type " + std::to_string(o.qp_type) + " is not IBV_QPT_UC, IBV_QPT_RC or IBV_QPT_UD",
+                    err, errlen);
     bool ok = true;
     const std::optional<gidpolicy::Mtu> peer_mtu = gidpolicy::capi::mtu_from_c(peer->mtu, ok);
     if (!ok)
@@ -403,14 +453,14 @@ gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const 
     info.mtu = peer_mtu;
     info.gid_type = gidpolicy::capi::gid_type_from_c(peer->gid_type);
 
-    gidpolicy::RtrBuilder builder(kind, selection->table, selection->plan);
+    gidpolicy::RtrBuilder builder(*kind, selection->table, selection->plan);
     builder.remote(info)
         .hop_limit(o.hop_limit)
         .traffic_class(o.traffic_class)
         .flow_label(o.flow_label)
         .service_level(o.service_level);
     if (path_mtu) builder.path_mtu(*path_mtu);
-    if (kind == gidpolicy::QpKind::rc)
+    if (*kind == gidpolicy::QpKind::rc)
       builder.max_dest_rd_atomic(o.max_dest_rd_atomic).min_rnr_timer(o.min_rnr_timer);
     auto rtr = builder.build();
     if (!rtr) return report(rtr.error(), err, errlen);
@@ -437,29 +487,21 @@ gidpolicy_status gidpolicy_preflight_live(const gidpolicy_verbs_fns* fns, struct
                                           uint32_t port, uint32_t sgid_index, const uint8_t advertised[16],
                                           char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    if (!fns) return gidpolicy::capi::null_argument("fns", err, errlen);
-    if (!context) return gidpolicy::capi::null_argument("context", err, errlen);
-    if (!advertised) return gidpolicy::capi::null_argument("advertised", err, errlen);
-    if (!fns->query_gid && !fns->query_gid_ex && !fns->query_gid_ex_sized)
-      return report(GIDPOLICY_ERR_NOT_SUPPORTED, "gidpolicy_verbs_fns has no GID read", err, errlen);
-    if (port < 1 || port > 255)
-      return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "port " + std::to_string(port) + " is outside 1..255",
-                    err, errlen);
-    // An index the uint8_t grh.sgid_index cannot hold never agrees: it would route from
-    // another slot (ds4's cast), whatever the slot at the full index holds.
-    if (sgid_index > 255)
-      return report(GIDPOLICY_ERR_DISAGREEMENT,
-                    "sgid_index " + std::to_string(sgid_index) +
-                        " does not fit the uint8_t grh.sgid_index: it would "
-                        "wrap to " +
-                        std::to_string(sgid_index & 0xffu),
-                    err, errlen);
-    gidpolicy::capi::ContextApi api(*fns, context, false);
-    // One GID read when the slot still holds the GID; on a change, a scan to say where it went.
-    auto r = gidpolicy::verbs::preflight(api, gidpolicy::capi::ContextApi::kDevice, port, sgid_index,
-                                         gidpolicy::Gid::from_bytes(advertised));
-    if (!r) return report(r.error(), err, errlen);
-    return GIDPOLICY_OK;
+    return gidpolicy::capi::preflight_live(fns, context, port, sgid_index, advertised, std::nullopt, err,
+                                           errlen);
+  });
+}
+
+gidpolicy_status gidpolicy_preflight_live_typed(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                                uint32_t port, uint32_t sgid_index,
+                                                const uint8_t advertised[16], int type, char* err,
+                                                size_t errlen) {
+  return guarded(err, errlen, [&] {
+    const std::optional<gidpolicy::GidType> t = gidpolicy::capi::gid_type_from_c(type);
+    if (type != GIDPOLICY_GID_TYPE_UNKNOWN && !t)
+      return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
+                    "type " + std::to_string(type) + " is not a gidpolicy_gid_type", err, errlen);
+    return gidpolicy::capi::preflight_live(fns, context, port, sgid_index, advertised, t, err, errlen);
   });
 }
 
@@ -474,7 +516,13 @@ gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, s
                     selection->plan.agreement.explanation + " (refused before modify_qp)", err, errlen);
     std::uint8_t gid[16];
     selection->plan.selection.entry.gid.copy_to(gid);
-    return gidpolicy_preflight_live(fns, context, port, selection->plan.sgid_index, gid, err, errlen);
+    // The type of the entry routed from, as the C++ preflight(RtrAttributes) takes it: for every
+    // selection without "@sgid=N" that is the selected entry, gidpolicy_selection_gid_type().
+    std::optional<gidpolicy::GidType> type;
+    const auto& at = selection->plan.agreement.at_index;
+    if (at && at->type != gidpolicy::GidType::unknown) type = at->type;
+    return gidpolicy::capi::preflight_live(fns, context, port, selection->plan.sgid_index, gid, type, err,
+                                           errlen);
   });
 }
 

@@ -77,7 +77,7 @@ result<std::vector<ibv_device*>> list_devices(const VerbsFunctions& f, ibv_devic
 
 }  // namespace
 
-FunctionTableApi::FunctionTableApi(VerbsFunctions functions, Options options)
+FunctionTableApi::FunctionTableApi(const VerbsFunctions& functions, Options options)
     : fns_(functions), options_(std::move(options)) {}
 
 FunctionTableApi::~FunctionTableApi() { close_all(); }
@@ -85,7 +85,8 @@ FunctionTableApi::~FunctionTableApi() { close_all(); }
 void FunctionTableApi::close_all() noexcept {
   while (!devices_.empty()) {
     const DeviceHandle h{devices_.begin()->first};
-    if (!close_device(h)) devices_.erase(h.id);  // failed to close: forget it rather than loop
+    // Qualified: this runs from destructors, where the call is statically bound anyway; say so.
+    if (!FunctionTableApi::close_device(h)) devices_.erase(h.id);  // failed to close: forget it, don't loop
   }
 }
 
@@ -163,11 +164,29 @@ result<DeviceHandle> FunctionTableApi::open_device(std::string_view name) {
       return fail_errno(err, "ibv_open_device(" + n + ")");
     }
     const std::uint64_t id = next_id_++;
-    devices_.emplace(id, Device{ctx, std::move(n), false, false});
+    devices_.emplace(id, Device{ctx, std::move(n), false, false, false});
     return DeviceHandle{id};
   }
   return fail(errc::device_not_found,
               "no RDMA device named '" + std::string(name) + "'; devices: " + join(seen));
+}
+
+result<DeviceHandle> FunctionTableApi::adopt(ibv_context* context) {
+  if (unavailable_) return fail(*unavailable_);
+  if (!context) return fail(errc::invalid_argument, "adopt: the context is NULL");
+  std::string name;
+  if (context->device) {
+    if (fns_.get_device_name) {
+      if (const char* n = fns_.get_device_name(context->device)) name = n;
+    }
+    // ibv_device::name is a fixed array: bound the read in case a provider left it unterminated.
+    if (name.empty())
+      name.assign(context->device->name, strnlen(context->device->name, sizeof context->device->name));
+  }
+  if (name.empty()) name = "<context>";
+  const std::uint64_t id = next_id_++;
+  devices_.emplace(id, Device{context, std::move(name), false, false, true});
+  return DeviceHandle{id};
 }
 
 result<void> FunctionTableApi::close_device(DeviceHandle device) {
@@ -182,9 +201,14 @@ result<void> FunctionTableApi::close_device(DeviceHandle device) {
       ++it;
     }
   }
-  errno = 0;
-  const int rc = fns_.close_device(d->context);
-  const int err = errno_of(rc, errno);
+  // An adopted context is the caller's: forget it, do not close it.
+  int rc = 0;
+  int err = 0;
+  if (!d->adopted) {
+    errno = 0;
+    rc = fns_.close_device(d->context);
+    err = errno_of(rc, errno);
+  }
   const std::string name = d->name;
   devices_.erase(device.id);
   if (rc != 0) return fail_errno(err ? err : EIO, "ibv_close_device(" + name + ")");
@@ -382,7 +406,7 @@ result<QpInfo> FunctionTableApi::query_qp(QpHandle qp) {
   return info;
 }
 
-result<void> FunctionTableApi::destroy(Qp& q, std::string_view who) {
+result<void> FunctionTableApi::destroy(Qp& q, std::string_view who) const {
   std::optional<Error> first;
   auto note = [&](long long rc, int saved, const char* call) {
     if (rc != 0 && !first) {

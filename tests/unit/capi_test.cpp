@@ -550,6 +550,94 @@ TEST_F(CApi, LivePreflightCatchesEveryKindOfChange) {
             GIDPOLICY_ERR_INVALID_ARGUMENT);
 }
 
+// mlx5 lists every address twice, as RoCE v1 and RoCE v2, with the same 16 bytes. After a link
+// flap the kernel can hand the two twins back in the other order: the selected v2 slot then holds
+// the v1 twin. The bytes still match, but routing from that slot passes RTR and then times out,
+// so the preflight must compare the GID type too.
+class CApiTwins : public CApi {
+ protected:
+  void SetUp() override {
+    load_text(R"({"schema": "gidpolicy.tables", "version": 1, "ports": [
+      {"device": "mlx5_0", "port": 1, "link_layer": "ethernet", "gid_tbl_len": 4,
+       "entries": [{"index": 0, "gid": "fe80::1", "type": "roce_v1"},
+                   {"index": 1, "gid": "fe80::1", "type": "roce_v2"},
+                   {"index": 2, "gid": "::ffff:10.0.0.1", "type": "roce_v1"},
+                   {"index": 3, "gid": "::ffff:10.0.0.1", "type": "roce_v2"}]}]})");
+  }
+  /// The flap: slot 3 now holds the v1 twin, and the v2 entry came back at slot 2.
+  void swap_twins() {
+    const gidpolicy::Gid g = gidpolicy::Gid::ipv4_mapped(0x0a000001);
+    using gidpolicy::GidEntry;
+    using gidpolicy::GidType;
+    ASSERT_TRUE(fake_.apply(TableMutation::set("mlx5_0", 1, GidEntry::valid(3, g, GidType::roce_v1))));
+    ASSERT_TRUE(fake_.apply(TableMutation::set("mlx5_0", 1, GidEntry::valid(2, g, GidType::roce_v2))));
+  }
+};
+
+TEST_F(CApiTwins, SelectionPreflightRefusesTheOtherRoceVersionAtTheSameIndex) {
+  Table t = snapshot();
+  Selection sel = select("auto", t.get());
+  ASSERT_TRUE(sel);
+  ASSERT_EQ(gidpolicy_selection_sgid_index(sel.get()), 3);
+  ASSERT_EQ(gidpolicy_selection_gid_type(sel.get()), GIDPOLICY_GID_TYPE_ROCE_V2);
+  fake_.reset_counters();
+  EXPECT_EQ(gidpolicy_preflight_selection(&fns_, ctx_, 1, sel.get(), err_, sizeof err_), GIDPOLICY_OK)
+      << err_;
+  EXPECT_EQ(fake_.total_calls(), 1u);  // one GID read while nothing changed
+
+  swap_twins();
+  EXPECT_EQ(gidpolicy_preflight_selection(&fns_, ctx_, 1, sel.get(), err_, sizeof err_),
+            GIDPOLICY_ERR_GID_CHANGED);
+  const std::string msg = err_;
+  EXPECT_NE(msg.find("sgid_index 3 holds ::ffff:10.0.0.1 (roce_v1)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("now at index 2"), std::string::npos) << msg;  // followed by bytes and type
+}
+
+TEST_F(CApiTwins, TypedLivePreflightChecksTheRoceVersionUntypedChecksBytes) {
+  const auto g = gid_bytes("::ffff:10.0.0.1");
+  swap_twins();
+  // The bytes-only check cannot see the swap: documented, kept for existing callers.
+  EXPECT_EQ(gidpolicy_preflight_live(&fns_, ctx_, 1, 3, g.data(), err_, sizeof err_), GIDPOLICY_OK) << err_;
+  EXPECT_EQ(gidpolicy_preflight_live_typed(&fns_, ctx_, 1, 3, g.data(), GIDPOLICY_GID_TYPE_UNKNOWN, err_,
+                                           sizeof err_),
+            GIDPOLICY_OK)
+      << err_;
+  EXPECT_EQ(gidpolicy_preflight_live_typed(&fns_, ctx_, 1, 3, g.data(), GIDPOLICY_GID_TYPE_ROCE_V2, err_,
+                                           sizeof err_),
+            GIDPOLICY_ERR_GID_CHANGED);
+  const std::string msg = err_;
+  EXPECT_NE(msg.find("not the advertised ::ffff:10.0.0.1 (roce_v2)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("now at index 2"), std::string::npos) << msg;
+  EXPECT_EQ(gidpolicy_preflight_live_typed(&fns_, ctx_, 1, 3, g.data(), GIDPOLICY_GID_TYPE_ROCE_V1, err_,
+                                           sizeof err_),
+            GIDPOLICY_OK)
+      << err_;
+  EXPECT_EQ(gidpolicy_preflight_live_typed(&fns_, ctx_, 1, 2, g.data(), GIDPOLICY_GID_TYPE_ROCE_V2, err_,
+                                           sizeof err_),
+            GIDPOLICY_OK)
+      << err_;
+  // A C caller's int that is no gidpolicy_gid_type is an argument error, not "any type".
+  EXPECT_EQ(gidpolicy_preflight_live_typed(&fns_, ctx_, 1, 3, g.data(), 9, err_, sizeof err_),
+            GIDPOLICY_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(err_).find("type 9"), std::string::npos) << err_;
+  EXPECT_EQ(gidpolicy_preflight_live_typed(&fns_, nullptr, 1, 3, g.data(), GIDPOLICY_GID_TYPE_ROCE_V2, err_,
+                                           sizeof err_),
+            GIDPOLICY_ERR_INVALID_ARGUMENT);
+}
+
+// ibv_query_gid reports no type: with only it the typed check falls back to the bytes.
+TEST_F(CApiTwins, TypedLivePreflightWithoutATypedReadComparesBytes) {
+  const auto g = gid_bytes("::ffff:10.0.0.1");
+  swap_twins();
+  fns_.query_gid_ex_sized = nullptr;
+  EXPECT_EQ(gidpolicy_preflight_live_typed(&fns_, ctx_, 1, 3, g.data(), GIDPOLICY_GID_TYPE_ROCE_V2, err_,
+                                           sizeof err_),
+            GIDPOLICY_OK)
+      << err_;
+  EXPECT_EQ(fake_.calls(VerbsCall::read_gid), 1u);
+  EXPECT_EQ(fake_.calls(VerbsCall::read_gid_entry), 0u);
+}
+
 TEST(CApiJson, TablesRoundTripThroughJson) {
   const std::string text =
       gidpolicy::test::read_file(gidpolicy::test::example_tables_dir() / "ds4-linux-unit.json");

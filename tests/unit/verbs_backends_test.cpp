@@ -320,6 +320,40 @@ TEST(FunctionTableApi, EveryReturnConventionSurfacesTheErrno) {
   EXPECT_EQ(errno_of(api.close_device(dev)), EIO);
 }
 
+// A context the caller opened (the C API's case: ds4 holds only the context and a few dlsym()ed
+// pointers, no device list): adopt() serves it, and neither close_device() nor the destructor
+// closes it.
+TEST(FunctionTableApi, AdoptedContextIsReadButNeverClosed) {
+  FakeVerbs fake;
+  ASSERT_TRUE(fake.add_port(nccl769()));
+  c_abi::Binding bind(fake);
+  int n = 0;
+  ibv_device** list = c_abi::get_device_list(&n);
+  ASSERT_NE(list, nullptr);
+  ibv_context* ctx = c_abi::open_device(list[0]);
+  c_abi::free_device_list(list);
+  ASSERT_NE(ctx, nullptr);
+  VerbsFunctions f;
+  f.query_port = c_abi::functions().query_port;
+  f.query_gid_ex_sized = c_abi::functions().query_gid_ex_sized;
+  f.close_device = c_abi::functions().close_device;  // there, and still not called
+  {
+    FunctionTableApi api(f, over_fake("adopted"));
+    EXPECT_EQ(api.adopt(nullptr).error(), errc::invalid_argument);
+    const DeviceHandle dev = api.adopt(ctx).value();
+    EXPECT_EQ(api.device_name(dev).value(), "mlx5_bond_0");  // from ibv_device::name
+    fake.reset_counters();
+    auto t = snapshot(api, dev, 1);
+    ASSERT_TRUE(t) << t.error().what();
+    EXPECT_EQ(t.value().find(3)->type, GidType::roce_v2);
+    ASSERT_TRUE(api.close_device(dev));
+    EXPECT_FALSE(api.device_name(dev));  // forgotten
+    (void)api.adopt(ctx).value();        // left for the destructor
+  }
+  EXPECT_EQ(fake.calls(VerbsCall::close_device), 0u);
+  EXPECT_EQ(c_abi::close_device(ctx), 0);  // still the caller's to close
+}
+
 TEST(FunctionTableApi, UnboundFakeBehavesLikeLibibverbsWithoutRdma) {
   c_abi::bind(nullptr);
   FunctionTableApi api(c_abi::functions(), over_fake("unbound"));

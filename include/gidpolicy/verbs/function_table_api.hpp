@@ -1,9 +1,9 @@
 // FunctionTableApi: the VerbsApi backend over a table of libibverbs function pointers.
 //
-// It is the common engine of the three C-backed backends: a caller's own table (JACCL's
-// IBVWrapper, ds4's ds4_tp_verbs_api, through functions_from()), DlopenApi (filled by dlsym) and
-// LibibverbsApi (filled with the linked functions). All of rdma-core's return conventions are
-// normalised here, with errno captured immediately after each call:
+// It is the common engine of the C-backed backends: a caller's own table (JACCL's IBVWrapper,
+// ds4's ds4_tp_verbs_api, through functions_from()), DlopenApi (filled by dlsym), LibibverbsApi
+// (filled with the linked functions), and the C API, which adopt()s the caller's open context. All of
+// rdma-core's return conventions are normalised here, with errno captured immediately after each call:
 //   ibv_get_device_list/open_device/alloc_pd/create_cq/create_qp: NULL + errno;
 //   ibv_query_gid: 0 / -1 (errno set, or not: rdma-core 44 returns -1 without setting it);
 //   _ibv_query_gid_ex, ibv_query_port, ibv_modify_qp, ibv_query_qp, ibv_destroy_*: a positive
@@ -40,13 +40,23 @@ class FunctionTableApi : public VerbsApi {
     bool resolve_netdev_names = true;
   };
 
-  explicit FunctionTableApi(VerbsFunctions functions) : FunctionTableApi(functions, Options{}) {}
-  FunctionTableApi(VerbsFunctions functions, Options options);
+  explicit FunctionTableApi(const VerbsFunctions& functions) : FunctionTableApi(functions, Options{}) {}
+  FunctionTableApi(const VerbsFunctions& functions, Options options);
   /// Destroys the QPs and closes the devices still open through this API.
   ~FunctionTableApi() override;
 
   [[nodiscard]] std::string backend_name() const override { return options_.name; }
   [[nodiscard]] const VerbsFunctions& functions() const noexcept { return fns_; }
+
+  /// Use a context the caller opened already, as if open_device() had opened it: the handle
+  /// works for every call, but close_device() and the destructor only forget it, never call
+  /// close_device on it (the context stays the caller's). For callers that hold an ibv_context
+  /// and a few pointers of their own and no device list: the C API's gidpolicy_verbs_fns (ds4
+  /// dlsym()s query_port, query_gid and _ibv_query_gid_ex only). The device is named by
+  /// get_device_name(context->device), else ibv_device::name, else "<context>".
+  /// Error: errc::invalid_argument for a null context.
+  /// Example: `auto dev = api.adopt(ctx); auto table = snapshot(api, dev.value(), 1);`
+  result<DeviceHandle> adopt(ibv_context* context);
 
   result<std::vector<std::string>> device_names() override;
   result<DeviceHandle> open_device(std::string_view name) override;
@@ -66,7 +76,7 @@ class FunctionTableApi : public VerbsApi {
   /// For derived backends that must release everything before unloading the library.
   void close_all() noexcept;
   /// Replace the table (DlopenApi fills it after loading). Only before any device is open.
-  void set_functions(VerbsFunctions functions) noexcept { fns_ = functions; }
+  void set_functions(const VerbsFunctions& functions) noexcept { fns_ = functions; }
   /// The error every call returns while set (a library that failed to load). Empty: none.
   void set_unavailable(Error why) { unavailable_ = std::move(why); }
 
@@ -76,6 +86,7 @@ class FunctionTableApi : public VerbsApi {
     std::string name;
     bool table_unsupported = false;  // learned: the driver answered EOPNOTSUPP/ENOSYS
     bool entry_unsupported = false;
+    bool adopted = false;  // the caller's context (adopt()): never closed here
   };
   struct Qp {
     std::uint64_t device = 0;
@@ -89,7 +100,7 @@ class FunctionTableApi : public VerbsApi {
   result<const Device*> find(DeviceHandle device, std::string_view call) const;
   result<Qp*> find(QpHandle qp, std::string_view call);
   result<void> require_snapshot_calls(std::string_view call) const;
-  result<void> destroy(Qp& q, std::string_view who);
+  result<void> destroy(Qp& q, std::string_view who) const;
   std::string where(const Device& d, std::string_view call, std::uint32_t port, std::uint32_t index) const;
 
   VerbsFunctions fns_;

@@ -78,9 +78,10 @@ struct VerbsFunctions {
 
 namespace detail {
 // Copy `src.<name>` into `dst` when T has such a member and it converts to dst's type.
-#define GIDPOLICY_DETAIL_TAKE(dst, name)        \
-  if constexpr (requires { dst = src.name; }) { \
-    if (!dst) dst = src.name;                   \
+// `name` is a member name (it follows `src.`), so it cannot be parenthesised; `dst` is.
+#define GIDPOLICY_DETAIL_TAKE(dst, name)          \
+  if constexpr (requires { (dst) = src.name; }) { \
+    if (!(dst)) (dst) = src.name;                 \
   }
 }  // namespace detail
 

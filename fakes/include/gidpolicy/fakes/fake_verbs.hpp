@@ -102,16 +102,17 @@ class FakeVerbs final : public verbs::VerbsApi {
   /// Add one port's table. The device is created on its first port, with `profile` or, when
   /// none is given, DriverProfile::for_link_layer(table.port().link_layer). Errors:
   /// errc::invalid_argument for a port that exists already or a port number outside 1..255.
-  result<void> add_port(GidTable table, std::optional<DriverProfile> profile = std::nullopt);
+  result<void> add_port(const GidTable& table, std::optional<DriverProfile> profile = std::nullopt);
   /// add_port() for each table.
-  result<void> add_tables(std::vector<GidTable> tables, std::optional<DriverProfile> profile = std::nullopt);
+  result<void> add_tables(const std::vector<GidTable>& tables,
+                          const std::optional<DriverProfile>& profile = std::nullopt);
   /// Parse tables in any text format gidpolicy reads (JSON, `ibv_devinfo -v`, show_gids; see
   /// formats/detect.hpp) and add their ports. `source` names the input in errors.
   result<void> load_text(std::string_view text, std::string_view source = "<text>",
-                         std::optional<DriverProfile> profile = std::nullopt);
+                         const std::optional<DriverProfile>& profile = std::nullopt);
   /// The same for a file, or a sysfs directory tree. errc::io_error when it cannot be read.
   result<void> load_file(const std::filesystem::path& path,
-                         std::optional<DriverProfile> profile = std::nullopt);
+                         const std::optional<DriverProfile>& profile = std::nullopt);
 
   /// Change a device's driver profile (what create_qp and RTR return from now on).
   result<void> set_profile(std::string_view device, DriverProfile profile);
@@ -173,9 +174,9 @@ class FakeVerbs final : public verbs::VerbsApi {
                                                          std::uint32_t max_entries) override;
   [[nodiscard]] verbs::ReadSupport read_support(DeviceHandle device) const override;
   result<QpHandle> create_qp(DeviceHandle device, QpKind kind) override;
-  result<void> modify_qp(QpHandle qp, const ibv_qp_attr& attr, int mask) override;
-  result<verbs::QpInfo> query_qp(QpHandle qp) override;
-  result<void> destroy_qp(QpHandle qp) override;
+  result<void> modify_qp(QpHandle handle, const ibv_qp_attr& attr, int mask) override;
+  result<verbs::QpInfo> query_qp(QpHandle handle) override;
+  result<void> destroy_qp(QpHandle handle) override;
 
  private:
   struct Impl;
