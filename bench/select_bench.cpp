@@ -91,7 +91,9 @@ std::uint32_t v2_index(std::int64_t n) { return Ds4Scan{}.select(table_of(n)).va
 void BM_jaccl_first_mapped(benchmark::State& s) { run_policy(s, JacclFirstMapped{}, false); }
 void BM_jaccl_first_mapped_trace(benchmark::State& s) { run_policy(s, JacclFirstMapped{}, true); }
 void BM_jaccl_legacy_index1(benchmark::State& s) { run_policy(s, JacclLegacyIndex1{}, false); }
-void BM_ds4_explicit_index(benchmark::State& s) { run_policy(s, Ds4ExplicitIndex{v2_index(s.range(0))}, false); }
+void BM_ds4_explicit_index(benchmark::State& s) {
+  run_policy(s, Ds4ExplicitIndex{v2_index(s.range(0))}, false);
+}
 void BM_ds4_scan(benchmark::State& s) { run_policy(s, Ds4Scan{}, false); }
 void BM_ds4_linux(benchmark::State& s) { run_policy(s, Ds4Linux{}, false); }
 void BM_validated_explicit(benchmark::State& s) {
