@@ -41,7 +41,7 @@ struct Selection {
   /// (A constructor rather than aggregate init so a result<Selection> can be built in place:
   /// the untraced path copies the chosen entry once.)
   explicit Selection(const GidEntry& chosen) : entry(chosen) {}
-  Selection(GidEntry chosen, Trace why) noexcept : entry(std::move(chosen)), trace(std::move(why)) {}
+  Selection(GidEntry&& chosen, Trace&& why) noexcept : entry(std::move(chosen)), trace(std::move(why)) {}
 
   /// The source GID index for RTR. Policies guarantee entry.index <= 255.
   [[nodiscard]] std::uint8_t sgid_index() const noexcept { return static_cast<std::uint8_t>(entry.index); }
