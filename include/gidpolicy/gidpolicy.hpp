@@ -1,4 +1,7 @@
 // gidpolicy: everything needed to choose a GID and build RTR attributes from it, in one include.
+// Reading tables (gidpolicy/formats/*.hpp: JSON, ibv_devinfo, show_gids, sysfs) and the verbs
+// seam (gidpolicy/verbs/*.hpp) are included separately, so a translation unit that only chooses
+// does not compile nlohmann/json or <filesystem>.
 //
 // Example:
 //   #include <gidpolicy/gidpolicy.hpp>
