@@ -18,6 +18,12 @@ constexpr Key make_key(bool thunderbolt_index0, bool link_local, bool not_local,
   return (Key{thunderbolt_index0} << 13) | (Key{link_local} << 12) | (Key{not_local} << 11) |
          (type_rank << 9) | (Key{not_mapped} << kIndexBits) | index;
 }
+/// Every component but the index at its best: no later (higher-index) entry can outrank it.
+constexpr bool unbeatable(Key k) noexcept { return (k >> kIndexBits) == 0; }
+static_assert(make_key(false, false, false, 0, false, 255) < make_key(false, false, false, 0, true, 0));
+static_assert(make_key(false, false, false, 3, true, 255) < make_key(false, false, true, 0, false, 0));
+static_assert(make_key(false, true, true, 3, true, 255) < make_key(true, false, false, 0, false, 1));
+
 /// The untraced scan's skip loop: the first entry from `p` on that holds a non-zero GID and,
 /// with `SkipLinkLocal`, is not link-local. (A template so that the per-entry loop carries no
 /// test of the option.)
@@ -29,12 +35,6 @@ const GidEntry* next_plausible(const GidEntry* p, const GidEntry* end) noexcept 
   }
   return end;
 }
-
-/// Every component but the index at its best: no later (higher-index) entry can outrank it.
-constexpr bool unbeatable(Key k) noexcept { return (k >> kIndexBits) == 0; }
-static_assert(make_key(false, false, false, 0, false, 255) < make_key(false, false, false, 0, true, 0));
-static_assert(make_key(false, false, false, 3, true, 255) < make_key(false, false, true, 0, false, 0));
-static_assert(make_key(false, true, true, 3, true, 255) < make_key(true, false, false, 0, false, 1));
 
 std::uint32_t type_rank(GidType t) noexcept {
   switch (t) {
