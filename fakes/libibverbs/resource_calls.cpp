@@ -32,27 +32,6 @@ using namespace gidpolicy::fakelib;
 
 namespace {
 
-const char* state_name(ibv_qp_state s) {
-  switch (s) {
-    case IBV_QPS_RESET:
-      return "RESET";
-    case IBV_QPS_INIT:
-      return "INIT";
-    case IBV_QPS_RTR:
-      return "RTR";
-    case IBV_QPS_RTS:
-      return "RTS";
-    case IBV_QPS_SQD:
-      return "SQD";
-    case IBV_QPS_SQE:
-      return "SQE";
-    case IBV_QPS_ERR:
-      return "ERR";
-    default:
-      return "UNKNOWN";
-  }
-}
-
 void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
                  const std::string& reason) {
   r["result"] = err;
@@ -558,7 +537,7 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     auto r = lib.record("modify_qp", d);
     r["qp_num"] = q->qp.qp_num;
     r["qp_type"] = to_string(q->kind);
-    r["transition"] = std::string(state_name(from)) + "->" + state_name(to);
+    r["transition"] = fakes::qp_state_name(from) + "->" + fakes::qp_state_name(to);
     r["mask"] = attr_mask;
     r["mask_bits"] = rtr_mask_to_string(attr_mask);
     if (attr_mask & IBV_QP_AV) {
@@ -627,7 +606,7 @@ int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask, ibv_qp_init_attr*
     attr->cap = q->init.cap;
     *init_attr = q->init;
     init_attr->qp_context = q->qp.qp_context;
-    r["state"] = state_name(q->qp.state);
+    r["state"] = fakes::qp_state_name(q->qp.state);
     r["result"] = 0;
     lib.log.write(r);
     return 0;

@@ -124,27 +124,6 @@ struct Pending {
   TableMutation mutation;
 };
 
-std::string state_name(ibv_qp_state s) {
-  switch (s) {
-    case IBV_QPS_RESET:
-      return "RESET";
-    case IBV_QPS_INIT:
-      return "INIT";
-    case IBV_QPS_RTR:
-      return "RTR";
-    case IBV_QPS_RTS:
-      return "RTS";
-    case IBV_QPS_SQD:
-      return "SQD";
-    case IBV_QPS_SQE:
-      return "SQE";
-    case IBV_QPS_ERR:
-      return "ERR";
-    default:
-      return "state " + std::to_string(static_cast<int>(s));
-  }
-}
-
 std::string hex(int v) {
   std::ostringstream os;
   os << "0x" << std::hex << v;
@@ -186,6 +165,27 @@ void merge_attr(ibv_qp_attr& into, const ibv_qp_attr& from, int mask) {
 }
 
 }  // namespace
+
+std::string qp_state_name(ibv_qp_state s) {
+  switch (s) {
+    case IBV_QPS_RESET:
+      return "RESET";
+    case IBV_QPS_INIT:
+      return "INIT";
+    case IBV_QPS_RTR:
+      return "RTR";
+    case IBV_QPS_RTS:
+      return "RTS";
+    case IBV_QPS_SQD:
+      return "SQD";
+    case IBV_QPS_SQE:
+      return "SQE";
+    case IBV_QPS_ERR:
+      return "ERR";
+    default:
+      return "state " + std::to_string(static_cast<int>(s));
+  }
+}
 
 struct FakeVerbs::Impl {
   mutable std::mutex mu;
@@ -664,7 +664,7 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
   const ibv_qp_state from = q.state;
   const ibv_qp_state to = (mask & IBV_QP_STATE) ? attr.qp_state : from;
   const std::string at = "modify_qp(" + q.device + " qp " + hex(static_cast<int>(q.qp_num)) + ", " +
-                         state_name(from) + "->" + state_name(to) + ")";
+                         qp_state_name(from) + "->" + qp_state_name(to) + ")";
   GIDPOLICY_TRYV(impl_->enter(VerbsCall::modify_qp, at));
   const Device* d = impl_->device(q.device);
   const Errnos E = Errnos::of(d->profile.platform);

@@ -48,6 +48,10 @@ using verbs::DeviceHandle;
 using verbs::QpHandle;
 using verbs::VerbsCall;
 
+/// "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR", or "state N": a QP state as the fakes'
+/// messages and the fake libibverbs' JSON log name it.
+std::string qp_state_name(ibv_qp_state s);
+
 /// A change to one port's GID table, as the kernel makes them when addresses and links change.
 struct TableMutation {
   enum class Kind : std::uint8_t {
