@@ -28,6 +28,7 @@ namespace {
 
 using namespace gidpolicy;
 
+using bench::naive_jaccl_scan;
 using bench::worst_case_table;
 
 const GidTable& table_of(std::int64_t n) {
@@ -35,17 +36,6 @@ const GidTable& table_of(std::int64_t n) {
   auto it = cache.find(n);
   if (it == cache.end()) it = cache.emplace(n, worst_case_table(static_cast<std::uint32_t>(n))).first;
   return it->second;
-}
-
-// JACCL's info() loop as it is written: query each index, memcmp the prefix, stop at the first.
-int naive_jaccl_scan(const GidTable& t) {
-  static const std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  for (const GidEntry& e : t) {
-    std::uint8_t raw[16];
-    e.gid.copy_to(raw);
-    if (std::memcmp(raw, kPrefix, sizeof kPrefix) == 0) return static_cast<int>(e.index);
-  }
-  return -1;
 }
 
 // Naive time per table size, measured first, used for the ratio counters.
@@ -86,7 +76,7 @@ void run_policy(benchmark::State& state, const P& policy, bool trace) {
 }
 
 // The explicit-index strategies are given the index of the mapped pair's RoCE v2 entry.
-std::uint32_t v2_index(std::int64_t n) { return Ds4Scan{}.select(table_of(n)).value().entry.index + 1; }
+std::uint32_t v2_index(std::int64_t n) { return bench::v2_index(table_of(n)); }
 
 void BM_jaccl_first_mapped(benchmark::State& s) { run_policy(s, JacclFirstMapped{}, false); }
 void BM_jaccl_first_mapped_trace(benchmark::State& s) { run_policy(s, JacclFirstMapped{}, true); }

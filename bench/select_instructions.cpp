@@ -29,19 +29,11 @@
 namespace {
 using namespace gidpolicy;
 
+using bench::naive_jaccl_scan;
+using bench::v2_index;
 using bench::worst_case_table;
 
 volatile std::uint32_t g_sink;
-
-__attribute__((noinline)) int naive_jaccl_scan(const GidTable& t) {
-  static const std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  for (const GidEntry& e : t) {
-    std::uint8_t raw[16];
-    e.gid.copy_to(raw);
-    if (std::memcmp(raw, kPrefix, sizeof kPrefix) == 0) return static_cast<int>(e.index);
-  }
-  return -1;
-}
 
 /// The policy is built once, outside the loop, as a program builds it once from its spec; each
 /// call returns (and destroys) a whole Selection, the chosen entry copied out of the table.
@@ -49,8 +41,6 @@ template <class P>
 void run(const P& p, const GidTable& t, int n, bool trace) {
   for (int i = 0; i < n; ++i) g_sink = p.select(t, {.trace = trace}).value().entry.index;
 }
-
-std::uint32_t v2_index(const GidTable& t) { return Ds4Scan{}.select(t).value().entry.index + 1; }
 
 /// Every policy, built before counting starts (main), so only select() calls are counted.
 struct Policies {

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/policies/ds4_scan.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace gidpolicy::bench {
@@ -31,5 +33,21 @@ inline GidTable worst_case_table(std::uint32_t n) {
   if (n >= 2) entries.push_back(GidEntry::valid(at + 1, v4, GidType::roce_v2, "bond0", 5));
   return GidTable::make(p, std::move(entries)).value();
 }
+
+/// The reference both benchmark programs compare with: JACCL's info() loop as it is written
+/// (copy each GID out, memcmp the 12-byte IPv4-mapped prefix, stop at the first). Not inlined,
+/// so each scan is one call, as select() is.
+__attribute__((noinline)) inline int naive_jaccl_scan(const GidTable& t) {
+  static const std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  for (const GidEntry& e : t) {
+    std::uint8_t raw[16];
+    e.gid.copy_to(raw);
+    if (std::memcmp(raw, kPrefix, sizeof kPrefix) == 0) return static_cast<int>(e.index);
+  }
+  return -1;
+}
+
+/// The index of the mapped pair's RoCE v2 entry: what the explicit-index strategies are given.
+inline std::uint32_t v2_index(const GidTable& t) { return Ds4Scan{}.select(t).value().entry.index + 1; }
 
 }  // namespace gidpolicy::bench
