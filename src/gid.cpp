@@ -80,6 +80,13 @@ Ipv4Parse parse_ipv4(std::string_view text, std::size_t pos, std::size_t end) {
           i >= end ? "IPv4 octet missing" : describe_char(text[i]) + " where an IPv4 octet was expected";
       return r;
     }
+    // inet_pton refuses "01" (it could be read as octal, as inet_aton does): so does this.
+    if (i - start > 1 && text[start] == '0') {
+      r.error_pos = start;
+      r.reason = "IPv4 octet with a leading zero ('" + std::string(text.substr(start, i - start)) +
+                 "': inet_pton refuses it)";
+      return r;
+    }
     if (value > 255) {
       r.error_pos = start;
       r.reason = "IPv4 octet " + std::to_string(value) + " above 255";

@@ -191,7 +191,11 @@ enum {
   GIDPOLICY_SNAPSHOT_STOP_AT_IPV4_MAPPED = 1u << 1,
   /** Keep each entry's ndev_ifindex but do not turn it into a netdev name (if_indextoname()):
    *  for contexts whose ifindex values mean nothing in this network namespace (a fake, a pod). */
-  GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES = 1u << 2
+  GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES = 1u << 2,
+  /** Read every index below gid_tbl_len. Without it a per-index scan stops at 256 (what a
+   *  uint8_t sgid_index can name) and later slots are "not shown". Either way a gid_tbl_len that
+   *  is negative or above 65536 is GIDPOLICY_ERR_DRIVER (EPROTO), not minutes of reads. */
+  GIDPOLICY_SNAPSHOT_WHOLE_TABLE = 1u << 3
 };
 
 /** Snapshot port `port` (1..255) of an open context through the caller's function pointers.
@@ -200,7 +204,7 @@ enum {
  *  becomes an unreadable entry (selection skips it), not an error.
  *  Errors: GIDPOLICY_ERR_INVALID_ARGUMENT (NULL fns/ctx/out, port 0), GIDPOLICY_ERR_NOT_SUPPORTED
  *  (no query_port or no GID read), GIDPOLICY_ERR_DRIVER (query_port failed: errno in the
- *  message), GIDPOLICY_ERR_PORT_NOT_ACTIVE.
+ *  message; a gid_tbl_len below 0 or above 65536: EPROTO), GIDPOLICY_ERR_PORT_NOT_ACTIVE.
  *  Example (ds4): gidpolicy_verbs_fns fns = {0}; fns.query_port = api->query_port;
  *                 fns.query_gid = api->query_gid;
  *                 gidpolicy_snapshot(&fns, ctx, 1, 0, &table, err, sizeof err); */

@@ -300,7 +300,7 @@ gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_c
                     err, errlen);
     if (flags &
         ~static_cast<unsigned>(GIDPOLICY_SNAPSHOT_ALLOW_INACTIVE | GIDPOLICY_SNAPSHOT_STOP_AT_IPV4_MAPPED |
-                               GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES))
+                               GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES | GIDPOLICY_SNAPSHOT_WHOLE_TABLE))
       return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "unknown snapshot flags " + std::to_string(flags), err,
                     errlen);
 
@@ -310,6 +310,7 @@ gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_c
     if (!device) return report(device.error(), err, errlen);
     gidpolicy::verbs::SnapshotOptions options;
     options.allow_inactive = (flags & GIDPOLICY_SNAPSHOT_ALLOW_INACTIVE) != 0;
+    options.whole_table = (flags & GIDPOLICY_SNAPSHOT_WHOLE_TABLE) != 0;
     if (flags & GIDPOLICY_SNAPSHOT_STOP_AT_IPV4_MAPPED)
       options.stop_after = gidpolicy::verbs::stop_at_first_ipv4_mapped();
     auto table = gidpolicy::verbs::snapshot(api, device.value(), port, options);

@@ -104,15 +104,10 @@ result<std::vector<GidTable>> read_tables(std::string_view text, std::string_vie
   return fail(errc::unknown_format, std::string(source) + ": " + kExpected);
 }
 
-result<std::vector<GidTable>> read_tables_file(const std::filesystem::path& path) {
+result<std::vector<GidTable>> read_tables_file(const std::filesystem::path& path, std::size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return read_sysfs(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(errc::io_error, path.string() + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return fail(errc::io_error, path.string() + ": read failed");
-  const std::string text = ss.str();
+  GIDPOLICY_TRY(text, read_text_file(path, max_bytes));
   return read_tables(text, path.string());
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 namespace gidpolicy::formats {
@@ -99,6 +100,9 @@ class Reader {
     if (value.empty() || detail::tokens(value).size() != 1)
       return fail(errc::invalid_field,
                   at(source_, l.number) + ": hca_id: expected one device name, found " + excerpt(value));
+    if (auto why = detail::name_problem(value, detail::NameKind::device))
+      return fail(errc::invalid_field,
+                  at(source_, l.number) + ": hca_id: device name " + excerpt(value) + ": " + *why);
     full_output_ = true;
     device_ = Device{std::string(value), std::nullopt, false};
     device_line_ = l.number;
@@ -172,10 +176,11 @@ class Reader {
       p.info.lid = static_cast<std::uint16_t>(*lid);
     } else if (key == "link_layer") {
       GIDPOLICY_TRYV(once(l, key, p.link_layer_line));
-      if (value.empty()) return bad("Ethernet, InfiniBand or Thunderbolt");
+      // devinfo prints "Unknown" for every link layer it does not name: that reads as unknown;
+      // text devinfo never prints ("Banana") is refused (docs/formats.md, leniency rule).
       auto ll = link_layer_from_string(value);
-      // Anything devinfo names that gidpolicy does not model is an unknown link layer, not an error.
-      p.info.link_layer = ll ? *ll : LinkLayer::from_raw(0);
+      if (value.empty() || !ll) return bad("Ethernet, InfiniBand, Thunderbolt or Unknown");
+      p.info.link_layer = *ll;
       p.link_layer_unknown_text = !ll || ll->kind() == LinkLayer::Kind::unknown;
     } else if (key == "gid_tbl_len") {
       GIDPOLICY_TRYV(once(l, key, p.tbl_len_line));
@@ -283,10 +288,10 @@ class Reader {
         g.entry.type = GidType::ib;
       entries.push_back(std::move(g.entry));
     }
-    for (const auto& t : tables_)
-      if (t.port().device == p.info.device && t.port().port == p.info.port)
-        return fail(errc::duplicate_index, at(source_, p.line) + ": " + p.info.device + " port " +
-                                               std::to_string(p.info.port) + " appears twice");
+    if (!seen_ports_.emplace(p.info.device, p.info.port).second)  // a set: linear in ports
+      return fail(errc::parse_error, at(source_, p.line) + ": " + p.info.device + " port " +
+                                         std::to_string(p.info.port) +
+                                         " appears twice (a second section for the same port)");
     auto table = GidTable::make(std::move(p.info), std::move(entries), Holes::not_shown);
     if (!table) return fail(Error(table.error().code, at(source_, p.line) + ": " + table.error().detail));
     tables_.push_back(std::move(table).value());
@@ -296,6 +301,7 @@ class Reader {
   std::string_view text_;
   std::string_view source_;
   std::vector<GidTable> tables_;
+  std::set<std::pair<std::string, std::uint32_t>> seen_ports_;
   std::optional<Device> device_;
   std::size_t device_line_ = 0;
   bool device_has_port_ = false;

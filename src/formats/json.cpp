@@ -2,7 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "text.hpp"
+
+#include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace gidpolicy::formats {
 namespace {
@@ -17,6 +23,11 @@ struct Ctx {
     return Error(code, std::string(source) + ": " + path + ": " + what);
   }
 };
+
+// A key as a path segment, bounded: a hostile 1 MB key must not come back in full.
+std::string path_key(const std::string& key) {
+  return key.size() <= 40 && detail::binary_column(key) == std::nullopt ? key : detail::excerpt(key, 40);
+}
 
 const char* type_name(const Json& j) { return j.type_name(); }
 
@@ -47,7 +58,7 @@ result<GidEntry> read_entry(const Ctx& c, const Json& j, const std::string& path
     static constexpr const char* kKnown[] = {"index", "gid", "type", "netdev", "ifindex", "state", "errno"};
     bool known = false;
     for (auto* k : kKnown) known = known || it.key() == k;
-    if (!known) return fail(c.err(path + "." + it.key(), "unknown field"));
+    if (!known) return fail(c.err(path + "." + path_key(it.key()), "unknown field"));
   }
   if (!j.contains("index")) return fail(c.err(path + ".index", "missing required field"));
   GIDPOLICY_TRY(index, get_uint(c, j, path, "index", 0x7fffffffu));
@@ -90,6 +101,9 @@ result<GidEntry> read_entry(const Ctx& c, const Json& j, const std::string& path
   }
   if (j.contains("netdev")) {
     GIDPOLICY_TRY(nd, get_string(c, j, path, "netdev"));
+    if (!nd.empty())  // "" is the same as no netdev
+      if (auto why = detail::name_problem(nd, detail::NameKind::netdev))
+        return fail(c.err(path + ".netdev", "netdev name " + detail::excerpt(nd) + ": " + *why));
     e.netdev = nd;
   }
   if (j.contains("ifindex")) {
@@ -106,12 +120,13 @@ result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path)
                                              "active_mtu", "lid",  "holes", "entries"};
     bool known = false;
     for (auto* k : kKnown) known = known || it.key() == k;
-    if (!known) return fail(c.err(path + "." + it.key(), "unknown field"));
+    if (!known) return fail(c.err(path + "." + path_key(it.key()), "unknown field"));
   }
   PortInfo p;
   if (!j.contains("device")) return fail(c.err(path + ".device", "missing required field"));
   GIDPOLICY_TRY(device, get_string(c, j, path, "device"));
-  if (device.empty()) return fail(c.err(path + ".device", "must not be empty"));
+  if (auto why = detail::name_problem(device, detail::NameKind::device))
+    return fail(c.err(path + ".device", "device name " + detail::excerpt(device) + ": " + *why));
   p.device = device;
   if (!j.contains("port")) return fail(c.err(path + ".port", "missing required field"));
   GIDPOLICY_TRY(port, get_uint(c, j, path, "port", 255));
@@ -181,6 +196,119 @@ result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path)
   return table;
 }
 
+// nlohmann's DOM builder with what its parser does not check: duplicate keys (nlohmann keeps
+// the last one, so a second "gid" would silently replace the first) and nesting depth (the DOM
+// and every recursive walk over it are bounded by kMaxJsonDepth). Errors carry the JSON path,
+// as field errors do.
+class Sax {
+ public:
+  struct Failure {
+    enum class Kind { syntax, other, duplicate, depth } kind;
+    std::string what;
+    std::size_t byte = 0;
+    std::string path;
+  };
+  std::optional<Failure> failure;
+
+  explicit Sax(Json& root) : dom_(root, false) {}
+
+  bool null() { return value() && dom_.null(); }
+  bool boolean(bool v) { return value() && dom_.boolean(v); }
+  bool number_integer(Json::number_integer_t v) { return value() && dom_.number_integer(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return value() && dom_.number_unsigned(v); }
+  bool number_float(Json::number_float_t v, const Json::string_t& s) {
+    return value() && dom_.number_float(v, s);
+  }
+  bool string(Json::string_t& v) { return value() && dom_.string(v); }
+  bool binary(Json::binary_t& v) { return value() && dom_.binary(v); }
+  bool start_object(std::size_t n) {
+    if (!value() || !open()) return false;
+    frames_.push_back(Frame{true, {}, 0, {}});
+    return dom_.start_object(n);
+  }
+  bool key(Json::string_t& k) {
+    Frame& f = frames_.back();
+    f.key = k;
+    if (!f.keys.insert(k).second) {
+      failure = Failure{Failure::Kind::duplicate,
+                        "duplicate key (each field once: a second one would silently replace the first)", 0,
+                        path()};
+      return false;
+    }
+    return dom_.key(k);
+  }
+  bool end_object() {
+    frames_.pop_back();
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    if (!value() || !open()) return false;
+    frames_.push_back(Frame{false, {}, 0, {}});
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    frames_.pop_back();
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t byte, const std::string& /*token*/, const nlohmann::detail::exception& e) {
+    std::string what = e.what();
+    if (dynamic_cast<const nlohmann::detail::parse_error*>(&e) != nullptr) {
+      // nlohmann reports the byte after the offending token; its what() repeats that offset.
+      auto colon = what.find("]: ");
+      if (colon != std::string::npos) what = what.substr(colon + 3);
+      failure = Failure{Failure::Kind::syntax, what, byte, {}};
+    } else {
+      // Not a parse_error: e.g. out_of_range 406 for a number literal that overflows a double
+      // (found by fuzz_json_table). It carries no offset.
+      auto colon = what.find("] ");
+      if (colon != std::string::npos) what = what.substr(colon + 2);
+      failure = Failure{Failure::Kind::other, what, 0, {}};
+    }
+    return false;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::string key;        // objects: the key of the value being read
+    std::size_t index = 0;  // arrays: the index of the next value
+    std::set<std::string> keys;
+  };
+
+  // Every value in an array takes the next index.
+  bool value() {
+    if (!frames_.empty() && !frames_.back().object) {
+      frames_.back().key = std::to_string(frames_.back().index);
+      ++frames_.back().index;
+    }
+    return true;
+  }
+  bool open() {
+    if (frames_.size() >= kMaxJsonDepth) {
+      failure = Failure{
+          Failure::Kind::depth,
+          "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (a table document nests 5)", 0,
+          path()};
+      return false;
+    }
+    return true;
+  }
+  // "ports[0].entries[2].gid" for the value being read.
+  [[nodiscard]] std::string path() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      if (f.object)
+        out += (out.empty() ? "" : ".") + path_key(f.key);
+      else
+        out += "[" + f.key + "]";
+    }
+    return out.empty() ? "(document)" : out;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  std::vector<Frame> frames_;
+};
+
 // Byte offset -> "line L, column C" (1-based) for syntax errors.
 std::string position(std::string_view text, std::size_t byte) {
   std::size_t line = 1, col = 1;
@@ -200,22 +328,22 @@ std::string position(std::string_view text, std::size_t byte) {
 result<std::vector<GidTable>> read_json(std::string_view text, std::string_view source) {
   Ctx c{source};
   Json doc;
+  Sax sax(doc);
   try {
-    doc = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    // nlohmann reports the byte after the offending token; its what() repeats that offset.
-    std::string what = e.what();
-    auto colon = what.find("]: ");
-    if (colon != std::string::npos) what = what.substr(colon + 3);
-    return fail(errc::parse_error, std::string(source) + ":" + position(text, e.byte > 0 ? e.byte - 1 : 0) +
-                                       ": invalid JSON: " + what);
+    Json::sax_parse(text.begin(), text.end(), &sax);
   } catch (const Json::exception& e) {
-    // Not a parse_error: e.g. out_of_range 406 for a number literal that overflows a double
-    // (found by fuzz_json_table). It carries no offset.
-    std::string what = e.what();
-    auto colon = what.find("] ");
-    if (colon != std::string::npos) what = what.substr(colon + 2);
-    return fail(errc::parse_error, std::string(source) + ": invalid JSON: " + what);
+    // sax_parse reports through Sax::parse_error; this is only a safety net.
+    return fail(errc::parse_error, std::string(source) + ": invalid JSON: " + e.what());
+  }
+  if (sax.failure) {
+    const Sax::Failure& f = *sax.failure;
+    if (f.kind == Sax::Failure::Kind::syntax)
+      return fail(errc::parse_error, std::string(source) + ":" + position(text, f.byte > 0 ? f.byte - 1 : 0) +
+                                         ": invalid JSON: " + f.what);
+    if (f.kind == Sax::Failure::Kind::other)
+      return fail(errc::parse_error, std::string(source) + ": invalid JSON: " + f.what);
+    return fail(
+        c.err(f.path, f.what, f.kind == Sax::Failure::Kind::depth ? errc::parse_error : errc::invalid_field));
   }
   if (!doc.is_object())
     return fail(c.err("(document)", std::string("expected an object, found ") + type_name(doc)));
@@ -233,14 +361,14 @@ result<std::vector<GidTable>> read_json(std::string_view text, std::string_view 
   std::vector<GidTable> out;
   const Json& ports = doc.at("ports");
   out.reserve(ports.size());
+  std::set<std::pair<std::string, std::uint32_t>> seen;  // not a scan of `out`: linear in ports
   for (std::size_t k = 0; k < ports.size(); ++k) {
     GIDPOLICY_TRY(t, read_port(c, ports[k], "ports[" + std::to_string(k) + "]"));
-    for (const auto& prev : out)
-      if (prev.port().device == t.port().device && prev.port().port == t.port().port)
-        return fail(
-            c.err("ports[" + std::to_string(k) + "]",
-                  "device " + t.port().device + " port " + std::to_string(t.port().port) + " appears twice",
-                  errc::duplicate_index));
+    if (!seen.emplace(t.port().device, t.port().port).second)
+      return fail(c.err("ports[" + std::to_string(k) + "]",
+                        "device " + t.port().device + " port " + std::to_string(t.port().port) +
+                            " appears twice (one entry per port)",
+                        errc::invalid_field));
     out.push_back(std::move(t));
   }
   return out;

@@ -80,6 +80,7 @@ const char* kRowShape = "a row 'DEV PORT INDEX GID [IPv4] [VER] [NETDEV]'";
 
 result<std::vector<GidTable>> read_show_gids(std::string_view text, std::string_view source) {
   std::vector<PortRows> ports;
+  std::map<std::pair<std::string, std::uint32_t>, std::size_t> port_index;
   std::optional<std::size_t> header_line, footer_line;
   std::size_t rows = 0, last_line = 0;
   for (const Line& l : detail::split_lines(text)) {
@@ -147,16 +148,21 @@ result<std::vector<GidTable>> read_show_gids(std::string_view text, std::string_
                                            ", found an extra column " + excerpt(c));
       }
     }
+    if (auto why = detail::name_problem(cols[0], detail::NameKind::device))
+      return fail(errc::invalid_field,
+                  at(source, l.number) + ": DEV: device name " + excerpt(cols[0]) + ": " + *why);
+    if (!netdev.empty())
+      if (auto why = detail::name_problem(netdev, detail::NameKind::netdev))
+        return fail(errc::invalid_field,
+                    at(source, l.number) + ": DEV (netdev): netdev name " + excerpt(netdev) + ": " + *why);
     if (!ipv4.empty() && ipv4 != dotted(gid.value()))
       return fail(errc::invalid_field, at(source, l.number) + ": IPv4: " + std::string(ipv4) +
                                            " does not match the GID, which ends in " + dotted(gid.value()));
-    PortRows* pr = nullptr;
-    for (auto& p : ports)
-      if (p.device == cols[0] && p.port == *port) pr = &p;
-    if (!pr) {
-      ports.push_back({std::string(cols[0]), static_cast<std::uint32_t>(*port), l.number, {}, {}});
-      pr = &ports.back();
-    }
+    // A map, not a scan of `ports`: 16 MiB of rows naming distinct devices would be quadratic.
+    auto [slot, added] =
+        port_index.try_emplace({std::string(cols[0]), static_cast<std::uint32_t>(*port)}, ports.size());
+    if (added) ports.push_back({std::string(cols[0]), static_cast<std::uint32_t>(*port), l.number, {}, {}});
+    PortRows* pr = &ports[slot->second];
     auto idx = static_cast<std::uint32_t>(*index);
     if (auto prev = pr->index_lines.find(idx); prev != pr->index_lines.end())
       return fail(errc::duplicate_index, at(source, l.number) + ": " + pr->device + " port " +
@@ -176,12 +182,15 @@ result<std::vector<GidTable>> read_show_gids(std::string_view text, std::string_
                                        "INDEX GID IPv4 VER DEV' header, rows, 'n_gids_found=N')");
   std::vector<GidTable> out;
   out.reserve(ports.size());
+  // Rows pasted without the header and the n_gids_found= line cannot be told from a cut paste:
+  // they show what they show, and an unlisted index is "not shown", not empty.
+  const Holes holes = header_line || footer_line ? Holes::empty : Holes::not_shown;
   for (auto& p : ports) {
     PortInfo info;
     info.device = p.device;
     info.port = p.port;
     info.link_layer = inferred_link_layer(p.entries);
-    auto table = GidTable::make(std::move(info), std::move(p.entries), Holes::empty);
+    auto table = GidTable::make(std::move(info), std::move(p.entries), holes);
     if (!table)
       return fail(Error(table.error().code, at(source, p.first_line) + ": " + table.error().detail));
     out.push_back(std::move(table).value());

@@ -3,6 +3,7 @@
 #include "text.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,27 +24,59 @@ namespace {
 using detail::excerpt;
 using detail::trim;
 
-// POSIX read, not iostreams: the errno of a failed read is the datum (EINVAL for the type of
-// an empty slot, EACCES, EIO), and iostreams throw it away.
-std::pair<std::string, std::error_code> read_small_file(const fs::path& p) {
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {{}, std::error_code(errno, std::generic_category())};
+// sysfs attributes are at most one page; a larger regular file is not a sysfs attribute.
+constexpr std::size_t kMaxAttributeBytes = 4096;
+
+// A read attempt: the text, or the errno of a failed open/read (the datum: EINVAL for the type
+// of an empty slot, EACCES, EIO). A file that is not a regular file (a FIFO, a device, a
+// directory) or is larger than a page is refused outright: reading it could block forever or
+// never end.
+struct FileRead {
+  std::string text;
+  std::error_code err;
+};
+
+// POSIX read, not iostreams: the errno of a failed read is the datum, and iostreams throw it
+// away. O_NONBLOCK: opening a FIFO without a writer must not block (fstat then refuses it).
+// Symlinks are followed (sysfs trees written by write_sysfs mark an unreadable slot with a
+// dangling link, whose open fails with ENOENT); what the link reaches is checked by fstat.
+result<FileRead> read_small_file(const fs::path& p) {
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return FileRead{{}, std::error_code(errno, std::generic_category())};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    std::error_code ec(errno, std::generic_category());
+    ::close(fd);
+    return FileRead{{}, ec};
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISDIR(st.st_mode)  ? "a directory"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return fail(errc::io_error, p.string() + ": expected a regular file (a sysfs attribute), found " + kind);
+  }
   std::string out;
-  char buf[4096];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+  char buf[kMaxAttributeBytes + 1];
+  while (out.size() <= kMaxAttributeBytes) {
+    ssize_t n = ::read(fd, buf, sizeof buf - out.size());
     if (n < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR || errno == EAGAIN) continue;
       std::error_code ec(errno, std::generic_category());
       ::close(fd);
-      return {{}, ec};
+      return FileRead{{}, ec};
     }
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > (1u << 16)) break;  // sysfs attributes are one page at most
   }
   ::close(fd);
-  return {out, {}};
+  if (out.size() > kMaxAttributeBytes)
+    return fail(errc::invalid_field, p.string() + ": more than " + std::to_string(kMaxAttributeBytes) +
+                                         " bytes: a sysfs attribute is at most one page");
+  return FileRead{std::move(out), {}};
 }
 
 std::string_view first_line(std::string_view s) {
@@ -80,13 +113,23 @@ GidType type_from_sysfs(std::string_view text, LinkLayer ll) {
   return GidType::unknown;
 }
 
+// Whether a gid_attrs/types file says something the kernel could print: its own names, or a
+// later version in the same shape ("RoCE v3", read as unknown). Anything else is refused.
+bool kernel_type_text(std::string_view text) {
+  if (text == "IB" || text == "RoCE v2" || text == "RoCE v1" || text == "IB/RoCE v1") return true;
+  for (std::string_view prefix : {"RoCE v", "IB/RoCE v"})
+    if (text.starts_with(prefix) && detail::parse_decimal(text.substr(prefix.size()), 255)) return true;
+  return false;
+}
+
 result<GidTable> read_port(const std::string& device, std::uint32_t port, const fs::path& dir) {
   PortInfo info;
   info.device = device;
   info.port = port;
 
   const fs::path state_path = dir / "state";
-  auto [state_text, state_err] = read_small_file(state_path);
+  GIDPOLICY_TRY(state_read, read_small_file(state_path));
+  auto& [state_text, state_err] = state_read;
   if (state_err) return fail(errc::io_error, state_path.string() + ": " + state_err.message());
   {
     // "4: ACTIVE"
@@ -99,17 +142,25 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
     info.state = static_cast<PortState>(*n);
   }
   const fs::path ll_path = dir / "link_layer";
-  auto [ll_text, ll_err] = read_small_file(ll_path);
+  GIDPOLICY_TRY(ll_read, read_small_file(ll_path));
+  auto& [ll_text, ll_err] = ll_read;
   if (ll_err) return fail(errc::io_error, ll_path.string() + ": " + ll_err.message());
   {
     std::string_view s = first_line(ll_text);
     if (s.empty())
       return fail(errc::invalid_field,
                   ll_path.string() + ":1: expected Ethernet or InfiniBand, found an empty file");
+    // The kernel prints "Unknown" for a link layer it does not name: that reads as unknown.
+    // Text it never prints ("Banana") is refused (docs/formats.md, leniency rule).
     auto ll = link_layer_from_string(s);
-    info.link_layer = ll && ll->kind() != LinkLayer::Kind::unknown ? *ll : LinkLayer::from_raw(0);
+    if (!ll)
+      return fail(errc::invalid_field,
+                  ll_path.string() + ":1: expected Ethernet, InfiniBand, Thunderbolt or Unknown, found " +
+                      excerpt(s));
+    info.link_layer = ll->kind() != LinkLayer::Kind::unknown ? *ll : LinkLayer::from_raw(0);
   }
-  if (auto [lid_text, lid_err] = read_small_file(dir / "lid"); !lid_err) {
+  GIDPOLICY_TRY(lid_read, read_small_file(dir / "lid"));
+  if (auto& [lid_text, lid_err] = lid_read; !lid_err) {
     auto lid = detail::parse_hex(first_line(lid_text), 0xffff);
     if (!lid)
       return fail(errc::invalid_field, (dir / "lid").string() + ":1: expected a hex LID such as 0x0, found " +
@@ -126,7 +177,8 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
 
   std::vector<GidEntry> entries;
   for (const auto& [index, path] : slots) {
-    auto [gid_text, gid_err] = read_small_file(path);
+    GIDPOLICY_TRY(gid_read, read_small_file(path));
+    auto& [gid_text, gid_err] = gid_read;
     if (gid_err) {
       entries.push_back(GidEntry::unreadable(index, gid_err));
       continue;
@@ -139,16 +191,29 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
     GidEntry e = GidEntry::valid(index, gid.value());
     if (have_attrs) {
       const std::string name = std::to_string(index);
-      auto [type_text, type_err] = read_small_file(attrs / "types" / name);
+      GIDPOLICY_TRY(type_read, read_small_file(attrs / "types" / name));
+      auto& [type_text, type_err] = type_read;
       // The kernel refuses (EINVAL) to say the type of an empty slot: zeros plus that refusal
       // is the empty slot. Zeros with a readable type is a stored zero GID.
       if (type_err) {
         if (e.gid.is_zero()) continue;
       } else {
-        e.type = type_from_sysfs(first_line(type_text), info.link_layer);
+        const std::string_view t = first_line(type_text);
+        if (!kernel_type_text(t))
+          return fail(errc::invalid_field, (attrs / "types" / name).string() +
+                                               ":1: expected IB/RoCE v1 or RoCE v2 (or RoCE vN), found " +
+                                               excerpt(t));
+        e.type = type_from_sysfs(t, info.link_layer);
       }
-      if (auto [ndev_text, ndev_err] = read_small_file(attrs / "ndevs" / name); !ndev_err)
-        e.netdev = std::string(first_line(ndev_text));
+      GIDPOLICY_TRY(ndev_read, read_small_file(attrs / "ndevs" / name));
+      if (auto& [ndev_text, ndev_err] = ndev_read; !ndev_err) {
+        const std::string_view nd = first_line(ndev_text);
+        if (!nd.empty())
+          if (auto why = detail::name_problem(nd, detail::NameKind::netdev))
+            return fail(errc::invalid_field,
+                        (attrs / "ndevs" / name).string() + ":1: netdev name " + excerpt(nd) + ": " + *why);
+        e.netdev = std::string(nd);
+      }
     } else {
       if (e.gid.is_zero()) continue;
       e.type = type_from_sysfs("IB/RoCE v1", info.link_layer);
@@ -161,6 +226,8 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
 }
 
 result<void> read_device(const std::string& name, const fs::path& dir, std::vector<GidTable>& out) {
+  if (auto why = detail::name_problem(name, detail::NameKind::device))
+    return fail(errc::invalid_field, dir.string() + ": device name " + excerpt(name) + ": " + *why);
   GIDPOLICY_TRY(ports, numbered(dir / "ports", 255));
   if (ports.empty())
     return fail(errc::invalid_field, (dir / "ports").string() + ": expected at least one port directory");
@@ -190,20 +257,26 @@ std::string kernel_state_name(PortState s) {
   return "NOP";
 }
 
+// Write failures carry the errno (ENOSPC, EACCES): errc::io_error would read "cannot read input".
 result<void> write_file(const fs::path& p, const std::string& content) {
+  errno = 0;
   std::ofstream f(p, std::ios::binary | std::ios::trunc);
   f << content;
   f.close();
-  if (!f) return fail(errc::io_error, p.string() + ": cannot write");
+  if (!f) return fail_errno(errno ? errno : EIO, p.string() + ": cannot write");
   return success();
 }
 
 result<void> make_dirs(const fs::path& p) {
   std::error_code ec;
   fs::create_directories(p, ec);
-  if (ec) return fail(errc::io_error, p.string() + ": " + ec.message());
+  if (ec) return fail(Error(ec, p.string() + ": cannot create the directory"));
   return success();
 }
+
+// A sysfs tree holds one file per slot below gid_tbl_len; a hostile length must not become
+// billions of files. Real ports have at most 256 slots.
+constexpr std::uint32_t kMaxSysfsSlots = 65536;
 
 const char* sysfs_type_text(GidType t) {
   switch (t) {
@@ -291,6 +364,12 @@ result<void> write_sysfs(const std::vector<GidTable>& tables, const fs::path& ro
     const PortInfo& p = t.port();
     if (p.device.empty() || p.device.find('/') != std::string::npos || p.device == "." || p.device == "..")
       return fail(errc::invalid_argument, "device name " + excerpt(p.device) + " cannot be a directory name");
+    if (t.length() > kMaxSysfsSlots)
+      return fail(errc::invalid_argument, p.device + " port " + std::to_string(p.port) + ": gid_tbl_len " +
+                                              std::to_string(t.length()) + " would be " +
+                                              std::to_string(t.length()) +
+                                              " files; a sysfs tree holds at most " +
+                                              std::to_string(kMaxSysfsSlots) + " slots per port");
     const fs::path dir = root / p.device / "ports" / std::to_string(p.port);
     GIDPOLICY_TRYV(make_dirs(dir / "gids"));
     GIDPOLICY_TRYV(write_file(dir / "state", std::to_string(static_cast<unsigned>(p.state)) + ": " +
@@ -312,7 +391,7 @@ result<void> write_sysfs(const std::vector<GidTable>& tables, const fs::path& ro
         std::error_code ec;
         fs::remove(dir / "gids" / name, ec);
         fs::create_symlink("unreadable-slot", dir / "gids" / name, ec);
-        if (ec) return fail(errc::io_error, (dir / "gids" / name).string() + ": " + ec.message());
+        if (ec) return fail(Error(ec, (dir / "gids" / name).string() + ": cannot create the link"));
         continue;
       }
       const bool valid = e && e->state == EntryState::valid;

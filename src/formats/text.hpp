@@ -104,6 +104,40 @@ inline std::string excerpt(std::string_view s, std::size_t max = 40) {
   return out;
 }
 
+/// The two kinds of names a table carries.
+enum class NameKind { device, netdev };
+
+/// Longest names the kernel accepts: IB_DEVICE_NAME_MAX and IFNAMSIZ are 64 and 16 bytes with
+/// the terminating NUL.
+inline constexpr std::size_t kMaxDeviceName = 63;
+inline constexpr std::size_t kMaxNetdevName = 15;
+
+/// What is wrong with a device or netdev name, or nullopt when it is fine. One rule for every
+/// reader (JSON, ibv_devinfo, show_gids, sysfs, the fake's table files) so that whatever one
+/// reader accepts every writer can write and read back: non-empty, at most 63 (device) or 15
+/// (netdev) bytes, printable ASCII without spaces (the text formats separate columns with
+/// whitespace and a control byte breaks lines), no '/' (a sysfs directory name), not "." or
+/// "..", and for netdevs no ':' (the kernel's dev_valid_name()).
+inline std::optional<std::string> name_problem(std::string_view name, NameKind kind) {
+  const bool dev = kind == NameKind::device;
+  const std::size_t max = dev ? kMaxDeviceName : kMaxNetdevName;
+  if (name.empty()) return std::string("must not be empty");
+  if (name.size() > max)
+    return std::to_string(name.size()) + " bytes is longer than the kernel allows for a " +
+           (dev ? "device name (63)" : "netdev name (15, IFNAMSIZ - 1)");
+  if (name == "." || name == "..") return "'" + std::string(name) + "' is not a name";
+  for (std::size_t k = 0; k < name.size(); ++k) {
+    const auto c = static_cast<unsigned char>(name[k]);
+    if (c <= 0x20 || c >= 0x7f) {
+      return "byte " + std::to_string(k + 1) + " is " + hex_byte(name, k + 1) +
+             " (names are printable ASCII without spaces)";
+    }
+    if (c == '/') return "contains '/'";
+    if (!dev && c == ':') return "contains ':' (not allowed in a netdev name)";
+  }
+  return std::nullopt;
+}
+
 /// A whole decimal number in [0, max]; nullopt for anything else (sign, spaces, overflow).
 inline std::optional<std::uint64_t> parse_decimal(std::string_view s, std::uint64_t max) noexcept {
   if (s.empty()) return std::nullopt;

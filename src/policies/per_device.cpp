@@ -15,7 +15,8 @@ result<Selection> PerDevice::select(const GidTable& table, SelectOptions run) co
     std::string d =
         "per-device policy has no entry for device '" + table.port().device + "' and no default (*=...)";
     auto trace = std::make_shared<Trace>();
-    trace->attempts.push_back(Trace::Attempt{spec(), {}, d});
+    // Not spec(): with thousands of devices that repeats the whole list for every unlisted one.
+    trace->attempts.push_back(Trace::Attempt{"per-device(...)", {}, d});
     return fail(Error(errc::device_not_found, std::move(d), std::move(trace)));
   }
   return p->select(table, run);

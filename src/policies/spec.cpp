@@ -16,6 +16,7 @@
 
 #include "spec_parser.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
@@ -26,6 +27,18 @@
 
 namespace gidpolicy::detail {
 namespace {
+
+// Bounds on what a spec may ask of the parser: specs arrive through environment variables
+// (JACCL_GID_POLICY) and each nesting level is a recursive call, so an unbounded depth is a stack
+// overflow in the calling program. Documented in include/gidpolicy/policies/spec.hpp.
+constexpr std::size_t kMaxDepth = kMaxSpecDepth;
+constexpr std::size_t kMaxBytes = kMaxSpecBytes;
+
+// How much of a spec an error quotes: enough to find the spot, bounded so a 40 KB spec does not
+// come back in full on one line.
+constexpr std::size_t kQuoteBefore = 24;
+constexpr std::size_t kQuoteAfter = 24;
+constexpr std::size_t kMaxFound = 40;
 
 constexpr std::string_view kPolicyNames =
     "a policy name (jaccl, jaccl-fixed, jaccl-legacy, ds4, ds4-linux, validated, auto, first, per-device)";
@@ -60,8 +73,16 @@ class Parser {
     const std::string_view name = identifier();
     if (name.empty()) return error(start, kPolicyNames);
     if (bare_jaccl) *bare_jaccl = false;
-    if (name == "first") return first_of(start);
-    if (name == "per-device") return per_device(start);
+    if (name == "first" || name == "per-device") {
+      // Each first(...) / per-device(...) level is one recursive call: bounded before recursing.
+      if (depth_ >= kMaxDepth)
+        return error(start, "at most " + std::to_string(kMaxDepth) +
+                                " nested first(...)/per-device(...) levels (the spec nests deeper)");
+      ++depth_;
+      auto r = name == "first" ? first_of(start) : per_device(start);
+      --depth_;
+      return r;
+    }
 
     if (name == "jaccl" || name == "jaccl-fixed" || name == "jaccl-legacy") {
       if (peek() == ':') return error(pos_, "no options (" + std::string(name) + " takes none)");
@@ -91,24 +112,34 @@ class Parser {
   [[nodiscard]] std::size_t pos() const { return pos_; }
   void advance() { ++pos_; }
 
-  /// "at position P: expected E, found 'X'".
-  Error make_error(std::size_t at, std::string_view expected) const {
+  /// "at position P: expected E, found 'X' in \"...spec around P...\"". `value` names the
+  /// whole option value that starts at P (a CIDR or address holds ':' and '/'); otherwise the
+  /// token at P up to the next separator is quoted.
+  Error make_error(std::size_t at, std::string_view expected,
+                   std::optional<std::string_view> value = std::nullopt) const {
     std::string found;
-    if (at >= s_.size()) {
+    if (value) {
+      found = quote(*value, kMaxFound);
+    } else if (at >= s_.size()) {
       found = "end of spec";
     } else if (is_delim(s_[at])) {
-      found = std::string("'") + s_[at] + "'";
+      found = quote(s_.substr(at, 1), kMaxFound);
     } else {
       std::size_t end = at;
       while (end < s_.size() && !is_value_end(s_[end]) && s_[end] != '=' && s_[end] != ':') ++end;
-      found = "'" + std::string(s_.substr(at, end - at)) + "'";
+      found = quote(s_.substr(at, end - at), kMaxFound);
     }
     return Error(errc::invalid_policy_spec, "at position " + std::to_string(at) + ": expected " +
                                                 std::string(expected) + ", found " + found + " in \"" +
-                                                std::string(s_) + "\"");
+                                                around(at) + "\"");
   }
-  boost::outcome_v2::failure_type<Error> error(std::size_t at, std::string_view expected) const {
-    return fail(make_error(at, expected));
+  boost::outcome_v2::failure_type<Error> error(std::size_t at, std::string_view expected,
+                                               std::optional<std::string_view> value = std::nullopt) const {
+    return fail(make_error(at, expected, value));
+  }
+  /// An option's value is wrong: quote all of it (up to kMaxFound bytes).
+  boost::outcome_v2::failure_type<Error> value_error(const Option& o, std::string_view expected) const {
+    return error(o.value_pos, expected, o.value);
   }
 
   /// A decimal integer in [lo, hi].
@@ -121,11 +152,38 @@ class Parser {
     const char* b = o.value->data();
     const char* e = b + o.value->size();
     auto [p, ec] = std::from_chars(b, e, v);
-    if (ec != std::errc() || p != e || v < lo || v > hi) return error(o.value_pos, expected);
+    if (ec != std::errc() || p != e || v < lo || v > hi) return value_error(o, expected);
     return v;
   }
 
  private:
+  /// 'X', at most `max` bytes of it, control bytes as \xNN so the message stays one line.
+  static std::string quote(std::string_view t, std::size_t max) {
+    return "'" + printable(t.substr(0, max)) + (t.size() > max ? "..." : "") + "'";
+  }
+  static std::string printable(std::string_view t) {
+    std::string out;
+    for (char c : t) {
+      auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        out += "\\x";
+        out += kHex[u >> 4];
+        out += kHex[u & 15];
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  }
+  /// The spec around byte `at`: the whole spec when short, else a window with "..." on the cut
+  /// sides.
+  [[nodiscard]] std::string around(std::size_t at) const {
+    const std::size_t from = at > kQuoteBefore ? at - kQuoteBefore : 0;
+    const std::size_t to = std::min(s_.size(), at + kQuoteAfter);
+    return (from > 0 ? "..." : "") + printable(s_.substr(from, to - from)) + (to < s_.size() ? "..." : "");
+  }
+
   std::string_view identifier() {
     const std::size_t start = pos_;
     while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
@@ -198,13 +256,13 @@ class Parser {
   result<Gid> address(const Option& o) const {
     GIDPOLICY_TRY(text, value(o, "an IPv4 or IPv6 address"));
     auto g = parse_address(text);
-    if (!g || g.value().is_zero()) return error(o.value_pos, "an IPv4 or IPv6 address (not zero)");
+    if (!g || g.value().is_zero()) return value_error(o, "an IPv4 or IPv6 address (not zero)");
     return g.value();
   }
   result<Cidr> cidr(const Option& o) const {
     GIDPOLICY_TRY(text, value(o, "a CIDR prefix such as 10.0.0.0/8 or fd00::/8"));
     auto c = Cidr::parse(text);
-    if (!c) return error(o.value_pos, "a CIDR prefix such as 10.0.0.0/8 or fd00::/8");
+    if (!c) return value_error(o, "a CIDR prefix such as 10.0.0.0/8 or fd00::/8");
     return c.value();
   }
 
@@ -240,12 +298,12 @@ class Parser {
       } else if (o.key == "type") {
         GIDPOLICY_TRY(t, value(o, "a type (roce_v2, roce_v1, ib, any)"));
         auto f = type_filter_from_string(t);
-        if (!f) return error(o.value_pos, "a type (roce_v2, roce_v1, ib, any)");
+        if (!f) return value_error(o, "a type (roce_v2, roce_v1, ib, any)");
         p.type = *f;
       } else if (o.key == "family") {
         GIDPOLICY_TRY(t, value(o, "a family (ipv4, ipv6, any)"));
         auto f = family_filter_from_string(t);
-        if (!f) return error(o.value_pos, "a family (ipv4, ipv6, any)");
+        if (!f) return value_error(o, "a family (ipv4, ipv6, any)");
         p.family = *f;
       } else {
         GIDPOLICY_TRYV(flag(o));
@@ -263,7 +321,7 @@ class Parser {
       if (o.key == "family") {
         GIDPOLICY_TRY(t, value(o, "a family (ipv4, ipv6, any)"));
         auto f = family_filter_from_string(t);
-        if (!f) return error(o.value_pos, "a family (ipv4, ipv6, any)");
+        if (!f) return value_error(o, "a family (ipv4, ipv6, any)");
         r.family = *f;
       } else if (o.key == "roce" || o.key == "type") {
         if (typed) return error(o.key_pos, "one of 'roce' or 'type', once");
@@ -272,7 +330,7 @@ class Parser {
         const char* what = roce ? "a RoCE version (v2, v1, any)" : "a type (roce_v2, roce_v1, ib, any)";
         GIDPOLICY_TRY(t, value(o, what));
         auto f = type_filter_from_string(t);
-        if (!f || (roce && *f == TypeFilter::ib)) return error(o.value_pos, what);
+        if (!f || (roce && *f == TypeFilter::ib)) return value_error(o, what);
         r.type = *f;
       } else if (o.key == "subnet") {
         GIDPOLICY_TRY(c, cidr(o));
@@ -361,11 +419,15 @@ class Parser {
 
   std::string_view s_;
   std::size_t pos_ = 0;
+  std::size_t depth_ = 0;  // first(...)/per-device(...) levels open at pos_
 };
 
 }  // namespace
 
 result<ParsedProfile> parse_spec(std::string_view spec, bool allow_source) {
+  if (spec.size() > kMaxBytes)
+    return fail(errc::invalid_policy_spec, "the spec is " + std::to_string(spec.size()) +
+                                               " bytes: expected at most " + std::to_string(kMaxBytes));
   Parser p(spec);
   bool bare_jaccl = false;
   GIDPOLICY_TRY(policy, p.policy(&bare_jaccl));

@@ -236,6 +236,12 @@ result<PortInfo> FunctionTableApi::port_attributes(DeviceHandle device, std::uin
   const int err = errno_of(rc, errno);
   if (rc != 0)
     return fail_errno(err ? err : EIO, "ibv_query_port(" + d->name + ", " + std::to_string(port) + ")");
+  // A negative length is not an empty table: a driver (or function table) that reports one
+  // cannot be trusted for the rest either.
+  if (attr.gid_tbl_len < 0)
+    return fail_errno(EPROTO, "ibv_query_port(" + d->name + ", " + std::to_string(port) +
+                                  ") reported gid_tbl_len " + std::to_string(attr.gid_tbl_len) +
+                                  " (negative: driver bug?)");
   return port_info_from_ibv(d->name, port, attr);
 }
 

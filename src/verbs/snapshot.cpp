@@ -1,5 +1,6 @@
 #include <gidpolicy/verbs/snapshot.hpp>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace gidpolicy::verbs {
@@ -78,12 +79,19 @@ result<GidTable> by_table(VerbsApi& api, DeviceHandle device, const PortInfo& po
   }
 }
 
+/// How far a per-index scan reads: what an sgid_index can reach, unless the whole table is
+/// asked for.
+std::uint32_t scan_length(const PortInfo& port, const SnapshotOptions& options) {
+  const std::uint32_t len = port.gid_tbl_len.value_or(0);
+  return options.whole_table ? len : std::min(len, kSgidReach);
+}
+
 /// Per-index scan with one method. Fails only when the method turns out to be unsupported at
 /// index `from` (so the caller can switch methods and continue from there).
 result<void> scan(VerbsApi& api, DeviceHandle device, const PortInfo& port, ReadMethod method,
                   const SnapshotOptions& options, std::vector<GidEntry>& entries, std::uint32_t& next,
                   Counter& count) {
-  const std::uint32_t len = port.gid_tbl_len.value_or(0);
+  const std::uint32_t len = scan_length(port, options);
   for (; next < len; ++next) {
     count.call(true);
     result<GidEntry> e = method == ReadMethod::gid_entry
@@ -128,6 +136,11 @@ result<GidTable> snapshot(VerbsApi& api, DeviceHandle device, std::uint32_t port
 
   count.call(false);
   GIDPOLICY_TRY(info, api.port_attributes(device, port));
+  if (info.gid_tbl_len && *info.gid_tbl_len > kMaxGidTableLength)
+    return fail_errno(EPROTO, port_name(info) + ": the driver reports gid_tbl_len " +
+                                  std::to_string(*info.gid_tbl_len) + ", above the " +
+                                  std::to_string(kMaxGidTableLength) +
+                                  " a port can hold (driver bug?): not read");
   const bool usable_state = info.state == PortState::active || info.state == PortState::armed ||
                             info.state == PortState::active_defer;
   if (!usable_state && !options.allow_inactive)
@@ -162,7 +175,8 @@ result<GidTable> snapshot(VerbsApi& api, DeviceHandle device, std::uint32_t port
     report.method = m;
     auto r = scan(api, device, info, m, options, entries, next, count);
     if (r) {
-      if (report.stopped_early)  // explicit empties tell "read, empty" from "not read"
+      report.capped = !report.stopped_early && scan_length(info, options) < info.gid_tbl_len.value_or(0);
+      if (report.stopped_early || report.capped)  // explicit empties tell "read, empty" from "not read"
         return GidTable::make(info, std::move(entries), Holes::not_shown);
       // A complete scan lists what the table call would: the same table whatever the method.
       std::erase_if(entries, [](const GidEntry& e) { return e.state == EntryState::empty; });

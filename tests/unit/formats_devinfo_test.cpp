@@ -391,7 +391,7 @@ INSTANTIATE_TEST_SUITE_P(
             "bad.txt:1: port: expected a port number 1-255"},
         Bad{"duplicate_port",
             kHeader + "\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tgid_tbl_len:\t\t4\n",
-            errc::duplicate_index, "bad.txt:8: mlx5_0 port 1 appears twice"},
+            errc::parse_error, "bad.txt:8: mlx5_0 port 1 appears twice (a second section for the same port)"},
         Bad{"binary",
             std::string("hca_id:\tmlx5_0\n\x7f"
                         "ELF\x02\x01\x01\x00\x00",

@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadJson{
             "duplicate_port",
             R"({"schema":"gidpolicy.tables","version":1,"ports":[{"device":"d","port":1},{"device":"d","port":1}]})",
-            errc::duplicate_index, "appears twice"},
+            errc::invalid_field, "appears twice (one entry per port)"},
         // Regression (fuzz_json_table): a number literal overflowing a double made nlohmann throw
         // out_of_range, not parse_error, and it escaped read_json.
         BadJson{"regression_number_overflow",

@@ -9,6 +9,7 @@
 #include <gidpolicy/formats/json.hpp>
 #include <gidpolicy/formats/show_gids.hpp>
 #include <gidpolicy/formats/sysfs.hpp>
+#include <gidpolicy/policies/per_device.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
 #if GIDPOLICY_CLI_HAVE_FAKES
@@ -17,7 +18,10 @@
 
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -42,7 +46,7 @@ std::string hint_for(const Error& e) {
     return "; paste ibv_devinfo -v or show_gids output, or force one with --input-format";
   if (e == errc::invalid_policy_spec)
     return "; specs: jaccl, jaccl-fixed, jaccl-legacy, ds4[:index=N], ds4-linux, "
-           "auto[:family=ipv4,...], validated:index=N, first(a|b)";
+           "auto[:family=ipv4,...], validated:index=N, first(a|b), per-device(DEV=a;*=b)";
   return {};
 }
 
@@ -101,6 +105,30 @@ void print_show_table(const GidTable& t) {
 
 void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }
 
+// The policy that applies to one table, as printed on its line: a per-device profile names the
+// device's own entry ("per-device[mlx5_0=validated:index=7]"), so output grows with the number
+// of devices, not with devices times the length of the whole spec.
+std::string spec_for_table(const Profile& profile, const std::string& whole, const GidTable& t) {
+  const auto* per = profile.policy.target<PerDevice>();
+  if (!per) return whole;
+  std::string s = "per-device[";
+  if (per->by_device.count(t.port().device))
+    s += t.port().device + "=" + per->policy_for(t.port().device)->spec();
+  else if (per->fallback)
+    s += "*=" + per->fallback->spec();
+  else
+    s += t.port().device + ": no entry";
+  s += "]";
+  if (profile.source.is_literal()) s += "@sgid=" + std::to_string(profile.source.literal_index());
+  return s;
+}
+
+/// At most `max` bytes of a user-given spec for an error prefix (the parser's own message
+/// quotes the part around the position).
+std::string bounded(const std::string& s, std::size_t max = 60) {
+  return s.size() <= max ? s : s.substr(0, max) + "...";
+}
+
 }  // namespace
 
 int usage_error(const Error& e) {
@@ -136,13 +164,15 @@ int run_show(const ShowOptions& o) {
 int run_select(const SelectOptions& o) {
   auto profile = parse_profile(o.policy);
   if (!profile)
-    return usage_error(Error(profile.error().code, "--policy " + o.policy + ": " + profile.error().detail));
+    return usage_error(
+        Error(profile.error().code, "--policy " + bounded(o.policy) + ": " + profile.error().detail));
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
-  const std::string spec = profile.value().spec();
+  const std::string whole_spec = profile.value().spec();
   int exit_code = kExitOk;
   std::vector<Json> items;
   for (const auto& t : loaded.value().tables) {
+    const std::string spec = spec_for_table(profile.value(), whole_spec, t);
     auto plan = profile.value().plan(t, {.trace = o.explain || o.json});
     if (!plan || !plan.value().agrees()) exit_code = kExitFinding;
     if (o.json) {
@@ -196,7 +226,7 @@ int run_check(const CheckOptions& o) {
   } else {
     for (const auto& s : o.profiles) {
       auto p = parse_profile(s);
-      if (!p) return usage_error(Error(p.error().code, "--profile " + s + ": " + p.error().detail));
+      if (!p) return usage_error(Error(p.error().code, "--profile " + bounded(s) + ": " + p.error().detail));
       profiles.push_back(std::move(p).value());
     }
   }
@@ -396,6 +426,89 @@ std::string describe_loss(const std::vector<GidTable>& before, const std::vector
   return out;
 }
 
+// A name next to `target` for a temporary file or tree: same directory, so rename() is atomic.
+fs::path sibling(const fs::path& target, const char* what) {
+  return target.parent_path() /
+         ("." + target.filename().string() + ".gidpolicy-" + what + "-" + std::to_string(::getpid()));
+}
+
+// `target` without a trailing separator ("out/" names the directory "out").
+fs::path output_path(const std::string& given) {
+  fs::path p = fs::path(given).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  if (p.parent_path().empty()) p = fs::path(".") / p;
+  return p;
+}
+
+// Text to a temporary file, then rename over `target`: a failed or interrupted write leaves
+// `target` as it was.
+result<void> write_text_atomically(const fs::path& target, const std::string& text) {
+  const fs::path tmp = sibling(target, "tmp");
+  errno = 0;
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  std::error_code ec;
+  if (!out) {
+    const int err = errno ? errno : EIO;
+    fs::remove(tmp, ec);
+    return fail_errno(err, target.string() + ": cannot write");
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    return fail(Error(ec, target.string() + ": cannot write (rename from " + tmp.string() + ")"));
+  }
+  return success();
+}
+
+// A sysfs tree into a fresh temporary directory, renamed into place when complete. An existing
+// non-empty `target` is refused unless `replace`: merging would keep stale GIDs from an
+// earlier tree.
+result<void> write_tree_atomically(const std::vector<GidTable>& tables, const fs::path& target,
+                                   bool replace) {
+  std::error_code ec;
+  const bool exists = fs::exists(fs::symlink_status(target, ec));
+  if (exists) {
+    if (!fs::is_directory(fs::symlink_status(target, ec)))
+      return fail(errc::invalid_argument, target.string() + " exists and is not a directory");
+    if (!fs::is_empty(target, ec) && !replace)
+      return fail(
+          errc::invalid_argument,
+          target.string() +
+              " is not empty: writing into it would keep GIDs from what is there; give a new or empty "
+              "directory, or --replace to replace it");
+  }
+  const fs::path tmp = sibling(target, "tmp");
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directory(tmp, ec) || ec)
+    return fail(Error(ec ? ec : std::make_error_code(std::errc::io_error), tmp.string() + ": cannot create"));
+  if (auto r = formats::write_sysfs(tables, tmp); !r) {
+    fs::remove_all(tmp, ec);
+    return r;
+  }
+  fs::path old;
+  if (exists) {
+    old = sibling(target, "old");
+    fs::rename(target, old, ec);
+    if (ec) {
+      std::error_code ignored;
+      fs::remove_all(tmp, ignored);
+      return fail(Error(ec, target.string() + ": cannot move aside to replace it"));
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    if (!old.empty()) fs::rename(old, target, ignored);
+    fs::remove_all(tmp, ignored);
+    return fail(Error(ec, target.string() + ": cannot write (rename from " + tmp.string() + ")"));
+  }
+  if (!old.empty()) fs::remove_all(old, ec);
+  return success();
+}
+
 }  // namespace
 
 int run_convert(const ConvertOptions& o) {
@@ -414,7 +527,7 @@ int run_convert(const ConvertOptions& o) {
   if (std::string loss = describe_loss(tables, kept); !loss.empty())
     print_error(fmt::format("note: {} cannot hold all of {}: {}", o.to, loaded.value().source, loss));
   if (*format == formats::Format::sysfs) {
-    auto r = formats::write_sysfs(tables, *o.output);
+    auto r = write_tree_atomically(tables, output_path(*o.output), o.replace);
     if (!r) return usage_error(r.error());
     return kExitOk;
   }
@@ -423,10 +536,7 @@ int run_convert(const ConvertOptions& o) {
     std::cout << text;
     return kExitOk;
   }
-  std::ofstream out(*o.output, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return usage_error(Error(errc::io_error, *o.output + ": cannot write"));
+  if (auto r = write_text_atomically(output_path(*o.output), text); !r) return usage_error(r.error());
   return kExitOk;
 }
 
@@ -436,7 +546,8 @@ int run_simulate(const SimulateOptions& o) {
   if (o.tables.size() < 2) return usage_error("simulate: give at least two tables (one host each)");
   auto profile = parse_profile(o.profile);
   if (!profile)
-    return usage_error(Error(profile.error().code, "--profile " + o.profile + ": " + profile.error().detail));
+    return usage_error(
+        Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
   const auto topology = o.topology == "ring" ? fakes::Topology::ring : fakes::Topology::mesh;
   fakes::FakeFabric fabric;
   std::set<std::string> names;

@@ -58,6 +58,7 @@ struct ConvertOptions {
   SourceOptions source;
   std::string to;                     ///< json, devinfo, show_gids, sysfs
   std::optional<std::string> output;  ///< a file (a directory for sysfs); stdout otherwise
+  bool replace = false;               ///< --replace: a non-empty sysfs --output is replaced whole
 };
 int run_convert(const ConvertOptions& o);
 

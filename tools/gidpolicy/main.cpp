@@ -22,6 +22,7 @@ struct SourceFlags {
   std::string input;
   std::string sysfs;
   std::string input_format;
+  std::size_t max_input_bytes = gidpolicy::formats::kDefaultMaxInputBytes;
   CLI::Option *device_opt = nullptr, *port_opt = nullptr, *input_opt = nullptr, *sysfs_opt = nullptr,
               *format_opt = nullptr;
 
@@ -40,6 +41,9 @@ struct SourceFlags {
     sysfs_opt = g->add_option("--sysfs", sysfs, "A directory laid out like /sys/class/infiniband");
     format_opt = g->add_option("--input-format", input_format, "Skip format detection for --input")
                      ->check(CLI::IsMember({"json", "devinfo", "show_gids"}));
+    g->add_option("--max-input-bytes", max_input_bytes,
+                  "Refuse an --input larger than this (default 16 MiB; binary data is refused at once)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   }
 
   [[nodiscard]] bool any_table_source() const {
@@ -54,6 +58,7 @@ struct SourceFlags {
     if (input_opt->count()) o.input = input;
     if (sysfs_opt->count()) o.sysfs = sysfs;
     if (format_opt->count()) o.input_format = gidpolicy::formats::format_from_string(input_format);
+    o.max_input_bytes = max_input_bytes;
     return o;
   }
 };
@@ -123,6 +128,8 @@ int run(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"json", "devinfo", "show_gids", "sysfs"}));
   convert_cmd->add_option("--output", convert.output, "Write here (a directory for sysfs) instead of stdout");
+  convert_cmd->add_flag("--replace", convert.replace,
+                        "With --to sysfs: replace a non-empty --output directory (refused otherwise)");
 
   // simulate
   SimulateOptions simulate;

@@ -41,9 +41,11 @@ result<std::vector<GidTable>> read_text(const std::string& text, const std::stri
               "--input-format sysfs: a sysfs tree is a directory, give it with --sysfs DIR");
 }
 
-result<std::vector<GidTable>> read_input(const std::string& input, std::optional<formats::Format> format) {
+result<std::vector<GidTable>> read_input(const std::string& input, std::optional<formats::Format> format,
+                                         std::size_t max_bytes) {
   if (input == "-") {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    // Bounded, binary refused chunk by chunk: `cat /dev/urandom | gidpolicy show --input -`.
+    GIDPOLICY_TRY(text, formats::read_text_fd(0, "<stdin>", max_bytes));
     return read_text(text, "<stdin>", format);
   }
   std::error_code ec;
@@ -53,13 +55,9 @@ result<std::vector<GidTable>> read_input(const std::string& input, std::optional
                   input + " is a directory, not a " + std::string(formats::to_string(*format)) + " file");
     return formats::read_sysfs(input);
   }
-  if (!format) return formats::read_tables_file(input);
-  std::ifstream in(input, std::ios::binary);
-  if (!in)
-    return fail(errc::io_error, input + ": cannot open (" + std::generic_category().message(errno) + ")");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return read_text(ss.str(), input, format);
+  if (!format) return formats::read_tables_file(input, max_bytes);
+  GIDPOLICY_TRY(text, formats::read_text_file(input, max_bytes));
+  return read_text(text, input, format);
 }
 
 std::string list_ports(const std::vector<GidTable>& tables) {
@@ -151,15 +149,18 @@ result<Loaded> load_tables(const SourceOptions& o) {
   if (o.input_format && !o.input) return fail(errc::invalid_argument, "--input-format needs --input FILE");
   if (!o.input && !o.sysfs) return load_live(o);
   std::string source = o.input ? (*o.input == "-" ? std::string("<stdin>") : *o.input) : *o.sysfs;
-  auto tables = o.input ? read_input(*o.input, o.input_format) : formats::read_sysfs(*o.sysfs);
+  auto tables =
+      o.input ? read_input(*o.input, o.input_format, o.max_input_bytes) : formats::read_sysfs(*o.sysfs);
   if (!tables) return fail(tables.error());
   if (tables.value().empty())
-    return fail(errc::no_candidate, source + " holds no GID table (show_gids printed no GID): nothing to do");
+    return fail(errc::no_candidate, source +
+                                        " lists no port (JSON with \"ports\": [], or show_gids output that "
+                                        "found no GID): nothing to do");
   GIDPOLICY_TRY(kept, filter(std::move(tables).value(), o, source));
   return Loaded{std::move(kept), source};
 }
 
-result<GidTable> load_host_table(const std::string& spec) {
+result<GidTable> load_host_table(const std::string& spec, std::size_t max_input_bytes) {
   // Try the longest existing path first: "FILE", then "FILE:DEVICE", then "FILE:DEVICE:PORT".
   std::string file = spec;
   std::optional<std::string> device;
@@ -186,7 +187,7 @@ result<GidTable> load_host_table(const std::string& spec) {
     }
   }
   if (device && device->empty()) device.reset();
-  GIDPOLICY_TRY(tables, read_input(file, std::nullopt));
+  GIDPOLICY_TRY(tables, read_input(file, std::nullopt, max_input_bytes));
   if (tables.empty()) return fail(errc::no_candidate, file + " holds no GID table");
   SourceOptions o;
   o.device = device;

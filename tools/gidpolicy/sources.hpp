@@ -6,6 +6,7 @@
 #include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/gid_table.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,8 @@ struct SourceOptions {
   std::optional<std::string> input;             ///< a file, or "-" for stdin
   std::optional<std::string> sysfs;             ///< a /sys/class/infiniband-like directory
   std::optional<formats::Format> input_format;  ///< skip detection for --input
+  /// --max-input-bytes: the cap on --input (file or stdin), formats::kDefaultMaxInputBytes.
+  std::size_t max_input_bytes = formats::kDefaultMaxInputBytes;
 };
 
 /// Tables and a name for the source they came from ("paste.txt", "<stdin>", "live devices").
@@ -36,7 +39,8 @@ result<Loaded> load_tables(const SourceOptions& options);
 
 /// Read one table file for `simulate`: "FILE" or "FILE:DEVICE[:PORT]" (first table, or the one
 /// named). The path may itself contain ':' when it exists as given.
-result<GidTable> load_host_table(const std::string& spec);
+result<GidTable> load_host_table(const std::string& spec,
+                                 std::size_t max_input_bytes = formats::kDefaultMaxInputBytes);
 
 /// "<device> port <n>" as every message names a table.
 std::string port_name(const GidTable& t);

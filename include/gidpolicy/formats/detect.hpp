@@ -20,6 +20,7 @@
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -36,6 +37,22 @@ std::string_view to_string(Format f) noexcept;
 /// The names above (any case), plus "ibv_devinfo" and "show-gids".
 std::optional<Format> format_from_string(std::string_view s) noexcept;
 
+/// Default cap on a text input: real tables are a few KB (a 256-entry `ibv_devinfo -v` paste is
+/// about 20 KB), so 16 MiB is generous and still bounds what /dev/zero or a wrong file costs.
+inline constexpr std::size_t kDefaultMaxInputBytes = 16u * 1024 * 1024;
+
+/// Read a whole text input from `fd`, bounded: more than `max_bytes` is errc::parse_error, and
+/// binary data (a NUL or control byte in any chunk, or mostly invalid UTF-8 in the first) is
+/// errc::unknown_format as soon as the chunk holding it arrives, not after EOF (which
+/// /dev/zero never reaches). `source` names the input in errors; a read error is
+/// errc::io_error "cannot read input".
+/// Example: auto text = read_text_fd(0, "<stdin>", kDefaultMaxInputBytes);
+result<std::string> read_text_fd(int fd, std::string_view source,
+                                 std::size_t max_bytes = kDefaultMaxInputBytes);
+/// The same for a file (a FIFO or character device too: open never blocks, reads are bounded).
+result<std::string> read_text_file(const std::filesystem::path& path,
+                                   std::size_t max_bytes = kDefaultMaxInputBytes);
+
 /// The format of a text input (never Format::sysfs). `source` names it in errors.
 result<Format> detect_format(std::string_view text, std::string_view source = "<input>");
 
@@ -44,9 +61,11 @@ result<Format> detect_format(std::string_view text, std::string_view source = "<
 /// `n_gids_found=0`, or JSON with `"ports": []`) yields an empty vector, devinfo never does.
 result<std::vector<GidTable>> read_tables(std::string_view text, std::string_view source = "<input>");
 
-/// A directory: read_sysfs. A file: its text through read_tables, named by its path in errors.
-/// Errors: errc::io_error for a path that cannot be opened or read.
-result<std::vector<GidTable>> read_tables_file(const std::filesystem::path& path);
+/// A directory: read_sysfs. A file: its text (read_text_file, at most `max_bytes`) through
+/// read_tables, named by its path in errors.
+/// Errors: errc::io_error for a path that cannot be opened or read; see read_text_fd.
+result<std::vector<GidTable>> read_tables_file(const std::filesystem::path& path,
+                                               std::size_t max_bytes = kDefaultMaxInputBytes);
 
 /// The tables in a text format. Format::sysfs is not text: errc::invalid_argument (use
 /// write_sysfs).

@@ -19,6 +19,10 @@
 // Errors name the source, the line and column for syntax errors, and the field path for
 // semantic ones: "t.json: ports[0].entries[2].gid: invalid GID text: at position 4: ...".
 // Nothing is half-applied: a document with one bad entry yields an error, never a partial table.
+// A key given twice in one object is an error naming its path (JSON parsers usually keep the
+// last one, silently replacing e.g. a first "gid"), and so is nesting deeper than
+// kMaxJsonDepth. Device and netdev names follow the kernel's limits (names.hpp rules, see
+// docs/json-schema.md).
 //
 // Example:
 //   auto tables = gidpolicy::formats::read_json(text, "tables.json");
@@ -28,6 +32,7 @@
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +40,8 @@
 namespace gidpolicy::formats {
 
 inline constexpr int kJsonSchemaVersion = 1;
+/// Deepest object/array nesting read_json accepts; a tables document nests 5 levels.
+inline constexpr std::size_t kMaxJsonDepth = 32;
 
 /// Parse a JSON tables document. `source` names the input in error messages.
 result<std::vector<GidTable>> read_json(std::string_view text, std::string_view source = "<json>");

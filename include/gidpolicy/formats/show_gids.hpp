@@ -17,7 +17,11 @@
 //    or a netdev is read as Ethernet, otherwise the link layer is unknown.
 //  * Pasted copies often lose their tabs: columns are split on any run of tabs or spaces.
 //    When the header line is present the `n_gids_found=N` line must be too, and N must equal
-//    the number of rows: that is how a cut-off paste is told apart from a short table.
+//    the number of rows: that is how a cut-off paste is told apart from a short table. Rows
+//    pasted with neither header nor footer (even a single line) are read, but as Holes::not_shown:
+//    nothing says the paste is whole, so an index they do not list may hold a GID.
+//  * VER `vN` for an N other than 1 or 2 (a later script) is GidType::unknown; a DEV/netdev
+//    name follows the readers' name rule (docs/formats.md).
 //
 // Errors: errc::parse_error or errc::invalid_field with "<source>:<line>: <what was expected>";
 // errc::duplicate_index for an index listed twice in one port.

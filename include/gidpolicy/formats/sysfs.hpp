@@ -38,6 +38,9 @@ namespace gidpolicy::formats {
 /// Read every device and port under `root` (a /sys/class/infiniband-like directory, or one
 /// device directory holding `ports/`). Devices by name, ports and indices by number.
 /// Empty slots are left out of the table (Holes::empty); gid_tbl_len is the number of slots.
+/// Every attribute must be a regular file of at most one page (4096 bytes): a FIFO, a device
+/// or a directory in place of gids/N, gid_attrs/types/N or state is errc::io_error naming the
+/// path (opened without blocking, never read). Names follow the readers' name rule.
 result<std::vector<GidTable>> read_sysfs(const std::filesystem::path& root);
 
 /// How write_sysfs lays the tree out.
@@ -50,7 +53,10 @@ struct SysfsWriteOptions {
 /// every slot in [0, length()) gets a gids file (zeros when empty or absent); types/ndevs files
 /// exist only where a real kernel would let them be read (a known type, a netdev); an
 /// unreadable slot's gids file is a dangling symlink, so reading it fails. Test fixtures and the
-/// fakes use this. Errors: errc::io_error naming the path.
+/// fakes use this. It writes into `root` as it is (merging with what is there); the CLI's
+/// `convert --to sysfs` writes a fresh temporary tree and renames it into place instead.
+/// Errors: the errno of a failed write or mkdir, naming the path; errc::invalid_argument for a
+/// device name that cannot be a directory or a gid_tbl_len above 65536 (that many files).
 result<void> write_sysfs(const std::vector<GidTable>& tables, const std::filesystem::path& root,
                          SysfsWriteOptions options = {});
 

@@ -27,6 +27,11 @@
 //   "per-device(mlx5_0=validated:index=7;*=auto)"
 //   "ds4-linux:local=127.0.0.1,index=2"
 //
+// Bounds (specs arrive through environment variables; the parser recurses once per level):
+// at most kMaxSpecDepth nested first(...)/per-device(...) levels and kMaxSpecBytes bytes.
+// Beyond either, errc::invalid_policy_spec with the position, never a stack overflow.
+// Error messages quote the spec around the position (a bounded excerpt), not the whole spec.
+//
 // Round trip: for every policy p, parse_policy(p.spec()).value() == p.
 // Errors: errc::invalid_policy_spec, detail "at position P: expected E, found 'X'" (P is a
 // 0-based byte offset into the spec), e.g. "at position 10: expected an option of validated
@@ -36,9 +41,16 @@
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/policies/any_policy.hpp>
 
+#include <cstddef>
 #include <string_view>
 
 namespace gidpolicy {
+
+/// Nesting limit of first(...)/per-device(...): "first(first(auto))" is depth 2. Real specs
+/// nest one or two levels; 32 leaves room and keeps the recursion far from any stack limit.
+inline constexpr std::size_t kMaxSpecDepth = 32;
+/// Length limit of a spec in bytes (a per-device() list of thousands of devices still fits).
+inline constexpr std::size_t kMaxSpecBytes = 64 * 1024;
 
 /// Parse a policy spec (no "@sgid=" suffix: a policy always routes from its own pick).
 result<AnyPolicy> parse_policy(std::string_view spec);

@@ -50,12 +50,22 @@ struct SnapshotReport {
   /// Every VerbsApi call snapshot() made, failed attempts included (open/close when it opened
   /// the device by name, the port query, each GID read).
   unsigned driver_calls = 0;
-  unsigned gid_reads = 0;          ///< of which GID-reading calls
-  bool stopped_early = false;      ///< stop_after ended a per-index scan before gid_tbl_len
+  unsigned gid_reads = 0;      ///< of which GID-reading calls
+  bool stopped_early = false;  ///< stop_after ended a per-index scan before gid_tbl_len
+  /// A per-index scan read only the indices an sgid_index can reach (kSgidReach) of a longer
+  /// table, without SnapshotOptions::whole_table: the rest is Holes::not_shown.
+  bool capped = false;
   std::uint32_t indices_read = 0;  ///< per-index methods: how many indices were read
   /// Why cheaper methods were not used: "read_gid_table: Operation not supported (errno 95)".
   std::vector<std::string> fallbacks;
 };
+
+/// Indices an sgid_index (uint8_t) can name: a per-index scan reads no further by default.
+inline constexpr std::uint32_t kSgidReach = 256;
+/// The largest gid_tbl_len snapshot() accepts from a driver. Real ports report 16 to 256
+/// (mlx5 RoCE: 256); a length above this (or a negative one) is a driver bug or a hostile
+/// function table, refused with the driver's errno EPROTO rather than read for minutes.
+inline constexpr std::uint32_t kMaxGidTableLength = 65536;
 
 /// How snapshot() reads.
 struct SnapshotOptions {
@@ -66,6 +76,9 @@ struct SnapshotOptions {
   /// Per-index methods only: stop after the first entry for which this returns true (the
   /// table call reads everything in one call and ignores it). See stop_at_first_ipv4_mapped().
   std::function<bool(const GidEntry&)> stop_after;
+  /// Per-index methods only: read every index below gid_tbl_len (at most kMaxGidTableLength)
+  /// instead of the kSgidReach an sgid_index can name. The table call reads all regardless.
+  bool whole_table = false;
   /// Filled in when not null.
   SnapshotReport* report = nullptr;
 };
@@ -75,7 +88,8 @@ std::function<bool(const GidEntry&)> stop_at_first_ipv4_mapped();
 
 /// Snapshot `port` of an open device.
 /// Errors: errc::port_not_active; errc::invalid_argument for a port outside 1..255; the
-/// driver's errno from the port query; errc::not_supported when the backend can read no GID.
+/// driver's errno from the port query; EPROTO for a gid_tbl_len that is negative or above
+/// kMaxGidTableLength; errc::not_supported when the backend can read no GID.
 /// A GID read failing for one index does not fail the snapshot: that entry is
 /// EntryState::unreadable with the errno kept.
 result<GidTable> snapshot(VerbsApi& api, DeviceHandle device, std::uint32_t port,
