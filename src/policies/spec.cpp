@@ -426,8 +426,10 @@ class Parser {
 
 result<ParsedProfile> parse_spec(std::string_view spec, bool allow_source) {
   if (spec.size() > kMaxBytes)
-    return fail(errc::invalid_policy_spec, "the spec is " + std::to_string(spec.size()) +
-                                               " bytes: expected at most " + std::to_string(kMaxBytes));
+    return fail(errc::invalid_policy_spec, "at position " + std::to_string(kMaxBytes) +
+                                               ": expected the end of the spec (at most " +
+                                               std::to_string(kMaxBytes) + " bytes), found a spec of " +
+                                               std::to_string(spec.size()) + " bytes");
   Parser p(spec);
   bool bare_jaccl = false;
   GIDPOLICY_TRY(policy, p.policy(&bare_jaccl));

@@ -28,7 +28,7 @@
 //   "ds4-linux:local=127.0.0.1,index=2"
 //
 // Bounds (specs arrive through environment variables; the parser recurses once per level):
-// at most kMaxSpecDepth nested first(...)/per-device(...) levels and kMaxSpecBytes bytes.
+// at most kMaxSpecDepth nested first(...)/per-device(...) levels and kMaxSpecBytes (128 KiB) bytes.
 // Beyond either, errc::invalid_policy_spec with the position, never a stack overflow.
 // Error messages quote the spec around the position (a bounded excerpt), not the whole spec.
 //
@@ -49,8 +49,9 @@ namespace gidpolicy {
 /// Nesting limit of first(...)/per-device(...): "first(first(auto))" is depth 2. Real specs
 /// nest one or two levels; 32 leaves room and keeps the recursion far from any stack limit.
 inline constexpr std::size_t kMaxSpecDepth = 32;
-/// Length limit of a spec in bytes (a per-device() list of thousands of devices still fits).
-inline constexpr std::size_t kMaxSpecBytes = 64 * 1024;
+/// Length limit of a spec in bytes: Linux's MAX_ARG_STRLEN, the most one argument or environment
+/// variable can hold (a per-device() list of thousands of devices still fits).
+inline constexpr std::size_t kMaxSpecBytes = 128 * 1024;
 
 /// Parse a policy spec (no "@sgid=" suffix: a policy always routes from its own pick).
 result<AnyPolicy> parse_policy(std::string_view spec);
