@@ -7,10 +7,6 @@
 #include "text.hpp"
 
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace gidpolicy::formats {
 namespace {

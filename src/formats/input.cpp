@@ -115,9 +115,7 @@ result<std::string> read_text_file(const std::filesystem::path& path, std::size_
   // O_NONBLOCK only for the open: a FIFO without a writer would otherwise block in open();
   // reads are blocking again so a pipe being written (a process substitution) is read whole.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return fail(errc::io_error,
-                path.string() + ": cannot open (" + std::generic_category().message(errno) + ")");
+  if (fd < 0) return fail(errc::io_error, path.string() + ": " + std::generic_category().message(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     ::close(fd);

@@ -37,7 +37,8 @@ struct FileRead {
 };
 
 // POSIX read, not iostreams: the errno of a failed read is the datum, and iostreams throw it
-// away. O_NONBLOCK: opening a FIFO without a writer must not block (fstat then refuses it).
+// away. O_NONBLOCK: opening a FIFO without a writer must not block (fstat then refuses it, as
+// it refuses devices and sockets: anything that could block or never end).
 // Symlinks are followed (sysfs trees written by write_sysfs mark an unreadable slot with a
 // dangling link, whose open fails with ENOENT); what the link reaches is checked by fstat.
 result<FileRead> read_small_file(const fs::path& p) {
@@ -49,10 +50,16 @@ result<FileRead> read_small_file(const fs::path& p) {
     ::close(fd);
     return FileRead{{}, ec};
   }
+  // A directory cannot block: read() fails at once with EISDIR, an unreadable slot like any
+  // failed read (tests use it to stand in for the kernel's EINVAL, which a plain file system
+  // cannot produce).
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return FileRead{{}, std::make_error_code(std::errc::is_a_directory)};
+  }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
     const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO"
-                       : S_ISDIR(st.st_mode)  ? "a directory"
                        : S_ISCHR(st.st_mode)  ? "a character device"
                        : S_ISBLK(st.st_mode)  ? "a block device"
                        : S_ISSOCK(st.st_mode) ? "a socket"

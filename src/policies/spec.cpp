@@ -61,6 +61,15 @@ struct Option {
   std::size_t value_pos = 0;
 };
 
+/// Closes one nesting level when the recursive call returns, whichever way it returns.
+struct DepthGuard {
+  std::size_t& depth;
+  explicit DepthGuard(std::size_t& d) : depth(d) {}
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+  ~DepthGuard() { --depth; }
+};
+
 class Parser {
  public:
   explicit Parser(std::string_view s) : s_(s) {}
@@ -79,9 +88,9 @@ class Parser {
         return error(start, "at most " + std::to_string(kMaxDepth) +
                                 " nested first(...)/per-device(...) levels (the spec nests deeper)");
       ++depth_;
-      auto r = name == "first" ? first_of(start) : per_device(start);
-      --depth_;
-      return r;
+      const DepthGuard guard{depth_};
+      if (name == "first") return first_of(start);
+      return per_device(start);
     }
 
     if (name == "jaccl" || name == "jaccl-fixed" || name == "jaccl-legacy") {

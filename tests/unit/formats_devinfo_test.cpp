@@ -301,13 +301,23 @@ TEST(FormatsDevinfo, WritesRdmaCore44Layout) {
 }
 
 // Regression (fuzz_devinfo): a device name longer than the writer's 256-byte line buffer was cut
-// together with its newline, so write_devinfo's text no longer read back.
+// together with its newline, so write_devinfo's text no longer read back. The writer writes any
+// name whole; the reader takes names up to the kernel's 63 bytes (issue 16) and refuses longer
+// ones by name instead of misreading them.
 TEST(FormatsDevinfo, RegressionLongDeviceNameIsWrittenWhole) {
   PortInfo p;
   p.device = "rdma_" + std::string(400, 'x');
   p.link_layer = LinkLayer::thunderbolt();
   p.gid_tbl_len = 16;
   auto t = GidTable::make(p, {GidEntry::valid(1, Gid::ipv4_mapped(0x0a630002u))}).value();
+  const std::string text = write_devinfo({t});
+  EXPECT_NE(text.find("hca_id:\t" + p.device + "\n"), std::string::npos);
+  auto refused = read_devinfo(text, "long.txt");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().detail.find("long.txt:1: hca_id: device name"), std::string::npos)
+      << refused.error().detail;
+  p.device = "rdma_" + std::string(58, 'x');  // 63 bytes, the longest the kernel allows
+  t = GidTable::make(p, {GidEntry::valid(1, Gid::ipv4_mapped(0x0a630002u))}).value();
   auto back = read_devinfo(write_devinfo({t}), "long.txt");
   ASSERT_TRUE(back) << back.error().what();
   ASSERT_EQ(back.value().size(), 1u);

@@ -10,14 +10,9 @@
 #include <gidpolicy/verbs/libibverbs_api.hpp>
 #endif
 
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <memory>
-#include <sstream>
 
 namespace gidpolicy::cli {
 namespace {

@@ -39,8 +39,9 @@ namespace gidpolicy::formats {
 /// device directory holding `ports/`). Devices by name, ports and indices by number.
 /// Empty slots are left out of the table (Holes::empty); gid_tbl_len is the number of slots.
 /// Every attribute must be a regular file of at most one page (4096 bytes): a FIFO, a device
-/// or a directory in place of gids/N, gid_attrs/types/N or state is errc::io_error naming the
-/// path (opened without blocking, never read). Names follow the readers' name rule.
+/// or a socket in place of gids/N, gid_attrs/types/N or state is errc::io_error naming the
+/// path (opened without blocking, never read); a directory reads as a failed read (EISDIR).
+/// Names follow the readers' name rule.
 result<std::vector<GidTable>> read_sysfs(const std::filesystem::path& root);
 
 /// How write_sysfs lays the tree out.
