@@ -59,7 +59,7 @@ struct Facts {
   std::optional<Agreement> agreement;  // with the advertised GID, when given
   std::optional<RtrPrediction> model;  // when table and index are known
   Platform platform = Platform::linux_kernel;
-  std::string at;                      // "sgid_index 1"
+  std::string at;  // "sgid_index 1"
 
   /// How the model judged rule `r`: it decided the verdict, the request passed it, or the
   /// driver stopped (or the profile has no such rule) before it.
@@ -73,7 +73,8 @@ struct Facts {
   /// The model's reason for the rule that fired, with RtrBuilder's refusal when it refused.
   [[nodiscard]] std::string model_reason() const {
     std::string s = model->verdict.reason;
-    if (model->refused) s += " (RtrBuilder refuses these attributes before modify_qp: " + model->refused->detail + ")";
+    if (model->refused)
+      s += " (RtrBuilder refuses these attributes before modify_qp: " + model->refused->detail + ")";
     return s;
   }
 
@@ -115,7 +116,8 @@ std::optional<RtrPrediction> model_of(const DiagnoseContext& c, Platform platfor
   peer.lid = 1;  // an InfiniBand peer inside the subnet has one
   peer.gid = c.peer_gid ? *c.peer_gid : stand_in_peer(entry);
   peer.gid_type = c.peer_gid_type;
-  RtrBuilder builder(qp, *c.table, sel, SourceIndex::literal(static_cast<std::uint8_t>(*c.sgid_index & 0xffu)));
+  RtrBuilder builder(qp, *c.table, sel,
+                     SourceIndex::literal(static_cast<std::uint8_t>(*c.sgid_index & 0xffu)));
   builder.remote(peer);
   if (qp == QpKind::rc) builder.max_dest_rd_atomic(1).min_rnr_timer(12);
   return predict_rtr(*c.table, builder, driver_of(platform));
@@ -182,7 +184,8 @@ class Builder {
     }
     if (*evidence)
       add(std::move(id), evidence_l,
-          hit.empty() ? generic : hit + " (the driver stops earlier: " + f_.model->to_string(f_.platform) + ")",
+          hit.empty() ? generic
+                      : hit + " (the driver stops earlier: " + f_.model->to_string(f_.platform) + ")",
           remedy);
     else
       add(std::move(id), Likelihood::ruled_out, passed, remedy);
@@ -193,7 +196,8 @@ class Builder {
     if (f_.model && f_.model->verdict.rule != RtrRule::none && f_.model->verdict.rule != RtrRule::not_shown &&
         (covered_ & rule_bit(f_.model->verdict.rule)) == 0)
       add("model_predicts_otherwise", Likelihood::possible,
-          "for this RTR the driver model predicts " + f_.model->to_string(f_.platform) + ", not " + errno_label_,
+          "for this RTR the driver model predicts " + f_.model->to_string(f_.platform) + ", not " +
+              errno_label_,
           "compare the errno with the platform the table comes from (--platform)");
     std::stable_sort(causes_.begin(), causes_.end(),
                      [](const Cause& a, const Cause& b) { return a.likelihood < b.likelihood; });
@@ -239,7 +243,8 @@ class Builder {
     }
     if (f_.empty || f_.unreadable) {  // in the table but the driver stops earlier
       add(id, Likelihood::likely,
-          f_.slot_story() + ": " + what + " (the driver stops earlier: " + f_.model->to_string(f_.platform) + ")",
+          f_.slot_story() + ": " + what + " (the driver stops earlier: " + f_.model->to_string(f_.platform) +
+              ")",
           remedy);
       return;
     }
@@ -256,11 +261,12 @@ class Builder {
           "make the peer advertise the GID it routes from (profile jaccl-fixed or auto)");
       return;
     }
-    by_model("dgid_zero", RtrRule::dgid_zero, Likelihood::possible,
-             "the destination GID is zero: the peer advertised an empty slot (JACCL's index 1 on a port without "
-             "a GID there)",
-             "make the peer advertise the GID it routes from (profile jaccl-fixed or auto)",
-             c_.peer_gid->is_zero(), "", "the destination GID " + c_.peer_gid->to_string() + " is not zero");
+    by_model(
+        "dgid_zero", RtrRule::dgid_zero, Likelihood::possible,
+        "the destination GID is zero: the peer advertised an empty slot (JACCL's index 1 on a port without "
+        "a GID there)",
+        "make the peer advertise the GID it routes from (profile jaccl-fixed or auto)",
+        c_.peer_gid->is_zero(), "", "the destination GID " + c_.peer_gid->to_string() + " is not zero");
   }
   /// Advertised one GID, routed from another entry.
   void disagreement(Likelihood if_disagree) {
@@ -283,10 +289,12 @@ class Builder {
   /// sgid is IPv4-mapped and dgid native IPv6, or the reverse.
   void family_mismatch(Likelihood unknown_l, const std::string& effect) {
     const std::string remedy = "advertise and route from GIDs of one family on both sides (auto:family=ipv4)";
-    const std::string generic = "the source and destination GIDs are of different address families: " + effect;
+    const std::string generic =
+        "the source and destination GIDs are of different address families: " + effect;
     if (!f_.usable || !c_.peer_gid || c_.peer_gid->is_zero()) {
       covered_ |= rule_bit(RtrRule::family_mismatch);
-      add("family_mismatch", f_.model && c_.peer_gid && c_.peer_gid->is_zero() ? Likelihood::ruled_out : unknown_l,
+      add("family_mismatch",
+          f_.model && c_.peer_gid && c_.peer_gid->is_zero() ? Likelihood::ruled_out : unknown_l,
           f_.model && c_.peer_gid && c_.peer_gid->is_zero() ? "the destination GID is zero: it has no family"
                                                             : generic,
           remedy);
@@ -417,8 +425,8 @@ void darwin_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b
       const bool mapped = f.entry->gid.is_ipv4_mapped();
       const std::string holds = f.at + " holds " + detail::describe(*f.entry);
       b.by_model("source_not_mapped", RtrRule::source_not_mapped, Likelihood::possible,
-                 "the source GID is not an IPv4-mapped GID", "route from the port's ::ffff:a.b.c.d entry", !mapped,
-                 holds + ": not IPv4-mapped", holds + ": IPv4-mapped");
+                 "the source GID is not an IPv4-mapped GID", "route from the port's ::ffff:a.b.c.d entry",
+                 !mapped, holds + ": not IPv4-mapped", holds + ": IPv4-mapped");
     }
     if (f.table) {
       bool any_mapped = false;
@@ -431,17 +439,18 @@ void darwin_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b
   } else if (err == E.etimedout) {
     const std::string remedy = "route from the IPv4-mapped entry (auto ranks index 0 last on Thunderbolt)";
     if (f.index)
-      b.by_model("index_0", RtrRule::index_0, *f.index == 0 ? Likelihood::confirmed : Likelihood::ruled_out,
-                 *f.index == 0 ? f.at + ": routing from index 0 (the fe80 link-local) times out on Thunderbolt"
-                               : f.at + " is not index 0",
-                 remedy, *f.index == 0,
-                 *f.index == 0 && f.known
-                     ? f.slot_story() + ": routing from index 0 (the fe80 link-local) times out on Thunderbolt"
-                     : "",
-                 f.at + " is not index 0");
+      b.by_model(
+          "index_0", RtrRule::index_0, *f.index == 0 ? Likelihood::confirmed : Likelihood::ruled_out,
+          *f.index == 0 ? f.at + ": routing from index 0 (the fe80 link-local) times out on Thunderbolt"
+                        : f.at + " is not index 0",
+          remedy, *f.index == 0,
+          *f.index == 0 && f.known
+              ? f.slot_story() + ": routing from index 0 (the fe80 link-local) times out on Thunderbolt"
+              : "",
+          f.at + " is not index 0");
     else
-      b.add("index_0", Likelihood::likely, "routing from index 0 (the fe80 link-local) times out on Thunderbolt",
-            remedy);
+      b.add("index_0", Likelihood::likely,
+            "routing from index 0 (the fe80 link-local) times out on Thunderbolt", remedy);
     b.disagreement(Likelihood::likely);
     b.add("peer_unreachable", Likelihood::possible, "the peer is not reachable over this Thunderbolt port",
           "check the cable and that the peer's RDMA port is active");

@@ -243,19 +243,23 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverP
     if (e->type != *req.peer_gid_type)
       return decide(RtrRule::roce_version_mismatch, RtrOutcome::times_out, E.etimedout,
                     at + " is " + std::string(to_string(e->type)) + " but the peer uses " +
-                        std::string(to_string(*req.peer_gid_type)) + ": packets are dropped, traffic times out");
+                        std::string(to_string(*req.peer_gid_type)) +
+                        ": packets are dropped, traffic times out");
     pass(RtrRule::roce_version_mismatch);
   }
-  return decide(RtrRule::none, RtrOutcome::ok, 0, wrap.empty() ? std::string() : wrap + "routing from " + describe(*e));
+  return decide(RtrRule::none, RtrOutcome::ok, 0,
+                wrap.empty() ? std::string() : wrap + "routing from " + describe(*e));
 }
 
 RtrVerdict judge_create_qp(QpKind type, unsigned existing_qps, const DriverProfile& prof) {
   const Errnos E = Errnos::of(prof.platform);
   if (prof.uc_only && type == QpKind::rc)
-    return {RtrOutcome::error, E.eopnotsupp, "RC queue pairs are not supported (UC only)", RtrRule::qp_type, 0};
+    return {RtrOutcome::error, E.eopnotsupp, "RC queue pairs are not supported (UC only)", RtrRule::qp_type,
+            0};
   if (prof.max_qps_per_device != 0 && existing_qps >= prof.max_qps_per_device)
     return {RtrOutcome::error, E.ebusy,
-            "the device allows " + std::to_string(prof.max_qps_per_device) + " queue pairs", RtrRule::none, 0};
+            "the device allows " + std::to_string(prof.max_qps_per_device) + " queue pairs", RtrRule::none,
+            0};
   return {};
 }
 

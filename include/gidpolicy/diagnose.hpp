@@ -83,9 +83,9 @@ Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context = 
 /// says what the driver would answer had they been sent anyway (builder.unchecked()), which is
 /// what a program that builds its attributes by hand gets.
 struct RtrPrediction {
-  std::optional<Error> refused;              ///< RtrBuilder::build()'s error, when it refused
-  RtrVerdict verdict;                        ///< judge_rtr() on the attributes (unchecked when refused)
-  std::optional<RtrAttributes> attributes;   ///< what build() returned, when it did
+  std::optional<Error> refused;             ///< RtrBuilder::build()'s error, when it refused
+  RtrVerdict verdict;                       ///< judge_rtr() on the attributes (unchecked when refused)
+  std::optional<RtrAttributes> attributes;  ///< what build() returned, when it did
   [[nodiscard]] bool reaches_driver() const noexcept { return !refused.has_value(); }
   /// verdict.to_string(p), or "refused before modify_qp: <error>; sent anyway: <verdict>".
   [[nodiscard]] std::string to_string(Platform p) const;

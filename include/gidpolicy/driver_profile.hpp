@@ -128,8 +128,8 @@ constexpr std::uint32_t rule_bit(RtrRule r) noexcept { return 1u << static_cast<
 
 struct RtrVerdict {
   RtrOutcome outcome = RtrOutcome::ok;
-  int err = 0;         ///< the platform's errno for error and times_out; 0 otherwise
-  std::string reason;  ///< one line a person can act on
+  int err = 0;                   ///< the platform's errno for error and times_out; 0 otherwise
+  std::string reason;            ///< one line a person can act on
   RtrRule rule = RtrRule::none;  ///< the rule that decided (none: every rule passed)
   std::uint32_t passed = 0;      ///< rule_bit() of every rule the request was checked against and passed
   /// "ok", "EINVAL (22): ...", "times out (ETIMEDOUT 110): ...", "unknown: ..."

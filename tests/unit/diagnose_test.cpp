@@ -207,8 +207,8 @@ TEST(PredictRtr, JudgesWhatRtrBuilderBuilt) {
 // and the verdict says what the driver would have answered.
 TEST(PredictRtr, ZeroPeerGidIsRefusedAndNamed) {
   const GidTable t = test::nccl_769();
-  const RtrPrediction p = predict_rtr(t, plan_at(t, 3, 3), {.qpn = 1, .psn = 2, .gid = Gid{}},
-                                      DriverProfile::linux_kernel());
+  const RtrPrediction p =
+      predict_rtr(t, plan_at(t, 3, 3), {.qpn = 1, .psn = 2, .gid = Gid{}}, DriverProfile::linux_kernel());
   ASSERT_TRUE(p.refused);
   EXPECT_EQ(p.refused->code, errc::peer_gid_zero);
   EXPECT_EQ(p.verdict.rule, RtrRule::dgid_zero);
@@ -235,7 +235,8 @@ TEST(Diagnose, NeverConfirmsAndRulesOutTheSameCause) {
   const Diagnosis oor = diagnose(22, Platform::darwin, {.table = &mac, .sgid_index = 20});
   EXPECT_EQ(oor.causes.at(0).id, "index_out_of_range");
   EXPECT_EQ(find(oor, "absent_source")->likelihood, Likelihood::ruled_out);
-  EXPECT_EQ(find(oor, "absent_source")->summary, "sgid_index 20 is outside the table, not an empty slot in it");
+  EXPECT_EQ(find(oor, "absent_source")->summary,
+            "sgid_index 20 is outside the table, not an empty slot in it");
 }
 
 // Issue 16 item 11: explain-errno names the zero destination GID exactly as check predicts it.
