@@ -12,7 +12,8 @@
  *   gidpolicy_select(policy, table, &sel, err, sizeof err);              the decision
  *   gidpolicy_selection_gid(sel, my_gid);                                advertise these 16 bytes
  *   ... exchange QPN, PSN, GID (and MTU) with the peer ...
- *   gidpolicy_rtr_fill(sel, &peer, NULL, &attr, &mask, err, sizeof err); RTR from the same pick
+ *   gidpolicy_rtr_options_init(&o); o.qp_type = IBV_QPT_RC;             the QP's own type
+ *   gidpolicy_rtr_fill(sel, &peer, &o, &attr, &mask, err, sizeof err);  RTR from the same pick
  *   gidpolicy_preflight_selection(&fns, ctx, port, sel, err, sizeof err); the slot still holds it?
  *   rc = ibv_modify_qp(qp, &attr, mask);
  *   if (rc) gidpolicy_explain_errno(rc, GIDPOLICY_PLATFORM_AUTO, sel, &peer, msg, sizeof msg);
@@ -73,7 +74,7 @@ struct ibv_qp_attr;
 union ibv_gid;
 
 /** The version of this API; bumped when a function or struct changes incompatibly. */
-#define GIDPOLICY_C_API_VERSION 1
+#define GIDPOLICY_C_API_VERSION 2  /* 2: gidpolicy_rtr_fill() needs options with the QP type */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Status codes                                                                               */
@@ -282,9 +283,13 @@ typedef struct gidpolicy_peer {
   int gid_type;    /**< gidpolicy_gid_type of its GID when it sent one; 0 = not sent */
 } gidpolicy_peer;
 
-/** Knobs of gidpolicy_rtr_fill(). Initialise with gidpolicy_rtr_options_init(), then change. */
+/** Knobs of gidpolicy_rtr_fill(). Initialise with gidpolicy_rtr_options_init(), set qp_type, then
+ *  change what else differs. */
 typedef struct gidpolicy_rtr_options {
-  int qp_type;                /**< enum ibv_qp_type: IBV_QPT_UC (3, default) or IBV_QPT_RC (2) */
+  int qp_type;                /**< enum ibv_qp_type the QP was created with: IBV_QPT_RC (2) or
+                                   IBV_QPT_UC (3). Required: 0 (what init sets) is an error, because
+                                   a guess is an EINVAL at RTR (RC needs MAX_DEST_RD_ATOMIC and
+                                   MIN_RNR_TIMER, UC refuses them) */
   int path_mtu;               /**< enum ibv_mtu; 0 (default) = min(local active MTU, peer MTU) */
   uint8_t hop_limit;          /**< grh.hop_limit; default 64 (JACCL's 1 works on one L2 segment only) */
   uint8_t traffic_class;      /**< grh.traffic_class; default 0 */
@@ -294,18 +299,21 @@ typedef struct gidpolicy_rtr_options {
   uint8_t min_rnr_timer;      /**< RC only; default 12 (0.64 ms) */
 } gidpolicy_rtr_options;
 
-/** Set the defaults documented in gidpolicy_rtr_options. */
+/** Set the defaults documented in gidpolicy_rtr_options; qp_type is left 0 (unset). */
 void gidpolicy_rtr_options_init(gidpolicy_rtr_options* options);
 
 /** Fill `*attr` (overwritten entirely) and `*attr_mask` for ibv_modify_qp(INIT->RTR): qp_state,
  *  path_mtu, dest_qp_num, rq_psn and the address vector with grh.sgid_index taken from the
  *  selection and grh.dgid from the peer. Each field is set together with its mask bit, and the
- *  bits the QP type requires are checked. `options` may be NULL for the defaults.
+ *  bits the QP type requires are checked. `options` is required: its qp_type must be the type the
+ *  QP was created with (ds4 on Linux: IBV_QPT_RC; JACCL and ds4 on macOS: IBV_QPT_UC).
  *  Errors: GIDPOLICY_ERR_RTR (peer GID zero, IPv4-mapped source with an IPv6 peer or the reverse,
  *  RoCE v1/v2 mismatch, an MTU above either side), GIDPOLICY_ERR_NOT_SUPPORTED (UD),
- *  GIDPOLICY_ERR_INVALID_ARGUMENT (a value wider than its field).
- *  Example: struct ibv_qp_attr attr; int mask;
- *           if (gidpolicy_rtr_fill(sel, &peer, NULL, &attr, &mask, err, sizeof err) == GIDPOLICY_OK)
+ *  GIDPOLICY_ERR_INVALID_ARGUMENT (NULL options, qp_type not set, a value wider than its field).
+ *  Example: struct ibv_qp_attr attr; int mask; gidpolicy_rtr_options o;
+ *           gidpolicy_rtr_options_init(&o);
+ *           o.qp_type = IBV_QPT_RC;
+ *           if (gidpolicy_rtr_fill(sel, &peer, &o, &attr, &mask, err, sizeof err) == GIDPOLICY_OK)
  *             rc = ibv_modify_qp(qp, &attr, mask); */
 gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const gidpolicy_peer* peer,
                                     const gidpolicy_rtr_options* options, struct ibv_qp_attr* attr,
