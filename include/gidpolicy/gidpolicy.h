@@ -21,8 +21,10 @@
  * Hardware gotchas this API exists for (sources: FACTS.md in the gidpolicy repository):
  *  - JACCL advertises the first IPv4-mapped GID but routes from the literal index 1: on a Mac
  *    mini with that GID at index 2 the RTR fails with errno 22 (MLX PR 3389).
- *  - ds4 accepts any forced index ibv_query_gid can read, zeros included, and casts it to
- *    uint8_t: index 257 silently routes from index 1.
+ *  - ds4's macOS path accepts any forced index ibv_query_gid can read, zeros included, and casts
+ *    it to uint8_t: index 257 silently routes from index 1 ("ds4:index=N" reproduces it). Its
+ *    Linux RoCE path validates a forced index (RoCE v2, non-zero, in range, <= 255):
+ *    "ds4-linux:local=ADDR,index=N".
  *  - An index is not a stable name for a GID: after a port flap the same address can come back
  *    at another index (NCCL 2157). gidpolicy_preflight_*() re-read the entry right before
  *    modify_qp; repeated failed RTRs reportedly wedge Apple's Thunderbolt port until reboot, so
@@ -74,7 +76,7 @@ struct ibv_qp_attr;
 union ibv_gid;
 
 /** The version of this API; bumped when a function or struct changes incompatibly. */
-#define GIDPOLICY_C_API_VERSION 2  /* 2: gidpolicy_rtr_fill() needs options with the QP type */
+#define GIDPOLICY_C_API_VERSION 2 /* 2: gidpolicy_rtr_fill() needs options with the QP type */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Status codes                                                                               */
@@ -135,8 +137,9 @@ typedef struct gidpolicy_policy gidpolicy_policy;
  *                                    link-local GID on Ethernet/Thunderbolt)
  *    "auto:family=ipv4,roce=v2,subnet=10.0.0.0/8"
  *    "validated:index=3,type=roce_v2" a forced index, checked (ds4's --rdma-gid-index, fixed)
- *    "ds4" / "ds4:index=N"           ds4 on macOS as it ships (forced index accepted unchecked)
- *    "ds4-linux:local=10.0.0.1"      ds4's Linux scan (RoCE v2, the control socket's address first)
+ *    "ds4" / "ds4:index=N"           ds4's macOS path as it ships (forced index accepted unchecked)
+ *    "ds4-linux:local=10.0.0.1"      ds4's Linux RoCE path, tp_rdma_linux_gid (non-zero RoCE v2, the
+ *                                    control socket's address first); ",index=N" its forced index
  *    "jaccl-fixed"                   JACCL's first IPv4-mapped GID, routed from where it was found
  *    "jaccl"                         JACCL as it ships: routes from the literal index 1 (may
  *                                    disagree: kept to reproduce the bug, see selection_agrees)
@@ -202,7 +205,7 @@ enum {
  *  Errors: GIDPOLICY_ERR_INVALID_ARGUMENT (NULL fns/ctx/out, port 0), GIDPOLICY_ERR_NOT_SUPPORTED
  *  (no query_port or no GID read), GIDPOLICY_ERR_DRIVER (query_port failed: errno in the
  *  message), GIDPOLICY_ERR_PORT_NOT_ACTIVE.
- *  Example (ds4): gidpolicy_verbs_fns fns = {0}; fns.query_port = api->query_port;
+ *  Example (ds4's API struct): gidpolicy_verbs_fns fns = {0}; fns.query_port = api->query_port;
  *                 fns.query_gid = api->query_gid;
  *                 gidpolicy_snapshot(&fns, ctx, 1, 0, &table, err, sizeof err); */
 gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_context* context,

@@ -107,7 +107,8 @@ static struct ibv_qp* create_rc_qp(struct transport* tp) {
   attr.qp_state = IBV_QPS_INIT;
   attr.port_num = (uint8_t)tp->gp.port;
   attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  if (api.modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) return NULL;
+  if (api.modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+    return NULL;
   return qp;
 }
 

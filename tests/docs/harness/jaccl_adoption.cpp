@@ -100,7 +100,8 @@ void Connection::queue_pair_init() {
   attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
   const int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
   if (int status = ibv().modify_qp(queue_pair, &attr, mask); status != 0)
-    throw std::invalid_argument("[jaccl] Changing queue pair to INIT failed with errno " + std::to_string(status));
+    throw std::invalid_argument("[jaccl] Changing queue pair to INIT failed with errno " +
+                                std::to_string(status));
 }
 
 void Connection::queue_pair_rts() {
@@ -108,7 +109,8 @@ void Connection::queue_pair_rts() {
   attr.qp_state = IBV_QPS_RTS;
   attr.sq_psn = static_cast<uint32_t>(src.packet_sequence_number);
   if (int status = ibv().modify_qp(queue_pair, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN); status != 0)
-    throw std::invalid_argument("[jaccl] Changing queue pair to RTS failed with errno " + std::to_string(status));
+    throw std::invalid_argument("[jaccl] Changing queue pair to RTS failed with errno " +
+                                std::to_string(status));
 }
 
 }  // namespace jaccl
@@ -170,7 +172,8 @@ int main(int argc, char** argv) {
       c.create_queue_pair();
       if (k == 0) (void)c.info();  // choose before the move: the selection must move with it
       conns.push_back(std::move(c));
-      if (c.gid_selection != nullptr) throw std::runtime_error("the moved-from Connection kept its selection");
+      if (c.gid_selection != nullptr)
+        throw std::runtime_error("the moved-from Connection kept its selection");
     }
     jaccl::ibv().free_device_list(list);
     const jaccl::Destination a = conns[0].info();
