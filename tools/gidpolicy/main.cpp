@@ -108,7 +108,7 @@ std::string own_words(const CLI::ParseError& e) {
     std::string value = detail;
     if (value.rfind("Value ", 0) == 0) value = value.substr(6);
     const std::size_t not_in = value.find(" not in ");
-    if (not_in != std::string::npos) value = value.substr(0, not_in);
+    if (not_in != std::string::npos) value.resize(not_in);
     return option + ": expected " + expected_value(option) + ", found '" + value + "'";
   }
   if (kind == "RequiredError") {
