@@ -253,6 +253,21 @@ typedef struct gidpolicy_selection gidpolicy_selection;
 gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolicy_table* table,
                                   gidpolicy_selection** out, char* err, size_t errlen);
 
+/** ds4's port choice on Linux, for a "ds4-linux:local=ADDR[,index=N]" policy: run it on every
+ *  table in `tables` (one per active port of the candidate devices: all, or --rdma-device's) and
+ *  take the port whose pick is the control address, the first such; a port that alone picks
+ *  anything is taken without a match. Several ports that pick and none holding the address is
+ *  ds4's refusal, reproduced: picking one GID per port would connect where ds4 refuses. Ports
+ *  that are not ACTIVE/ARMED are skipped. `*chosen` is the index into `tables`.
+ *  Errors: GIDPOLICY_ERR_NO_CANDIDATE ("... 2 ports tie (...) and none holds the control address
+ *  ...; use the direct RoCE address for --coordinator, or select --rdma-device and
+ *  --rdma-gid-index", or the only port's own reason), GIDPOLICY_ERR_NOT_SUPPORTED (not a
+ *  ds4-linux policy), GIDPOLICY_ERR_INVALID_ARGUMENT.
+ *  Example: gidpolicy_select_port(pol, tables, n, &k, &sel, err, sizeof err);  port k is ds4's */
+gidpolicy_status gidpolicy_select_port(const gidpolicy_policy* policy, const gidpolicy_table* const* tables,
+                                       size_t count, size_t* chosen, gidpolicy_selection** out, char* err,
+                                       size_t errlen);
+
 /** The index of the chosen entry: its GID is what this side advertises. */
 uint32_t gidpolicy_selection_index(const gidpolicy_selection* selection);
 /** The sgid_index to route from: the chosen index, except under a spec ending in "@sgid=N" or

@@ -10,6 +10,7 @@
 #include <gidpolicy/diagnose.hpp>
 #include <gidpolicy/formats/json.hpp>
 #include <gidpolicy/gid.hpp>
+#include <gidpolicy/policies/ds4_linux.hpp>
 #include <gidpolicy/policies/spec.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
@@ -24,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gidpolicy::capi {
 
@@ -368,6 +370,41 @@ gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolic
     auto plan = policy->profile.plan(table->table, {.trace = true});
     if (!plan) return report(plan.error(), err, errlen);
     *out = new gidpolicy_selection{table->table, std::move(plan).value()};
+    return GIDPOLICY_OK;
+  });
+}
+
+gidpolicy_status gidpolicy_select_port(const gidpolicy_policy* policy, const gidpolicy_table* const* tables,
+                                       size_t count, size_t* chosen, gidpolicy_selection** out, char* err,
+                                       size_t errlen) {
+  return guarded(err, errlen, [&] {
+    if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
+    *out = nullptr;
+    if (!policy) return gidpolicy::capi::null_argument("policy", err, errlen);
+    if (!chosen) return gidpolicy::capi::null_argument("chosen", err, errlen);
+    if (!tables && count != 0) return gidpolicy::capi::null_argument("tables", err, errlen);
+    const auto* ds4 = policy->profile.policy.target<gidpolicy::Ds4Linux>();
+    if (!ds4 || policy->profile.source.is_literal())
+      return report(
+          GIDPOLICY_ERR_NOT_SUPPORTED,
+          "gidpolicy_select_port() reproduces ds4's Linux port choice: give a ds4-linux policy, not " +
+              policy->profile.spec(),
+          err, errlen);
+    std::vector<gidpolicy::GidTable> copies;
+    copies.reserve(count);
+    for (size_t k = 0; k < count; ++k) {
+      if (!tables[k]) return gidpolicy::capi::null_argument("an element of tables", err, errlen);
+      copies.push_back(tables[k]->table);
+    }
+    auto port = gidpolicy::choose_port(*ds4, copies, {.trace = true});
+    if (!port) return report(port.error(), err, errlen);
+    const gidpolicy::GidTable& t = copies[port.value().table];
+    gidpolicy::Plan plan;
+    plan.sgid_index = port.value().selection.sgid_index();
+    plan.agreement = gidpolicy::check_agreement(t, port.value().selection.entry.gid, plan.sgid_index);
+    plan.selection = std::move(port.value().selection);
+    *chosen = port.value().table;
+    *out = new gidpolicy_selection{t, std::move(plan)};
     return GIDPOLICY_OK;
   });
 }

@@ -719,3 +719,53 @@ TEST(CApiVerbs, LinkedFunctionTableIsComplete) {
 #endif
 
 }  // namespace
+
+// Issue 15 item 9: ds4's Linux port choice through the C API. Two ports whose ds4-linux picks
+// differ: the control address decides; a tie without it is ds4's refusal.
+TEST(CApiSelectPort, TheControlAddressDecidesAndATieIsRefused) {
+  const std::string json = R"({"schema": "gidpolicy.tables", "version": 1, "ports": [
+    {"device": "mlx5_0", "port": 1, "state": "active", "link_layer": "ethernet", "gid_tbl_len": 8,
+     "active_mtu": 1024, "lid": 0, "holes": "empty", "entries": [
+       {"index": 1, "gid": "::ffff:10.0.0.1", "type": "roce_v2", "netdev": "eth0", "state": "valid"}]},
+    {"device": "mlx5_1", "port": 1, "state": "active", "link_layer": "ethernet", "gid_tbl_len": 8,
+     "active_mtu": 1024, "lid": 0, "holes": "empty", "entries": [
+       {"index": 3, "gid": "::ffff:10.0.1.1", "type": "roce_v2", "netdev": "eth1", "state": "valid"}]}]})";
+  char err[512];
+  gidpolicy_table *a = nullptr, *b = nullptr;
+  ASSERT_EQ(gidpolicy_table_from_json(json.data(), json.size(), "mlx5_0", 1, &a, err, sizeof err),
+            GIDPOLICY_OK)
+      << err;
+  Table ta(a);
+  ASSERT_EQ(gidpolicy_table_from_json(json.data(), json.size(), "mlx5_1", 1, &b, err, sizeof err),
+            GIDPOLICY_OK)
+      << err;
+  Table tb(b);
+  const gidpolicy_table* tables[] = {a, b};
+  auto policy = [&](const char* spec) {
+    gidpolicy_policy* p = nullptr;
+    EXPECT_EQ(gidpolicy_policy_parse(spec, &p, err, sizeof err), GIDPOLICY_OK) << err;
+    return Policy(p);
+  };
+  size_t chosen = 99;
+  gidpolicy_selection* sel = nullptr;
+  Policy on_b = policy("ds4-linux:local=10.0.1.1");
+  ASSERT_EQ(gidpolicy_select_port(on_b.get(), tables, 2, &chosen, &sel, err, sizeof err), GIDPOLICY_OK)
+      << err;
+  Selection owned(sel);
+  EXPECT_EQ(chosen, 1u);
+  EXPECT_EQ(gidpolicy_selection_index(sel), 3u);
+  EXPECT_EQ(gidpolicy_selection_sgid_index(sel), 3);
+
+  Policy tie = policy("ds4-linux:local=192.0.2.9");
+  gidpolicy_selection* none = nullptr;
+  EXPECT_EQ(gidpolicy_select_port(tie.get(), tables, 2, &chosen, &none, err, sizeof err),
+            GIDPOLICY_ERR_NO_CANDIDATE);
+  EXPECT_NE(std::string(err).find("2 ports tie"), std::string::npos) << err;
+  EXPECT_EQ(none, nullptr);
+
+  Policy other = policy("auto");
+  EXPECT_EQ(gidpolicy_select_port(other.get(), tables, 2, &chosen, &none, err, sizeof err),
+            GIDPOLICY_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(gidpolicy_select_port(on_b.get(), nullptr, 2, &chosen, &none, err, sizeof err),
+            GIDPOLICY_ERR_INVALID_ARGUMENT);
+}
