@@ -241,7 +241,7 @@ class Builder {
       add(id, Likelihood::ruled_out, f_.at + " is outside the table, not an empty slot in it", remedy);
       return;
     }
-    if (f_.empty || f_.unreadable) {  // in the table but the driver stops earlier
+    if (f_.empty || f_.unreadable || f_.not_shown || !f_.entry) {  // the driver stops earlier
       add(id, Likelihood::likely,
           f_.slot_story() + ": " + what + " (the driver stops earlier: " + f_.model->to_string(f_.platform) +
               ")",

@@ -258,6 +258,18 @@ TEST(Diagnose, ZeroDestinationIsNamedAsThePredictionNamesIt) {
   }
 }
 
+// Found by prop_never_confirms_and_rules_out_the_same_cause: a slot the source did not print,
+// behind a rule that decides first (a zero peer GID), has no entry to describe.
+TEST(Diagnose, AnUnprintedSlotBehindAnEarlierRuleIsNotDescribed) {
+  const GidTable t = test::nccl_769();  // ibv_devinfo did not print index 7
+  for (const Platform p : {Platform::darwin, Platform::linux_kernel}) {
+    const Diagnosis d = diagnose(22, p, {.table = &t, .sgid_index = 7, .peer_gid = Gid{}});
+    EXPECT_EQ(d.causes.at(0).id, "dgid_zero") << d.to_string();
+    EXPECT_NE(d.to_string().find("sgid_index 7 was not printed by the source"), std::string::npos)
+        << d.to_string();
+  }
+}
+
 TEST(Diagnose, AnErrnoWithoutANameIsSaidOnce) {
   const Diagnosis d = diagnose(5, Platform::linux_kernel);
   EXPECT_EQ(d.to_string().rfind("errno 5 on linux:\n", 0), 0u) << d.to_string();
