@@ -193,6 +193,7 @@ static int ds4_tp_rdma_open(struct ds4_tp_rdma* tp, const struct ds4_tp_rdma_opt
   gidpolicy_peer peer;
   struct ibv_qp_attr attr;
   int mask, rc;
+  gidpolicy_rtr_options options;
 
   memset(tp, 0, sizeof *tp);
   if (ds4_tp_verbs_load(&tp->api, o->verbs_lib, err, errlen) || open_device(tp, o->device, err, errlen))
@@ -232,7 +233,9 @@ static int ds4_tp_rdma_open(struct ds4_tp_rdma* tp, const struct ds4_tp_rdma_opt
   peer.qpn = o->peer_qpn;
   peer.psn = o->peer_psn;
   memcpy(peer.gid, o->peer_gid, sizeof peer.gid);
-  if (gidpolicy_rtr_fill(tp->sel, &peer, NULL, &attr, &mask, err, errlen) != GIDPOLICY_OK) return -1;
+  gidpolicy_rtr_options_init(&options);
+  options.qp_type = IBV_QPT_UC; /* the type create_uc_qp() used: the QP's own type, never a default */
+  if (gidpolicy_rtr_fill(tp->sel, &peer, &options, &attr, &mask, err, errlen) != GIDPOLICY_OK) return -1;
 
   /* gidpolicy: refuse a disagreeing pair, and re-read the slot (a port flap may have moved the
    * GID since the snapshot): fail here, not in modify_qp. --unchecked skips this, to show what

@@ -23,8 +23,10 @@ std::string_view to_string(Likelihood l) noexcept {
 }
 
 std::string Diagnosis::to_string() const {
-  std::string s =
-      name + " (" + std::to_string(err) + ") on " + std::string(gidpolicy::to_string(platform)) + ":\n";
+  // "EINVAL (22) on linux:"; a number without a name is said once: "errno 5 on linux:".
+  const std::string number = std::to_string(err);
+  std::string s = (name == "errno " + number ? name : name + " (" + number + ")") + " on " +
+                  std::string(gidpolicy::to_string(platform)) + ":\n";
   for (const auto& c : causes) {
     s += "  [" + std::string(gidpolicy::to_string(c.likelihood)) + "] " + c.summary;
     if (!c.remedy.empty() && c.likelihood != Likelihood::ruled_out) s += " -> " + c.remedy;
@@ -35,7 +37,13 @@ std::string Diagnosis::to_string() const {
 
 namespace {
 
-/// What the context says about the index used, computed once.
+/// The driver model for a platform's errno numbering.
+DriverProfile driver_of(Platform p) {
+  return p == Platform::darwin ? DriverProfile::apple_thunderbolt() : DriverProfile::linux_kernel();
+}
+
+/// What the context says about the index used, computed once, and the one prediction: the
+/// attributes RtrBuilder builds from the context, judged by judge_rtr() (predict_rtr()).
 struct Facts {
   const GidTable* table = nullptr;
   std::optional<std::uint32_t> requested;  // as computed by the application
@@ -49,7 +57,26 @@ struct Facts {
   bool unreadable = false;
   bool usable = false;
   std::optional<Agreement> agreement;  // with the advertised GID, when given
-  std::string at;                      // "sgid_index 1"
+  std::optional<RtrPrediction> model;  // when table and index are known
+  Platform platform = Platform::linux_kernel;
+  std::string at;  // "sgid_index 1"
+
+  /// How the model judged rule `r`: it decided the verdict, the request passed it, or the
+  /// driver stopped (or the profile has no such rule) before it.
+  enum class Judged { fired, passed, not_reached };
+  [[nodiscard]] Judged judged(RtrRule r) const {
+    if (!model) return Judged::not_reached;
+    if (model->verdict.rule == r) return Judged::fired;
+    if ((model->verdict.passed & rule_bit(r)) != 0) return Judged::passed;
+    return Judged::not_reached;
+  }
+  /// The model's reason for the rule that fired, with RtrBuilder's refusal when it refused.
+  [[nodiscard]] std::string model_reason() const {
+    std::string s = model->verdict.reason;
+    if (model->refused)
+      s += " (RtrBuilder refuses these attributes before modify_qp: " + model->refused->detail + ")";
+    return s;
+  }
 
   /// "sgid_index 1 is empty; the advertised GID ... is at index 2" when the advertised GID is
   /// known, otherwise what the slot holds.
@@ -64,8 +91,41 @@ struct Facts {
   }
 };
 
-Facts gather(const DiagnoseContext& c) {
+/// A peer GID that passes every destination rule for the source entry (same family, global,
+/// non-zero): stands in for a peer the context does not name, so the prediction judges this
+/// side's choice alone. Peer-dependent causes are then reported as unknown, never ruled out.
+Gid stand_in_peer(const GidEntry* source) {
+  if (source && source->usable() && !source->gid.is_ipv4_mapped())
+    return Gid::parse("2001:db8::1").value();  // documentation prefix (RFC 3849)
+  return Gid::ipv4_mapped(0xc0000201u);        // 192.0.2.1 (TEST-NET-1, RFC 5737)
+}
+
+std::optional<RtrPrediction> model_of(const DiagnoseContext& c, Platform platform, const GidEntry* entry) {
+  if (!c.table || !c.sgid_index) return std::nullopt;
+  const QpKind qp = c.qp_type.value_or(QpKind::uc);
+  if (qp == QpKind::ud) return std::nullopt;  // UD carries no address at RTR
+  // The selection whose GID was advertised: only its GID matters here (agreement).
+  Selection sel;
+  if (c.advertised)
+    sel.entry.gid = *c.advertised;
+  else if (entry)
+    sel.entry = *entry;
+  PeerInfo peer;
+  peer.qpn = 1;
+  peer.psn = 1;
+  peer.lid = 1;  // an InfiniBand peer inside the subnet has one
+  peer.gid = c.peer_gid ? *c.peer_gid : stand_in_peer(entry);
+  peer.gid_type = c.peer_gid_type;
+  RtrBuilder builder(qp, *c.table, sel,
+                     SourceIndex::literal(static_cast<std::uint8_t>(*c.sgid_index & 0xffu)));
+  builder.remote(peer);
+  if (qp == QpKind::rc) builder.max_dest_rd_atomic(1).min_rnr_timer(12);
+  return predict_rtr(*c.table, builder, driver_of(platform));
+}
+
+Facts gather(const DiagnoseContext& c, Platform platform) {
   Facts f;
+  f.platform = platform;
   f.table = c.table;
   f.requested = c.sgid_index;
   if (c.sgid_index) {
@@ -90,16 +150,55 @@ Facts gather(const DiagnoseContext& c) {
     }
   }
   if (c.advertised) f.agreement = check_agreement(t, *c.advertised, *c.sgid_index);
+  f.model = model_of(c, platform, f.entry);
   return f;
 }
 
 class Builder {
  public:
-  Builder(const Facts& f, const DiagnoseContext& c) : f_(f), c_(c) {}
+  Builder(const Facts& f, const DiagnoseContext& c, std::string errno_label)
+      : f_(f), c_(c), errno_label_(std::move(errno_label)) {}
   void add(std::string id, Likelihood l, std::string summary, std::string remedy) {
     causes_.push_back(Cause{std::move(id), l, std::move(summary), std::move(remedy)});
   }
+  /// A cause the driver model decides: `rule` fired -> confirmed with the model's reason; the
+  /// request passed it -> ruled out with `passed`; not reached -> `evidence` when the table
+  /// shows it, ruled out with `passed` when it shows the opposite, `unknown_l` without a model.
+  void by_model(std::string id, RtrRule rule, Likelihood unknown_l, const std::string& generic,
+                const std::string& remedy, std::optional<bool> evidence, const std::string& hit,
+                const std::string& passed, Likelihood evidence_l = Likelihood::likely) {
+    covered_ |= rule_bit(rule);
+    switch (f_.judged(rule)) {
+      case Facts::Judged::fired:
+        add(std::move(id), Likelihood::confirmed, hit.empty() ? f_.model_reason() : hit, remedy);
+        return;
+      case Facts::Judged::passed:
+        add(std::move(id), Likelihood::ruled_out, passed, remedy);
+        return;
+      case Facts::Judged::not_reached:
+        break;
+    }
+    if (!f_.model || !evidence) {
+      add(std::move(id), unknown_l, generic, remedy);
+      return;
+    }
+    if (*evidence)
+      add(std::move(id), evidence_l,
+          hit.empty() ? generic
+                      : hit + " (the driver stops earlier: " + f_.model->to_string(f_.platform) + ")",
+          remedy);
+    else
+      add(std::move(id), Likelihood::ruled_out, passed, remedy);
+  }
   std::vector<Cause> take() {
+    // The model's decision always appears: when no cause of this errno is the rule that fired,
+    // say what the model predicts instead, so the reader sees the disagreement.
+    if (f_.model && f_.model->verdict.rule != RtrRule::none && f_.model->verdict.rule != RtrRule::not_shown &&
+        (covered_ & rule_bit(f_.model->verdict.rule)) == 0)
+      add("model_predicts_otherwise", Likelihood::possible,
+          "for this RTR the driver model predicts " + f_.model->to_string(f_.platform) + ", not " +
+              errno_label_,
+          "compare the errno with the platform the table comes from (--platform)");
     std::stable_sort(causes_.begin(), causes_.end(),
                      [](const Cause& a, const Cause& b) { return a.likelihood < b.likelihood; });
     return std::move(causes_);
@@ -113,25 +212,61 @@ class Builder {
           "the application computed sgid_index " + std::to_string(*f_.requested) + ", which wrapped to " +
               std::to_string(*f_.index) + " in the uint8_t field",
           "use an index <= 255 (a policy never returns more)");
-    if (!f_.known) {
-      add("index_out_of_range", unknown_l, "sgid_index is not below the port's gid_tbl_len",
-          "choose the index from the table (gidpolicy select --policy auto)");
-      return;
-    }
-    add("index_out_of_range", f_.out_of_range ? Likelihood::confirmed : Likelihood::ruled_out,
-        f_.out_of_range ? f_.slot_story() : f_.at + " is inside the table",
-        "choose the index from the table (gidpolicy select --policy auto)");
+    by_model("index_out_of_range", RtrRule::index_out_of_range, unknown_l,
+             "sgid_index is not below the port's gid_tbl_len",
+             "choose the index from the table (gidpolicy select --policy auto)",
+             f_.known ? std::optional<bool>(f_.out_of_range) : std::nullopt, "",
+             f_.at + " is inside the table (gid_tbl_len " +
+                 (f_.table && f_.table->port().gid_tbl_len ? std::to_string(f_.table->length()) : "unknown") +
+                 ")");
   }
   /// The slot holds nothing (the driver's "no such GID").
   void empty_slot(const std::string& id, Likelihood unknown_l, const std::string& what) {
-    if (!f_.known) {
-      add(id, unknown_l, what, "route from the index the advertised GID is at (gidpolicy check)");
+    const std::string remedy = "route from the index the advertised GID is at (gidpolicy check)";
+    if (!f_.known || !f_.model) {
+      add(id, unknown_l, what, remedy);
       return;
     }
-    const bool hit = f_.empty || f_.not_shown || f_.unreadable;
-    add(id, hit ? (f_.not_shown ? Likelihood::likely : Likelihood::confirmed) : Likelihood::ruled_out,
-        hit ? f_.slot_story() + ": " + what : f_.slot_story(),
-        "route from the index the advertised GID is at (gidpolicy check)");
+    covered_ |= rule_bit(RtrRule::empty_slot) | rule_bit(RtrRule::unreadable);
+    const RtrRule fired = f_.model->verdict.rule;
+    if (fired == RtrRule::empty_slot || fired == RtrRule::unreadable) {
+      add(id, Likelihood::confirmed, f_.slot_story() + ": " + what, remedy);
+      return;
+    }
+    if (fired == RtrRule::not_shown) {
+      add(id, Likelihood::likely, f_.slot_story() + ": " + what, remedy);
+      return;
+    }
+    if (f_.out_of_range) {
+      add(id, Likelihood::ruled_out, f_.at + " is outside the table, not an empty slot in it", remedy);
+      return;
+    }
+    if (f_.empty || f_.unreadable || f_.not_shown || !f_.entry) {  // the driver stops earlier
+      add(id, Likelihood::likely,
+          f_.slot_story() + ": " + what + " (the driver stops earlier: " + f_.model->to_string(f_.platform) +
+              ")",
+          remedy);
+      return;
+    }
+    add(id, Likelihood::ruled_out, f_.at + " is not empty: it holds " + detail::describe(*f_.entry), remedy);
+  }
+  /// The destination GID is all zeros (the peer advertised an empty slot).
+  void dgid_zero() {
+    const bool peer = c_.peer_gid.has_value();
+    if (!peer) {  // the prediction used a stand-in peer: unknown, never ruled out
+      covered_ |= rule_bit(RtrRule::dgid_zero);
+      add("dgid_zero", Likelihood::possible,
+          "the destination GID is zero: the peer advertised an empty slot (JACCL's index 1 on a port without "
+          "a GID there)",
+          "make the peer advertise the GID it routes from (profile jaccl-fixed or auto)");
+      return;
+    }
+    by_model(
+        "dgid_zero", RtrRule::dgid_zero, Likelihood::possible,
+        "the destination GID is zero: the peer advertised an empty slot (JACCL's index 1 on a port without "
+        "a GID there)",
+        "make the peer advertise the GID it routes from (profile jaccl-fixed or auto)",
+        c_.peer_gid->is_zero(), "", "the destination GID " + c_.peer_gid->to_string() + " is not zero");
   }
   /// Advertised one GID, routed from another entry.
   void disagreement(Likelihood if_disagree) {
@@ -153,57 +288,69 @@ class Builder {
   }
   /// sgid is IPv4-mapped and dgid native IPv6, or the reverse.
   void family_mismatch(Likelihood unknown_l, const std::string& effect) {
-    if (!f_.usable || !c_.peer_gid) {
-      add("family_mismatch", unknown_l,
-          "the source and destination GIDs are of different address families: " + effect,
-          "advertise and route from GIDs of one family on both sides (auto:family=ipv4)");
+    const std::string remedy = "advertise and route from GIDs of one family on both sides (auto:family=ipv4)";
+    const std::string generic =
+        "the source and destination GIDs are of different address families: " + effect;
+    if (!f_.usable || !c_.peer_gid || c_.peer_gid->is_zero()) {
+      covered_ |= rule_bit(RtrRule::family_mismatch);
+      add("family_mismatch",
+          f_.model && c_.peer_gid && c_.peer_gid->is_zero() ? Likelihood::ruled_out : unknown_l,
+          f_.model && c_.peer_gid && c_.peer_gid->is_zero() ? "the destination GID is zero: it has no family"
+                                                            : generic,
+          remedy);
       return;
     }
     const bool mismatch = f_.entry->gid.is_ipv4_mapped() != c_.peer_gid->is_ipv4_mapped();
-    add("family_mismatch", mismatch ? Likelihood::confirmed : Likelihood::ruled_out,
-        f_.at + " holds " + detail::describe(*f_.entry) + " and the destination is " +
-            c_.peer_gid->to_string() +
-            (mismatch ? ": different address families, " + effect : ": same address family"),
-        "advertise and route from GIDs of one family on both sides (auto:family=ipv4)");
+    const std::string both = f_.at + " holds " + detail::describe(*f_.entry) + " and the destination is " +
+                             c_.peer_gid->to_string();
+    by_model("family_mismatch", RtrRule::family_mismatch, unknown_l, generic, remedy, mismatch,
+             both + ": different address families, " + effect, both + ": same address family");
   }
   /// An fe80 source towards a non-link-local destination.
   void link_local_source(Likelihood unknown_l) {
+    const std::string remedy = "route from an IPv4-mapped or global GID (auto rejects link-local)";
+    const std::string generic = "the source GID is link-local (fe80::/10): not routed";
     if (!f_.usable) {
-      add("link_local_source", unknown_l, "the source GID is link-local (fe80::/10): not routed",
-          "route from an IPv4-mapped or global GID (auto rejects link-local)");
+      covered_ |= rule_bit(RtrRule::link_local_source);
+      add("link_local_source", unknown_l, generic, remedy);
       return;
     }
     const bool ll = f_.entry->gid.is_link_local() && !(c_.peer_gid && c_.peer_gid->is_link_local());
-    add("link_local_source", ll ? Likelihood::confirmed : Likelihood::ruled_out,
-        f_.at + " holds " + detail::describe(*f_.entry) +
-            (ll ? ": a link-local GID, not routed" : ": not link-local"),
-        "route from an IPv4-mapped or global GID (auto rejects link-local)");
+    by_model("link_local_source", RtrRule::link_local_source, unknown_l, generic, remedy, ll,
+             f_.at + " holds " + detail::describe(*f_.entry) + ": a link-local GID, not routed",
+             f_.at + " holds " + detail::describe(*f_.entry) +
+                 (f_.entry->gid.is_link_local() ? ": link-local, towards a link-local destination"
+                                                : ": not link-local"));
   }
   void roce_version(Likelihood unknown_l) {
     const auto roce = [](GidType t) { return t == GidType::roce_v1 || t == GidType::roce_v2; };
+    const std::string remedy = "use RoCE v2 entries on both sides (auto:roce=v2)";
+    const std::string generic = "one side uses RoCE v1 and the other RoCE v2: packets are dropped";
     if (!f_.usable || !c_.peer_gid_type || !roce(f_.entry->type) || !roce(*c_.peer_gid_type)) {
-      add("roce_version_mismatch", unknown_l,
-          "one side uses RoCE v1 and the other RoCE v2: packets are dropped",
-          "use RoCE v2 entries on both sides (auto:roce=v2)");
+      covered_ |= rule_bit(RtrRule::roce_version_mismatch);
+      add("roce_version_mismatch", unknown_l, generic, remedy);
       return;
     }
     const bool mismatch = f_.entry->type != *c_.peer_gid_type;
-    add("roce_version_mismatch", mismatch ? Likelihood::confirmed : Likelihood::ruled_out,
-        f_.at + " is " + std::string(to_string(f_.entry->type)) + ", the peer uses " +
-            std::string(to_string(*c_.peer_gid_type)),
-        "use RoCE v2 entries on both sides (auto:roce=v2)");
+    const std::string both = f_.at + " is " + std::string(to_string(f_.entry->type)) + ", the peer uses " +
+                             std::string(to_string(*c_.peer_gid_type));
+    by_model("roce_version_mismatch", RtrRule::roce_version_mismatch, unknown_l, generic, remedy, mismatch,
+             both + ": packets are dropped", both + ": the same version");
   }
 
  private:
   const Facts& f_;
   const DiagnoseContext& c_;
   std::vector<Cause> causes_;
+  std::uint32_t covered_ = 0;  // rules some cause of this errno stands for
+  std::string errno_label_;    // "EINVAL (22)"
 };
 
 void linux_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b) {
   const Errnos E = Errnos::linux_kernel();
   const bool ib = f.table && f.table->port().link_layer.kind() == LinkLayer::Kind::infiniband;
   if (err == E.einval) {
+    b.dgid_zero();
     b.out_of_range(Likelihood::likely);
     b.empty_slot("empty_slot_old_kernel", Likelihood::possible,
                  "kernels before 5.10 return EINVAL (not ENODATA) for an empty slot");
@@ -269,15 +416,17 @@ void darwin_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b
     b.empty_slot("absent_source", Likelihood::likely,
                  "Apple's driver returns errno 22 for an absent source GID (exo 1390, MLX 3467, PR 4191)");
     b.disagreement(Likelihood::confirmed);
+    b.dgid_zero();
     if (!f.known) {
       b.add("source_not_mapped", Likelihood::possible,
             "the source GID is not an IPv4-mapped GID (errno 22 as reported)",
             "route from the port's ::ffff:a.b.c.d entry");
     } else if (f.usable) {
       const bool mapped = f.entry->gid.is_ipv4_mapped();
-      b.add("source_not_mapped", mapped ? Likelihood::ruled_out : Likelihood::confirmed,
-            f.at + " holds " + detail::describe(*f.entry) + (mapped ? "" : ": not IPv4-mapped"),
-            "route from the port's ::ffff:a.b.c.d entry");
+      const std::string holds = f.at + " holds " + detail::describe(*f.entry);
+      b.by_model("source_not_mapped", RtrRule::source_not_mapped, Likelihood::possible,
+                 "the source GID is not an IPv4-mapped GID", "route from the port's ::ffff:a.b.c.d entry",
+                 !mapped, holds + ": not IPv4-mapped", holds + ": IPv4-mapped");
     }
     if (f.table) {
       bool any_mapped = false;
@@ -288,16 +437,20 @@ void darwin_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b
     }
     b.out_of_range(Likelihood::possible);
   } else if (err == E.etimedout) {
+    const std::string remedy = "route from the IPv4-mapped entry (auto ranks index 0 last on Thunderbolt)";
     if (f.index)
-      b.add("index_0", *f.index == 0 ? Likelihood::confirmed : Likelihood::ruled_out,
-            *f.index == 0
-                ? f.slot_story() + ": routing from index 0 (the fe80 link-local) times out on Thunderbolt"
-                : f.at + " is not index 0",
-            "route from the IPv4-mapped entry (auto ranks index 0 last on Thunderbolt)");
+      b.by_model(
+          "index_0", RtrRule::index_0, *f.index == 0 ? Likelihood::confirmed : Likelihood::ruled_out,
+          *f.index == 0 ? f.at + ": routing from index 0 (the fe80 link-local) times out on Thunderbolt"
+                        : f.at + " is not index 0",
+          remedy, *f.index == 0,
+          *f.index == 0 && f.known
+              ? f.slot_story() + ": routing from index 0 (the fe80 link-local) times out on Thunderbolt"
+              : "",
+          f.at + " is not index 0");
     else
       b.add("index_0", Likelihood::likely,
-            "routing from index 0 (the fe80 link-local) times out on Thunderbolt",
-            "route from the IPv4-mapped entry (auto ranks index 0 last on Thunderbolt)");
+            "routing from index 0 (the fe80 link-local) times out on Thunderbolt", remedy);
     b.disagreement(Likelihood::likely);
     b.add("peer_unreachable", Likelihood::possible, "the peer is not reachable over this Thunderbolt port",
           "check the cable and that the peer's RDMA port is active");
@@ -331,8 +484,8 @@ Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context) {
   d.err = err;
   d.platform = platform;
   d.name = errno_name(platform, err);
-  const Facts f = gather(context);
-  Builder b(f, context);
+  const Facts f = gather(context, platform);
+  Builder b(f, context, d.name + " (" + std::to_string(err) + ")");
   if (platform == Platform::darwin)
     darwin_causes(err, f, context, b);
   else
@@ -341,8 +494,9 @@ Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context) {
   if (d.causes.empty()) {
     // Not an RTR errno gidpolicy models; the same number may be one on the other platform.
     const Platform other = platform == Platform::darwin ? Platform::linux_kernel : Platform::darwin;
-    std::string s = "errno " + std::to_string(err) + " (" + d.name + " on " +
-                    std::string(to_string(platform)) + ") is not one gidpolicy has a model for at RTR";
+    std::string s = "errno " + std::to_string(err) + " on " + std::string(to_string(platform)) +
+                    (d.name.rfind("errno ", 0) == 0 ? "" : " (" + d.name + ")") +
+                    " is not one gidpolicy has a model for at RTR";
     const std::string other_name = errno_name(other, err);
     if (other_name.rfind("errno ", 0) != 0)
       s += "; on " + std::string(to_string(other)) + " " + std::to_string(err) + " is " + other_name +
@@ -352,15 +506,30 @@ Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context) {
   return d;
 }
 
-RtrVerdict predict_rtr(const GidTable& table, std::uint32_t sgid_index, const PeerInfo& peer,
-                       const DriverProfile& profile, QpKind qp_type) {
-  RtrRequest r;
-  r.qp_type = qp_type;
-  r.is_global = rtr_needs_grh(table.port().link_layer, peer.gid);  // shaped as RtrBuilder shapes it
-  r.sgid_index = sgid_index;
-  r.dgid = peer.gid;
-  r.peer_gid_type = peer.gid_type;
-  return judge_rtr(table, r, profile);
+std::string RtrPrediction::to_string(Platform p) const {
+  if (!refused) return verdict.to_string(p);
+  return "refused before modify_qp: " + refused->what() + "; sent anyway: " + verdict.to_string(p);
+}
+
+RtrPrediction predict_rtr(const GidTable& table, const RtrBuilder& builder, const DriverProfile& profile) {
+  RtrPrediction p;
+  auto built = builder.build();
+  if (built) {
+    p.verdict = judge_rtr(table, built.value().request(), profile);
+    p.attributes = std::move(built).value();
+  } else {
+    p.refused = built.error();
+    p.verdict = judge_rtr(table, builder.unchecked().request(), profile);
+  }
+  return p;
+}
+
+RtrPrediction predict_rtr(const GidTable& table, const Plan& plan, const PeerInfo& peer,
+                          const DriverProfile& profile, QpKind qp_type) {
+  RtrBuilder builder(qp_type, table, plan);
+  builder.remote(peer);
+  if (qp_type == QpKind::rc) builder.max_dest_rd_atomic(1).min_rnr_timer(12);
+  return predict_rtr(table, builder, profile);
 }
 
 RtrVerdict predict_rtr(const GidTable& table, const RtrAttributes& rtr, const DriverProfile& profile) {

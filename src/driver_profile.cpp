@@ -112,9 +112,41 @@ std::string RtrVerdict::to_string(Platform p) const {
   return reason;
 }
 
-namespace {
+std::string_view to_string(RtrRule r) noexcept {
+  switch (r) {
+    case RtrRule::none:
+      return "none";
+    case RtrRule::qp_type:
+      return "qp_type";
+    case RtrRule::no_grh:
+      return "no_grh";
+    case RtrRule::dgid_zero:
+      return "dgid_zero";
+    case RtrRule::index_out_of_range:
+      return "index_out_of_range";
+    case RtrRule::not_shown:
+      return "not_shown";
+    case RtrRule::empty_slot:
+      return "empty_slot";
+    case RtrRule::unreadable:
+      return "unreadable";
+    case RtrRule::index_0:
+      return "index_0";
+    case RtrRule::source_not_mapped:
+      return "source_not_mapped";
+    case RtrRule::netdev_gone:
+      return "netdev_gone";
+    case RtrRule::family_mismatch:
+      return "family_mismatch";
+    case RtrRule::link_local_source:
+      return "link_local_source";
+    case RtrRule::roce_version_mismatch:
+      return "roce_version_mismatch";
+  }
+  return "none";
+}
 
-RtrVerdict error(int err, std::string reason) { return {RtrOutcome::error, err, std::move(reason)}; }
+namespace {
 
 std::string describe(const GidEntry& e) {
   std::string s = e.gid.to_string();
@@ -134,57 +166,100 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverP
     wrap = "index " + std::to_string(req.sgid_index) + " wrapped to " + std::to_string(idx) + " (uint8_t); ";
   const std::string at = wrap + "sgid_index " + std::to_string(idx);
 
+  // Each rule either decides (the verdict names it) or is recorded as passed.
+  std::uint32_t passed = 0;
+  const auto pass = [&](RtrRule r) { passed |= rule_bit(r); };
+  const auto decide = [&](RtrRule r, RtrOutcome o, int err, std::string reason) {
+    return RtrVerdict{o, err, std::move(reason), r, passed};
+  };
+  const auto error = [&](RtrRule r, int err, std::string reason) {
+    return decide(r, RtrOutcome::error, err, std::move(reason));
+  };
+
   if (prof.uc_only && req.qp_type == QpKind::rc)
-    return error(E.eopnotsupp, "RC queue pairs are not supported (UC only)");
+    return error(RtrRule::qp_type, E.eopnotsupp, "RC queue pairs are not supported (UC only)");
+  if (prof.uc_only) pass(RtrRule::qp_type);
   if (!req.is_global) {
     if ((roce && prof.grh_required_on_roce) || prof.grh_required)
-      return error(E.einval, "no GRH (is_global = 0): RoCE and Thunderbolt route by GID and need one");
-    return {RtrOutcome::ok, 0, "LID-routed, no GRH"};
+      return error(RtrRule::no_grh, E.einval,
+                   "no GRH (is_global = 0): RoCE and Thunderbolt route by GID and need one");
+    pass(RtrRule::no_grh);
+    return decide(RtrRule::none, RtrOutcome::ok, 0, "LID-routed, no GRH");
   }
-  if (req.dgid.is_zero()) return error(E.einval, "the destination GID is zero");
+  pass(RtrRule::no_grh);
+  if (req.dgid.is_zero()) return error(RtrRule::dgid_zero, E.einval, "the destination GID is zero");
+  pass(RtrRule::dgid_zero);
   if (idx >= table.length() && table.port().gid_tbl_len)
-    return error(E.einval, at + " is not below gid_tbl_len " + std::to_string(table.length()));
+    return error(RtrRule::index_out_of_range, E.einval,
+                 at + " is not below gid_tbl_len " + std::to_string(table.length()));
+  pass(RtrRule::index_out_of_range);
 
   const GidEntry* e = table.find(idx);
   if (!e && table.holes() == Holes::not_shown)
-    return {RtrOutcome::unknown, 0,
-            at + " was not shown by the source (ibv_devinfo hides GIDs with a zero interface id)"};
+    return decide(RtrRule::not_shown, RtrOutcome::unknown, 0,
+                  at + " was not shown by the source (ibv_devinfo hides GIDs with a zero interface id)");
+  pass(RtrRule::not_shown);
   if (!e || e->state == EntryState::empty || (e->state == EntryState::valid && e->gid.is_zero())) {
     if (prof.absent_source_is_einval || !prof.enodata_for_empty_slot)
-      return error(E.einval, at + " is empty");
-    return error(E.enodata, at + " is empty");
+      return error(RtrRule::empty_slot, E.einval, at + " is empty");
+    return error(RtrRule::empty_slot, E.enodata, at + " is empty");
   }
+  pass(RtrRule::empty_slot);
   if (e->state == EntryState::unreadable)
-    return error(E.einval, at + " could not be read (" + e->read_error.message() + ")");
-  if (idx == 0 && prof.index0_times_out)
-    return error(E.etimedout,
-                 at + " holds " + describe(*e) + "; routing from index 0 times out on this driver");
-  if (prof.source_must_be_ipv4_mapped && !e->gid.is_ipv4_mapped())
-    return error(E.einval, at + " holds " + describe(*e) + ", not an IPv4-mapped GID");
+    return error(RtrRule::unreadable, E.einval, at + " could not be read (" + e->read_error.message() + ")");
+  pass(RtrRule::unreadable);
+  if (prof.index0_times_out) {
+    if (idx == 0)
+      return error(RtrRule::index_0, E.etimedout,
+                   at + " holds " + describe(*e) + "; routing from index 0 times out on this driver");
+    pass(RtrRule::index_0);
+  }
+  if (prof.source_must_be_ipv4_mapped) {
+    if (!e->gid.is_ipv4_mapped())
+      return error(RtrRule::source_not_mapped, E.einval,
+                   at + " holds " + describe(*e) + ", not an IPv4-mapped GID");
+    pass(RtrRule::source_not_mapped);
+  }
   if (!req.source_netdev_present)
-    return error(E.enodev, at + " holds " + describe(*e) + " but its netdev is gone or in another namespace");
-  if (roce && prof.family_mismatch_is_einval && e->gid.is_ipv4_mapped() != req.dgid.is_ipv4_mapped())
-    return error(E.einval, at + " holds " + describe(*e) + " but the destination " + req.dgid.to_string() +
-                               " is of the other address family");
-  if (roce && prof.link_local_source_times_out && e->gid.is_link_local() && !req.dgid.is_link_local())
-    return {RtrOutcome::times_out, E.etimedout,
-            at + " holds the link-local " + describe(*e) + ": not routed, traffic times out"};
+    return error(RtrRule::netdev_gone, E.enodev,
+                 at + " holds " + describe(*e) + " but its netdev is gone or in another namespace");
+  pass(RtrRule::netdev_gone);
+  if (roce && prof.family_mismatch_is_einval) {
+    if (e->gid.is_ipv4_mapped() != req.dgid.is_ipv4_mapped())
+      return error(RtrRule::family_mismatch, E.einval,
+                   at + " holds " + describe(*e) + " but the destination " + req.dgid.to_string() +
+                       " is of the other address family");
+    pass(RtrRule::family_mismatch);
+  }
+  if (roce && prof.link_local_source_times_out) {
+    if (e->gid.is_link_local() && !req.dgid.is_link_local())
+      return decide(RtrRule::link_local_source, RtrOutcome::times_out, E.etimedout,
+                    at + " holds the link-local " + describe(*e) + ": not routed, traffic times out");
+    pass(RtrRule::link_local_source);
+  }
   if (roce && prof.roce_version_mismatch_times_out && req.peer_gid_type &&
       (e->type == GidType::roce_v1 || e->type == GidType::roce_v2) &&
-      (*req.peer_gid_type == GidType::roce_v1 || *req.peer_gid_type == GidType::roce_v2) &&
-      e->type != *req.peer_gid_type)
-    return {RtrOutcome::times_out, E.etimedout,
-            at + " is " + std::string(to_string(e->type)) + " but the peer uses " +
-                std::string(to_string(*req.peer_gid_type)) + ": packets are dropped, traffic times out"};
-  return {RtrOutcome::ok, 0, wrap.empty() ? std::string() : wrap + "routing from " + describe(*e)};
+      (*req.peer_gid_type == GidType::roce_v1 || *req.peer_gid_type == GidType::roce_v2)) {
+    if (e->type != *req.peer_gid_type)
+      return decide(RtrRule::roce_version_mismatch, RtrOutcome::times_out, E.etimedout,
+                    at + " is " + std::string(to_string(e->type)) + " but the peer uses " +
+                        std::string(to_string(*req.peer_gid_type)) +
+                        ": packets are dropped, traffic times out");
+    pass(RtrRule::roce_version_mismatch);
+  }
+  return decide(RtrRule::none, RtrOutcome::ok, 0,
+                wrap.empty() ? std::string() : wrap + "routing from " + describe(*e));
 }
 
 RtrVerdict judge_create_qp(QpKind type, unsigned existing_qps, const DriverProfile& prof) {
   const Errnos E = Errnos::of(prof.platform);
   if (prof.uc_only && type == QpKind::rc)
-    return error(E.eopnotsupp, "RC queue pairs are not supported (UC only)");
+    return {RtrOutcome::error, E.eopnotsupp, "RC queue pairs are not supported (UC only)", RtrRule::qp_type,
+            0};
   if (prof.max_qps_per_device != 0 && existing_qps >= prof.max_qps_per_device)
-    return error(E.ebusy, "the device allows " + std::to_string(prof.max_qps_per_device) + " queue pairs");
+    return {RtrOutcome::error, E.ebusy,
+            "the device allows " + std::to_string(prof.max_qps_per_device) + " queue pairs", RtrRule::none,
+            0};
   return {};
 }
 

@@ -207,6 +207,24 @@ RtrBuilder& RtrBuilder::min_rnr_timer(std::uint8_t code) {
   return set(IBV_QP_MIN_RNR_TIMER);
 }
 
+RtrAttributes RtrBuilder::unchecked() const {
+  RtrAttributes out;
+  out.qp_type = type_;
+  out.attr = attr_;
+  out.mask = mask_;
+  out.agreement = agreement_;
+  out.peer_gid_type = peer_type_;
+  // Path MTU: the smaller side's unless set.
+  if ((out.mask & IBV_QP_PATH_MTU) == 0) {
+    Mtu m = port_.active_mtu;
+    if (peer_mtu_ && *peer_mtu_ < m) m = *peer_mtu_;
+    out.attr.path_mtu = to_ibv(m);
+    out.mask |= IBV_QP_PATH_MTU;
+  }
+  out.attr.ah_attr.is_global = rtr_needs_grh(port_.link_layer, out.dgid()) ? 1 : 0;
+  return out;
+}
+
 result<RtrAttributes> RtrBuilder::build() const {
   const std::string qp = std::string(to_string(type_));
   if (type_ == QpKind::ud)
@@ -216,21 +234,11 @@ result<RtrAttributes> RtrBuilder::build() const {
     return fail(errc::invalid_argument,
                 "port number " + std::to_string(port_.port) + " does not fit ah_attr.port_num");
 
-  RtrAttributes out;
-  out.qp_type = type_;
-  out.attr = attr_;
-  out.mask = mask_;
-  out.agreement = agreement_;
-  out.peer_gid_type = peer_type_;
+  RtrAttributes out = unchecked();
 
-  // Path MTU: the smaller side's unless set; an explicit one may not exceed either side.
+  // An explicit path MTU may not exceed either side.
   const Mtu local_mtu = port_.active_mtu;
-  if ((out.mask & IBV_QP_PATH_MTU) == 0) {
-    Mtu m = local_mtu;
-    if (peer_mtu_ && *peer_mtu_ < m) m = *peer_mtu_;
-    out.attr.path_mtu = to_ibv(m);
-    out.mask |= IBV_QP_PATH_MTU;
-  } else {
+  if ((mask_ & IBV_QP_PATH_MTU) != 0) {
     const Mtu m = to_mtu(out.attr.path_mtu);
     if (m > local_mtu)
       return fail(errc::invalid_argument, "path MTU " + std::to_string(mtu_bytes(m)) +
@@ -241,7 +249,6 @@ result<RtrAttributes> RtrBuilder::build() const {
                                               " exceeds the peer's MTU " +
                                               std::to_string(mtu_bytes(*peer_mtu_)));
   }
-
   const int required = required_rtr_mask(type_);
   if (const int missing = required & ~out.mask; missing != 0) {
     std::string how;
@@ -267,14 +274,12 @@ result<RtrAttributes> RtrBuilder::build() const {
 
   const Gid dgid = Gid::from_bytes(out.attr.ah_attr.grh.dgid.raw);
   const LinkLayer ll = port_.link_layer;
-  if (!rtr_needs_grh(ll, dgid)) {
-    // InfiniBand inside one subnet: LID-routed, no GRH.
+  if (!out.is_global()) {
+    // InfiniBand inside one subnet: LID-routed, no GRH (unchecked() decided it by rtr_needs_grh).
     if (out.attr.ah_attr.dlid == 0)
       return fail(errc::invalid_argument, "InfiniBand peer without a global GID needs its LID (dlid is 0)");
-    out.attr.ah_attr.is_global = 0;
     return out;
   }
-  out.attr.ah_attr.is_global = 1;
   if (dgid.is_zero())
     return fail(
         errc::peer_gid_zero,

@@ -190,8 +190,10 @@ result<FabricReport> FakeFabric::connect(Topology topology, const FabricOptions&
     }
 
     // Exchange what each advertises, build RTR from the plan, and apply it; then RTS.
+    // Each side builds and applies its own RTR whatever the other side's did, so each
+    // direction names its own side's refusal (a peer whose RTR failed still has a QP number).
     auto bring_up = [&](Side& self, const Side& peer) {
-      if (!self.why.empty() || !peer.why.empty()) return;
+      if (!self.why.empty() || !peer.qp) return;
       Host& h = *self.host;
       const Host& p = *peer.host;
       const Platform platform = h.verbs.profile(h.table->port().device).value().platform;

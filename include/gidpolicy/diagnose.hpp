@@ -7,6 +7,12 @@
 // index that was used; predict_rtr() evaluates an RTR without hardware through the one driver
 // model shared with the fake verbs (judge_rtr() in driver_profile.hpp).
 //
+// One model: diagnose() builds the attributes the context describes with RtrBuilder and judges
+// them with predict_rtr(), exactly as `gidpolicy check` predicts. The rule judge_rtr() decided
+// by is the confirmed cause, the rules the request passed are ruled out, and a cause is listed
+// once; so a diagnosis never confirms and rules out the same cause, and never disagrees with
+// the prediction.
+//
 // Sources: FACTS.md sections 4 (Linux: 22, 61, 19, 101, 110) and 5 (Darwin: 22, 60, 96, 16, 102).
 //
 // Example:
@@ -71,12 +77,27 @@ struct Diagnosis {
 /// An errno gidpolicy has no model for yields one "unknown" cause naming it.
 Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context = {});
 
-/// What the driver `profile` would do with an RTR from `sgid_index` on `table` to `peer`,
-/// without hardware: the request is shaped as RtrBuilder shapes it (GRH on RoCE/Thunderbolt,
-/// on InfiniBand only for a global peer GID) and judged by judge_rtr().
-RtrVerdict predict_rtr(const GidTable& table, std::uint32_t sgid_index, const PeerInfo& peer,
-                       const DriverProfile& profile, QpKind qp_type = QpKind::uc);
-/// The same for attributes built by RtrBuilder.
+/// What an RTR would do, from the one path every prediction takes: the attributes RtrBuilder
+/// builds, judged by judge_rtr(). When the builder refuses them (zero peer GID, family or RoCE
+/// version mismatch, an MTU above either side...) modify_qp is never called; `verdict` then
+/// says what the driver would answer had they been sent anyway (builder.unchecked()), which is
+/// what a program that builds its attributes by hand gets.
+struct RtrPrediction {
+  std::optional<Error> refused;             ///< RtrBuilder::build()'s error, when it refused
+  RtrVerdict verdict;                       ///< judge_rtr() on the attributes (unchecked when refused)
+  std::optional<RtrAttributes> attributes;  ///< what build() returned, when it did
+  [[nodiscard]] bool reaches_driver() const noexcept { return !refused.has_value(); }
+  /// verdict.to_string(p), or "refused before modify_qp: <error>; sent anyway: <verdict>".
+  [[nodiscard]] std::string to_string(Platform p) const;
+};
+
+/// Build with `builder`, then judge what it built through `profile` (see RtrPrediction).
+RtrPrediction predict_rtr(const GidTable& table, const RtrBuilder& builder, const DriverProfile& profile);
+/// The same for a plan and a peer: RtrBuilder(qp_type, table, plan).remote(peer) (RC gets
+/// max_dest_rd_atomic 1 and min_rnr_timer 12, the C API's defaults).
+RtrPrediction predict_rtr(const GidTable& table, const Plan& plan, const PeerInfo& peer,
+                          const DriverProfile& profile, QpKind qp_type = QpKind::uc);
+/// judge_rtr() on attributes RtrBuilder already built.
 RtrVerdict predict_rtr(const GidTable& table, const RtrAttributes& rtr, const DriverProfile& profile);
 
 }  // namespace gidpolicy

@@ -103,10 +103,35 @@ enum class RtrOutcome : std::uint8_t {
 };
 std::string_view to_string(RtrOutcome o) noexcept;  ///< "ok", "error", "times_out", "unknown"
 
+/// The rules judge_rtr() applies, in the order it applies them; the first that fires decides.
+/// diagnose() reads them back: the rule that fired is the confirmed cause, the rules the request
+/// passed are ruled out, so a diagnosis and a prediction cannot disagree.
+enum class RtrRule : std::uint8_t {
+  none,                   ///< nothing fired: ok
+  qp_type,                ///< a QP type the driver does not support (Apple: RC)
+  no_grh,                 ///< RoCE/Thunderbolt without a GRH
+  dgid_zero,              ///< the destination GID is zero
+  index_out_of_range,     ///< sgid_index >= gid_tbl_len
+  not_shown,              ///< the source did not print the slot: the outcome is unknown
+  empty_slot,             ///< an empty (or zero) slot
+  unreadable,             ///< a slot whose read failed
+  index_0,                ///< routing from index 0 (Apple: times out)
+  source_not_mapped,      ///< a source that is not IPv4-mapped (Apple)
+  netdev_gone,            ///< the source GID's netdev is gone or in another namespace
+  family_mismatch,        ///< IPv4-mapped source with a native IPv6 destination, or the reverse
+  link_local_source,      ///< an fe80::/10 source towards a routed destination: times out
+  roce_version_mismatch,  ///< RoCE v1 on one side, v2 on the other: times out
+};
+std::string_view to_string(RtrRule r) noexcept;  ///< "dgid_zero", "empty_slot", ...
+/// The bit of `r` in RtrVerdict::passed.
+constexpr std::uint32_t rule_bit(RtrRule r) noexcept { return 1u << static_cast<unsigned>(r); }
+
 struct RtrVerdict {
   RtrOutcome outcome = RtrOutcome::ok;
-  int err = 0;         ///< the platform's errno for error and times_out; 0 otherwise
-  std::string reason;  ///< one line a person can act on
+  int err = 0;                   ///< the platform's errno for error and times_out; 0 otherwise
+  std::string reason;            ///< one line a person can act on
+  RtrRule rule = RtrRule::none;  ///< the rule that decided (none: every rule passed)
+  std::uint32_t passed = 0;      ///< rule_bit() of every rule the request was checked against and passed
   /// "ok", "EINVAL (22): ...", "times out (ETIMEDOUT 110): ...", "unknown: ..."
   [[nodiscard]] std::string to_string(Platform p) const;
 };

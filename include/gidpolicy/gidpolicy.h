@@ -12,7 +12,8 @@
  *   gidpolicy_select(policy, table, &sel, err, sizeof err);              the decision
  *   gidpolicy_selection_gid(sel, my_gid);                                advertise these 16 bytes
  *   ... exchange QPN, PSN, GID (and MTU) with the peer ...
- *   gidpolicy_rtr_fill(sel, &peer, NULL, &attr, &mask, err, sizeof err); RTR from the same pick
+ *   gidpolicy_rtr_options_init(&o); o.qp_type = IBV_QPT_RC;             the QP's own type
+ *   gidpolicy_rtr_fill(sel, &peer, &o, &attr, &mask, err, sizeof err);  RTR from the same pick
  *   gidpolicy_preflight_selection(&fns, ctx, port, sel, err, sizeof err); the slot still holds it?
  *   rc = ibv_modify_qp(qp, &attr, mask);
  *   if (rc) gidpolicy_explain_errno(rc, GIDPOLICY_PLATFORM_AUTO, sel, &peer, msg, sizeof msg);
@@ -20,8 +21,10 @@
  * Hardware gotchas this API exists for (sources: FACTS.md in the gidpolicy repository):
  *  - JACCL advertises the first IPv4-mapped GID but routes from the literal index 1: on a Mac
  *    mini with that GID at index 2 the RTR fails with errno 22 (MLX PR 3389).
- *  - ds4 accepts any forced index ibv_query_gid can read, zeros included, and casts it to
- *    uint8_t: index 257 silently routes from index 1.
+ *  - ds4's macOS path accepts any forced index ibv_query_gid can read, zeros included, and casts
+ *    it to uint8_t: index 257 silently routes from index 1 ("ds4:index=N" reproduces it). Its
+ *    Linux RoCE path validates a forced index (RoCE v2, non-zero, in range, <= 255):
+ *    "ds4-linux:local=ADDR,index=N".
  *  - An index is not a stable name for a GID: after a port flap the same address can come back
  *    at another index (NCCL 2157). gidpolicy_preflight_*() re-read the entry right before
  *    modify_qp; repeated failed RTRs reportedly wedge Apple's Thunderbolt port until reboot, so
@@ -73,7 +76,7 @@ struct ibv_qp_attr;
 union ibv_gid;
 
 /** The version of this API; bumped when a function or struct changes incompatibly. */
-#define GIDPOLICY_C_API_VERSION 1
+#define GIDPOLICY_C_API_VERSION 2 /* 2: gidpolicy_rtr_fill() needs options with the QP type */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Status codes                                                                               */
@@ -134,8 +137,9 @@ typedef struct gidpolicy_policy gidpolicy_policy;
  *                                    link-local GID on Ethernet/Thunderbolt)
  *    "auto:family=ipv4,roce=v2,subnet=10.0.0.0/8"
  *    "validated:index=3,type=roce_v2" a forced index, checked (ds4's --rdma-gid-index, fixed)
- *    "ds4" / "ds4:index=N"           ds4 on macOS as it ships (forced index accepted unchecked)
- *    "ds4-linux:local=10.0.0.1"      ds4's Linux scan (RoCE v2, the control socket's address first)
+ *    "ds4" / "ds4:index=N"           ds4's macOS path as it ships (forced index accepted unchecked)
+ *    "ds4-linux:local=10.0.0.1"      ds4's Linux RoCE path, tp_rdma_linux_gid (non-zero RoCE v2, the
+ *                                    control socket's address first); ",index=N" its forced index
  *    "jaccl-fixed"                   JACCL's first IPv4-mapped GID, routed from where it was found
  *    "jaccl"                         JACCL as it ships: routes from the literal index 1 (may
  *                                    disagree: kept to reproduce the bug, see selection_agrees)
@@ -205,7 +209,7 @@ enum {
  *  Errors: GIDPOLICY_ERR_INVALID_ARGUMENT (NULL fns/ctx/out, port 0), GIDPOLICY_ERR_NOT_SUPPORTED
  *  (no query_port or no GID read), GIDPOLICY_ERR_DRIVER (query_port failed: errno in the
  *  message; a gid_tbl_len below 0 or above 65536: EPROTO), GIDPOLICY_ERR_PORT_NOT_ACTIVE.
- *  Example (ds4): gidpolicy_verbs_fns fns = {0}; fns.query_port = api->query_port;
+ *  Example (ds4's API struct): gidpolicy_verbs_fns fns = {0}; fns.query_port = api->query_port;
  *                 fns.query_gid = api->query_gid;
  *                 gidpolicy_snapshot(&fns, ctx, 1, 0, &table, err, sizeof err); */
 gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
@@ -253,6 +257,21 @@ typedef struct gidpolicy_selection gidpolicy_selection;
 gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolicy_table* table,
                                   gidpolicy_selection** out, char* err, size_t errlen);
 
+/** ds4's port choice on Linux, for a "ds4-linux:local=ADDR[,index=N]" policy: run it on every
+ *  table in `tables` (one per active port of the candidate devices: all, or --rdma-device's) and
+ *  take the port whose pick is the control address, the first such; a port that alone picks
+ *  anything is taken without a match. Several ports that pick and none holding the address is
+ *  ds4's refusal, reproduced: picking one GID per port would connect where ds4 refuses. Ports
+ *  that are not ACTIVE/ARMED are skipped. `*chosen` is the index into `tables`.
+ *  Errors: GIDPOLICY_ERR_NO_CANDIDATE ("... 2 ports tie (...) and none holds the control address
+ *  ...; use the direct RoCE address for --coordinator, or select --rdma-device and
+ *  --rdma-gid-index", or the only port's own reason), GIDPOLICY_ERR_NOT_SUPPORTED (not a
+ *  ds4-linux policy), GIDPOLICY_ERR_INVALID_ARGUMENT.
+ *  Example: gidpolicy_select_port(pol, tables, n, &k, &sel, err, sizeof err);  port k is ds4's */
+gidpolicy_status gidpolicy_select_port(const gidpolicy_policy* policy, const gidpolicy_table* const* tables,
+                                       size_t count, size_t* chosen, gidpolicy_selection** out, char* err,
+                                       size_t errlen);
+
 /** The index of the chosen entry: its GID is what this side advertises. */
 uint32_t gidpolicy_selection_index(const gidpolicy_selection* selection);
 /** The sgid_index to route from: the chosen index, except under a spec ending in "@sgid=N" or
@@ -286,9 +305,13 @@ typedef struct gidpolicy_peer {
   int gid_type;    /**< gidpolicy_gid_type of its GID when it sent one; 0 = not sent */
 } gidpolicy_peer;
 
-/** Knobs of gidpolicy_rtr_fill(). Initialise with gidpolicy_rtr_options_init(), then change. */
+/** Knobs of gidpolicy_rtr_fill(). Initialise with gidpolicy_rtr_options_init(), set qp_type, then
+ *  change what else differs. */
 typedef struct gidpolicy_rtr_options {
-  int qp_type;                /**< enum ibv_qp_type: IBV_QPT_UC (3, default) or IBV_QPT_RC (2) */
+  int qp_type;                /**< enum ibv_qp_type the QP was created with: IBV_QPT_RC (2) or
+                                   IBV_QPT_UC (3). Required: 0 (what init sets) is an error, because
+                                   a guess is an EINVAL at RTR (RC needs MAX_DEST_RD_ATOMIC and
+                                   MIN_RNR_TIMER, UC refuses them) */
   int path_mtu;               /**< enum ibv_mtu; 0 (default) = min(local active MTU, peer MTU) */
   uint8_t hop_limit;          /**< grh.hop_limit; default 64 (JACCL's 1 works on one L2 segment only) */
   uint8_t traffic_class;      /**< grh.traffic_class; default 0 */
@@ -298,18 +321,21 @@ typedef struct gidpolicy_rtr_options {
   uint8_t min_rnr_timer;      /**< RC only; default 12 (0.64 ms) */
 } gidpolicy_rtr_options;
 
-/** Set the defaults documented in gidpolicy_rtr_options. */
+/** Set the defaults documented in gidpolicy_rtr_options; qp_type is left 0 (unset). */
 void gidpolicy_rtr_options_init(gidpolicy_rtr_options* options);
 
 /** Fill `*attr` (overwritten entirely) and `*attr_mask` for ibv_modify_qp(INIT->RTR): qp_state,
  *  path_mtu, dest_qp_num, rq_psn and the address vector with grh.sgid_index taken from the
  *  selection and grh.dgid from the peer. Each field is set together with its mask bit, and the
- *  bits the QP type requires are checked. `options` may be NULL for the defaults.
+ *  bits the QP type requires are checked. `options` is required: its qp_type must be the type the
+ *  QP was created with (ds4 on Linux: IBV_QPT_RC; JACCL and ds4 on macOS: IBV_QPT_UC).
  *  Errors: GIDPOLICY_ERR_RTR (peer GID zero, IPv4-mapped source with an IPv6 peer or the reverse,
  *  RoCE v1/v2 mismatch, an MTU above either side), GIDPOLICY_ERR_NOT_SUPPORTED (UD),
- *  GIDPOLICY_ERR_INVALID_ARGUMENT (a value wider than its field).
- *  Example: struct ibv_qp_attr attr; int mask;
- *           if (gidpolicy_rtr_fill(sel, &peer, NULL, &attr, &mask, err, sizeof err) == GIDPOLICY_OK)
+ *  GIDPOLICY_ERR_INVALID_ARGUMENT (NULL options, qp_type not set, a value wider than its field).
+ *  Example: struct ibv_qp_attr attr; int mask; gidpolicy_rtr_options o;
+ *           gidpolicy_rtr_options_init(&o);
+ *           o.qp_type = IBV_QPT_RC;
+ *           if (gidpolicy_rtr_fill(sel, &peer, &o, &attr, &mask, err, sizeof err) == GIDPOLICY_OK)
  *             rc = ibv_modify_qp(qp, &attr, mask); */
 gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const gidpolicy_peer* peer,
                                     const gidpolicy_rtr_options* options, struct ibv_qp_attr* attr,

@@ -143,6 +143,11 @@ class RtrBuilder {
   /// side), errc::missing_required_attribute (names the bits), errc::peer_gid_zero,
   /// errc::family_mismatch, errc::roce_version_mismatch.
   [[nodiscard]] result<RtrAttributes> build() const;
+  /// The attributes build() returns, without its checks: the fields as set, the path-MTU
+  /// default and the GRH decision (rtr_needs_grh()). What a program that builds its attributes
+  /// by hand would send; predict_rtr() and diagnose() judge these when build() refuses, to say
+  /// what the driver would have answered. Never hand them to modify_qp.
+  [[nodiscard]] RtrAttributes unchecked() const;
 
  private:
   RtrBuilder& set(int bit);

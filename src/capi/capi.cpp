@@ -10,6 +10,7 @@
 #include <gidpolicy/diagnose.hpp>
 #include <gidpolicy/formats/json.hpp>
 #include <gidpolicy/gid.hpp>
+#include <gidpolicy/policies/ds4_linux.hpp>
 #include <gidpolicy/policies/spec.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
@@ -24,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gidpolicy::capi {
 
@@ -292,6 +294,11 @@ gidpolicy_status gidpolicy_snapshot(const gidpolicy_verbs_fns* fns, struct ibv_c
     *out = nullptr;
     if (!fns) return gidpolicy::capi::null_argument("fns", err, errlen);
     if (!context) return gidpolicy::capi::null_argument("context", err, errlen);
+    // Arguments first, then what the function table offers: port 0 is the caller's mistake
+    // whatever the table holds (the header promises INVALID_ARGUMENT for it).
+    if (port == 0 || port > 255)
+      return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "port " + std::to_string(port) + " is not in 1..255", err,
+                    errlen);
     if (!fns->query_port)
       return report(GIDPOLICY_ERR_NOT_SUPPORTED, "gidpolicy_verbs_fns.query_port is NULL", err, errlen);
     if (!fns->query_gid && !fns->query_gid_ex && !fns->query_gid_ex_sized)
@@ -368,6 +375,41 @@ gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolic
   });
 }
 
+gidpolicy_status gidpolicy_select_port(const gidpolicy_policy* policy, const gidpolicy_table* const* tables,
+                                       size_t count, size_t* chosen, gidpolicy_selection** out, char* err,
+                                       size_t errlen) {
+  return guarded(err, errlen, [&] {
+    if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
+    *out = nullptr;
+    if (!policy) return gidpolicy::capi::null_argument("policy", err, errlen);
+    if (!chosen) return gidpolicy::capi::null_argument("chosen", err, errlen);
+    if (!tables && count != 0) return gidpolicy::capi::null_argument("tables", err, errlen);
+    const auto* ds4 = policy->profile.policy.target<gidpolicy::Ds4Linux>();
+    if (!ds4 || policy->profile.source.is_literal())
+      return report(
+          GIDPOLICY_ERR_NOT_SUPPORTED,
+          "gidpolicy_select_port() reproduces ds4's Linux port choice: give a ds4-linux policy, not " +
+              policy->profile.spec(),
+          err, errlen);
+    std::vector<gidpolicy::GidTable> copies;
+    copies.reserve(count);
+    for (size_t k = 0; k < count; ++k) {
+      if (!tables[k]) return gidpolicy::capi::null_argument("an element of tables", err, errlen);
+      copies.push_back(tables[k]->table);
+    }
+    auto port = gidpolicy::choose_port(*ds4, copies, {.trace = true});
+    if (!port) return report(port.error(), err, errlen);
+    const gidpolicy::GidTable& t = copies[port.value().table];
+    gidpolicy::Plan plan;
+    plan.sgid_index = port.value().selection.sgid_index();
+    plan.agreement = gidpolicy::check_agreement(t, port.value().selection.entry.gid, plan.sgid_index);
+    plan.selection = std::move(port.value().selection);
+    *chosen = port.value().table;
+    *out = new gidpolicy_selection{t, std::move(plan)};
+    return GIDPOLICY_OK;
+  });
+}
+
 uint32_t gidpolicy_selection_index(const gidpolicy_selection* s) {
   return s ? s->plan.selection.entry.index : 0;
 }
@@ -404,7 +446,7 @@ void gidpolicy_selection_free(gidpolicy_selection* s) { delete s; }
 void gidpolicy_rtr_options_init(gidpolicy_rtr_options* o) {
   if (!o) return;
   std::memset(o, 0, sizeof *o);
-  o->qp_type = IBV_QPT_UC;
+  o->qp_type = 0;  // not a QP type: the caller must say RC or UC (an RC QP given UC bits fails RTR)
   o->path_mtu = 0;
   o->hop_limit = gidpolicy::kDefaultHopLimit;
   o->traffic_class = gidpolicy::kDefaultTrafficClass;
@@ -421,10 +463,21 @@ gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const 
     if (!peer) return gidpolicy::capi::null_argument("peer", err, errlen);
     if (!attr) return gidpolicy::capi::null_argument("attr", err, errlen);
     if (!attr_mask) return gidpolicy::capi::null_argument("attr_mask", err, errlen);
-    gidpolicy_rtr_options defaults;
-    gidpolicy_rtr_options_init(&defaults);
-    const gidpolicy_rtr_options& o = options ? *options : defaults;
-
+    // The QP type decides the required mask bits (RC adds MAX_DEST_RD_ATOMIC and
+    // MIN_RNR_TIMER): a default would silently give an RC QP UC attributes, which the driver
+    // refuses with EINVAL at RTR. The caller says which.
+    if (!options)
+      return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
+                    "options is NULL: give the QP type (gidpolicy_rtr_options_init(), then qp_type = "
+                    "IBV_QPT_RC or IBV_QPT_UC)",
+                    err, errlen);
+    const gidpolicy_rtr_options& o = *options;
+    if (o.qp_type == 0)
+      return report(
+          GIDPOLICY_ERR_INVALID_ARGUMENT,
+          "options->qp_type is not set: IBV_QPT_RC (2) or IBV_QPT_UC (3), the type the QP was created "
+          "with",
+          err, errlen);
     const std::optional<gidpolicy::QpKind> kind = gidpolicy::capi::qp_kind_from_c(o.qp_type);
     if (!kind)
       return report(GIDPOLICY_ERR_INVALID_ARGUMENT,

@@ -119,4 +119,39 @@ result<Selection> Ds4Linux::select(const GidTable& table, SelectOptions run) con
       });
 }
 
+result<Ds4LinuxPort> choose_port(const Ds4Linux& policy, const std::vector<GidTable>& tables,
+                                 SelectOptions run) {
+  std::optional<Ds4LinuxPort> first, match;
+  std::vector<std::string> candidates;
+  std::optional<Error> last_error;
+  for (std::size_t k = 0; k < tables.size(); ++k) {
+    const GidTable& t = tables[k];
+    const PortState st = t.port().state;
+    if (st != PortState::active && st != PortState::armed && st != PortState::active_defer) continue;
+    auto sel = policy.select(t, run);
+    if (!sel) {
+      last_error = sel.error();
+      continue;
+    }
+    candidates.push_back(detail::where(t));
+    const bool holds_local = policy.local && sel.value().entry.gid == *policy.local;
+    if (holds_local && !match) match = Ds4LinuxPort{k, sel.value()};
+    if (!first) first = Ds4LinuxPort{k, std::move(sel).value()};
+  }
+  if (match) return std::move(*match);
+  if (candidates.size() == 1) return std::move(*first);
+  if (candidates.empty()) {
+    if (last_error) return fail(std::move(*last_error));
+    return fail(errc::no_candidate, "no active port among the " + std::to_string(tables.size()) + " given");
+  }
+  std::string list;
+  for (const auto& c : candidates) list += (list.empty() ? "" : ", ") + c;
+  return fail(errc::no_candidate,
+              "no active RoCEv2 GID for the requested device/index: " + std::to_string(candidates.size()) +
+                  " ports tie (" + list + ") and none holds the control address" +
+                  (policy.local ? " " + policy.local->to_string() : std::string()) +
+                  "; use the direct RoCE address for --coordinator, or select --rdma-device and "
+                  "--rdma-gid-index");
+}
+
 }  // namespace gidpolicy

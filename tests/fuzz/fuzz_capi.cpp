@@ -128,7 +128,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       peer.gid_type = static_cast<int>(size % 5);
       ibv_qp_attr attr;
       int mask = 0;
-      (void)gidpolicy_rtr_fill(sel, &peer, nullptr, &attr, &mask, err, sizeof err);
+      gidpolicy_rtr_options options;
+      gidpolicy_rtr_options_init(&options);
+      options.qp_type = size % 2 ? IBV_QPT_RC : IBV_QPT_UC;
+      (void)gidpolicy_rtr_fill(sel, &peer, &options, &attr, &mask, err, sizeof err);
       (void)gidpolicy_selection_trace(sel, small, sizeof small);
       (void)gidpolicy_selection_agreement(sel, small, sizeof small);
       (void)gidpolicy_explain_errno(static_cast<int>(size % 128), GIDPOLICY_PLATFORM_AUTO, sel, &peer, small,

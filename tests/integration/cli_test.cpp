@@ -75,11 +75,12 @@ struct ExampleCase {
 const std::vector<ExampleCase>& example_cases() {
   static const std::vector<ExampleCase> cases = {
       // NCCL 769: the first IPv4-mapped GID is index 2 (RoCE v1); JACCL routes from 1 (fe80):
-      // the families differ, Linux refuses the RTR with EINVAL. auto takes the v2 twin at 3.
+      // the families differ: RtrBuilder refuses it (sent anyway, Linux answers EINVAL). auto takes the v2
+      // twin at 3.
       {"nccl-769.devinfo.txt",
        1,
        {{"mlx5_bond_0",
-         {{"jaccl", 2, 1, false, "error", 22},
+         {{"jaccl", 2, 1, false, "refused", 22},
           {"jaccl-legacy", 1, 1, true, "ok"},
           {"jaccl-fixed", 2, 2, true, "ok"},
           {"ds4", 2, 2, true, "ok"},
@@ -111,7 +112,7 @@ const std::vector<ExampleCase>& example_cases() {
       {"ibm-pr4-cx6.show_gids.txt",
        1,
        {{"mlx5_0",
-         {{"jaccl", 4, 1, false, "error", 22},
+         {{"jaccl", 4, 1, false, "refused", 22},
           {"jaccl-legacy", 1, 1, true, "ok"},
           {"jaccl-fixed", 4, 4, true, "ok"},
           {"ds4", 4, 4, true, "ok"},
@@ -148,14 +149,14 @@ const std::vector<ExampleCase>& example_cases() {
        1,
        {{"mlx5_0",
          {{"jaccl", 6, 1, false, "error", 61},
-          {"jaccl-legacy", 1, 1, false, "error", 22},
+          {"jaccl-legacy", 1, 1, false, "refused", 22},
           {"jaccl-fixed", 6, 6, true, "ok"},
           {"ds4", 6, 6, true, "ok"},
           {"ds4-linux", 5, 5, true, "ok"},
           {"auto", 7, 7, true, "ok"}}},
         {"mlx5_1",
          {{"jaccl", 6, 1, false, "error", 61},
-          {"jaccl-legacy", 1, 1, false, "error", 22},
+          {"jaccl-legacy", 1, 1, false, "refused", 22},
           {"jaccl-fixed", 6, 6, true, "ok"},
           {"ds4", 6, 6, true, "ok"},
           {"ds4-linux", 5, 5, true, "ok"},
@@ -176,7 +177,7 @@ const std::vector<ExampleCase>& example_cases() {
        1,
        {{"rdma_en2",
          {{"jaccl", 2, 1, false, "error", 22},
-          {"jaccl-legacy", 1, 1, false, "error", 22},
+          {"jaccl-legacy", 1, 1, false, "refused", 22},
           {"jaccl-fixed", 2, 2, true, "ok"},
           {"ds4", 2, 2, true, "ok"},
           {"ds4-linux", std::nullopt, std::nullopt, false, "no_candidate"},
@@ -457,6 +458,24 @@ TEST(Simulate, JacclFailsEveryPairWithTheMacMiniAutoConnectsAll) {
   EXPECT_NE(fixed.out.find("3 of 3 pairs connected"), std::string::npos) << fixed.out;
 }
 
+// Issue 16 item 12: each direction names its own side's RTR refusal, not the first side's again.
+TEST(Simulate, EachDirectionNamesItsOwnSidesRefusal) {
+  const std::string v4 = example("nccl-769.devinfo.txt");
+  const std::string v6 = example("mooncake-1617-ipv6only.show_gids.txt");
+  CliResult r = run_cli({"simulate", "--profile", "auto:family=any", v4, v6});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string a_to_b = "nccl-769.devinfo.txt -> mooncake-1617-ipv6only.show_gids.txt: ";
+  const std::string b_to_a = "mooncake-1617-ipv6only.show_gids.txt -> nccl-769.devinfo.txt: ";
+  const auto at_a = r.out.find(a_to_b);
+  const auto at_b = r.out.find(b_to_a);
+  ASSERT_NE(at_a, std::string::npos) << r.out;
+  ASSERT_NE(at_b, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.compare(at_a + a_to_b.size(), 37, "nccl-769.devinfo.txt cannot build its"), 0) << r.out;
+  EXPECT_EQ(r.out.compare(at_b + b_to_a.size(), 53, "mooncake-1617-ipv6only.show_gids.txt cannot build its"),
+            0)
+      << r.out;
+}
+
 TEST(Simulate, NeedsTwoHosts) {
   expect_one_line_error(run_cli({"simulate", example("macmini-mapped-at-2.json")}), "at least two tables");
 }
@@ -524,10 +543,91 @@ TEST(Usage, BadUsageExitsTwoWithOneLine) {
   expect_one_line_error(run_cli({"show", "--input", example("nccl-769.devinfo.txt"), "--sysfs", "/tmp"}),
                         "not both");
   expect_one_line_error(run_cli({"show", "--input", example("nccl-769.devinfo.txt"), "--device", "mlx5_9"}),
-                        "has no table for device mlx5_9 (it has: mlx5_bond_0 port 1)");
+                        "has no device mlx5_9 (it has: mlx5_bond_0 port 1)");
   expect_one_line_error(run_cli({"convert", "--to", "sysfs", "--input", example("nccl-769.devinfo.txt")}),
                         "--output DIR");
   expect_one_line_error(run_cli({"explain-errno", "EWHAT"}), "expected an errno number or name");
+}
+
+// Issue 16 item 12: CLI11's own texts are said in the tool's words: the option, what it
+// expects and what was found, on one line, exit 2.
+TEST(Usage, ParseErrorsNameTheOptionAndWhatItExpects) {
+  const std::string t = example("nccl-769.devinfo.txt");
+  expect_one_line_error(run_cli({"explain-errno", "22", "--sgid-index", "-1"}),
+                        "--sgid-index: expected an index 0..4294967295");
+  expect_one_line_error(run_cli({"explain-errno", "22", "--sgid-index", "-1"}), "found '-1'");
+  expect_one_line_error(run_cli({"select", "--input", t, "--input", t}),
+                        "--input: given 2 times; give it once");
+  expect_one_line_error(run_cli({"select", "--input", t, "--port", "0"}),
+                        "--port: expected a port number 1..255, found '0'");
+  expect_one_line_error(run_cli({"explain-errno"}), "missing errno: expected an errno number or name");
+  for (const char* raw : {"Could not convert", "At Most", "required but received"}) {
+    EXPECT_EQ(run_cli({"explain-errno", "22", "--sgid-index", "x"}).err.find(raw), std::string::npos) << raw;
+    EXPECT_EQ(run_cli({"select", "--input", t, "--input", t}).err.find(raw), std::string::npos) << raw;
+  }
+  // A port the input does not have is named as a port, not as "a device port 2".
+  CliResult port = run_cli({"select", "--input", t, "--port", "2"});
+  expect_one_line_error(port, "has no port 2 (it has: mlx5_bond_0 port 1)");
+  EXPECT_EQ(port.err.find("a device"), std::string::npos) << port.err;
+}
+
+// Issue 16 item 12: a live --device on a machine without RDMA says "no RDMA devices" once.
+TEST(Usage, NoRdmaIsSaidOnce) {
+  CliResult r = run_cli({"select", "--device", "mlx5_0"});
+  if (r.exit_code == 2) {
+    const auto first = r.err.find("no RDMA devices");
+    if (first != std::string::npos) {
+      EXPECT_EQ(r.err.find("no RDMA devices", first + 1), std::string::npos) << r.err;
+    }
+  }
+}
+
+// Issue 16 items 10 and 11 through the tool: no cause is both confirmed and ruled out, and the
+// zero destination GID is named as `check` predicts it.
+TEST(ExplainErrno, NeverConfirmsAndRulesOutOneCause) {
+  for (const char* idx : {"20", "256"}) {
+    CliResult r =
+        run_cli({"explain-errno", "22", "--input", example("macmini-mapped-at-2.json"), "--sgid-index", idx});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> confirmed, ruled_out;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) {
+      const auto text = [&](const std::string& tag) {
+        const auto at = line.find(tag);
+        if (at == std::string::npos) return std::string();
+        std::string t = line.substr(at + tag.size());
+        return t.substr(0, t.find(" -> "));
+      };
+      if (auto c = text("[confirmed] "); !c.empty()) confirmed.push_back(c);
+      if (auto c = text("[ruled_out] "); !c.empty()) ruled_out.push_back(c);
+    }
+    ASSERT_FALSE(confirmed.empty()) << r.out;
+    for (const auto& c : confirmed)
+      for (const auto& x : ruled_out) EXPECT_NE(c, x) << r.out;
+  }
+}
+
+TEST(ExplainErrno, ZeroDestinationIsNamedAsCheckPredictsIt) {
+  const std::string mini = example("macmini-mapped-at-2.json");
+  // jaccl-legacy advertises index 1's zeros: a like peer's dgid is zero.
+  Json doc = parse_json(run_cli({"check", "--input", mini, "--profile", "jaccl-legacy", "--json"}));
+  const Json& predicted = doc.at("profiles").at(0).at("predicted_rtr");
+  EXPECT_EQ(predicted.at("outcome"), "refused");
+  const std::string reason = predicted.at("reason").get<std::string>();
+  EXPECT_EQ(reason, "the destination GID is zero");
+  CliResult r = run_cli({"explain-errno", "22", "--input", mini, "--sgid-index", "2", "--peer", "::"});
+  EXPECT_NE(r.out.find("[confirmed] " + reason), std::string::npos) << r.out;
+  CliResult lnx = run_cli({"explain-errno", "22", "--input", example("nccl-769.devinfo.txt"), "--sgid-index",
+                           "3", "--peer", "::"});
+  EXPECT_NE(lnx.out.find("[confirmed] " + reason), std::string::npos) << lnx.out;
+  EXPECT_EQ(lnx.out.find("[confirmed] sgid_index 3 holds"), std::string::npos) << lnx.out;  // not the family
+}
+
+TEST(ExplainErrno, AnErrnoWithoutANameIsNotRepeated) {
+  CliResult r = run_cli({"explain-errno", "5"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("errno 5 on linux:", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("errno 5 (5)"), std::string::npos) << r.out;
 }
 
 TEST(Usage, HelpAndVersionExitZero) {

@@ -1,6 +1,7 @@
 // Properties of the RTR builder (issue 5): the mask always carries the bits the QP type
 // requires, the path MTU never exceeds either side, and an IPv4/IPv6 family mismatch is refused
 // before the driver sees it (checked through the fake verbs' counters).
+#include <gidpolicy/diagnose.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
@@ -14,6 +15,8 @@
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
+
+#include <algorithm>
 
 namespace gidpolicy {
 namespace {
@@ -198,6 +201,113 @@ RC_GTEST_PROP(RtrBuilder, prop_rtr_family_mismatch_never_reaches_the_driver, ())
     const auto q = fake.qp(qp.value()).value();
     RC_ASSERT(q.source_gid.has_value());
     RC_ASSERT(q.source_gid->is_ipv4_mapped() == peer.gid.is_ipv4_mapped());
+  }
+}
+
+// Issue 15 item 2 / issue 16 item 11: one path to the RTR. For random tables, plans (literal
+// sources included, so empty and foreign slots come up), peers (either family, zero now and
+// then) and drivers, what `check` and `simulate` predict -- predict_rtr() on the plan -- is what
+// the in-process fake's modify_qp returns for the attributes RtrBuilder built; a builder refusal
+// is predicted as "refused" and never reaches modify_qp.
+RC_GTEST_PROP(Prediction, prop_prediction_is_what_the_fakes_modify_qp_returns, ()) {
+  const GidTable t = *rc::gen::oneOf(test::gen_family_table(), test::gen_realistic_table());
+  const DriverProfile driver =
+      *rc::gen::element(DriverProfile::linux_kernel(), DriverProfile::apple_thunderbolt());
+  fakes::FakeVerbs fake;
+  RC_ASSERT(fake.add_port(t, driver).has_value());
+  auto dev = fake.open_device(t.port().device);
+  RC_ASSERT(dev.has_value());
+  // The table `check` is given and the fake's hardware are one table (unlisted slots included).
+  auto held = fake.table(t.port().device, t.port().port);
+  RC_ASSERT(held.has_value());
+  const GidTable& table = held.value();
+  const Plan plan = gen_plan(table);
+  const PeerInfo peer = *rc::gen::oneOf(test::gen_peer_info(), test::gen_peer_info_of_family(true),
+                                        test::gen_peer_info_of_family(false));
+  const QpKind kind = driver.uc_only ? QpKind::uc : *rc::gen::element(QpKind::uc, QpKind::rc);
+
+  const RtrPrediction predicted = predict_rtr(table, plan, peer, driver, kind);
+
+  auto qp = fake.create_qp(dev.value(), kind);
+  RC_ASSERT(qp.has_value());
+  ibv_qp_attr init{};
+  init.qp_state = IBV_QPS_INIT;
+  init.port_num = static_cast<std::uint8_t>(t.port().port);
+  const int init_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+  RC_ASSERT(fake.modify_qp(qp.value(), init, init_mask).has_value());
+  const unsigned before = fake.calls(verbs::VerbsCall::modify_qp);
+
+  // What a program does: build, and call modify_qp only with what was built.
+  RtrBuilder builder(kind, table, plan);
+  builder.remote(peer);
+  if (kind == QpKind::rc) builder.max_dest_rd_atomic(1).min_rnr_timer(12);
+  auto rtr = builder.build();
+  RC_ASSERT(rtr.has_value() == predicted.reaches_driver());
+  if (!rtr) {
+    RC_TAG("refused by the builder");
+    RC_ASSERT(rtr.error().code == predicted.refused->code);
+    RC_ASSERT(fake.calls(verbs::VerbsCall::modify_qp) == before);
+    RC_ASSERT(fake.qp(qp.value()).value().state == IBV_QPS_INIT);
+    return;
+  }
+  auto applied = fake.modify_qp(qp.value(), rtr.value().attr, rtr.value().mask);
+  RC_TAG(std::string(to_string(predicted.verdict.outcome)));
+  switch (predicted.verdict.outcome) {
+    case RtrOutcome::error:
+      RC_ASSERT(!applied);
+      RC_ASSERT(applied.error().code.value() == predicted.verdict.err);
+      break;
+    case RtrOutcome::ok:
+    case RtrOutcome::times_out:
+    case RtrOutcome::unknown: {  // unknown: a slot the source did not list; the call itself passes
+      RC_ASSERT(applied.has_value());
+      const auto q = fake.qp(qp.value()).value();
+      RC_ASSERT(q.rtr.has_value());
+      RC_ASSERT(q.rtr->outcome == predicted.verdict.outcome);
+      break;
+    }
+  }
+}
+
+// Issue 16 item 10: for any table, index (wrapped ones too), advertised GID, peer and errno,
+// diagnose() lists each cause once and never confirms what it rules out; and a zero peer GID on
+// a GID-routed port is the confirmed cause of EINVAL, as the prediction names it.
+RC_GTEST_PROP(Diagnose, prop_never_confirms_and_rules_out_the_same_cause, ()) {
+  const GidTable t = *rc::gen::oneOf(test::gen_family_table(), test::gen_realistic_table());
+  const Platform platform = *rc::gen::element(Platform::linux_kernel, Platform::darwin);
+  const Errnos E = Errnos::of(platform);
+  const int err =
+      *rc::gen::element(E.einval, E.enodata, E.enodev, E.enetunreach, E.etimedout, E.ebusy, E.eopnotsupp);
+  DiagnoseContext c;
+  c.table = *rc::gen::weightedElement<bool>({{5, true}, {1, false}}) ? &t : nullptr;
+  if (*rc::gen::weightedElement<bool>({{5, true}, {1, false}}))
+    c.sgid_index =
+        *rc::gen::oneOf(rc::gen::inRange<std::uint32_t>(0, 40), rc::gen::inRange<std::uint32_t>(0, 600));
+  if (*rc::gen::arbitrary<bool>()) c.advertised = *test::gen_gid();
+  const bool zero_peer = *rc::gen::weightedElement<bool>({{1, true}, {3, false}});
+  if (zero_peer)
+    c.peer_gid = Gid{};
+  else if (*rc::gen::arbitrary<bool>())
+    c.peer_gid = *test::gen_gid();
+  if (*rc::gen::arbitrary<bool>()) c.peer_gid_type = *rc::gen::element(GidType::roce_v1, GidType::roce_v2);
+
+  const Diagnosis d = diagnose(err, platform, c);
+  RC_ASSERT(!d.causes.empty());
+  for (std::size_t i = 0; i < d.causes.size(); ++i)
+    for (std::size_t j = 0; j < d.causes.size(); ++j) {
+      if (i == j) continue;
+      RC_ASSERT(d.causes[i].id != d.causes[j].id);
+      if (d.causes[i].likelihood == Likelihood::confirmed && d.causes[j].likelihood == Likelihood::ruled_out)
+        RC_ASSERT(d.causes[i].summary != d.causes[j].summary);
+    }
+  if (zero_peer && err == E.einval && c.table && c.sgid_index &&
+      t.port().link_layer.kind() != LinkLayer::Kind::infiniband) {
+    RC_TAG("zero peer");
+    const auto it =
+        std::find_if(d.causes.begin(), d.causes.end(), [](const Cause& x) { return x.id == "dgid_zero"; });
+    RC_ASSERT(it != d.causes.end());
+    RC_ASSERT(it->likelihood == Likelihood::confirmed);
+    RC_ASSERT(it->summary.rfind("the destination GID is zero", 0) == 0u);
   }
 }
 

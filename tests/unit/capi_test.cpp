@@ -342,6 +342,13 @@ TEST_F(CApi, MissingPointersAndArgumentsAreErrorsNotCrashes) {
   EXPECT_EQ(gidpolicy_snapshot(nullptr, ctx_, 1, 0, &t, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(gidpolicy_snapshot(&fns_, nullptr, 1, 0, &t, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(gidpolicy_snapshot(&fns_, ctx_, 0, 0, &t, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
+  // Issue 16 item 12: port 0 is the caller's mistake whatever the function table holds.
+  gidpolicy_verbs_fns empty_fns{};
+  EXPECT_EQ(gidpolicy_snapshot(&empty_fns, ctx_, 0, 0, &t, err_, sizeof err_),
+            GIDPOLICY_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(err_).find("port 0"), std::string::npos) << err_;
+  EXPECT_EQ(gidpolicy_snapshot(&empty_fns, ctx_, 256, 0, &t, err_, sizeof err_),
+            GIDPOLICY_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(gidpolicy_snapshot(&fns_, ctx_, 1, 1u << 20, &t, err_, sizeof err_),
             GIDPOLICY_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(t, nullptr);
@@ -361,8 +368,16 @@ class CApiRtr : public CApi {
     std::memcpy(peer_.gid, g.data(), 16);
     peer_.mtu = IBV_MTU_1024;
   }
+  /// Options for a UC QP (the type every test here creates, as JACCL does).
+  static gidpolicy_rtr_options uc() {
+    gidpolicy_rtr_options o;
+    gidpolicy_rtr_options_init(&o);
+    o.qp_type = IBV_QPT_UC;
+    return o;
+  }
   Table table_;
   gidpolicy_peer peer_{};
+  gidpolicy_rtr_options uc_ = uc();
 };
 
 TEST_F(CApiRtr, UcAttributesComeFromTheSelection) {
@@ -371,7 +386,7 @@ TEST_F(CApiRtr, UcAttributesComeFromTheSelection) {
   ibv_qp_attr attr;
   std::memset(&attr, 0xab, sizeof attr);  // every byte must be overwritten
   int mask = 0;
-  ASSERT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, nullptr, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK)
+  ASSERT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, &uc_, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK)
       << err_;
   EXPECT_EQ(mask, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
   EXPECT_EQ(attr.qp_state, IBV_QPS_RTR);
@@ -409,12 +424,11 @@ TEST_F(CApiRtr, RefusedBeforeTheDriverSeesThem) {
   int mask = 0;
   gidpolicy_peer zero = peer_;
   std::memset(zero.gid, 0, 16);
-  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &zero, nullptr, &attr, &mask, err_, sizeof err_),
-            GIDPOLICY_ERR_RTR);
+  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &zero, &uc_, &attr, &mask, err_, sizeof err_), GIDPOLICY_ERR_RTR);
   gidpolicy_peer v6 = peer_;
   auto g = gid_bytes("fd00::2");
   std::memcpy(v6.gid, g.data(), 16);
-  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &v6, nullptr, &attr, &mask, err_, sizeof err_), GIDPOLICY_ERR_RTR);
+  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &v6, &uc_, &attr, &mask, err_, sizeof err_), GIDPOLICY_ERR_RTR);
   EXPECT_STRNE(err_, "");
 
   gidpolicy_rtr_options o;
@@ -427,10 +441,32 @@ TEST_F(CApiRtr, RefusedBeforeTheDriverSeesThem) {
             GIDPOLICY_ERR_NOT_SUPPORTED);
   gidpolicy_peer bad_mtu = peer_;
   bad_mtu.mtu = 9;
-  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &bad_mtu, nullptr, &attr, &mask, err_, sizeof err_),
+  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &bad_mtu, &uc_, &attr, &mask, err_, sizeof err_),
             GIDPOLICY_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), nullptr, nullptr, &attr, &mask, err_, sizeof err_),
+  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), nullptr, &uc_, &attr, &mask, err_, sizeof err_),
             GIDPOLICY_ERR_INVALID_ARGUMENT);
+}
+
+// Issue 15 item 9: the QP type is the caller's to say. NULL options used to build UC attributes
+// silently, and ds4's RC QP then failed RTR with EINVAL (missing MAX_DEST_RD_ATOMIC and
+// MIN_RNR_TIMER, 0x28000 in the fake's log).
+TEST_F(CApiRtr, TheQpTypeMustBeGiven) {
+  Selection sel = select("auto", table_.get());
+  ibv_qp_attr attr;
+  int mask = 0;
+  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, nullptr, &attr, &mask, err_, sizeof err_),
+            GIDPOLICY_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(err_).find("qp_type"), std::string::npos) << err_;
+  gidpolicy_rtr_options o;
+  gidpolicy_rtr_options_init(&o);
+  EXPECT_EQ(o.qp_type, 0);
+  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, &o, &attr, &mask, err_, sizeof err_),
+            GIDPOLICY_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(err_).find("IBV_QPT_RC"), std::string::npos) << err_;
+  o.qp_type = IBV_QPT_RC;
+  ASSERT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, &o, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK) << err_;
+  EXPECT_EQ(mask & (IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 }
 
 TEST_F(CApiRtr, SelectionOutlivesItsTable) {
@@ -438,7 +474,7 @@ TEST_F(CApiRtr, SelectionOutlivesItsTable) {
   table_.reset();
   ibv_qp_attr attr;
   int mask = 0;
-  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, nullptr, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK)
+  EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, &uc_, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK)
       << err_;
   EXPECT_EQ(attr.ah_attr.grh.sgid_index, 2);
 }
@@ -462,7 +498,7 @@ TEST_F(CApiRtr, FakeDriverAcceptsTheFilledAttributesAndExplainsJacclsFailure) {
   Selection good = select("auto", table_.get());
   ibv_qp_attr attr;
   int mask = 0;
-  ASSERT_EQ(gidpolicy_rtr_fill(good.get(), &peer_, nullptr, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK);
+  ASSERT_EQ(gidpolicy_rtr_fill(good.get(), &peer_, &uc_, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK);
   auto qp = fake_.create_qp(dev.value(), gidpolicy::QpKind::uc);
   ASSERT_TRUE(qp.has_value());
   to_init(qp.value());
@@ -470,7 +506,7 @@ TEST_F(CApiRtr, FakeDriverAcceptsTheFilledAttributesAndExplainsJacclsFailure) {
   EXPECT_TRUE(ok.has_value()) << ok.error().what();
 
   Selection jaccl = select("jaccl", table_.get());
-  ASSERT_EQ(gidpolicy_rtr_fill(jaccl.get(), &peer_, nullptr, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK);
+  ASSERT_EQ(gidpolicy_rtr_fill(jaccl.get(), &peer_, &uc_, &attr, &mask, err_, sizeof err_), GIDPOLICY_OK);
   EXPECT_EQ(attr.ah_attr.grh.sgid_index, 1);
   auto qp2 = fake_.create_qp(dev.value(), gidpolicy::QpKind::uc);
   ASSERT_TRUE(qp2.has_value());
@@ -683,3 +719,53 @@ TEST(CApiVerbs, LinkedFunctionTableIsComplete) {
 #endif
 
 }  // namespace
+
+// Issue 15 item 9: ds4's Linux port choice through the C API. Two ports whose ds4-linux picks
+// differ: the control address decides; a tie without it is ds4's refusal.
+TEST(CApiSelectPort, TheControlAddressDecidesAndATieIsRefused) {
+  const std::string json = R"({"schema": "gidpolicy.tables", "version": 1, "ports": [
+    {"device": "mlx5_0", "port": 1, "state": "active", "link_layer": "ethernet", "gid_tbl_len": 8,
+     "active_mtu": 1024, "lid": 0, "holes": "empty", "entries": [
+       {"index": 1, "gid": "::ffff:10.0.0.1", "type": "roce_v2", "netdev": "eth0", "state": "valid"}]},
+    {"device": "mlx5_1", "port": 1, "state": "active", "link_layer": "ethernet", "gid_tbl_len": 8,
+     "active_mtu": 1024, "lid": 0, "holes": "empty", "entries": [
+       {"index": 3, "gid": "::ffff:10.0.1.1", "type": "roce_v2", "netdev": "eth1", "state": "valid"}]}]})";
+  char err[512];
+  gidpolicy_table *a = nullptr, *b = nullptr;
+  ASSERT_EQ(gidpolicy_table_from_json(json.data(), json.size(), "mlx5_0", 1, &a, err, sizeof err),
+            GIDPOLICY_OK)
+      << err;
+  Table ta(a);
+  ASSERT_EQ(gidpolicy_table_from_json(json.data(), json.size(), "mlx5_1", 1, &b, err, sizeof err),
+            GIDPOLICY_OK)
+      << err;
+  Table tb(b);
+  const gidpolicy_table* tables[] = {a, b};
+  auto policy = [&](const char* spec) {
+    gidpolicy_policy* p = nullptr;
+    EXPECT_EQ(gidpolicy_policy_parse(spec, &p, err, sizeof err), GIDPOLICY_OK) << err;
+    return Policy(p);
+  };
+  size_t chosen = 99;
+  gidpolicy_selection* sel = nullptr;
+  Policy on_b = policy("ds4-linux:local=10.0.1.1");
+  ASSERT_EQ(gidpolicy_select_port(on_b.get(), tables, 2, &chosen, &sel, err, sizeof err), GIDPOLICY_OK)
+      << err;
+  Selection owned(sel);
+  EXPECT_EQ(chosen, 1u);
+  EXPECT_EQ(gidpolicy_selection_index(sel), 3u);
+  EXPECT_EQ(gidpolicy_selection_sgid_index(sel), 3);
+
+  Policy tie = policy("ds4-linux:local=192.0.2.9");
+  gidpolicy_selection* none = nullptr;
+  EXPECT_EQ(gidpolicy_select_port(tie.get(), tables, 2, &chosen, &none, err, sizeof err),
+            GIDPOLICY_ERR_NO_CANDIDATE);
+  EXPECT_NE(std::string(err).find("2 ports tie"), std::string::npos) << err;
+  EXPECT_EQ(none, nullptr);
+
+  Policy other = policy("auto");
+  EXPECT_EQ(gidpolicy_select_port(other.get(), tables, 2, &chosen, &none, err, sizeof err),
+            GIDPOLICY_ERR_NOT_SUPPORTED);
+  EXPECT_EQ(gidpolicy_select_port(on_b.get(), nullptr, 2, &chosen, &none, err, sizeof err),
+            GIDPOLICY_ERR_INVALID_ARGUMENT);
+}

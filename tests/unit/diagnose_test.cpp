@@ -39,7 +39,10 @@ TEST(Diagnose, DarwinEinvalWithoutIpv4) {
   const GidTable t = test::apple_noipv4();
   auto d = diagnose(22, Platform::darwin, {.table = &t, .sgid_index = 0});
   EXPECT_EQ(find(d, "no_ipv4_on_port")->likelihood, Likelihood::confirmed);
-  EXPECT_EQ(find(d, "source_not_mapped")->likelihood, Likelihood::confirmed);
+  // Index 0 holds a non-mapped fe80 GID, but the model's Apple driver decides index 0 first
+  // (errno 60): the non-mapped source is likely, and the diagnosis says what the model predicts.
+  EXPECT_EQ(find(d, "source_not_mapped")->likelihood, Likelihood::likely);
+  EXPECT_NE(find(d, "model_predicts_otherwise"), nullptr) << d.to_string();
 }
 
 TEST(Diagnose, DarwinTimeoutFromIndex0) {
@@ -120,7 +123,11 @@ TEST(Diagnose, LinuxEnodevEnetunreachEtimedout) {
                         .peer_gid = gid("::ffff:200.0.209.7")});
   EXPECT_EQ(d110.name, "ETIMEDOUT");
   EXPECT_EQ(d110.causes[0].likelihood, Likelihood::confirmed);
-  EXPECT_EQ(find(d110, "link_local_source")->likelihood, Likelihood::confirmed);
+  // The one model: Linux refuses an fe80 source towards an IPv4 destination with EINVAL (family)
+  // before any traffic could time out, so the link-local source is likely, not confirmed, and
+  // the diagnosis says what the model predicts instead.
+  EXPECT_EQ(find(d110, "link_local_source")->likelihood, Likelihood::likely);
+  EXPECT_NE(find(d110, "model_predicts_otherwise"), nullptr) << d110.to_string();
   EXPECT_EQ(find(d110, "disagreement")->likelihood, Likelihood::confirmed);
   auto ver = diagnose(110, Platform::linux_kernel,
                       {.table = &t,
@@ -156,27 +163,117 @@ TEST(Diagnose, ErrnoNumbersArePlatformSpecific) {
   EXPECT_EQ(x.causes.at(0).id, "unknown");
 }
 
-TEST(PredictRtr, UsesTheSharedDriverModel) {
+// A plan that advertises the entry at `advertised` and routes from the literal `sgid_index`.
+Plan plan_at(const GidTable& t, std::uint32_t advertised, std::uint8_t sgid_index) {
+  Plan p;
+  if (const GidEntry* e = t.find(advertised)) p.selection = Selection(*e);
+  p.sgid_index = sgid_index;
+  p.agreement = check_agreement(t, p.selection.entry.gid, sgid_index);
+  return p;
+}
+
+TEST(PredictRtr, JudgesWhatRtrBuilderBuilt) {
   const GidTable mac = test::macmini();
   const PeerInfo peer{.qpn = 1, .psn = 2, .gid = gid("::ffff:10.99.0.4")};
   const auto apple = DriverProfile::apple_thunderbolt();
-  EXPECT_EQ(predict_rtr(mac, 1, peer, apple).err, 22);  // JACCL's literal 1 on PR 3389's Mac mini
-  EXPECT_EQ(predict_rtr(mac, 0, peer, apple).err, 60);  // index 0 times out
-  EXPECT_EQ(predict_rtr(mac, 2, peer, apple).outcome, RtrOutcome::ok);
-  EXPECT_EQ(predict_rtr(mac, 2, peer, apple, QpKind::rc).err, 102);
+  EXPECT_EQ(predict_rtr(mac, plan_at(mac, 2, 1), peer, apple).verdict.err, 22);  // JACCL's literal 1
+  EXPECT_EQ(predict_rtr(mac, plan_at(mac, 2, 0), peer, apple).verdict.err, 60);  // index 0 times out
+  EXPECT_EQ(predict_rtr(mac, plan_at(mac, 2, 2), peer, apple).verdict.outcome, RtrOutcome::ok);
+  EXPECT_EQ(predict_rtr(mac, plan_at(mac, 2, 2), peer, apple, QpKind::rc).verdict.err, 102);
   const GidTable t = test::nccl_769();
   const auto lnx = DriverProfile::linux_kernel();
   const PeerInfo p4{.qpn = 1, .psn = 2, .gid = gid("::ffff:200.0.209.7")};
-  EXPECT_EQ(predict_rtr(t, 3, p4, lnx).outcome, RtrOutcome::ok);
-  EXPECT_EQ(predict_rtr(t, 1, p4, lnx).err, 22);  // fe80 source, IPv4 destination: family mismatch
-  EXPECT_EQ(predict_rtr(t, 7, p4, lnx).outcome, RtrOutcome::unknown);  // devinfo did not print 7
+  EXPECT_EQ(predict_rtr(t, plan_at(t, 3, 3), p4, lnx).verdict.outcome, RtrOutcome::ok);
+  // An fe80 source towards an IPv4 destination: RtrBuilder refuses it (family mismatch) before
+  // modify_qp; sent anyway, Linux answers EINVAL.
+  const RtrPrediction fam = predict_rtr(t, plan_at(t, 1, 1), p4, lnx);
+  ASSERT_TRUE(fam.refused);
+  EXPECT_EQ(fam.refused->code, errc::family_mismatch);
+  EXPECT_EQ(fam.verdict.err, 22);
+  EXPECT_EQ(fam.verdict.rule, RtrRule::family_mismatch);
+  EXPECT_EQ(predict_rtr(t, plan_at(t, 3, 7), p4, lnx).verdict.outcome, RtrOutcome::unknown);  // not printed
   const GidTable pod = test::nccl_1573_pod(0);
-  EXPECT_EQ(predict_rtr(pod, 3, {.gid = gid("::ffff:10.152.0.13")}, lnx).err, 61);
+  EXPECT_EQ(predict_rtr(pod, plan_at(pod, 7, 3), {.gid = gid("::ffff:10.152.0.13")}, lnx).verdict.err, 61);
   auto ib = GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
                            {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)})
                 .value();
-  // LID-routed inside the subnet: no GRH, as RtrBuilder would build it.
-  EXPECT_EQ(predict_rtr(ib, 9, {.gid = gid("fe80::2"), .lid = 3}, lnx).outcome, RtrOutcome::ok);
+  // LID-routed inside the subnet: no GRH, as RtrBuilder builds it.
+  const RtrPrediction lid = predict_rtr(ib, plan_at(ib, 0, 0), {.gid = gid("fe80::2"), .lid = 3}, lnx);
+  EXPECT_TRUE(lid.reaches_driver());
+  EXPECT_EQ(lid.verdict.outcome, RtrOutcome::ok);
+}
+
+// The builder's refusals are part of the prediction: a zero peer GID never reaches modify_qp,
+// and the verdict says what the driver would have answered.
+TEST(PredictRtr, ZeroPeerGidIsRefusedAndNamed) {
+  const GidTable t = test::nccl_769();
+  const RtrPrediction p =
+      predict_rtr(t, plan_at(t, 3, 3), {.qpn = 1, .psn = 2, .gid = Gid{}}, DriverProfile::linux_kernel());
+  ASSERT_TRUE(p.refused);
+  EXPECT_EQ(p.refused->code, errc::peer_gid_zero);
+  EXPECT_EQ(p.verdict.rule, RtrRule::dgid_zero);
+  EXPECT_NE(p.to_string(Platform::linux_kernel).find("EINVAL (22): the destination GID is zero"),
+            std::string::npos)
+      << p.to_string(Platform::linux_kernel);
+}
+
+// Issue 16 item 10: a cause is never both confirmed and ruled out (the Mac mini at index 20,
+// past gid_tbl_len 16, and 256, which wraps to 0).
+TEST(Diagnose, NeverConfirmsAndRulesOutTheSameCause) {
+  const GidTable mac = test::macmini();
+  for (std::uint32_t idx : {20u, 256u, 1u, 2u, 0u}) {
+    const Diagnosis d = diagnose(22, Platform::darwin, {.table = &mac, .sgid_index = idx});
+    for (const auto& a : d.causes)
+      for (const auto& b : d.causes) {
+        if (&a == &b) continue;
+        EXPECT_NE(a.id, b.id) << d.to_string();
+        if (a.likelihood == Likelihood::confirmed && b.likelihood == Likelihood::ruled_out) {
+          EXPECT_NE(a.summary, b.summary) << d.to_string();
+        }
+      }
+  }
+  const Diagnosis oor = diagnose(22, Platform::darwin, {.table = &mac, .sgid_index = 20});
+  EXPECT_EQ(oor.causes.at(0).id, "index_out_of_range");
+  EXPECT_EQ(find(oor, "absent_source")->likelihood, Likelihood::ruled_out);
+  EXPECT_EQ(find(oor, "absent_source")->summary,
+            "sgid_index 20 is outside the table, not an empty slot in it");
+}
+
+// Issue 16 item 11: explain-errno names the zero destination GID exactly as check predicts it.
+TEST(Diagnose, ZeroDestinationIsNamedAsThePredictionNamesIt) {
+  for (const GidTable& t : {test::macmini(), test::nccl_769()}) {
+    const auto driver = DriverProfile::for_link_layer(t.port().link_layer);
+    const std::uint8_t idx = t.port().link_layer.kind() == LinkLayer::Kind::thunderbolt ? 2 : 3;
+    const RtrPrediction p = predict_rtr(t, plan_at(t, idx, idx), {.qpn = 1, .psn = 2, .gid = Gid{}}, driver);
+    const Diagnosis d = diagnose(22, driver.platform, {.table = &t, .sgid_index = idx, .peer_gid = Gid{}});
+    ASSERT_FALSE(d.causes.empty());
+    EXPECT_EQ(d.causes[0].id, "dgid_zero") << d.to_string();
+    EXPECT_EQ(d.causes[0].likelihood, Likelihood::confirmed);
+    EXPECT_EQ(d.causes[0].summary.rfind(p.verdict.reason, 0), 0u) << d.causes[0].summary;
+    EXPECT_NE(d.causes[0].summary.find(p.refused->detail), std::string::npos) << d.causes[0].summary;
+    // The family is not blamed for a zero GID.
+    if (const Cause* fam = find(d, "family_mismatch")) {
+      EXPECT_NE(fam->likelihood, Likelihood::confirmed);
+    }
+  }
+}
+
+// Found by prop_never_confirms_and_rules_out_the_same_cause: a slot the source did not print,
+// behind a rule that decides first (a zero peer GID), has no entry to describe.
+TEST(Diagnose, AnUnprintedSlotBehindAnEarlierRuleIsNotDescribed) {
+  const GidTable t = test::nccl_769();  // ibv_devinfo did not print index 7
+  for (const Platform p : {Platform::darwin, Platform::linux_kernel}) {
+    const Diagnosis d = diagnose(22, p, {.table = &t, .sgid_index = 7, .peer_gid = Gid{}});
+    EXPECT_EQ(d.causes.at(0).id, "dgid_zero") << d.to_string();
+    EXPECT_NE(d.to_string().find("sgid_index 7 was not printed by the source"), std::string::npos)
+        << d.to_string();
+  }
+}
+
+TEST(Diagnose, AnErrnoWithoutANameIsSaidOnce) {
+  const Diagnosis d = diagnose(5, Platform::linux_kernel);
+  EXPECT_EQ(d.to_string().rfind("errno 5 on linux:\n", 0), 0u) << d.to_string();
+  EXPECT_EQ(d.to_string().find("(5)"), std::string::npos) << d.to_string();
 }
 
 }  // namespace

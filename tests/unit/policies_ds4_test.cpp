@@ -187,5 +187,43 @@ TEST(Ds4Specs, Names) {
   EXPECT_EQ(Ds4ExplicitIndex{7}.spec(), "ds4:index=7");
 }
 
+// Issue 15 item 9: ds4's Linux transport scores every active port by whether its pick is the
+// control address and refuses a tie; picking one GID per port would connect where ds4 refuses.
+GidTable port_of(std::string device, std::vector<GidEntry> entries, PortState state = PortState::active) {
+  PortInfo p = test::port(std::move(device), LinkLayer::ethernet(), 8);
+  p.state = state;
+  return GidTable::make(p, std::move(entries)).value();
+}
+
+TEST(Ds4LinuxPorts, TheControlAddressDecidesAndATieIsRefused) {
+  const GidTable a = port_of("mlx5_0", {GidEntry::valid(1, gid("::ffff:10.0.0.1"), GidType::roce_v2)});
+  const GidTable b = port_of("mlx5_1", {GidEntry::valid(3, gid("::ffff:10.0.1.1"), GidType::roce_v2)});
+  const GidTable down =
+      port_of("mlx5_2", {GidEntry::valid(1, gid("::ffff:10.0.2.1"), GidType::roce_v2)}, PortState::down);
+  // The control address is on the second port: ds4 connects from it.
+  auto on_b = choose_port(Ds4Linux{.local = gid("::ffff:10.0.1.1")}, {a, b});
+  ASSERT_TRUE(on_b) << on_b.error().what();
+  EXPECT_EQ(on_b.value().table, 1u);
+  EXPECT_EQ(on_b.value().selection.entry.index, 3u);
+  // Two ports pick and neither holds the address: ds4 refuses, with its own advice.
+  auto tie = choose_port(Ds4Linux{.local = gid("::ffff:192.0.2.9")}, {a, b});
+  ASSERT_FALSE(tie);
+  EXPECT_EQ(tie.error().code, errc::no_candidate);
+  EXPECT_NE(tie.error().detail.find("2 ports tie"), std::string::npos) << tie.error().detail;
+  EXPECT_NE(tie.error().detail.find("--rdma-device and --rdma-gid-index"), std::string::npos);
+  // One active port that picks is taken without a match; a port that is down does not count.
+  auto alone = choose_port(Ds4Linux{.local = gid("::ffff:192.0.2.9")}, {a, down});
+  ASSERT_TRUE(alone) << alone.error().what();
+  EXPECT_EQ(alone.value().table, 0u);
+  // ds4's unit table alone: the control address picks index 3, as select() does.
+  auto unit = choose_port(Ds4Linux{.local = gid("::ffff:127.0.0.1")}, {test::ds4_linux_unit()});
+  ASSERT_TRUE(unit);
+  EXPECT_EQ(unit.value().selection.entry.index, 3u);
+  // Nothing picks: the port's own reason.
+  auto none = choose_port(Ds4Linux{.local = gid("::ffff:127.0.0.1"), .index = 4}, {test::ds4_linux_unit()});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, errc::entry_zero);
+}
+
 }  // namespace
 }  // namespace gidpolicy

@@ -285,12 +285,13 @@ int run_check(const CheckOptions& o) {
         peer.gid = p.selection.entry.gid;
         peer.mtu = t.port().active_mtu;
         if (p.selection.entry.type != GidType::unknown) peer.gid_type = p.selection.entry.type;
-        const RtrVerdict v = predict_rtr(t, p.sgid_index, peer, driver);
+        // The one path: the attributes RtrBuilder builds from the plan, judged by the driver model.
+        const RtrPrediction v = predict_rtr(t, p, peer, driver);
         jp["advertised_index"] = p.selection.entry.index;
         jp["advertised_gid"] = p.selection.entry.gid.to_string();
         jp["sgid_index"] = p.sgid_index;
         jp["agrees"] = p.agrees();
-        jp["predicted_rtr"] = json_verdict(v, driver.platform);
+        jp["predicted_rtr"] = json_prediction(v, driver.platform);
         jp["explanation"] = p.agreement.explanation;
         jp["error"] = nullptr;
         if (!o.json) {

@@ -91,6 +91,18 @@ Json json_verdict(const RtrVerdict& v, Platform p) {
   return j;
 }
 
+Json json_prediction(const RtrPrediction& p, Platform platform) {
+  Json j = json_verdict(p.verdict, platform);
+  j["refused"] = p.refused ? Json(p.refused->what()) : Json(nullptr);
+  if (p.refused) {
+    // errno, errno_name and reason keep saying what sending the attributes anyway would return.
+    j["if_sent"] = j["outcome"];
+    j["outcome"] = "refused";
+  }
+  j["text"] = p.to_string(platform);
+  return j;
+}
+
 std::vector<std::string> entry_flags(const GidEntry& e) {
   std::vector<std::string> f;
   if (e.state == EntryState::empty) f.emplace_back("empty");

@@ -2,6 +2,7 @@
 // tool's interface: change them only with a version bump of the document.
 #pragma once
 
+#include <gidpolicy/diagnose.hpp>
 #include <gidpolicy/driver_profile.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
@@ -24,6 +25,9 @@ Json json_error(const Error& e);
 Json json_trace(const Trace& t);
 /// {"outcome", "errno", "errno_name", "reason", "text"}.
 Json json_verdict(const RtrVerdict& v, Platform p);
+/// A check prediction: json_verdict() of the judged attributes plus "refused" (RtrBuilder's
+/// error or null); a refused one has outcome "refused" and "if_sent" (the outcome had they been sent).
+Json json_prediction(const RtrPrediction& p, Platform platform);
 /// One port for `show --json`: port attributes plus entries with flags.
 Json json_show_table(const GidTable& t);
 /// The flags `show` prints for an entry: empty, unreadable, zero, link-local, ipv4-mapped,

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -62,6 +63,74 @@ struct SourceFlags {
     return o;
   }
 };
+
+// What each option takes, in the words of the tool's own errors.
+std::string expected_value(const std::string& option) {
+  static const std::map<std::string, std::string> kExpected{
+      {"--sgid-index", "an index 0..4294967295 (the sgid_index the failed RTR used)"},
+      {"--port", "a port number 1..255"},
+      {"--platform", "linux or darwin"},
+      {"--verbs", "dlopen or linked"},
+      {"--input-format", "json, devinfo or show_gids"},
+      {"--to", "json, devinfo, show_gids or sysfs"},
+      {"--topology", "mesh or ring"},
+      {"errno", "an errno number or name such as 22 or EINVAL"},
+      {"tables", "table files, FILE or FILE:DEVICE[:PORT], one per host"},
+  };
+  const auto it = kExpected.find(option);
+  return it != kExpected.end() ? it->second : "a value";
+}
+
+// CLI11's report of a parse error, said the way every other error of the tool is said: one
+// line naming the option and what it expects ("--sgid-index: expected an index 0..4294967295
+// ..., found '-1'"). CLI11 2.x words its messages as below; anything else is passed through.
+std::string own_words(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  const std::string kind = e.get_name();
+  const auto after = [&](const std::string& prefix) { return what.substr(prefix.size()); };
+  if (kind == "ConversionError" && what.rfind("Could not convert: ", 0) == 0) {
+    // "Could not convert: --sgid-index = -1"
+    const std::string rest = after("Could not convert: ");
+    const std::size_t eq = rest.find(" = ");
+    if (eq != std::string::npos) {
+      const std::string option = rest.substr(0, eq);
+      return option + ": expected " + expected_value(option) + ", found '" + rest.substr(eq + 3) + "'";
+    }
+  }
+  const std::size_t colon = what.find(": ");
+  const std::string option = colon != std::string::npos ? what.substr(0, colon) : std::string();
+  const std::string detail = colon != std::string::npos ? what.substr(colon + 2) : what;
+  if (kind == "ArgumentMismatch" && !option.empty()) {
+    // "--input: At Most 1 required but received 2" / "--input: 1 required TEXT missing"
+    if (detail.rfind("At Most 1 required but received ", 0) == 0)
+      return option + ": given " + detail.substr(std::string("At Most 1 required but received ").size()) +
+             " times; give it once";
+    if (detail.find("required") != std::string::npos && detail.find("missing") != std::string::npos)
+      return option + ": expected " + expected_value(option) + " after it, found nothing";
+  }
+  if (kind == "ValidationError" && !option.empty()) {
+    // "--port: Value 0 not in range 1 to 255" / "--platform: foo not in {linux,darwin}"
+    std::string value = detail;
+    if (value.rfind("Value ", 0) == 0) value = value.substr(6);
+    const std::size_t not_in = value.find(" not in ");
+    if (not_in != std::string::npos) value.resize(not_in);
+    return option + ": expected " + expected_value(option) + ", found '" + value + "'";
+  }
+  if (kind == "RequiredError") {
+    // "errno is required"
+    const std::size_t is = what.find(" is required");
+    if (is != std::string::npos) {
+      const std::string name = what.substr(0, is);
+      return "missing " + name + ": expected " + expected_value(name);
+    }
+  }
+  if (kind == "ExtrasError") {
+    // "The following argument was not expected: --bogus"
+    const std::size_t c = what.find(": ");
+    if (c != std::string::npos) return "unexpected argument " + what.substr(c + 2);
+  }
+  return what;
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"gidpolicy: which RDMA GID to advertise and route from, and why", "gidpolicy"};
@@ -168,7 +237,7 @@ int run(int argc, char** argv) {
     // One line, then where to look: CLI11's own report spans several.
     std::string sub;
     for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
-    std::string what = e.what();
+    std::string what = own_words(e);
     if (app.get_subcommands().empty())
       what = "expected a subcommand: show, select, check, explain-errno, convert or simulate";
     std::cerr << "gidpolicy: " << what << " (see gidpolicy" << sub << " --help)\n";

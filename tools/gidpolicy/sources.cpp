@@ -69,10 +69,10 @@ result<std::vector<GidTable>> filter(std::vector<GidTable> tables, const SourceO
     if ((!o.device || t.port().device == *o.device) && (!o.port || t.port().port == *o.port))
       out.push_back(std::move(t));
   if (out.empty()) {
-    std::string what = o.device ? "device " + *o.device : std::string("a device");
-    if (o.port) what += " port " + std::to_string(*o.port);
-    return fail(errc::device_not_found,
-                source + " has no table for " + what + " (it has: " + list_ports(tables) + ")");
+    // "has no port 2", "has no device mlx5_0", "has no device mlx5_0 port 2".
+    std::string what = o.device ? "device " + *o.device : std::string();
+    if (o.port) what += (what.empty() ? "port " : " port ") + std::to_string(*o.port);
+    return fail(errc::device_not_found, source + " has no " + what + " (it has: " + list_ports(tables) + ")");
   }
   return out;
 }
@@ -127,7 +127,8 @@ result<Loaded> load_live(const SourceOptions& o) {
   Loaded loaded{{}, "live devices (" + api.value()->backend_name() + ")"};
   for (const auto& name : names) {
     auto r = snapshot_device(*api.value(), name, o.port, loaded.tables);
-    if (!r) return fail(Error(r.error().code, name + ": " + r.error().what()));
+    // The code's own words are said once, by the caller: prefix the device to the detail only.
+    if (!r) return fail(Error(r.error().code, name + ": " + r.error().detail));
   }
   return loaded;
 }

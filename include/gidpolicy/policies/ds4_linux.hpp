@@ -21,9 +21,11 @@
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/policy.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -38,5 +40,26 @@ struct Ds4Linux {
   [[nodiscard]] std::string spec() const;
   friend bool operator==(const Ds4Linux&, const Ds4Linux&) = default;
 };
+
+/// The port ds4 connects from, and its selection there.
+struct Ds4LinuxPort {
+  std::size_t table = 0;  ///< index into the tables given to choose_port()
+  Selection selection;
+};
+
+/// ds4's port choice on Linux: ds4 runs tp_rdma_linux_gid on every active port of the candidate
+/// devices (all, or only --rdma-device's) and connects from the port whose pick is the control
+/// address (`policy.local`), the first such; a port that alone picks anything is taken without
+/// a match. Several ports that pick and none holding the address is ds4's refusal, reproduced:
+/// errc::no_candidate, "no active RoCEv2 GID for the requested device/index: N ports tie and
+/// none holds ADDR; ..." -- picking one GID per port, as select() alone does, would connect
+/// where ds4 refuses. Ports that are not ACTIVE/ARMED are skipped; no port picking anything is
+/// the last port's select() error (errc::no_candidate "no active port" when none is active).
+///
+/// Example:
+///   auto port = gidpolicy::choose_port(Ds4Linux{.local = control_addr}, tables);
+///   if (!port) return port.error();   // ds4's refusal, with every port's reason in the trace
+result<Ds4LinuxPort> choose_port(const Ds4Linux& policy, const std::vector<GidTable>& tables,
+                                 SelectOptions run = {});
 
 }  // namespace gidpolicy

@@ -1,7 +1,8 @@
 // The policy spec grammar: one string names a policy everywhere (CLI --policy, the C API,
 // environment variables such as GIDPOLICY_POLICY).
 //
-//   profile  := policy [ "@sgid=" N ]                     (profiles.hpp: parse_profile)
+//   profile  := "jaccl" | policy [ "@sgid=" N ]           (profiles.hpp: parse_profile; "jaccl" is
+//                                                          jaccl-fixed@sgid=1 and takes no @sgid)
 //   policy   := "jaccl" | "jaccl-fixed" | "jaccl-legacy"
 //             | "ds4" [ ":index=" N ]
 //             | "ds4-linux" [ ":" opt ( "," opt )* ]       opt: local=ADDR | index=INT

@@ -1,0 +1,11 @@
+// Harness for README "FakeFabric": hosts from tables, connected as a mesh.
+#include <gidpolicy/fakes/fake_fabric.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include <iostream>
+
+int snippet(const gidpolicy::GidTable& table_a, const gidpolicy::GidTable& macmini_mapped_at_2);
+int snippet(const gidpolicy::GidTable& table_a, const gidpolicy::GidTable& macmini_mapped_at_2) {
+#include SNIPPET_MAIN
+  return 0;
+}

@@ -1,0 +1,11 @@
+// Harness for README "In tests": a test body using the in-process fake verbs.
+#include <gidpolicy/fakes/fake_verbs.hpp>
+#include <gidpolicy/verbs/snapshot.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+TEST(DocSnippet, FakeVerbs) {
+#include SNIPPET_MAIN
+}

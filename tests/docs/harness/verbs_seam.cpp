@@ -1,0 +1,14 @@
+// Harness for README "Verbs seam and fakes": snapshot a live port, plan, build and apply RTR.
+#include <gidpolicy/profiles.hpp>
+#include <gidpolicy/rtr.hpp>
+#include <gidpolicy/verbs/apply.hpp>
+#include <gidpolicy/verbs/dlopen_api.hpp>
+#include <gidpolicy/verbs/snapshot.hpp>
+
+#include <iostream>
+
+int snippet(const gidpolicy::PeerInfo& peer, gidpolicy::verbs::QpHandle qp);
+int snippet(const gidpolicy::PeerInfo& peer, gidpolicy::verbs::QpHandle qp) {
+#include SNIPPET_MAIN
+  return 0;
+}
