@@ -234,4 +234,8 @@ void retry_held(Library& lib, Qp& qp);
 /// not ibv_modify_qp, broke it). Caller holds Library::mu.
 void enter_error(Library& lib, Qp& qp, bool tell_model);
 
+/// The providers (libmlx5, libefa ...) whose constructors called verbs_register_driver_34, in
+/// order (abi_helpers.cpp). The fake drives no device through them; they are only logged.
+std::vector<std::string> registered_providers();
+
 }  // namespace gidpolicy::fakelib

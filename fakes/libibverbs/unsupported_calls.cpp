@@ -1,0 +1,201 @@
+// The verbs entry points the fake does not model. Each one exists so that programs and the
+// libraries they load (librdmacm, libmlx5, libefa under perftest) find every symbol they import
+// and start; when called, it fails the way rdma-core fails for a provider without the feature
+// (its dummy provider ops: NULL with errno EOPNOTSUPP, or EOPNOTSUPP returned) and writes one
+// control-log record naming the call, so a run that takes an unmodelled path says so instead of
+// producing a wrong answer.
+//
+// The set is the `symbols.txt` rows whose third column is not `modelled`; that column also
+// states each stub's return convention, and tests/fakelib checks both (the set matches this
+// file exactly; each stub returns what the column says, sets errno, and logs its name).
+//
+// Signatures and the C ABI. Entry points that verbs.h declares are defined with its exact
+// prototypes. rdma-core's provider interface (IBVERBS_PRIVATE_*: ibv_cmd_*, verbs_*,
+// execute_ioctl, ...) is declared only in its private driver.h, whose structures the fake never
+// sees; those stubs are defined with an empty parameter list and only their return type right.
+// That is sound on the platforms rdma-core runs on (x86-64 SysV, AArch64 AAPCS64, and the
+// other Linux psABIs): arguments travel in registers or in a caller-allocated, caller-popped
+// stack area, so a callee that reads none of them cannot disturb the caller, and the variadic
+// ones (__verbs_log, ibv_read_ibdev_sysfs_file) never run va_start. What must match is the
+// return: an int in eax/w0, a pointer in rax/x0, nothing for void — hence one macro per
+// convention below. No function here returns a structure by value (that would change the
+// calling sequence), and none is ever called through a provider: the fake loads none.
+#include "fakelib.hpp"
+
+#include <cerrno>
+
+using namespace gidpolicy::fakelib;
+
+namespace {
+
+/// Write the record "call <name> is not modelled" and leave errno at EOPNOTSUPP.
+void not_modelled(const char* name, long returned) noexcept {
+  try {
+    Library& lib = Library::get();
+    if (lib.log.enabled()) {
+      auto r = lib.record(name, nullptr);
+      r["not_modelled"] = true;
+      r["result"] = returned;
+      r["error"] = errno_name_for(nullptr, EOPNOTSUPP);
+      lib.log.write(r);
+    }
+  } catch (...) {
+  }
+  errno = EOPNOTSUPP;
+}
+
+}  // namespace
+
+#define GIDPOLICY_EXPORT __attribute__((visibility("default")))
+
+// One macro per return convention (the third column of symbols.txt).
+#define NOT_MODELLED_NULL(ret, name, params) \
+  ret name params {                          \
+    not_modelled(#name, 0);                  \
+    return nullptr;                          \
+  }
+#define NOT_MODELLED_ERRNO(ret, name, params) \
+  ret name params {                           \
+    not_modelled(#name, EOPNOTSUPP);          \
+    return EOPNOTSUPP;                        \
+  }
+#define NOT_MODELLED_MINUS1(ret, name, params) \
+  ret name params {                            \
+    not_modelled(#name, -1);                   \
+    return -1;                                 \
+  }
+#define NOT_MODELLED_NEGERRNO(ret, name, params) \
+  ret name params {                              \
+    not_modelled(#name, -EOPNOTSUPP);            \
+    return -EOPNOTSUPP;                          \
+  }
+#define NOT_MODELLED_VOID(name, params) \
+  void name params { not_modelled(#name, 0); }
+#define NOT_MODELLED_ZERO(ret, name, params) \
+  ret name params {                          \
+    not_modelled(#name, 0);                  \
+    return 0;                                \
+  }
+
+extern "C" {
+
+// ---- public verbs (verbs.h prototypes) -------------------------------------------------------
+// Multicast: the fake has no multicast groups.
+NOT_MODELLED_ERRNO(int, ibv_attach_mcast, (ibv_qp*, const ibv_gid*, uint16_t))
+NOT_MODELLED_ERRNO(int, ibv_detach_mcast, (ibv_qp*, const ibv_gid*, uint16_t))
+// Address handles and SRQs: issue 13's data path models them (see symbols.txt).
+NOT_MODELLED_NULL(ibv_ah*, ibv_create_ah, (ibv_pd*, ibv_ah_attr*))
+NOT_MODELLED_NULL(ibv_ah*, ibv_create_ah_from_wc, (ibv_pd*, ibv_wc*, ibv_grh*, uint8_t))
+NOT_MODELLED_MINUS1(int, ibv_init_ah_from_wc, (ibv_context*, uint8_t, ibv_wc*, ibv_grh*, ibv_ah_attr*))
+NOT_MODELLED_ERRNO(int, ibv_destroy_ah, (ibv_ah*))
+NOT_MODELLED_NULL(ibv_srq*, ibv_create_srq, (ibv_pd*, ibv_srq_init_attr*))
+NOT_MODELLED_ERRNO(int, ibv_modify_srq, (ibv_srq*, ibv_srq_attr*, int))
+NOT_MODELLED_ERRNO(int, ibv_query_srq, (ibv_srq*, ibv_srq_attr*))
+NOT_MODELLED_ERRNO(int, ibv_destroy_srq, (ibv_srq*))
+// Resizing a CQ and re-registering an MR: rdma-core's own convention for rereg is
+// IBV_REREG_MR_ERR_INPUT (-1) with errno.
+NOT_MODELLED_ERRNO(int, ibv_resize_cq, (ibv_cq*, int))
+NOT_MODELLED_MINUS1(int, ibv_rereg_mr, (ibv_mr*, int, ibv_pd*, void*, size_t, int))
+// Neighbour (ARP/ND) resolution of a RoCE peer's MAC: rdma-core returns a negative errno.
+NOT_MODELLED_NEGERRNO(int, ibv_resolve_eth_l2_from_gid, (ibv_context*, ibv_ah_attr*, uint8_t*, uint16_t*))
+// Enhanced connection establishment: perftest treats EOPNOTSUPP as "no ECE" and goes on.
+NOT_MODELLED_ERRNO(int, ibv_query_ece, (ibv_qp*, ibv_ece*))
+NOT_MODELLED_ERRNO(int, ibv_set_ece, (ibv_qp*, ibv_ece*))
+// Sharing objects between processes through a command fd, device memory, dma-buf MRs.
+NOT_MODELLED_NULL(ibv_context*, ibv_import_device, (int))
+NOT_MODELLED_NULL(ibv_mr*, ibv_import_mr, (ibv_pd*, uint32_t))
+NOT_MODELLED_NULL(ibv_pd*, ibv_import_pd, (ibv_context*, uint32_t))
+NOT_MODELLED_NULL(ibv_dm*, ibv_import_dm, (ibv_context*, uint32_t))
+NOT_MODELLED_VOID(ibv_unimport_mr, (ibv_mr*))
+NOT_MODELLED_VOID(ibv_unimport_pd, (ibv_pd*))
+NOT_MODELLED_VOID(ibv_unimport_dm, (ibv_dm*))
+NOT_MODELLED_NULL(ibv_mr*, ibv_reg_dmabuf_mr, (ibv_pd*, uint64_t, size_t, uint64_t, int, int))
+// A provider without the query answers 0, "no ordering guarantee beyond the verbs spec".
+NOT_MODELLED_ZERO(int, ibv_query_qp_data_in_order, (ibv_qp*, enum ibv_wr_opcode, uint32_t))
+
+// Marshalling of kernel uverbs / rdma_cm replies (librdmacm calls them on what the kernel
+// answered; the fake has no kernel device, so no such reply exists). Declared in rdma-core's
+// private marshall.h: empty parameter lists, see above.
+GIDPOLICY_EXPORT NOT_MODELLED_VOID(ibv_copy_ah_attr_from_kern, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_VOID(ibv_copy_qp_attr_from_kern, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_VOID(ibv_copy_path_rec_from_kern, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_VOID(ibv_copy_path_rec_to_kern, ())
+
+    // ---- rdma-core's provider interface (IBVERBS_PRIVATE_*: empty parameter lists, see above) ----
+    // Used only by providers (libmlx5, libefa ...) on devices they drive; the fake hands them none.
+    GIDPOLICY_EXPORT bool verbs_allow_disassociate_destroy = false;
+
+// Summing linked command buffers: with no provider ever building one there is nothing to add.
+GIDPOLICY_EXPORT unsigned int __ioctl_final_num_attrs(unsigned int num_attrs, void*) {
+  not_modelled("__ioctl_final_num_attrs", static_cast<long>(num_attrs));
+  return num_attrs;
+}
+
+GIDPOLICY_EXPORT NOT_MODELLED_NULL(void*, _verbs_init_and_alloc_context, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_NULL(ibv_context*, verbs_open_device, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, execute_ioctl, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_MINUS1(int, ibv_read_ibdev_sysfs_file, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_VOID(__verbs_log, ()) GIDPOLICY_EXPORT NOT_MODELLED_VOID(verbs_init_cq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_VOID(verbs_set_ops, ()) GIDPOLICY_EXPORT NOT_MODELLED_VOID(verbs_uninit_context, ())
+    // ibv_cmd_poll_cq keeps poll's convention (-1 and errno); every other ibv_cmd_* returns an errno.
+    GIDPOLICY_EXPORT NOT_MODELLED_MINUS1(int, ibv_cmd_poll_cq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_advise_mr, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_alloc_dm, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_alloc_mw, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_alloc_pd, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_attach_mcast, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_close_xrcd, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_ah, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_counters, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_cq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_cq_ex, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_flow, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_flow_action_esp, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_qp, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_qp_ex, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_qp_ex2, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_rwq_ind_table, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_srq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_srq_ex, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_create_wq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_dealloc_mw, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_dealloc_pd, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_dereg_mr, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_ah, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_counters, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_cq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_flow, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_flow_action, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_qp, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_rwq_ind_table, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_srq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_wq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_detach_mcast, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_free_dm, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_get_context, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_cq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_flow_action_esp, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_qp, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_qp_ex, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_srq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_wq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_open_qp, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_open_xrcd, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_post_recv, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_post_send, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_post_srq_recv, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_query_context, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_query_device_any, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_query_mr, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_query_port, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_query_qp, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_query_srq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_read_counters, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_reg_dm_mr, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_reg_dmabuf_mr, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_reg_mr, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_req_notify_cq, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_rereg_mr, ()) GIDPOLICY_EXPORT
+    NOT_MODELLED_ERRNO(int, ibv_cmd_resize_cq, ())
+
+}  // extern "C"
