@@ -123,7 +123,7 @@ Library::Library() {
     }
   }
 
-  // QP numbers are the UDP ports of the QPs' sockets: the data path sends to 127.0.0.1:dest_qp_num.
+  // QP numbers name the QPs' sockets (abstract Unix addresses): the data path sends to dest_qp_num.
   model.set_qp_number_allocator([this]() -> result<std::uint32_t> {
     if (pending_qp_number == 0) return fail(errc::invalid_argument, "no socket for the new QP");
     return std::exchange(pending_qp_number, 0u);
@@ -197,6 +197,16 @@ Qp* Library::qp(const ibv_qp* q) {
   auto it = qps.find(q);
   return it == qps.end() ? nullptr : it->second.get();
 }
+Srq* Library::srq(const ibv_srq* s) {
+  auto it = srqs.find(s);
+  return it == srqs.end() ? nullptr : it->second.get();
+}
+
+Ah* Library::ah(const ibv_ah* a) {
+  auto it = ahs.find(a);
+  return it == ahs.end() ? nullptr : it->second.get();
+}
+
 Channel* Library::channel(const ibv_comp_channel* c) {
   auto it = channels.find(c);
   return it == channels.end() ? nullptr : it->second.get();

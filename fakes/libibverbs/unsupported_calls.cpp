@@ -83,15 +83,6 @@ extern "C" {
 // Multicast: the fake has no multicast groups.
 NOT_MODELLED_ERRNO(int, ibv_attach_mcast, (ibv_qp*, const ibv_gid*, uint16_t))
 NOT_MODELLED_ERRNO(int, ibv_detach_mcast, (ibv_qp*, const ibv_gid*, uint16_t))
-// Address handles and SRQs: issue 13's data path models them (see symbols.txt).
-NOT_MODELLED_NULL(ibv_ah*, ibv_create_ah, (ibv_pd*, ibv_ah_attr*))
-NOT_MODELLED_NULL(ibv_ah*, ibv_create_ah_from_wc, (ibv_pd*, ibv_wc*, ibv_grh*, uint8_t))
-NOT_MODELLED_MINUS1(int, ibv_init_ah_from_wc, (ibv_context*, uint8_t, ibv_wc*, ibv_grh*, ibv_ah_attr*))
-NOT_MODELLED_ERRNO(int, ibv_destroy_ah, (ibv_ah*))
-NOT_MODELLED_NULL(ibv_srq*, ibv_create_srq, (ibv_pd*, ibv_srq_init_attr*))
-NOT_MODELLED_ERRNO(int, ibv_modify_srq, (ibv_srq*, ibv_srq_attr*, int))
-NOT_MODELLED_ERRNO(int, ibv_query_srq, (ibv_srq*, ibv_srq_attr*))
-NOT_MODELLED_ERRNO(int, ibv_destroy_srq, (ibv_srq*))
 // Resizing a CQ and re-registering an MR: rdma-core's own convention for rereg is
 // IBV_REREG_MR_ERR_INPUT (-1) with errno.
 NOT_MODELLED_ERRNO(int, ibv_resize_cq, (ibv_cq*, int))

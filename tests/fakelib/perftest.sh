@@ -4,15 +4,17 @@
 #
 #   perftest.sh --tool PATH --lib DIR --tables FILE --device DEV --port N --log FILE --cli GIDPOLICY
 #               --server-gid auto|none|N --client-gid auto|none|N
-#               --expect ok|rtr-fails|fails|pick [--args "ARGS"] [--log-has REGEX]...
+#               --expect ok|rtr-fails|fails|one-side-fails|pick [--args "ARGS"] [--log-has REGEX]...
 #               [--pick agree|"PERFTEST_INDEX GIDPOLICY_INDEX|none"]
 #
 #   --*-gid   the -x each side gets: `auto` is the sgid_index `gidpolicy select --policy auto`
 #             gives for the device's port 1 (computed now, from the same table), `none` passes
 #             no -x so perftest picks a GID itself.
-#   --expect  ok         both complete and print their results
+#   --expect  ok         both complete, and the client prints its results
 #             rtr-fails  both stop with an error, at least one at "Failed to modify QP ... to RTR"
 #             fails      both stop with an error (not a hang)
+#             one-side-fails  a side stops with retry exceeded (status 12); the other, left
+#                        waiting for its peer as on hardware, is stopped 2 s later
 #             pick       only the "GID index" perftest prints matters (with --pick)
 #   --pick    agree: perftest's own pick equals gidpolicy's auto; "P G": the stated disagreement,
 #             perftest picks P where gidpolicy's auto gives G (none: auto finds no entry). Either
@@ -71,28 +73,55 @@ gid_args() {  # gid_args auto|none|N: the -x option
 sx=$(gid_args "$server_gid") || exit 1
 cx=$(gid_args "$client_gid") || exit 1
 
-run() {  # run <role> <args...>: the tool on the fake, bounded in time
+start() {  # start <role> <args...>: the tool on the fake in the background, bounded in time;
+  # <role>.pid holds timeout's pid (a TERM to it reaches the tool), <role>.rc the exit status.
   role=$1
   shift
-  timeout 20 env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$tables" GIDPOLICY_FAKE_LOG="$log" \
-    "$tool" -d "$device" -i 1 -p "$port" "$@" >"$work/$role.out" 2>&1
+  (
+    timeout 20 env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$tables" GIDPOLICY_FAKE_LOG="$log" \
+      "$tool" -d "$device" -i 1 -p "$port" "$@" >"$work/$role.out" 2>&1 &
+    echo $! >"$work/$role.pid"
+    wait $!
+    echo $? >"$work/$role.rc"
+  ) &
 }
+done_() { [ -s "$work/$1.rc" ]; }
+wait_for() {  # wait_for <tenths> <condition...>
+  n=$1
+  shift
+  while [ "$n" -gt 0 ] && ! "$@"; do
+    sleep 0.1
+    n=$((n - 1))
+  done
+}
+# shellcheck disable=SC2317 # called through wait_for
+either_done() { done_ server || done_ client; }
+# shellcheck disable=SC2317
+both_done() { done_ server && done_ client; }
+# shellcheck disable=SC2317
+listening() { ss -Hltn "sport = :$port" | grep -q . || done_ server; }
 
 # shellcheck disable=SC2086 # the argument strings are meant to split
-run server $sx $args &
-server_pid=$!
-i=0
-while [ $i -lt 100 ]; do
-  ss -Hltn "sport = :$port" | grep -q . && break
-  kill -0 "$server_pid" 2>/dev/null || break  # the server gave up before listening
-  sleep 0.1
-  i=$((i + 1))
-done
+start server $sx $args
+wait_for 100 listening
 # shellcheck disable=SC2086
-run client $cx $args 127.0.0.1
-client_rc=$?
-wait "$server_pid"
-server_rc=$?
+start client $cx $args 127.0.0.1
+waiting=''
+if [ "$expect" = one-side-fails ]; then
+  # The side left without a peer waits for it, as on hardware (the latency tests spin on their
+  # buffer): once one side has stopped, the other gets 2 s, then is stopped and noted.
+  wait_for 200 either_done
+  wait_for 20 both_done
+  for role in server client; do
+    if ! done_ $role; then
+      waiting="$waiting $role"
+      kill "$(cat "$work/$role.pid")" 2>/dev/null
+    fi
+  done
+fi
+wait
+server_rc=$(cat "$work/server.rc")
+client_rc=$(cat "$work/client.rc")
 
 echo "--- server (exit $server_rc): $tool -d $device -i 1 -p $port $sx $args"; cat "$work/server.out"
 echo "--- client (exit $client_rc): $tool -d $device -i 1 -p $port $cx $args 127.0.0.1"; cat "$work/client.out"
@@ -108,14 +137,14 @@ status=0
 fail() { echo "FAIL: $*"; status=1; }
 # 124 is timeout's: a hang is a failure of the fake, not an expected error.
 both_stopped_with_error() {
-  [ $server_rc -ne 0 ] && [ $server_rc -lt 124 ] && [ $client_rc -ne 0 ] && [ $client_rc -lt 124 ]
+  [ "$server_rc" -ne 0 ] && [ "$server_rc" -lt 124 ] && [ "$client_rc" -ne 0 ] && [ "$client_rc" -lt 124 ]
 }
 case "$expect" in
   ok)
-    if [ $server_rc -ne 0 ] || [ $client_rc -ne 0 ]; then fail "expected both sides to complete"; fi
-    for role in server client; do
-      grep -Eq '^ *#bytes' "$work/$role.out" || fail "the $role printed no results"
-    done
+    if [ "$server_rc" -ne 0 ] || [ "$client_rc" -ne 0 ]; then fail "expected both sides to complete"; fi
+    # The client always reports; the server too, except where it is only the passive target
+    # (ib_read_lat prints nothing on the side whose memory is read).
+    grep -Eq '^ *#bytes' "$work/client.out" || fail "the client printed no results"
     [ -z "$sx" ] || [ "-x $server_index" = "$sx" ] || fail "the server did not report GID index ${sx#-x }"
     [ -z "$cx" ] || [ "-x $client_index" = "$cx" ] || fail "the client did not report GID index ${cx#-x }" ;;
   rtr-fails)
@@ -124,6 +153,14 @@ case "$expect" in
       fail "expected a side to fail at RTR" ;;
   fails)
     both_stopped_with_error || fail "expected both sides to stop with an error (not a hang)" ;;
+  one-side-fails)
+    # Retry exceeded (IBV_WC_RETRY_EXC_ERR, 12) on one side; the other was left waiting.
+    failed=''
+    for role in server client; do
+      if grep -q 'Failed status 12' "$work/$role.out"; then failed="$failed $role"; fi
+    done
+    if [ -z "$failed" ]; then fail "expected a side to fail with status 12 (retry exceeded)"; fi
+    echo "failed with retry exceeded:${failed:- none}; left waiting for its peer:${waiting:- none}" ;;
   pick)
     if [ -z "$server_index" ] || [ "$server_index" != "$client_index" ]; then
       fail "perftest printed no GID index, or two different ones ($server_index, $client_index)"
