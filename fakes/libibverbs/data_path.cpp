@@ -218,7 +218,7 @@ void add_watch(int ep, int fd, std::uint64_t token, std::uint32_t events) {
 void watch_sockets(Progress& p, const Qp& q) {
   const std::uint64_t token = std::uint64_t{q.qp.qp_num} << 1;
   if (q.rx >= 0) add_watch(p.ep, q.rx, token, EPOLLIN | EPOLLET);
-  if (q.tx >= 0) add_watch(p.ep, q.tx, token | 1, EPOLLOUT | EPOLLET);
+  if (q.tx >= 0) add_watch(p.ep, q.tx, token | 1, 0);  // armed by flush() on EAGAIN
 }
 
 void on_exit_stop() { stop_progress(); }
@@ -328,7 +328,18 @@ void flush(Library& lib, Qp& q) {
       msg.msg_iovlen = n;
       const ssize_t r = ::sendmsg(q.tx, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
       if (r < 0) {
-        if ((errno == EAGAIN || errno == ENOBUFS) && q.kind != QpKind::ud) return;  // EPOLLOUT resumes
+        if ((errno == EAGAIN || errno == ENOBUFS) && q.kind != QpKind::ud) {
+          // The peer is full: the progress thread resumes when it has room (one wake-up, not
+          // one per datagram the peer reads).
+          Progress& p = progress();
+          if (p.running) {
+            epoll_event ev{};
+            ev.events = EPOLLOUT | EPOLLONESHOT;
+            ev.data.u64 = (std::uint64_t{q.qp.qp_num} << 1) | 1;
+            ::epoll_ctl(p.ep, EPOLL_CTL_MOD, q.tx, &ev);
+          }
+          return;
+        }
         // UD is unreliable (a full receiver loses it); a peer QP that is gone loses everything.
         log_drop(lib, q, h,
                  q.kind == QpKind::ud && errno == EAGAIN
@@ -348,8 +359,12 @@ void flush(Library& lib, Qp& q) {
   }
 }
 
+// Send the cumulative ACK a batch of taken messages owes, before anything else this QP answers.
+void flush_ack(Library& lib, Qp& q);
+
 void reply(Library& lib, Qp& q, const Wire& req, Kind kind, ibv_wc_status status,
            std::vector<std::byte> payload) {
+  if (kind != Kind::ack) flush_ack(lib, q);
   OutMsg m;
   m.h.magic = kMagic;
   m.h.version = kWireVersion;
@@ -364,6 +379,15 @@ void reply(Library& lib, Qp& q, const Wire& req, Kind kind, ibv_wc_status status
   m.total = m.owned.size();
   if (!m.owned.empty()) m.gather.push_back({m.owned.data(), m.owned.size()});
   enqueue(lib, q, std::move(m));
+}
+
+void flush_ack(Library& lib, Qp& q) {
+  if (q.ack_pending == 0) return;
+  Wire req{};
+  req.src_qp = q.ack_to_qp;
+  req.seq = q.ack_pending;
+  q.ack_pending = 0;
+  reply(lib, q, req, Kind::ack, IBV_WC_SUCCESS);
 }
 
 // ---- receiving -------------------------------------------------------------------------------
@@ -422,7 +446,10 @@ void finish_inbound(Library& lib, Qp& q, const Wire& h) {
     }
     complete(lib, *q.recv_cq, wc);
   }
-  if (q.kind == QpKind::rc) reply(lib, q, h, Kind::ack, IBV_WC_SUCCESS);
+  if (q.kind == QpKind::rc) {
+    q.ack_pending = h.seq;
+    q.ack_to_qp = h.src_qp;
+  }
 }
 
 // One fragment's bytes, where the message being received puts them.
@@ -711,9 +738,16 @@ void handle_reply(Library& lib, Qp& q, const Wire& h, std::span<const std::byte>
       it->deadline_ns = 0;
       return;
     case Kind::ack: {
-      const Unacked u = std::move(*it);
-      q.unacked.erase(it);
-      if (u.signaled) complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_SUCCESS, u.opcode, u.length));
+      // Cumulative: every send and write up to this one was taken (reads and atomics end with
+      // their responses, which arrive before any later ACK).
+      while (!q.unacked.empty() && q.unacked.front().seq <= h.seq) {
+        const Unacked& u = q.unacked.front();
+        const bool answered =
+            u.opcode == IBV_WC_RDMA_READ || u.opcode == IBV_WC_FETCH_ADD || u.opcode == IBV_WC_COMP_SWAP;
+        if (!answered && u.signaled)
+          complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_SUCCESS, u.opcode, u.length));
+        q.unacked.pop_front();
+      }
       return;
     }
     case Kind::nak: {
@@ -781,24 +815,22 @@ void drain(Library& lib, Qp& q) {
   const std::uint32_t num = q.qp.qp_num;
   for (;;) {
     const ssize_t n = ::recv(q.rx, buf.data(), buf.size(), MSG_DONTWAIT);
-    if (n < 0) return;  // EAGAIN: nothing more
+    if (n < 0) break;  // EAGAIN: nothing more
     dispatch(lib, q, std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), false);
     if (lib.qp_by_num.find(num) == lib.qp_by_num.end()) return;
   }
+  flush_ack(lib, q);
 }
 
 // RC requests whose acknowledgement is overdue: retry exceeded.
 void expire(Library& lib, Qp& q) {
-  if (q.unacked.empty()) return;
-  const std::int64_t now = now_ns();
-  for (auto it = q.unacked.begin(); it != q.unacked.end(); ++it) {
-    if (it->deadline_ns == 0 || now < it->deadline_ns) continue;
-    const Unacked u = *it;
-    q.unacked.erase(it);
-    complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_RETRY_EXC_ERR, u.opcode));
-    enter_error(lib, q, true);
+  // Timers start in order (a request's when its last fragment left): the oldest is first.
+  if (q.unacked.empty() || q.unacked.front().deadline_ns == 0 || now_ns() < q.unacked.front().deadline_ns)
     return;
-  }
+  const Unacked u = std::move(q.unacked.front());
+  q.unacked.pop_front();
+  complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_RETRY_EXC_ERR, u.opcode));
+  enter_error(lib, q, true);
 }
 
 void set_watch(int epfd, int fd, void* cq, bool armed, int op) {
@@ -909,7 +941,7 @@ void connect_transport(Library& lib, Qp& q) {
     }
   }
   q.tx = fd;
-  if (p.running) add_watch(p.ep, q.tx, (std::uint64_t{q.qp.qp_num} << 1) | 1, EPOLLOUT | EPOLLET);
+  if (p.running) add_watch(p.ep, q.tx, (std::uint64_t{q.qp.qp_num} << 1) | 1, 0);  // armed on EAGAIN
 }
 
 void stop_progress() {
@@ -933,6 +965,11 @@ void stop_progress() {
 }
 
 void retry_held(Library& lib, Qp& q) {
+  struct AckAfter {  // whatever the replay took is acknowledged when it ends
+    Library& lib;
+    Qp& q;
+    ~AckAfter() { flush_ack(lib, q); }
+  } ack_after{lib, q};
   while (!q.held.empty()) {
     std::vector<std::byte> d = std::move(q.held.front());
     q.held.pop_front();
@@ -965,6 +1002,7 @@ void enter_error(Library& lib, Qp& q, bool tell_model) {
   q.held.clear();
   q.held_bytes = 0;
   q.in = Inbound{};
+  q.ack_pending = 0;
   if (tell_model && q.qp.state != IBV_QPS_ERR) {
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_ERR;
@@ -1209,10 +1247,14 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   try {
     Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+    // When another thread (the progress thread) holds the lock it is doing the work: wait for
+    // it, but do not repeat it.
+    std::unique_lock lock(lib.mu, std::try_to_lock);
+    const bool work = lock.owns_lock();
+    if (!work) lock.lock();
     Cq* c = lib.cq(cq);
     if (!c || num_entries < 0 || (num_entries > 0 && !wc)) return -1;
-    if (c->done.empty()) {
+    if (work && c->done.empty()) {
       // Nothing yet: do the progress thread's work here rather than wait for it to wake.
       for (Qp* q : c->qps) {
         drain(lib, *q);
