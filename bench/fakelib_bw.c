@@ -6,9 +6,10 @@
  * Two processes (the target is forked), one RC queue pair each, on loopback through the fake's
  * transport. Like perftest: the initiator keeps up to 128 work requests outstanding (every one
  * signalled); "write" is RDMA writes into a region of the target, which posts and polls nothing
- * while they land; "send" is sends into receives the target keeps posted. Each point moves
- * about 256 MiB (at least 256 messages). Prints one line per point: operation, size, messages,
- * seconds, MB/s (10^6 bytes) and GB/s.
+ * while they land; "send" is sends into receives the target keeps posted. Each run moves about
+ * 256 MiB (at least 256 messages); each point is run 5 times. Prints one line per point:
+ * operation, size, messages per run, then the median and the best run in MB/s (10^6 bytes) and
+ * GB/s. The median is the figure to quote; the spread shows how busy the machine was.
  * Written against plain libibverbs; the figures are the fake's, not any hardware's.
  */
 #include <infiniband/verbs.h>
@@ -184,7 +185,11 @@ static int target(const char* dev, int gidx, int out, int in) {
   return 0;
 }
 
-static int run_point(struct Side* s, const struct Info* peer, int op, uint32_t size, int out, int in) {
+#define REPS 5
+
+/* One run: seconds, or a negative number on failure. */
+static double run_once(struct Side* s, const struct Info* peer, int op, uint32_t size, int out, int in,
+                       uint32_t* iters_out) {
   struct Command c;
   uint32_t iters = TOTAL / size, posted = 0, done = 0;
   double t0, t1;
@@ -194,6 +199,7 @@ static int run_point(struct Side* s, const struct Info* peer, int op, uint32_t s
   c.op = op;
   c.size = size;
   c.iters = iters;
+  *iters_out = iters;
   if (write(out, &c, sizeof c) != (ssize_t)sizeof c || full_read(in, &r, 1)) return -1;
   t0 = now_s();
   while (done < iters) {
@@ -226,8 +232,27 @@ static int run_point(struct Side* s, const struct Info* peer, int op, uint32_t s
   t1 = now_s();
   if (op == 0 && write(out, "d", 1) != 1) return -1;
   if (full_read(in, &r, 1)) return -1;
-  printf("%-5s %8u bytes  %6u messages  %7.3f s  %9.1f MB/s  %6.2f GB/s\n", op ? "send" : "write", size,
-         iters, t1 - t0, (double)size * iters / (t1 - t0) / 1e6, (double)size * iters / (t1 - t0) / 1e9);
+  return t1 - t0;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static int run_point(struct Side* s, const struct Info* peer, int op, uint32_t size, int out, int in) {
+  double secs[REPS], median, best;
+  uint32_t iters = 0;
+  int i;
+  for (i = 0; i < REPS; ++i) {
+    secs[i] = run_once(s, peer, op, size, out, in, &iters);
+    if (secs[i] < 0) return -1;
+  }
+  qsort(secs, REPS, sizeof secs[0], cmp_double);
+  median = (double)size * iters / secs[REPS / 2];
+  best = (double)size * iters / secs[0];
+  printf("%-5s %8u bytes  %6u messages  median %8.1f MB/s (%5.2f GB/s)  best %8.1f MB/s (%5.2f GB/s)\n",
+         op ? "send" : "write", size, iters, median / 1e6, median / 1e9, best / 1e6, best / 1e9);
   return 0;
 }
 

@@ -27,6 +27,7 @@
 // Exit 0 when every pair connected and every sum was right, 1 otherwise, 2 on bad usage.
 #include <infiniband/verbs.h>
 
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -293,6 +294,9 @@ class RankProcess {
           --sends;
         }
       }
+      // Busy polling, as JACCL does, but yielding: on a small machine the peers (and the fake's
+      // progress threads) need the CPU this rank would spin on.
+      if (got == 0) sched_yield();
       if (got == 0 && std::chrono::steady_clock::now() > end) {
         std::fprintf(
             stderr,

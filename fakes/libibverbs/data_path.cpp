@@ -50,6 +50,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -1267,6 +1268,10 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
       wc[n++] = c->done.front();
       c->done.pop_front();
     }
+    lock.unlock();
+    // An empty poll gives the CPU away: programs spin on ibv_poll_cq (perftest, JACCL), and on a
+    // small machine the peer's progress thread, not this loop, is what completes the work.
+    if (n == 0) sched_yield();
     return n;
   } catch (...) {
     return -1;
