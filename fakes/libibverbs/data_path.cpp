@@ -80,7 +80,19 @@ static_assert(std::is_trivially_copyable_v<Wire>);
 
 constexpr std::uint32_t kMagic = 0x56465047;  // "GPFV"
 constexpr std::uint16_t kWireVersion = 2;
-enum class Kind : std::uint8_t { data = 1, ack = 2, nak = 3, rnr = 4, read_resp = 5, atomic_resp = 6 };
+// `dropped` is the fake's own bookkeeping, not a packet of the protocol: a responder that drops
+// a request silently (as a wire would) tells the requester's library, which then starts the
+// retry timer. A requester thus never times out merely because a busy machine delayed a live
+// responder's ACK, and a dropped request still ends in RETRY_EXC_ERR after the retry budget.
+enum class Kind : std::uint8_t {
+  data = 1,
+  ack = 2,
+  nak = 3,
+  rnr = 4,
+  read_resp = 5,
+  atomic_resp = 6,
+  dropped = 7
+};
 constexpr std::uint8_t kHasGrh = 1, kHasImm = 2;
 constexpr std::uint64_t kWakeToken = ~std::uint64_t{0};
 
@@ -281,7 +293,9 @@ void arm_timer(Qp& q, std::uint32_t seq, bool lost) {
   for (Unacked& u : q.unacked) {
     if (u.seq != seq) continue;
     u.sent = true;
-    if (!u.rnr_wait && (q.timeout != 0 || lost)) {
+    // Only a request that could not be handed to the peer starts its timer here; otherwise an
+    // ACK, a NAK or the responder's drop notice ends the wait.
+    if (!u.rnr_wait && lost) {
       const unsigned t = std::min<unsigned>(q.timeout, 31);
       const std::int64_t one = 4096LL << t;  // 4.096 us * 2^timeout, in ns
       u.deadline_ns = now_ns() + one * (static_cast<std::int64_t>(q.retry_cnt) + 1);
@@ -433,6 +447,22 @@ void scatter_at(const std::vector<ibv_sge>& sges, std::uint64_t offset, std::spa
 
 enum class Outcome { consumed, hold };
 
+// The drop notice (see Kind::dropped): best effort, straight to the sender's socket.
+void tell_dropped(const Qp& q, const Wire& req) {
+  if (q.rx < 0) return;
+  Wire n{};
+  n.magic = kMagic;
+  n.version = kWireVersion;
+  n.kind = static_cast<std::uint8_t>(Kind::dropped);
+  n.src_qp = q.qp.qp_num;
+  n.dest_qp = req.src_qp;
+  n.seq = req.seq;
+  sockaddr_un to{};
+  const socklen_t len = qp_address(req.src_qp, to);
+  [[maybe_unused]] const ssize_t r =
+      ::sendto(q.rx, &n, sizeof n, MSG_DONTWAIT | MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&to), len);
+}
+
 void finish_inbound(Library& lib, Qp& q, const Wire& h) {
   Inbound& in = q.in;
   in.active = false;
@@ -476,7 +506,10 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
   const bool rc = q.kind == QpKind::rc;
   const bool first = h.offset == 0;
   auto drop = [&](const std::string& why) {
-    if (first) log_drop(lib, q, h, why);
+    if (first) {
+      log_drop(lib, q, h, why);
+      tell_dropped(q, h);
+    }
     return Outcome::consumed;
   };
   if (q.times_out)
@@ -738,6 +771,15 @@ void handle_reply(Library& lib, Qp& q, const Wire& h, std::span<const std::byte>
       it->rnr_wait = true;
       it->deadline_ns = 0;
       return;
+    case Kind::dropped:
+      // As long as the retries would take (timeout 0: hardware waits forever, so does this).
+      if (q.timeout != 0) {
+        const unsigned t = std::min<unsigned>(q.timeout, 31);
+        const std::int64_t one = 4096LL << t;  // 4.096 us * 2^timeout, in ns
+        it->rnr_wait = false;
+        it->deadline_ns = now_ns() + one * (static_cast<std::int64_t>(q.retry_cnt) + 1);
+      }
+      return;
     case Kind::ack: {
       // Cumulative: every send and write up to this one was taken (reads and atomics end with
       // their responses, which arrive before any later ACK).
@@ -785,6 +827,7 @@ Outcome handle_data(Library& lib, Qp& q, const Wire& h, std::span<const std::byt
 void hold(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> datagram) {
   if (q.held_bytes + datagram.size() > kMaxHeldBytes) {
     log_drop(lib, q, h, "more than " + std::to_string(kMaxHeldBytes) + " bytes wait for receives: overrun");
+    if (h.offset == 0) tell_dropped(q, h);
     return;
   }
   q.held.emplace_back(datagram.begin(), datagram.end());
