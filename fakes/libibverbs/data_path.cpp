@@ -50,6 +50,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -79,7 +80,19 @@ static_assert(std::is_trivially_copyable_v<Wire>);
 
 constexpr std::uint32_t kMagic = 0x56465047;  // "GPFV"
 constexpr std::uint16_t kWireVersion = 2;
-enum class Kind : std::uint8_t { data = 1, ack = 2, nak = 3, rnr = 4, read_resp = 5, atomic_resp = 6 };
+// `dropped` is the fake's own bookkeeping, not a packet of the protocol: a responder that drops
+// a request silently (as a wire would) tells the requester's library, which then starts the
+// retry timer. A requester thus never times out merely because a busy machine delayed a live
+// responder's ACK, and a dropped request still ends in RETRY_EXC_ERR after the retry budget.
+enum class Kind : std::uint8_t {
+  data = 1,
+  ack = 2,
+  nak = 3,
+  rnr = 4,
+  read_resp = 5,
+  atomic_resp = 6,
+  dropped = 7
+};
 constexpr std::uint8_t kHasGrh = 1, kHasImm = 2;
 constexpr std::uint64_t kWakeToken = ~std::uint64_t{0};
 
@@ -218,7 +231,7 @@ void add_watch(int ep, int fd, std::uint64_t token, std::uint32_t events) {
 void watch_sockets(Progress& p, const Qp& q) {
   const std::uint64_t token = std::uint64_t{q.qp.qp_num} << 1;
   if (q.rx >= 0) add_watch(p.ep, q.rx, token, EPOLLIN | EPOLLET);
-  if (q.tx >= 0) add_watch(p.ep, q.tx, token | 1, EPOLLOUT | EPOLLET);
+  if (q.tx >= 0) add_watch(p.ep, q.tx, token | 1, 0);  // armed by flush() on EAGAIN
 }
 
 void on_exit_stop() { stop_progress(); }
@@ -280,7 +293,9 @@ void arm_timer(Qp& q, std::uint32_t seq, bool lost) {
   for (Unacked& u : q.unacked) {
     if (u.seq != seq) continue;
     u.sent = true;
-    if (!u.rnr_wait && (q.timeout != 0 || lost)) {
+    // Only a request that could not be handed to the peer starts its timer here; otherwise an
+    // ACK, a NAK or the responder's drop notice ends the wait.
+    if (!u.rnr_wait && lost) {
       const unsigned t = std::min<unsigned>(q.timeout, 31);
       const std::int64_t one = 4096LL << t;  // 4.096 us * 2^timeout, in ns
       u.deadline_ns = now_ns() + one * (static_cast<std::int64_t>(q.retry_cnt) + 1);
@@ -328,7 +343,18 @@ void flush(Library& lib, Qp& q) {
       msg.msg_iovlen = n;
       const ssize_t r = ::sendmsg(q.tx, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
       if (r < 0) {
-        if ((errno == EAGAIN || errno == ENOBUFS) && q.kind != QpKind::ud) return;  // EPOLLOUT resumes
+        if ((errno == EAGAIN || errno == ENOBUFS) && q.kind != QpKind::ud) {
+          // The peer is full: the progress thread resumes when it has room (one wake-up, not
+          // one per datagram the peer reads).
+          Progress& p = progress();
+          if (p.running) {
+            epoll_event ev{};
+            ev.events = EPOLLOUT | EPOLLONESHOT;
+            ev.data.u64 = (std::uint64_t{q.qp.qp_num} << 1) | 1;
+            ::epoll_ctl(p.ep, EPOLL_CTL_MOD, q.tx, &ev);
+          }
+          return;
+        }
         // UD is unreliable (a full receiver loses it); a peer QP that is gone loses everything.
         log_drop(lib, q, h,
                  q.kind == QpKind::ud && errno == EAGAIN
@@ -348,8 +374,12 @@ void flush(Library& lib, Qp& q) {
   }
 }
 
+// Send the cumulative ACK a batch of taken messages owes, before anything else this QP answers.
+void flush_ack(Library& lib, Qp& q);
+
 void reply(Library& lib, Qp& q, const Wire& req, Kind kind, ibv_wc_status status,
            std::vector<std::byte> payload) {
+  if (kind != Kind::ack) flush_ack(lib, q);
   OutMsg m;
   m.h.magic = kMagic;
   m.h.version = kWireVersion;
@@ -364,6 +394,15 @@ void reply(Library& lib, Qp& q, const Wire& req, Kind kind, ibv_wc_status status
   m.total = m.owned.size();
   if (!m.owned.empty()) m.gather.push_back({m.owned.data(), m.owned.size()});
   enqueue(lib, q, std::move(m));
+}
+
+void flush_ack(Library& lib, Qp& q) {
+  if (q.ack_pending == 0) return;
+  Wire req{};
+  req.src_qp = q.ack_to_qp;
+  req.seq = q.ack_pending;
+  q.ack_pending = 0;
+  reply(lib, q, req, Kind::ack, IBV_WC_SUCCESS);
 }
 
 // ---- receiving -------------------------------------------------------------------------------
@@ -408,6 +447,22 @@ void scatter_at(const std::vector<ibv_sge>& sges, std::uint64_t offset, std::spa
 
 enum class Outcome { consumed, hold };
 
+// The drop notice (see Kind::dropped): best effort, straight to the sender's socket.
+void tell_dropped(const Qp& q, const Wire& req) {
+  if (q.rx < 0) return;
+  Wire n{};
+  n.magic = kMagic;
+  n.version = kWireVersion;
+  n.kind = static_cast<std::uint8_t>(Kind::dropped);
+  n.src_qp = q.qp.qp_num;
+  n.dest_qp = req.src_qp;
+  n.seq = req.seq;
+  sockaddr_un to{};
+  const socklen_t len = qp_address(req.src_qp, to);
+  [[maybe_unused]] const ssize_t r =
+      ::sendto(q.rx, &n, sizeof n, MSG_DONTWAIT | MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&to), len);
+}
+
 void finish_inbound(Library& lib, Qp& q, const Wire& h) {
   Inbound& in = q.in;
   in.active = false;
@@ -422,7 +477,10 @@ void finish_inbound(Library& lib, Qp& q, const Wire& h) {
     }
     complete(lib, *q.recv_cq, wc);
   }
-  if (q.kind == QpKind::rc) reply(lib, q, h, Kind::ack, IBV_WC_SUCCESS);
+  if (q.kind == QpKind::rc) {
+    q.ack_pending = h.seq;
+    q.ack_to_qp = h.src_qp;
+  }
 }
 
 // One fragment's bytes, where the message being received puts them.
@@ -448,7 +506,10 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
   const bool rc = q.kind == QpKind::rc;
   const bool first = h.offset == 0;
   auto drop = [&](const std::string& why) {
-    if (first) log_drop(lib, q, h, why);
+    if (first) {
+      log_drop(lib, q, h, why);
+      tell_dropped(q, h);
+    }
     return Outcome::consumed;
   };
   if (q.times_out)
@@ -710,10 +771,26 @@ void handle_reply(Library& lib, Qp& q, const Wire& h, std::span<const std::byte>
       it->rnr_wait = true;
       it->deadline_ns = 0;
       return;
+    case Kind::dropped:
+      // As long as the retries would take (timeout 0: hardware waits forever, so does this).
+      if (q.timeout != 0) {
+        const unsigned t = std::min<unsigned>(q.timeout, 31);
+        const std::int64_t one = 4096LL << t;  // 4.096 us * 2^timeout, in ns
+        it->rnr_wait = false;
+        it->deadline_ns = now_ns() + one * (static_cast<std::int64_t>(q.retry_cnt) + 1);
+      }
+      return;
     case Kind::ack: {
-      const Unacked u = std::move(*it);
-      q.unacked.erase(it);
-      if (u.signaled) complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_SUCCESS, u.opcode, u.length));
+      // Cumulative: every send and write up to this one was taken (reads and atomics end with
+      // their responses, which arrive before any later ACK).
+      while (!q.unacked.empty() && q.unacked.front().seq <= h.seq) {
+        const Unacked& u = q.unacked.front();
+        const bool answered =
+            u.opcode == IBV_WC_RDMA_READ || u.opcode == IBV_WC_FETCH_ADD || u.opcode == IBV_WC_COMP_SWAP;
+        if (!answered && u.signaled)
+          complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_SUCCESS, u.opcode, u.length));
+        q.unacked.pop_front();
+      }
       return;
     }
     case Kind::nak: {
@@ -750,6 +827,7 @@ Outcome handle_data(Library& lib, Qp& q, const Wire& h, std::span<const std::byt
 void hold(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> datagram) {
   if (q.held_bytes + datagram.size() > kMaxHeldBytes) {
     log_drop(lib, q, h, "more than " + std::to_string(kMaxHeldBytes) + " bytes wait for receives: overrun");
+    if (h.offset == 0) tell_dropped(q, h);
     return;
   }
   q.held.emplace_back(datagram.begin(), datagram.end());
@@ -781,24 +859,22 @@ void drain(Library& lib, Qp& q) {
   const std::uint32_t num = q.qp.qp_num;
   for (;;) {
     const ssize_t n = ::recv(q.rx, buf.data(), buf.size(), MSG_DONTWAIT);
-    if (n < 0) return;  // EAGAIN: nothing more
+    if (n < 0) break;  // EAGAIN: nothing more
     dispatch(lib, q, std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), false);
     if (lib.qp_by_num.find(num) == lib.qp_by_num.end()) return;
   }
+  flush_ack(lib, q);
 }
 
 // RC requests whose acknowledgement is overdue: retry exceeded.
 void expire(Library& lib, Qp& q) {
-  if (q.unacked.empty()) return;
-  const std::int64_t now = now_ns();
-  for (auto it = q.unacked.begin(); it != q.unacked.end(); ++it) {
-    if (it->deadline_ns == 0 || now < it->deadline_ns) continue;
-    const Unacked u = *it;
-    q.unacked.erase(it);
-    complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_RETRY_EXC_ERR, u.opcode));
-    enter_error(lib, q, true);
+  // Timers start in order (a request's when its last fragment left): the oldest is first.
+  if (q.unacked.empty() || q.unacked.front().deadline_ns == 0 || now_ns() < q.unacked.front().deadline_ns)
     return;
-  }
+  const Unacked u = std::move(q.unacked.front());
+  q.unacked.pop_front();
+  complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_RETRY_EXC_ERR, u.opcode));
+  enter_error(lib, q, true);
 }
 
 void set_watch(int epfd, int fd, void* cq, bool armed, int op) {
@@ -909,7 +985,7 @@ void connect_transport(Library& lib, Qp& q) {
     }
   }
   q.tx = fd;
-  if (p.running) add_watch(p.ep, q.tx, (std::uint64_t{q.qp.qp_num} << 1) | 1, EPOLLOUT | EPOLLET);
+  if (p.running) add_watch(p.ep, q.tx, (std::uint64_t{q.qp.qp_num} << 1) | 1, 0);  // armed on EAGAIN
 }
 
 void stop_progress() {
@@ -933,6 +1009,11 @@ void stop_progress() {
 }
 
 void retry_held(Library& lib, Qp& q) {
+  struct AckAfter {  // whatever the replay took is acknowledged when it ends
+    Library& lib;
+    Qp& q;
+    ~AckAfter() { flush_ack(lib, q); }
+  } ack_after{lib, q};
   while (!q.held.empty()) {
     std::vector<std::byte> d = std::move(q.held.front());
     q.held.pop_front();
@@ -965,6 +1046,7 @@ void enter_error(Library& lib, Qp& q, bool tell_model) {
   q.held.clear();
   q.held_bytes = 0;
   q.in = Inbound{};
+  q.ack_pending = 0;
   if (tell_model && q.qp.state != IBV_QPS_ERR) {
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_ERR;
@@ -1209,10 +1291,14 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   try {
     Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+    // When another thread (the progress thread) holds the lock it is doing the work: wait for
+    // it, but do not repeat it.
+    std::unique_lock lock(lib.mu, std::try_to_lock);
+    const bool work = lock.owns_lock();
+    if (!work) lock.lock();
     Cq* c = lib.cq(cq);
     if (!c || num_entries < 0 || (num_entries > 0 && !wc)) return -1;
-    if (c->done.empty()) {
+    if (work && c->done.empty()) {
       // Nothing yet: do the progress thread's work here rather than wait for it to wake.
       for (Qp* q : c->qps) {
         drain(lib, *q);
@@ -1225,6 +1311,10 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
       wc[n++] = c->done.front();
       c->done.pop_front();
     }
+    lock.unlock();
+    // An empty poll gives the CPU away: programs spin on ibv_poll_cq (perftest, JACCL), and on a
+    // small machine the peer's progress thread, not this loop, is what completes the work.
+    if (n == 0) sched_yield();
     return n;
   } catch (...) {
     return -1;

@@ -238,6 +238,10 @@ struct Qp {
   std::deque<std::vector<std::byte>> held;
   std::size_t held_bytes = 0;
   std::uint32_t rnr_told = 0;  // the seq an RNR notice was last sent for
+  // RC: the newest message taken and not yet acknowledged. One cumulative ACK per batch of
+  // datagrams (hardware coalesces acknowledgements too); 0: none pending.
+  std::uint32_t ack_pending = 0;
+  std::uint32_t ack_to_qp = 0;
   std::deque<Unacked> unacked;
   std::deque<OutMsg> outq;
   Inbound in;

@@ -584,6 +584,7 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
       q->unacked.clear();
       q->outq.clear();
       q->in = Inbound{};
+      q->ack_pending = 0;
       q->connected = false;
       q->broken = false;
     } else if (to == IBV_QPS_ERR) {
