@@ -46,8 +46,6 @@ void not_modelled(const char* name, long returned) noexcept {
 
 }  // namespace
 
-#define GIDPOLICY_EXPORT __attribute__((visibility("default")))
-
 // One macro per return convention (the third column of symbols.txt).
 #define NOT_MODELLED_NULL(ret, name, params) \
   ret name params {                          \
@@ -104,89 +102,96 @@ NOT_MODELLED_NULL(ibv_mr*, ibv_reg_dmabuf_mr, (ibv_pd*, uint64_t, size_t, uint64
 // A provider without the query answers 0, "no ordering guarantee beyond the verbs spec".
 NOT_MODELLED_ZERO(int, ibv_query_qp_data_in_order, (ibv_qp*, enum ibv_wr_opcode, uint32_t))
 
+#pragma GCC visibility push(default)  // not declared by verbs.h: exported explicitly
+
 // Marshalling of kernel uverbs / rdma_cm replies (librdmacm calls them on what the kernel
 // answered; the fake has no kernel device, so no such reply exists). Declared in rdma-core's
 // private marshall.h: empty parameter lists, see above.
-GIDPOLICY_EXPORT NOT_MODELLED_VOID(ibv_copy_ah_attr_from_kern, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_VOID(ibv_copy_qp_attr_from_kern, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_VOID(ibv_copy_path_rec_from_kern, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_VOID(ibv_copy_path_rec_to_kern, ())
+NOT_MODELLED_VOID(ibv_copy_ah_attr_from_kern, ())
+NOT_MODELLED_VOID(ibv_copy_qp_attr_from_kern, ())
+NOT_MODELLED_VOID(ibv_copy_path_rec_from_kern, ())
+NOT_MODELLED_VOID(ibv_copy_path_rec_to_kern, ())
 
-    // ---- rdma-core's provider interface (IBVERBS_PRIVATE_*: empty parameter lists, see above) ----
-    // Used only by providers (libmlx5, libefa ...) on devices they drive; the fake hands them none.
-    GIDPOLICY_EXPORT bool verbs_allow_disassociate_destroy = false;
+// ---- rdma-core's provider interface (IBVERBS_PRIVATE_*: empty parameter lists, see above) ----
+// Used only by providers (libmlx5, libefa ...) on devices they drive; the fake hands them none.
+bool verbs_allow_disassociate_destroy = false;
 
 // Summing linked command buffers: with no provider ever building one there is nothing to add.
-GIDPOLICY_EXPORT unsigned int __ioctl_final_num_attrs(unsigned int num_attrs, void*) {
+unsigned int __ioctl_final_num_attrs(unsigned int num_attrs, void*) {
   not_modelled("__ioctl_final_num_attrs", static_cast<long>(num_attrs));
   return num_attrs;
 }
 
-GIDPOLICY_EXPORT NOT_MODELLED_NULL(void*, _verbs_init_and_alloc_context, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_NULL(ibv_context*, verbs_open_device, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, execute_ioctl, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_MINUS1(int, ibv_read_ibdev_sysfs_file, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_VOID(__verbs_log, ()) GIDPOLICY_EXPORT NOT_MODELLED_VOID(verbs_init_cq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_VOID(verbs_set_ops, ()) GIDPOLICY_EXPORT NOT_MODELLED_VOID(verbs_uninit_context, ())
-    // ibv_cmd_poll_cq keeps poll's convention (-1 and errno); every other ibv_cmd_* returns an errno.
-    GIDPOLICY_EXPORT NOT_MODELLED_MINUS1(int, ibv_cmd_poll_cq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_advise_mr, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_alloc_dm, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_alloc_mw, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_alloc_pd, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_attach_mcast, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_close_xrcd, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_ah, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_counters, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_cq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_cq_ex, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_flow, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_flow_action_esp, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_qp, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_qp_ex, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_qp_ex2, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_rwq_ind_table, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_srq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_srq_ex, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_create_wq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_dealloc_mw, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_dealloc_pd, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_dereg_mr, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_ah, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_counters, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_cq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_flow, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_flow_action, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_qp, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_rwq_ind_table, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_srq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_wq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_detach_mcast, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_free_dm, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_get_context, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_cq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_flow_action_esp, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_qp, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_qp_ex, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_srq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_modify_wq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_open_qp, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_open_xrcd, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_post_recv, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_post_send, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_post_srq_recv, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_query_context, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_query_device_any, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_query_mr, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_query_port, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_query_qp, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_query_srq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_read_counters, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_reg_dm_mr, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_reg_dmabuf_mr, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_reg_mr, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_req_notify_cq, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_rereg_mr, ()) GIDPOLICY_EXPORT
-    NOT_MODELLED_ERRNO(int, ibv_cmd_resize_cq, ())
+NOT_MODELLED_NULL(void*, _verbs_init_and_alloc_context, ())
+NOT_MODELLED_NULL(ibv_context*, verbs_open_device, ())
+NOT_MODELLED_ERRNO(int, execute_ioctl, ())
+NOT_MODELLED_MINUS1(int, ibv_read_ibdev_sysfs_file, ())
+NOT_MODELLED_VOID(__verbs_log, ())
+NOT_MODELLED_VOID(verbs_init_cq, ())
+NOT_MODELLED_VOID(verbs_set_ops, ())
+NOT_MODELLED_VOID(verbs_uninit_context, ())
+
+// ibv_cmd_poll_cq keeps poll's convention (-1 and errno); every other ibv_cmd_* returns an errno.
+NOT_MODELLED_MINUS1(int, ibv_cmd_poll_cq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_advise_mr, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_alloc_dm, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_alloc_mw, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_alloc_pd, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_attach_mcast, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_close_xrcd, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_ah, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_counters, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_cq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_cq_ex, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_flow, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_flow_action_esp, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_qp, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_qp_ex, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_qp_ex2, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_rwq_ind_table, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_srq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_srq_ex, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_create_wq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_dealloc_mw, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_dealloc_pd, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_dereg_mr, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_ah, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_counters, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_cq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_flow, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_flow_action, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_qp, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_rwq_ind_table, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_srq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_destroy_wq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_detach_mcast, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_free_dm, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_get_context, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_modify_cq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_modify_flow_action_esp, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_modify_qp, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_modify_qp_ex, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_modify_srq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_modify_wq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_open_qp, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_open_xrcd, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_post_recv, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_post_send, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_post_srq_recv, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_query_context, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_query_device_any, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_query_mr, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_query_port, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_query_qp, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_query_srq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_read_counters, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_reg_dm_mr, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_reg_dmabuf_mr, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_reg_mr, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_req_notify_cq, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_rereg_mr, ())
+NOT_MODELLED_ERRNO(int, ibv_cmd_resize_cq, ())
+
+#pragma GCC visibility pop
 
 }  // extern "C"

@@ -117,8 +117,8 @@ static void check_stub(const char* name, const char* how, const char* lib_dir) {
     int_fn f;
     memcpy(&f, &sym, sizeof f);
     int r = f(3, 0, 0, 0, 0, 0);
-    CHECK(r == want && errno == EOPNOTSUPP, "%s: returns %d, errno EOPNOTSUPP (got %d, errno %d)", name, want, r,
-          errno);
+    CHECK(r == want && errno == EOPNOTSUPP, "%s: returns %d, errno EOPNOTSUPP (got %d, errno %d)", name, want,
+          r, errno);
   }
 }
 
