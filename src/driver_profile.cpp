@@ -82,7 +82,8 @@ DriverProfile DriverProfile::apple_thunderbolt() {
   p.index0_times_out = true;            // PR 3468, tmc/apple: errno 60
   p.source_must_be_ipv4_mapped = true;  // exo 1390, MLX 3467, PR 4191, PR 3389: errno 22
   p.absent_source_is_einval = true;
-  p.grh_required = true;  // not reported either way; JACCL always sets a GRH on Thunderbolt
+  p.grh_required = true;          // not reported either way; JACCL always sets a GRH on Thunderbolt
+  p.uc_waits_for_receive = true;  // JACCL's credit-less collectives work on real clusters
   return p;
 }
 

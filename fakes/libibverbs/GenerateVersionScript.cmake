@@ -44,6 +44,8 @@ endfunction()
 # Sets in the caller's scope:
 #   GIDPOLICY_FAKELIB_VERSIONS_FROM  "objdump -T <path>" or "fallback symbols.txt"
 #   GIDPOLICY_FAKELIB_UNCOVERED      tool imports ("name@VERSION") the fake does not define
+#   GIDPOLICY_FAKELIB_UNLISTED       exports of the real library symbols.txt does not list (the
+#                                    fake cannot define them: each needs a model or a stub)
 function(gidpolicy_fakelib_version_script)
   cmake_parse_arguments(ARG "" "SYMBOLS;OUTPUT;REAL_LIBRARY;OBJDUMP" "TOOLS" ${ARGN})
 
@@ -56,6 +58,7 @@ function(gidpolicy_fakelib_version_script)
     set(version_of_${CMAKE_MATCH_1} "${CMAKE_MATCH_2}")
   endforeach()
   set(nodes)
+  set(unlisted)
   set(from "fallback ${ARG_SYMBOLS}")
 
   if(ARG_OBJDUMP AND ARG_REAL_LIBRARY AND EXISTS "${ARG_REAL_LIBRARY}")
@@ -74,6 +77,8 @@ function(gidpolicy_fakelib_version_script)
           # _ibv_query_gid_ex before v32) keeps the fallback node, which is harmless.
           if(DEFINED version_of_${name})
             set(version_of_${name} "${version}")
+          else()
+            list(APPEND unlisted "${entry}")  # a newer rdma-core's entry point: not defined
           endif()
         endforeach()
       endif()
@@ -142,4 +147,5 @@ function(gidpolicy_fakelib_version_script)
   endif()
   set(GIDPOLICY_FAKELIB_VERSIONS_FROM "${from}" PARENT_SCOPE)
   set(GIDPOLICY_FAKELIB_UNCOVERED "${uncovered}" PARENT_SCOPE)
+  set(GIDPOLICY_FAKELIB_UNLISTED "${unlisted}" PARENT_SCOPE)
 endfunction()

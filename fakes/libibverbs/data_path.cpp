@@ -1,38 +1,69 @@
-// The loopback data path: post_send, post_recv, poll_cq and req_notify_cq, which verbs.h reaches
-// through ibv_context::ops (they have no exported symbols).
+// The loopback data path: post_send, post_recv, post_srq_recv, poll_cq and req_notify_cq, which
+// verbs.h reaches through ibv_context::ops (they have no exported symbols), and the progress
+// thread that moves data while the program calls no verb at all.
 //
-// Each QP owns a UDP socket on 127.0.0.1 whose port is the QP number; a send is one datagram to
-// 127.0.0.1:<dest_qp_num>. poll_cq drains the sockets of the CQ's QPs into posted receives.
+// Transport. Each QP owns a Unix datagram socket bound to an abstract address named after its
+// QP number ("\0gidpolicy-fake-qp-<qpn>"); a peer's dest_qp_num is thus an address. A message
+// travels as fragments of up to kFragment bytes, each one datagram with a Wire header, so RC and
+// UC messages reach kMaxMessage (1 GiB). Unix datagrams are reliable and ordered: a full
+// receiver makes the sender wait (EAGAIN) instead of losing data, which is what an RC or a
+// credit-less UC stream needs. A connected QP writes through a second socket connect()ed to the
+// peer's, so its progress thread is woken (EPOLLOUT) when the peer has room.
+//
+// Progress. One thread per process (started with the first QP, stopped at exit or when the last
+// device context closes) waits on every QP's sockets and, under Library::mu, delivers what
+// arrives: RDMA writes and atomics land in the target's memory region, RDMA reads are answered,
+// sends fill posted receives, acknowledgements complete the requester's work requests. So a
+// passive target (perftest's ib_write_bw server) needs to call nothing. No thread ever blocks
+// in a send: what does not fit waits in the QP's out-queue for EPOLLOUT; and every thread
+// always drains what arrives (holding what it cannot deliver yet, bounded), so two processes
+// writing to each other cannot deadlock. poll_cq drains its QPs too, for latency.
 //
 // What the data path enforces, and the hardware behaviour each rule stands for:
-//  * A datagram carries the GID stored at the sender's sgid_index at RTR (what the NIC puts in
-//    the GRH / IP header) and the GID it was addressed to. The receiver delivers it only when
-//    that source GID is the dgid its own RTR was given, i.e. the GID the peer *advertised*:
-//    advertise one entry and route from another and the data never arrives (JACCL's literal
-//    sgid_index = 1). A datagram addressed to a GID its port does not hold is not delivered
-//    either (no such IP on that link).
-//  * An RTR the driver profile judged "times out" (a link-local source, a RoCE v1/v2 mismatch)
-//    succeeded at modify_qp, but nothing it sends arrives: UC loses it silently, RC completes
-//    with IBV_WC_RETRY_EXC_ERR ("transport retry counter exceeded").
-//  * RC is acknowledged: a send completes when the responder took it. A responder that cannot
-//    accept it (wrong GID, wrong QP) makes the requester's send end in RETRY_EXC_ERR, as a real
-//    requester that never sees an ACK does, only without waiting the retry time; a requester
-//    whose peer is silent fails after (retry_cnt + 1) * 4.096 us * 2^timeout. Data that finds no
-//    receive posted waits (RNR retry); UC drops it.
-//  * Bad local keys and short receive buffers end in the completion statuses hardware uses
-//    (LOC_PROT_ERR, LOC_LEN_ERR, REM_ACCESS_ERR...).
+//  * A packet carries the GID stored at the sender's sgid_index at RTR (the GRH / IP header),
+//    the GID it was addressed to and its source entry's GID type. A connected QP delivers it
+//    only when that source GID is the dgid its own RTR was given (the GID the peer advertised),
+//    the destination is a GID its port holds, and the type is its own: RoCE v1 and v2 are
+//    different encapsulations, so a v1 QP and a v2 QP never hear each other.
+//  * An RTR (or address handle) the driver profile judged "times out" (a link-local source, a
+//    RoCE v1/v2 mismatch) succeeded at modify_qp, but the path does not exist in either
+//    direction: nothing it sends arrives and it takes (and acknowledges) nothing.
+//  * Dropped packets are silent, as on a wire: an RC requester ends in IBV_WC_RETRY_EXC_ERR
+//    after (retry_cnt + 1) * 4.096 us * 2^timeout (timeout 0: it waits forever, as hardware).
+//  * Receive semantics per driver model: a message that finds no receive posted waits on RC
+//    (RNR retry; treated as rnr_retry 7, "forever") and, under the Apple Thunderbolt model, on
+//    UC; under the Linux model UC drops it (the InfiniBand rule); UD always drops it.
+//  * Remote keys, bounds and access flags are checked by the responder: violations end the
+//    requester's work request in IBV_WC_REM_ACCESS_ERR (misaligned atomics and bad lengths in
+//    IBV_WC_REM_INV_REQ_ERR); local key and length errors in LOC_PROT_ERR / LOC_LEN_ERR.
+//  * UD receives start with the 40-byte GRH as RoCE hardware writes it: an IPv6 header with
+//    the source and destination GIDs, or for an IPv4-mapped RoCE v2 GID the IPv4 header in its
+//    last 20 bytes.
 // Drops are written to the control log ("call": "deliver"), so a run shows why data vanished.
+//
+// fork(): the child of a process with a progress thread has none (threads do not survive
+// fork) and its inherited QPs are not usable, as the child of a real verbs process without
+// ibv_fork_init() cannot use the parent's registered memory; the library lock is taken around
+// fork() so the child never inherits it held.
 #include "fakelib.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <string>
@@ -44,30 +75,26 @@ using namespace gidpolicy::fakelib;
 namespace gidpolicy::fakelib {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x56465047;  // "GPFV"
-constexpr std::uint16_t kWireVersion = 1;
-enum class Kind : std::uint8_t { data = 1, ack = 2, nak = 3 };
-constexpr std::uint8_t kHasGrh = 1, kHasImm = 2;
-
-struct Wire {
-  std::uint32_t magic;
-  std::uint16_t version;
-  Kind kind;
-  std::uint8_t flags;
-  std::uint32_t src_qp;
-  std::uint32_t dest_qp;
-  std::uint32_t opcode;  // ibv_wr_opcode of the request
-  std::uint32_t imm;     // as posted (network order)
-  std::uint32_t seq;     // RC: the requester's sequence number, echoed by ACK/NAK
-  std::uint32_t status;  // NAK: the ibv_wc_status the requester's send ends with
-  std::uint64_t remote_addr;
-  std::uint32_t rkey;
-  std::uint32_t length;
-  std::uint8_t sgid[16];  // the sender's source GID (its table at sgid_index)
-  std::uint8_t dgid[16];  // the GID it addressed
-};
 static_assert(std::has_unique_object_representations_v<Wire>, "no padding on the wire");
 static_assert(std::is_trivially_copyable_v<Wire>);
+
+constexpr std::uint32_t kMagic = 0x56465047;  // "GPFV"
+constexpr std::uint16_t kWireVersion = 2;
+// `dropped` is the fake's own bookkeeping, not a packet of the protocol: a responder that drops
+// a request silently (as a wire would) tells the requester's library, which then starts the
+// retry timer. A requester thus never times out merely because a busy machine delayed a live
+// responder's ACK, and a dropped request still ends in RETRY_EXC_ERR after the retry budget.
+enum class Kind : std::uint8_t {
+  data = 1,
+  ack = 2,
+  nak = 3,
+  rnr = 4,
+  read_resp = 5,
+  atomic_resp = 6,
+  dropped = 7
+};
+constexpr std::uint8_t kHasGrh = 1, kHasImm = 2;
+constexpr std::uint64_t kWakeToken = ~std::uint64_t{0};
 
 std::int64_t now_ns() {
   timespec ts{};
@@ -75,23 +102,29 @@ std::int64_t now_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-bool send_to(int sock, std::uint32_t port, const Wire& h, std::span<const std::byte> payload) {
-  if (port == 0 || port > 0xffff) return false;
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  to.sin_port = htons(static_cast<std::uint16_t>(port));
-  iovec iov[2];
-  iov[0].iov_base = const_cast<Wire*>(&h);
-  iov[0].iov_len = sizeof h;
-  iov[1].iov_base = const_cast<std::byte*>(payload.data());
-  iov[1].iov_len = payload.size();
-  msghdr m{};
-  m.msg_name = &to;
-  m.msg_namelen = sizeof to;
-  m.msg_iov = iov;
-  m.msg_iovlen = payload.empty() ? 1 : 2;
-  return ::sendmsg(sock, &m, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof h + payload.size());
+socklen_t qp_address(std::uint32_t qpn, sockaddr_un& a) {
+  a = sockaddr_un{};
+  a.sun_family = AF_UNIX;
+  // Abstract namespace (leading NUL): nothing on disk, gone when the socket closes.
+  const int n = std::snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "gidpolicy-fake-qp-%06x", qpn);
+  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + static_cast<std::size_t>(n));
+}
+
+std::uint32_t wire_gid_type(GidType t) {
+  if (t == GidType::roce_v2) return 2;
+  if (t == GidType::roce_v1 || t == GidType::ib) return 1;
+  return 0;
+}
+
+const char* wire_gid_type_name(std::uint32_t t) {
+  return t == 2 ? "RoCE v2" : t == 1 ? "RoCE v1" : "untyped";
+}
+
+// ibv_sge::addr and remote addresses are the program's own addresses, carried as integers by
+// the verbs ABI.
+std::byte* at_address(std::uint64_t addr) {
+  return reinterpret_cast<std::byte*>(
+      static_cast<std::uintptr_t>(addr));  // NOLINT(performance-no-int-to-ptr)
 }
 
 Mr* find_mr(Library& lib, std::uint32_t key) {
@@ -116,8 +149,19 @@ ibv_wc make_wc(const Qp& q, std::uint64_t wr_id, ibv_wc_status status, ibv_wc_op
 }
 
 ibv_wc_opcode send_wc_opcode(std::uint32_t wr_opcode) {
-  return (wr_opcode == IBV_WR_RDMA_WRITE || wr_opcode == IBV_WR_RDMA_WRITE_WITH_IMM) ? IBV_WC_RDMA_WRITE
-                                                                                     : IBV_WC_SEND;
+  switch (wr_opcode) {
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+      return IBV_WC_RDMA_WRITE;
+    case IBV_WR_RDMA_READ:
+      return IBV_WC_RDMA_READ;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      return IBV_WC_FETCH_ADD;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+      return IBV_WC_COMP_SWAP;
+    default:
+      return IBV_WC_SEND;
+  }
 }
 
 void log_drop(Library& lib, const Qp& q, const Wire& h, const std::string& why) {
@@ -128,26 +172,252 @@ void log_drop(Library& lib, const Qp& q, const Wire& h, const std::string& why) 
   if (h.flags & kHasGrh) {
     r["sgid"] = Gid::from_bytes(h.sgid).to_string();
     r["dgid"] = Gid::from_bytes(h.dgid).to_string();
+    r["gid_type"] = wire_gid_type_name(h.gid_type);
   }
   r["result"] = "dropped";
   r["reason"] = why;
   lib.log.write(r);
 }
 
-void reply(const Qp& q, const Wire& req, Kind kind, ibv_wc_status status) {
-  Wire h{};
-  h.magic = kMagic;
-  h.version = kWireVersion;
-  h.kind = kind;
-  h.src_qp = q.qp.qp_num;
-  h.dest_qp = req.src_qp;
-  h.seq = req.seq;
-  h.status = static_cast<std::uint32_t>(status);
-  send_to(q.sock, req.src_qp, h, {});
+// ---- the progress thread -------------------------------------------------------------------
+
+struct Progress {
+  bool running = false;
+  bool stopping = false;
+  int ep = -1;
+  int wake = -1;
+  pthread_t thread{};
+};
+
+Progress& progress() {
+  static Progress* const p = new Progress();  // outlives every static destructor, like Library
+  return *p;
 }
 
-// Scatter `payload` into a receive's SGEs. IBV_WC_SUCCESS or the local error status.
-ibv_wc_status scatter(Library& lib, const Qp& q, const RecvWr& w, std::span<const std::byte> payload) {
+void drain(Library& lib, Qp& q);
+void flush(Library& lib, Qp& q);
+void expire(Library& lib, Qp& q);
+
+void* progress_main(void*) {
+  Library& lib = Library::get();
+  const int ep = progress().ep;
+  epoll_event evs[64];
+  for (;;) {
+    // 10 ms: RC acknowledgement timers fire even when nobody polls.
+    const int n = ::epoll_wait(ep, evs, 64, 10);
+    std::lock_guard lock(lib.mu);
+    if (progress().stopping) return nullptr;
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t token = evs[i].data.u64;
+      if (token == kWakeToken) continue;
+      auto it = lib.qp_by_num.find(static_cast<std::uint32_t>(token >> 1));
+      if (it == lib.qp_by_num.end()) continue;  // destroyed meanwhile
+      if (token & 1)
+        flush(lib, *it->second);
+      else
+        drain(lib, *it->second);
+    }
+    for (auto& [k, q] : lib.qps) expire(lib, *q);
+  }
+}
+
+void add_watch(int ep, int fd, std::uint64_t token, std::uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = token;
+  ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void watch_sockets(Progress& p, const Qp& q) {
+  const std::uint64_t token = std::uint64_t{q.qp.qp_num} << 1;
+  if (q.rx >= 0) add_watch(p.ep, q.rx, token, EPOLLIN | EPOLLET);
+  if (q.tx >= 0) add_watch(p.ep, q.tx, token | 1, 0);  // armed by flush() on EAGAIN
+}
+
+void on_exit_stop() { stop_progress(); }
+
+void fork_prepare() { Library::get().mu.lock(); }
+void fork_parent() { Library::get().mu.unlock(); }
+void fork_child() {
+  // The thread did not survive the fork; the epoll instance is shared with the parent.
+  Progress& p = progress();
+  if (p.running) {
+    ::close(p.ep);
+    ::close(p.wake);
+    p = Progress{};
+  }
+  Library::get().mu.unlock();
+}
+
+// Caller holds mu.
+void ensure_progress(Library& lib) {
+  Progress& p = progress();
+  if (p.running) return;
+  static bool hooks = false;
+  if (!hooks) {
+    hooks = true;
+    std::atexit(on_exit_stop);
+    ::pthread_atfork(fork_prepare, fork_parent, fork_child);
+  }
+  p.ep = ::epoll_create1(EPOLL_CLOEXEC);
+  p.wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (p.ep < 0 || p.wake < 0) return;
+  add_watch(p.ep, p.wake, kWakeToken, EPOLLIN);
+  for (auto& [k, q] : lib.qps) watch_sockets(p, *q);
+  // The thread must not take the program's signals (a program's SIGALRM handler, say).
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const int err = ::pthread_create(&p.thread, nullptr, progress_main, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (err != 0) {
+    ::close(p.ep);
+    ::close(p.wake);
+    p = Progress{};
+    return;
+  }
+  p.running = true;
+}
+
+// ---- sending ---------------------------------------------------------------------------------
+
+void reply(Library& lib, Qp& q, const Wire& req, Kind kind, ibv_wc_status status,
+           std::vector<std::byte> payload = {});
+
+void enqueue(Library& lib, Qp& q, OutMsg&& m) {
+  q.outq.push_back(std::move(m));
+  if (q.outq.size() == 1) flush(lib, q);
+}
+
+void arm_timer(Qp& q, std::uint32_t seq, bool lost) {
+  for (Unacked& u : q.unacked) {
+    if (u.seq != seq) continue;
+    u.sent = true;
+    // Only a request that could not be handed to the peer starts its timer here; otherwise an
+    // ACK, a NAK or the responder's drop notice ends the wait.
+    if (!u.rnr_wait && lost) {
+      const unsigned t = std::min<unsigned>(q.timeout, 31);
+      const std::int64_t one = 4096LL << t;  // 4.096 us * 2^timeout, in ns
+      u.deadline_ns = now_ns() + one * (static_cast<std::int64_t>(q.retry_cnt) + 1);
+    }
+    return;
+  }
+}
+
+// Write as much of the out-queue as the transport takes now. Never blocks. Caller holds mu.
+void flush(Library& lib, Qp& q) {
+  while (!q.outq.empty()) {
+    OutMsg& m = q.outq.front();
+    bool lost = q.tx < 0;
+    for (;;) {
+      if (lost) break;
+      const std::uint64_t frag = std::min<std::uint64_t>(kFragment, m.total - m.sent);
+      Wire h = m.h;
+      h.offset = m.sent;
+      h.length = static_cast<std::uint32_t>(frag);
+      iovec iov[1 + 16 + 2];
+      std::size_t n = 0;
+      iov[n].iov_base = &h;
+      iov[n++].iov_len = sizeof h;
+      std::size_t piece = m.piece, off = m.piece_off;
+      std::uint64_t left = frag;
+      while (left > 0 && piece < m.gather.size() && n < std::size(iov)) {
+        const Piece& pc = m.gather[piece];
+        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(left, pc.size - off));
+        iov[n].iov_base = const_cast<std::byte*>(pc.data + off);
+        iov[n++].iov_len = take;
+        left -= take;
+        off += take;
+        if (off == pc.size) {
+          ++piece;
+          off = 0;
+        }
+      }
+      sockaddr_un to{};
+      msghdr msg{};
+      if (q.kind == QpKind::ud) {
+        msg.msg_name = &to;
+        msg.msg_namelen = qp_address(m.dest_qp, to);
+      }
+      msg.msg_iov = iov;
+      msg.msg_iovlen = n;
+      const ssize_t r = ::sendmsg(q.tx, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (r < 0) {
+        if ((errno == EAGAIN || errno == ENOBUFS) && q.kind != QpKind::ud) {
+          // The peer is full: the progress thread resumes when it has room (one wake-up, not
+          // one per datagram the peer reads).
+          Progress& p = progress();
+          if (p.running) {
+            epoll_event ev{};
+            ev.events = EPOLLOUT | EPOLLONESHOT;
+            ev.data.u64 = (std::uint64_t{q.qp.qp_num} << 1) | 1;
+            ::epoll_ctl(p.ep, EPOLL_CTL_MOD, q.tx, &ev);
+          }
+          return;
+        }
+        // UD is unreliable (a full receiver loses it); a peer QP that is gone loses everything.
+        log_drop(lib, q, h,
+                 q.kind == QpKind::ud && errno == EAGAIN
+                     ? "the receiver's queue is full (UD drops)"
+                     : std::string("no peer QP at that number (") + std::strerror(errno) + ")");
+        lost = true;
+        break;
+      }
+      m.sent += frag;
+      m.piece = piece;
+      m.piece_off = off;
+      if (m.sent >= m.total) break;
+    }
+    if (m.complete_when_sent) complete(lib, *q.send_cq, m.wc);
+    if (m.rc_request) arm_timer(q, m.seq, lost);
+    q.outq.pop_front();
+  }
+}
+
+// Send the cumulative ACK a batch of taken messages owes, before anything else this QP answers.
+void flush_ack(Library& lib, Qp& q);
+
+void reply(Library& lib, Qp& q, const Wire& req, Kind kind, ibv_wc_status status,
+           std::vector<std::byte> payload) {
+  if (kind != Kind::ack) flush_ack(lib, q);
+  OutMsg m;
+  m.h.magic = kMagic;
+  m.h.version = kWireVersion;
+  m.h.kind = static_cast<std::uint8_t>(kind);
+  m.h.src_qp = q.qp.qp_num;
+  m.h.dest_qp = req.src_qp;
+  m.h.seq = req.seq;
+  m.h.opcode = req.opcode;
+  m.h.status = static_cast<std::uint32_t>(status);
+  m.h.total = payload.size();
+  m.owned = std::move(payload);
+  m.total = m.owned.size();
+  if (!m.owned.empty()) m.gather.push_back({m.owned.data(), m.owned.size()});
+  enqueue(lib, q, std::move(m));
+}
+
+void flush_ack(Library& lib, Qp& q) {
+  if (q.ack_pending == 0) return;
+  Wire req{};
+  req.src_qp = q.ack_to_qp;
+  req.seq = q.ack_pending;
+  q.ack_pending = 0;
+  reply(lib, q, req, Kind::ack, IBV_WC_SUCCESS);
+}
+
+// ---- receiving -------------------------------------------------------------------------------
+
+bool has_receive(const Qp& q) { return q.srq ? !q.srq->rq.empty() : !q.rq.empty(); }
+
+RecvWr take_receive(Qp& q) {
+  std::deque<RecvWr>& rq = q.srq ? q.srq->rq : q.rq;
+  RecvWr w = std::move(rq.front());
+  rq.pop_front();
+  return w;
+}
+
+// Check a receive's buffers can take `len` bytes.
+ibv_wc_status check_receive(Library& lib, const Qp& q, const RecvWr& w, std::uint64_t len) {
   std::uint64_t room = 0;
   for (const ibv_sge& s : w.sge) {
     const Mr* m = find_mr(lib, s.lkey);
@@ -155,139 +425,453 @@ ibv_wc_status scatter(Library& lib, const Qp& q, const RecvWr& w, std::span<cons
       return IBV_WC_LOC_PROT_ERR;
     room += s.length;
   }
-  if (payload.size() > room) return IBV_WC_LOC_LEN_ERR;
-  std::size_t off = 0;
-  for (const ibv_sge& s : w.sge) {
-    if (off == payload.size()) break;
-    const std::size_t n = std::min<std::size_t>(s.length, payload.size() - off);
-    // ibv_sge::addr is the program's own address, carried as an integer by the verbs ABI.
-    auto* dst =
-        reinterpret_cast<void*>(static_cast<std::uintptr_t>(s.addr));  // NOLINT(performance-no-int-to-ptr)
-    std::memcpy(dst, payload.data() + off, n);
-    off += n;
+  return len > room ? IBV_WC_LOC_LEN_ERR : IBV_WC_SUCCESS;
+}
+
+// Copy `bytes` to `offset` of the buffers a scatter list describes.
+void scatter_at(const std::vector<ibv_sge>& sges, std::uint64_t offset, std::span<const std::byte> bytes) {
+  std::size_t done = 0;
+  for (const ibv_sge& s : sges) {
+    if (done == bytes.size()) break;
+    if (offset >= s.length) {
+      offset -= s.length;
+      continue;
+    }
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(s.length - offset, bytes.size() - done));
+    std::memcpy(at_address(s.addr) + offset, bytes.data() + done, n);
+    done += n;
+    offset = 0;
   }
-  return IBV_WC_SUCCESS;
 }
 
 enum class Outcome { consumed, hold };
 
-// The responder's side of one data datagram.
-Outcome handle_data(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> payload) {
-  const bool rc = q.kind == QpKind::rc;
-  auto drop = [&](const std::string& why, ibv_wc_status nak) {
-    log_drop(lib, q, h, why);
-    if (rc) reply(q, h, Kind::nak, nak);
-    return Outcome::consumed;
-  };
-  if (!q.connected || (q.qp.state != IBV_QPS_RTR && q.qp.state != IBV_QPS_RTS)) {
-    // A real RC requester retransmits until the responder is ready; UC data is simply lost.
-    if (rc && q.qp.state == IBV_QPS_INIT) return Outcome::hold;
-    log_drop(lib, q, h, "the QP is not ready to receive (not at RTR)");
-    return Outcome::consumed;
-  }
-  if (h.src_qp != q.dest_qp_num)
-    return drop("sent by QP " + std::to_string(h.src_qp) + ", but this QP is connected to QP " +
-                    std::to_string(q.dest_qp_num),
-                IBV_WC_RETRY_EXC_ERR);
-  if (q.is_global) {
-    if (!(h.flags & kHasGrh)) return drop("no GRH, but this QP routes by GID", IBV_WC_RETRY_EXC_ERR);
-    const Gid src = Gid::from_bytes(h.sgid);
-    if (src != q.dgid)
-      return drop("source GID " + src.to_string() + " is not the GID the peer advertised (" +
-                      q.dgid.to_string() +
-                      "): the peer routes from another table entry than the one it told us about",
-                  IBV_WC_RETRY_EXC_ERR);
-    const Gid dst = Gid::from_bytes(h.dgid);
-    if (!q.port_gids.count(dst))
-      return drop(
-          "addressed to " + dst.to_string() + ", which port " + std::to_string(q.port) + " does not hold",
-          IBV_WC_RETRY_EXC_ERR);
-  }
+// The drop notice (see Kind::dropped): best effort, straight to the sender's socket.
+void tell_dropped(const Qp& q, const Wire& req) {
+  if (q.rx < 0) return;
+  Wire n{};
+  n.magic = kMagic;
+  n.version = kWireVersion;
+  n.kind = static_cast<std::uint8_t>(Kind::dropped);
+  n.src_qp = q.qp.qp_num;
+  n.dest_qp = req.src_qp;
+  n.seq = req.seq;
+  sockaddr_un to{};
+  const socklen_t len = qp_address(req.src_qp, to);
+  [[maybe_unused]] const ssize_t r =
+      ::sendto(q.rx, &n, sizeof n, MSG_DONTWAIT | MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&to), len);
+}
 
-  const auto op = static_cast<ibv_wr_opcode>(h.opcode);
-  const bool write = op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM;
-  const bool needs_recv = op != IBV_WR_RDMA_WRITE;
-  if (needs_recv && q.rq.empty()) {
-    if (rc) return Outcome::hold;  // RNR: the requester retries until a receive is posted
-    return drop("no receive posted", IBV_WC_SUCCESS);
-  }
-  if (write) {
-    Mr* m = find_mr(lib, h.rkey);
-    if (!(q.access_flags & IBV_ACCESS_REMOTE_WRITE) || !m || m->pd != q.pd ||
-        !(m->access & IBV_ACCESS_REMOTE_WRITE) || !covers(*m, h.remote_addr, payload.size(), true))
-      return drop("RDMA write outside a remotely writable region", IBV_WC_REM_ACCESS_ERR);
-    if (!payload.empty()) {
-      auto* base = static_cast<std::byte*>(m->mr.addr);
-      std::memcpy(base + (h.remote_addr - m->iova), payload.data(), payload.size());
-    }
-  }
-  if (needs_recv) {
-    RecvWr w = std::move(q.rq.front());
-    q.rq.pop_front();
-    ibv_wc_status st = IBV_WC_SUCCESS;
-    if (!write) st = scatter(lib, q, w, payload);
-    ibv_wc wc = make_wc(q, w.wr_id, st, write ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV,
-                        static_cast<std::uint32_t>(payload.size()));
+void finish_inbound(Library& lib, Qp& q, const Wire& h) {
+  Inbound& in = q.in;
+  in.active = false;
+  if (in.has_recv) {
+    const bool imm_write = in.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+    ibv_wc wc = make_wc(q, in.recv.wr_id, IBV_WC_SUCCESS, imm_write ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV,
+                        static_cast<std::uint32_t>(in.total));
     wc.src_qp = h.src_qp;
     if (h.flags & kHasImm) {
       wc.wc_flags |= IBV_WC_WITH_IMM;
       wc.imm_data = h.imm;
     }
     complete(lib, *q.recv_cq, wc);
-    if (st != IBV_WC_SUCCESS) {
-      if (rc) reply(q, h, Kind::nak, st == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR);
-      enter_error(lib, q, true);
+  }
+  if (q.kind == QpKind::rc) {
+    q.ack_pending = h.seq;
+    q.ack_to_qp = h.src_qp;
+  }
+}
+
+// One fragment's bytes, where the message being received puts them.
+void land(Qp& q, const Wire& h, std::span<const std::byte> payload) {
+  if (payload.empty()) return;
+  if (q.in.target)
+    std::memcpy(q.in.target + h.offset, payload.data(), payload.size());
+  else if (q.in.has_recv)
+    scatter_at(q.in.recv.sge, h.offset, payload);
+}
+
+// RNR: tell the requester once per message that it must wait (no ACK timer meanwhile).
+Outcome wait_for_receive(Library& lib, Qp& q, const Wire& h) {
+  if (q.kind == QpKind::rc && q.rnr_told != h.seq) {
+    q.rnr_told = h.seq;
+    reply(lib, q, h, Kind::rnr, IBV_WC_SUCCESS);
+  }
+  return Outcome::hold;
+}
+
+// The responder's side of one data fragment on a connected (RC / UC) QP.
+Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> payload) {
+  const bool rc = q.kind == QpKind::rc;
+  const bool first = h.offset == 0;
+  auto drop = [&](const std::string& why) {
+    if (first) {
+      log_drop(lib, q, h, why);
+      tell_dropped(q, h);
+    }
+    return Outcome::consumed;
+  };
+  if (q.times_out)
+    return drop("this QP's RTR was judged to time out (" + q.times_out_reason +
+                "): the path does not exist, nothing arrives and nothing is acknowledged");
+  if (!q.connected || (q.qp.state != IBV_QPS_RTR && q.qp.state != IBV_QPS_RTS)) {
+    // An RC requester retransmits until the responder is ready; so, under the Apple model, does
+    // UC wait. Otherwise UC data that reaches a QP before its RTR is lost.
+    if (q.qp.state == IBV_QPS_INIT && (rc || q.waits_for_receive)) return Outcome::hold;
+    return drop("the QP is not ready to receive (not at RTR)");
+  }
+  if (h.src_qp != q.dest_qp_num)
+    return drop("sent by QP " + std::to_string(h.src_qp) + ", but this QP is connected to QP " +
+                std::to_string(q.dest_qp_num));
+  if (q.is_global) {
+    if (!(h.flags & kHasGrh)) return drop("no GRH, but this QP routes by GID");
+    const Gid src = Gid::from_bytes(h.sgid);
+    if (src != q.dgid)
+      return drop("source GID " + src.to_string() + " is not the GID the peer advertised (" +
+                  q.dgid.to_string() +
+                  "): the peer routes from another table entry than the one it told us about");
+    const Gid dst = Gid::from_bytes(h.dgid);
+    auto it = q.port_gids.find(dst);
+    if (it == q.port_gids.end())
+      return drop("addressed to " + dst.to_string() + ", which port " + std::to_string(q.port) +
+                  " does not hold");
+    const std::uint32_t mine = wire_gid_type(q.source_type);
+    if (h.gid_type != 0 && mine != 0 && h.gid_type != mine)
+      return drop(std::string("a ") + wire_gid_type_name(h.gid_type) + " packet reaches a QP that routes " +
+                  wire_gid_type_name(mine) + " (sgid_index " + std::to_string(q.sgid_index) +
+                  "): the other encapsulation, dropped, the requester times out");
+  }
+
+  if (!first) {
+    if (!q.in.active || q.in.seq != h.seq || q.in.dropping) {
+      if (q.in.active && q.in.seq == h.seq && h.offset + h.length >= q.in.total) q.in.active = false;
       return Outcome::consumed;
     }
+    land(q, h, payload);
+    if (h.offset + h.length >= q.in.total) finish_inbound(lib, q, h);
+    return Outcome::consumed;
   }
-  if (rc) reply(q, h, Kind::ack, IBV_WC_SUCCESS);
-  return Outcome::consumed;
+
+  const auto op = static_cast<ibv_wr_opcode>(h.opcode);
+  const bool last = h.length >= h.total;
+  Inbound in;
+  in.active = true;
+  in.seq = h.seq;
+  in.opcode = h.opcode;
+  in.total = h.total;
+  // A message rejected at its first fragment: RC answers with a NAK, UC loses it silently.
+  auto reject = [&](const std::string& why, ibv_wc_status nak) {
+    log_drop(lib, q, h, why);
+    if (rc) reply(lib, q, h, Kind::nak, nak);
+    in.dropping = true;
+    in.active = !last;
+    q.in = std::move(in);
+    return Outcome::consumed;
+  };
+  auto remote_region = [&](int access, std::uint64_t len, const char* what) -> Mr* {
+    Mr* m = find_mr(lib, h.rkey);
+    if (!(q.access_flags & static_cast<unsigned>(access))) {
+      reject(std::string(what) + ": the QP's access flags do not allow it", IBV_WC_REM_ACCESS_ERR);
+      return nullptr;
+    }
+    if (!m || m->pd != q.pd) {
+      reject(std::string(what) + ": rkey " + std::to_string(h.rkey) + " names no region of this QP's PD",
+             IBV_WC_REM_ACCESS_ERR);
+      return nullptr;
+    }
+    if (!(m->access & access)) {
+      reject(std::string(what) + ": the region's access flags do not allow it", IBV_WC_REM_ACCESS_ERR);
+      return nullptr;
+    }
+    if (!covers(*m, h.remote_addr, len, true)) {
+      reject(std::string(what) + ": outside the region (bounds)", IBV_WC_REM_ACCESS_ERR);
+      return nullptr;
+    }
+    return m;
+  };
+
+  switch (op) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM: {
+      const bool write = op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM;
+      Mr* m = nullptr;
+      if (write) {
+        m = remote_region(IBV_ACCESS_REMOTE_WRITE, h.total, "RDMA write");
+        if (!m) return Outcome::consumed;
+      }
+      if (op != IBV_WR_RDMA_WRITE) {
+        if (!has_receive(q)) {
+          if (rc || q.waits_for_receive) return wait_for_receive(lib, q, h);
+          log_drop(lib, q, h, "no receive posted: UC drops the message (the InfiniBand rule, Linux model)");
+          in.dropping = true;
+          in.active = !last;
+          q.in = std::move(in);
+          return Outcome::consumed;
+        }
+        in.recv = take_receive(q);
+        in.has_recv = true;
+        const ibv_wc_status st = check_receive(lib, q, in.recv, write ? 0 : h.total);
+        if (st != IBV_WC_SUCCESS) {
+          ibv_wc wc = make_wc(q, in.recv.wr_id, st, IBV_WC_RECV, static_cast<std::uint32_t>(h.total));
+          complete(lib, *q.recv_cq, wc);
+          log_drop(lib, q, h,
+                   st == IBV_WC_LOC_LEN_ERR ? "the receive buffer is too short" : "bad receive lkey");
+          if (rc)
+            reply(lib, q, h, Kind::nak,
+                  st == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR);
+          enter_error(lib, q, true);
+          return Outcome::consumed;
+        }
+      }
+      if (write) in.target = static_cast<std::byte*>(m->mr.addr) + (h.remote_addr - m->iova);
+      q.in = std::move(in);
+      land(q, h, payload);
+      if (last) finish_inbound(lib, q, h);
+      return Outcome::consumed;
+    }
+    case IBV_WR_RDMA_READ: {
+      if (!rc) return reject("RDMA read on a UC QP", IBV_WC_REM_INV_REQ_ERR);
+      if (h.total > kMaxMessage) return reject("RDMA read longer than max_msg_sz", IBV_WC_REM_INV_REQ_ERR);
+      Mr* m = remote_region(IBV_ACCESS_REMOTE_READ, h.total, "RDMA read");
+      if (!m) return Outcome::consumed;
+      // The response streams from the region as it is when it leaves, as a responder's DMA does.
+      OutMsg r;
+      r.h.magic = kMagic;
+      r.h.version = kWireVersion;
+      r.h.kind = static_cast<std::uint8_t>(Kind::read_resp);
+      r.h.src_qp = q.qp.qp_num;
+      r.h.dest_qp = h.src_qp;
+      r.h.seq = h.seq;
+      r.h.opcode = h.opcode;
+      r.h.total = h.total;
+      if (h.total)
+        r.gather.push_back({static_cast<std::byte*>(m->mr.addr) + (h.remote_addr - m->iova), h.total});
+      r.total = h.total;
+      enqueue(lib, q, std::move(r));
+      return Outcome::consumed;
+    }
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_ATOMIC_CMP_AND_SWP: {
+      if (!rc) return reject("atomic on a UC QP", IBV_WC_REM_INV_REQ_ERR);
+      if (h.remote_addr % 8 != 0)
+        return reject("atomic on an address not 8-byte aligned", IBV_WC_REM_INV_REQ_ERR);
+      Mr* m = remote_region(IBV_ACCESS_REMOTE_ATOMIC, 8, "atomic");
+      if (!m) return Outcome::consumed;
+      // Atomic with respect to every other access through the fake: all of them hold mu.
+      std::byte* p = static_cast<std::byte*>(m->mr.addr) + (h.remote_addr - m->iova);
+      std::uint64_t old = 0;
+      std::memcpy(&old, p, 8);
+      std::uint64_t next = old;
+      if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+        next = old + h.compare_add;
+      else if (old == h.compare_add)
+        next = h.swap;
+      std::memcpy(p, &next, 8);
+      std::vector<std::byte> value(8);
+      std::memcpy(value.data(), &old, 8);
+      reply(lib, q, h, Kind::atomic_resp, IBV_WC_SUCCESS, std::move(value));
+      return Outcome::consumed;
+    }
+    default:
+      return reject("opcode " + std::to_string(h.opcode) + " is not a request this QP takes",
+                    IBV_WC_REM_INV_REQ_ERR);
+  }
 }
 
-// The requester's side of an ACK/NAK.
-void handle_reply(Library& lib, Qp& q, const Wire& h) {
-  if (q.unacked.empty() || q.unacked.front().seq != h.seq) return;  // stale (after a timeout or reset)
-  Unacked u = q.unacked.front();
-  q.unacked.pop_front();
-  if (h.kind == Kind::ack) {
-    if (u.signaled) complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_SUCCESS, u.opcode, u.length));
+// The 40 bytes a RoCE NIC writes in front of a UD payload.
+std::array<std::byte, kGrhBytes> make_grh(const Wire& h) {
+  std::array<std::uint8_t, kGrhBytes> g{};
+  const Gid src = Gid::from_bytes(h.sgid);
+  const Gid dst = Gid::from_bytes(h.dgid);
+  const std::uint32_t payload = 12 + 8 + h.length + 4;  // BTH + DETH + data + ICRC
+  if (h.gid_type == 2 && src.is_ipv4_mapped() && dst.is_ipv4_mapped()) {
+    // RoCE v2 over IPv4: the IPv4 header sits in the GRH's last 20 bytes.
+    std::uint8_t* ip = g.data() + 20;
+    const std::uint32_t len = 20 + 8 + payload;
+    ip[0] = 0x45;
+    ip[2] = static_cast<std::uint8_t>(len >> 8);
+    ip[3] = static_cast<std::uint8_t>(len);
+    ip[6] = 0x40;           // don't fragment
+    ip[8] = 64;             // TTL
+    ip[9] = 17;             // UDP
+    src.copy_to(g.data());  // scratch: bytes 12-15 are the address
+    std::memcpy(ip + 12, g.data() + 12, 4);
+    dst.copy_to(g.data());
+    std::memcpy(ip + 16, g.data() + 12, 4);
+    std::memset(g.data(), 0, 20);
+    std::uint32_t sum = 0;
+    for (int i = 0; i < 20; i += 2) sum += static_cast<std::uint32_t>(ip[i] << 8 | ip[i + 1]);
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    const std::uint16_t csum = static_cast<std::uint16_t>(~sum);
+    ip[10] = static_cast<std::uint8_t>(csum >> 8);
+    ip[11] = static_cast<std::uint8_t>(csum);
+  } else {
+    // IPv6 header (RoCE v2) or IBA GRH (RoCE v1, next header 0x1b): same layout.
+    g[0] = 0x60;
+    g[4] = static_cast<std::uint8_t>(payload >> 8);
+    g[5] = static_cast<std::uint8_t>(payload);
+    g[6] = h.gid_type == 2 ? 17 : 0x1b;
+    g[7] = 64;
+    std::memcpy(g.data() + 8, h.sgid, 16);
+    std::memcpy(g.data() + 24, h.dgid, 16);
+  }
+  std::array<std::byte, kGrhBytes> out{};
+  std::memcpy(out.data(), g.data(), kGrhBytes);
+  return out;
+}
+
+void handle_ud(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> payload) {
+  auto drop = [&](const std::string& why) { log_drop(lib, q, h, why); };
+  if (!q.connected || (q.qp.state != IBV_QPS_RTR && q.qp.state != IBV_QPS_RTS))
+    return drop("the UD QP is not ready to receive (not at RTR)");
+  if (static_cast<ibv_wr_opcode>(h.opcode) != IBV_WR_SEND &&
+      static_cast<ibv_wr_opcode>(h.opcode) != IBV_WR_SEND_WITH_IMM)
+    return drop("not a send");
+  if (h.qkey != q.qkey)
+    return drop("Q_Key " + std::to_string(h.qkey) + " is not this QP's (" + std::to_string(q.qkey) + ")");
+  if (!(h.flags & kHasGrh)) return drop("no GRH, but RoCE routes by GID");
+  const Gid dst = Gid::from_bytes(h.dgid);
+  auto it = q.port_gids.find(dst);
+  if (it == q.port_gids.end())
+    return drop("addressed to " + dst.to_string() + ", which port " + std::to_string(q.port) +
+                " does not hold");
+  if (h.gid_type != 0 && it->second != 0 && !(it->second & (1u << h.gid_type)))
+    return drop(std::string("a ") + wire_gid_type_name(h.gid_type) + " packet to " + dst.to_string() +
+                ", which port " + std::to_string(q.port) + " holds only as the other type");
+  if (!has_receive(q)) return drop("no receive posted: UD drops the datagram");
+  RecvWr w = take_receive(q);
+  const std::uint32_t len = kGrhBytes + h.length;
+  const ibv_wc_status st = check_receive(lib, q, w, len);
+  ibv_wc wc = make_wc(q, w.wr_id, st, IBV_WC_RECV, len);
+  if (st == IBV_WC_SUCCESS) {
+    const auto grh = make_grh(h);
+    scatter_at(w.sge, 0, grh);
+    scatter_at(w.sge, kGrhBytes, payload);
+    wc.src_qp = h.src_qp;
+    wc.wc_flags |= IBV_WC_GRH;
+    if (h.flags & kHasImm) {
+      wc.wc_flags |= IBV_WC_WITH_IMM;
+      wc.imm_data = h.imm;
+    }
+  }
+  complete(lib, *q.recv_cq, wc);
+  if (st != IBV_WC_SUCCESS) enter_error(lib, q, true);
+}
+
+// The requester's side of a response.
+void handle_reply(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> payload) {
+  auto it =
+      std::find_if(q.unacked.begin(), q.unacked.end(), [&](const Unacked& u) { return u.seq == h.seq; });
+  if (it == q.unacked.end()) return;  // stale (after a timeout or reset)
+  switch (static_cast<Kind>(h.kind)) {
+    case Kind::rnr:
+      it->rnr_wait = true;
+      it->deadline_ns = 0;
+      return;
+    case Kind::dropped:
+      // As long as the retries would take (timeout 0: hardware waits forever, so does this).
+      if (q.timeout != 0) {
+        const unsigned t = std::min<unsigned>(q.timeout, 31);
+        const std::int64_t one = 4096LL << t;  // 4.096 us * 2^timeout, in ns
+        it->rnr_wait = false;
+        it->deadline_ns = now_ns() + one * (static_cast<std::int64_t>(q.retry_cnt) + 1);
+      }
+      return;
+    case Kind::ack: {
+      // Cumulative: every send and write up to this one was taken (reads and atomics end with
+      // their responses, which arrive before any later ACK).
+      while (!q.unacked.empty() && q.unacked.front().seq <= h.seq) {
+        const Unacked& u = q.unacked.front();
+        const bool answered =
+            u.opcode == IBV_WC_RDMA_READ || u.opcode == IBV_WC_FETCH_ADD || u.opcode == IBV_WC_COMP_SWAP;
+        if (!answered && u.signaled)
+          complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_SUCCESS, u.opcode, u.length));
+        q.unacked.pop_front();
+      }
+      return;
+    }
+    case Kind::nak: {
+      const Unacked u = std::move(*it);
+      q.unacked.erase(it);
+      complete(lib, *q.send_cq, make_wc(q, u.wr_id, static_cast<ibv_wc_status>(h.status), u.opcode));
+      enter_error(lib, q, true);
+      return;
+    }
+    case Kind::read_resp:
+      scatter_at(it->local, h.offset, payload);
+      it->received += payload.size();
+      if (h.offset + h.length < h.total) return;
+      break;
+    case Kind::atomic_resp:
+      if (payload.size() == 8 && !it->local.empty()) scatter_at(it->local, 0, payload);
+      break;
+    default:
+      return;
+  }
+  const Unacked u = std::move(*it);
+  q.unacked.erase(it);
+  if (u.signaled) complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_SUCCESS, u.opcode, u.length));
+}
+
+Outcome handle_data(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> payload) {
+  if (q.kind == QpKind::ud) {
+    handle_ud(lib, q, h, payload);
+    return Outcome::consumed;
+  }
+  return handle_connected(lib, q, h, payload);
+}
+
+void hold(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> datagram) {
+  if (q.held_bytes + datagram.size() > kMaxHeldBytes) {
+    log_drop(lib, q, h, "more than " + std::to_string(kMaxHeldBytes) + " bytes wait for receives: overrun");
+    if (h.offset == 0) tell_dropped(q, h);
     return;
   }
-  complete(lib, *q.send_cq, make_wc(q, u.wr_id, static_cast<ibv_wc_status>(h.status), u.opcode));
-  enter_error(lib, q, true);
+  q.held.emplace_back(datagram.begin(), datagram.end());
+  q.held_bytes += datagram.size();
 }
 
-void dispatch(Library& lib, Qp& q, std::span<const std::byte> datagram) {
+void dispatch(Library& lib, Qp& q, std::span<const std::byte> datagram, bool replay) {
   Wire h{};
   if (datagram.size() < sizeof h) return;
   std::memcpy(&h, datagram.data(), sizeof h);
   if (h.magic != kMagic || h.version != kWireVersion || h.dest_qp != q.qp.qp_num ||
       h.length != datagram.size() - sizeof h)
     return;
-  if (h.kind == Kind::ack || h.kind == Kind::nak) {
-    handle_reply(lib, q, h);
+  const auto payload = datagram.subspan(sizeof h);
+  if (static_cast<Kind>(h.kind) != Kind::data) {
+    if (q.kind == QpKind::rc) handle_reply(lib, q, h, payload);
     return;
   }
-  if (h.kind != Kind::data) return;
-  if (handle_data(lib, q, h, datagram.subspan(sizeof h)) == Outcome::hold && q.held.size() < 4096)
-    q.held.emplace_back(datagram.begin(), datagram.end());
+  // Data behind held data waits too: messages are taken in order.
+  if (!replay && !q.held.empty()) {
+    hold(lib, q, h, datagram);
+    return;
+  }
+  if (handle_data(lib, q, h, payload) == Outcome::hold) hold(lib, q, h, datagram);
 }
 
 void drain(Library& lib, Qp& q) {
-  static thread_local std::vector<std::byte> buf(sizeof(Wire) + kMaxMessage + 1);
+  static thread_local std::vector<std::byte> buf(sizeof(Wire) + kFragment);
+  const std::uint32_t num = q.qp.qp_num;
   for (;;) {
-    const ssize_t n = ::recv(q.sock, buf.data(), buf.size(), MSG_DONTWAIT);
-    if (n < 0) return;  // EAGAIN: nothing more
-    dispatch(lib, q, std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)));
-    if (lib.qps.find(&q.qp) == lib.qps.end()) return;
+    const ssize_t n = ::recv(q.rx, buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n < 0) break;  // EAGAIN: nothing more
+    dispatch(lib, q, std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), false);
+    if (lib.qp_by_num.find(num) == lib.qp_by_num.end()) return;
   }
+  flush_ack(lib, q);
 }
 
-// RC sends whose acknowledgement is overdue: retry exceeded.
+// RC requests whose acknowledgement is overdue: retry exceeded.
 void expire(Library& lib, Qp& q) {
-  if (q.unacked.empty() || q.unacked.front().deadline_ns == 0) return;
-  if (now_ns() < q.unacked.front().deadline_ns) return;
-  Unacked u = q.unacked.front();
+  // Timers start in order (a request's when its last fragment left): the oldest is first.
+  if (q.unacked.empty() || q.unacked.front().deadline_ns == 0 || now_ns() < q.unacked.front().deadline_ns)
+    return;
+  const Unacked u = std::move(q.unacked.front());
   q.unacked.pop_front();
   complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_RETRY_EXC_ERR, u.opcode));
   enter_error(lib, q, true);
@@ -300,21 +884,27 @@ void set_watch(int epfd, int fd, void* cq, bool armed, int op) {
   ::epoll_ctl(epfd, op, fd, &ev);
 }
 
+// A channel is woken only through the CQ's event counter: completions are made by whoever
+// drains the sockets (the progress thread or poll_cq), and complete() raises it when armed.
 void arm_cq(Cq& c, bool armed) {
   c.armed = armed;
-  if (!c.channel) return;
-  const int epfd = c.channel->ch.fd;
-  for (Qp* q : c.qps) {
-    if (q->recv_cq == &c) set_watch(epfd, q->sock, &c.cq, armed, EPOLL_CTL_MOD);
-    if (q->send_cq == &c && q->recv_cq != &c) set_watch(epfd, q->sock_send, &c.cq, armed, EPOLL_CTL_MOD);
+  if (!c.channel || c.event_fd < 0) return;
+  if (!armed) {
+    std::uint64_t v = 0;
+    [[maybe_unused]] const ssize_t n = ::read(c.event_fd, &v, sizeof v);
+  } else if (!c.done.empty()) {
+    // Completions already waiting: a real CQ raises the event for them when armed.
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(c.event_fd, &one, sizeof one);
   }
-  if (c.event_fd >= 0) {
-    if (!armed) {
-      std::uint64_t v = 0;
-      [[maybe_unused]] const ssize_t n = ::read(c.event_fd, &v, sizeof v);
-    }
-    set_watch(epfd, c.event_fd, &c.cq, armed, EPOLL_CTL_MOD);
-  }
+  set_watch(c.channel->ch.fd, c.event_fd, &c.cq, armed, EPOLL_CTL_MOD);
+}
+
+// Receives posted (to a QP or its SRQ): held data may go now; what then remains in the socket
+// was not drained while the held data blocked it, so drain it as well.
+void unblock(Library& lib, Qp& q) {
+  if (!q.held.empty()) retry_held(lib, q);
+  if (q.held.empty() && q.rx >= 0) drain(lib, q);
 }
 
 }  // namespace
@@ -329,23 +919,113 @@ void complete(Library&, Cq& cq, const ibv_wc& wc) {
 
 void disarm_cq(Cq& cq) { arm_cq(cq, false); }
 
-void watch_qp(Qp& q) {
-  if (q.recv_cq->channel)
-    set_watch(q.recv_cq->channel->ch.fd, q.sock, &q.recv_cq->cq, q.recv_cq->armed, EPOLL_CTL_ADD);
-  if (q.send_cq != q.recv_cq && q.send_cq->channel)
-    set_watch(q.send_cq->channel->ch.fd, q.sock_send, &q.send_cq->cq, q.send_cq->armed, EPOLL_CTL_ADD);
+std::uint32_t open_qp_socket(Qp& q) {
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  // QP numbers are 24 bits; start from a per-process point and take the first free address.
+  static std::uint32_t counter = 0;
+  const std::uint32_t span = 0xffffffu - 0x100u;
+  const std::uint32_t start = static_cast<std::uint32_t>(::getpid()) * 2654435761u;
+  for (int attempt = 0; attempt < 256; ++attempt) {
+    const std::uint32_t qpn = 0x100u + (start + 40503u * counter++) % span;
+    sockaddr_un a{};
+    const socklen_t len = qp_address(qpn, a);
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&a), len) == 0) {
+      q.rx = fd;
+      return qpn;
+    }
+    if (errno != EADDRINUSE) break;
+  }
+  const int err = errno;
+  ::close(fd);
+  errno = err;
+  return 0;
 }
 
-void unwatch_qp(Qp& q) {
-  if (q.recv_cq && q.recv_cq->channel) ::epoll_ctl(q.recv_cq->channel->ch.fd, EPOLL_CTL_DEL, q.sock, nullptr);
-  if (q.send_cq && q.send_cq != q.recv_cq && q.send_cq->channel)
-    ::epoll_ctl(q.send_cq->channel->ch.fd, EPOLL_CTL_DEL, q.sock_send, nullptr);
+void watch_qp(Library& lib, Qp& q) {
+  ensure_progress(lib);
+  Progress& p = progress();
+  if (p.running) watch_sockets(p, q);
+}
+
+void unwatch_qp(Library&, Qp& q) {
+  Progress& p = progress();
+  if (!p.running) return;
+  if (q.rx >= 0) ::epoll_ctl(p.ep, EPOLL_CTL_DEL, q.rx, nullptr);
+  if (q.tx >= 0) ::epoll_ctl(p.ep, EPOLL_CTL_DEL, q.tx, nullptr);
+}
+
+void connect_transport(Library& lib, Qp& q) {
+  Progress& p = progress();
+  if (q.tx >= 0) {
+    if (p.running) ::epoll_ctl(p.ep, EPOLL_CTL_DEL, q.tx, nullptr);
+    ::close(q.tx);
+    q.tx = -1;
+  }
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  // A deep send buffer: fragments in flight are charged to the sender until the peer reads them.
+  const int sndbuf = 4 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+  if (q.kind != QpKind::ud) {
+    sockaddr_un a{};
+    const socklen_t len = qp_address(q.dest_qp_num, a);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), len) != 0) {
+      // No QP with that number: everything this QP sends is lost (RC then times out).
+      if (lib.log.enabled()) {
+        auto r = lib.record("deliver", q.owner->device);
+        r["qp_num"] = q.qp.qp_num;
+        r["dest_qp_num"] = q.dest_qp_num;
+        r["result"] = "dropped";
+        r["reason"] = "no QP " + std::to_string(q.dest_qp_num) + " to send to";
+        lib.log.write(r);
+      }
+      ::close(fd);
+      return;
+    }
+  }
+  q.tx = fd;
+  if (p.running) add_watch(p.ep, q.tx, (std::uint64_t{q.qp.qp_num} << 1) | 1, 0);  // armed on EAGAIN
+}
+
+void stop_progress() {
+  Library& lib = Library::get();
+  pthread_t t{};
+  {
+    std::lock_guard lock(lib.mu);
+    Progress& p = progress();
+    if (!p.running || p.stopping) return;
+    p.stopping = true;
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(p.wake, &one, sizeof one);
+    t = p.thread;
+  }
+  ::pthread_join(t, nullptr);
+  std::lock_guard lock(lib.mu);
+  Progress& p = progress();
+  ::close(p.ep);
+  ::close(p.wake);
+  p = Progress{};
 }
 
 void retry_held(Library& lib, Qp& q) {
-  std::deque<std::vector<std::byte>> held;
-  held.swap(q.held);
-  for (const auto& d : held) dispatch(lib, q, d);
+  struct AckAfter {  // whatever the replay took is acknowledged when it ends
+    Library& lib;
+    Qp& q;
+    ~AckAfter() { flush_ack(lib, q); }
+  } ack_after{lib, q};
+  while (!q.held.empty()) {
+    std::vector<std::byte> d = std::move(q.held.front());
+    q.held.pop_front();
+    q.held_bytes -= d.size();
+    Wire h{};
+    std::memcpy(&h, d.data(), sizeof h);
+    if (handle_data(lib, q, h, std::span<const std::byte>(d).subspan(sizeof h)) == Outcome::hold) {
+      q.held_bytes += d.size();
+      q.held.push_front(std::move(d));
+      return;
+    }
+  }
 }
 
 void enter_error(Library& lib, Qp& q, bool tell_model) {
@@ -353,10 +1033,20 @@ void enter_error(Library& lib, Qp& q, bool tell_model) {
   for (const Unacked& u : q.unacked)
     complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_WR_FLUSH_ERR, u.opcode));
   q.unacked.clear();
+  for (const OutMsg& m : q.outq)
+    if (m.complete_when_sent) {
+      ibv_wc wc = m.wc;
+      wc.status = IBV_WC_WR_FLUSH_ERR;
+      complete(lib, *q.send_cq, wc);
+    }
+  q.outq.clear();
   for (const RecvWr& w : q.rq)
     complete(lib, *q.recv_cq, make_wc(q, w.wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
   q.rq.clear();
   q.held.clear();
+  q.held_bytes = 0;
+  q.in = Inbound{};
+  q.ack_pending = 0;
   if (tell_model && q.qp.state != IBV_QPS_ERR) {
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_ERR;
@@ -386,33 +1076,39 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         continue;
       }
       if (q->qp.state != IBV_QPS_RTS) return reject(wr, EINVAL);
-      if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
-          wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
-        return reject(wr, EOPNOTSUPP);  // reads and atomics need responses the fake does not model
+      const bool is_send = wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM;
+      const bool is_write = wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+      const bool is_read = wr->opcode == IBV_WR_RDMA_READ;
+      const bool is_atomic =
+          wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
+      // What each transport supports (a provider rejects the rest at post time).
+      const bool supported =
+          is_send || (q->kind != QpKind::ud && is_write) || (q->kind == QpKind::rc && (is_read || is_atomic));
+      if (!supported) return reject(wr, EINVAL);
       if (wr->num_sge < 0 || static_cast<std::uint32_t>(wr->num_sge) > q->init.cap.max_send_sge)
         return reject(wr, EINVAL);
-
-      // Gather, checking local keys the way the HCA does (inline data needs no key).
-      std::vector<std::byte> packet(sizeof(Wire));
-      ibv_wc_status st = IBV_WC_SUCCESS;
+      const bool inl = (wr->send_flags & IBV_SEND_INLINE) && (is_send || is_write);
       std::uint64_t total = 0;
       for (int i = 0; i < wr->num_sge; ++i) total += wr->sg_list[i].length;
-      if ((wr->send_flags & IBV_SEND_INLINE) && total > q->init.cap.max_inline_data)
-        return reject(wr, EINVAL);
-      if (total > kMaxMessage) st = IBV_WC_LOC_LEN_ERR;
-      for (int i = 0; i < wr->num_sge && st == IBV_WC_SUCCESS; ++i) {
+      if (inl && total > q->init.cap.max_inline_data) return reject(wr, EINVAL);
+      if (is_atomic && (wr->num_sge != 1 || total != 8)) return reject(wr, EINVAL);
+      Ah* ah = nullptr;
+      if (q->kind == QpKind::ud) {
+        ah = lib.ah(wr->wr.ud.ah);
+        if (!ah || ah->pd->owner != q->owner) return reject(wr, EINVAL);
+      }
+
+      // Local keys and lengths, checked the way the HCA does (inline data needs no key;
+      // reads and atomics write their local buffers, which need local write access).
+      ibv_wc_status st = IBV_WC_SUCCESS;
+      if (total > (q->kind == QpKind::ud ? std::uint64_t{kMaxUdMessage} : kMaxMessage))
+        st = IBV_WC_LOC_LEN_ERR;
+      for (int i = 0; i < wr->num_sge && st == IBV_WC_SUCCESS && !inl; ++i) {
         const ibv_sge& s = wr->sg_list[i];
-        if (!(wr->send_flags & IBV_SEND_INLINE)) {
-          const Mr* m = find_mr(lib, s.lkey);
-          if (!m || m->pd != q->pd || !covers(*m, s.addr, s.length, false)) {
-            st = IBV_WC_LOC_PROT_ERR;
-            break;
-          }
-        }
-        // ibv_sge::addr is the program's own address, carried as an integer by the verbs ABI.
-        const auto addr = static_cast<std::uintptr_t>(s.addr);
-        const auto* src = reinterpret_cast<const std::byte*>(addr);  // NOLINT(performance-no-int-to-ptr)
-        packet.insert(packet.end(), src, src + s.length);
+        const Mr* m = find_mr(lib, s.lkey);
+        if (!m || m->pd != q->pd || !covers(*m, s.addr, s.length, false) ||
+            ((is_read || is_atomic) && !(m->access & IBV_ACCESS_LOCAL_WRITE)))
+          st = IBV_WC_LOC_PROT_ERR;
       }
       if (st != IBV_WC_SUCCESS) {
         complete(lib, *q->send_cq, make_wc(*q, wr->wr_id, st, wc_op));
@@ -420,61 +1116,95 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         continue;
       }
 
-      Wire h{};
+      OutMsg m;
+      Wire& h = m.h;
       h.magic = kMagic;
       h.version = kWireVersion;
-      h.kind = Kind::data;
+      h.kind = static_cast<std::uint8_t>(Kind::data);
       h.src_qp = q->qp.qp_num;
       h.dest_qp = q->dest_qp_num;
       h.opcode = static_cast<std::uint32_t>(wr->opcode);
+      h.seq = q->next_seq++;
+      h.total = total;
       if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
         h.flags |= kHasImm;
         h.imm = wr->imm_data;
       }
-      if (q->is_global) {
+      bool path_times_out = q->times_out;
+      std::string why = q->times_out_reason;
+      if (ah) {
+        h.dest_qp = wr->wr.ud.remote_qpn;
+        // A Q_Key with the high bit set means "use the QP's own" (the verbs rule).
+        h.qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ? q->qkey : wr->wr.ud.remote_qkey;
+        if (ah->is_global) {
+          h.flags |= kHasGrh;
+          if (ah->source_gid) ah->source_gid->copy_to(h.sgid);
+          ah->dgid.copy_to(h.dgid);
+          h.gid_type = wire_gid_type(ah->source_type);
+        }
+        path_times_out = ah->times_out;
+        why = ah->times_out_reason;
+        m.dest_qp = h.dest_qp;
+      } else if (q->is_global) {
         h.flags |= kHasGrh;
         if (q->source_gid) q->source_gid->copy_to(h.sgid);
         q->dgid.copy_to(h.dgid);
+        h.gid_type = wire_gid_type(q->source_type);
       }
-      if (wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
-        h.remote_addr = wr->wr.rdma.remote_addr;
-        h.rkey = wr->wr.rdma.rkey;
+      if (is_write || is_read || is_atomic) {
+        h.remote_addr = is_atomic ? wr->wr.atomic.remote_addr : wr->wr.rdma.remote_addr;
+        h.rkey = is_atomic ? wr->wr.atomic.rkey : wr->wr.rdma.rkey;
       }
-      h.length = static_cast<std::uint32_t>(packet.size() - sizeof h);
-      h.seq = q->next_seq++;
-      std::memcpy(packet.data(), &h, sizeof h);
+      if (is_atomic) {
+        h.compare_add = wr->wr.atomic.compare_add;
+        h.swap = wr->wr.atomic.swap;
+      }
+      if (is_send || is_write) {
+        m.total = total;
+        if (inl) {
+          // Inline data is copied at post time: the program may reuse its buffer at once.
+          m.owned.reserve(total);
+          for (int i = 0; i < wr->num_sge; ++i) {
+            const std::byte* src = at_address(wr->sg_list[i].addr);
+            m.owned.insert(m.owned.end(), src, src + wr->sg_list[i].length);
+          }
+          if (!m.owned.empty()) m.gather.push_back({m.owned.data(), m.owned.size()});
+        } else {
+          for (int i = 0; i < wr->num_sge; ++i)
+            if (wr->sg_list[i].length)
+              m.gather.push_back({at_address(wr->sg_list[i].addr), wr->sg_list[i].length});
+        }
+      }
 
-      if (q->times_out) {
-        log_drop(
-            lib, *q, h,
-            "not sent: the driver profile judged this QP's RTR to time out (" + q->times_out_reason + ")");
+      if (path_times_out) {
+        log_drop(lib, *q, h, "not sent: the driver profile judged this path to time out (" + why + ")");
         if (q->kind == QpKind::rc) {
+          // Without waiting the retry time: the verdict is certain.
           complete(lib, *q->send_cq, make_wc(*q, wr->wr_id, IBV_WC_RETRY_EXC_ERR, wc_op));
           enter_error(lib, *q, true);
         } else if (signaled) {
-          complete(lib, *q->send_cq, make_wc(*q, wr->wr_id, IBV_WC_SUCCESS, wc_op, h.length));
+          complete(lib, *q->send_cq,
+                   make_wc(*q, wr->wr_id, IBV_WC_SUCCESS, wc_op, static_cast<std::uint32_t>(total)));
         }
         continue;
       }
-      const bool sent =
-          send_to(q->sock, q->dest_qp_num, h, std::span<const std::byte>(packet).subspan(sizeof h));
-      if (q->kind == QpKind::uc) {
-        // UC has no acknowledgement: the sender completes whether or not anything arrives.
-        if (signaled) complete(lib, *q->send_cq, make_wc(*q, wr->wr_id, IBV_WC_SUCCESS, wc_op, h.length));
-        continue;
+      m.seq = h.seq;
+      if (q->kind == QpKind::rc) {
+        Unacked u;
+        u.seq = h.seq;
+        u.wr_id = wr->wr_id;
+        u.signaled = signaled;
+        u.opcode = wc_op;
+        u.length = static_cast<std::uint32_t>(total);
+        if (is_read || is_atomic) u.local.assign(wr->sg_list, wr->sg_list + wr->num_sge);
+        q->unacked.push_back(std::move(u));
+        m.rc_request = true;
+      } else if (signaled) {
+        // UC and UD have no acknowledgement: the send completes when it has left.
+        m.complete_when_sent = true;
+        m.wc = make_wc(*q, wr->wr_id, IBV_WC_SUCCESS, wc_op, static_cast<std::uint32_t>(total));
       }
-      Unacked u;
-      u.seq = h.seq;
-      u.wr_id = wr->wr_id;
-      u.signaled = signaled;
-      u.opcode = wc_op;
-      u.length = h.length;
-      if (q->timeout != 0 || !sent) {
-        const unsigned t = std::min<unsigned>(q->timeout, 31);
-        const std::int64_t one = 4096LL << t;  // 4.096 us * 2^timeout, in ns
-        u.deadline_ns = now_ns() + one * (static_cast<std::int64_t>(q->retry_cnt) + 1);
-      }
-      q->unacked.push_back(u);
+      enqueue(lib, *q, std::move(m));
     }
     return 0;
   } catch (...) {
@@ -493,6 +1223,10 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
       return EINVAL;
     }
     for (; wr; wr = wr->next) {
+      if (q->srq) {  // a QP attached to an SRQ takes receives only from it
+        if (bad_wr) *bad_wr = wr;
+        return EINVAL;
+      }
       if (q->qp.state == IBV_QPS_ERR) {
         complete(lib, *q->recv_cq, make_wc(*q, wr->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
         continue;
@@ -512,7 +1246,7 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
       w.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
       q->rq.push_back(std::move(w));
     }
-    if (!q->held.empty()) retry_held(lib, *q);
+    unblock(lib, *q);
     return 0;
   } catch (...) {
     if (bad_wr) *bad_wr = wr;
@@ -520,28 +1254,67 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   }
 }
 
-int post_srq_recv(ibv_srq*, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-  if (bad_wr) *bad_wr = wr;
-  return EOPNOTSUPP;  // the fake creates no SRQ
+int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    Srq* s = lib.srq(srq);
+    if (!s) {
+      if (bad_wr) *bad_wr = wr;
+      return EINVAL;
+    }
+    for (; wr; wr = wr->next) {
+      if (wr->num_sge < 0 || static_cast<std::uint32_t>(wr->num_sge) > s->max_sge) {
+        if (bad_wr) *bad_wr = wr;
+        return EINVAL;
+      }
+      if (s->rq.size() >= s->max_wr) {
+        if (bad_wr) *bad_wr = wr;
+        return ENOMEM;
+      }
+      RecvWr w;
+      w.wr_id = wr->wr_id;
+      w.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
+      s->rq.push_back(std::move(w));
+    }
+    std::vector<Qp*> users;
+    for (auto& [k, q] : lib.qps)
+      if (q->srq == s) users.push_back(q.get());
+    for (Qp* q : users) unblock(lib, *q);
+    return 0;
+  } catch (...) {
+    if (bad_wr) *bad_wr = wr;
+    return ENOMEM;
+  }
 }
 
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   try {
     Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+    // When another thread (the progress thread) holds the lock it is doing the work: wait for
+    // it, but do not repeat it.
+    std::unique_lock lock(lib.mu, std::try_to_lock);
+    const bool work = lock.owns_lock();
+    if (!work) lock.lock();
     Cq* c = lib.cq(cq);
     if (!c || num_entries < 0 || (num_entries > 0 && !wc)) return -1;
-    const std::vector<Qp*> qps = c->qps;  // a completion may destroy nothing, but stay safe
-    for (Qp* q : qps) {
-      if (lib.qps.find(&q->qp) == lib.qps.end()) continue;
-      drain(lib, *q);
-      if (q->send_cq == c) expire(lib, *q);
+    if (work && c->done.empty()) {
+      // Nothing yet: do the progress thread's work here rather than wait for it to wake.
+      for (Qp* q : c->qps) {
+        drain(lib, *q);
+        if (!q->outq.empty()) flush(lib, *q);
+        if (q->send_cq == c) expire(lib, *q);
+      }
     }
     int n = 0;
     while (n < num_entries && !c->done.empty()) {
       wc[n++] = c->done.front();
       c->done.pop_front();
     }
+    lock.unlock();
+    // An empty poll gives the CPU away: programs spin on ibv_poll_cq (perftest, JACCL), and on a
+    // small machine the peer's progress thread, not this loop, is what completes the work.
+    if (n == 0) sched_yield();
     return n;
   } catch (...) {
     return -1;

@@ -50,7 +50,7 @@ ibv_port_attr port_attr_of(const PortInfo& info, std::uint32_t tbl_len) {
   a.port_cap_flags = info.link_layer.kind() == LinkLayer::Kind::infiniband
                          ? 0u
                          : static_cast<std::uint32_t>(IBV_PORT_IP_BASED_GIDS);
-  a.max_msg_sz = kMaxMessage;
+  a.max_msg_sz = static_cast<std::uint32_t>(kMaxMessage);
   a.pkey_tbl_len = 1;
   a.lid = info.lid;
   a.max_vl_num = 1;
@@ -226,6 +226,15 @@ int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
     attr->max_cqe = 65535;
     attr->max_mr = 4096;
     attr->max_pd = 1024;
+    // One-sided operations, SRQ and address handles are modelled (data_path.cpp).
+    attr->max_qp_rd_atom = 16;
+    attr->max_qp_init_rd_atom = 16;
+    attr->max_res_rd_atom = 16 * 1024;
+    attr->atomic_cap = IBV_ATOMIC_HCA;
+    attr->max_srq = 1024;
+    attr->max_srq_wr = 4096;
+    attr->max_srq_sge = 16;
+    attr->max_ah = 65536;
     attr->max_pkeys = 1;
     attr->phys_port_cnt = static_cast<std::uint8_t>(d->phys_port_cnt);
     auto r = lib.record("query_device", d);

@@ -39,6 +39,7 @@ int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t siz
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -49,9 +50,44 @@ namespace gidpolicy::fakelib {
 inline constexpr int kGidTypeSysfsIbRoceV1 = 0;
 inline constexpr int kGidTypeSysfsRoceV2 = 1;
 
-/// The largest message the loopback data path carries: one UDP datagram minus the header.
-/// Reported as the port's max_msg_sz so programs can see the limit.
-inline constexpr std::uint32_t kMaxMessage = 65000;
+/// The largest RC/UC message the data path carries, reported as the port's max_msg_sz: a
+/// message travels as fragments of kFragment bytes, so the limit is the device's, not a
+/// datagram's.
+inline constexpr std::uint64_t kMaxMessage = std::uint64_t{1} << 30;
+/// The payload of one fragment on the loopback transport (a Unix datagram).
+inline constexpr std::size_t kFragment = 256 * 1024;
+/// UD messages are single packets: at most the largest path MTU.
+inline constexpr std::uint32_t kMaxUdMessage = 4096;
+/// UD receive buffers start with the 40-byte GRH, as on RoCE hardware.
+inline constexpr std::uint32_t kGrhBytes = 40;
+/// Data a QP cannot take yet (no receive posted) is held up to this many bytes per QP.
+inline constexpr std::size_t kMaxHeldBytes = std::size_t{256} << 20;
+
+/// What one datagram of the loopback transport starts with. The payload (a fragment of a
+/// message, or nothing) follows. No padding: the struct is copied to and from the wire as bytes.
+struct Wire {
+  std::uint32_t magic;
+  std::uint16_t version;
+  std::uint8_t kind;  // data, ack, nak, rnr, read_resp, atomic_resp (data_path.cpp)
+  std::uint8_t flags;
+  std::uint32_t src_qp;
+  std::uint32_t dest_qp;
+  std::uint32_t opcode;  // ibv_wr_opcode of the request
+  std::uint32_t imm;     // as posted (network order)
+  std::uint32_t seq;     // the requester's message number, echoed by responses
+  std::uint32_t status;  // NAK: the ibv_wc_status the requester's work request ends with
+  std::uint64_t remote_addr;
+  std::uint32_t rkey;
+  std::uint32_t gid_type;  // of the sender's source entry: 0 unknown, 1 IB/RoCE v1, 2 RoCE v2
+  std::uint64_t total;     // the message's length (reads: the length asked for)
+  std::uint64_t offset;    // of this fragment in the message
+  std::uint64_t compare_add;
+  std::uint64_t swap;
+  std::uint32_t qkey;
+  std::uint32_t length;   // of this fragment's payload
+  std::uint8_t sgid[16];  // the sender's source GID (its table at sgid_index): the GRH
+  std::uint8_t dgid[16];  // the GID it addressed
+};
 
 struct Device {
   ibv_device dev{};  // its address is what ibv_get_device_list hands out: never moves
@@ -85,6 +121,38 @@ struct Mr {
 
 struct Qp;
 
+struct RecvWr {
+  std::uint64_t wr_id = 0;
+  std::vector<ibv_sge> sge;
+};
+
+/// A shared receive queue: receives any QP created with it consumes.
+struct Srq {
+  ibv_srq srq{};
+  Pd* pd = nullptr;
+  Context* owner = nullptr;
+  std::deque<RecvWr> rq;
+  std::uint32_t max_wr = 0;
+  std::uint32_t max_sge = 0;
+  std::uint32_t limit = 0;
+  unsigned users = 0;  // QPs created with it
+};
+
+/// An address handle: a UD destination, judged by the driver model when it is created (the
+/// kernel resolves the source GID attribute at ibv_create_ah, as at RTR for connected QPs).
+struct Ah {
+  ibv_ah ah{};
+  Pd* pd = nullptr;
+  bool is_global = false;
+  Gid dgid;
+  std::optional<Gid> source_gid;
+  GidType source_type = GidType::unknown;
+  std::uint32_t port = 1;
+  std::uint32_t sgid_index = 0;
+  bool times_out = false;
+  std::string times_out_reason;
+};
+
 struct Channel {
   ibv_comp_channel ch{};  // ch.fd is an epoll instance watching the armed CQs' sources
   Context* owner = nullptr;
@@ -100,19 +168,56 @@ struct Cq {
   int event_fd = -1;  // raised when a completion is added while armed (sends complete locally)
 };
 
-struct RecvWr {
-  std::uint64_t wr_id = 0;
-  std::vector<ibv_sge> sge;
-};
-
-/// An RC send waiting for the peer's acknowledgement.
+/// An RC request waiting for the responder: an acknowledgement (send, write), the read
+/// response (scattered into `local` as it arrives) or the atomic's original value.
 struct Unacked {
   std::uint32_t seq = 0;
   std::uint64_t wr_id = 0;
   bool signaled = false;
   ibv_wc_opcode opcode = IBV_WC_SEND;
   std::uint32_t length = 0;
-  std::int64_t deadline_ns = 0;  // 0: no timeout (attr.timeout 0 means "wait forever")
+  std::vector<ibv_sge> local;    // read / atomic: where the response lands
+  std::uint64_t received = 0;    // read: response bytes landed so far
+  bool sent = false;             // every fragment handed to the transport: the ACK timer runs
+  bool rnr_wait = false;         // the responder has no receive posted yet: no timer (RNR retry)
+  std::int64_t deadline_ns = 0;  // 0: no timer (not yet sent, attr.timeout 0, or RNR wait)
+};
+
+/// One piece of an outgoing message: program memory (registered, checked at post time) or
+/// bytes the message owns.
+struct Piece {
+  const std::byte* data = nullptr;
+  std::size_t size = 0;
+};
+
+/// A message on its way out, fragmented when it is written to the transport; `h` is the header
+/// every fragment carries, with offset and length filled per fragment.
+struct OutMsg {
+  Wire h{};
+  std::vector<Piece> gather;
+  std::size_t piece = 0;  // where the next fragment starts: gather[piece], piece_off bytes in
+  std::size_t piece_off = 0;
+  std::vector<std::byte> owned;  // inline data / atomic value; `gather` may point into it
+  std::uint64_t total = 0;
+  std::uint64_t sent = 0;
+  std::uint32_t dest_qp = 0;  // UD: the destination QP (connected QPs send on their tx socket)
+  std::uint32_t seq = 0;
+  bool rc_request = false;          // starts the ACK timer of `seq` when fully written
+  bool complete_when_sent = false;  // UC / UD: the send completes when it leaves
+  ibv_wc wc{};
+};
+
+/// The message a connected QP is receiving, fragment by fragment.
+struct Inbound {
+  bool active = false;
+  bool dropping = false;  // rejected at its first fragment: the rest is discarded
+  std::uint32_t seq = 0;
+  std::uint32_t opcode = 0;
+  std::uint64_t total = 0;
+  bool has_recv = false;
+  RecvWr recv;
+  std::byte* target = nullptr;  // RDMA write: where offset 0 lands
+  ibv_wc_status status = IBV_WC_SUCCESS;
 };
 
 struct Qp {
@@ -121,18 +226,28 @@ struct Qp {
   Pd* pd = nullptr;
   Cq* send_cq = nullptr;
   Cq* recv_cq = nullptr;
+  Srq* srq = nullptr;
   QpKind kind = QpKind::uc;
   verbs::QpHandle model;
-  int sock = -1;       // bound to 127.0.0.1:<qp_num>
-  int sock_send = -1;  // dup of sock: the send CQ's channel watches it separately
+  int rx = -1;  // Unix datagram socket bound to the QP number's abstract address
+  int tx = -1;  // connected QPs: a socket connected to the peer's rx (flow control); UD: unconnected
   ibv_qp_init_attr init{};
   std::deque<RecvWr> rq;
-  // RC datagrams this side cannot take yet: no receive posted (the requester's RNR retries) or
-  // the QP not yet at RTR (its retransmissions). Re-examined when either changes.
+  // Data this side cannot take yet: no receive posted (RC's RNR wait, the Apple model's UC
+  // wait) or the QP not yet at RTR. Kept in arrival order; re-examined when either changes.
   std::deque<std::vector<std::byte>> held;
+  std::size_t held_bytes = 0;
+  std::uint32_t rnr_told = 0;  // the seq an RNR notice was last sent for
+  // RC: the newest message taken and not yet acknowledged. One cumulative ACK per batch of
+  // datagrams (hardware coalesces acknowledgements too); 0: none pending.
+  std::uint32_t ack_pending = 0;
+  std::uint32_t ack_to_qp = 0;
   std::deque<Unacked> unacked;
+  std::deque<OutMsg> outq;
+  Inbound in;
   std::uint32_t next_seq = 1;
   bool broken = false;  // an error completion moved the QP to the error state
+  std::uint32_t qkey = 0;
 
   // Fixed at RTR, as the kernel resolves the source GID attribute at modify_qp time.
   bool connected = false;
@@ -140,14 +255,16 @@ struct Qp {
   std::string times_out_reason;
   std::uint32_t dest_qp_num = 0;
   bool is_global = false;
-  Gid dgid;                       // what this side was told the peer's GID is
-  std::optional<Gid> source_gid;  // the GID stored at sgid_index at RTR
+  Gid dgid;                                // what this side was told the peer's GID is
+  std::optional<Gid> source_gid;           // the GID stored at sgid_index at RTR
+  GidType source_type = GidType::unknown;  // its type: RoCE v1 and v2 packets do not meet
   std::uint32_t sgid_index = 0;
   std::uint32_t port = 1;
-  std::unordered_set<Gid> port_gids;  // the valid GIDs of this QP's port at RTR
+  std::unordered_map<Gid, unsigned> port_gids;  // valid GIDs of the port at RTR: mask of wire types
   unsigned access_flags = 0;
   std::uint8_t timeout = 0;  // RC: local ACK timeout exponent (4.096 us * 2^timeout)
   std::uint8_t retry_cnt = 0;
+  bool waits_for_receive = false;  // the driver profile's UC rule (Apple: wait, Linux: drop)
 };
 
 /// One JSON object per line, appended with a single write() so two processes can share a file.
@@ -183,6 +300,9 @@ class Library {
   std::unordered_map<const ibv_cq*, std::unique_ptr<Cq>> cqs;
   std::unordered_map<const ibv_comp_channel*, std::unique_ptr<Channel>> channels;
   std::unordered_map<const ibv_qp*, std::unique_ptr<Qp>> qps;
+  std::unordered_map<std::uint32_t, Qp*> qp_by_num;
+  std::unordered_map<const ibv_srq*, std::unique_ptr<Srq>> srqs;
+  std::unordered_map<const ibv_ah*, std::unique_ptr<Ah>> ahs;
   std::uint32_t next_key = 0x100;
   std::uint32_t next_handle = 1;
   /// The QP number the model's allocator hands out next (the UDP port of the QP's socket).
@@ -193,6 +313,8 @@ class Library {
   Cq* cq(const ibv_cq* c);
   Qp* qp(const ibv_qp* q);
   Channel* channel(const ibv_comp_channel* c);
+  Srq* srq(const ibv_srq* s);
+  Ah* ah(const ibv_ah* a);
 
   /// A log record with the fields every record has.
   nlohmann::ordered_json record(const char* call, const Device* device) const;
@@ -222,9 +344,16 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);
 int req_notify_cq(ibv_cq* cq, int solicited_only);
 /// Add a completion; raises the CQ's event when it is armed. Caller holds Library::mu.
 void complete(Library& lib, Cq& cq, const ibv_wc& wc);
-/// Register / unregister a QP's sockets with the channels of its CQs. Caller holds Library::mu.
-void watch_qp(Qp& qp);
-void unwatch_qp(Qp& qp);
+/// Open the QP's receive socket at a fresh QP number (its abstract Unix address); 0 on failure
+/// with errno set. Register / unregister it with the progress thread. Caller holds mu.
+std::uint32_t open_qp_socket(Qp& qp);
+void watch_qp(Library& lib, Qp& qp);
+void unwatch_qp(Library& lib, Qp& qp);
+/// Connect a QP that reached RTR to its peer's socket. Caller holds mu.
+void connect_transport(Library& lib, Qp& qp);
+/// Stop the progress thread (at exit, and when the last device context closes). Caller must
+/// not hold mu.
+void stop_progress();
 /// Stop the CQ's channel from reporting it until the next ibv_req_notify_cq. Caller holds mu.
 void disarm_cq(Cq& cq);
 /// Re-examine held RC datagrams (a receive was posted, or the QP reached RTR). Caller holds mu.
@@ -233,5 +362,9 @@ void retry_held(Library& lib, Qp& qp);
 /// IBV_WC_WR_FLUSH_ERR. `tell_model`: also take the model's QP to ERR (when the data path,
 /// not ibv_modify_qp, broke it). Caller holds Library::mu.
 void enter_error(Library& lib, Qp& qp, bool tell_model);
+
+/// The providers (libmlx5, libefa ...) whose constructors called verbs_register_driver_34, in
+/// order (abi_helpers.cpp). The fake drives no device through them; they are only logged.
+std::vector<std::string> registered_providers();
 
 }  // namespace gidpolicy::fakelib

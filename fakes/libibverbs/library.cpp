@@ -112,7 +112,18 @@ Library::Library() {
     }
   }
 
-  // QP numbers are the UDP ports of the QPs' sockets: the data path sends to 127.0.0.1:dest_qp_num.
+  // Providers a program loaded (perftest links libmlx5 and libefa) registered themselves from
+  // their constructors; the fake accepted and ignores them. Logged so a run shows they were there.
+  if (log.enabled()) {
+    for (const std::string& name : registered_providers()) {
+      auto r = record("register_driver", nullptr);
+      r["provider"] = name;
+      r["result"] = 0;
+      log.write(r);
+    }
+  }
+
+  // QP numbers name the QPs' sockets (abstract Unix addresses): the data path sends to dest_qp_num.
   model.set_qp_number_allocator([this]() -> result<std::uint32_t> {
     if (pending_qp_number == 0) return fail(errc::invalid_argument, "no socket for the new QP");
     return std::exchange(pending_qp_number, 0u);
@@ -186,6 +197,16 @@ Qp* Library::qp(const ibv_qp* q) {
   auto it = qps.find(q);
   return it == qps.end() ? nullptr : it->second.get();
 }
+Srq* Library::srq(const ibv_srq* s) {
+  auto it = srqs.find(s);
+  return it == srqs.end() ? nullptr : it->second.get();
+}
+
+Ah* Library::ah(const ibv_ah* a) {
+  auto it = ahs.find(a);
+  return it == ahs.end() ? nullptr : it->second.get();
+}
+
 Channel* Library::channel(const ibv_comp_channel* c) {
   auto it = channels.find(c);
   return it == channels.end() ? nullptr : it->second.get();

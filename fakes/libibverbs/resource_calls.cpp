@@ -8,8 +8,11 @@
 //    flags are a compile-time constant and ibv_reg_mr_iova2@IBVERBS_1.8 otherwise: both exist.
 //  * ibv_modify_qp returns a positive errno (not -1): JACCL-style callers print it as "errno N".
 //    On success the library, not the driver, updates ibv_qp::state.
-//  * A QP's number is the UDP port of its loopback socket, so a peer's dest_qp_num is an
-//    address the data path can send to.
+//  * A QP's number names its loopback socket (an abstract Unix address), so a peer's
+//    dest_qp_num is an address the data path can send to.
+//  * Address handles and UD: ibv_create_ah judges the AH's sgid_index and dgid with the same
+//    driver model as RTR (the kernel resolves the source GID attribute there): an empty slot
+//    fails with ENODATA, a path the model says times out is created but carries nothing.
 #include "fakelib.hpp"
 
 #include <gidpolicy/rtr.hpp>
@@ -41,11 +44,13 @@ void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int e
 }
 
 void release_qp(Library& lib, Qp& q) {
-  unwatch_qp(q);
+  unwatch_qp(lib, q);
   for (Cq* c : {q.send_cq, q.recv_cq})
     if (c) c->qps.erase(std::remove(c->qps.begin(), c->qps.end(), &q), c->qps.end());
-  if (q.sock_send >= 0) ::close(q.sock_send);
-  if (q.sock >= 0) ::close(q.sock);
+  if (q.tx >= 0) ::close(q.tx);
+  if (q.rx >= 0) ::close(q.rx);
+  if (q.srq) --q.srq->users;
+  lib.qp_by_num.erase(q.qp.qp_num);
   (void)lib.model.destroy_qp(q.model);
   pthread_cond_destroy(&q.qp.cond);
   pthread_mutex_destroy(&q.qp.mutex);
@@ -121,7 +126,7 @@ void connect_from_model(Library& lib, Qp& q) {
   if (!fq) return;
   const fakes::FakeQp& m = fq.value();
   q.connected = true;
-  q.dest_qp_num = m.attr.dest_qp_num;
+  q.dest_qp_num = q.kind == QpKind::ud ? 0 : m.attr.dest_qp_num;
   q.is_global = m.attr.ah_attr.is_global != 0;
   q.dgid = Gid::from_bytes(m.attr.ah_attr.grh.dgid.raw);
   q.sgid_index = m.attr.ah_attr.grh.sgid_index;
@@ -131,9 +136,20 @@ void connect_from_model(Library& lib, Qp& q) {
   q.times_out = m.rtr && m.rtr->outcome == RtrOutcome::times_out;
   q.times_out_reason = m.rtr ? m.rtr->reason : std::string();
   q.port_gids.clear();
-  if (auto t = lib.model.table(q.owner->device->name, q.port))
-    for (const GidEntry& e : t.value())
-      if (e.usable()) q.port_gids.insert(e.gid);
+  q.source_type = GidType::unknown;
+  if (auto t = lib.model.table(q.owner->device->name, q.port)) {
+    for (const GidEntry& e : t.value()) {
+      if (!e.usable()) continue;
+      // Bit 1: IB/RoCE v1, bit 2: RoCE v2 (the wire's numbering); 0: untyped.
+      const unsigned bit = e.type == GidType::roce_v2 ? 4u : (e.type == GidType::unknown ? 0u : 2u);
+      q.port_gids[e.gid] |= bit;
+    }
+    if (q.is_global)
+      if (const GidEntry* e = t.value().find(q.sgid_index)) q.source_type = e->type;
+  }
+  q.waits_for_receive = false;
+  if (auto p = lib.model.profile(q.owner->device->name))
+    q.waits_for_receive = q.kind == QpKind::uc && p.value().uc_waits_for_receive;
 }
 
 }  // namespace
@@ -141,6 +157,7 @@ void connect_from_model(Library& lib, Qp& q) {
 extern "C" {
 
 int ibv_close_device(ibv_context* context) {
+  bool last = false;
   try {
     Library& lib = Library::get();
     std::lock_guard lock(lib.mu);
@@ -159,6 +176,8 @@ int ibv_close_device(ibv_context* context) {
     for (auto& [k, m] : lib.mrs)
       if (m->pd->owner == c) mrs.push_back(m.get());
     for (Mr* m : mrs) release_mr(lib, *m);
+    std::erase_if(lib.srqs, [c](const auto& kv) { return kv.second->owner == c; });
+    std::erase_if(lib.ahs, [c](const auto& kv) { return kv.second->pd->owner == c; });
     std::erase_if(lib.pds, [c](const auto& kv) { return kv.second->owner == c; });
     std::erase_if(lib.channels, [c](const auto& kv) {
       if (kv.second->owner != c) return false;
@@ -173,10 +192,13 @@ int ibv_close_device(ibv_context* context) {
     lib.contexts.erase(context);
     r["result"] = 0;
     lib.log.write(r);
-    return 0;
+    last = lib.contexts.empty();
   } catch (...) {
     return ENOMEM;
   }
+  // The last context is gone, and with it every QP: the progress thread has nothing to serve.
+  if (last) stop_progress();
+  return 0;
 }
 
 ibv_pd* ibv_alloc_pd(ibv_context* context) {
@@ -213,9 +235,12 @@ int ibv_dealloc_pd(ibv_pd* pd) {
     auto r = lib.record("dealloc_pd", p->owner->device);
     const bool in_use =
         std::any_of(lib.mrs.begin(), lib.mrs.end(), [p](const auto& kv) { return kv.second->pd == p; }) ||
-        std::any_of(lib.qps.begin(), lib.qps.end(), [p](const auto& kv) { return kv.second->pd == p; });
+        std::any_of(lib.qps.begin(), lib.qps.end(), [p](const auto& kv) { return kv.second->pd == p; }) ||
+        std::any_of(lib.srqs.begin(), lib.srqs.end(), [p](const auto& kv) { return kv.second->pd == p; }) ||
+        std::any_of(lib.ahs.begin(), lib.ahs.end(), [p](const auto& kv) { return kv.second->pd == p; });
     if (in_use) {
-      fail_record(lib, r, p->owner->device, EBUSY, "memory regions or queue pairs still use the PD");
+      fail_record(lib, r, p->owner->device, EBUSY,
+                  "memory regions, queue pairs, SRQs or AHs still use the PD");
       return EBUSY;
     }
     lib.pds.erase(pd);
@@ -444,11 +469,12 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
       errno = EINVAL;
       return nullptr;
     }
-    if (!kind || *kind == QpKind::ud || attr->srq) {
-      // Honest limits of the loopback data path: connected RC/UC queues, no SRQ.
-      fail_record(lib, r, c->device, EOPNOTSUPP,
-                  "the fake's data path models RC and UC QPs without SRQ only");
-      errno = EOPNOTSUPP;
+    Srq* srq = attr->srq ? lib.srq(attr->srq) : nullptr;
+    if (!kind || (attr->srq && (!srq || srq->owner != c || *kind == QpKind::ud))) {
+      fail_record(lib, r, c->device, kind ? EINVAL : EOPNOTSUPP,
+                  kind ? "the SRQ does not exist, is of another context, or the QP is UD"
+                       : "the fake models RC, UC and UD queue pairs");
+      errno = kind ? EINVAL : EOPNOTSUPP;
       return nullptr;
     }
     ibv_qp_cap& cap = attr->cap;
@@ -460,49 +486,40 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
       return nullptr;
     }
 
-    // The QP's number is its socket's UDP port on 127.0.0.1.
-    const int sock = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (sock < 0) return nullptr;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    const int rcvbuf = 4 << 20;  // bursts of sends must not overflow a receiver that polls late
-    ::setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    if (::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(sock, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    // The QP's number names its socket (an abstract Unix address).
+    auto q = std::make_unique<Qp>();
+    const std::uint32_t number = open_qp_socket(*q);
+    if (number == 0) {
       const int err = errno;
-      ::close(sock);
+      fail_record(lib, r, c->device, err, std::string("no socket for the QP: ") + std::strerror(err));
       errno = err;
       return nullptr;
     }
-    const std::uint32_t number = ntohs(addr.sin_port);
     lib.pending_qp_number = number;
     auto h = lib.model.create_qp(c->handle, *kind);
     lib.pending_qp_number = 0;
     if (!h) {
       const int err = errno_of(h.error());
-      ::close(sock);
+      ::close(q->rx);
       fail_record(lib, r, c->device, err, h.error().what());
       errno = err;
       return nullptr;
     }
-    auto q = std::make_unique<Qp>();
     q->owner = c;
     q->pd = p;
+    q->srq = srq;
+    if (srq) ++srq->users;
     q->send_cq = scq;
     q->recv_cq = rcq;
     q->kind = *kind;
     q->model = h.value();
-    q->sock = sock;
-    q->sock_send = ::dup(sock);
     q->init = *attr;
     q->qp.context = &c->ctx;
     q->qp.qp_context = attr->qp_context;
     q->qp.pd = pd;
     q->qp.send_cq = attr->send_cq;
     q->qp.recv_cq = attr->recv_cq;
-    q->qp.srq = nullptr;
+    q->qp.srq = attr->srq;
     q->qp.handle = lib.next_handle++;
     q->qp.qp_num = number;
     q->qp.state = IBV_QPS_RESET;
@@ -512,9 +529,10 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     Qp* raw = q.get();
     ibv_qp* out = &q->qp;
     lib.qps.emplace(out, std::move(q));
+    lib.qp_by_num[number] = raw;
     scq->qps.push_back(raw);
     if (rcq != scq) rcq->qps.push_back(raw);
-    watch_qp(*raw);
+    watch_qp(lib, *raw);
     r["qp_num"] = number;
     r["result"] = 0;
     lib.log.write(r);
@@ -562,13 +580,18 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
       // RESET discards every queued request without completions.
       q->rq.clear();
       q->held.clear();
+      q->held_bytes = 0;
       q->unacked.clear();
+      q->outq.clear();
+      q->in = Inbound{};
+      q->ack_pending = 0;
       q->connected = false;
       q->broken = false;
     } else if (to == IBV_QPS_ERR) {
       enter_error(lib, *q, false);
     } else if (to == IBV_QPS_RTR && from == IBV_QPS_INIT) {
       connect_from_model(lib, *q);
+      connect_transport(lib, *q);
       if (q->times_out) {
         r["verdict"] = "times_out";
         r["reason"] = q->times_out_reason;
@@ -576,6 +599,7 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     }
     if (attr_mask & IBV_QP_TIMEOUT) q->timeout = attr->timeout;
     if (attr_mask & IBV_QP_RETRY_CNT) q->retry_cnt = attr->retry_cnt;
+    if (attr_mask & IBV_QP_QKEY) q->qkey = attr->qkey;
     r["result"] = 0;
     lib.log.write(r);
     if (q->connected) retry_held(lib, *q);  // RC data that arrived before this side reached RTR

@@ -697,6 +697,14 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
     q.port = attr.port_num;
   } else if (from == IBV_QPS_INIT && to == IBV_QPS_RTR) {
     GIDPOLICY_TRYV(missing(required_rtr_mask(q.kind)));
+    // A UD QP has no address vector of its own: each address handle is judged when created.
+    if (q.kind == QpKind::ud) {
+      merge_attr(q.attr, attr, mask);
+      q.attr_mask |= mask;
+      q.state = to;
+      q.attr.qp_state = to;
+      return success();
+    }
     const Port* p = impl_->port(q.device, q.port).value();
     RtrRequest req;
     req.qp_type = q.kind;

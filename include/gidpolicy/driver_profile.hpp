@@ -72,6 +72,10 @@ struct DriverProfile {
   bool source_must_be_ipv4_mapped = false;  ///< non-mapped source GID: EINVAL
   bool absent_source_is_einval = false;     ///< empty/absent source slot: EINVAL (not ENODATA)
   bool grh_required = false;                ///< any port: no GRH is EINVAL (Thunderbolt)
+  /// A UC message that finds no receive posted waits for one instead of being dropped.
+  /// InfiniBand (and Linux RoCE) drop it; JACCL's mesh and ring post no receive credits and
+  /// run on real Thunderbolt clusters, so Apple's driver evidently holds it (FAKE-LIBIBVERBS).
+  bool uc_waits_for_receive = false;
 
   /// Linux kernel >= 5.10 with rdma-core >= 32, as FACTS.md section 4 describes.
   static DriverProfile linux_kernel();

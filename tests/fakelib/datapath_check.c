@@ -2,8 +2,12 @@
  * each side advertises one GID to the other and routes from one sgid_index. Written against
  * plain libibverbs (run it with LD_LIBRARY_PATH pointing at the fake libibverbs.so.1).
  *
- *   fakelib_datapath <device> <uc|rc> <send|write_imm> <a_advertised> <a_routed> <b_index> <expect>
+ *   fakelib_datapath <device> <uc|rc> <send|write_imm|send_unposted> <a_advertised> <a_routed> <b_index>
+ * <expect>
  *
+ * send_unposted: B posts its receive only after A's send has left (JACCL's credit-less
+ * pattern): the Linux model drops such a UC message, the Apple Thunderbolt model holds it until
+ * the receive is posted.
  * Side A advertises the GID at <a_advertised> but routes from <a_routed>; side B advertises and
  * routes from <b_index>. A then sends one message to B. <expect> is what must happen:
  *   delivered        B receives the message intact
@@ -78,6 +82,16 @@ static int to_rts(struct ibv_qp* qp, int rc) {
   return ibv_modify_qp(qp, &a, mask);
 }
 
+static int post_b_recv(struct ibv_qp* qp, char* buf, struct ibv_mr* mr) {
+  struct ibv_sge sge = {(uintptr_t)buf, BUF, mr->lkey};
+  struct ibv_recv_wr wr, *bad;
+  memset(&wr, 0, sizeof wr);
+  wr.wr_id = 2;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  return ibv_post_recv(qp, &wr, &bad);
+}
+
 static int verdict(const char* outcome, const char* expect) {
   printf("outcome: %s (expected %s)\n", outcome, expect);
   return strcmp(outcome, expect) == 0 ? 0 : 1;
@@ -94,7 +108,7 @@ int main(int argc, char** argv) {
   struct ibv_qp_init_attr init;
   union ibv_gid gid_a_advertised, gid_b;
   static char buf_a[BUF], buf_b[BUF];
-  int n, i, rc, write_imm, err, received = 0;
+  int n, i, rc, write_imm, unposted, err, received = 0;
   int send_status = -1;
   long a_adv, a_routed, b_index;
   const char* expect;
@@ -109,6 +123,7 @@ int main(int argc, char** argv) {
   }
   rc = strcmp(argv[2], "rc") == 0;
   write_imm = strcmp(argv[3], "write_imm") == 0;
+  unposted = strcmp(argv[3], "send_unposted") == 0;
   a_adv = strtol(argv[4], NULL, 10);
   a_routed = strtol(argv[5], NULL, 10);
   b_index = strtol(argv[6], NULL, 10);
@@ -153,15 +168,7 @@ int main(int argc, char** argv) {
   }
   if (to_init(qp_a) || to_init(qp_b)) return 2;
 
-  {
-    struct ibv_sge sge = {(uintptr_t)buf_b, BUF, mr_b->lkey};
-    struct ibv_recv_wr wr, *bad;
-    memset(&wr, 0, sizeof wr);
-    wr.wr_id = 2;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    if (ibv_post_recv(qp_b, &wr, &bad)) return 2;
-  }
+  if (!unposted && post_b_recv(qp_b, buf_b, mr_b)) return 2;
 
   /* The side channel: what each side tells the other. */
   if (ibv_query_gid(ctx, 1, (int)a_adv, &gid_a_advertised) || ibv_query_gid(ctx, 1, (int)b_index, &gid_b)) {
@@ -207,6 +214,12 @@ int main(int argc, char** argv) {
 
   /* RC acknowledgements and NAKs arrive within milliseconds on loopback; 300 ms without a
    * receive means the message is not coming. */
+  if (unposted) {
+    /* Let the message reach B (its progress thread takes it) before the receive exists. */
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    if (post_b_recv(qp_b, buf_b, mr_b)) return 2;
+  }
   deadline = now_s() + 0.3;
   while (now_s() < deadline && !(received && send_status >= 0)) {
     struct ibv_wc wc;
