@@ -70,4 +70,14 @@ struct SimulateOptions {
 };
 int run_simulate(const SimulateOptions& o);
 
+struct WatchOptions {
+  std::optional<std::string> device;  ///< empty: every device
+  std::optional<std::uint32_t> port;  ///< empty: every port of each device
+  std::string verbs = "dlopen";
+  std::string policy = "auto";
+  bool json = false;
+};
+/// Follow GID table changes until SIGINT/SIGTERM: one line (or JSON object) per change.
+int run_watch(const WatchOptions& o);
+
 }  // namespace gidpolicy::cli
