@@ -93,13 +93,11 @@ void reload(Library& lib, const std::string& path) {
   lib.log.write(r);
 }
 
-[[noreturn]] void watch_file(Library* lib, std::string path) {
-  const std::filesystem::path p(path);
-  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
-  const std::string name = p.filename().string();
+/// `in`/`wd`: the inotify instance and watch, set up before the thread starts so a rewrite
+/// right after ibv_open_device() returns is never missed; wd < 0: poll the file's stamp.
+[[noreturn]] void watch_file(Library* lib, std::string path, int in, int wd) {
+  const std::string name = std::filesystem::path(path).filename().string();
   FileStamp last = stamp_of(path);
-  const int in = ::inotify_init1(IN_CLOEXEC);
-  const int wd = in >= 0 ? ::inotify_add_watch(in, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO) : -1;
   while (true) {
     if (wd >= 0) {
       alignas(inotify_event) std::array<char, 4096> buf{};
@@ -135,7 +133,11 @@ void start_table_watch(Library& lib) {
     if (!env || !*env) return;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(env, ec)) return;  // a sysfs-like directory: not watched
-    std::thread(watch_file, &lib, std::string(env)).detach();
+    const std::filesystem::path p(env);
+    const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+    const int in = ::inotify_init1(IN_CLOEXEC);
+    const int wd = in >= 0 ? ::inotify_add_watch(in, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO) : -1;
+    std::thread(watch_file, &lib, std::string(env), in, wd).detach();
   });
 }
 
