@@ -138,49 +138,48 @@ result<Replan> replan(const Profile& profile, const Plan& current, const GidChan
     return std::move(out);
   };
 
-  switch (change.kind) {
-    case ChangeKind::unchanged:
-    case ChangeKind::twin_changed: {
-      Plan p = current;
+  // Judged against the plan, not only against the previous snapshot: a re-plan that failed in
+  // between (port down) leaves the application's plan older than the watcher's last table.
+  const GidEntry& adv = current.selection.entry;
+  std::optional<std::uint32_t> now;
+  if (change.kind != ChangeKind::untracked) {
+    for (const GidEntry& e : table)
+      if (e.usable() && e.gid == old_gid && e.type == adv.type && (!now || e.index == adv.index))
+        now = e.index;
+  }
+  if (now && *now == adv.index) {
+    Plan p = current;
+    p.selection.entry = *table.find(*now);
+    p.agreement = check_agreement(table, old_gid, p.sgid_index);
+    return finish(std::move(p), true, "the advertised entry did not change");
+  }
+  if (now && !profile.source.is_literal() && *now <= 255) {
+    // Follow the same GID when the policy accepts its new slot (its trace marks it acceptable).
+    SelectOptions traced = run;
+    traced.trace = true;
+    auto sel = profile.policy.select(table, traced);
+    bool accepted = sel && sel.value().entry.index == *now;
+    if (sel && !accepted)
+      for (const auto& attempt : sel.value().trace.attempts)
+        for (const auto& step : attempt.steps)
+          if (step.index == *now && is_accepted(step.verdict)) accepted = true;
+    if (accepted) {
+      Plan p;
+      p.selection = Selection(*table.find(*now));
+      if (run.trace && sel) p.selection.trace = sel.value().trace;
+      p.sgid_index = static_cast<std::uint8_t>(*now);
       p.agreement = check_agreement(table, old_gid, p.sgid_index);
-      // The followed entry is where it was; with a literal source index the pair may still
-      // disagree, as it did before: that is the profile's (reproduced) behaviour, not news.
-      if (const GidEntry* e = table.find(current.selection.entry.index)) p.selection.entry = *e;
-      return finish(std::move(p), true, "the advertised entry did not change");
+      return finish(std::move(p), true,
+                    "followed " + old_gid.to_string() + " to index " + std::to_string(*now));
     }
-    case ChangeKind::moved:
-    case ChangeKind::reappeared: {
-      if (!profile.source.is_literal() && change.new_index) {
-        SelectOptions traced = run;
-        traced.trace = true;
-        auto sel = profile.policy.select(table, traced);
-        bool accepted = sel && sel.value().entry.index == *change.new_index;
-        if (sel && !accepted)
-          for (const auto& attempt : sel.value().trace.attempts)
-            for (const auto& step : attempt.steps)
-              if (step.index == *change.new_index && is_accepted(step.verdict)) accepted = true;
-        const GidEntry* e = table.find(*change.new_index);
-        if (accepted && e && *change.new_index <= 255) {
-          Plan p;
-          p.selection = Selection(*e);
-          if (run.trace && sel) p.selection.trace = sel.value().trace;
-          p.sgid_index = static_cast<std::uint8_t>(*change.new_index);
-          p.agreement = check_agreement(table, e->gid, p.sgid_index);
-          return finish(std::move(p), true,
-                        "followed " + old_gid.to_string() + " to index " + std::to_string(*change.new_index));
-        }
-      }
-      GIDPOLICY_TRY(p, profile.plan(table, run));
-      return finish(std::move(p), false, "the policy does not accept the moved entry: selected again");
-    }
-    case ChangeKind::disappeared:
-    case ChangeKind::untracked:
-      break;
+    GIDPOLICY_TRY(p, profile.plan(table, run));
+    return finish(std::move(p), false, "the policy does not accept the moved entry: selected again");
   }
   GIDPOLICY_TRY(p, profile.plan(table, run));
+  if (now) return finish(std::move(p), false, "a literal source index cannot follow: selected again");
   return finish(std::move(p), false,
-                change.kind == ChangeKind::disappeared ? old_gid.to_string() + " is gone: selected again"
-                                                       : "selected on the changed table");
+                change.kind == ChangeKind::untracked ? "selected on the changed table"
+                                                     : old_gid.to_string() + " is gone: selected again");
 }
 
 }  // namespace gidpolicy

@@ -81,7 +81,8 @@ struct Replan {
 };
 
 /// Re-plan after `change`:
-///  * unchanged / twin_changed: the old plan, re-checked against the new table;
+///  * unchanged / twin_changed: the old plan, re-checked against the new table (when the
+///    advertised GID is still gone, as after a failed re-plan: select again);
 ///  * moved / reappeared: follow the same GID to its new index when the profile's policy accepts
 ///    that entry (its trace marks it a candidate) and the profile routes from its selection;
 ///    otherwise select again;
