@@ -30,6 +30,8 @@ int run_show(const ShowOptions& o);
 struct SelectOptions {
   SourceOptions source;
   std::string policy = "auto";
+  /// --peer ADDR: route to it (rtnetlink) and prefer the GID of that route (auto:peer=ADDR).
+  std::optional<std::string> peer;
   bool explain = false;
   bool json = false;
 };

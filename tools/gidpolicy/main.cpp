@@ -84,6 +84,9 @@ int run(int argc, char** argv) {
       ->add_option("--policy", select.policy, "Policy or profile spec, e.g. auto, jaccl, validated:index=3")
       ->capture_default_str();
   select_cmd->add_flag("--explain", select.explain, "Print why each entry was accepted or rejected");
+  select_cmd->add_option("--peer", select.peer,
+                         "Ask the kernel's route to this address and prefer the GID holding its source "
+                         "address on its netdev (auto:peer=ADDR)");
   select_cmd->add_flag("--json", select.json, "Print JSON (schema in docs/cli.md)");
 
   // check
