@@ -359,8 +359,15 @@ int run_explain(const ExplainOptions& o) {
     if (o.platform) return platform_from_string(*o.platform).value_or(Platform::linux_kernel);
     return t ? DriverProfile::for_link_layer(t->port().link_layer).platform : Platform::linux_kernel;
   };
+  // A live table was read in this namespace: its netdevs can be checked against it (ENODEV).
+  std::optional<NetworkView> view;
+  if (o.has_source && !o.source.input && !o.source.sysfs) {
+    KernelRoutes kernel;
+    if (auto v = observe_network(kernel, {})) view = std::move(v).value();
+  }
   auto context = [&](const GidTable* t) {
     DiagnoseContext c;
+    c.network = view ? &*view : nullptr;
     c.table = t;
     c.sgid_index = o.sgid_index;
     c.advertised = advertised;
