@@ -70,6 +70,7 @@ struct ibv_device;
 struct ibv_port_attr;
 struct ibv_gid_entry;
 struct ibv_qp_attr;
+struct ibv_async_event;
 union ibv_gid;
 
 /** The version of this API; bumped when a function or struct changes incompatibly. */
