@@ -89,7 +89,8 @@ TEST_F(CWatch, DisappearsThenReappearsElsewhereAndReplanFollowsIt) {
   EXPECT_EQ(index, 4u);
   char line[256];
   gidpolicy_watch_describe(w, line, sizeof line);
-  EXPECT_EQ(std::string(line), "rdma_en2 port 1: ::ffff:169.254.10.2 (ib) reappeared at index 4 [gid_change]");
+  EXPECT_EQ(std::string(line),
+            "rdma_en2 port 1: ::ffff:169.254.10.2 (ib) reappeared at index 4 [gid_change]");
   ASSERT_EQ(gidpolicy_watch_replan(w, policy_, sel_, &next, &tell, err_, sizeof err_), GIDPOLICY_OK) << err_;
   EXPECT_EQ(gidpolicy_selection_sgid_index(next), 4);
   EXPECT_EQ(tell, 0);
