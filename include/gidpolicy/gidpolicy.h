@@ -342,6 +342,26 @@ gidpolicy_status gidpolicy_watch_replan(gidpolicy_watch* watch, const gidpolicy_
 /** Stop watching (the context is not closed). NULL is ignored. */
 void gidpolicy_watch_free(gidpolicy_watch* watch);
 
+/** The callback form: a thread that polls the watch and calls `callback(user, kind, index,
+ *  description)` for each change (the arguments of gidpolicy_watch_process() and the line of
+ *  gidpolicy_watch_describe()), on the watch thread. A failed re-read calls it with
+ *  GIDPOLICY_CHANGE_NONE, UINT32_MAX and the error message, and is retried 100 ms later. The
+ *  context's verbs functions must then be safe to call from that thread (libibverbs' are). */
+typedef struct gidpolicy_watch_thread gidpolicy_watch_thread;
+typedef void (*gidpolicy_watch_callback)(void* user, gidpolicy_change_kind kind, uint32_t index,
+                                         const char* description);
+
+/** Move `*watch` into a new thread (`*watch` becomes NULL: the thread owns it).
+ *  Errors: GIDPOLICY_ERR_INVALID_ARGUMENT, GIDPOLICY_ERR_DRIVER (the thread's stop signal).
+ *  Example: gidpolicy_watch_thread_start(&w, on_change, &state, &t, err, sizeof err); */
+gidpolicy_status gidpolicy_watch_thread_start(gidpolicy_watch** watch, gidpolicy_watch_callback callback,
+                                              void* user, gidpolicy_watch_thread** out, char* err,
+                                              size_t errlen);
+
+/** Stop the thread (a callback in progress finishes first), join it, free it and its watch.
+ *  NULL is ignored. Never call it from the callback. */
+void gidpolicy_watch_thread_stop(gidpolicy_watch_thread* thread);
+
 /* ------------------------------------------------------------------------------------------ */
 /* RTR attributes                                                                             */
 

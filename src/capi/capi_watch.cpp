@@ -20,6 +20,11 @@ struct gidpolicy_watch {
   std::optional<gidpolicy::GidChange> last;
 };
 
+struct gidpolicy_watch_thread {
+  std::unique_ptr<gidpolicy_watch> watch;  // keeps the api the watcher points at alive
+  std::unique_ptr<gidpolicy::verbs::WatchThread> thread;
+};
+
 namespace {
 
 using gidpolicy::capi::guarded;
@@ -135,5 +140,50 @@ gidpolicy_status gidpolicy_watch_replan(gidpolicy_watch* watch, const gidpolicy_
 }
 
 void gidpolicy_watch_free(gidpolicy_watch* watch) { delete watch; }
+
+gidpolicy_status gidpolicy_watch_thread_start(gidpolicy_watch** watch, gidpolicy_watch_callback callback,
+                                              void* user, gidpolicy_watch_thread** out, char* err,
+                                              size_t errlen) {
+  return guarded(err, errlen, [&] {
+    if (!out) return null_argument("out", err, errlen);
+    *out = nullptr;
+    if (!watch || !*watch || !(*watch)->watcher) return null_argument("watch", err, errlen);
+    if (!callback) return null_argument("callback", err, errlen);
+    auto t = std::make_unique<gidpolicy_watch_thread>();
+    t->watch.reset(*watch);
+    auto on_change = [callback, user](gidpolicy::verbs::GidWatcher&, const gidpolicy::GidChange& c) {
+      try {
+        const std::string line = c.to_string();
+        callback(user, c_kind(c.kind), c.new_index ? *c.new_index : UINT32_MAX, line.c_str());
+      } catch (...) {
+        callback(user, c_kind(c.kind), c.new_index ? *c.new_index : UINT32_MAX, "");
+      }
+    };
+    auto on_error = [callback, user](const gidpolicy::Error& e) {
+      try {
+        const std::string what = e.what();
+        callback(user, GIDPOLICY_CHANGE_NONE, UINT32_MAX, what.c_str());
+      } catch (...) {
+        callback(user, GIDPOLICY_CHANGE_NONE, UINT32_MAX, "");
+      }
+    };
+    auto started = gidpolicy::verbs::WatchThread::start(std::move(*t->watch->watcher), on_change, on_error);
+    if (!started) {
+      *watch = t->watch.release();  // not consumed: the caller still owns it
+      return report(started.error(), err, errlen);
+    }
+    t->watch->watcher.reset();  // moved into the thread
+    t->thread = std::move(started).value();
+    *watch = nullptr;
+    *out = t.release();
+    return GIDPOLICY_OK;
+  });
+}
+
+void gidpolicy_watch_thread_stop(gidpolicy_watch_thread* thread) {
+  if (!thread) return;
+  if (thread->thread) thread->thread->stop();
+  delete thread;
+}
 
 }  // extern "C"

@@ -8,7 +8,12 @@
 
 #include <poll.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -97,6 +102,43 @@ TEST_F(CWatch, DisappearsThenReappearsElsewhereAndReplanFollowsIt) {
   EXPECT_EQ(gidpolicy_selection_agrees(next), 1);
   gidpolicy_selection_free(next);
   gidpolicy_watch_free(w);
+}
+
+struct Seen {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::pair<gidpolicy_change_kind, uint32_t>> changes;
+  std::string last;
+};
+
+void on_change(void* user, gidpolicy_change_kind kind, uint32_t index, const char* description) {
+  auto* s = static_cast<Seen*>(user);
+  std::lock_guard lock(s->mu);
+  s->changes.emplace_back(kind, index);
+  s->last = description;
+  s->cv.notify_all();
+}
+
+TEST_F(CWatch, ThreadFormCallsBackForEachChange) {
+  gidpolicy_watch* w = nullptr;
+  ASSERT_EQ(gidpolicy_watch_open(&fns_, &async_, ctx_, 1, sel_, &w, err_, sizeof err_), GIDPOLICY_OK) << err_;
+  Seen seen;
+  gidpolicy_watch_thread* t = nullptr;
+  ASSERT_EQ(gidpolicy_watch_thread_start(&w, &on_change, &seen, &t, err_, sizeof err_), GIDPOLICY_OK) << err_;
+  EXPECT_EQ(w, nullptr);  // the thread owns it now
+  ASSERT_TRUE(fake_.apply(TableMutation::moved_index("rdma_en2", 1, 1, 6)).has_value());
+  {
+    std::unique_lock lock(seen.mu);
+    ASSERT_TRUE(seen.cv.wait_for(lock, std::chrono::seconds(10), [&] { return !seen.changes.empty(); }));
+    EXPECT_EQ(seen.changes[0].first, GIDPOLICY_CHANGE_MOVED);
+    EXPECT_EQ(seen.changes[0].second, 6u);
+    EXPECT_EQ(seen.last, "rdma_en2 port 1: ::ffff:169.254.10.2 (ib) moved from index 1 to 6 [gid_change]");
+  }
+  gidpolicy_watch_thread_stop(t);
+  gidpolicy_watch_thread_stop(nullptr);
+  gidpolicy_watch* none = nullptr;
+  EXPECT_EQ(gidpolicy_watch_thread_start(&none, &on_change, &seen, &t, err_, sizeof err_),
+            GIDPOLICY_ERR_INVALID_ARGUMENT);
 }
 
 TEST_F(CWatch, BadArgumentsAndMissingEventCallsAreStatuses) {
