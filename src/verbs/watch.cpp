@@ -90,7 +90,11 @@ result<std::unique_ptr<WatchThread>> WatchThread::start(GidWatcher watcher, OnCh
   if (stop_fd < 0) return fail_errno(errno, "WatchThread: eventfd");
   std::unique_ptr<WatchThread> t(
       new WatchThread(std::move(watcher), std::move(on_change), std::move(on_error), stop_fd));
-  t->thread_ = std::thread([p = t.get()] { p->run(); });
+  try {
+    t->thread_ = std::thread([p = t.get()] { p->run(); });
+  } catch (const std::system_error& e) {  // no thread resource: a value, not an exception
+    return fail(Error(e.code(), "WatchThread: cannot start a thread"));
+  }
   return t;
 }
 

@@ -42,7 +42,6 @@
 #include <gidpolicy/verbs/snapshot.hpp>
 #include <gidpolicy/verbs/verbs_api.hpp>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -113,7 +112,7 @@ class WatchThread {
   using OnChange = std::function<void(GidWatcher&, const GidChange&)>;
   using OnError = std::function<void(const Error&)>;
 
-  /// Errors: errno of eventfd() (the stop signal).
+  /// Errors: errno of eventfd() (the stop signal), or of thread creation.
   static result<std::unique_ptr<WatchThread>> start(GidWatcher watcher, OnChange on_change,
                                                     OnError on_error = {});
   ~WatchThread();
