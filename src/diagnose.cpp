@@ -379,6 +379,21 @@ void linux_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b)
               : "the address was removed or moved to another index after it was advertised (NCCL 2157)",
           "re-read the entry right before modify_qp (preflight) and follow the GID to its new index");
   } else if (err == E.enodev) {
+    // The table names the slot's netdev; the namespace view says whether it exists here.
+    if (c.network && f.usable) {
+      const Visibility v = c.network->visibility(*f.entry);
+      const std::string nd =
+          f.entry->netdev.empty() ? "ifindex " + std::to_string(f.entry->ifindex) : f.entry->netdev;
+      if (v == Visibility::invisible)
+        b.add("netdev_other_namespace", Likelihood::confirmed,
+              f.at + " holds " + f.entry->gid.to_string() + " on netdev " + nd +
+                  ", which does not exist in this network namespace",
+              "choose a GID whose netdev is in this namespace: auto ranks the others last when given the "
+              "namespace (SelectOptions::network; gidpolicy select on a live device)");
+      else if (v == Visibility::visible)
+        b.add("netdev_other_namespace", Likelihood::ruled_out,
+              "netdev " + nd + " exists in this network namespace", "");
+    }
     const std::string dev =
         f.usable && !f.entry->netdev.empty() ? " (" + f.entry->netdev + ")" : std::string();
     b.add("netdev_gone", Likelihood::likely,

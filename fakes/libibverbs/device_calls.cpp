@@ -181,6 +181,9 @@ ibv_context* ibv_open_device(ibv_device* device) {
     ctx.device = device;
     ctx.cmd_fd = -1;
     ctx.async_fd = c->async_pipe[0];
+    // Events come from the model (async_events.cpp): its eventfd for this handle.
+    if (auto afd = lib.model.async_event_fd(c->handle)) ctx.async_fd = afd.value();
+    start_table_watch(lib);
     ctx.num_comp_vectors = 1;
     pthread_mutex_init(&ctx.mutex, nullptr);
     ctx.abi_compat = nullptr;
@@ -465,20 +468,7 @@ int ibv_fork_init(void) { return 0; }  // nothing is pinned: fork is always safe
 
 enum ibv_fork_status ibv_is_fork_initialized(void) { return IBV_FORK_UNNEEDED; }
 
-int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
-  if (!context || !event) {
-    errno = EINVAL;
-    return -1;
-  }
-  // The fake raises no asynchronous events: like a healthy device, this blocks (or fails with
-  // EAGAIN when the program made async_fd non-blocking) until the context is closed.
-  char byte = 0;
-  if (::read(context->async_fd, &byte, 1) != 1) return -1;
-  errno = EIO;
-  return -1;
-}
-
-void ibv_ack_async_event(ibv_async_event*) {}
+// ibv_get_async_event and ibv_ack_async_event: async_events.cpp.
 
 const char* ibv_wc_status_str(enum ibv_wc_status status) {
   const auto i = static_cast<std::size_t>(status);

@@ -108,7 +108,7 @@ struct Context {
   ibv_context ctx{};
   Device* device = nullptr;
   verbs::DeviceHandle handle;
-  int async_pipe[2] = {-1, -1};  // async_fd: never written (the fake raises no async events)
+  int async_pipe[2] = {-1, -1};  // fallback async_fd when the model has none (never written)
 };
 
 struct Pd {
@@ -339,6 +339,9 @@ LinkLayer link_layer_of(const Device& device, std::uint32_t port) noexcept;
 int errno_of(const Error& e) noexcept;
 /// "ENODATA" etc. in the numbering of the device's driver profile.
 std::string errno_name_for(const Device* device, int err);
+
+/// Start watching GIDPOLICY_FAKE_TABLES for rewrites, once per process (async_events.cpp).
+void start_table_watch(Library& lib);
 
 // Data path (data_path.cpp).
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);

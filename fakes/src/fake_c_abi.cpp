@@ -1,5 +1,8 @@
 #include <gidpolicy/fakes/fake_c_abi.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -140,7 +143,9 @@ ibv_context* open_device(ibv_device* device) {
   std::memset(ctx.get(), 0, sizeof(ibv_context));
   ctx->device = device;
   ctx->cmd_fd = -1;
-  ctx->async_fd = -1;
+  // The model's per-handle eventfd: readable while an asynchronous event is pending.
+  auto afd = s.model->async_event_fd(h.value());
+  ctx->async_fd = afd ? afd.value() : -1;
   ctx->num_comp_vectors = 1;
   ibv_context* raw = ctx.get();
   s.contexts.emplace(raw, Context{std::move(ctx), h.value()});
@@ -364,6 +369,51 @@ int destroy_qp(ibv_qp* qp) {
   return 0;
 }
 
+int get_async_event(ibv_context* context, ibv_async_event* event) {
+  State& s = state();
+  FakeVerbs* model = nullptr;
+  DeviceHandle handle;
+  int fd = -1;
+  {
+    std::lock_guard lock(s.mu);
+    Context* c = s.model ? context_of(s, context) : nullptr;
+    if (!c || !event) {
+      errno = EINVAL;
+      return -1;
+    }
+    model = s.model;
+    handle = c->handle;
+    fd = context->async_fd;
+  }
+  // libibverbs blocks unless the program made async_fd non-blocking; the wait happens without
+  // the binding's lock so other calls (the ones that raise events) proceed meanwhile.
+  const int flags = ::fcntl(fd, F_GETFL);
+  const bool nonblocking = flags >= 0 && (flags & O_NONBLOCK) != 0;
+  while (true) {
+    auto ev = model->read_async_event(handle);
+    if (!ev) {
+      errno = to_errno(ev.error());
+      return -1;
+    }
+    if (ev.value()) {
+      *event = ev.value()->raw;
+      return 0;
+    }
+    if (nonblocking) {
+      errno = EAGAIN;
+      return -1;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return -1;
+  }
+}
+
+void ack_async_event(ibv_async_event* event) {
+  // libibverbs' ack of a port or GID event only counts it; the struct does not name the
+  // context, so the binding cannot route it to one handle of the model.
+  (void)event;
+}
+
 verbs::VerbsFunctions functions() noexcept {
   verbs::VerbsFunctions f;
   f.get_device_list = &get_device_list;
@@ -383,6 +433,8 @@ verbs::VerbsFunctions functions() noexcept {
   f.modify_qp = &modify_qp;
   f.query_qp = &query_qp;
   f.destroy_qp = &destroy_qp;
+  f.get_async_event = &get_async_event;
+  f.ack_async_event = &ack_async_event;
   return f;
 }
 

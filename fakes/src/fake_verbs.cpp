@@ -2,8 +2,13 @@
 #include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/rtr.hpp>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <array>
 #include <cerrno>
+#include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -63,6 +68,14 @@ TableMutation TableMutation::set(std::string device, std::uint32_t port, GidEntr
   m.entry = std::move(entry);
   return m;
 }
+TableMutation TableMutation::port_state(std::string device, std::uint32_t port, PortState state) {
+  TableMutation m;
+  m.kind = Kind::port_state;
+  m.device = std::move(device);
+  m.port = port;
+  m.state = state;
+  return m;
+}
 
 std::string TableMutation::to_string() const {
   std::string at = device + ":" + std::to_string(port) + "[" + std::to_string(index) + "]";
@@ -80,6 +93,9 @@ std::string TableMutation::to_string() const {
     case Kind::set_entry:
       return "set_entry " + at + " = " + std::string(gidpolicy::to_string(entry.state)) +
              (entry.state == EntryState::valid ? " " + entry.gid.to_string() : "");
+    case Kind::port_state:
+      return "port_state " + device + ":" + std::to_string(port) + " -> " +
+             std::string(gidpolicy::to_string(state));
   }
   return at;
 }
@@ -199,6 +215,39 @@ struct FakeVerbs::Impl {
   std::vector<VerbsCall> log;
   std::vector<Pending> pending;
   std::vector<Error> failed_mutations;
+  struct Events {
+    int fd = -1;  // eventfd, semaphore mode: its counter is the queue's length
+    std::deque<verbs::AsyncEvent> queue;
+    unsigned unacked = 0;
+  };
+  std::map<std::uint64_t, Events> events;  // per open device handle
+
+  ~Impl() {
+    for (auto& [h, e] : events)
+      if (e.fd >= 0) ::close(e.fd);
+  }
+
+  static bool usable_state(PortState s) { return s == PortState::active || s == PortState::armed; }
+
+  /// Queue an event on every handle open on `dev`.
+  void raise(const std::string& dev, std::uint32_t port, ibv_event_type type) {
+    for (auto& [h, name] : handles) {
+      if (name != dev) continue;
+      Events& e = events[h];
+      if (e.queue.size() >= FakeVerbs::kMaxQueuedEvents) continue;
+      verbs::AsyncEvent ev;
+      ev.type = type;
+      ev.port = port;
+      std::memset(&ev.raw, 0, sizeof ev.raw);
+      ev.raw.event_type = type;
+      ev.raw.element.port_num = static_cast<int>(port);
+      e.queue.push_back(ev);
+      if (e.fd >= 0) {
+        const std::uint64_t one = 1;
+        [[maybe_unused]] const ssize_t n = ::write(e.fd, &one, sizeof one);
+      }
+    }
+  }
 
   Device* device(std::string_view name) {
     for (auto& d : devices)
@@ -275,7 +324,7 @@ struct FakeVerbs::Impl {
                                                 " is not below gid_tbl_len " + std::to_string(p->length()));
       return success();
     };
-    GIDPOLICY_TRYV(in_range(m.index));
+    if (m.kind != TableMutation::Kind::port_state) GIDPOLICY_TRYV(in_range(m.index));
     switch (m.kind) {
       case TableMutation::Kind::stale_entry: {
         auto it = p->entries.find(m.index);
@@ -316,7 +365,18 @@ struct FakeVerbs::Impl {
         p->entries[m.index] = e;
         break;
       }
+      case TableMutation::Kind::port_state: {
+        const bool was = usable_state(p->info.state);
+        p->info.state = m.state;
+        if (was != usable_state(m.state))
+          raise(m.device, m.port, usable_state(m.state) ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
+        return success();
+      }
     }
+    // A netdev leaving the namespace changes no GID the kernel reports: no event, as in the
+    // kernel (the entry stays; RTR from it fails with ENODEV).
+    if (m.kind != TableMutation::Kind::netdev_gone && m.kind != TableMutation::Kind::netdev_back)
+      raise(m.device, m.port, IBV_EVENT_GID_CHANGE);
     return success();
   }
 
@@ -540,8 +600,11 @@ result<DeviceHandle> FakeVerbs::open_device(std::string_view name) {
     for (const auto& d : impl_->devices) list += (list.empty() ? "" : ", ") + d.name;
     return fail(errc::device_not_found, "no RDMA device named '" + std::string(name) + "'; devices: " + list);
   }
+  const int efd = ::eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+  if (efd < 0) return fail_errno(errno, "open_device(" + std::string(name) + "): eventfd for async events");
   const std::uint64_t id = impl_->next_id++;
   impl_->handles.emplace(id, std::string(name));
+  impl_->events[id].fd = efd;
   return DeviceHandle{id};
 }
 
@@ -552,6 +615,10 @@ result<void> FakeVerbs::close_device(DeviceHandle device) {
   for (auto it = impl_->qps.begin(); it != impl_->qps.end();)
     it = it->second.handle == device.id ? impl_->qps.erase(it) : std::next(it);
   impl_->handles.erase(device.id);
+  if (auto e = impl_->events.find(device.id); e != impl_->events.end()) {
+    if (e->second.fd >= 0) ::close(e->second.fd);
+    impl_->events.erase(e);
+  }
   return success();
 }
 
@@ -761,6 +828,79 @@ result<void> FakeVerbs::destroy_qp(QpHandle handle) {
                                                          hex(static_cast<int>(it->second.state.qp_num)) +
                                                          ")"));
   impl_->qps.erase(it);
+  return success();
+}
+
+// ---- asynchronous events -----------------------------------------------------------------
+
+result<bool> FakeVerbs::replace_port(const GidTable& table) {
+  std::lock_guard lock(impl_->mu);
+  const PortInfo& info = table.port();
+  GIDPOLICY_TRY(p, impl_->port(info.device, info.port));
+  for (const GidEntry& e : table)
+    if (e.index >= p->length())
+      return fail(errc::invalid_argument, info.device + ":" + std::to_string(info.port) + " index " +
+                                              std::to_string(e.index) + " is not below gid_tbl_len " +
+                                              std::to_string(p->length()));
+  std::map<std::uint32_t, GidEntry> entries;
+  for (const GidEntry& e : table) entries.emplace(e.index, e);
+  const bool gids_changed = entries != p->entries;
+  const bool was = Impl::usable_state(p->info.state);
+  const bool now = Impl::usable_state(info.state);
+  const bool state_changed = p->info.state != info.state;
+  p->entries = std::move(entries);
+  p->info.state = info.state;
+  if (gids_changed) impl_->raise(info.device, info.port, IBV_EVENT_GID_CHANGE);
+  if (was != now) impl_->raise(info.device, info.port, now ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
+  return gids_changed || state_changed;
+}
+
+result<void> FakeVerbs::raise_event(std::string_view device, std::uint32_t port, ibv_event_type type) {
+  std::lock_guard lock(impl_->mu);
+  GIDPOLICY_TRY(d, impl_->device_or_error(device));
+  impl_->raise(d->name, port, type);
+  return success();
+}
+
+unsigned FakeVerbs::unacked_events() const {
+  std::lock_guard lock(impl_->mu);
+  unsigned n = 0;
+  for (const auto& [h, e] : impl_->events) n += e.unacked;
+  return n;
+}
+
+result<int> FakeVerbs::async_event_fd(DeviceHandle device) {
+  std::lock_guard lock(impl_->mu);
+  GIDPOLICY_TRY(name, impl_->handle_device(device));
+  return impl_->events[device.id].fd;
+}
+
+result<std::optional<verbs::AsyncEvent>> FakeVerbs::read_async_event(DeviceHandle device) {
+  std::lock_guard lock(impl_->mu);
+  GIDPOLICY_TRY(name, impl_->handle_device(device));
+  GIDPOLICY_TRYV(impl_->enter(VerbsCall::read_async_event, "read_async_event(" + name + ")"));
+  auto& e = impl_->events[device.id];
+  if (e.queue.empty()) return std::optional<verbs::AsyncEvent>();
+  verbs::AsyncEvent ev = e.queue.front();
+  e.queue.pop_front();
+  if (e.fd >= 0) {
+    // Semaphore mode: takes one from the counter, which is >= 1 while the queue was non-empty.
+    std::uint64_t v = 0;
+    [[maybe_unused]] const ssize_t n = ::read(e.fd, &v, sizeof v);
+  }
+  ++e.unacked;
+  return std::optional<verbs::AsyncEvent>(ev);
+}
+
+result<void> FakeVerbs::ack_async_event(DeviceHandle device, const verbs::AsyncEvent& event) {
+  std::lock_guard lock(impl_->mu);
+  GIDPOLICY_TRY(name, impl_->handle_device(device));
+  GIDPOLICY_TRYV(impl_->enter(VerbsCall::ack_async_event,
+                              "ack_async_event(" + name + ", " + verbs::async_event_name(event.type) + ")"));
+  auto& e = impl_->events[device.id];
+  if (e.unacked == 0)
+    return fail(errc::invalid_argument, "ack_async_event(" + name + "): no event read is waiting for an ack");
+  --e.unacked;
   return success();
 }
 

@@ -24,6 +24,7 @@
 #include <gidpolicy/driver_profile.hpp>
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/network.hpp>
 #include <gidpolicy/rtr.hpp>
 
 #include <cstdint>
@@ -44,6 +45,10 @@ struct DiagnoseContext {
   std::optional<GidType> peer_gid_type;     ///< the peer's RoCE version, if known
   std::optional<QpKind> qp_type;            ///< the QP's type
   std::optional<unsigned> qps_on_device;    ///< QPs already created on the device
+  /// The caller's network namespace (network.hpp), when known: ENODEV is confirmed as
+  /// "netdev_other_namespace" when the slot's netdev is not in it. Only pass a view of the
+  /// namespace the RTR ran in, with a table read there (not a pasted one).
+  const NetworkView* network = nullptr;
 };
 
 /// How strongly the evidence supports a cause.

@@ -73,6 +73,7 @@ struct ibv_device;
 struct ibv_port_attr;
 struct ibv_gid_entry;
 struct ibv_qp_attr;
+struct ibv_async_event;
 union ibv_gid;
 
 /** The version of this API; bumped when a function or struct changes incompatibly. */
@@ -291,6 +292,98 @@ gidpolicy_gid_type gidpolicy_selection_gid_type(const gidpolicy_selection* selec
 size_t gidpolicy_selection_trace(const gidpolicy_selection* selection, char* buf, size_t len);
 /** Release a selection. NULL is ignored. */
 void gidpolicy_selection_free(gidpolicy_selection* selection);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Watching a port: GID table changes as the kernel announces them                            */
+
+/** Follows one port of an open context through its asynchronous events (IBV_EVENT_GID_CHANGE,
+ *  IBV_EVENT_PORT_ACTIVE/ERR): after a link renegotiation or failover the kernel re-adds an
+ *  address first-free, so the advertised GID can come back at another index (NCCL 2157). Use it
+ *  from an event loop: poll gidpolicy_watch_fd() for POLLIN, then gidpolicy_watch_process()
+ *  (never blocks). Not thread-safe; one watch per context and port (two readers of one
+ *  context's events race for them). C++: gidpolicy::verbs::GidWatcher (also a thread form). */
+typedef struct gidpolicy_watch gidpolicy_watch;
+
+/** What happened to the followed GID (gidpolicy::ChangeKind). */
+typedef enum gidpolicy_change_kind {
+  GIDPOLICY_CHANGE_NONE = 0,         /**< nothing pending changed the port */
+  GIDPOLICY_CHANGE_UNCHANGED = 1,    /**< the port changed, the followed entry did not */
+  GIDPOLICY_CHANGE_MOVED = 2,        /**< same GID and type at another index */
+  GIDPOLICY_CHANGE_DISAPPEARED = 3,  /**< no entry holds it any more */
+  GIDPOLICY_CHANGE_REAPPEARED = 4,   /**< it was gone and is back */
+  GIDPOLICY_CHANGE_TWIN_CHANGED = 5, /**< its other-RoCE-version twin came, went or moved */
+  GIDPOLICY_CHANGE_UNTRACKED = 6     /**< the port changed and no GID is followed */
+} gidpolicy_change_kind;
+
+/** The event calls: the exported ibv_get_async_event / ibv_ack_async_event (IBVERBS_1.1). */
+typedef struct gidpolicy_async_fns {
+  int (*get_async_event)(struct ibv_context* context, struct ibv_async_event* event);
+  void (*ack_async_event)(struct ibv_async_event* event);
+} gidpolicy_async_fns;
+
+/** Start watching `port` of `context` and follow the GID `follow` advertises (NULL: follow
+ *  nothing until gidpolicy_watch_replan()). The first snapshot is taken now (a port that is
+ *  down is read too). The context stays the caller's; its async_fd's flags are not changed.
+ *  Errors: GIDPOLICY_ERR_INVALID_ARGUMENT, GIDPOLICY_ERR_NOT_SUPPORTED (no event calls, or a
+ *  context without async_fd), GIDPOLICY_ERR_DRIVER.
+ *  Example: gidpolicy_async_fns a = {api->get_async_event, api->ack_async_event};
+ *           gidpolicy_watch_open(&fns, &a, ctx, 1, sel, &w, err, sizeof err); */
+gidpolicy_status gidpolicy_watch_open(const gidpolicy_verbs_fns* fns, const gidpolicy_async_fns* async_fns,
+                                      struct ibv_context* context, uint32_t port,
+                                      const gidpolicy_selection* follow, gidpolicy_watch** out, char* err,
+                                      size_t errlen);
+
+/** [c_verbs] gidpolicy_watch_open() through the linked libibverbs. */
+gidpolicy_status gidpolicy_watch_open_context(struct ibv_context* context, uint32_t port,
+                                              const gidpolicy_selection* follow, gidpolicy_watch** out,
+                                              char* err, size_t errlen);
+
+/** The fd to poll for POLLIN (the context's async_fd). -1 for NULL. */
+int gidpolicy_watch_fd(const gidpolicy_watch* watch);
+
+/** Read and ack every pending event, re-read the port once, and say what happened to the
+ *  followed GID in `*kind` (GIDPOLICY_CHANGE_NONE when nothing visible changed) and, when it is
+ *  in the table, its index now in `*index` (else UINT32_MAX). A failed re-read is retried by
+ *  the next call. Errors: GIDPOLICY_ERR_DRIVER, GIDPOLICY_ERR_INVALID_ARGUMENT. */
+gidpolicy_status gidpolicy_watch_process(gidpolicy_watch* watch, gidpolicy_change_kind* kind, uint32_t* index,
+                                         char* err, size_t errlen);
+
+/** The last change as one line ("rdma_en2 port 1: ::ffff:169.254.10.2 (ib) moved from index 1 to
+ *  3 [gid_change]"); "" before the first. snprintf-like. */
+size_t gidpolicy_watch_describe(const gidpolicy_watch* watch, char* buf, size_t len);
+
+/** The plan after the last change (gidpolicy::replan): the same GID followed to its new index when
+ *  `policy` accepts it there, else selected again. `*tell_peer` is 1 when the GID to advertise
+ *  differs from `current`'s (send it to the peer before the next RTR). On success the watch
+ *  follows the new selection. With no change yet, `current` re-checked on the last table.
+ *  Errors: GIDPOLICY_ERR_PORT_NOT_ACTIVE (the port is down), GIDPOLICY_ERR_NO_CANDIDATE (with the
+ *  trace): advertise nothing and RTR nothing until a later change. */
+gidpolicy_status gidpolicy_watch_replan(gidpolicy_watch* watch, const gidpolicy_policy* policy,
+                                        const gidpolicy_selection* current, gidpolicy_selection** out,
+                                        int* tell_peer, char* err, size_t errlen);
+
+/** Stop watching (the context is not closed). NULL is ignored. */
+void gidpolicy_watch_free(gidpolicy_watch* watch);
+
+/** The callback form: a thread that polls the watch and calls `callback(user, kind, index,
+ *  description)` for each change (the arguments of gidpolicy_watch_process() and the line of
+ *  gidpolicy_watch_describe()), on the watch thread. A failed re-read calls it with
+ *  GIDPOLICY_CHANGE_NONE, UINT32_MAX and the error message, and is retried 100 ms later. The
+ *  context's verbs functions must then be safe to call from that thread (libibverbs' are). */
+typedef struct gidpolicy_watch_thread gidpolicy_watch_thread;
+typedef void (*gidpolicy_watch_callback)(void* user, gidpolicy_change_kind kind, uint32_t index,
+                                         const char* description);
+
+/** Move `*watch` into a new thread (`*watch` becomes NULL: the thread owns it).
+ *  Errors: GIDPOLICY_ERR_INVALID_ARGUMENT, GIDPOLICY_ERR_DRIVER (the thread's stop signal).
+ *  Example: gidpolicy_watch_thread_start(&w, on_change, &state, &t, err, sizeof err); */
+gidpolicy_status gidpolicy_watch_thread_start(gidpolicy_watch** watch, gidpolicy_watch_callback callback,
+                                              void* user, gidpolicy_watch_thread** out, char* err,
+                                              size_t errlen);
+
+/** Stop the thread (a callback in progress finishes first), join it, free it and its watch.
+ *  NULL is ignored. Never call it from the callback. */
+void gidpolicy_watch_thread_stop(gidpolicy_watch_thread* thread);
 
 /* ------------------------------------------------------------------------------------------ */
 /* RTR attributes                                                                             */

@@ -27,9 +27,14 @@
 
 namespace gidpolicy {
 
+struct NetworkView;  // network.hpp
+
 /// How select() should run.
 struct SelectOptions {
   bool trace = false;  ///< record a TraceStep per entry looked at (failures always carry one)
+  /// The caller's network namespace and routes (network.hpp), when known: auto ranks GIDs whose
+  /// netdev is not in it last, and needs it for peer=ADDR. Not kept after select() returns.
+  const NetworkView* network = nullptr;
 };
 
 /// The entry a policy chose, and optionally why.

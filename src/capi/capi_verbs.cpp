@@ -29,4 +29,14 @@ gidpolicy_status gidpolicy_snapshot_context(struct ibv_context* context, uint32_
   return gidpolicy_snapshot(&fns, context, port, flags, out, err, errlen);
 }
 
+gidpolicy_status gidpolicy_watch_open_context(struct ibv_context* context, uint32_t port,
+                                              const gidpolicy_selection* follow, gidpolicy_watch** out,
+                                              char* err, size_t errlen) {
+  gidpolicy_verbs_fns fns;
+  gidpolicy_verbs_fns_libibverbs(&fns);
+  const gidpolicy::verbs::VerbsFunctions f = gidpolicy::verbs::linked_libibverbs_functions();
+  const gidpolicy_async_fns async_fns{f.get_async_event, f.ack_async_event};
+  return gidpolicy_watch_open(&fns, &async_fns, context, port, follow, out, err, errlen);
+}
+
 }  // extern "C"

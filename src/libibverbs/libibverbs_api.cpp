@@ -40,6 +40,8 @@ VerbsFunctions linked_libibverbs_functions() noexcept {
   f.modify_qp = &ibv_modify_qp;
   f.query_qp = &ibv_query_qp;
   f.destroy_qp = &ibv_destroy_qp;
+  f.get_async_event = &ibv_get_async_event;
+  f.ack_async_event = &ibv_ack_async_event;
   return f;
 }
 

@@ -1,3 +1,4 @@
+#include <gidpolicy/network.hpp>
 #include <gidpolicy/policies/ranked.hpp>
 
 #include "common.hpp"
@@ -14,15 +15,21 @@ using Key = std::uint32_t;
 constexpr unsigned kIndexBits = 8;
 
 constexpr Key make_key(bool thunderbolt_index0, bool link_local, bool not_local, std::uint32_t type_rank,
-                       bool not_mapped, std::uint32_t index) noexcept {
-  return (Key{thunderbolt_index0} << 13) | (Key{link_local} << 12) | (Key{not_local} << 11) |
-         (type_rank << 9) | (Key{not_mapped} << kIndexBits) | index;
+                       bool not_mapped, std::uint32_t index, bool invisible = false,
+                       std::uint32_t route_rank = 0) noexcept {
+  return (Key{invisible} << 16) | (Key{thunderbolt_index0} << 15) | (Key{link_local} << 14) |
+         (route_rank << 12) | (Key{not_local} << 11) | (type_rank << 9) | (Key{not_mapped} << kIndexBits) |
+         index;
 }
 /// Every component but the index at its best: no later (higher-index) entry can outrank it.
 constexpr bool unbeatable(Key k) noexcept { return (k >> kIndexBits) == 0; }
 static_assert(make_key(false, false, false, 0, false, 255) < make_key(false, false, false, 0, true, 0));
 static_assert(make_key(false, false, false, 3, true, 255) < make_key(false, false, true, 0, false, 0));
 static_assert(make_key(false, true, true, 3, true, 255) < make_key(true, false, false, 0, false, 1));
+static_assert(make_key(true, true, true, 3, true, 255, false, 2) <
+              make_key(false, false, false, 0, false, 0, true));
+static_assert(make_key(false, false, true, 3, true, 255, false, 0) <
+              make_key(false, false, false, 0, false, 0, false, 1));
 
 /// The untraced scan's skip loop: the first entry from `p` on that holds a non-zero GID and,
 /// with `SkipLinkLocal`, is not link-local. (A template so that the per-entry loop carries no
@@ -79,6 +86,7 @@ std::string Ranked::spec() const {
   for (const auto& c : o.excludes) add("exclude=" + c.to_string());
   if (!o.netdev.empty()) add("netdev=" + o.netdev);
   if (o.local) add("local=" + detail::address_to_spec(*o.local));
+  if (o.peer) add("peer=" + detail::address_to_spec(*o.peer));
   if (o.require_local) add("require-local");
   if (o.allow_link_local) add("allow-link-local");
   return s;
@@ -96,6 +104,18 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
         const bool ll_unroutable = link_local_is_unroutable(ll);
         const bool skip_link_local = ll_unroutable && !o.allow_link_local;
         const bool tracing = rec.on();
+        const NetworkView* net = run.network;
+        const Route* route = nullptr;
+        if (o.peer) {
+          route = net ? net->route_to(*o.peer) : nullptr;
+          if (!route)
+            return fail(
+                errc::invalid_argument,
+                detail::where(table) + ": peer=" + o.peer->to_string() +
+                    " needs the kernel's route to the peer (SelectOptions::network from observe_network(); "
+                    "gidpolicy select --peer does this)" +
+                    (net ? ": the network view has no route to it" : ": none was given"));
+        }
         // Untraced, only the entries an sgid_index can name are read (a 1024-slot table costs what
         // a 256-slot one does), and the entries most tables are full of (link-local pairs, empty
         // slots) are skipped by a tight loop of word compares; the full checks below then give the
@@ -171,11 +191,29 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
           }
 
           const bool tb_index0 = thunderbolt && e.index == 0;
+          const bool invisible = net && net->visibility(e) == Visibility::invisible;
+          const bool on_route_netdev = route && NetworkView::on_netdev(e, *route);
+          // rdma_cm's match: the route's source address, on the route's netdev (an entry whose
+          // netdev is unknown matches by address alone).
+          const bool route_source = route && route->source && e.gid == *route->source &&
+                                    (on_route_netdev || (e.netdev.empty() && e.ifindex == 0));
+          const std::uint32_t route_rank = !route ? 0u : route_source ? 0u : on_route_netdev ? 1u : 2u;
           const Key key = make_key(tb_index0, link_local, o.local && !is_local, type_rank(e.type),
-                                   !e.gid.is_ipv4_mapped(), e.index);
+                                   !e.gid.is_ipv4_mapped(), e.index, invisible, route_rank);
           rec.step(e.index, Verdict::candidate, [&] {
             std::string n = detail::describe(e);
-            if (tb_index0)
+            if (invisible)
+              n += ": netdev " + (e.netdev.empty() ? "ifindex " + std::to_string(e.ifindex) : e.netdev) +
+                   " is not in this network namespace, ranks below every visible candidate (RTR would fail "
+                   "with ENODEV)";
+            else if (route_source)
+              n += ": holds the source address of the route to " + o.peer->to_string() + " on " +
+                   route->netdev;
+            else if (on_route_netdev)
+              n += ": on " + route->netdev + ", the netdev of the route to " + o.peer->to_string();
+            else if (route)
+              n += ": not on " + route->netdev + ", the netdev of the route to " + o.peer->to_string();
+            else if (tb_index0)
               n += ": index 0 on Thunderbolt ranks last";
             else if (link_local)
               n += ": link-local ranks last";

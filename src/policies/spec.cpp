@@ -204,7 +204,7 @@ class Parser {
     if (policy == "ds4-linux") return "local, index";
     if (policy == "validated") return "index, type, family, allow-link-local";
     if (policy == "auto")
-      return "family, roce, type, subnet, exclude, netdev, local, require-local, allow-link-local";
+      return "family, roce, type, subnet, exclude, netdev, local, peer, require-local, allow-link-local";
     return "";
   }
 
@@ -353,6 +353,9 @@ class Parser {
       } else if (o.key == "local") {
         GIDPOLICY_TRY(g, address(o));
         r.local = g;
+      } else if (o.key == "peer") {
+        GIDPOLICY_TRY(g, address(o));
+        r.peer = g;
       } else if (o.key == "require-local") {
         GIDPOLICY_TRYV(flag(o));
         r.require_local = true;

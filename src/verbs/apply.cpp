@@ -90,6 +90,7 @@ result<void> apply_rtr(VerbsApi& api, QpHandle qp, DeviceHandle device, std::uin
   if (rtr.is_global()) ctx.peer_gid = rtr.dgid();
   ctx.peer_gid_type = rtr.peer_gid_type;
   ctx.qp_type = rtr.qp_type;
+  ctx.network = options.network;
   Platform platform = host_platform();
   if (options.platform)
     platform = *options.platform;

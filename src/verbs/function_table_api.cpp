@@ -1,6 +1,7 @@
 #include <gidpolicy/verbs/function_table_api.hpp>
 
 #include <net/if.h>
+#include <poll.h>
 
 #include <cerrno>
 #include <climits>
@@ -448,6 +449,62 @@ result<void> FunctionTableApi::destroy_qp(QpHandle qp) {
   auto r = destroy(*q, "");
   qps_.erase(qp.id);
   return r;
+}
+
+result<int> FunctionTableApi::async_event_fd(DeviceHandle device) {
+  GIDPOLICY_TRY(d, find(device, "async_fd"));
+  if (!fns_.get_async_event || !fns_.ack_async_event)
+    return fail(errc::not_supported,
+                "async_fd(" + d->name + "): the function table lacks get_async_event/ack_async_event");
+  if (d->context->async_fd < 0)
+    return fail(errc::not_supported, "async_fd(" + d->name + "): the context has no async_fd");
+  return d->context->async_fd;
+}
+
+result<std::optional<AsyncEvent>> FunctionTableApi::read_async_event(DeviceHandle device) {
+  GIDPOLICY_TRY(fd, async_event_fd(device));
+  GIDPOLICY_TRY(d, find(device, "ibv_get_async_event"));
+  pollfd p{fd, POLLIN, 0};
+  int n = 0;
+  do {
+    n = ::poll(&p, 1, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return fail_errno(errno, "poll(async_fd of " + d->name + ")");
+  if (n == 0 || !(p.revents & POLLIN)) return std::optional<AsyncEvent>();
+  AsyncEvent ev;
+  std::memset(&ev.raw, 0, sizeof ev.raw);
+  errno = 0;
+  const int rc = fns_.get_async_event(d->context, &ev.raw);
+  const int err = errno;
+  if (rc != 0) {
+    // Another reader took the event between poll and read, on an O_NONBLOCK fd.
+    if (err == EAGAIN || err == EWOULDBLOCK) return std::optional<AsyncEvent>();
+    return fail_errno(err ? err : EIO, "ibv_get_async_event(" + d->name + ")");
+  }
+  ev.type = ev.raw.event_type;
+  switch (ev.type) {
+    case IBV_EVENT_GID_CHANGE:
+    case IBV_EVENT_PORT_ACTIVE:
+    case IBV_EVENT_PORT_ERR:
+    case IBV_EVENT_LID_CHANGE:
+    case IBV_EVENT_PKEY_CHANGE:
+    case IBV_EVENT_SM_CHANGE:
+    case IBV_EVENT_CLIENT_REREGISTER:
+      ev.port = static_cast<std::uint32_t>(ev.raw.element.port_num);
+      break;
+    default:
+      ev.port = 0;  // the element is a QP, CQ, SRQ or WQ pointer
+  }
+  return std::optional<AsyncEvent>(ev);
+}
+
+result<void> FunctionTableApi::ack_async_event(DeviceHandle device, const AsyncEvent& event) {
+  GIDPOLICY_TRY(d, find(device, "ibv_ack_async_event"));
+  if (!fns_.ack_async_event)
+    return fail(errc::not_supported, "ibv_ack_async_event(" + d->name + "): the function table lacks it");
+  ibv_async_event copy = event.raw;  // libibverbs takes a non-const pointer
+  fns_.ack_async_event(&copy);
+  return success();
 }
 
 }  // namespace gidpolicy::verbs

@@ -27,8 +27,45 @@ std::string_view to_string(VerbsCall c) noexcept {
       return "query_qp";
     case VerbsCall::destroy_qp:
       return "destroy_qp";
+    case VerbsCall::read_async_event:
+      return "read_async_event";
+    case VerbsCall::ack_async_event:
+      return "ack_async_event";
   }
   return "unknown";
+}
+
+std::string async_event_name(ibv_event_type type) {
+  switch (type) {
+    case IBV_EVENT_GID_CHANGE:
+      return "gid_change";
+    case IBV_EVENT_PORT_ACTIVE:
+      return "port_active";
+    case IBV_EVENT_PORT_ERR:
+      return "port_error";
+    case IBV_EVENT_LID_CHANGE:
+      return "lid_change";
+    case IBV_EVENT_PKEY_CHANGE:
+      return "pkey_change";
+    case IBV_EVENT_SM_CHANGE:
+      return "sm_change";
+    case IBV_EVENT_CLIENT_REREGISTER:
+      return "client_reregister";
+    case IBV_EVENT_DEVICE_FATAL:
+      return "device_fatal";
+    default:
+      return "event " + std::to_string(static_cast<int>(type));
+  }
+}
+
+result<int> VerbsApi::async_event_fd(DeviceHandle) {
+  return fail(errc::not_supported, backend_name() + ": no asynchronous events in this backend");
+}
+result<std::optional<AsyncEvent>> VerbsApi::read_async_event(DeviceHandle) {
+  return fail(errc::not_supported, backend_name() + ": no asynchronous events in this backend");
+}
+result<void> VerbsApi::ack_async_event(DeviceHandle, const AsyncEvent&) {
+  return fail(errc::not_supported, backend_name() + ": no asynchronous events in this backend");
 }
 
 ibv_qp_type to_ibv(QpKind kind) noexcept {

@@ -9,7 +9,9 @@
 #include <gidpolicy/formats/json.hpp>
 #include <gidpolicy/formats/show_gids.hpp>
 #include <gidpolicy/formats/sysfs.hpp>
+#include <gidpolicy/network.hpp>
 #include <gidpolicy/policies/per_device.hpp>
+#include <gidpolicy/policies/ranked.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
 #if GIDPOLICY_CLI_HAVE_FAKES
@@ -166,20 +168,60 @@ int run_select(const SelectOptions& o) {
   if (!profile)
     return usage_error(
         Error(profile.error().code, "--policy " + bounded(o.policy) + ": " + profile.error().detail));
+  if (o.peer) {
+    // --peer ADDR: auto (at the top of the spec) gets peer=ADDR; any other policy must name its
+    // peer itself (auto:peer=ADDR inside first()/per-device()).
+    auto addr = parse_address(*o.peer);
+    if (!addr || addr.value().is_zero())
+      return usage_error("--peer " + *o.peer + ": expected an IPv4 or IPv6 address");
+    const auto* ranked = profile.value().policy.target<Ranked>();
+    if (!ranked && peers_of(profile.value().policy).empty())
+      return usage_error("--peer needs an auto policy (or a spec naming auto:peer=ADDR); --policy " +
+                         bounded(o.policy) + " has none");
+    if (ranked && !ranked->options.peer) {
+      Ranked with_peer = *ranked;
+      with_peer.options.peer = addr.value();
+      profile.value().policy = AnyPolicy(std::move(with_peer));
+    }
+  }
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
+  // The caller's namespace: for live devices always (a GID whose netdev is elsewhere ranks
+  // last), for table files only with peers to route to (a pasted table is another host's).
+  std::optional<NetworkView> view;
+  const std::vector<Gid> peers = peers_of(profile.value().policy);
+  const bool live = !o.source.input && !o.source.sysfs;
+  if (live || !peers.empty()) {
+    KernelRoutes kernel;
+    auto v = observe_network(kernel, peers);
+    if (!v) return usage_error(Error(v.error().code, "the kernel's routes: " + v.error().what()));
+    view = std::move(v).value();
+  }
   const std::string whole_spec = profile.value().spec();
   int exit_code = kExitOk;
   std::vector<Json> items;
+  if (view && !o.json)
+    for (const Route& r : view->routes)
+      fmt::print("route to {}: dev {} (ifindex {}), src {}\n", r.peer.to_string(), r.netdev, r.ifindex,
+                 r.source ? r.source->to_string() : std::string("none"));
   for (const auto& t : loaded.value().tables) {
     const std::string spec = spec_for_table(profile.value(), whole_spec, t);
-    auto plan = profile.value().plan(t, {.trace = o.explain || o.json});
+    auto plan = profile.value().plan(t, {.trace = o.explain || o.json, .network = view ? &*view : nullptr});
     if (!plan || !plan.value().agrees()) exit_code = kExitFinding;
     if (o.json) {
       Json j;
       j["device"] = t.port().device;
       j["port"] = t.port().port;
       j["policy"] = spec;
+      if (view && !view->routes.empty()) {
+        Json routes = Json::array();
+        for (const Route& r : view->routes)
+          routes.push_back({{"peer", r.peer.to_string()},
+                            {"netdev", r.netdev},
+                            {"ifindex", r.ifindex},
+                            {"source", r.source ? Json(r.source->to_string()) : Json(nullptr)}});
+        j["routes"] = std::move(routes);
+      }
       j["ok"] = plan.has_value();
       if (plan) {
         const Plan& p = plan.value();
@@ -348,8 +390,15 @@ int run_explain(const ExplainOptions& o) {
     if (o.platform) return platform_from_string(*o.platform).value_or(Platform::linux_kernel);
     return t ? DriverProfile::for_link_layer(t->port().link_layer).platform : Platform::linux_kernel;
   };
+  // A live table was read in this namespace: its netdevs can be checked against it (ENODEV).
+  std::optional<NetworkView> view;
+  if (o.has_source && !o.source.input && !o.source.sysfs) {
+    KernelRoutes kernel;
+    if (auto v = observe_network(kernel, {})) view = std::move(v).value();
+  }
   auto context = [&](const GidTable* t) {
     DiagnoseContext c;
+    c.network = view ? &*view : nullptr;
     c.table = t;
     c.sgid_index = o.sgid_index;
     c.advertised = advertised;

@@ -30,6 +30,8 @@ int run_show(const ShowOptions& o);
 struct SelectOptions {
   SourceOptions source;
   std::string policy = "auto";
+  /// --peer ADDR: route to it (rtnetlink) and prefer the GID of that route (auto:peer=ADDR).
+  std::optional<std::string> peer;
   bool explain = false;
   bool json = false;
 };
@@ -70,5 +72,15 @@ struct SimulateOptions {
   std::vector<std::string> tables;  ///< FILE or FILE:DEVICE[:PORT], one host each
 };
 int run_simulate(const SimulateOptions& o);
+
+struct WatchOptions {
+  std::optional<std::string> device;  ///< empty: every device
+  std::optional<std::uint32_t> port;  ///< empty: every port of each device
+  std::string verbs = "dlopen";
+  std::string policy = "auto";
+  bool json = false;
+};
+/// Follow GID table changes until SIGINT/SIGTERM: one line (or JSON object) per change.
+int run_watch(const WatchOptions& o);
 
 }  // namespace gidpolicy::cli

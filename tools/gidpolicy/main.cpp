@@ -158,6 +158,9 @@ int run(int argc, char** argv) {
       ->add_option("--policy", select.policy, "Policy or profile spec, e.g. auto, jaccl, validated:index=3")
       ->capture_default_str();
   select_cmd->add_flag("--explain", select.explain, "Print why each entry was accepted or rejected");
+  select_cmd->add_option("--peer", select.peer,
+                         "Ask the kernel's route to this address and prefer the GID holding its source "
+                         "address on its netdev (auto:peer=ADDR)");
   select_cmd->add_flag("--json", select.json, "Print JSON (schema in docs/cli.md)");
 
   // check
@@ -217,12 +220,30 @@ int run(int argc, char** argv) {
   simulate_cmd->add_flag("--preflight", simulate.preflight, "Run gidpolicy's preflight before each RTR");
   simulate_cmd->add_option("tables", simulate.tables, "FILE or FILE:DEVICE[:PORT], one per host")->required();
 
+  // watch
+  WatchOptions watch;
+  std::string watch_device;
+  std::uint32_t watch_port = 0;
+  auto* watch_cmd = app.add_subcommand(
+      "watch",
+      "Follow live GID tables through async events: one line per change and its re-plan, until SIGINT");
+  auto* watch_device_opt = watch_cmd->add_option("--device", watch_device, "Only this device (default: all)");
+  auto* watch_port_opt =
+      watch_cmd->add_option("--port", watch_port, "Only this port (1-255)")->check(CLI::Range(1, 255));
+  watch_cmd->add_option("--verbs", watch.verbs, "Live backend: dlopen or linked")
+      ->check(CLI::IsMember({"dlopen", "linked"}))
+      ->capture_default_str();
+  watch_cmd->add_option("--policy", watch.policy, "The profile whose plan is followed and re-planned")
+      ->capture_default_str();
+  watch_cmd->add_flag("--json", watch.json, "One JSON object per line (schema in docs/cli.md)");
+
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
-  const std::set<std::string> subcommands{"show", "select", "check", "explain-errno", "convert", "simulate"};
+  const std::set<std::string> subcommands{"show",    "select",   "check", "explain-errno",
+                                          "convert", "simulate", "watch"};
   if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
-    std::cerr
-        << "gidpolicy: unknown subcommand '" << argv[1]
-        << "': expected show, select, check, explain-errno, convert or simulate (see gidpolicy --help)\n";
+    std::cerr << "gidpolicy: unknown subcommand '" << argv[1]
+              << "': expected show, select, check, explain-errno, convert, simulate or watch (see gidpolicy "
+                 "--help)\n";
     return kExitUsage;
   }
   try {
@@ -239,7 +260,7 @@ int run(int argc, char** argv) {
     for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
     std::string what = own_words(e);
     if (app.get_subcommands().empty())
-      what = "expected a subcommand: show, select, check, explain-errno, convert or simulate";
+      what = "expected a subcommand: show, select, check, explain-errno, convert, simulate or watch";
     std::cerr << "gidpolicy: " << what << " (see gidpolicy" << sub << " --help)\n";
     return kExitUsage;
   }
@@ -267,6 +288,11 @@ int run(int argc, char** argv) {
     return run_convert(convert);
   }
   if (simulate_cmd->parsed()) return run_simulate(simulate);
+  if (watch_cmd->parsed()) {
+    if (watch_device_opt->count()) watch.device = watch_device;
+    if (watch_port_opt->count()) watch.port = watch_port;
+    return run_watch(watch);
+  }
   return kExitUsage;
 }
 

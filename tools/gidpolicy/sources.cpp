@@ -77,6 +77,8 @@ result<std::vector<GidTable>> filter(std::vector<GidTable> tables, const SourceO
   return out;
 }
 
+}  // namespace
+
 result<std::unique_ptr<verbs::VerbsApi>> make_api(const std::string& which) {
   if (which == "linked") {
 #if GIDPOLICY_CLI_HAVE_LINKED_VERBS
@@ -90,6 +92,8 @@ result<std::unique_ptr<verbs::VerbsApi>> make_api(const std::string& which) {
   if (!api->loaded()) return fail(api->load_error());
   return std::unique_ptr<verbs::VerbsApi>(std::move(api));
 }
+
+namespace {
 
 // Ports of a device: the one asked for, or 1, 2, ... until the driver says there is no more.
 result<void> snapshot_device(verbs::VerbsApi& api, const std::string& device,

@@ -5,6 +5,9 @@
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/verbs/verbs_api.hpp>
+
+#include <memory>
 
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +44,9 @@ result<Loaded> load_tables(const SourceOptions& options);
 /// named). The path may itself contain ':' when it exists as given.
 result<GidTable> load_host_table(const std::string& spec,
                                  std::size_t max_input_bytes = formats::kDefaultMaxInputBytes);
+
+/// The live backend --verbs names: "dlopen" (DlopenApi) or "linked" (LibibverbsApi).
+result<std::unique_ptr<verbs::VerbsApi>> make_api(const std::string& which);
 
 /// "<device> port <n>" as every message names a table.
 std::string port_name(const GidTable& t);

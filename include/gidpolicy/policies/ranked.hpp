@@ -12,9 +12,15 @@
 //   * `netdev`: when set, the entry must be bound to that netdev;
 //   * `local` with `require_local`: the GID must equal the local address.
 // Then the order, best first (each key breaks ties of the one before):
+//   0. the entry's netdev exists in the caller's network namespace (only when
+//      SelectOptions::network is given; network.hpp says what is compared): a GID whose netdev is
+//      elsewhere fails its RTR with ENODEV, so it ranks below every visible candidate;
 //   1. not index 0 of a Thunderbolt port: routing from it is reported to time out (errno 60,
 //      MLX PR 3468, tmc/apple), so it ranks below every other valid candidate;
 //   2. not link-local (only reachable with allow_link_local: link-local GIDs rank last);
+//   2b. with `peer`: the kernel's route to the peer (SelectOptions::network, required then)
+//      names a netdev and a source address: the GID holding that address on that netdev first,
+//      then any GID on that netdev, then the rest (rdma_cm's resolution, without rdma_cm);
 //   3. equal to `local` when given (the address the control connection uses: rdma_cm's rule);
 //   4. RoCE v2 over RoCE v1 over IB over unknown (v2 is routable UDP/IP; v1 is L2-only);
 //   5. IPv4-mapped over IPv6 global/ULA (the family peers most often share; UCX's order);
@@ -45,6 +51,7 @@ struct RankedOptions {
   std::vector<Cidr> excludes;               ///< exclude=CIDR (repeatable): deny list
   std::string netdev;                       ///< netdev=NAME; "" = any
   std::optional<Gid> local;                 ///< local=ADDR: ranked first when present
+  std::optional<Gid> peer;                  ///< peer=ADDR: prefer the GID of the route to it
   bool require_local = false;               ///< require-local: only `local` qualifies
   bool allow_link_local = false;            ///< allow-link-local: link-local ranks last
   friend bool operator==(const RankedOptions&, const RankedOptions&) = default;

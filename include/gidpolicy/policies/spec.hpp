@@ -11,6 +11,7 @@
 //             | "auto" [ ":" opt ( "," opt )* ]            opt: family=F | roce=R | type=T
 //                                                                | subnet=CIDR | exclude=CIDR
 //                                                                | netdev=NAME | local=ADDR
+//                                                                | peer=ADDR (network.hpp)
 //                                                                | require-local | allow-link-local
 //             | "first(" policy ( "|" policy )* ")"
 //             | "per-device(" dev "=" policy ( ";" dev "=" policy )* ")"   dev: NAME or "*"

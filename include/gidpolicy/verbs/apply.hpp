@@ -67,6 +67,8 @@ struct ApplyOptions {
   bool preflight = true;  ///< re-read the source entry first (turn off only to reproduce bugs)
   /// Errno numbering for diagnose(); default: Darwin for a Thunderbolt port, else this host's.
   std::optional<Platform> platform;
+  /// The caller's network namespace, for diagnose() (ENODEV: is the slot's netdev here?).
+  const NetworkView* network = nullptr;
 };
 
 /// preflight(), then modify_qp(qp, rtr.attr, rtr.mask). On a driver error the code is the

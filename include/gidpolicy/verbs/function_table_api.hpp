@@ -71,6 +71,12 @@ class FunctionTableApi : public VerbsApi {
   result<void> modify_qp(QpHandle qp, const ibv_qp_attr& attr, int mask) override;
   result<QpInfo> query_qp(QpHandle qp) override;
   result<void> destroy_qp(QpHandle qp) override;
+  /// ibv_context::async_fd of the device.
+  result<int> async_event_fd(DeviceHandle device) override;
+  /// poll()s async_fd with a zero timeout and calls get_async_event only when it is readable:
+  /// the fd's flags (blocking or not) stay as the context's owner set them.
+  result<std::optional<AsyncEvent>> read_async_event(DeviceHandle device) override;
+  result<void> ack_async_event(DeviceHandle device, const AsyncEvent& event) override;
 
  protected:
   /// For derived backends that must release everything before unloading the library.

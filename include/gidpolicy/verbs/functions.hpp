@@ -69,6 +69,10 @@ struct VerbsFunctions {
   int (*query_qp)(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init_attr) = nullptr;
   int (*destroy_qp)(ibv_qp* qp) = nullptr;
 
+  // Asynchronous events (optional: without them GID watching fails with errc::not_supported).
+  int (*get_async_event)(ibv_context* context, ibv_async_event* event) = nullptr;
+  void (*ack_async_event)(ibv_async_event* event) = nullptr;
+
   /// Names (as above) of the required members that are null: empty when the table is usable
   /// for snapshots. QP members are reported by missing_for_qps().
   [[nodiscard]] std::vector<std::string> missing_for_snapshot() const;
@@ -131,6 +135,10 @@ VerbsFunctions functions_from(const T& src) {
   GIDPOLICY_DETAIL_TAKE(f.query_qp, ibv_query_qp)
   GIDPOLICY_DETAIL_TAKE(f.destroy_qp, destroy_qp)
   GIDPOLICY_DETAIL_TAKE(f.destroy_qp, ibv_destroy_qp)
+  GIDPOLICY_DETAIL_TAKE(f.get_async_event, get_async_event)
+  GIDPOLICY_DETAIL_TAKE(f.get_async_event, ibv_get_async_event)
+  GIDPOLICY_DETAIL_TAKE(f.ack_async_event, ack_async_event)
+  GIDPOLICY_DETAIL_TAKE(f.ack_async_event, ibv_ack_async_event)
   return f;
 }
 

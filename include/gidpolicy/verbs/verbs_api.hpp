@@ -66,8 +66,10 @@ enum class VerbsCall : std::uint8_t {
   modify_qp,
   query_qp,
   destroy_qp,
+  read_async_event,  ///< ibv_get_async_event, without blocking
+  ack_async_event,   ///< ibv_ack_async_event
 };
-inline constexpr std::size_t kVerbsCallKinds = 11;
+inline constexpr std::size_t kVerbsCallKinds = 13;
 /// "device_names", "open_device", ... (the enumerator names).
 std::string_view to_string(VerbsCall c) noexcept;
 
@@ -95,6 +97,20 @@ struct QpInfo {
   ibv_qp_state state = IBV_QPS_RESET;
   ibv_qp_attr attr{};  ///< as the driver reports it (ah_attr.grh.sgid_index, dgid, dest_qp_num...)
 };
+
+/// One asynchronous event of a device (ibv_get_async_event), as the seam hands it out.
+/// Only device and port events carry meaning for GID choice: IBV_EVENT_GID_CHANGE (the kernel
+/// added, removed or replaced a GID of `port`), IBV_EVENT_PORT_ACTIVE / IBV_EVENT_PORT_ERR
+/// (link up / down: a port's IP-based GIDs come and go with its netdev). Others are reported
+/// with their type and port 0 so a caller can ack and ignore them.
+struct AsyncEvent {
+  ibv_event_type type = IBV_EVENT_GID_CHANGE;
+  std::uint32_t port = 0;  ///< element.port_num for port and GID events, else 0
+  /// The event as the driver returned it: ibv_ack_async_event() needs this exact struct back.
+  ibv_async_event raw{};
+};
+/// "gid_change", "port_active", "port_error", "lid_change", ... or "event N".
+std::string async_event_name(ibv_event_type type);
 
 /// The seam. Implementations are not required to be thread-safe unless they say so.
 class VerbsApi {
@@ -138,6 +154,22 @@ class VerbsApi {
   virtual result<QpInfo> query_qp(QpHandle qp) = 0;
   /// Destroy a QP and what create_qp allocated for it.
   virtual result<void> destroy_qp(QpHandle qp) = 0;
+
+  // ---- asynchronous events (GID table and port changes) ------------------------------------
+  // Defaults fail with errc::not_supported, so a backend written before these existed still
+  // builds; every backend shipped with gidpolicy overrides them.
+
+  /// A file descriptor that polls readable (POLLIN) while an event of `device` is pending:
+  /// ibv_context::async_fd. Owned by the backend: do not read or close it, only poll it.
+  virtual result<int> async_event_fd(DeviceHandle device);
+  /// The next pending event, without blocking (nullopt: none pending). libibverbs'
+  /// ibv_get_async_event blocks unless async_fd is O_NONBLOCK; backends poll the fd first
+  /// instead, so the caller's fd flags are never changed. One reader per device: two threads
+  /// reading the same device race for the same event.
+  virtual result<std::optional<AsyncEvent>> read_async_event(DeviceHandle device);
+  /// ibv_ack_async_event: every event read must be acked once (libibverbs counts them, and
+  /// destroying the object an event names waits for its acks).
+  virtual result<void> ack_async_event(DeviceHandle device, const AsyncEvent& event);
 };
 
 /// ibv_qp_type for a QpKind (IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD).

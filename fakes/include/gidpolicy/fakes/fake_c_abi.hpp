@@ -72,6 +72,11 @@ ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr);
 int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask);
 int query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init_attr);
 int destroy_qp(ibv_qp* qp);
+/// 0 and the next event; blocks until one is pending unless async_fd is O_NONBLOCK (then -1 +
+/// EAGAIN), as libibverbs does. async_fd is the model's eventfd for the context's handle.
+int get_async_event(ibv_context* context, ibv_async_event* event);
+/// Accepts any event (libibverbs only counts port and GID events).
+void ack_async_event(ibv_async_event* event);
 
 /// All of the above as a VerbsFunctions table (the sized GID-entry forms).
 verbs::VerbsFunctions functions() noexcept;

@@ -16,6 +16,10 @@
 //    verdict kept on the QP (an RTR that "times out" succeeds but its QP never delivers).
 //  * Tables change under running jobs (NCCL 2157): a TableMutation (stale entry, moved index,
 //    emptied slot, netdev gone) can be applied now or just before the Nth call of a kind.
+//  * The kernel tells running programs about table changes through asynchronous events:
+//    every mutation that changes a port's GIDs raises IBV_EVENT_GID_CHANGE, a port going down
+//    or up IBV_EVENT_PORT_ERR / IBV_EVENT_PORT_ACTIVE, on every handle open on the device.
+//    async_event_fd() is an eventfd that polls readable while events are pending.
 //  * Fault injection: the Nth call of a kind, the Nth call overall, or every call of a kind
 //    fails with a given errno. Every call is counted, failed ones included.
 // Thread-safe: every member locks one mutex (the drop-in libibverbs may be called from threads).
@@ -61,14 +65,16 @@ struct TableMutation {
     netdev_gone,  ///< the entry stays but its netdev is gone or in another namespace (ENODEV)
     netdev_back,  ///< undo netdev_gone
     set_entry,    ///< store `entry` as is (any state)
+    port_state,   ///< the port goes to `state` (down: IBV_EVENT_PORT_ERR, active: PORT_ACTIVE)
   };
   Kind kind = Kind::set_entry;
   std::string device;
   std::uint32_t port = 1;
   std::uint32_t index = 0;
-  std::uint32_t to_index = 0;  ///< moved_index: the new index
-  Gid gid;                     ///< stale_entry: the GID the slot holds now
-  GidEntry entry;              ///< set_entry: the entry to store (its index is `index`)
+  std::uint32_t to_index = 0;           ///< moved_index: the new index
+  Gid gid;                              ///< stale_entry: the GID the slot holds now
+  GidEntry entry;                       ///< set_entry: the entry to store (its index is `index`)
+  PortState state = PortState::active;  ///< port_state: the new state
 
   static TableMutation stale_entry(std::string device, std::uint32_t port, std::uint32_t index, Gid now);
   static TableMutation moved_index(std::string device, std::uint32_t port, std::uint32_t from,
@@ -77,6 +83,7 @@ struct TableMutation {
   static TableMutation netdev_gone(std::string device, std::uint32_t port, std::uint32_t index);
   static TableMutation netdev_back(std::string device, std::uint32_t port, std::uint32_t index);
   static TableMutation set(std::string device, std::uint32_t port, GidEntry entry);
+  static TableMutation port_state(std::string device, std::uint32_t port, PortState state);
   /// "stale_entry rdma_en2:1[2] -> ::ffff:10.0.0.9" etc.
   [[nodiscard]] std::string to_string() const;
 };
@@ -132,7 +139,19 @@ class FakeVerbs final : public verbs::VerbsApi {
   /// The table of a port as it is now.
   [[nodiscard]] result<GidTable> table(std::string_view device, std::uint32_t port) const;
   /// Apply a mutation now. errc::device_not_found / invalid_argument for a bad target.
+  /// Raises the event the kernel would (see the header comment) on every open handle.
   result<void> apply(const TableMutation& mutation);
+  /// Replace a port's entries and state with `table`'s in one step (what a rewritten table
+  /// file means to the drop-in libibverbs): one IBV_EVENT_GID_CHANGE when any entry differs,
+  /// PORT_ERR / PORT_ACTIVE when the state crosses active. Nothing changes on error
+  /// (errc::device_not_found, invalid_argument for an unknown port or an entry beyond
+  /// gid_tbl_len). Returns whether anything changed.
+  result<bool> replace_port(const GidTable& table);
+  /// Queue an asynchronous event of `type` for `port` on every open handle of `device`, as a
+  /// driver would (tests of event handling beyond table changes).
+  result<void> raise_event(std::string_view device, std::uint32_t port, ibv_event_type type);
+  /// Events read through read_async_event() and not yet acked, over all handles.
+  [[nodiscard]] unsigned unacked_events() const;
   /// A QP by handle, or by number on a device (the data path and the drop-in library need it).
   [[nodiscard]] result<FakeQp> qp(QpHandle handle) const;
   [[nodiscard]] std::optional<FakeQp> qp_by_number(std::string_view device, std::uint32_t qp_num) const;
@@ -181,6 +200,14 @@ class FakeVerbs final : public verbs::VerbsApi {
   result<void> modify_qp(QpHandle handle, const ibv_qp_attr& attr, int mask) override;
   result<verbs::QpInfo> query_qp(QpHandle handle) override;
   result<void> destroy_qp(QpHandle handle) override;
+  /// An eventfd (semaphore mode) per open handle: readable while its queue holds events. At
+  /// most kMaxQueuedEvents wait per handle; past that new events are dropped (a watcher
+  /// re-reads the whole table on the next one, so nothing but the count is lost).
+  result<int> async_event_fd(DeviceHandle device) override;
+  result<std::optional<verbs::AsyncEvent>> read_async_event(DeviceHandle device) override;
+  /// errc::invalid_argument for an ack without a matching read (a double ack in a test).
+  result<void> ack_async_event(DeviceHandle device, const verbs::AsyncEvent& event) override;
+  static constexpr std::size_t kMaxQueuedEvents = 4096;
 
  private:
   struct Impl;

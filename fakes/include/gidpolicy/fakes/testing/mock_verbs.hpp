@@ -40,6 +40,9 @@ class MockVerbs : public verbs::VerbsApi {
     ON_CALL(*this, modify_qp).WillByDefault(Invoke(&fake_, &FakeVerbs::modify_qp));
     ON_CALL(*this, query_qp).WillByDefault(Invoke(&fake_, &FakeVerbs::query_qp));
     ON_CALL(*this, destroy_qp).WillByDefault(Invoke(&fake_, &FakeVerbs::destroy_qp));
+    ON_CALL(*this, async_event_fd).WillByDefault(Invoke(&fake_, &FakeVerbs::async_event_fd));
+    ON_CALL(*this, read_async_event).WillByDefault(Invoke(&fake_, &FakeVerbs::read_async_event));
+    ON_CALL(*this, ack_async_event).WillByDefault(Invoke(&fake_, &FakeVerbs::ack_async_event));
   }
 
   MOCK_METHOD(std::string, backend_name, (), (const, override));
@@ -60,6 +63,11 @@ class MockVerbs : public verbs::VerbsApi {
   MOCK_METHOD(result<void>, modify_qp, (verbs::QpHandle qp, const ibv_qp_attr& attr, int mask), (override));
   MOCK_METHOD(result<verbs::QpInfo>, query_qp, (verbs::QpHandle qp), (override));
   MOCK_METHOD(result<void>, destroy_qp, (verbs::QpHandle qp), (override));
+  MOCK_METHOD(result<int>, async_event_fd, (verbs::DeviceHandle device), (override));
+  MOCK_METHOD(result<std::optional<verbs::AsyncEvent>>, read_async_event, (verbs::DeviceHandle device),
+              (override));
+  MOCK_METHOD(result<void>, ack_async_event, (verbs::DeviceHandle device, const verbs::AsyncEvent& event),
+              (override));
 
   [[nodiscard]] FakeVerbs& fake() const noexcept { return fake_; }
 

@@ -1,0 +1,194 @@
+// `gidpolicy watch`: follow live GID tables through the devices' asynchronous events, print one
+// line (or one JSON object) per change with the re-plan it leads to, until SIGINT or SIGTERM.
+#include "commands.hpp"
+#include "json_out.hpp"
+#include "sources.hpp"
+
+#include <gidpolicy/change.hpp>
+#include <gidpolicy/profiles.hpp>
+#include <gidpolicy/verbs/watch.hpp>
+
+#include <fmt/core.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+namespace gidpolicy::cli {
+namespace {
+
+struct Watched {
+  std::string device;
+  std::unique_ptr<verbs::GidWatcher> watcher;
+  std::map<std::uint32_t, Plan> plans;  // ports with a plan; the watcher follows its entry
+};
+
+void emit(const std::string& line, const Json& j, bool json) {
+  if (json)
+    std::cout << j.dump() << "\n";
+  else
+    std::cout << line << "\n";
+  std::cout.flush();  // a script reads the lines as they come
+}
+
+Json json_change(const GidChange& c) {
+  Json j;
+  j["event"] = "change";
+  j["device"] = c.device;
+  j["port"] = c.port;
+  j["kind"] = std::string(to_string(c.kind));
+  j["cause"] = c.cause;
+  j["gid"] = c.kind == ChangeKind::untracked ? Json(nullptr) : Json(c.gid.to_string());
+  j["type"] = c.kind == ChangeKind::untracked ? Json(nullptr) : Json(std::string(to_string(c.type)));
+  j["old_index"] = c.old_index ? Json(*c.old_index) : Json(nullptr);
+  j["new_index"] = c.new_index ? Json(*c.new_index) : Json(nullptr);
+  j["twin_old_index"] = c.twin_old_index ? Json(*c.twin_old_index) : Json(nullptr);
+  j["twin_new_index"] = c.twin_new_index ? Json(*c.twin_new_index) : Json(nullptr);
+  j["port_state"] = std::string(to_string(c.port_state));
+  return j;
+}
+
+std::string plan_text(const Plan& p) {
+  return p.selection.entry.gid.to_string() + " (" + std::string(to_string(p.selection.entry.type)) +
+         ") at index " + std::to_string(p.sgid_index);
+}
+
+}  // namespace
+
+int run_watch(const WatchOptions& o) {
+  auto profile = parse_profile(o.policy);
+  if (!profile)
+    return usage_error(Error(profile.error().code, "--policy " + o.policy + ": " + profile.error().detail));
+  auto api = make_api(o.verbs);
+  if (!api) return usage_error(api.error());
+  std::vector<std::string> names;
+  if (o.device) {
+    names.push_back(*o.device);
+  } else {
+    auto found = api.value()->device_names();
+    if (!found) return usage_error(found.error());
+    names = std::move(found).value();
+  }
+
+  // SIGINT/SIGTERM through a signalfd: the poll loop below ends cleanly, devices are closed.
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return usage_error("sigprocmask failed");
+  const int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  if (sfd < 0) return usage_error("signalfd failed");
+
+  std::vector<Watched> watched;
+  for (const auto& name : names) {
+    auto dev = api.value()->open_device(name);
+    if (!dev) return usage_error(Error(dev.error().code, name + ": " + dev.error().what()));
+    std::vector<std::uint32_t> ports;
+    if (o.port) {
+      ports.push_back(*o.port);
+    } else {
+      for (std::uint32_t p = 1; p <= 255; ++p) {
+        if (!api.value()->port_attributes(dev.value(), p)) break;
+        ports.push_back(p);
+      }
+    }
+    auto w = verbs::GidWatcher::open(*api.value(), dev.value(), ports);
+    if (!w) return usage_error(Error(w.error().code, name + ": " + w.error().what()));
+    Watched entry{name, std::make_unique<verbs::GidWatcher>(std::move(w).value()), {}};
+    for (std::uint32_t p : entry.watcher->ports()) {
+      const GidTable& t = *entry.watcher->table(p);
+      auto plan = profile.value().plan(t);
+      Json j;
+      j["event"] = "watching";
+      j["device"] = name;
+      j["port"] = p;
+      j["policy"] = profile.value().spec();
+      if (plan) {
+        (void)entry.watcher->follow(p, plan.value().selection.entry);
+        j["gid"] = plan.value().selection.entry.gid.to_string();
+        j["index"] = plan.value().sgid_index;
+        emit(fmt::format("{}: watching {} ({})", port_name(t), plan_text(plan.value()),
+                         j["policy"].get<std::string>()),
+             j, o.json);
+        entry.plans.emplace(p, std::move(plan).value());
+      } else {
+        j["gid"] = nullptr;
+        j["index"] = nullptr;
+        j["error"] = json_error(plan.error());
+        emit(fmt::format("{}: watching, no plan yet: {}", port_name(t), plan.error().what()), j, o.json);
+      }
+    }
+    watched.push_back(std::move(entry));
+  }
+
+  std::vector<pollfd> fds;
+  fds.push_back({sfd, POLLIN, 0});
+  for (const auto& w : watched) fds.push_back({w.watcher->fd(), POLLIN, 0});
+  int exit_code = kExitOk;
+  while (true) {
+    const int n = ::poll(fds.data(), fds.size(), -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      exit_code = kExitUsage;
+      break;
+    }
+    if (fds[0].revents & POLLIN) break;  // SIGINT / SIGTERM
+    for (std::size_t i = 0; i < watched.size(); ++i) {
+      if (!(fds[i + 1].revents & POLLIN)) continue;
+      Watched& w = watched[i];
+      auto changes = w.watcher->process();
+      if (!changes) {
+        std::cerr << "gidpolicy: " << w.device << ": " << changes.error().what() << "\n";
+        continue;  // the port stays marked; the next event retries it
+      }
+      for (const GidChange& c : changes.value()) {
+        Json j = json_change(c);
+        std::string line = c.to_string();
+        auto current = w.plans.find(c.port);
+        result<Replan> next = fail(errc::no_candidate, "no plan");
+        if (current != w.plans.end()) {
+          next = replan(profile.value(), current->second, c);
+        } else if (auto first = profile.value().plan(c.table); first) {
+          Replan r;
+          r.plan = std::move(first).value();
+          r.tell_peer = true;
+          r.changed = true;
+          r.why = "first plan on this port";
+          next = std::move(r);
+        } else {
+          next = std::move(first).as_failure();
+        }
+        Json rj;
+        if (next) {
+          const Replan& r = next.value();
+          line += "; re-plan: " + plan_text(r.plan) + (r.followed ? " (followed)" : " (selected)") +
+                  (r.tell_peer ? ", tell the peer" : "");
+          rj["ok"] = true;
+          rj["gid"] = r.plan.selection.entry.gid.to_string();
+          rj["index"] = r.plan.sgid_index;
+          rj["followed"] = r.followed;
+          rj["tell_peer"] = r.tell_peer;
+          rj["why"] = r.why;
+          (void)w.watcher->follow(c.port, r.plan.selection.entry);
+          w.plans.insert_or_assign(c.port, r.plan);
+        } else {
+          // Keep following the old GID: its return is what this port waits for.
+          line += "; re-plan: none (" + next.error().what() + ")";
+          rj["ok"] = false;
+          rj["error"] = json_error(next.error());
+        }
+        j["replan"] = std::move(rj);
+        emit(line, j, o.json);
+      }
+    }
+  }
+  ::close(sfd);
+  return exit_code;
+}
+
+}  // namespace gidpolicy::cli
