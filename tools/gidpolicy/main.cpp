@@ -2,6 +2,7 @@
 // gidpolicy JSON, a sysfs tree) and say what each policy would advertise and route from.
 // docs/cli.md documents every subcommand, the --json schemas and the exit codes.
 #include "commands.hpp"
+#include "fleet_cmd.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -73,6 +74,9 @@ int run(int argc, char** argv) {
       app.add_subcommand("show", "Print the GID table(s): index, GID, type, IPv4, netdev, flags");
   show_src.add(show_cmd);
   show_cmd->add_flag("--json", show.json, "Print JSON (schema in docs/cli.md)");
+  show_cmd->add_option("--host", show.host,
+                       "The host name --json records (default: this machine's for live devices; "
+                       "`gidpolicy fleet` reads it)");
 
   // select
   SelectOptions select;
@@ -141,12 +145,16 @@ int run(int argc, char** argv) {
   simulate_cmd->add_flag("--preflight", simulate.preflight, "Run gidpolicy's preflight before each RTR");
   simulate_cmd->add_option("tables", simulate.tables, "FILE or FILE:DEVICE[:PORT], one per host")->required();
 
+  // fleet (tools/gidpolicy/fleet_cmd.cpp)
+  FleetCommand fleet(app);
+
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
-  const std::set<std::string> subcommands{"show", "select", "check", "explain-errno", "convert", "simulate"};
+  const std::set<std::string> subcommands{"show",    "select",   "check", "explain-errno",
+                                          "convert", "simulate", "fleet"};
   if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
-    std::cerr
-        << "gidpolicy: unknown subcommand '" << argv[1]
-        << "': expected show, select, check, explain-errno, convert or simulate (see gidpolicy --help)\n";
+    std::cerr << "gidpolicy: unknown subcommand '" << argv[1]
+              << "': expected show, select, check, explain-errno, convert, simulate or fleet (see gidpolicy "
+                 "--help)\n";
     return kExitUsage;
   }
   try {
@@ -163,7 +171,7 @@ int run(int argc, char** argv) {
     for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
     std::string what = e.what();
     if (app.get_subcommands().empty())
-      what = "expected a subcommand: show, select, check, explain-errno, convert or simulate";
+      what = "expected a subcommand: show, select, check, explain-errno, convert, simulate or fleet";
     std::cerr << "gidpolicy: " << what << " (see gidpolicy" << sub << " --help)\n";
     return kExitUsage;
   }
@@ -191,6 +199,7 @@ int run(int argc, char** argv) {
     return run_convert(convert);
   }
   if (simulate_cmd->parsed()) return run_simulate(simulate);
+  if (fleet.parsed()) return fleet.run();
   return kExitUsage;
 }
 

@@ -1,0 +1,137 @@
+// Fleet analysis properties (issue 17): the fleet's constant-time per-pair judgement gives
+// exactly the pair outcomes of the existing fabric simulation (FakeFabric, what `gidpolicy
+// simulate` runs: snapshot, plan, UC QP, exchange, RtrBuilder, modify_qp through the fake's
+// driver model, RTS, a message each way), for random fabrics of 2-8 hosts and every profile.
+#include <gidpolicy/fakes/fake_fabric.hpp>
+#include <gidpolicy/fleet.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include "support/generators.hpp"
+#include "support/policy_generators.hpp"  // showValue(Profile): every TU must see the same one
+#include "support/scenario_generators.hpp"
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace gidpolicy {
+namespace {
+
+std::string host_name(std::size_t i) { return "h" + std::to_string(i); }
+
+/// One fleet direction in the fabric's terms: delivered, and the RTR errno the fabric records
+/// on the direction whose sender's modify_qp failed.
+struct Seen {
+  bool delivered;
+  std::optional<int> rtr_errno;
+  friend bool operator==(const Seen&, const Seen&) = default;
+};
+
+std::string show(const Seen& s) {
+  return std::string(s.delivered ? "delivered" : "not delivered") +
+         (s.rtr_errno ? " (RTR errno " + std::to_string(*s.rtr_errno) + ")" : "");
+}
+
+Seen fleet_direction(const fleet::Analysis& an, const fleet::Direction& d, std::uint32_t sender) {
+  Seen s{d.ok(), std::nullopt};
+  // The fabric keeps the errno on the sender's direction when the sender's own modify_qp failed
+  // (a builder refusal has none).
+  if (d.outcome == fleet::Outcome::rtr_error && d.culprit == sender && an.causes()[d.cause].err != 0)
+    s.rtr_errno = an.causes()[d.cause].err;
+  return s;
+}
+
+void check_same(const std::vector<GidTable>& tables, const Profile& profile, fakes::Topology topology,
+                std::optional<DriverProfile> driver) {
+  fakes::FakeFabric fabric;
+  std::vector<fleet::HostSnapshot> hosts;
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    RC_ASSERT(fabric.add_host({host_name(i), tables[i], profile, driver}).has_value());
+    hosts.push_back({host_name(i), "generated", {tables[i]}});
+  }
+  auto report = fabric.connect(topology);
+  RC_ASSERT(report.has_value());
+
+  fleet::Topology topo;
+  topo.pairing = topology == fakes::Topology::ring ? fleet::Pairing::ring : fleet::Pairing::mesh;
+  // Each host has one port: "" selects it (its device name differs between hosts).
+  auto an = fleet::Analysis::run(hosts, topo, {.profile = profile, .driver = driver, .threads = 2});
+  RC_ASSERT(an.has_value());
+  const auto& a = an.value();
+  RC_ASSERT(a.link_count() == report.value().pairs.size());
+  std::size_t connected = 0;
+  for (std::uint64_t k = 0; k < a.link_count(); ++k) {
+    const fleet::Link l = a.link(k);
+    const auto& pair = report.value().pairs[k];
+    const std::string ha = a.host(a.sides()[l.a].host).host, hb = a.host(a.sides()[l.b].host).host;
+    RC_ASSERT(ha == pair.a);
+    RC_ASSERT(hb == pair.b);
+    const Seen fab_ab{pair.a_to_b.delivered, pair.a_to_b.rtr_errno};
+    const Seen fab_ba{pair.b_to_a.delivered, pair.b_to_a.rtr_errno};
+    const Seen fl_ab = fleet_direction(a, l.a_to_b, l.a);
+    const Seen fl_ba = fleet_direction(a, l.b_to_a, l.b);
+    if (!(fab_ab == fl_ab) || !(fab_ba == fl_ba)) {
+      RC_FAIL(profile.spec() + " " + std::string(to_string(topology)) + ": " + ha + " <-> " + hb +
+              ": fabric " + show(fab_ab) + " / " + show(fab_ba) + " (" + pair.why() + "), fleet " +
+              show(fl_ab) + " / " + show(fl_ba) + " (" + a.describe(l.a_to_b) + "; " + a.describe(l.b_to_a) +
+              ")\n" + report.value().to_string());
+    }
+    // The same plan on each side: what it advertises and routes from.
+    RC_ASSERT(a.sides()[l.a].advertised == pair.a_advertised);
+    RC_ASSERT(a.sides()[l.b].advertised == pair.b_advertised);
+    RC_ASSERT(a.sides()[l.a].sgid_index == pair.a_sgid_index);
+    RC_ASSERT(a.sides()[l.b].sgid_index == pair.b_sgid_index);
+    connected += pair.connected() ? 1 : 0;
+  }
+  RC_ASSERT(a.summary().connected == connected);
+  RC_ASSERT(a.summary().links == report.value().pairs.size());
+  RC_CLASSIFY(connected == a.link_count(), "all connected");
+  RC_CLASSIFY(connected == 0, "none connected");
+}
+
+RC_GTEST_PROP(Fleet, prop_fleet_pairs_equal_the_fabric_simulation_for_every_profile, ()) {
+  const auto tables = *test::gen_host_tables(2, 8);
+  const auto topology = *rc::gen::element(fakes::Topology::mesh, fakes::Topology::ring);
+  for (const Profile& profile : profiles::all()) check_same(tables, profile, topology, std::nullopt);
+}
+
+RC_GTEST_PROP(Fleet, prop_fleet_pairs_equal_the_fabric_simulation_for_random_profiles_and_drivers, ()) {
+  // Profiles beyond the named ones (ranked options, literal source indices, first(...)) and a
+  // driver forced on every host (`--platform`), as `simulate --platform` does.
+  const auto tables = *test::gen_host_tables(2, 8);
+  const auto topology = *rc::gen::element(fakes::Topology::mesh, fakes::Topology::ring);
+  const Profile profile = *test::gen_profile();
+  const auto driver =
+      *rc::gen::element(std::optional<DriverProfile>{}, std::optional(DriverProfile::linux_kernel()),
+                        std::optional(DriverProfile::apple_thunderbolt()));
+  check_same(tables, profile, topology, driver);
+}
+
+RC_GTEST_PROP(Fleet, prop_fleet_mesh_judges_every_link_in_the_same_order_by_index_and_by_range, ()) {
+  // link(k) (random access) and for_each_link (the streaming walk) agree: the two index
+  // computations of the triangular mesh order cannot drift apart.
+  const auto tables = *test::gen_host_tables(2, 8);
+  const auto copies = *rc::gen::inRange<std::size_t>(1, 6);
+  std::vector<fleet::HostSnapshot> hosts;
+  for (std::size_t c = 0; c < copies; ++c)
+    for (std::size_t i = 0; i < tables.size(); ++i)
+      hosts.push_back({host_name(c * tables.size() + i), "generated", {tables[i]}});
+  auto an = fleet::Analysis::run(hosts, {}, {.profile = profiles::jaccl()});
+  RC_ASSERT(an.has_value());
+  std::uint64_t k = 0;
+  an.value().for_each_link(0, an.value().link_count(), [&](const fleet::Link& l) {
+    const fleet::Link r = an.value().link(k);
+    RC_ASSERT(l.index == k);
+    RC_ASSERT(r.a == l.a);
+    RC_ASSERT(r.b == l.b);
+    RC_ASSERT(r.a_to_b.outcome == l.a_to_b.outcome);
+    RC_ASSERT(r.b_to_a.cause == l.b_to_a.cause);
+    ++k;
+  });
+  RC_ASSERT(k == hosts.size() * (hosts.size() - 1) / 2);
+}
+
+}  // namespace
+}  // namespace gidpolicy
