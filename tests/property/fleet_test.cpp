@@ -3,8 +3,10 @@
 // simulate` runs: snapshot, plan, UC QP, exchange, RtrBuilder, modify_qp through the fake's
 // driver model, RTS, a message each way), for random fabrics of 2-8 hosts and every profile.
 #include <gidpolicy/fakes/fake_fabric.hpp>
+#include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/profiles.hpp>
+#include <gidpolicy/verbs/snapshot.hpp>
 
 #include "support/generators.hpp"
 #include "support/policy_generators.hpp"  // showValue(Profile): every TU must see the same one
@@ -43,13 +45,23 @@ Seen fleet_direction(const fleet::Analysis& an, const fleet::Direction& d, std::
   return s;
 }
 
+/// What `gidpolicy show --json` prints on a host whose port is `t`: the table read through the
+/// verbs seam (the fleet's real input; the fabric plans on the same read).
+GidTable host_snapshot(const GidTable& t, const std::optional<DriverProfile>& driver) {
+  fakes::FakeVerbs v;
+  RC_ASSERT(v.add_port(t, driver).has_value());
+  auto s = verbs::snapshot(v, t.port().device, t.port().port, {.allow_inactive = true});
+  RC_ASSERT(s.has_value());
+  return std::move(s).value();
+}
+
 void check_same(const std::vector<GidTable>& tables, const Profile& profile, fakes::Topology topology,
                 std::optional<DriverProfile> driver) {
   fakes::FakeFabric fabric;
   std::vector<fleet::HostSnapshot> hosts;
   for (std::size_t i = 0; i < tables.size(); ++i) {
     RC_ASSERT(fabric.add_host({host_name(i), tables[i], profile, driver}).has_value());
-    hosts.push_back({host_name(i), "generated", {tables[i]}});
+    hosts.push_back({host_name(i), "generated", {host_snapshot(tables[i], driver)}});
   }
   auto report = fabric.connect(topology);
   RC_ASSERT(report.has_value());
@@ -83,7 +95,7 @@ void check_same(const std::vector<GidTable>& tables, const Profile& profile, fak
     RC_ASSERT(a.sides()[l.b].advertised == pair.b_advertised);
     RC_ASSERT(a.sides()[l.a].sgid_index == pair.a_sgid_index);
     RC_ASSERT(a.sides()[l.b].sgid_index == pair.b_sgid_index);
-    connected += pair.connected() ? 1 : 0;
+    connected += pair.connected() ? 1u : 0u;
   }
   RC_ASSERT(a.summary().connected == connected);
   RC_ASSERT(a.summary().links == report.value().pairs.size());
