@@ -313,9 +313,10 @@ result<void> write_svg(const Analysis& an, const std::string& path) {
   sink.write(fmt::format(
       R"(<text x="10" y="42">{}</text>)"
       "\n",
-      xml_escape(fmt::format("{} of {} links connected; row sends to column{}; hover a cell for the cause",
-                             s.connected, s.links,
-                             block > 1 ? fmt::format("; each cell is {} x {} hosts", block, block) : ""))));
+      xml_escape(fmt::format(
+          "{} of {} links connected; row sends to column (legend: directions){}; hover a cell for the cause",
+          s.connected, s.links,
+          block > 1 ? fmt::format("; each cell is {} x {} hosts", block, block) : ""))));
   // Legend with direction counts per outcome.
   std::array<std::uint64_t, 7> counts{};
   for (const auto& c : cells)
@@ -328,8 +329,9 @@ result<void> write_svg(const Analysis& an, const std::string& path) {
         R"(<rect x="{}" y="54" width="12" height="12" fill="{}"/><text x="{}" y="65">{} ({})</text>)"
         "\n",
         lx, colour(w), lx + 16, names[w], counts[w]));
-    lx += 30 + static_cast<int>(std::string_view(names[w]).size()) * 7 +
-          6 * static_cast<int>(std::to_string(counts[w]).size());
+    // About 7 px per character at 12 px: the name, " (", the count, ")", then a gap.
+    lx += 16 +
+          7 * static_cast<int>(std::string_view(names[w]).size() + std::to_string(counts[w]).size() + 3) + 14;
   }
   sink.write(fmt::format(
       R"(<rect x="{}" y="54" width="12" height="12" fill="{}" stroke="#999"/><text x="{}" y="65">no link</text>)"
