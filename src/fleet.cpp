@@ -287,8 +287,13 @@ result<Analysis> Analysis::run(std::vector<HostSnapshot> hosts, const Topology& 
     S.slot_cause.fill(kNone);
     const Platform none_platform = Platform::linux_kernel;
     if (!w.table) {
-      S.unusable = causes.add(Outcome::unusable, I.device, 0, none_platform,
-                              "has no " + port_label(w.device, w.port) + " in its snapshot");
+      // What was asked for and is not there: a named device, a rail position, or any port.
+      std::string text = w.device.empty() ? std::string("lists no port in its snapshot")
+                         : w.device.starts_with("rail ")
+                             ? "has fewer ports than rails: no port for " + w.device
+                             : "has no " + port_label(w.device, w.port) + " in its snapshot";
+      S.unusable = causes.add(Outcome::unusable, I.device.empty() ? std::string("(none)") : I.device, 0,
+                              none_platform, std::move(text));
       continue;
     }
     const PortInfo& p = w.table->port();
