@@ -37,6 +37,15 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+/// User + system CPU seconds of this process (all threads): what load on a shared machine
+/// does not inflate, unlike wall time.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 long peak_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -176,12 +185,17 @@ void reading(int n, unsigned threads) {
   const std::vector<std::string> args{dir.string()};
   fleet::ReadLimits limits;
   limits.threads = threads;
+  const double c0 = cpu_seconds();
   const auto t0 = Clock::now();
   auto hosts = fleet::read_snapshots(args, limits);
   const double s = seconds_since(t0);
-  std::printf("  read   %9d host files %8.1f MB (%zu B each) %7.3f s %8.1f MB/s  %d threads%s\n", n,
-              static_cast<double>(bytes) / 1e6, bytes / static_cast<std::size_t>(n), s,
-              static_cast<double>(bytes) / 1e6 / s, threads, hosts ? "" : "  FAILED");
+  const double cpu = cpu_seconds() - c0;
+  std::printf(
+      "  read   %9d host files %8.1f MB (%zu B each) %7.3f s wall %8.1f MB/s  %7.3f s CPU %8.1f MB per CPU-s "
+      " %u threads%s\n",
+      n, static_cast<double>(bytes) / 1e6, bytes / static_cast<std::size_t>(n), s,
+      static_cast<double>(bytes) / 1e6 / s, cpu, static_cast<double>(bytes) / 1e6 / cpu, threads,
+      hosts ? "" : "  FAILED");
   if (!hosts) std::printf("    %s\n", hosts.error().what().c_str());
   fs::remove_all(dir);
 }

@@ -1,4 +1,4 @@
-// Fleet input: host snapshots (`gidpolicy show --json` per host) and JACCL device files.
+// Fleet input: reading host snapshot files (parsed by fleet_snapshot.cpp) and JACCL device files.
 #include <gidpolicy/fleet.hpp>
 
 #include <nlohmann/json.hpp>
@@ -17,9 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-// show --json nests: array -> port -> entries -> entry -> flags (5). Anything deeper is not a
-// snapshot, and refusing it before parsing bounds the parser's recursion.
-constexpr int kMaxSnapshotDepth = 6;
 // A JACCL device file: array -> rank -> entry (array of names) (3).
 constexpr int kMaxDevicesDepth = 4;
 constexpr std::size_t kMaxJacclRanks = 4096;
@@ -71,167 +68,6 @@ Error syntax_error(std::string_view text, std::string_view source, const Json::p
                                       std::to_string(col) + ": invalid JSON: " + what);
 }
 
-Error field_error(std::string_view source, const std::string& path, const std::string& what,
-                  errc code = errc::invalid_field) {
-  return Error(code, std::string(source) + ": " + path + ": " + what);
-}
-
-const Json* member(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-result<std::uint64_t> get_uint(const Json& j, std::string_view src, const std::string& path,
-                               std::uint64_t max) {
-  if (!j.is_number_unsigned() && !(j.is_number_integer() && j.get<std::int64_t>() >= 0))
-    return fail(
-        field_error(src, path, "expected a non-negative integer, found " + std::string(j.type_name())));
-  const auto v = j.get<std::uint64_t>();
-  if (v > max) return fail(field_error(src, path, std::to_string(v) + " is above " + std::to_string(max)));
-  return v;
-}
-
-result<std::string_view> get_string(const Json& j, std::string_view src, const std::string& path) {
-  if (!j.is_string())
-    return fail(field_error(src, path, "expected a string, found " + std::string(j.type_name())));
-  return std::string_view(j.get_ref<const std::string&>());
-}
-
-result<GidEntry> parse_entry(const Json& j, std::string_view src, const std::string& path) {
-  if (!j.is_object())
-    return fail(field_error(src, path, "expected an object, found " + std::string(j.type_name())));
-  GidEntry e;
-  const Json* idx = member(j, "index");
-  if (!idx) return fail(field_error(src, path + ".index", "missing"));
-  GIDPOLICY_TRY(index, get_uint(*idx, src, path + ".index", 0x7fffffffu));
-  e.index = static_cast<std::uint32_t>(index);
-  e.state = EntryState::valid;
-  if (const Json* st = member(j, "state"); st && !st->is_null()) {
-    GIDPOLICY_TRY(s, get_string(*st, src, path + ".state"));
-    if (s == "valid")
-      e.state = EntryState::valid;
-    else if (s == "empty")
-      e.state = EntryState::empty;
-    else if (s == "unreadable")
-      e.state = EntryState::unreadable;
-    else
-      return fail(field_error(src, path + ".state",
-                              "expected valid, empty or unreadable, found '" + std::string(s) + "'"));
-  }
-  if (const Json* t = member(j, "type"); t && !t->is_null()) {
-    GIDPOLICY_TRY(s, get_string(*t, src, path + ".type"));
-    auto type = gid_type_from_string(s);
-    if (!type)
-      return fail(field_error(src, path + ".type",
-                              "expected ib, roce_v1, roce_v2 or unknown, found '" + std::string(s) + "'"));
-    e.type = *type;
-  }
-  if (e.state == EntryState::valid) {
-    const Json* g = member(j, "gid");
-    if (!g || g->is_null()) return fail(field_error(src, path + ".gid", "missing for a valid entry"));
-    GIDPOLICY_TRY(text, get_string(*g, src, path + ".gid"));
-    auto gid = Gid::parse(text);
-    if (!gid) return fail(field_error(src, path + ".gid", gid.error().what(), errc::invalid_gid_text));
-    e.gid = gid.value();
-  } else {
-    e.type = e.state == EntryState::empty ? GidType::unknown : e.type;
-  }
-  if (const Json* nd = member(j, "netdev"); nd && !nd->is_null()) {
-    GIDPOLICY_TRY(s, get_string(*nd, src, path + ".netdev"));
-    e.netdev = std::string(s);
-  }
-  if (e.state == EntryState::unreadable) {
-    int err = 5;  // EIO when the snapshot did not say
-    if (const Json* er = member(j, "errno"); er && !er->is_null()) {
-      GIDPOLICY_TRY(v, get_uint(*er, src, path + ".errno", 4095));
-      err = static_cast<int>(v);
-    }
-    e.read_error = std::error_code(err, std::generic_category());
-  }
-  return e;
-}
-
-result<GidTable> parse_port(const Json& j, std::string_view src, const std::string& path,
-                            const ReadLimits& limits, std::string& host) {
-  if (!j.is_object())
-    return fail(field_error(src, path, "expected a port object, found " + std::string(j.type_name())));
-  PortInfo p;
-  const Json* dev = member(j, "device");
-  if (!dev)
-    return fail(field_error(src, path + ".device", "missing (is this `gidpolicy show --json` output?)"));
-  GIDPOLICY_TRY(device, get_string(*dev, src, path + ".device"));
-  if (device.empty() || device.size() > 64)
-    return fail(field_error(src, path + ".device", "expected a device name of 1-64 characters"));
-  p.device = std::string(device);
-  const Json* port = member(j, "port");
-  if (!port) return fail(field_error(src, path + ".port", "missing"));
-  GIDPOLICY_TRY(pn, get_uint(*port, src, path + ".port", 255));
-  p.port = static_cast<std::uint32_t>(pn);
-  if (const Json* h = member(j, "host"); h && !h->is_null()) {
-    GIDPOLICY_TRY(s, get_string(*h, src, path + ".host"));
-    if (host.empty()) host = std::string(s);
-  }
-  if (const Json* st = member(j, "state"); st && !st->is_null()) {
-    GIDPOLICY_TRY(s, get_string(*st, src, path + ".state"));
-    auto state = port_state_from_string(s);
-    if (!state) return fail(field_error(src, path + ".state", "unknown port state '" + std::string(s) + "'"));
-    p.state = *state;
-  }
-  if (const Json* ll = member(j, "link_layer"); ll && !ll->is_null()) {
-    GIDPOLICY_TRY(s, get_string(*ll, src, path + ".link_layer"));
-    auto l = link_layer_from_string(s);
-    if (!l)
-      return fail(field_error(src, path + ".link_layer", "unknown link layer '" + std::string(s) + "'"));
-    p.link_layer = *l;
-  }
-  if (const Json* len = member(j, "gid_tbl_len"); len && !len->is_null()) {
-    GIDPOLICY_TRY(v, get_uint(*len, src, path + ".gid_tbl_len", 0x7fffffffu));
-    p.gid_tbl_len = static_cast<std::uint32_t>(v);
-  }
-  if (const Json* mtu = member(j, "active_mtu"); mtu && !mtu->is_null()) {
-    GIDPOLICY_TRY(v, get_uint(*mtu, src, path + ".active_mtu", 4096));
-    auto m = mtu_from_bytes(static_cast<unsigned>(v));
-    if (!m) return fail(field_error(src, path + ".active_mtu", "expected 256, 512, 1024, 2048 or 4096"));
-    p.active_mtu = *m;
-  }
-  if (const Json* lid = member(j, "lid"); lid && !lid->is_null()) {
-    GIDPOLICY_TRY(v, get_uint(*lid, src, path + ".lid", 0xffff));
-    p.lid = static_cast<std::uint16_t>(v);
-  }
-  Holes holes = Holes::empty;
-  if (const Json* h = member(j, "holes"); h && !h->is_null()) {
-    GIDPOLICY_TRY(s, get_string(*h, src, path + ".holes"));
-    if (s == "not_shown")
-      holes = Holes::not_shown;
-    else if (s != "empty")
-      return fail(
-          field_error(src, path + ".holes", "expected empty or not_shown, found '" + std::string(s) + "'"));
-  }
-  const Json* entries = member(j, "entries");
-  if (!entries) return fail(field_error(src, path + ".entries", "missing"));
-  if (!entries->is_array()) return fail(field_error(src, path + ".entries", "expected an array"));
-  if (entries->size() > limits.max_entries_per_port)
-    return fail(field_error(src, path + ".entries",
-                            std::to_string(entries->size()) + " entries (at most " +
-                                std::to_string(limits.max_entries_per_port) + ")"));
-  std::vector<GidEntry> list;
-  list.reserve(entries->size());
-  for (std::size_t k = 0; k < entries->size(); ++k) {
-    GIDPOLICY_TRY(e, parse_entry((*entries)[k], src, path + ".entries[" + std::to_string(k) + "]"));
-    list.push_back(std::move(e));
-  }
-  auto t = GidTable::make(std::move(p), std::move(list), holes);
-  if (!t) return fail(Error(t.error().code, std::string(src) + ": " + path + ": " + t.error().detail));
-  return std::move(t).value();
-}
-
-std::string stem_of(std::string_view source) {
-  fs::path p{std::string(source)};
-  std::string s = p.filename().string();
-  if (auto dot = s.rfind(".json"); dot != std::string::npos && dot + 5 == s.size() && dot > 0) s.resize(dot);
-  return s;
-}
-
 result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f)
@@ -254,46 +90,6 @@ result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
 }
 
 }  // namespace
-
-result<HostSnapshot> parse_snapshot(std::string_view text, std::string_view source, std::string_view host,
-                                    const ReadLimits& limits) {
-  if (nesting_depth(text, kMaxSnapshotDepth) < 0)
-    return fail(errc::parse_error, std::string(source) +
-                                       ": nested deeper than a `gidpolicy show --json` document (" +
-                                       std::to_string(kMaxSnapshotDepth) + " levels)");
-  Json doc;
-  try {
-    doc = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    return fail(syntax_error(text, source, e));
-  }
-  HostSnapshot h;
-  h.source = std::string(source);
-  std::string from_doc;
-  if (doc.is_object()) {
-    GIDPOLICY_TRY(t, parse_port(doc, source, "port", limits, from_doc));
-    h.ports.push_back(std::move(t));
-  } else if (doc.is_array()) {
-    if (doc.empty()) return fail(errc::invalid_field, std::string(source) + ": no port listed");
-    if (doc.size() > limits.max_ports_per_host)
-      return fail(errc::invalid_field, std::string(source) + ": " + std::to_string(doc.size()) +
-                                           " ports (at most " + std::to_string(limits.max_ports_per_host) +
-                                           ")");
-    for (std::size_t k = 0; k < doc.size(); ++k) {
-      GIDPOLICY_TRY(t, parse_port(doc[k], source, "[" + std::to_string(k) + "]", limits, from_doc));
-      h.ports.push_back(std::move(t));
-    }
-  } else {
-    return fail(errc::invalid_field,
-                std::string(source) +
-                    ": expected `gidpolicy show --json` output (an object or an array of them), found " +
-                    std::string(doc.type_name()));
-  }
-  h.host = !host.empty() ? std::string(host) : !from_doc.empty() ? from_doc : stem_of(source);
-  if (h.host.empty() || h.host.size() > 255)
-    return fail(errc::invalid_field, std::string(source) + ": host name must be 1-255 characters");
-  return h;
-}
 
 result<std::vector<HostSnapshot>> read_snapshots(std::span<const std::string> args,
                                                  const ReadLimits& limits) {
