@@ -139,6 +139,7 @@ void fleet_mesh(int n, unsigned threads) {
   auto hosts = make_hosts(n);
   fleet::Topology topo;
   topo.device = "mlx5_0";
+  const double c0 = cpu_seconds();
   const auto t0 = Clock::now();
   auto an =
       fleet::Analysis::run(std::move(hosts), topo, {.profile = profiles::automatic(), .threads = threads});
@@ -149,10 +150,11 @@ void fleet_mesh(int n, unsigned threads) {
   }
   const auto& sum = an.value().summary();
   std::printf(
-      "  fleet  mesh %9d hosts %12llu pairs %9.3f s %9.4f us/pair  %d threads  peak RSS %ld MB  (%llu "
-      "connected, %zu causes)\n",
-      n, static_cast<unsigned long long>(sum.links), s, s / static_cast<double>(sum.links) * 1e6, threads,
-      peak_rss_mb(), static_cast<unsigned long long>(sum.connected), sum.groups.size());
+      "  fleet  mesh %9d hosts %12llu pairs %8.3f s wall %8.3f s CPU %8.4f us/pair  %u threads  peak RSS %ld "
+      "MB  "
+      "(%llu connected, %zu causes)\n",
+      n, static_cast<unsigned long long>(sum.links), s, cpu, s / static_cast<double>(sum.links) * 1e6,
+      threads, peak_rss_mb(), static_cast<unsigned long long>(sum.connected), sum.groups.size());
 }
 
 void fleet_rail(int n, unsigned threads) {

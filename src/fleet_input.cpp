@@ -3,8 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -69,23 +73,42 @@ Error syntax_error(std::string_view text, std::string_view source, const Json::p
 }
 
 result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f)
+  // One open, one fstat, one read in the common case: 10,000 small files are mostly syscalls.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     return fail(errc::io_error,
                 path + ": cannot open: " + std::error_code(errno, std::generic_category()).message());
-  std::string data;
-  char buf[1 << 16];
-  std::size_t got = 0;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) {
-    if (data.size() + got > max_bytes) {
-      std::fclose(f);
-      return fail(errc::invalid_argument, path + ": larger than " + std::to_string(max_bytes) + " bytes");
-    }
-    data.append(buf, got);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(errc::io_error, path + ": not a regular file");
   }
-  const bool bad = std::ferror(f) != 0;
-  std::fclose(f);
-  if (bad) return fail(errc::io_error, path + ": read error");
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return fail(errc::invalid_argument, path + ": larger than " + std::to_string(max_bytes) + " bytes");
+  }
+  std::string data(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t have = 0;
+  // Read what fstat promised and check for more: the file may grow while being read.
+  while (true) {
+    if (have == data.size()) {
+      if (data.size() >= max_bytes + 1) break;
+      data.resize(std::min(max_bytes + 1, std::max<std::size_t>(data.size() * 2, 4096)));
+    }
+    const ssize_t got = ::read(fd, data.data() + have, data.size() - have);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      const auto ec = std::error_code(errno, std::generic_category());
+      ::close(fd);
+      return fail(errc::io_error, path + ": read error: " + ec.message());
+    }
+    if (got == 0) break;
+    have += static_cast<std::size_t>(got);
+  }
+  ::close(fd);
+  if (have > max_bytes)
+    return fail(errc::invalid_argument, path + ": larger than " + std::to_string(max_bytes) + " bytes");
+  data.resize(have);
   return data;
 }
 

@@ -287,6 +287,13 @@ class Cursor {
   std::optional<SyntaxError> error_;
 };
 
+/// "[1].entries[4].gid", built only when an error needs it (not once per key read).
+struct FieldPath {
+  const std::string& base;
+  const std::string& key;
+  [[nodiscard]] std::string str() const { return base + "." + key; }
+};
+
 /// Reads one snapshot; semantic errors carry the field path, syntax errors the offset.
 class SnapshotReader {
  public:
@@ -347,7 +354,7 @@ class SnapshotReader {
   }
 
   /// A string or null into `out` (null leaves it unset).
-  result<bool> opt_string(const std::string& path, std::string& out) {
+  result<bool> opt_string(const FieldPath& path, std::string& out) {
     const char c = c_.peek();
     if (c == 'n') {
       if (!c_.literal("null")) return fail(syntax_error());
@@ -356,13 +363,13 @@ class SnapshotReader {
     if (c != '"') {
       const std::string k = c_.kind();
       if (!c_.skip(3)) return fail(syntax_error());
-      return fail(field_error(path, "expected a string, found " + k));
+      return fail(field_error(path.str(), "expected a string, found " + k));
     }
     if (!c_.string(out)) return fail(syntax_error());
     return true;
   }
   /// A non-negative integer up to `max`, or null (false).
-  result<bool> opt_uint(const std::string& path, std::uint64_t max, std::uint64_t& out) {
+  result<bool> opt_uint(const FieldPath& path, std::uint64_t max, std::uint64_t& out) {
     const char c = c_.peek();
     if (c == 'n') {
       if (!c_.literal("null")) return fail(syntax_error());
@@ -371,12 +378,13 @@ class SnapshotReader {
     if (c != '-' && (c < '0' || c > '9')) {
       const std::string k = c_.kind();
       if (!c_.skip(3)) return fail(syntax_error());
-      return fail(field_error(path, "expected a non-negative integer, found " + k));
+      return fail(field_error(path.str(), "expected a non-negative integer, found " + k));
     }
     std::string bad;
     if (!c_.uint(out, bad)) return fail(syntax_error());
-    if (!bad.empty()) return fail(field_error(path, "expected a non-negative integer, found " + bad));
-    if (out > max) return fail(field_error(path, std::to_string(out) + " is above " + std::to_string(max)));
+    if (!bad.empty()) return fail(field_error(path.str(), "expected a non-negative integer, found " + bad));
+    if (out > max)
+      return fail(field_error(path.str(), std::to_string(out) + " is above " + std::to_string(max)));
     return true;
   }
 
@@ -394,11 +402,11 @@ class SnapshotReader {
     if (!c_.empty_container('}')) {
       for (bool more = true; more;) {
         if (!c_.string(key) || !c_.consume(':')) return fail(syntax_error());
-        const std::string at = path + "." + key;
+        const FieldPath at{path, key};
         if (key == "index") {
           std::uint64_t v = 0;
           GIDPOLICY_TRY(set, opt_uint(at, 0x7fffffffu, v));
-          if (!set) return fail(field_error(at, "expected a non-negative integer, found null"));
+          if (!set) return fail(field_error(at.str(), "expected a non-negative integer, found null"));
           index = v;
         } else if (key == "state") {
           std::string s;
@@ -468,7 +476,7 @@ class SnapshotReader {
     if (!c_.empty_container('}')) {
       for (bool more = true; more;) {
         if (!c_.string(key) || !c_.consume(':')) return fail(syntax_error());
-        const std::string at = path + "." + key;
+        const FieldPath at{path, key};
         std::uint64_t v = 0;
         if (key == "host") {
           GIDPOLICY_TRY(set, opt_string(at, s));
@@ -476,25 +484,25 @@ class SnapshotReader {
         } else if (key == "device") {
           GIDPOLICY_TRY(set, opt_string(at, p.device));
           if (!set || p.device.empty() || p.device.size() > 64)
-            return fail(field_error(at, "expected a device name of 1-64 characters"));
+            return fail(field_error(at.str(), "expected a device name of 1-64 characters"));
           has_device = true;
         } else if (key == "port") {
           GIDPOLICY_TRY(set, opt_uint(at, 255, v));
-          if (!set) return fail(field_error(at, "expected a port number, found null"));
+          if (!set) return fail(field_error(at.str(), "expected a port number, found null"));
           p.port = static_cast<std::uint32_t>(v);
           has_port = true;
         } else if (key == "state") {
           GIDPOLICY_TRY(set, opt_string(at, s));
           if (set) {
             auto st = port_state_from_string(s);
-            if (!st) return fail(field_error(at, "unknown port state '" + s + "'"));
+            if (!st) return fail(field_error(at.str(), "unknown port state '" + s + "'"));
             p.state = *st;
           }
         } else if (key == "link_layer") {
           GIDPOLICY_TRY(set, opt_string(at, s));
           if (set) {
             auto l = link_layer_from_string(s);
-            if (!l) return fail(field_error(at, "unknown link layer '" + s + "'"));
+            if (!l) return fail(field_error(at.str(), "unknown link layer '" + s + "'"));
             p.link_layer = *l;
           }
         } else if (key == "gid_tbl_len") {
@@ -504,7 +512,7 @@ class SnapshotReader {
           GIDPOLICY_TRY(set, opt_uint(at, 4096, v));
           if (set) {
             auto m = mtu_from_bytes(static_cast<unsigned>(v));
-            if (!m) return fail(field_error(at, "expected 256, 512, 1024, 2048 or 4096"));
+            if (!m) return fail(field_error(at.str(), "expected 256, 512, 1024, 2048 or 4096"));
             p.active_mtu = *m;
           }
         } else if (key == "lid") {
@@ -515,12 +523,12 @@ class SnapshotReader {
           if (set && s == "not_shown")
             holes = Holes::not_shown;
           else if (set && s != "empty")
-            return fail(field_error(at, "expected empty or not_shown, found '" + s + "'"));
+            return fail(field_error(at.str(), "expected empty or not_shown, found '" + s + "'"));
         } else if (key == "entries") {
           if (c_.peek() != '[') {
             const std::string k = c_.kind();
             if (!c_.skip(2)) return fail(syntax_error());
-            return fail(field_error(at, "expected an array, found " + k));
+            return fail(field_error(at.str(), "expected an array, found " + k));
           }
           c_.consume('[');
           entries.clear();
@@ -529,8 +537,8 @@ class SnapshotReader {
             for (bool more_entries = true; more_entries;) {
               if (entries.size() >= limits_.max_entries_per_port)
                 return fail(field_error(
-                    at, "more than " + std::to_string(limits_.max_entries_per_port) + " entries"));
-              GIDPOLICY_TRY(e, entry(at + "[" + std::to_string(entries.size()) + "]"));
+                    at.str(), "more than " + std::to_string(limits_.max_entries_per_port) + " entries"));
+              GIDPOLICY_TRY(e, entry(at.str() + "[" + std::to_string(entries.size()) + "]"));
               entries.push_back(std::move(e));
               if (!c_.next_member(']', more_entries)) return fail(syntax_error());
             }
