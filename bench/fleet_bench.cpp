@@ -144,6 +144,7 @@ void fleet_mesh(int n, unsigned threads) {
   auto an =
       fleet::Analysis::run(std::move(hosts), topo, {.profile = profiles::automatic(), .threads = threads});
   const double s = seconds_since(t0);
+  const double cpu = cpu_seconds() - c0;
   if (!an) {
     std::printf("  fleet failed: %s\n", an.error().what().c_str());
     return;
