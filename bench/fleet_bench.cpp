@@ -1,6 +1,6 @@
 // Fleet analysis figures (issue 17), printed beside today's per-pair cost of the fake fabric.
 //
-//   bench_fleet [--hosts N]...   (default: 1024 and 10000)
+//   bench_fleet [--hosts N]... [--no-today] [--mesh-only]   (default sizes: 1024 and 10000)
 //
 // Prints, for the release build the README quotes:
 //  * today: FakeFabric::connect (what `gidpolicy simulate` runs) on meshes of 50-200 hosts,
@@ -127,12 +127,16 @@ void today(int n) {
     (void)fabric.add_host(
         {"h" + std::to_string(h), roce_port(h, 0, false), profiles::automatic(), std::nullopt});
   (void)t;
+  const double c0 = cpu_seconds();
   const auto t0 = Clock::now();
   auto r = fabric.connect(fakes::Topology::mesh);
   const double s = seconds_since(t0);
+  const double cpu = cpu_seconds() - c0;
   const double pairs = static_cast<double>(n) * (n - 1) / 2;
-  std::printf("  today  simulate mesh %6d hosts %12.0f pairs %9.3f s %9.2f us/pair  (%zu connected)\n", n,
-              pairs, s, s / pairs * 1e6, r ? r.value().connected_count() : 0);
+  std::printf(
+      "  today  simulate mesh %6d hosts %12.0f pairs %8.3f s wall %8.3f s CPU %8.2f us/pair (CPU)  (%zu "
+      "connected)\n",
+      n, pairs, s, cpu, cpu / pairs * 1e6, r ? r.value().connected_count() : 0);
 }
 
 void fleet_mesh(int n, unsigned threads) {
@@ -208,13 +212,19 @@ void reading(int n, unsigned threads) {
 int main(int argc, char** argv) {
   std::vector<int> sizes;
   bool skip_today = false;
+  bool mesh_only = false;  // one size, two threads: its peak RSS is that size's alone
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--hosts" && i + 1 < argc) sizes.push_back(std::atoi(argv[++i]));
     if (a == "--no-today") skip_today = true;
+    if (a == "--mesh-only") mesh_only = true;
   }
   if (sizes.empty()) sizes = {1024, 10000};
   std::printf("gidpolicy fleet benchmark (hardware threads: %u)\n", std::thread::hardware_concurrency());
+  if (mesh_only) {
+    for (int n : sizes) fleet_mesh(n, 2);
+    return 0;
+  }
   if (!skip_today)
     for (int n : {50, 100, 200}) today(n);
   for (int n : sizes) fleet_mesh(n, 1);
