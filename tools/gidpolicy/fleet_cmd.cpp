@@ -408,10 +408,15 @@ result<void> write_svg(const Analysis& an, const std::string& path) {
     y += 18;
     const auto& grp = s.groups[k];
     const auto w = static_cast<std::uint8_t>(1 + static_cast<unsigned>(an.causes()[grp.cause].outcome));
-    sink.write(
-        fmt::format(R"(<rect x="10" y="{}" width="12" height="12" fill="{}"/><text x="28" y="{}">{}</text>)"
-                    "\n",
-                    y - 11, colour(w), y, xml_escape(an.describe(grp))));
+    // Long causes (a failed selection's whole explanation) are cut to the picture's width;
+    // the full text is on hover.
+    const std::string full = an.describe(grp);
+    const std::size_t fit = static_cast<std::size_t>(std::max(40, (width - 40) / 7));
+    const std::string shown = full.size() > fit ? full.substr(0, fit - 3) + "..." : full;
+    sink.write(fmt::format(
+        R"(<g><title>{}</title><rect x="10" y="{}" width="12" height="12" fill="{}"/><text x="28" y="{}">{}</text></g>)"
+        "\n",
+        xml_escape(full), y - 11, colour(w), y, xml_escape(shown)));
   }
   if (s.groups.size() > shown_causes) {
     y += 18;
