@@ -575,6 +575,10 @@ void Analysis::for_each_link(std::uint64_t begin, std::uint64_t end,
 void Analysis::summarize(unsigned threads) {
   const std::size_t ns = sides_.size();
   const std::uint64_t total = link_count_;
+  // Each thread keeps its own counters (sides x slots): more threads than cores only costs
+  // memory, so use at most the machine's cores (and 64).
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::clamp(threads, 1u, std::min(cores, 64u));
   if (total < 4096) threads = 1;
   struct Part {
     std::vector<std::uint64_t> counts;  // per side x slot

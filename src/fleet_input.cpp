@@ -169,8 +169,8 @@ result<std::vector<HostSnapshot>> read_snapshots(std::span<const std::string> ar
       if (!*out[i]) failed = true;
     }
   };
-  const unsigned threads =
-      std::max(1u, std::min<unsigned>(limits.threads, static_cast<unsigned>(items.size())));
+  const unsigned threads = std::max(
+      1u, std::min({limits.threads, 64u, static_cast<unsigned>(std::min<std::size_t>(items.size(), 64))}));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
