@@ -86,8 +86,16 @@ class Cursor {
     out.clear();
     const char* run = p_;
     while (true) {
-      // Copy plain runs in one go: most strings here have no escape.
-      while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) ++p_;
+      // Copy plain runs in one go: most strings here have no escape and are ASCII.
+      while (p_ < end_) {
+        const auto u = static_cast<unsigned char>(*p_);
+        if (u == '"' || u == '\\' || u < 0x20) break;
+        if (u < 0x80) {
+          ++p_;
+        } else if (!utf8_sequence()) {  // JSON text is UTF-8 (RFC 8259); output re-encodes it
+          return false;
+        }
+      }
       out.append(run, static_cast<std::size_t>(p_ - run));
       if (p_ >= end_) return fail_here("unterminated string");
       const char c = *p_;
@@ -222,6 +230,32 @@ class Cursor {
     const unsigned char c = static_cast<unsigned char>(*p_);
     if (c >= 0x20 && c < 0x7f) return std::string(", found '") + *p_ + "'";
     return ", found byte " + std::to_string(c);
+  }
+  /// One well-formed UTF-8 sequence at p_ (no overlong forms, surrogates or code points past
+  /// U+10FFFF), consumed.
+  bool utf8_sequence() {
+    const auto b0 = static_cast<unsigned char>(*p_);
+    int len = 0;
+    std::uint32_t cp = 0, min = 0;
+    if (b0 >= 0xc2 && b0 <= 0xdf) {
+      len = 2, cp = b0 & 0x1fu, min = 0x80;
+    } else if (b0 >= 0xe0 && b0 <= 0xef) {
+      len = 3, cp = b0 & 0x0fu, min = 0x800;
+    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+      len = 4, cp = b0 & 0x07u, min = 0x10000;
+    } else {
+      return fail_here("invalid UTF-8 in a string");
+    }
+    if (end_ - p_ < len) return fail_here("invalid UTF-8 in a string");
+    for (int i = 1; i < len; ++i) {
+      const auto b = static_cast<unsigned char>(p_[i]);
+      if ((b & 0xc0u) != 0x80u) return fail_here("invalid UTF-8 in a string");
+      cp = (cp << 6) | (b & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+      return fail_here("invalid UTF-8 in a string");
+    p_ += len;
+    return true;
   }
   bool hex4(std::uint32_t& v) {
     if (end_ - p_ < 4) return fail_here("truncated \\u escape");

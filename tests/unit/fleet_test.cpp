@@ -335,6 +335,17 @@ TEST(FleetSnapshot, ErrorsNameFilePortEntryAndField) {
   auto deep = fleet::parse_snapshot(std::string(100000, '[') + std::string(100000, ']'), "deep.json");
   ASSERT_FALSE(deep.has_value());
   EXPECT_NE(deep.error().what().find("nested deeper"), std::string::npos) << deep.error().what();
+  // JSON text is UTF-8: a stray byte in a host name would break every document written later.
+  auto bad_utf8 = fleet::parse_snapshot(
+      "{\"host\": \"n\xff\", \"device\": \"d\", \"port\": 1, \"entries\": []}", "u.json");
+  ASSERT_FALSE(bad_utf8.has_value());
+  EXPECT_NE(bad_utf8.error().what().find("u.json:1:11: invalid JSON: invalid UTF-8"), std::string::npos)
+      << bad_utf8.error().what();
+  EXPECT_EQ(fleet::parse_snapshot(
+                "{\"host\": \"n\xc3\xa9\", \"device\": \"d\", \"port\": 1, \"entries\": []}", "u.json")
+                .value()
+                .host,
+            "n\xc3\xa9");
   auto dup = fleet::parse_snapshot(
       R"({"device": "d", "port": 1, "entries": [{"index": 1, "state": "empty"}, {"index": 1, "state": "empty"}]})",
       "dup.json");
