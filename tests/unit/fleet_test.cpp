@@ -339,7 +339,7 @@ TEST(FleetSnapshot, ErrorsNameFilePortEntryAndField) {
   auto bad_utf8 = fleet::parse_snapshot(
       "{\"host\": \"n\xff\", \"device\": \"d\", \"port\": 1, \"entries\": []}", "u.json");
   ASSERT_FALSE(bad_utf8.has_value());
-  EXPECT_NE(bad_utf8.error().what().find("u.json:1:11: invalid JSON: invalid UTF-8"), std::string::npos)
+  EXPECT_NE(bad_utf8.error().what().find("u.json:1:12: invalid JSON: invalid UTF-8"), std::string::npos)
       << bad_utf8.error().what();
   EXPECT_EQ(fleet::parse_snapshot(
                 "{\"host\": \"n\xc3\xa9\", \"device\": \"d\", \"port\": 1, \"entries\": []}", "u.json")
