@@ -29,7 +29,8 @@
 //    valid, else the mesh when valid, else the ring.
 //
 // Example:
-//   auto hosts = gidpolicy::fleet::read_snapshots({"gathered/"}).value();
+//   const std::vector<std::string> args{"gathered/"};   // FILE, HOST=FILE or a directory
+//   auto hosts = gidpolicy::fleet::read_snapshots(args).value();
 //   gidpolicy::fleet::Topology topo;
 //   topo.pairing = gidpolicy::fleet::Pairing::jaccl;
 //   topo.jaccl = gidpolicy::fleet::read_jaccl_devices("devices.json").value();
