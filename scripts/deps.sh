@@ -5,11 +5,13 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
           libibverbs-dev ibverbs-utils libboost-dev libgtest-dev libgmock-dev librapidcheck-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev iproute2 procps
-          clang-format clang-tidy cppcheck perftest)
+          clang-format clang-tidy cppcheck perftest openmpi-bin)
 # (clang-format, clang-tidy and cppcheck are tools beyond the brief's library list: scripts/lint
 # needs them, and scripts/test runs its format + cppcheck gate. perftest: the fake libibverbs'
 # acceptance tests run its unmodified ib_send_bw ... ib_atomic_bw on the fake, and compare its own
 # GID pick with gidpolicy's auto.)
+# (openmpi-bin: `mpirun`, for the fleet test that gathers `gidpolicy show --json` one rank per
+# host the way docs/fleet.md tells clusters to; without it that test is skipped, saying why.)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -149,9 +149,23 @@ int run_show(const ShowOptions& o) {
   if (!loaded) return usage_error(loaded.error());
   const auto& tables = loaded.value().tables;
   if (o.json) {
+    // "host" names the machine for `gidpolicy fleet`: a pasted or converted table may come
+    // from anywhere, so only live devices default to this machine's name.
+    Json host = nullptr;
+    if (o.host) {
+      host = *o.host;
+    } else if (!o.source.input && !o.source.sysfs) {
+      char name[256] = {};
+      if (::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') host = std::string(name);
+    }
     std::vector<Json> items;
     items.reserve(tables.size());
-    for (const auto& t : tables) items.push_back(json_show_table(t));
+    for (const auto& t : tables) {
+      Json j;
+      j["host"] = host;
+      j.update(json_show_table(t));
+      items.push_back(std::move(j));
+    }
     print_json(one_or_array(std::move(items)));
     return kExitOk;
   }

@@ -24,6 +24,8 @@ int usage_error(const std::string& message);
 struct ShowOptions {
   SourceOptions source;
   bool json = false;
+  /// --json's "host": this name, else the machine's for live devices, else null.
+  std::optional<std::string> host;
 };
 int run_show(const ShowOptions& o);
 

@@ -124,6 +124,7 @@ Json json_show_table(const GidTable& t) {
   j["link_layer"] = to_string(p.link_layer);
   j["gid_tbl_len"] = p.gid_tbl_len ? Json(*p.gid_tbl_len) : Json(nullptr);
   j["active_mtu"] = mtu_bytes(p.active_mtu);
+  j["lid"] = p.lid;
   j["holes"] = std::string(to_string(t.holes()));
   Json entries = Json::array();
   for (const auto& e : t) {

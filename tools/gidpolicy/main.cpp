@@ -2,6 +2,7 @@
 // gidpolicy JSON, a sysfs tree) and say what each policy would advertise and route from.
 // docs/cli.md documents every subcommand, the --json schemas and the exit codes.
 #include "commands.hpp"
+#include "fleet_cmd.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -147,6 +148,9 @@ int run(int argc, char** argv) {
       app.add_subcommand("show", "Print the GID table(s): index, GID, type, IPv4, netdev, flags");
   show_src.add(show_cmd);
   show_cmd->add_flag("--json", show.json, "Print JSON (schema in docs/cli.md)");
+  show_cmd->add_option("--host", show.host,
+                       "The host name --json records (default: this machine's for live devices; "
+                       "`gidpolicy fleet` reads it)");
 
   // select
   SelectOptions select;
@@ -237,12 +241,15 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   watch_cmd->add_flag("--json", watch.json, "One JSON object per line (schema in docs/cli.md)");
 
+  // fleet (tools/gidpolicy/fleet_cmd.cpp)
+  FleetCommand fleet(app);
+
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
   const std::set<std::string> subcommands{"show",    "select",   "check", "explain-errno",
-                                          "convert", "simulate", "watch"};
+                                          "convert", "simulate", "watch", "fleet"};
   if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
     std::cerr << "gidpolicy: unknown subcommand '" << argv[1]
-              << "': expected show, select, check, explain-errno, convert, simulate or watch (see gidpolicy "
+              << "': expected show, select, check, explain-errno, convert, simulate, watch or fleet (see gidpolicy "
                  "--help)\n";
     return kExitUsage;
   }
@@ -260,7 +267,7 @@ int run(int argc, char** argv) {
     for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
     std::string what = own_words(e);
     if (app.get_subcommands().empty())
-      what = "expected a subcommand: show, select, check, explain-errno, convert, simulate or watch";
+      what = "expected a subcommand: show, select, check, explain-errno, convert, simulate, watch or fleet";
     std::cerr << "gidpolicy: " << what << " (see gidpolicy" << sub << " --help)\n";
     return kExitUsage;
   }
@@ -293,6 +300,7 @@ int run(int argc, char** argv) {
     if (watch_port_opt->count()) watch.port = watch_port;
     return run_watch(watch);
   }
+  if (fleet.parsed()) return fleet.run();
   return kExitUsage;
 }
 

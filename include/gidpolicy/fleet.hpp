@@ -1,0 +1,278 @@
+// Fleet analysis: which links of a whole cluster will connect, and why not, from one GID-table
+// snapshot per host (what `gidpolicy show --json` prints there).
+//
+// The gotcha this exists for: a GID choice that works on one host can break every link that
+// touches another. JACCL advertises the first IPv4-mapped GID and routes from the literal index
+// 1, so the one Mac mini whose mapped GID sits at index 2 (MLX PR 3389) breaks every link it is
+// part of; a GPU host whose fifth NIC lost its IPv4 address breaks rail 5 to that host only.
+// Finding that before launch takes every pair of a topology judged exactly as the fake fabric
+// (fakes/fake_fabric.hpp, `gidpolicy simulate`) would connect it, at fleet size.
+//
+// How it stays fast and equal to the fabric: each (host, device, port) is planned once
+// (Profile::plan, the real RtrBuilder and judge_rtr, the driver model shared with the fakes).
+// A side's RTR verdict depends on its peer only through the peer GID's class (zero,
+// link-local, IPv4-mapped) and, on InfiniBand, whether the peer has a LID — so every side
+// precomputes its verdict per class that occurs in the fleet, and a pair is judged by a few
+// table look-ups. Memory is linear in hosts (plus the links of explicit topologies: rings and
+// JACCL device files), never in pairs: failures are counted per cause, and per-link detail is
+// recomputed when a caller asks for it (link(), for_each_link()).
+//
+// Topologies (Topology::pairing):
+//  * mesh: every pair of hosts over one named device/port;
+//  * ring: host i with host i+1 (JACCL's ring, gidpolicy simulate's ring);
+//  * rail: device k of every host with device k of every other host (rail-optimised GPU
+//    clusters); rails named by device, or each host's k-th port in natural name order;
+//  * jaccl: JACCL's device file (JACCL_IBV_DEVICES / MLX_IBV_DEVICES): devices[i][j] is the
+//    device rank i uses to reach rank j, null on the diagonal. Used as JACCL uses it: the mesh
+//    takes the first name of each entry; the ring connects rank i's k-th device towards i+1
+//    with rank i+1's k-th device towards i; JACCL picks the ring when asked (JACCL_RING) and
+//    valid, else the mesh when valid, else the ring.
+//
+// Example:
+//   const std::vector<std::string> args{"gathered/"};   // FILE, HOST=FILE or a directory
+//   auto hosts = gidpolicy::fleet::read_snapshots(args).value();
+//   gidpolicy::fleet::Topology topo;
+//   topo.pairing = gidpolicy::fleet::Pairing::jaccl;
+//   topo.jaccl = gidpolicy::fleet::read_jaccl_devices("devices.json").value();
+//   auto fleet = gidpolicy::fleet::Analysis::run(std::move(hosts), topo,
+//                                                {.profile = gidpolicy::profiles::jaccl()}).value();
+//   for (const auto& g : fleet.summary().groups)   // "rdma_en3 on 1 host: ... -> 3 links fail"
+//     std::cout << fleet.describe(g) << "\n";
+#pragma once
+
+#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/error.hpp>
+#include <gidpolicy/gid.hpp>
+#include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gidpolicy::fleet {
+
+// ---------------------------------------------------------------------------------------------
+// Input: host snapshots and JACCL device files.
+
+/// One host: every port its `gidpolicy show --json` listed.
+struct HostSnapshot {
+  std::string host;             ///< "mac-a": the file's "host", HOST=FILE, else the file name
+  std::string source;           ///< the file it came from, for messages
+  std::vector<GidTable> ports;  ///< in the file's order
+};
+
+/// Bounds on what read_snapshots() accepts (every input is bounded).
+struct ReadLimits {
+  std::size_t max_file_bytes = std::size_t{8} << 20;  ///< one host: 8 MiB (64 ports x 256 GIDs is ~3 MiB)
+  std::size_t max_hosts = 100'000;
+  std::size_t max_ports_per_host = 4096;
+  std::size_t max_entries_per_port = 65'536;
+  unsigned threads = 2;  ///< parse files on this many threads
+};
+
+/// Parse the text `gidpolicy show --json` printed on one host: one port object, or an array of
+/// them. `host` (HOST=FILE) wins over the document's "host" field, which wins over `source`'s
+/// file name without its extension. Unknown keys are ignored (newer gidpolicy versions add
+/// keys); a missing or malformed known key is an error naming source, port, entry and field:
+/// "h3.json: [1].entries[4].gid: invalid GID text: ...". Nesting deeper than the schema is an
+/// error before any parsing happens.
+result<HostSnapshot> parse_snapshot(std::string_view text, std::string_view source,
+                                    std::string_view host = {}, const ReadLimits& limits = {});
+
+/// Read hosts from arguments, each "FILE", "HOST=FILE" or a directory (its regular files
+/// ending in .json, in natural name order). Errors: a file too large, too many hosts, two
+/// hosts of one name (both files named), an unreadable or malformed file. Nothing is
+/// returned half-read.
+result<std::vector<HostSnapshot>> read_snapshots(std::span<const std::string> args,
+                                                 const ReadLimits& limits = {});
+
+/// JACCL's device file: names[i][j] lists the devices rank i uses to reach rank j (a JSON
+/// string is a list of one, null an empty list).
+struct JacclDevices {
+  std::vector<std::vector<std::vector<std::string>>> names;
+  [[nodiscard]] std::size_t ranks() const noexcept { return names.size(); }
+  /// JACCL's mesh check: at least two ranks, nothing on the diagonal, a device everywhere else.
+  /// On failure, `why` (when not null) says which entry breaks it.
+  [[nodiscard]] bool valid_mesh(std::string* why = nullptr) const;
+  /// JACCL's ring check: every rank has as many devices towards both neighbours as rank 0 has
+  /// towards rank 1, and at least one.
+  [[nodiscard]] bool valid_ring(std::string* why = nullptr) const;
+};
+/// Parse a device file as JACCL does: an array of N arrays of N entries, each null, a string or
+/// an array of strings. At most 4,096 ranks and 16 names per entry.
+result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view source = "<devices>");
+/// Read and parse a device file (at most 64 MiB).
+result<JacclDevices> read_jaccl_devices(const std::string& path);
+
+// ---------------------------------------------------------------------------------------------
+// Topology and options.
+
+enum class Pairing : std::uint8_t { mesh, ring, rail, jaccl };
+std::string_view to_string(Pairing p) noexcept;  ///< "mesh", "ring", "rail", "jaccl"
+
+/// Which device of host A talks to which device of host B.
+struct Topology {
+  Pairing pairing = Pairing::mesh;
+  /// mesh/ring: the device every host uses; empty: each host's first port in natural order.
+  std::string device;
+  /// The port on every named device (JACCL always uses port 1).
+  std::uint32_t port = 1;
+  /// rail: rail k is the device rails[k] on every host; empty: each host's k-th port in
+  /// natural order (mlx5_2 before mlx5_10), as many rails as the host with most ports has.
+  std::vector<std::string> rails;
+  /// jaccl: the device file; ranks are the hosts in input order.
+  JacclDevices jaccl;
+  /// jaccl: JACCL_RING / MLX_JACCL_RING is set (prefer the ring when it is valid).
+  bool jaccl_prefer_ring = false;
+};
+
+/// What every host runs.
+struct Options {
+  Profile profile = profiles::automatic();
+  /// Driver model for every host; default DriverProfile::for_link_layer of each port.
+  std::optional<DriverProfile> driver;
+  /// Judge the links on this many threads (at least 1).
+  unsigned threads = 2;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Results.
+
+/// How one direction of a link ends, worst last. A link connects when both directions are ok.
+enum class Outcome : std::uint8_t {
+  ok,          ///< delivered
+  dropped,     ///< the sender's packets carry another GID (or none) than the peer was told
+  times_out,   ///< RTR passes, traffic never arrives
+  rtr_error,   ///< RtrBuilder refuses, or modify_qp to RTR fails (errno)
+  qp_refused,  ///< create_qp fails (Apple's ~10 QPs per device)
+  unusable,    ///< a side cannot take part: device missing, port down, nothing selected
+};
+std::string_view to_string(Outcome o) noexcept;  ///< "ok", "dropped", ..., "unusable"
+
+/// Why a direction failed: one entry per distinct (outcome, device, text).
+struct Cause {
+  Outcome outcome = Outcome::ok;
+  std::string device;  ///< the device of the side at fault, "rdma_en2"
+  int err = 0;         ///< the driver's errno for rtr_error/qp_refused/times_out, else 0
+  Platform platform = Platform::linux_kernel;  ///< whose errno numbering `err` uses
+  std::string text;  ///< "RTR from sgid_index 1 failed: EINVAL (22): sgid_index 1 is empty"
+};
+
+/// One side of a link: a host's device/port and what it advertises and routes from.
+struct SideInfo {
+  std::uint32_t host = 0;
+  std::string device;
+  std::uint32_t port = 1;
+  bool usable = false;
+  std::optional<Gid> advertised;  ///< when a selection was made
+  std::optional<std::uint8_t> sgid_index;
+};
+
+/// One direction of a judged link.
+struct Direction {
+  Outcome outcome = Outcome::ok;
+  std::uint32_t cause = 0;    ///< index into causes(); meaningful when outcome != ok
+  std::uint32_t culprit = 0;  ///< the side (index into sides()) the cause belongs to
+  [[nodiscard]] bool ok() const noexcept { return outcome == Outcome::ok; }
+};
+
+/// One link of the topology, judged.
+struct Link {
+  std::uint64_t index = 0;     ///< position in the topology's link order
+  std::uint32_t a = 0, b = 0;  ///< sides (index into sides())
+  std::uint32_t lane = 0;      ///< rail number, or JACCL ring connection; 0 otherwise
+  Direction a_to_b, b_to_a;
+  [[nodiscard]] bool connected() const noexcept { return a_to_b.ok() && b_to_a.ok(); }
+};
+
+/// The failures of one cause.
+struct CauseGroup {
+  std::uint32_t cause = 0;
+  std::uint64_t links = 0;       ///< links with at least one direction failing for this cause
+  std::uint32_t hosts = 0;       ///< distinct hosts at fault
+  std::uint32_t first_side = 0;  ///< the first side at fault, for an example
+};
+
+struct Summary {
+  std::uint64_t links = 0;
+  std::uint64_t connected = 0;
+  /// Largest first. A link failing for two causes (each direction its own) counts in both.
+  std::vector<CauseGroup> groups;
+  [[nodiscard]] bool all_connected() const noexcept { return connected == links; }
+};
+
+/// A fleet planned and judged.
+class Analysis {
+ public:
+  /// Plan every used (host, device, port) once, judge every link, count failures per cause.
+  /// Errors: fewer than two hosts; two hosts of one name; a JACCL file whose rank count differs
+  /// from the host count, or that forms neither a valid mesh nor ring (JACCL's own checks);
+  /// rail with no rails; a link count above 2^40.
+  static result<Analysis> run(std::vector<HostSnapshot> hosts, const Topology& topology,
+                              const Options& options = {});
+
+  [[nodiscard]] std::size_t host_count() const noexcept { return hosts_.size(); }
+  [[nodiscard]] const HostSnapshot& host(std::uint32_t i) const { return hosts_[i]; }
+  [[nodiscard]] const std::vector<SideInfo>& sides() const noexcept { return side_info_; }
+  [[nodiscard]] const std::vector<Cause>& causes() const noexcept { return causes_; }
+  [[nodiscard]] const Summary& summary() const noexcept { return summary_; }
+  /// What was used: jaccl resolves to "jaccl-mesh" or "jaccl-ring".
+  [[nodiscard]] const std::string& topology_name() const noexcept { return topology_name_; }
+  [[nodiscard]] std::string profile_spec() const { return profile_.spec(); }
+  [[nodiscard]] std::uint64_t link_count() const noexcept { return link_count_; }
+
+  /// Link `k` (0 <= k < link_count()), judged in constant time.
+  [[nodiscard]] Link link(std::uint64_t k) const;
+  /// Call `fn` for links [begin, end) in order (faster than link() per index for a mesh).
+  void for_each_link(std::uint64_t begin, std::uint64_t end,
+                     const std::function<void(const Link&)>& fn) const;
+
+  /// "rdma_en2 on 3 hosts: RTR from sgid_index 1 failed: EINVAL (22): sgid_index 1 is empty
+  ///  -> 12 links fail"
+  [[nodiscard]] std::string describe(const CauseGroup& g) const;
+  /// "mac-b rdma_en3: RTR from sgid_index 1 failed: ..." for one failed direction.
+  [[nodiscard]] std::string describe(const Direction& d) const;
+  /// "mac-a rdma_en5 <-> mac-b rdma_en5".
+  [[nodiscard]] std::string describe_link(const Link& l) const;
+
+  Analysis(Analysis&&) noexcept;
+  Analysis& operator=(Analysis&&) noexcept;
+  ~Analysis();
+
+  struct Side;  // per-side precomputed verdicts (internal)
+
+ private:
+  Analysis();
+  [[nodiscard]] Link judge(std::uint64_t index, std::uint32_t a, std::uint32_t b, std::uint32_t lane,
+                           std::uint32_t rank_a, std::uint32_t rank_b) const;
+  void summarize(unsigned threads);
+
+  std::vector<HostSnapshot> hosts_;
+  Profile profile_;
+  std::string topology_name_;
+  Pairing pairing_ = Pairing::mesh;
+  std::vector<Side> sides_;
+  std::vector<SideInfo> side_info_;
+  std::vector<Cause> causes_;
+  Summary summary_;
+  std::uint64_t link_count_ = 0;
+  std::uint32_t lanes_ = 1;  // rail: sides_ index = host * lanes_ + lane
+  // mesh/rail: per lane, the count of usable sides among hosts [0, i) (QP-cap ranks).
+  std::vector<std::vector<std::uint32_t>> usable_prefix_;
+  // ring/jaccl: the explicit links {a, b, lane, rank_a, rank_b}.
+  struct Explicit {
+    std::uint32_t a, b, lane, rank_a, rank_b;
+  };
+  std::vector<Explicit> explicit_;
+};
+
+/// Natural order of device names: "mlx5_2" < "mlx5_10".
+bool natural_less(std::string_view a, std::string_view b) noexcept;
+
+}  // namespace gidpolicy::fleet

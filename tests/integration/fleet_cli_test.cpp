@@ -1,0 +1,162 @@
+// `gidpolicy fleet` and `show --json`'s host field (issue 17): exit codes as `simulate`, the
+// grouped summary, the streamed --json document and the --svg matrix, on the JACCL example
+// (examples/fleet/jaccl: the device file from JACCL's documentation over four Macs, one with
+// its mapped GIDs at index 2).
+#include "cli_run.hpp"
+#include "support/files.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace gidpolicy::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+fs::path jaccl_dir() { return example_tables_dir().parent_path() / "fleet" / "jaccl"; }
+std::string devices() { return (jaccl_dir() / "devices.json").string(); }
+std::string hosts() { return (jaccl_dir() / "hosts").string(); }
+
+TEST(Fleet, JacclProfileFailsExactlyTheMappedAtTwoHostsLinksExitOne) {
+  const auto r = run_cli({"fleet", "--jaccl-devices", devices(), "--profile", "jaccl", hosts()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("jaccl-mesh of 4 hosts, profile jaccl: 3 of 6 links connected"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(
+                "rdma_en3 on 1 host (m3-ultra-3): RTR from sgid_index 1 failed: EINVAL (22): sgid_index 1 is "
+                "empty -> 1 link fails"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(Fleet, AutoProfileConnectsEveryLinkExitZero) {
+  const auto r = run_cli({"fleet", "--jaccl-devices", devices(), "--profile", "auto", hosts()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "jaccl-mesh of 4 hosts, profile auto: 6 of 6 links connected\n");
+}
+
+TEST(Fleet, DeviceFileFromJacclsEnvironmentVariable) {
+  const auto r = run_program(cli_path(), {"fleet", "--topology", "jaccl", "--profile", "jaccl", hosts()},
+                             {"MLX_IBV_DEVICES=" + devices()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("3 of 6 links connected"), std::string::npos) << r.out;
+  const auto ring = run_program(cli_path(), {"fleet", "--topology", "jaccl", "--profile", "jaccl", hosts()},
+                                {"JACCL_IBV_DEVICES=" + devices(), "JACCL_RING=1"});
+  EXPECT_NE(ring.out.find("jaccl-ring of 4 hosts, profile jaccl: 2 of 4 links connected"), std::string::npos)
+      << ring.out << ring.err;
+}
+
+TEST(Fleet, JsonListsCausesSidesAndEveryFailedLink) {
+  const auto r = run_cli({"fleet", "--jaccl-devices", devices(), "--profile", "jaccl", "--json", hosts()});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["schema"], "gidpolicy.fleet");
+  EXPECT_EQ(j["topology"], "jaccl-mesh");
+  EXPECT_EQ(j["links"], 6);
+  EXPECT_EQ(j["connected"], 3);
+  EXPECT_EQ(j["failed"], 3);
+  EXPECT_EQ(j["sides"].size(), 12u);  // 4 Macs x 3 Thunderbolt ports
+  ASSERT_EQ(j["links_detail"].size(), 3u);
+  for (const auto& l : j["links_detail"]) {
+    EXPECT_TRUE(l["a"] == "m3-ultra-3" || l["b"] == "m3-ultra-3") << l.dump();
+    EXPECT_EQ(l["a_to_b"]["outcome"], "rtr_error");
+    EXPECT_EQ(l["a_to_b"]["by"], "m3-ultra-3");
+    const auto& cause = j["causes"][l["a_to_b"]["cause"].get<std::size_t>()];
+    EXPECT_EQ(cause["errno"], 22);
+    EXPECT_EQ(cause["errno_name"], "EINVAL");
+  }
+  const auto all = run_cli({"fleet", "--jaccl-devices", devices(), "--json", "--all-links", hosts()});
+  EXPECT_EQ(Json::parse(all.out)["links_detail"].size(), 6u);
+}
+
+TEST(Fleet, TextOutputIsBoundedWithCountsPastTheLimit) {
+  const auto r =
+      run_cli({"fleet", "--jaccl-devices", devices(), "--profile", "jaccl", "--limit", "1", hosts()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("... and 2 more causes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failed links (first 1 of 3)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("... and 2 more failed links"), std::string::npos) << r.out;
+}
+
+class FleetOutput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gidpolicy-fleet-cli-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(FleetOutput, SvgMatrixWithCausesOnHoverWrittenAtomically) {
+  const fs::path svg = dir_ / "fabric.svg";
+  const fs::path report = dir_ / "report.txt";
+  const auto r = run_cli({"fleet", "--jaccl-devices", devices(), "--profile", "jaccl", "--svg", svg.string(),
+                          "--output", report.string(), hosts()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  const std::string text = read_file(svg);
+  EXPECT_EQ(text.rfind("<svg ", 0), 0u);
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+  EXPECT_NE(
+      text.find("<title>m3-ultra-1 -&gt; m3-ultra-3: rtr_error: m3-ultra-3 rdma_en4: RTR from sgid_index 1 "
+                "failed: EINVAL (22): sgid_index 1 is empty</title>"),
+      std::string::npos);
+  EXPECT_NE(text.find("<title>m3-ultra-1 -&gt; m3-ultra-2: connected</title>"), std::string::npos);
+  EXPECT_NE(read_file(report).find("3 of 6 links connected"), std::string::npos);
+  // Only the two outputs: no temporary file left beside them.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++files;
+  EXPECT_EQ(files, 2u);
+}
+
+TEST_F(FleetOutput, AFailedWriteLeavesNoFileAndExitsTwo) {
+  const fs::path svg = dir_ / "missing-dir" / "fabric.svg";
+  const auto r = run_cli({"fleet", "--jaccl-devices", devices(), "--svg", svg.string(), hosts()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("fabric.svg: cannot write"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(FleetOutput, MalformedSnapshotNamesFileAndFieldExitTwo) {
+  std::ofstream(dir_ / "bad.json")
+      << R"({"device": "mlx5_0", "port": 1, "entries": [{"index": 0, "gid": "nope"}]})";
+  std::ofstream(dir_ / "good.json") << R"({"device": "mlx5_0", "port": 1, "entries": []})";
+  const auto r = run_cli({"fleet", dir_.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.json: port.entries[0].gid: "), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Fleet, ShowJsonRecordsTheHost) {
+  const auto r = run_cli({"show", "--json", "--host", "node42", "--input",
+                          (example_tables_dir() / "macmini-mapped-at-2.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["host"], "node42");
+  EXPECT_EQ(j["device"], "rdma_en2");  // existing keys unchanged
+  EXPECT_EQ(j["lid"], 0);
+  // A pasted table does not claim to be this machine's.
+  const auto pasted =
+      run_cli({"show", "--json", "--input", (example_tables_dir() / "macmini-mapped-at-2.json").string()});
+  EXPECT_TRUE(Json::parse(pasted.out)["host"].is_null());
+}
+
+TEST(Fleet, UsageErrors) {
+  const auto no_file = run_cli({"fleet", "--topology", "jaccl", hosts()});
+  EXPECT_EQ(no_file.exit_code, 2);
+  EXPECT_NE(no_file.err.find("--jaccl-devices"), std::string::npos) << no_file.err;
+  const auto one = run_cli({"fleet", (jaccl_dir() / "hosts" / "m3-ultra-1.json").string()});
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_NE(one.err.find("at least two hosts"), std::string::npos) << one.err;
+}
+
+}  // namespace
+}  // namespace gidpolicy::test

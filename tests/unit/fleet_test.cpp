@@ -1,0 +1,446 @@
+// gidpolicy/fleet.hpp: host snapshots, JACCL device files, pairing models and the issue 17
+// acceptance cases (JACCL's documented 4-rank device file; a rail broken on one host).
+#include <gidpolicy/fakes/fake_fabric.hpp>
+#include <gidpolicy/fleet.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include "support/files.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gidpolicy {
+namespace {
+
+namespace fs = std::filesystem;
+using fleet::Analysis;
+using fleet::HostSnapshot;
+using fleet::Pairing;
+
+fs::path jaccl_dir() { return test::example_tables_dir().parent_path() / "fleet" / "jaccl"; }
+
+std::vector<HostSnapshot> jaccl_hosts() {
+  const std::vector<std::string> args{(jaccl_dir() / "hosts").string()};
+  auto hosts = fleet::read_snapshots(args);
+  EXPECT_TRUE(hosts.has_value()) << hosts.error().what();
+  return hosts ? std::move(hosts).value() : std::vector<HostSnapshot>{};
+}
+
+fleet::Topology jaccl_topology(bool prefer_ring = false) {
+  fleet::Topology t;
+  t.pairing = Pairing::jaccl;
+  auto d = fleet::read_jaccl_devices((jaccl_dir() / "devices.json").string());
+  EXPECT_TRUE(d.has_value()) << d.error().what();
+  if (d) t.jaccl = std::move(d).value();
+  t.jaccl_prefer_ring = prefer_ring;
+  return t;
+}
+
+/// The host names at the two ends of every failed link.
+std::vector<std::pair<std::string, std::string>> failed_links(const Analysis& an) {
+  std::vector<std::pair<std::string, std::string>> out;
+  an.for_each_link(0, an.link_count(), [&](const fleet::Link& l) {
+    if (!l.connected())
+      out.emplace_back(an.host(an.sides()[l.a].host).host, an.host(an.sides()[l.b].host).host);
+  });
+  return out;
+}
+
+// ---- acceptance: JACCL's documented device file over four Macs, one with its mapped GID at 2
+
+TEST(FleetJaccl, DocumentedDeviceFileParsesAsJacclReadsIt) {
+  auto t = jaccl_topology();
+  ASSERT_EQ(t.jaccl.ranks(), 4u);
+  EXPECT_TRUE(t.jaccl.names[0][0].empty());
+  EXPECT_EQ(t.jaccl.names[0][1], std::vector<std::string>{"rdma_en5"});
+  EXPECT_EQ(t.jaccl.names[3][2], std::vector<std::string>{"rdma_en5"});
+  EXPECT_TRUE(t.jaccl.valid_mesh());
+  EXPECT_TRUE(t.jaccl.valid_ring());
+}
+
+TEST(FleetJaccl, UnderJacclExactlyTheLinksTouchingTheMappedAtTwoHostFail) {
+  auto an = Analysis::run(jaccl_hosts(), jaccl_topology(), {.profile = profiles::jaccl()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  EXPECT_EQ(an.value().topology_name(), "jaccl-mesh");
+  EXPECT_EQ(an.value().link_count(), 6u);
+  const auto failed = failed_links(an.value());
+  ASSERT_EQ(failed.size(), 3u);
+  for (const auto& [a, b] : failed) EXPECT_TRUE(a == "m3-ultra-3" || b == "m3-ultra-3") << a << " <-> " << b;
+  // One cause per device of that Mac, each from its RTR (Apple's errno 22, index 1 empty).
+  ASSERT_EQ(an.value().summary().groups.size(), 3u);
+  for (const auto& g : an.value().summary().groups) {
+    const auto& c = an.value().causes()[g.cause];
+    EXPECT_EQ(c.outcome, fleet::Outcome::rtr_error);
+    EXPECT_EQ(c.err, 22);
+    EXPECT_EQ(g.hosts, 1u);
+    EXPECT_EQ(g.links, 1u);
+    EXPECT_NE(c.text.find("sgid_index 1 is empty"), std::string::npos) << c.text;
+    EXPECT_NE(
+        an.value().describe(g).find("on 1 host (m3-ultra-3): RTR from sgid_index 1 failed: EINVAL (22)"),
+        std::string::npos)
+        << an.value().describe(g);
+  }
+}
+
+TEST(FleetJaccl, UnderAutoEveryLinkConnects) {
+  auto an = Analysis::run(jaccl_hosts(), jaccl_topology(), {.profile = profiles::automatic()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  EXPECT_TRUE(an.value().summary().all_connected());
+  EXPECT_EQ(an.value().summary().connected, 6u);
+}
+
+TEST(FleetJaccl, RingUseConnectsEachRankWithItsNeighboursOnly) {
+  // JACCL_RING set and the file a valid ring: rank i's device towards i+1 with rank i+1's
+  // device towards i, one link per neighbour pair.
+  auto an = Analysis::run(jaccl_hosts(), jaccl_topology(true), {.profile = profiles::jaccl()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  EXPECT_EQ(an.value().topology_name(), "jaccl-ring");
+  ASSERT_EQ(an.value().link_count(), 4u);
+  std::set<std::string> devices;
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    const auto l = an.value().link(k);
+    const auto& a = an.value().sides()[l.a];
+    const auto& b = an.value().sides()[l.b];
+    EXPECT_EQ(a.host, k);
+    EXPECT_EQ(b.host, (k + 1) % 4);
+    // devices[i][i+1] on rank i, devices[i+1][i] on rank i+1 (the documented file).
+    const char* expected_a[] = {"rdma_en5", "rdma_en3", "rdma_en5", "rdma_en3"};
+    const char* expected_b[] = {"rdma_en5", "rdma_en3", "rdma_en5", "rdma_en3"};
+    EXPECT_EQ(a.device, expected_a[k]);
+    EXPECT_EQ(b.device, expected_b[k]);
+  }
+  // m3-ultra-3 is rank 2: the ring links 1-2 and 2-3 fail.
+  EXPECT_EQ(failed_links(an.value()).size(), 2u);
+}
+
+TEST(FleetJaccl, AFileThatIsNeitherMeshNorRingIsRefusedAsJacclWould) {
+  fleet::Topology t;
+  t.pairing = Pairing::jaccl;
+  auto d = fleet::parse_jaccl_devices(R"([[null, "a", null, null], ["a", null, null, null],
+                                          [null, null, null, "b"], [null, null, "b", null]])");
+  ASSERT_TRUE(d.has_value());
+  t.jaccl = d.value();
+  auto an = Analysis::run(jaccl_hosts(), t, {});
+  ASSERT_FALSE(an.has_value());
+  EXPECT_NE(an.error().what().find("neither a valid mesh"), std::string::npos) << an.error().what();
+  EXPECT_NE(an.error().what().find("rank 0 has no device to rank 2"), std::string::npos) << an.error().what();
+}
+
+TEST(FleetJaccl, RankCountMustMatchHostCount) {
+  auto hosts = jaccl_hosts();
+  hosts.pop_back();
+  auto an = Analysis::run(std::move(hosts), jaccl_topology(), {});
+  ASSERT_FALSE(an.has_value());
+  EXPECT_NE(an.error().what().find("4 ranks but 3 hosts"), std::string::npos) << an.error().what();
+}
+
+TEST(FleetJaccl, DeviceFileErrorsNameTheEntry) {
+  auto bad_row = fleet::parse_jaccl_devices(R"([[null, "a"], ["a"]])", "dev.json");
+  ASSERT_FALSE(bad_row.has_value());
+  EXPECT_NE(bad_row.error().what().find("dev.json: [1]: has 1 entries"), std::string::npos)
+      << bad_row.error().what();
+  auto bad_name = fleet::parse_jaccl_devices(R"([[null, 3], ["a", null]])", "dev.json");
+  ASSERT_FALSE(bad_name.has_value());
+  EXPECT_NE(bad_name.error().what().find("dev.json: [0][1]"), std::string::npos) << bad_name.error().what();
+  auto syntax = fleet::parse_jaccl_devices("[[null,\n \"a\"", "dev.json");
+  ASSERT_FALSE(syntax.has_value());
+  EXPECT_NE(syntax.error().what().find("dev.json:2:"), std::string::npos) << syntax.error().what();
+  auto deep = fleet::parse_jaccl_devices("[[[[[\"a\"]]]]]", "dev.json");
+  ASSERT_FALSE(deep.has_value());
+  // Several names per entry (JACCL's ring with several cables per neighbour).
+  auto multi = fleet::parse_jaccl_devices(R"([[null, ["a", "b"]], [["c", "d"], null]])");
+  ASSERT_TRUE(multi.has_value());
+  EXPECT_EQ(multi.value().names[1][0], (std::vector<std::string>{"c", "d"}));
+}
+
+// ---- acceptance: rail-aligned 8-NIC hosts, one host's NIC 5 lost its IPv4 GID
+
+GidTable nic(int host, int k, bool lost_ipv4) {
+  PortInfo p;
+  p.device = "mlx5_" + std::to_string(k);
+  p.link_layer = LinkLayer::ethernet();
+  p.gid_tbl_len = 256;
+  const Gid ll = Gid::parse("fe80::2:" + std::to_string(host) + ":" + std::to_string(k)).value();
+  std::vector<GidEntry> e{GidEntry::valid(0, ll, GidType::roce_v1), GidEntry::valid(1, ll, GidType::roce_v2)};
+  if (!lost_ipv4) {
+    const Gid v4 = Gid::parse("::ffff:10." + std::to_string(k) + ".0." + std::to_string(host + 1)).value();
+    e.push_back(GidEntry::valid(2, v4, GidType::roce_v1));
+    e.push_back(GidEntry::valid(3, v4, GidType::roce_v2));
+  }
+  return GidTable::make(p, std::move(e)).value();
+}
+
+std::vector<HostSnapshot> rail_hosts(int n, int broken_host, int broken_nic) {
+  std::vector<HostSnapshot> hosts;
+  for (int h = 0; h < n; ++h) {
+    HostSnapshot s{"gpu" + std::to_string(h), "synthetic", {}};
+    // Listed out of order on purpose: rails follow natural name order, not file order.
+    for (int k = 7; k >= 0; --k) s.ports.push_back(nic(h, k, h == broken_host && k == broken_nic));
+    hosts.push_back(std::move(s));
+  }
+  return hosts;
+}
+
+TEST(FleetRail, ExactlyTheBrokenRailsLinksFromThatHostFail) {
+  // Every profile that connects the healthy fleet through its IPv4 GIDs (auto, jaccl-fixed, ds4
+  // on this mlx5 layout; JACCL's literal index 1 routes from the fe80 entry and fails everywhere)
+  // fails exactly the n-1 links of rail 5 that touch the host whose NIC 5 lost its IPv4 address.
+  const int n = 6, broken = 3;
+  fleet::Topology t;
+  t.pairing = Pairing::rail;
+  std::set<std::string> checked;
+  for (const Profile& profile : profiles::all()) {
+    auto healthy = Analysis::run(rail_hosts(n, -1, -1), t, {.profile = profile});
+    ASSERT_TRUE(healthy.has_value()) << healthy.error().what();
+    if (!healthy.value().summary().all_connected()) continue;
+    checked.insert(profile.spec());
+    auto an = Analysis::run(rail_hosts(n, broken, 5), t, {.profile = profile});
+    ASSERT_TRUE(an.has_value()) << an.error().what();
+    const auto& a = an.value();
+    if (a.summary().all_connected()) {
+      // Only profiles that never use the IPv4 GID: both route from the fe80 v2 entry at index 1
+      // (JACCL before April 2026, and ds4 on Linux without a control address to match).
+      EXPECT_TRUE(profile.spec() == "jaccl-legacy" || profile.spec() == "ds4-linux") << profile.spec();
+      continue;
+    }
+    EXPECT_EQ(a.link_count(), 8u * n * (n - 1) / 2) << profile.spec();
+    std::size_t failed = 0;
+    a.for_each_link(0, a.link_count(), [&](const fleet::Link& l) {
+      const bool on_broken = l.lane == 5 && (a.sides()[l.a].host == broken || a.sides()[l.b].host == broken);
+      EXPECT_EQ(a.sides()[l.a].device, "mlx5_" + std::to_string(l.lane)) << a.describe_link(l);
+      EXPECT_EQ(a.sides()[l.b].device, "mlx5_" + std::to_string(l.lane)) << a.describe_link(l);
+      EXPECT_EQ(!l.connected(), on_broken) << profile.spec() << ": " << a.describe_link(l) << ": "
+                                           << a.describe(l.a_to_b) << " / " << a.describe(l.b_to_a);
+      failed += l.connected() ? 0u : 1u;
+    });
+    EXPECT_EQ(failed, static_cast<std::size_t>(n - 1)) << profile.spec();
+    ASSERT_EQ(a.summary().groups.size(), 1u) << profile.spec();
+    EXPECT_EQ(a.causes()[a.summary().groups[0].cause].device, "mlx5_5");
+    EXPECT_EQ(a.summary().groups[0].hosts, 1u);
+    EXPECT_EQ(a.summary().groups[0].links, static_cast<std::uint64_t>(n - 1));
+  }
+  EXPECT_TRUE(checked.count("auto") && checked.count("jaccl-fixed") && checked.count("ds4"))
+      << "profiles that connect the healthy fleet: " << checked.size();
+}
+
+TEST(FleetRail, NamedRailsAndAMissingDevice) {
+  auto hosts = rail_hosts(3, -1, -1);
+  hosts[1].ports.erase(hosts[1].ports.begin());  // gpu1 has no mlx5_7
+  fleet::Topology t;
+  t.pairing = Pairing::rail;
+  t.rails = {"mlx5_7", "mlx5_0"};
+  auto an = Analysis::run(std::move(hosts), t, {});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  EXPECT_EQ(an.value().link_count(), 6u);
+  EXPECT_EQ(an.value().summary().connected, 4u);
+  ASSERT_EQ(an.value().summary().groups.size(), 1u);
+  const auto& g = an.value().summary().groups[0];
+  EXPECT_EQ(an.value().causes()[g.cause].outcome, fleet::Outcome::unusable);
+  EXPECT_EQ(an.value().describe(g),
+            "mlx5_7 on 1 host (gpu1): has no mlx5_7 port 1 in its snapshot -> 2 links fail");
+}
+
+TEST(FleetNaturalOrder, DigitRunsCompareByValue) {
+  EXPECT_TRUE(fleet::natural_less("mlx5_2", "mlx5_10"));
+  EXPECT_FALSE(fleet::natural_less("mlx5_10", "mlx5_2"));
+  EXPECT_TRUE(fleet::natural_less("a", "b"));
+  EXPECT_TRUE(fleet::natural_less("node9", "node010"));
+  EXPECT_FALSE(fleet::natural_less("x", "x"));
+  EXPECT_TRUE(fleet::natural_less("x", "x1"));
+}
+
+// ---- the QP cap of Apple's driver at fleet size: same pairs as the fabric
+
+TEST(FleetMesh, ApplesQpCapFailsTheSamePairsAsTheFabric) {
+  // 13 Thunderbolt hosts in one mesh over one device: each needs 12 QPs, the driver allows 10,
+  // so each host's 11th and 12th pairs (in the fabric's pair order) fail to create a QP. One
+  // host cannot take part at all, which shifts the others' counts.
+  fakes::FakeFabric fabric;
+  std::vector<HostSnapshot> hosts;
+  for (int h = 0; h < 13; ++h) {
+    PortInfo p;
+    p.device = "rdma_en2";
+    p.link_layer = LinkLayer::thunderbolt();
+    p.gid_tbl_len = 16;
+    std::vector<GidEntry> e{GidEntry::valid(0, Gid::parse("fe80::1:" + std::to_string(h)).value())};
+    if (h != 4) e.push_back(GidEntry::valid(1, Gid::parse("::ffff:10.0.0." + std::to_string(h + 1)).value()));
+    const auto t = GidTable::make(p, std::move(e)).value();
+    ASSERT_TRUE(fabric.add_host({"h" + std::to_string(h), t, profiles::jaccl(), std::nullopt}).has_value());
+    hosts.push_back({"h" + std::to_string(h), "synthetic", {t}});
+  }
+  auto report = fabric.connect(fakes::Topology::mesh);
+  ASSERT_TRUE(report.has_value());
+  auto an = Analysis::run(hosts, {}, {.profile = profiles::jaccl()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  ASSERT_EQ(an.value().link_count(), report.value().pairs.size());
+  std::size_t refused = 0;
+  for (std::uint64_t k = 0; k < an.value().link_count(); ++k) {
+    const auto l = an.value().link(k);
+    const auto& p = report.value().pairs[k];
+    EXPECT_EQ(l.a_to_b.ok(), p.a_to_b.delivered) << p.a << " <-> " << p.b << ": " << p.why();
+    EXPECT_EQ(l.b_to_a.ok(), p.b_to_a.delivered) << p.a << " <-> " << p.b << ": " << p.why();
+    if (l.a_to_b.outcome == fleet::Outcome::qp_refused || l.b_to_a.outcome == fleet::Outcome::qp_refused) {
+      ++refused;
+      EXPECT_NE(p.why().find("cannot create a QP"), std::string::npos) << p.why();
+    }
+  }
+  EXPECT_GT(refused, 0u);
+}
+
+// ---- snapshots
+
+TEST(FleetSnapshot, ReadsShowJsonAndNamesTheHost) {
+  const std::string one = R"({"host": "node7", "device": "mlx5_0", "port": 1, "state": "active",
+    "link_layer": "ethernet", "gid_tbl_len": 256, "active_mtu": 4096, "lid": 0, "holes": "empty",
+    "some_future_key": {"ignored": true},
+    "entries": [{"index": 3, "state": "valid", "gid": "::ffff:10.0.0.7", "type": "roce_v2", "ipv4": "10.0.0.7",
+                 "netdev": "eth0", "errno": null, "flags": ["ipv4-mapped"]},
+                {"index": 4, "state": "empty", "gid": null, "type": "unknown", "flags": ["empty"]},
+                {"index": 5, "state": "unreadable", "gid": null, "errno": 22}]})";
+  auto s = fleet::parse_snapshot(one, "/tmp/x/node7-file.json");
+  ASSERT_TRUE(s.has_value()) << s.error().what();
+  EXPECT_EQ(s.value().host, "node7");
+  ASSERT_EQ(s.value().ports.size(), 1u);
+  const GidTable& t = s.value().ports[0];
+  EXPECT_EQ(t.port().active_mtu, Mtu::mtu_4096);
+  EXPECT_EQ(t.find(3)->gid, Gid::parse("::ffff:10.0.0.7").value());
+  EXPECT_EQ(t.find(3)->type, GidType::roce_v2);
+  EXPECT_EQ(t.find(3)->netdev, "eth0");
+  EXPECT_EQ(t.find(4)->state, EntryState::empty);
+  EXPECT_EQ(t.find(5)->read_error.value(), 22);
+  // HOST=FILE wins; without any name, the file name.
+  EXPECT_EQ(fleet::parse_snapshot(one, "x.json", "override").value().host, "override");
+  const std::string unnamed = R"([{"host": null, "device": "d", "port": 1, "entries": []}])";
+  EXPECT_EQ(fleet::parse_snapshot(unnamed, "/a/b/gpu12.json").value().host, "gpu12");
+}
+
+TEST(FleetSnapshot, ErrorsNameFilePortEntryAndField) {
+  const std::string bad = R"([{"device": "mlx5_0", "port": 1, "entries": []},
+                              {"device": "mlx5_1", "port": 1, "entries": [{"index": 0, "gid": "fe80::zz"}]}])";
+  auto s = fleet::parse_snapshot(bad, "h3.json");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().what().find("h3.json: [1].entries[0].gid: "), std::string::npos) << s.error().what();
+  auto no_device = fleet::parse_snapshot(R"({"port": 1, "entries": []})", "h.json");
+  ASSERT_FALSE(no_device.has_value());
+  EXPECT_NE(no_device.error().what().find("h.json: port.device: missing"), std::string::npos)
+      << no_device.error().what();
+  auto syntax = fleet::parse_snapshot("{\n\"device\": ", "h.json");
+  ASSERT_FALSE(syntax.has_value());
+  EXPECT_NE(syntax.error().what().find("h.json:2:"), std::string::npos) << syntax.error().what();
+  auto deep = fleet::parse_snapshot(std::string(100000, '[') + std::string(100000, ']'), "deep.json");
+  ASSERT_FALSE(deep.has_value());
+  EXPECT_NE(deep.error().what().find("nested deeper"), std::string::npos) << deep.error().what();
+  // JSON text is UTF-8: a stray byte in a host name would break every document written later.
+  auto bad_utf8 = fleet::parse_snapshot(
+      "{\"host\": \"n\xff\", \"device\": \"d\", \"port\": 1, \"entries\": []}", "u.json");
+  ASSERT_FALSE(bad_utf8.has_value());
+  EXPECT_NE(bad_utf8.error().what().find("u.json:1:12: invalid JSON: invalid UTF-8"), std::string::npos)
+      << bad_utf8.error().what();
+  EXPECT_EQ(fleet::parse_snapshot(
+                "{\"host\": \"n\xc3\xa9\", \"device\": \"d\", \"port\": 1, \"entries\": []}", "u.json")
+                .value()
+                .host,
+            "n\xc3\xa9");
+  auto dup = fleet::parse_snapshot(
+      R"({"device": "d", "port": 1, "entries": [{"index": 1, "state": "empty"}, {"index": 1, "state": "empty"}]})",
+      "dup.json");
+  ASSERT_FALSE(dup.has_value());
+  EXPECT_NE(dup.error().what().find("dup.json: port: "), std::string::npos) << dup.error().what();
+}
+
+class FleetFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gidpolicy-fleet-test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+    return dir_ / name;
+  }
+  static std::string port(const std::string& host) {
+    return R"({"host": )" + (host.empty() ? std::string("null") : "\"" + host + "\"") +
+           R"(, "device": "mlx5_0", "port": 1, "entries": []})";
+  }
+  fs::path dir_;
+};
+
+TEST_F(FleetFiles, DirectoryInNaturalOrderWithFileNamesAsFallback) {
+  write("node10.json", port(""));
+  write("node2.json", port(""));
+  write("node1.json", port("first"));
+  write("notes.txt", "not a snapshot");
+  const std::vector<std::string> args{dir_.string()};
+  auto hosts = fleet::read_snapshots(args);
+  ASSERT_TRUE(hosts.has_value()) << hosts.error().what();
+  ASSERT_EQ(hosts.value().size(), 3u);
+  EXPECT_EQ(hosts.value()[0].host, "first");
+  EXPECT_EQ(hosts.value()[1].host, "node2");
+  EXPECT_EQ(hosts.value()[2].host, "node10");
+}
+
+TEST_F(FleetFiles, HostEqualsFileAndDuplicates) {
+  const auto a = write("a.json", port("same"));
+  const auto b = write("b.json", port("same"));
+  const std::vector<std::string> dup{a.string(), b.string()};
+  auto r = fleet::read_snapshots(dup);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().what().find("host 'same' appears twice: " + a.string() + " and " + b.string()),
+            std::string::npos)
+      << r.error().what();
+  const std::vector<std::string> named{a.string(), "renamed=" + b.string()};
+  auto ok = fleet::read_snapshots(named);
+  ASSERT_TRUE(ok.has_value()) << ok.error().what();
+  EXPECT_EQ(ok.value()[1].host, "renamed");
+}
+
+TEST_F(FleetFiles, BoundsOnSizeAndCount) {
+  const auto big = write("big.json", port("x") + std::string(2000, ' '));
+  fleet::ReadLimits limits;
+  limits.max_file_bytes = 1000;
+  const std::vector<std::string> one{big.string()};
+  auto r = fleet::read_snapshots(one, limits);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().what().find("larger than 1000 bytes"), std::string::npos) << r.error().what();
+  for (int i = 0; i < 5; ++i) write("h" + std::to_string(i) + ".json", port(""));
+  limits = {};
+  limits.max_hosts = 3;
+  const std::vector<std::string> all{dir_.string()};
+  auto many = fleet::read_snapshots(all, limits);
+  ASSERT_FALSE(many.has_value());
+  EXPECT_NE(many.error().what().find("more than 3"), std::string::npos) << many.error().what();
+  const std::vector<std::string> missing{(dir_ / "nope.json").string()};
+  auto gone = fleet::read_snapshots(missing);
+  ASSERT_FALSE(gone.has_value());
+  EXPECT_NE(gone.error().what().find("nope.json: cannot open"), std::string::npos) << gone.error().what();
+}
+
+TEST(FleetMesh, MissingDeviceAndDownPortMakeASideUnusable) {
+  auto hosts = rail_hosts(4, -1, -1);
+  for (auto& p : hosts[2].ports) {
+    if (p.port().device != "mlx5_3") continue;
+    PortInfo info = p.port();
+    info.state = PortState::down;
+    p = GidTable::make(info, std::vector<GidEntry>(p.begin(), p.end())).value();
+  }
+  fleet::Topology t;
+  t.device = "mlx5_3";
+  auto an = Analysis::run(hosts, t, {});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  EXPECT_EQ(an.value().summary().connected, 3u);
+  ASSERT_EQ(an.value().summary().groups.size(), 1u);
+  EXPECT_NE(an.value().describe(an.value().summary().groups[0]).find("gpu2): mlx5_3 port 1 is down"),
+            std::string::npos)
+      << an.value().describe(an.value().summary().groups[0]);
+  EXPECT_FALSE(Analysis::run({hosts[0]}, t, {}).has_value());
+}
+
+}  // namespace
+}  // namespace gidpolicy

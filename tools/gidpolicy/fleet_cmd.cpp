@@ -1,0 +1,537 @@
+#include "fleet_cmd.hpp"
+
+#include "commands.hpp"
+
+#include <gidpolicy/fleet.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+namespace gidpolicy::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using fleet::Analysis;
+using fleet::Direction;
+using fleet::Link;
+using fleet::Outcome;
+
+// ---------------------------------------------------------------------------------------------
+// Output that is either stdout or a file written atomically: a temporary file beside the
+// target, renamed over it only once everything was written (readers never see half a file).
+class Sink {
+ public:
+  static result<Sink> open(const std::optional<std::string>& path) {
+    Sink s;
+    if (!path || *path == "-") {
+      s.f_ = stdout;
+      return s;
+    }
+    s.target_ = *path;
+    s.temp_ = *path + ".tmp." + std::to_string(::getpid());
+    s.f_ = std::fopen(s.temp_.c_str(), "wb");
+    if (!s.f_)
+      return fail(errc::io_error,
+                  *path + ": cannot write: " + std::error_code(errno, std::generic_category()).message());
+    s.own_ = true;
+    return s;
+  }
+  Sink() = default;
+  Sink(Sink&& o) noexcept { *this = std::move(o); }
+  Sink& operator=(Sink&& o) noexcept {
+    std::swap(f_, o.f_);
+    std::swap(own_, o.own_);
+    std::swap(target_, o.target_);
+    std::swap(temp_, o.temp_);
+    return *this;
+  }
+  ~Sink() {
+    if (own_ && f_) {  // not committed: leave nothing behind
+      std::fclose(f_);
+      std::remove(temp_.c_str());
+    }
+  }
+  void write(std::string_view s) { std::fwrite(s.data(), 1, s.size(), f_); }
+  std::FILE* file() { return f_; }
+  result<void> commit() {
+    if (!own_) {
+      std::fflush(f_);
+      return success();
+    }
+    const bool bad = std::ferror(f_) != 0;
+    const bool closed = std::fclose(f_) == 0;
+    f_ = nullptr;
+    own_ = false;
+    if (bad || !closed) {
+      std::remove(temp_.c_str());
+      return fail(errc::io_error, target_ + ": write failed");
+    }
+    if (std::rename(temp_.c_str(), target_.c_str()) != 0) {
+      const auto ec = std::error_code(errno, std::generic_category());
+      std::remove(temp_.c_str());
+      return fail(errc::io_error, target_ + ": cannot rename into place: " + ec.message());
+    }
+    return success();
+  }
+
+ private:
+  std::FILE* f_ = nullptr;
+  bool own_ = false;
+  std::string target_, temp_;
+};
+
+std::string jstr(const std::string& s) { return nlohmann::json(s).dump(); }
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text
+
+void print_text(const Analysis& an, const FleetOptions& o, Sink& out) {
+  const auto& s = an.summary();
+  out.write(fmt::format("{} of {} hosts, profile {}: {} of {} links connected\n", an.topology_name(),
+                        an.host_count(), an.profile_spec(), s.connected, s.links));
+  if (s.all_connected()) return;
+  out.write("failures by cause:\n");
+  std::size_t shown = 0;
+  for (const auto& g : s.groups) {
+    if (shown++ == o.limit) {
+      out.write(fmt::format("  ... and {} more causes (--json lists them all)\n", s.groups.size() - o.limit));
+      break;
+    }
+    out.write("  " + an.describe(g) + "\n");
+  }
+  const std::uint64_t failed = s.links - s.connected;
+  out.write(fmt::format("failed links ({}{}):\n",
+                        failed > o.limit ? fmt::format("first {} of ", o.limit) : "", failed));
+  std::size_t printed = 0;
+  // Stop at the limit: at fleet size most links need not be looked at again.
+  const std::uint64_t chunk = 65536;
+  for (std::uint64_t b = 0; b < an.link_count() && printed < o.limit; b += chunk) {
+    an.for_each_link(b, b + chunk, [&](const Link& l) {
+      if (l.connected() || printed >= o.limit) return;
+      ++printed;
+      std::string why = an.describe(l.a_to_b.ok() ? l.b_to_a : l.a_to_b);
+      if (!l.a_to_b.ok() && !l.b_to_a.ok() &&
+          (l.a_to_b.cause != l.b_to_a.cause || l.a_to_b.culprit != l.b_to_a.culprit))
+        why += "; " + an.describe(l.b_to_a);
+      out.write(fmt::format("  {}{}: {}\n", an.describe_link(l),
+                            l.lane ? fmt::format(" (lane {})", l.lane) : "", why));
+    });
+  }
+  if (failed > printed)
+    out.write(fmt::format("  ... and {} more failed links (--json lists them)\n", failed - printed));
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON, streamed: the small parts through nlohmann, links one by one.
+
+std::string json_direction(const Analysis& an, const Direction& d) {
+  if (d.ok()) return R"({"outcome":"ok","cause":null,"by":null})";
+  const auto& side = an.sides()[d.culprit];
+  return fmt::format(R"({{"outcome":"{}","cause":{},"by":{},"device":{}}})", fleet::to_string(d.outcome),
+                     d.cause, jstr(an.host(side.host).host), jstr(side.device));
+}
+
+void print_json(const Analysis& an, const FleetOptions& o, Sink& out) {
+  using Json = nlohmann::ordered_json;
+  const auto& s = an.summary();
+  Json head;
+  head["schema"] = "gidpolicy.fleet";
+  head["version"] = 1;
+  head["topology"] = an.topology_name();
+  head["profile"] = an.profile_spec();
+  head["hosts"] = an.host_count();
+  head["links"] = s.links;
+  head["connected"] = s.connected;
+  head["failed"] = s.links - s.connected;
+  Json causes = Json::array();
+  std::vector<const fleet::CauseGroup*> group_of(an.causes().size(), nullptr);
+  for (const auto& g : s.groups) group_of[g.cause] = &g;
+  for (std::size_t c = 0; c < an.causes().size(); ++c) {
+    const auto& cause = an.causes()[c];
+    Json j;
+    j["id"] = c;
+    j["outcome"] = std::string(fleet::to_string(cause.outcome));
+    j["device"] = cause.device;
+    j["errno"] = cause.err ? Json(cause.err) : Json(nullptr);
+    j["errno_name"] = cause.err ? Json(errno_name(cause.platform, cause.err)) : Json(nullptr);
+    j["text"] = cause.text;
+    j["links"] = group_of[c] ? group_of[c]->links : 0;
+    j["hosts"] = group_of[c] ? group_of[c]->hosts : 0;
+    causes.push_back(std::move(j));
+  }
+  head["causes"] = std::move(causes);
+  Json sides = Json::array();
+  for (const auto& side : an.sides()) {
+    Json j;
+    j["host"] = an.host(side.host).host;
+    j["device"] = side.device;
+    j["port"] = side.port;
+    j["usable"] = side.usable;
+    j["advertised"] = side.advertised ? Json(side.advertised->to_string()) : Json(nullptr);
+    j["sgid_index"] = side.sgid_index ? Json(*side.sgid_index) : Json(nullptr);
+    sides.push_back(std::move(j));
+  }
+  head["sides"] = std::move(sides);
+  std::string text = head.dump();
+  text.pop_back();  // reopen the object for the streamed links
+  out.write(text);
+  out.write(o.all_links ? R"(,"link_detail":"all","links_detail":[)"
+                        : R"(,"link_detail":"failed","links_detail":[)");
+  bool first = true;
+  std::string buf;
+  an.for_each_link(0, an.link_count(), [&](const Link& l) {
+    if (!o.all_links && l.connected()) return;
+    const auto& a = an.sides()[l.a];
+    const auto& b = an.sides()[l.b];
+    buf = fmt::format(
+        R"({}{{"index":{},"a":{},"a_device":{},"b":{},"b_device":{},"lane":{},"connected":{},"a_to_b":{},"b_to_a":{}}})",
+        first ? "\n" : ",\n", l.index, jstr(an.host(a.host).host), jstr(a.device), jstr(an.host(b.host).host),
+        jstr(b.device), l.lane, l.connected() ? "true" : "false", json_direction(an, l.a_to_b),
+        json_direction(an, l.b_to_a));
+    first = false;
+    out.write(buf);
+  });
+  out.write("\n]}\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// SVG: a host x host matrix, row = sender, column = receiver, coloured by the worst outcome of
+// that direction's links, the cause on hover (<title>). Above 1,000 hosts cells hold blocks of
+// hosts; equal neighbouring cells of a row merge into one rectangle, so a healthy fleet of
+// 1,000 hosts is a few thousand elements, not a million.
+
+struct Cell {
+  std::uint8_t worst = 0;  // 0: no link; else 1 + Outcome
+  std::uint32_t cause = 0;
+  std::uint32_t culprit = 0;
+  std::uint32_t failed = 0, total = 0;
+};
+
+const char* colour(std::uint8_t worst) {
+  if (worst == 0) return "#eeeeee";
+  switch (static_cast<Outcome>(worst - 1)) {
+    case Outcome::ok:
+      return "#2ca02c";
+    case Outcome::dropped:
+      return "#e6b800";
+    case Outcome::times_out:
+      return "#ff7f0e";
+    case Outcome::rtr_error:
+      return "#d62728";
+    case Outcome::qp_refused:
+      return "#9467bd";
+    case Outcome::unusable:
+      return "#444444";
+  }
+  return "#eeeeee";
+}
+
+result<void> write_svg(const Analysis& an, const std::string& path) {
+  const std::size_t n = an.host_count();
+  const std::size_t block = (n + 999) / 1000;
+  const std::size_t g = (n + block - 1) / block;
+  std::vector<Cell> cells(g * g);
+  auto add = [&](std::uint32_t from, std::uint32_t to, const Direction& d) {
+    Cell& c = cells[(from / block) * g + to / block];
+    ++c.total;
+    const auto w = static_cast<std::uint8_t>(1 + static_cast<unsigned>(d.outcome));
+    if (!d.ok()) {
+      if (c.failed++ == 0 || w > c.worst) {
+        c.cause = d.cause;
+        c.culprit = d.culprit;
+      }
+    }
+    c.worst = std::max(c.worst, w);
+  };
+  an.for_each_link(0, an.link_count(), [&](const Link& l) {
+    const auto ha = an.sides()[l.a].host, hb = an.sides()[l.b].host;
+    add(ha, hb, l.a_to_b);
+    add(hb, ha, l.b_to_a);
+  });
+
+  const int cs = static_cast<int>(std::clamp<std::size_t>(900 / g, 1, 28));
+  const bool every_label = cs >= 9;
+  const int label_w = 150, top = 190;
+  const int side = static_cast<int>(g) * cs;
+  const auto& s = an.summary();
+  const std::size_t max_causes = 12;
+  const std::size_t shown_causes = std::min(s.groups.size(), max_causes);
+  const int width = label_w + std::max(side, 760) + 20;
+  const int height = top + side + 40 + static_cast<int>(shown_causes) * 18 + 40;
+  auto name = [&](std::size_t cell) {
+    if (block == 1) return an.host(static_cast<std::uint32_t>(cell)).host;
+    const std::size_t lo = cell * block, hi = std::min(n, lo + block) - 1;
+    return an.host(static_cast<std::uint32_t>(lo)).host + " .. " +
+           an.host(static_cast<std::uint32_t>(hi)).host;
+  };
+
+  GIDPOLICY_TRY(sink, Sink::open(path));
+  sink.write(fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12">)"
+      "\n",
+      width, height, width, height));
+  sink.write(fmt::format(R"(<rect width="{}" height="{}" fill="#ffffff"/>)"
+                         "\n",
+                         width, height));
+  sink.write(fmt::format(R"(<text x="10" y="22" font-size="16" font-weight="bold">{}</text>)"
+                         "\n",
+                         xml_escape(fmt::format("gidpolicy fleet: {} of {} hosts, profile {}",
+                                                an.topology_name(), n, an.profile_spec()))));
+  sink.write(fmt::format(
+      R"(<text x="10" y="42">{}</text>)"
+      "\n",
+      xml_escape(fmt::format(
+          "{} of {} links connected; row sends to column (legend: directions){}; hover a cell for the cause",
+          s.connected, s.links,
+          block > 1 ? fmt::format("; each cell is {} x {} hosts", block, block) : ""))));
+  // Legend with direction counts per outcome.
+  std::array<std::uint64_t, 7> counts{};
+  for (const auto& c : cells)
+    if (c.total) ++counts[c.worst];
+  const char* names[] = {"no link",    "ok",           "dropped (wrong source GID)", "times out", "RTR error",
+                         "QP refused", "side unusable"};
+  int lx = 10;
+  for (std::uint8_t w = 1; w <= 6; ++w) {
+    sink.write(fmt::format(
+        R"(<rect x="{}" y="54" width="12" height="12" fill="{}"/><text x="{}" y="65">{} ({})</text>)"
+        "\n",
+        lx, colour(w), lx + 16, names[w], counts[w]));
+    // About 7 px per character at 12 px: the name, " (", the count, ")", then a gap.
+    lx += 16 +
+          7 * static_cast<int>(std::string_view(names[w]).size() + std::to_string(counts[w]).size() + 3) + 14;
+  }
+  sink.write(fmt::format(
+      R"(<rect x="{}" y="54" width="12" height="12" fill="{}" stroke="#999"/><text x="{}" y="65">no link</text>)"
+      "\n",
+      lx, colour(0), lx + 16));
+  // Axis labels: every host when cells are big enough, otherwise evenly spaced ticks.
+  // Ticks at least 14 px apart.
+  const std::size_t step = every_label ? 1 : 14 / static_cast<std::size_t>(cs) + 1;
+  const int fs = every_label ? std::min(cs - 1, 12) : 10;
+  for (std::size_t k = 0; k < g; k += step) {
+    const std::string label = xml_escape(block == 1 ? an.host(static_cast<std::uint32_t>(k)).host : name(k));
+    const int mid = static_cast<int>(k) * cs + cs / 2;
+    sink.write(fmt::format(
+        R"(<text x="{}" y="{}" font-size="{}" text-anchor="end" dominant-baseline="middle">{}</text>)"
+        "\n",
+        label_w - 4, top + mid, fs, label));
+    sink.write(fmt::format(
+        R"~(<text transform="translate({},{}) rotate(-60)" font-size="{}" dominant-baseline="middle">{}</text>)~"
+        "\n",
+        label_w + mid, top - 4, fs, label));
+  }
+  sink.write(fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#999"/>)"
+                         "\n",
+                         label_w, top, side, side, colour(0)));
+  // Cells, row by row, equal neighbours merged.
+  auto same = [](const Cell& x, const Cell& y) {
+    return x.worst == y.worst && x.cause == y.cause && x.culprit == y.culprit &&
+           (x.failed == 0) == (y.failed == 0) && (x.failed == x.total) == (y.failed == y.total);
+  };
+  const int gap = cs >= 6 ? 1 : 0;
+  std::string buf;
+  for (std::size_t r = 0; r < g; ++r) {
+    for (std::size_t c = 0; c < g;) {
+      const Cell& first = cells[r * g + c];
+      std::size_t e = c + 1;
+      while (e < g && same(cells[r * g + e], first)) ++e;
+      if (first.total != 0) {
+        std::uint64_t failed = 0, total = 0;
+        for (std::size_t k = c; k < e; ++k) {
+          failed += cells[r * g + k].failed;
+          total += cells[r * g + k].total;
+        }
+        std::string to = e - c == 1
+                             ? name(c)
+                             : name(c) + " ... " + name(e - 1) + " (" + std::to_string(e - c) + " columns)";
+        std::string title = name(r) + " -> " + to + ": ";
+        if (failed == 0) {
+          title += total == 1 ? "connected" : fmt::format("{} directions, all connected", total);
+        } else {
+          Direction d;
+          d.outcome = static_cast<Outcome>(first.worst - 1);
+          d.cause = first.cause;
+          d.culprit = first.culprit;
+          if (total > 1) title += fmt::format("{} of {} directions fail; worst: ", failed, total);
+          title += fleet::to_string(d.outcome);
+          title += ": " + an.describe(d);
+        }
+        buf =
+            fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}</title></rect>)"
+                        "\n",
+                        label_w + static_cast<int>(c) * cs, top + static_cast<int>(r) * cs,
+                        static_cast<int>(e - c) * cs - gap, cs - gap, colour(first.worst), xml_escape(title));
+        sink.write(buf);
+      }
+      c = e;
+    }
+  }
+  // The causes, largest first.
+  int y = top + side + 30;
+  sink.write(fmt::format(R"(<text x="10" y="{}" font-weight="bold">{}</text>)"
+                         "\n",
+                         y, s.groups.empty() ? "every link connects" : "failures by cause"));
+  for (std::size_t k = 0; k < shown_causes; ++k) {
+    y += 18;
+    const auto& grp = s.groups[k];
+    const auto w = static_cast<std::uint8_t>(1 + static_cast<unsigned>(an.causes()[grp.cause].outcome));
+    // Long causes (a failed selection's whole explanation) are cut to the picture's width;
+    // the full text is on hover.
+    const std::string full = an.describe(grp);
+    const std::size_t fit = static_cast<std::size_t>(std::max(40, (width - 40) / 7));
+    const std::string shown = full.size() > fit ? full.substr(0, fit - 3) + "..." : full;
+    sink.write(fmt::format(
+        R"(<g><title>{}</title><rect x="10" y="{}" width="12" height="12" fill="{}"/><text x="28" y="{}">{}</text></g>)"
+        "\n",
+        xml_escape(full), y - 11, colour(w), y, xml_escape(shown)));
+  }
+  if (s.groups.size() > shown_causes) {
+    y += 18;
+    sink.write(fmt::format(R"(<text x="28" y="{}">... and {} more causes (gidpolicy fleet --json)</text>)"
+                           "\n",
+                           y, s.groups.size() - shown_causes));
+  }
+  sink.write("</svg>\n");
+  return sink.commit();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+FleetCommand::FleetCommand(CLI::App& app) {
+  cmd_ = app.add_subcommand(
+      "fleet", "Which links of a whole cluster connect, from one `show --json` snapshot per host");
+  cmd_->add_option("hosts", o_.hosts, "FILE, HOST=FILE or a directory of *.json snapshots, one host each")
+      ->required();
+  cmd_->add_option("--topology", o_.topology, "mesh, ring, rail, or jaccl (a JACCL device file)")
+      ->check(CLI::IsMember({"mesh", "ring", "rail", "jaccl"}))
+      ->capture_default_str();
+  cmd_->add_option("--device", o_.device,
+                   "mesh/ring: the device every host uses (default: each host's first port)");
+  cmd_->add_option("--port", o_.port, "The port on every named device")
+      ->check(CLI::Range(1, 255))
+      ->capture_default_str();
+  cmd_->add_option("--rails", o_.rails,
+                   "rail: the rails' devices in order (default: each host's ports in natural order)")
+      ->delimiter(',');
+  cmd_->add_option(
+      "--jaccl-devices", o_.jaccl_devices,
+      "JACCL's device file (default: $JACCL_IBV_DEVICES or $MLX_IBV_DEVICES); implies --topology jaccl");
+  ring_flag_ = cmd_->add_flag(
+      "--jaccl-ring", o_.jaccl_ring,
+      "Prefer JACCL's ring when the file allows one (default: $JACCL_RING or $MLX_JACCL_RING set)");
+  cmd_->add_option("--profile", o_.profile, "What every host runs: a profile spec such as jaccl or auto")
+      ->capture_default_str();
+  cmd_->add_option("--platform", o_.platform, "Driver model for every host (default: by link layer)")
+      ->check(CLI::IsMember({"linux", "darwin"}));
+  cmd_->add_flag("--json", o_.json,
+                 "Print JSON (schema in docs/cli.md): causes, sides, failed links streamed");
+  cmd_->add_flag("--all-links", o_.all_links, "With --json: list connected links too");
+  cmd_->add_option("--limit", o_.limit, "Text: list at most this many causes and failed links")
+      ->capture_default_str();
+  cmd_->add_option("--svg", o_.svg,
+                   "Write a host x host matrix coloured by outcome (cause on hover) to FILE");
+  cmd_->add_option("--output", o_.output, "Write the report to FILE (atomically) instead of stdout");
+  cmd_->add_option("--threads", o_.threads, "Threads for reading and judging")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+}
+
+int FleetCommand::run() const {
+  FleetOptions o = o_;
+  auto env = [](const char* a, const char* b) -> const char* {
+    if (const char* v = std::getenv(a)) return v;
+    return std::getenv(b);
+  };
+  if (o.jaccl_devices) o.topology = "jaccl";
+  if (o.topology == "jaccl" && !o.jaccl_devices) {
+    if (const char* f = env("JACCL_IBV_DEVICES", "MLX_IBV_DEVICES")) o.jaccl_devices = std::string(f);
+  }
+  if (!ring_flag_->count() && env("JACCL_RING", "MLX_JACCL_RING")) o.jaccl_ring = true;
+  return run_fleet(o);
+}
+
+int run_fleet(const FleetOptions& o) {
+  auto profile = parse_profile(o.profile);
+  if (!profile)
+    return usage_error(Error(profile.error().code, "--profile " + o.profile + ": " + profile.error().detail));
+  fleet::Topology topo;
+  topo.device = o.device;
+  topo.port = o.port;
+  if (o.topology == "ring") topo.pairing = fleet::Pairing::ring;
+  if (o.topology == "rail") {
+    topo.pairing = fleet::Pairing::rail;
+    topo.rails = o.rails;
+  }
+  if (o.topology == "jaccl") {
+    if (!o.jaccl_devices)
+      return usage_error(
+          "fleet --topology jaccl: give the device file with --jaccl-devices FILE (or set "
+          "JACCL_IBV_DEVICES)");
+    auto devices = fleet::read_jaccl_devices(*o.jaccl_devices);
+    if (!devices) return usage_error(devices.error());
+    topo.pairing = fleet::Pairing::jaccl;
+    topo.jaccl = std::move(devices).value();
+    topo.jaccl_prefer_ring = o.jaccl_ring;
+  }
+  fleet::ReadLimits limits;
+  limits.threads = o.threads;
+  auto hosts = fleet::read_snapshots(o.hosts, limits);
+  if (!hosts) return usage_error(hosts.error());
+  fleet::Options opts;
+  opts.profile = profile.value();
+  opts.threads = o.threads;
+  if (o.platform)
+    opts.driver =
+        *o.platform == "darwin" ? DriverProfile::apple_thunderbolt() : DriverProfile::linux_kernel();
+  auto an = Analysis::run(std::move(hosts).value(), topo, opts);
+  if (!an) return usage_error(an.error());
+  const Analysis& a = an.value();
+  if (o.svg) {
+    auto r = write_svg(a, *o.svg);
+    if (!r) return usage_error(r.error());
+  }
+  auto sink = Sink::open(o.output);
+  if (!sink) return usage_error(sink.error());
+  if (o.json)
+    print_json(a, o, sink.value());
+  else
+    print_text(a, o, sink.value());
+  if (auto r = sink.value().commit(); !r) return usage_error(r.error());
+  return a.summary().all_connected() ? kExitOk : kExitFinding;
+}
+
+}  // namespace gidpolicy::cli

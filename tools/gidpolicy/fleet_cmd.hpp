@@ -1,0 +1,47 @@
+// `gidpolicy fleet`: which links of a cluster connect, from one `show --json` snapshot per host
+// (docs/cli.md, docs/fleet.md). Kept apart from commands.cpp: main.cpp only registers it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gidpolicy::cli {
+
+struct FleetOptions {
+  std::vector<std::string> hosts;  ///< FILE, HOST=FILE or DIR
+  std::string topology = "mesh";   ///< mesh, ring, rail, jaccl
+  std::string device;              ///< mesh/ring device ("" = each host's first port)
+  std::uint32_t port = 1;
+  std::vector<std::string> rails;
+  std::optional<std::string> jaccl_devices;  ///< JACCL_IBV_DEVICES / MLX_IBV_DEVICES otherwise
+  bool jaccl_ring = false;                   ///< JACCL_RING / MLX_JACCL_RING otherwise
+  std::string profile = "auto";
+  std::optional<std::string> platform;
+  bool json = false;
+  bool all_links = false;
+  std::size_t limit = 20;
+  std::optional<std::string> svg;
+  std::optional<std::string> output;
+  unsigned threads = 2;
+};
+
+/// Registers `fleet` on `app`; run() after parsing when parsed() says it was chosen.
+class FleetCommand {
+ public:
+  explicit FleetCommand(CLI::App& app);
+  [[nodiscard]] bool parsed() const { return cmd_->parsed(); }
+  [[nodiscard]] int run() const;
+
+ private:
+  CLI::App* cmd_ = nullptr;
+  CLI::Option* ring_flag_ = nullptr;
+  FleetOptions o_;
+};
+
+int run_fleet(const FleetOptions& o);
+
+}  // namespace gidpolicy::cli
