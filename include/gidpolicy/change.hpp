@@ -18,7 +18,7 @@
 //   auto c = gidpolicy::classify_change(before, after, plan.selection.entry);
 //   if (c.kind != gidpolicy::ChangeKind::unchanged) {
 //     auto next = gidpolicy::replan(profile, plan, c);
-//     if (next && next->tell_peer) send_to_peer(next->plan.selection.entry.gid);
+//     if (next && next.value().tell_peer) send_to_peer(next.value().plan.selection.entry.gid);
 //   }
 #pragma once
 
@@ -89,7 +89,7 @@ struct Replan {
 ///  * disappeared / untracked: select again (tell_peer when the GID differs).
 /// Errors: errc::port_not_active when the port is not active/armed; the policy's own error
 /// (errc::no_candidate with its trace) when nothing qualifies: advertise nothing, RTR nothing.
-/// Example: `auto r = replan(profile, plan, change); if (r && r->tell_peer) ...`
+/// Example: `auto r = replan(profile, plan, change); if (r && r.value().tell_peer) ...`
 result<Replan> replan(const Profile& profile, const Plan& current, const GidChange& change,
                       SelectOptions run = {});
 

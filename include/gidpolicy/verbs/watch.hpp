@@ -29,11 +29,11 @@
 //
 // Example:
 //   auto w = gidpolicy::verbs::GidWatcher::open(api, dev, {1}).value();
-//   w.follow(1, plan.selection.entry);
+//   if (!w.follow(1, plan.selection.entry)) return;
 //   pollfd p{w.fd(), POLLIN, 0};
 //   while (poll(&p, 1, -1) > 0)
 //     for (const auto& c : w.process().value())
-//       if (auto next = gidpolicy::replan(profile, plan, c); next && next->changed) { ... }
+//       if (auto next = gidpolicy::replan(profile, plan, c); next && next.value().changed) { ... }
 #pragma once
 
 #include <gidpolicy/change.hpp>
