@@ -6,6 +6,8 @@
 
 int snippet(const gidpolicy::GidTable& table_a, const gidpolicy::GidTable& macmini_mapped_at_2);
 int snippet(const gidpolicy::GidTable& table_a, const gidpolicy::GidTable& macmini_mapped_at_2) {
+  {  // the snippet's own indentation starts at column 1
 #include SNIPPET_MAIN
+  }
   return 0;
 }

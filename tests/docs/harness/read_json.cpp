@@ -8,6 +8,8 @@
 
 int snippet(const std::string& text);
 int snippet(const std::string& text) {
+  {  // the snippet's own indentation starts at column 1
 #include SNIPPET_MAIN
+  }
   return 0;
 }

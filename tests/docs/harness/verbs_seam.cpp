@@ -9,6 +9,8 @@
 
 int snippet(const gidpolicy::PeerInfo& peer, gidpolicy::verbs::QpHandle qp);
 int snippet(const gidpolicy::PeerInfo& peer, gidpolicy::verbs::QpHandle qp) {
+  {  // the snippet's own indentation starts at column 1
 #include SNIPPET_MAIN
+  }
   return 0;
 }
