@@ -3,8 +3,12 @@
 // The library is the in-process fakes::FakeVerbs model behind the C ABI: devices, ports, GID
 // tables, QP numbers, states and RTR verdicts live in the model (one per process, loaded from
 // GIDPOLICY_FAKE_TABLES); this layer adds only what a C program needs on top of it: the C
-// structs it hands out (ibv_device, ibv_context, ibv_pd, ibv_mr, ibv_cq, ibv_qp,
-// ibv_comp_channel), memory regions, completion queues, and a loopback UDP data path.
+// structs it hands out (ibv_device, ibv_context, ibv_pd, ibv_mr, ibv_cq, ibv_qp, ibv_srq,
+// ibv_ah, ibv_comp_channel), memory regions, completion queues, and a data path between
+// processes (Unix datagrams and a progress thread per process, data_path.cpp).
+//
+// Threads: every exported call and the progress thread take Library::mu; the model has its own
+// lock, always taken after it (never the other way round).
 //
 // Handles are looked up in maps, never cast back from the pointer a program passes: a stale or
 // foreign pointer gets EINVAL instead of a crash.
@@ -305,7 +309,7 @@ class Library {
   std::unordered_map<const ibv_ah*, std::unique_ptr<Ah>> ahs;
   std::uint32_t next_key = 0x100;
   std::uint32_t next_handle = 1;
-  /// The QP number the model's allocator hands out next (the UDP port of the QP's socket).
+  /// The QP number the model's allocator hands out next (the name of the QP's socket).
   std::uint32_t pending_qp_number = 0;
 
   Context* context(const ibv_context* c);

@@ -180,6 +180,9 @@ int main(int argc, char** argv) {
   if (err) {
     printf("A: RTR failed with errno %d\n", err);
     snprintf(outcome, sizeof outcome, "rtr_errno=%d", err);
+    /* Closing the device releases every object of the context, as the kernel does. */
+    ibv_close_device(ctx);
+    ibv_free_device_list(list);
     return verdict(outcome, expect);
   }
   err = to_rtr(qp_b, rc, qp_a->qp_num, &gid_a_advertised, (uint8_t)b_index);

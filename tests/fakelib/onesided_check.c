@@ -2,8 +2,10 @@
  * compare-and-swap between two processes, where the target calls no verb while the data moves.
  * Written against plain libibverbs (run it with LD_LIBRARY_PATH pointing at the fake).
  *
- *   fakelib_onesided <device> <gid_index>
+ *   fakelib_onesided <device> <gid_index> [max]
  *
+ * With "max", the large write is as long as the port's max_msg_sz (1 GiB on the fake; checked
+ * at sampled offsets), and one byte more must end in IBV_WC_LOC_LEN_ERR.
  * The target (a forked child) opens the device, registers its regions, brings its QPs to RTS,
  * then blocks in read() on a pipe: it calls nothing until the initiator says it is done. The
  * initiator then checks:
@@ -30,11 +32,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NQP 7
+#define NQP 8
 #define SMALL 4096
 #define LARGE (8u << 20)
 
-enum { Q_GOOD = 0, Q_BAD_RKEY, Q_BOUNDS, Q_RO_WRITE, Q_NO_READ, Q_NO_ATOMIC, Q_MISALIGNED };
+enum { Q_GOOD = 0, Q_BAD_RKEY, Q_BOUNDS, Q_RO_WRITE, Q_NO_READ, Q_NO_ATOMIC, Q_MISALIGNED, Q_TOO_LONG };
+
+/* The large write's region: 8 MiB, or max_msg_sz + 1 in "max" mode. */
+static size_t big = LARGE;
+static int max_mode = 0;
+
+/* Fill with pattern(i, seed): its period is 256 bytes, so double a filled prefix. */
+static void fill(unsigned char* p, size_t n, unsigned seed);
+/* Byte i of the large write, checked at every byte (8 MiB) or at sampled offsets (max mode). */
+static size_t step(void) { return max_mode ? 4099 : 1; }
 
 struct Info {
   uint32_t qpn[NQP];
@@ -136,6 +147,29 @@ static int full_read(int fd, void* p, size_t n) {
 
 static unsigned char pattern(size_t i, unsigned seed) { return (unsigned char)((i * 131u + seed) & 0xff); }
 
+static void fill(unsigned char* p, size_t n, unsigned seed) {
+  size_t i, done = n < 256 ? n : 256;
+  for (i = 0; i < done; ++i) p[i] = pattern(i, seed);
+  while (done < n) {
+    size_t k = done < n - done ? done : n - done;
+    memcpy(p + done, p, k);
+    done += k;
+  }
+}
+
+/* The port's max_msg_sz in "max" mode (every process asks its own device), else 8 MiB. */
+static int size_large(struct ibv_context* ctx) {
+  struct ibv_port_attr pa;
+  if (!max_mode) return 0;
+  if (ibv_query_port(ctx, 1, &pa)) return -1;
+  if (pa.max_msg_sz < (1u << 30)) {
+    printf("FAILED: max_msg_sz %u is below 1 GiB\n", pa.max_msg_sz);
+    return -1;
+  }
+  big = (size_t)pa.max_msg_sz + 1;
+  return 0;
+}
+
 /* ---- the target: sets up, then calls no verb until told the initiator is done ---- */
 static int target(const char* dev, int gidx, int to_init, int from_init) {
   struct Side s;
@@ -147,8 +181,8 @@ static int target(const char* dev, int gidx, int to_init, int from_init) {
   char go;
   int ok, got_imm = 0, tries;
   const unsigned rw_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  if (open_side(&s, dev)) return 2;
-  rw = calloc(1, LARGE);
+  if (open_side(&s, dev) || size_large(s.ctx)) return 2;
+  rw = calloc(1, big);
   ro = malloc(LARGE);
   noread = malloc(SMALL);
   atomic = aligned_alloc(64, 64);
@@ -160,7 +194,7 @@ static int target(const char* dev, int gidx, int to_init, int from_init) {
   memset(noatomic, 0, 64);
   v = 100;
   memcpy(atomic, &v, 8);
-  rw_mr = ibv_reg_mr(s.pd, rw, LARGE, rw_access);
+  rw_mr = ibv_reg_mr(s.pd, rw, big, rw_access);
   ro_mr = ibv_reg_mr(s.pd, ro, LARGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
   noread_mr = ibv_reg_mr(s.pd, noread, SMALL, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
   atomic_mr = ibv_reg_mr(s.pd, atomic, 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
@@ -204,8 +238,9 @@ static int target(const char* dev, int gidx, int to_init, int from_init) {
   for (i = 0; i < SMALL && ok; ++i) ok = rw[i] == pattern(i, 1);
   check(ok, "target: the 4 KiB RDMA write landed");
   ok = 1;
-  for (i = 0; i < LARGE - SMALL && ok; ++i) ok = rw[SMALL + i] == pattern(i, 2);
-  check(ok, "target: the 8 MiB RDMA write landed");
+  for (i = 0; i < big - SMALL - (size_t)max_mode && ok; i += step()) ok = rw[SMALL + i] == pattern(i, 2);
+  ok = ok && rw[big - 1 - (size_t)max_mode] == pattern(big - SMALL - 1 - (size_t)max_mode, 2);
+  check(ok, "target: the large RDMA write landed");
   memcpy(&v, atomic, 8);
   check(v == 7, "target: fetch-and-add then compare-and-swap left 7");
   memcpy(&v, atomic + 8, 8);
@@ -281,8 +316,9 @@ int main(int argc, char** argv) {
   uint64_t v;
   char go;
   int ok;
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s <device> <gid_index>\n", argv[0]);
+  if (argc == 4 && strcmp(argv[3], "max") == 0) max_mode = 1;
+  if (argc != 3 && !(argc == 4 && max_mode)) {
+    fprintf(stderr, "usage: %s <device> <gid_index> [max]\n", argv[0]);
     return 2;
   }
   gidx = atoi(argv[2]);
@@ -295,10 +331,10 @@ int main(int argc, char** argv) {
     _exit(target(argv[1], gidx, to_init[1], from_init[0]));
   }
   alarm(30);
-  if (open_side(&init_side, argv[1])) return 2;
-  lbuf = calloc(1, LARGE);
+  if (open_side(&init_side, argv[1]) || size_large(init_side.ctx)) return 2;
+  lbuf = calloc(1, big);
   if (!lbuf) return 2;
-  lmr = ibv_reg_mr(init_side.pd, lbuf, LARGE, IBV_ACCESS_LOCAL_WRITE);
+  lmr = ibv_reg_mr(init_side.pd, lbuf, big, IBV_ACCESS_LOCAL_WRITE);
   if (!lmr) return 2;
   if (full_read(to_init[0], &peer, sizeof peer)) return 2;
   memset(&mine, 0, sizeof mine);
@@ -312,12 +348,12 @@ int main(int argc, char** argv) {
   for (i = 0; i < SMALL; ++i) lbuf[i] = pattern(i, 1);
   run(Q_GOOD, IBV_WR_RDMA_WRITE, peer.rw_addr, peer.rw_rkey, 0, SMALL, 0, 0, IBV_WC_SUCCESS,
       "4 KiB RDMA write");
-  for (i = 0; i < LARGE - SMALL; ++i) lbuf[i] = pattern(i, 2);
-  run(Q_GOOD, IBV_WR_RDMA_WRITE, peer.rw_addr + SMALL, peer.rw_rkey, 0, LARGE - SMALL, 0, 0, IBV_WC_SUCCESS,
-      "8 MiB RDMA write");
+  fill(lbuf, big - SMALL - (size_t)max_mode, 2);
+  run(Q_GOOD, IBV_WR_RDMA_WRITE, peer.rw_addr + SMALL, peer.rw_rkey, 0, big - SMALL - (size_t)max_mode, 0, 0,
+      IBV_WC_SUCCESS, "large RDMA write");
   run(Q_GOOD, IBV_WR_RDMA_WRITE_WITH_IMM, peer.noread_addr, peer.noread_rkey, 0, 0, 0, 0, IBV_WC_SUCCESS,
       "RDMA write with immediate");
-  memset(lbuf, 0, LARGE);
+  memset(lbuf, 0, SMALL);
   if (run(Q_GOOD, IBV_WR_RDMA_READ, peer.ro_addr, peer.ro_rkey, 0, SMALL, 0, 0, IBV_WC_SUCCESS,
           "4 KiB RDMA read") == 0) {
     ok = 1;
@@ -349,8 +385,8 @@ int main(int argc, char** argv) {
 
   run(Q_BAD_RKEY, IBV_WR_RDMA_WRITE, peer.rw_addr, peer.rw_rkey + 1000, 0, 64, 0, 0, IBV_WC_REM_ACCESS_ERR,
       "write with a bad rkey");
-  run(Q_BOUNDS, IBV_WR_RDMA_WRITE, peer.rw_addr + LARGE - 32, peer.rw_rkey, 0, 64, 0, 0,
-      IBV_WC_REM_ACCESS_ERR, "write past the end of the region");
+  run(Q_BOUNDS, IBV_WR_RDMA_WRITE, peer.rw_addr + big - 32, peer.rw_rkey, 0, 64, 0, 0, IBV_WC_REM_ACCESS_ERR,
+      "write past the end of the region");
   run(Q_RO_WRITE, IBV_WR_RDMA_WRITE, peer.ro_addr, peer.ro_rkey, 0, 64, 0, 0, IBV_WC_REM_ACCESS_ERR,
       "write to a region without remote write");
   run(Q_NO_READ, IBV_WR_RDMA_READ, peer.noread_addr, peer.noread_rkey, 0, 64, 0, 0, IBV_WC_REM_ACCESS_ERR,
@@ -359,6 +395,10 @@ int main(int argc, char** argv) {
       IBV_WC_REM_ACCESS_ERR, "atomic on a region without remote atomic");
   run(Q_MISALIGNED, IBV_WR_ATOMIC_FETCH_AND_ADD, peer.atomic_addr + 4, peer.atomic_rkey, 0, 8, 1, 0,
       IBV_WC_REM_INV_REQ_ERR, "atomic on a misaligned address");
+
+  if (max_mode)
+    run(Q_TOO_LONG, IBV_WR_RDMA_WRITE, peer.rw_addr, peer.rw_rkey, 0, big, 0, 0, IBV_WC_LOC_LEN_ERR,
+        "a write one byte above max_msg_sz");
 
   go = 'd';
   if (write(from_init[1], &go, 1) != 1) return 2;

@@ -130,5 +130,13 @@ TEST(DriverProfile, ByNameAndLinkLayer) {
   EXPECT_EQ(DriverProfile::for_link_layer(LinkLayer::ethernet()).name, "linux");
 }
 
+// The data path's receive rule (the fake libibverbs): InfiniBand/Linux drop a UC message that
+// finds no receive; Apple's Thunderbolt driver holds it (JACCL's credit-less collectives work).
+TEST(DriverProfile, UcWaitsForReceiveOnlyOnApple) {
+  EXPECT_FALSE(DriverProfile::linux_kernel().uc_waits_for_receive);
+  EXPECT_TRUE(DriverProfile::apple_thunderbolt().uc_waits_for_receive);
+  EXPECT_TRUE(DriverProfile::for_link_layer(LinkLayer::thunderbolt()).uc_waits_for_receive);
+}
+
 }  // namespace
 }  // namespace gidpolicy
