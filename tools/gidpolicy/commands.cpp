@@ -492,15 +492,14 @@ std::string describe_loss(const std::vector<GidTable>& before, const std::vector
 
 // A name next to `target` for a temporary file or tree: same directory, so rename() is atomic.
 fs::path sibling(const fs::path& target, const char* what) {
-  return target.parent_path() /
-         ("." + target.filename().string() + ".gidpolicy-" + what + "-" + std::to_string(::getpid()));
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  return dir / ("." + target.filename().string() + ".gidpolicy-" + what + "-" + std::to_string(::getpid()));
 }
 
 // `target` without a trailing separator ("out/" names the directory "out").
 fs::path output_path(const std::string& given) {
   fs::path p = fs::path(given).lexically_normal();
   if (p.filename().empty()) p = p.parent_path();
-  if (p.parent_path().empty()) p = fs::path(".") / p;
   return p;
 }
 
