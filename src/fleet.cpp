@@ -477,8 +477,9 @@ Link Analysis::judge(std::uint64_t index, std::uint32_t a, std::uint32_t b, std:
     d.culprit = culprit;
   };
   // The fabric's order: a side that cannot take part fails both directions (the first side's
-  // reason first); then QP creation; then A's RTR, then B's (B never tries when A's failed);
-  // then each direction's delivery.
+  // reason first); then QP creation; then each side's own RTR, tried whatever the other's did
+  // (a direction names its sender's refusal first, else the receiver's); then each direction's
+  // delivery.
   if (!A.plan || !B.plan) {
     const std::uint32_t s = !A.plan ? a : b;
     set(l.a_to_b, sides_[s].unusable, s);
@@ -498,14 +499,16 @@ Link Analysis::judge(std::uint64_t index, std::uint32_t a, std::uint32_t b, std:
       set(l.b_to_a, A.qp_cause, a);
     return l;
   }
-  if (const std::uint32_t c = A.rtr[B.cls]; c != kNone) {
-    set(l.a_to_b, c, a);
-    set(l.b_to_a, c, a);
-    return l;
-  }
-  if (const std::uint32_t c = B.rtr[A.cls]; c != kNone) {
-    set(l.a_to_b, c, b);
-    set(l.b_to_a, c, b);
+  const std::uint32_t ra = A.rtr[B.cls], rb = B.rtr[A.cls];
+  if (ra != kNone || rb != kNone) {
+    if (ra != kNone)
+      set(l.a_to_b, ra, a);
+    else
+      set(l.a_to_b, rb, b);
+    if (rb != kNone)
+      set(l.b_to_a, rb, b);
+    else
+      set(l.b_to_a, ra, a);
     return l;
   }
   if (const std::uint32_t c = A.deliver[B.cls]; c != kNone) set(l.a_to_b, c, a);

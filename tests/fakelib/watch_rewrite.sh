@@ -16,13 +16,16 @@ cleanup() {
 trap cleanup EXIT
 
 cp "$data/1-start.json" "$work/table.json"
+# The output file exists before the watcher starts: the background job's redirection is opened
+# by the child, and a wait that finds no file yet must keep waiting, not rewrite the table early.
+: >"$work/out"
 LD_LIBRARY_PATH=$lib GIDPOLICY_FAKE_TABLES=$work/table.json "$cli" watch $json >"$work/out" 2>"$work/err" &
 pid=$!
 
 # wait_lines N: until the output has N lines (10 s at most).
 wait_lines() {
   i=0
-  while [ "$(wc -l <"$work/out")" -lt "$1" ]; do
+  while [ "$(wc -l <"$work/out" 2>/dev/null || echo 0)" -lt "$1" ]; do
     i=$((i + 1))
     if [ $i -gt 100 ]; then
       echo "FAIL: waited 10 s for line $1; output so far:"; cat "$work/out"; cat "$work/err"

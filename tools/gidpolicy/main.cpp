@@ -125,10 +125,14 @@ std::string own_words(const CLI::ParseError& e) {
       return "missing " + name + ": expected " + expected_value(name);
     }
   }
-  if (kind == "ExtrasError") {
-    // "The following argument was not expected: --bogus"
+  // "The following argument was not expected: --bogus". Matched by its text: inside a subcommand
+  // CLI11 names the error after the subcommand ("show"), not "ExtrasError".
+  if (kind == "ExtrasError" || what.rfind("The following argument", 0) == 0) {
     const std::size_t c = what.find(": ");
-    if (c != std::string::npos) return "unexpected argument " + what.substr(c + 2);
+    if (c != std::string::npos) {
+      const std::string args = what.substr(c + 2);
+      return (args.find(' ') != std::string::npos ? "unexpected arguments " : "unexpected argument ") + args;
+    }
   }
   return what;
 }
@@ -248,9 +252,10 @@ int run(int argc, char** argv) {
   const std::set<std::string> subcommands{"show",    "select",   "check", "explain-errno",
                                           "convert", "simulate", "watch", "fleet"};
   if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
-    std::cerr << "gidpolicy: unknown subcommand '" << argv[1]
-              << "': expected show, select, check, explain-errno, convert, simulate, watch or fleet (see gidpolicy "
-                 "--help)\n";
+    std::cerr
+        << "gidpolicy: unknown subcommand '" << argv[1]
+        << "': expected show, select, check, explain-errno, convert, simulate, watch or fleet (see gidpolicy "
+           "--help)\n";
     return kExitUsage;
   }
   try {
