@@ -9,6 +9,8 @@
 #include <gidpolicy/fleet.hpp>
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -294,6 +296,7 @@ class Cursor {
   /// JSON's number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
   bool number() {
     auto digit = [&] { return p_ < end_ && *p_ >= '0' && *p_ <= '9'; };
+    const char* start = p_;
     if (p_ < end_ && *p_ == '-') ++p_;
     if (!digit()) return fail_here("invalid number" + found());
     if (*p_ == '0') {
@@ -311,6 +314,15 @@ class Cursor {
       if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
       if (!digit()) return fail_here("invalid number" + found());
       while (digit()) ++p_;
+    }
+    // A number no double holds (1e999) is refused, as the canonical JSON reader (nlohmann)
+    // refuses it: the two readers accept the same documents. Integers are range-checked where
+    // they are used; only fractions and exponents can overflow here.
+    const std::string_view tok(start, static_cast<std::size_t>(p_ - start));
+    if (tok.find_first_of(".eE") != std::string_view::npos &&
+        !std::isfinite(std::strtod(std::string(tok).c_str(), nullptr))) {
+      p_ = start;
+      return fail_here("number out of range" + found());
     }
     return true;
   }

@@ -7,6 +7,7 @@
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -317,6 +318,21 @@ TEST(FleetSnapshot, ReadsShowJsonAndNamesTheHost) {
   EXPECT_EQ(fleet::parse_snapshot(one, "x.json", "override").value().host, "override");
   const std::string unnamed = R"([{"host": null, "device": "d", "port": 1, "entries": []}])";
   EXPECT_EQ(fleet::parse_snapshot(unnamed, "/a/b/gpu12.json").value().host, "gpu12");
+}
+
+// Found by fuzz_fleet_snapshot: a number no double holds, in a field the reader ignores, was
+// accepted where the canonical JSON reader (nlohmann) refuses the document.
+TEST(FleetSnapshot, RegressionFuzzNumberOutOfRangeInAnIgnoredField) {
+  const std::string doc = R"({"host":"h","device":"d","port":1,"entries":[)"
+                          R"({"index":0,"gid":"::ffff:10.0.0.1","type":"roce_v2","x":[16e6675]}]})";
+  auto s = fleet::parse_snapshot(doc, "big.json");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().what().find("number out of range"), std::string::npos) << s.error().what();
+  EXPECT_FALSE(nlohmann::json::accept(doc));
+  // A small exponent and a tiny one are numbers a double holds (or rounds to zero): accepted.
+  std::string ok = doc;
+  ok.replace(ok.find("16e6675"), 7, "1.5e-999");
+  EXPECT_TRUE(fleet::parse_snapshot(ok, "small.json").has_value());
 }
 
 TEST(FleetSnapshot, ErrorsNameFilePortEntryAndField) {
