@@ -190,8 +190,11 @@ struct Progress {
 };
 
 Progress& progress() {
-  static Progress* const p = new Progress();  // outlives every static destructor, like Library
-  return *p;
+  // Trivially destructible, so no destructor runs at exit (the thread may still be stopping), and
+  // no heap block is left behind when a program dlclose()s the library (ds4 does).
+  static_assert(std::is_trivially_destructible_v<Progress>);
+  static Progress p;
+  return p;
 }
 
 void drain(Library& lib, Qp& q);

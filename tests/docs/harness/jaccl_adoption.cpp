@@ -159,10 +159,11 @@ void load_verbs(const char* lib) {
 int main(int argc, char** argv) {
   if (argc != 2) return std::fprintf(stderr, "usage: %s LIBIBVERBS\n", argv[0]), 2;
   int rc = 1;
+  ibv_device** list = nullptr;  // freed on every path, the refusals included
   try {
     load_verbs(argv[1]);
     int n = 0;
-    ibv_device** list = jaccl::ibv().get_device_list(&n);
+    list = jaccl::ibv().get_device_list(&n);
     if (!list || n < 1) throw std::runtime_error("no RDMA device");
     std::vector<jaccl::Connection> conns;
     for (int k = 0; k < 2; ++k) {
@@ -176,6 +177,7 @@ int main(int argc, char** argv) {
         throw std::runtime_error("the moved-from Connection kept its selection");
     }
     jaccl::ibv().free_device_list(list);
+    list = nullptr;
     const jaccl::Destination a = conns[0].info();
     const jaccl::Destination b = conns[1].info();
     char text[GIDPOLICY_GID_STRLEN];
@@ -190,6 +192,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::printf("refused: %s\n", e.what());
   }
+  if (list != nullptr) jaccl::ibv().free_device_list(list);
   std::printf("modify_qp(RTR) calls: %d\n", rtr_calls);
   return rc;
 }
