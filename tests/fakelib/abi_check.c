@@ -34,17 +34,7 @@ const char* ibv_get_sysfs_path(void);
 int ibv_dontfork_range(void* base, size_t size);
 int ibv_dofork_range(void* base, size_t size);
 
-static int failures = 0;
-#define CHECK(cond, ...)              \
-  do {                                \
-    if (cond) {                       \
-      printf("ok: " __VA_ARGS__);     \
-    } else {                          \
-      printf("FAILED: " __VA_ARGS__); \
-      ++failures;                     \
-    }                                 \
-    printf("\n");                     \
-  } while (0)
+#include "check.h"
 
 typedef void* (*ptr_fn)(long, long, long, long, long, long);
 typedef int (*int_fn)(long, long, long, long, long, long);

@@ -19,17 +19,7 @@
 /* rdma-core private (driver.h); 0 = IB/RoCE v1, 1 = RoCE v2. */
 int ibv_query_gid_type(struct ibv_context* context, uint8_t port_num, unsigned int index, int* type);
 
-static int failures = 0;
-#define CHECK(cond, ...)              \
-  do {                                \
-    if (cond) {                       \
-      printf("ok: " __VA_ARGS__);     \
-    } else {                          \
-      printf("FAILED: " __VA_ARGS__); \
-      ++failures;                     \
-    }                                 \
-    printf("\n");                     \
-  } while (0)
+#include "check.h"
 
 static int is_zero(const union ibv_gid* g) {
   static const unsigned char zero[16];
