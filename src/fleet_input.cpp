@@ -74,7 +74,8 @@ Error syntax_error(std::string_view text, std::string_view source, const Json::p
 
 result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
   // One open, one fstat, one read in the common case: 10,000 small files are mostly syscalls.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO without a writer would block open() itself, before fstat can refuse it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return fail(errc::io_error,
                 path + ": cannot open: " + std::error_code(errno, std::generic_category()).message());

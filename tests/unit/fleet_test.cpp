@@ -7,6 +7,7 @@
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -415,6 +416,20 @@ TEST_F(FleetFiles, HostEqualsFileAndDuplicates) {
   auto ok = fleet::read_snapshots(named);
   ASSERT_TRUE(ok.has_value()) << ok.error().what();
   EXPECT_EQ(ok.value()[1].host, "renamed");
+}
+
+// Found by trying the tool as an outsider: `gidpolicy fleet FIFO` blocked in open() (issue 16's
+// class of non-regular inputs). A hang here is caught by the unit tests' ctest timeout.
+TEST_F(FleetFiles, AFifoIsRefusedNotWaitedOn) {
+  const fs::path fifo = dir_ / "host.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::vector<std::string> one{fifo.string()};
+  auto r = fleet::read_snapshots(one);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().what().find("host.json: not a regular file"), std::string::npos) << r.error().what();
+  auto devices = fleet::read_jaccl_devices(fifo.string());
+  ASSERT_FALSE(devices.has_value());
+  EXPECT_NE(devices.error().what().find("not a regular file"), std::string::npos) << devices.error().what();
 }
 
 TEST_F(FleetFiles, BoundsOnSizeAndCount) {
