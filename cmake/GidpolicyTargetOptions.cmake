@@ -19,6 +19,17 @@ function(gidpolicy_target_options target)
       target_compile_options(${target} PRIVATE -Werror)
     endif()
   endif()
+  if(GIDPOLICY_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON
+                                               UNITY_BUILD_BATCH_SIZE ${GIDPOLICY_UNITY_BUILD_BATCH_SIZE})
+  endif()
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # A unity build #includes several sources into one file; GCC then reports a type from one
+    # source's anonymous namespace used in another's class as -Wsubobject-linkage, which only
+    # means something for headers. Off in unity builds only.
+    target_compile_options(${target} PRIVATE
+      $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:$<TARGET_PROPERTY:UNITY_BUILD>>>:-Wno-subobject-linkage>)
+  endif()
   if(GIDPOLICY_SANITIZE AND NOT ARG_NO_SANITIZE)
     gidpolicy_sanitize(${target})
   endif()

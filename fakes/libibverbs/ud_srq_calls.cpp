@@ -23,7 +23,7 @@ using namespace gidpolicy::fakelib;
 
 namespace {
 
-void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
+static void fail_record_ud(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
                  const std::string& reason) {
   r["result"] = err;
   r["error"] = errno_name_for(d, err);
@@ -48,14 +48,14 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
     r["dgid"] = Gid::from_bytes(attr.grh.dgid.raw).to_string();
   }
   if (!has_port(*d, attr.port_num)) {
-    fail_record(lib, r, d, EINVAL, "port " + std::to_string(attr.port_num) + " does not exist");
+    fail_record_ud(lib, r, d, EINVAL, "port " + std::to_string(attr.port_num) + " does not exist");
     errno = EINVAL;
     return nullptr;
   }
   auto table = lib.model.table(d->name, attr.port_num);
   auto profile = lib.model.profile(d->name);
   if (!table || !profile) {
-    fail_record(lib, r, d, EINVAL, "no GID table for the port");
+    fail_record_ud(lib, r, d, EINVAL, "no GID table for the port");
     errno = EINVAL;
     return nullptr;
   }
@@ -66,7 +66,7 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
   req.dgid = Gid::from_bytes(attr.grh.dgid.raw);
   const RtrVerdict v = judge_rtr(table.value(), req, profile.value());
   if (v.outcome == RtrOutcome::error) {
-    fail_record(lib, r, d, v.err, v.reason);
+    fail_record_ud(lib, r, d, v.err, v.reason);
     errno = v.err;
     return nullptr;
   }
@@ -256,7 +256,7 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
     r["max_sge"] = init->attr.max_sge;
     if (init->attr.max_wr == 0 || init->attr.max_wr > 4096 || init->attr.max_sge > 16 ||
         init->attr.srq_limit > init->attr.max_wr) {
-      fail_record(lib, r, d, EINVAL, "max_wr not in 1..4096, max_sge above 16 or srq_limit above max_wr");
+      fail_record_ud(lib, r, d, EINVAL, "max_wr not in 1..4096, max_sge above 16 or srq_limit above max_wr");
       errno = EINVAL;
       return nullptr;
     }
@@ -324,7 +324,7 @@ int ibv_destroy_srq(ibv_srq* srq) {
     if (!s) return EINVAL;
     auto r = lib.record("destroy_srq", s->owner->device);
     if (s->users != 0) {
-      fail_record(lib, r, s->owner->device, EBUSY, "queue pairs still use the SRQ");
+      fail_record_ud(lib, r, s->owner->device, EBUSY, "queue pairs still use the SRQ");
       return EBUSY;
     }
     pthread_cond_destroy(&s->srq.cond);
