@@ -48,7 +48,7 @@ class UnexpectedError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// EXPECT_PRED_FORMAT1 formatter behind EXPECT_OK / ASSERT_OK.
+/// The predicate-formatter behind EXPECT_OK / ASSERT_OK.
 template <class R>
 ::testing::AssertionResult is_ok(const char* expr_text, const R& r) {
   if (r.has_value()) return ::testing::AssertionSuccess();
@@ -85,8 +85,11 @@ void rc_assert_ok(const R& r, const char* expr_text, const char* file, int line)
 
 }  // namespace gidpolicy::test
 
-#define EXPECT_OK(...) EXPECT_PRED_FORMAT1(::gidpolicy::test::is_ok, (__VA_ARGS__))
-#define ASSERT_OK(...) ASSERT_PRED_FORMAT1(::gidpolicy::test::is_ok, (__VA_ARGS__))
+// gtest's own EXPECT_PRED_FORMAT1 expansion, written out so an expression with commas works.
+#define EXPECT_OK(...) \
+  GTEST_ASSERT_(::gidpolicy::test::is_ok(#__VA_ARGS__, (__VA_ARGS__)), GTEST_NONFATAL_FAILURE_)
+#define ASSERT_OK(...) \
+  GTEST_ASSERT_(::gidpolicy::test::is_ok(#__VA_ARGS__, (__VA_ARGS__)), GTEST_FATAL_FAILURE_)
 
 #define GIDPOLICY_TEST_CAT2(a, b) a##b
 #define GIDPOLICY_TEST_CAT(a, b) GIDPOLICY_TEST_CAT2(a, b)
