@@ -1,25 +1,26 @@
-// Test helpers for gidpolicy::result<T>: an unexpected failure fails ONE test with the error's
-// message instead of terminating the whole test binary.
+// Test helpers for gidpolicy::result<T>: an unexpected failure fails ONE test (or one rapidcheck
+// case) with the error's message instead of terminating the whole test binary.
 //
 // Why: result<T>::value() on a failure terminates (the library's no-throw policy), so one broken
 // parse in one test used to kill every test after it in the same executable, with no message
 // naming the error. These helpers print `error().what()` and evaluate their expression once.
 //
-//   ASSERT_OK(expr) / EXPECT_OK(expr)       expr (a result) must succeed; else a fatal /
-//                                           non-fatal gtest failure naming expr and the error.
-//   ASSERT_OK_AND_ASSIGN(lhs, expr)         in a void test body: on success `lhs = value`, on
-//                                           failure a fatal failure and return.
-//   VALUE_OR_FAIL(expr)                     an expression (helpers, initialisers, arguments):
-//                                           the value, or throws UnexpectedError whose what() is
-//                                           "file:line: expr failed: <error>"; gtest fails the
-//                                           current test with that text, rapidcheck the case.
-//   RC_ASSERT_OK(expr) / RC_VALUE_OR_FAIL(expr)   the same inside rapidcheck properties, failing
-//                                           the case as RC_ASSERT does (so it shrinks).
+//   ASSERT_OK(expr) / EXPECT_OK(expr)   expr (a result) must succeed; else a fatal / non-fatal
+//                                       gtest failure naming expr and the error.
+//   ASSERT_OK_AND_ASSIGN(lhs, expr)     a statement, in void functions (test bodies): on success
+//                                       `lhs = value`, on failure a fatal failure and return.
+//   VALUE_OR_FAIL(expr)                 an expression, anywhere (helpers returning values,
+//                                       initialisers, arguments, rapidcheck properties and
+//                                       generators): the value, or throws UnexpectedError with
+//                                       "file:line: expr failed: <error>". gtest fails the
+//                                       current test with that text; rapidcheck takes it as a
+//                                       failed case, exactly as a failed RC_ASSERT, and shrinks.
+//   RC_ASSERT_OK(expr)                  in a property: RC_ASSERT(expr) that names the error.
 //
 // Example:
 //   ASSERT_OK_AND_ASSIGN(const GidTable t, GidTable::make(port, entries));
-//   EXPECT_EQ(VALUE_OR_FAIL(Gid::parse("fe80::1")).family(), ...);
-//   RC_ASSERT(RC_VALUE_OR_FAIL(profile.plan(t)).agrees());
+//   EXPECT_EQ(VALUE_OR_FAIL(Gid::parse("fe80::1")).is_link_local(), true);
+//   RC_ASSERT(VALUE_OR_FAIL(profile.plan(t)).agrees());
 #pragma once
 
 #include <gidpolicy/error.hpp>
@@ -37,15 +38,16 @@ namespace gidpolicy::test {
 /// What an unexpected failure says: "<file>:<line>: <expr> failed: <error().what()>".
 template <class R>
 std::string describe_failure(const R& r, const char* expr_text, const char* file, int line) {
-  return std::string(file) + ":" + std::to_string(line) + ": " + expr_text +
-         " failed: " + r.error().what();
+  return std::string(file) + ":" + std::to_string(line) + ": " + expr_text + " failed: " + r.error().what();
 }
 
-/// Thrown by VALUE_OR_FAIL: gtest reports an exception escaping a test body as that test's
-/// failure (with what()), and rapidcheck reports it as the case's failure.
-class UnexpectedError : public std::runtime_error {
+/// Thrown by VALUE_OR_FAIL. A std::exception for gtest (an exception escaping a test body fails
+/// that test with what()) and a failed rapidcheck CaseResult for rapidcheck (caught as RC_ASSERT's
+/// failures are, so the case shrinks and the message is the description).
+class UnexpectedError : public std::runtime_error, public ::rc::detail::CaseResult {
  public:
-  using std::runtime_error::runtime_error;
+  explicit UnexpectedError(const std::string& what)
+      : std::runtime_error(what), ::rc::detail::CaseResult(::rc::detail::CaseResult::Type::Failure, what) {}
 };
 
 /// The predicate-formatter behind EXPECT_OK / ASSERT_OK.
@@ -63,23 +65,11 @@ auto value_or_fail(R&& r, const char* expr_text, const char* file, int line)
   return std::forward<R>(r).value();
 }
 
-/// RC_VALUE_OR_FAIL's body: as value_or_fail, failing the rapidcheck case instead.
-template <class R>
-auto rc_value_or_fail(R&& r, const char* expr_text, const char* file, int line)
-    -> std::remove_cvref_t<decltype(std::forward<R>(r).value())> {
-  if (!r.has_value()) {
-    throw ::rc::detail::CaseResult(::rc::detail::CaseResult::Type::Failure,
-                                   describe_failure(r, expr_text, file, line));
-  }
-  return std::forward<R>(r).value();
-}
-
 /// RC_ASSERT_OK's body.
 template <class R>
 void rc_assert_ok(const R& r, const char* expr_text, const char* file, int line) {
   if (!r.has_value()) {
-    throw ::rc::detail::CaseResult(::rc::detail::CaseResult::Type::Failure,
-                                   describe_failure(r, expr_text, file, line));
+    throw UnexpectedError(describe_failure(r, expr_text, file, line));
   }
 }
 
@@ -93,17 +83,13 @@ void rc_assert_ok(const R& r, const char* expr_text, const char* file, int line)
 
 #define GIDPOLICY_TEST_CAT2(a, b) a##b
 #define GIDPOLICY_TEST_CAT(a, b) GIDPOLICY_TEST_CAT2(a, b)
-#define GIDPOLICY_ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, ...)                                      \
-  auto tmp = (__VA_ARGS__);                                                                      \
-  ASSERT_TRUE(tmp.has_value()) << #__VA_ARGS__ << " failed: " << tmp.error().what();            \
+#define GIDPOLICY_ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, ...)                           \
+  auto tmp = (__VA_ARGS__);                                                          \
+  ASSERT_TRUE(tmp.has_value()) << #__VA_ARGS__ << " failed: " << tmp.error().what(); \
   lhs = std::move(tmp).value()
 /// ASSERT_OK_AND_ASSIGN(auto x, expr): a statement; only in functions returning void.
 #define ASSERT_OK_AND_ASSIGN(lhs, ...) \
   GIDPOLICY_ASSERT_OK_AND_ASSIGN_IMPL(GIDPOLICY_TEST_CAT(gidpolicy_ok_, __LINE__), lhs, __VA_ARGS__)
 
-#define VALUE_OR_FAIL(...) \
-  ::gidpolicy::test::value_or_fail((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
-#define RC_VALUE_OR_FAIL(...) \
-  ::gidpolicy::test::rc_value_or_fail((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
-#define RC_ASSERT_OK(...) \
-  ::gidpolicy::test::rc_assert_ok((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
+#define VALUE_OR_FAIL(...) ::gidpolicy::test::value_or_fail((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
+#define RC_ASSERT_OK(...) ::gidpolicy::test::rc_assert_ok((__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)

@@ -23,7 +23,8 @@ const Gid kLinkLocal = gid("fe80::1");
 /// A 16-entry Ethernet port with the slots given.
 GidTable table16(std::vector<GidEntry> entries, Holes holes = Holes::empty,
                  std::optional<std::uint32_t> len = 16) {
-  return VALUE_OR_FAIL(GidTable::make(test::port("mlx5_0", LinkLayer::ethernet(), len), std::move(entries), holes));
+  return VALUE_OR_FAIL(
+      GidTable::make(test::port("mlx5_0", LinkLayer::ethernet(), len), std::move(entries), holes));
 }
 
 // --- SourceIndex ---------------------------------------------------------------------------
@@ -74,8 +75,8 @@ TEST(CheckAgreement, ComparesBytesOnlyNotTheGidType) {
   // The peer learns 16 bytes; routing from the v1 twin of the advertised address still agrees.
   const GidTable t = test::nccl_769();
   const Gid mapped = gid("::ffff:200.0.209.6");
-  EXPECT_TRUE(check_agreement(t, mapped, 2).agrees);  // roce_v1
-  EXPECT_TRUE(check_agreement(t, mapped, 3).agrees);  // roce_v2
+  EXPECT_TRUE(check_agreement(t, mapped, 2).agrees);           // roce_v1
+  EXPECT_TRUE(check_agreement(t, mapped, 3).agrees);           // roce_v2
   EXPECT_EQ(check_agreement(t, mapped, 3).advertised_at, 2u);  // the lowest index holding it
 }
 
@@ -112,8 +113,8 @@ TEST(CheckAgreement, EmptySlotNeverAgrees) {
 
 TEST(CheckAgreement, UnlistedSlotOfAFullListingIsEmpty) {
   // Holes::empty: the source lists every non-empty slot, so an absent index is an empty one.
-  const GidTable t = table16({GidEntry::valid(0, kLinkLocal, GidType::roce_v2),
-                              GidEntry::valid(2, kMapped, GidType::roce_v2)});
+  const GidTable t = table16(
+      {GidEntry::valid(0, kLinkLocal, GidType::roce_v2), GidEntry::valid(2, kMapped, GidType::roce_v2)});
   const Agreement a = check_agreement(t, kMapped, 1);
   EXPECT_FALSE(a.agrees);
   EXPECT_FALSE(a.at_index.has_value());
@@ -122,9 +123,9 @@ TEST(CheckAgreement, UnlistedSlotOfAFullListingIsEmpty) {
 
 TEST(CheckAgreement, UnlistedSlotOfAPartialListingWasNotPrinted) {
   // Holes::not_shown (ibv_devinfo): the slot may hold something; it still cannot be shown to agree.
-  const GidTable t = table16({GidEntry::valid(0, kLinkLocal, GidType::roce_v2),
-                              GidEntry::valid(2, kMapped, GidType::roce_v2)},
-                             Holes::not_shown);
+  const GidTable t = table16(
+      {GidEntry::valid(0, kLinkLocal, GidType::roce_v2), GidEntry::valid(2, kMapped, GidType::roce_v2)},
+      Holes::not_shown);
   const Agreement a = check_agreement(t, kMapped, 1);
   EXPECT_FALSE(a.agrees);
   EXPECT_FALSE(a.at_index.has_value());
@@ -162,7 +163,8 @@ TEST(CheckAgreement, ZeroGidSlotNeverAgreesNotEvenWithAnAdvertisedZeroGid) {
 TEST(CheckAgreement, AdvertisedZeroGidAtAnEmptySlotDoesNotAgree) {
   const Agreement a = check_agreement(test::macmini(), Gid{}, 1);
   EXPECT_FALSE(a.agrees);
-  EXPECT_EQ(a.explanation, "sgid_index 1 is empty; the advertised GID is the zero GID (an empty slot was advertised)");
+  EXPECT_EQ(a.explanation,
+            "sgid_index 1 is empty; the advertised GID is the zero GID (an empty slot was advertised)");
 }
 
 TEST(CheckAgreement, IndexAtOrBeyondTheTableLengthIsOutOfRange) {
@@ -172,21 +174,24 @@ TEST(CheckAgreement, IndexAtOrBeyondTheTableLengthIsOutOfRange) {
     EXPECT_FALSE(a.agrees) << index;
     EXPECT_FALSE(a.at_index.has_value()) << index;
     EXPECT_EQ(a.sgid_index, index);
-    EXPECT_EQ(a.explanation, "sgid_index " + std::to_string(index) +
-                                 " is not below gid_tbl_len 16; the advertised GID ::ffff:10.0.0.5 is at index 2");
+    EXPECT_EQ(a.explanation,
+              "sgid_index " + std::to_string(index) +
+                  " is not below gid_tbl_len 16; the advertised GID ::ffff:10.0.0.5 is at index 2");
   }
   // Without gid_tbl_len (show_gids), the bound is one past the highest listed index.
-  const GidTable listed = table16({GidEntry::valid(2, kMapped, GidType::roce_v2)}, Holes::empty, std::nullopt);
-  EXPECT_EQ(check_agreement(listed, kMapped, 3).explanation,
-            "sgid_index 3 is not below the entries listed: 3; the advertised GID ::ffff:10.0.0.5 is at index 2");
+  const GidTable listed =
+      table16({GidEntry::valid(2, kMapped, GidType::roce_v2)}, Holes::empty, std::nullopt);
+  EXPECT_EQ(
+      check_agreement(listed, kMapped, 3).explanation,
+      "sgid_index 3 is not below the entries listed: 3; the advertised GID ::ffff:10.0.0.5 is at index 2");
   EXPECT_TRUE(check_agreement(listed, kMapped, 2).agrees);
 }
 
 TEST(CheckAgreement, IndexAbove255NeverAgreesEvenWhenItHoldsTheAdvertisedGid) {
   // grh.sgid_index is a uint8_t: 257 would route from slot 1.
-  const GidTable t = table16({GidEntry::valid(1, kLinkLocal, GidType::roce_v2),
-                              GidEntry::valid(257, kMapped, GidType::roce_v2)},
-                             Holes::empty, 512);
+  const GidTable t = table16(
+      {GidEntry::valid(1, kLinkLocal, GidType::roce_v2), GidEntry::valid(257, kMapped, GidType::roce_v2)},
+      Holes::empty, 512);
   const Agreement a = check_agreement(t, kMapped, 257);
   EXPECT_FALSE(a.agrees);
   EXPECT_EQ(a.sgid_index, 257u);

@@ -21,11 +21,11 @@ static_assert(!link_local_is_unroutable(LinkLayer::infiniband()));
 
 TEST(FamilyFilter, FamilyIsDecidedOnTheBytes) {
   const Gid mapped = gid("::ffff:10.99.0.3");
-  const Gid ipv6[] = {gid("fe80::14a2:7cff:fe31:9d05"),               // link-local
-                      gid("fd93:16d3:59b6:10d:690:81ff:fe39:e3e8"),    // ULA
-                      gid("2001:db8::1"),                              // global
-                      gid("fe80::2:c903:a:1b2c"),                      // InfiniBand GUID-based
-                      gid("::")};                                      // zero: not IPv4-mapped
+  const Gid ipv6[] = {gid("fe80::14a2:7cff:fe31:9d05"),              // link-local
+                      gid("fd93:16d3:59b6:10d:690:81ff:fe39:e3e8"),  // ULA
+                      gid("2001:db8::1"),                            // global
+                      gid("fe80::2:c903:a:1b2c"),                    // InfiniBand GUID-based
+                      gid("::")};                                    // zero: not IPv4-mapped
   EXPECT_TRUE(matches(FamilyFilter::ipv4, mapped));
   EXPECT_FALSE(matches(FamilyFilter::ipv6, mapped));
   EXPECT_TRUE(matches(FamilyFilter::any, mapped));

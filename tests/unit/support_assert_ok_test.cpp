@@ -40,7 +40,8 @@ TEST(AssertOk, ExpectOkReportsTheErrorMessageOnce) {
   g_calls = 0;
   EXPECT_NONFATAL_FAILURE(EXPECT_OK(counted(false)), "GID entry is empty: index 3 on mlx5_0 port 1");
   EXPECT_EQ(g_calls, 1);
-  EXPECT_NONFATAL_FAILURE(EXPECT_OK(Gid::parse("fe80::zz")), "Gid::parse(\"fe80::zz\") failed: invalid GID text");
+  EXPECT_NONFATAL_FAILURE(EXPECT_OK(Gid::parse("fe80::zz")),
+                          "Gid::parse(\"fe80::zz\") failed: invalid GID text");
   EXPECT_OK(counted(true));
   EXPECT_EQ(g_calls, 2);
   EXPECT_OK(result<std::pair<int, int>>(std::pair<int, int>{1, 2}));  // commas in the expression
@@ -82,27 +83,44 @@ TEST(AssertOk, ValueOrFailThrowsWithFileLineExpressionAndMessage) {
   EXPECT_EQ(named.value(), 7);
 }
 
-TEST(AssertOk, RapidcheckHelpersFailTheCaseWithTheMessage) {
+TEST(AssertOk, RapidcheckSeesAFailedCaseWithTheMessage) {
   g_calls = 0;
   try {
     RC_ASSERT_OK(counted(false));
     ADD_FAILURE() << "RC_ASSERT_OK returned on a failure";
-  } catch (const rc::detail::CaseResult& r) {
+  } catch (const rc::detail::CaseResult& r) {  // what rapidcheck catches from RC_ASSERT
     EXPECT_EQ(r.type, rc::detail::CaseResult::Type::Failure);
     EXPECT_NE(r.description.find("counted(false) failed: GID entry is empty"), std::string::npos)
         << r.description;
   }
   try {
-    (void)RC_VALUE_OR_FAIL(move_only(false));
-    ADD_FAILURE() << "RC_VALUE_OR_FAIL returned on a failure";
+    (void)VALUE_OR_FAIL(move_only(false));
+    ADD_FAILURE() << "VALUE_OR_FAIL returned on a failure";
   } catch (const rc::detail::CaseResult& r) {
     EXPECT_EQ(r.type, rc::detail::CaseResult::Type::Failure);
+    EXPECT_NE(r.description.find("move_only(false) failed: invalid argument"), std::string::npos)
+        << r.description;
     EXPECT_NE(r.description.find("no pointer today"), std::string::npos) << r.description;
   }
   EXPECT_EQ(g_calls, 1);
   RC_ASSERT_OK(counted(true));
-  EXPECT_EQ(RC_VALUE_OR_FAIL(counted(true)), 7);
-  EXPECT_EQ(g_calls, 3);
+  EXPECT_EQ(g_calls, 2);
+}
+
+TEST(AssertOk, APropertyFailingThroughValueOrFailReportsTheErrorAndShrinks) {
+  // A whole rapidcheck run: the property fails from some n on; the reported counterexample is
+  // the smallest failing n and the message is the error's.
+  const rc::detail::TestResult outcome = rc::detail::checkTestable([](int n) {
+    const result<int> r =
+        n >= 3 ? result<int>(fail(errc::index_out_of_range, "n=" + std::to_string(n))) : result<int>(n);
+    RC_ASSERT(VALUE_OR_FAIL(r) < 3);
+  });
+  ASSERT_TRUE(outcome.is<rc::detail::FailureResult>());
+  const auto& failure = outcome.get<rc::detail::FailureResult>();
+  EXPECT_NE(failure.description.find("r failed: " + std::error_code(errc::index_out_of_range).message()),
+            std::string::npos)
+      << failure.description;
+  EXPECT_NE(failure.description.find("n=3"), std::string::npos) << failure.description;  // shrunk to 3
 }
 
 }  // namespace

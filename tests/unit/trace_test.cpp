@@ -57,7 +57,8 @@ TEST(Trace, OnlyChosenCandidateAndLowerRankAreAccepted) {
 
 TEST(Trace, ToStringRendersOneLinePerAttemptAndOneIndentedLinePerStep) {
   Trace t;
-  t.attempts.push_back({"jaccl", {{0, Verdict::not_ipv4_mapped, "fe80::1 (roce_v2)"}, {1, Verdict::empty, ""}},
+  t.attempts.push_back({"jaccl",
+                        {{0, Verdict::not_ipv4_mapped, "fe80::1 (roce_v2)"}, {1, Verdict::empty, ""}},
                         "no IPv4-mapped GID"});
   t.attempts.push_back({"auto", {{2, Verdict::chosen, "::ffff:10.0.0.1 (roce_v2)"}}, ""});
   EXPECT_EQ(t.to_string(),
