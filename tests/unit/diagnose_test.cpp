@@ -100,7 +100,7 @@ TEST(Diagnose, LinuxEinval) {
   EXPECT_EQ(fam.causes[0].likelihood, Likelihood::confirmed);
   PortInfo small = t.port();
   small.gid_tbl_len = 4;
-  auto t4 = VALUE_OR_FAIL(GidTable::make(small, {t.begin(), t.end()}, Holes::not_shown));
+  ASSERT_OK_AND_ASSIGN(auto t4, GidTable::make(small, {t.begin(), t.end()}, Holes::not_shown));
   auto oor = diagnose(22, Platform::linux_kernel, {.table = &t4, .sgid_index = 4});
   EXPECT_EQ(oor.causes[0].id, "index_out_of_range");
   EXPECT_EQ(oor.causes[0].likelihood, Likelihood::confirmed);

@@ -37,7 +37,7 @@ TEST(JudgeRtr, LinuxOutOfRangeIsEinval) {
   const GidTable full = nccl769();
   PortInfo small = full.port();
   small.gid_tbl_len = 4;
-  auto t = VALUE_OR_FAIL(GidTable::make(small, {full.begin(), full.end()}));
+  ASSERT_OK_AND_ASSIGN(auto t, GidTable::make(small, {full.begin(), full.end()}));
   auto w = judge_rtr(t, {.sgid_index = 4, .dgid = kPeer4}, DriverProfile::linux_kernel());
   EXPECT_EQ(w.outcome, RtrOutcome::error);
   EXPECT_EQ(w.err, 22);
@@ -108,7 +108,8 @@ TEST(JudgeRtr, AppleIndexZeroIsDarwinEtimedout) {
 
 TEST(JudgeRtr, NotShownSlotIsUnknown) {
   PortInfo p = nccl769().port();
-  auto t = VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(3, kPeer4, GidType::roce_v2)}, Holes::not_shown));
+  ASSERT_OK_AND_ASSIGN(auto t,
+                       GidTable::make(p, {GidEntry::valid(3, kPeer4, GidType::roce_v2)}, Holes::not_shown));
   EXPECT_EQ(judge_rtr(t, {.sgid_index = 2, .dgid = kPeer4}, DriverProfile::linux_kernel()).outcome,
             RtrOutcome::unknown);
 }

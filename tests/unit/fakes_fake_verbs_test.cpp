@@ -152,12 +152,12 @@ TEST(FakeVerbsLoad, LoadsPastedToolOutputInAnyFormat) {
   ASSERT_OK(pod);
   EXPECT_EQ(fake.devices().size(), 3u);  // rdma_en1 + the pod's two mlx5 devices
   EXPECT_EQ(VALUE_OR_FAIL(fake.profile("rdma_en1")).name, "apple_thunderbolt");
-  const DeviceHandle dev = VALUE_OR_FAIL(fake.open_device("rdma_en1"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("rdma_en1"));
   EXPECT_EQ(VALUE_OR_FAIL(fake.read_gid(dev, 1, 1)), g("::ffff:10.99.0.2"));
   EXPECT_EQ(VALUE_OR_FAIL(fake.port_attributes(dev, 1)).gid_tbl_len, 16u);
   // A show_gids table states no gid_tbl_len; a driver always reports one: one past the last index.
   const std::string pod_dev = fake.devices()[1];
-  const DeviceHandle h = VALUE_OR_FAIL(fake.open_device(pod_dev));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle h, fake.open_device(pod_dev));
   EXPECT_EQ(VALUE_OR_FAIL(fake.port_attributes(h, 1)).gid_tbl_len,
             VALUE_OR_FAIL(fake.table(pod_dev, 1)).length());
 }
@@ -203,7 +203,7 @@ TEST_F(FakeVerbsFaults, MutationsChangeTheTableAtTheGivenCall) {
   EXPECT_EQ(VALUE_OR_FAIL(fake.table("mlx5_0", 1)).find(3)->type, GidType::roce_v2);
 
   ASSERT_TRUE(fake.apply(TableMutation::moved_index("mlx5_0", 1, 3, 6)));
-  const GidTable t = VALUE_OR_FAIL(fake.table("mlx5_0", 1));
+  ASSERT_OK_AND_ASSIGN(const GidTable t, fake.table("mlx5_0", 1));
   EXPECT_EQ(t.find(3), nullptr);
   EXPECT_EQ(t.find(6)->gid, g("::ffff:10.0.0.9"));
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 6)));
@@ -240,7 +240,7 @@ TEST_F(FakeVerbsQp, UcQpWalksResetInitRtrRtsAndKeepsItsAttributes) {
   rts.qp_state = IBV_QPS_RTS;
   rts.sq_psn = 7;
   ASSERT_TRUE(fake.modify_qp(q, rts, IBV_QP_STATE | IBV_QP_SQ_PSN));
-  const FakeQp state = VALUE_OR_FAIL(fake.qp(q));
+  ASSERT_OK_AND_ASSIGN(const FakeQp state, fake.qp(q));
   EXPECT_EQ(state.state, IBV_QPS_RTS);
   EXPECT_EQ(state.port, 1u);
   EXPECT_EQ(state.attr.dest_qp_num, 0x200u);
@@ -248,7 +248,7 @@ TEST_F(FakeVerbsQp, UcQpWalksResetInitRtrRtsAndKeepsItsAttributes) {
   EXPECT_EQ(state.source_gid, g("::ffff:10.0.0.1"));
   ASSERT_TRUE(state.rtr);
   EXPECT_EQ(state.rtr->outcome, RtrOutcome::ok);
-  auto info = VALUE_OR_FAIL(fake.query_qp(q));
+  ASSERT_OK_AND_ASSIGN(auto info, fake.query_qp(q));
   EXPECT_EQ(info.qp_num, state.qp_num);
   EXPECT_EQ(info.state, IBV_QPS_RTS);
   EXPECT_EQ(info.attr.ah_attr.grh.sgid_index, 3);
@@ -258,7 +258,7 @@ TEST_F(FakeVerbsQp, UcQpWalksResetInitRtrRtsAndKeepsItsAttributes) {
 }
 
 TEST_F(FakeVerbsQp, MissingRequiredBitsAndBadTransitionsAreEinval) {
-  auto q = VALUE_OR_FAIL(fake.create_qp(dev, QpKind::uc));
+  ASSERT_OK_AND_ASSIGN(auto q, fake.create_qp(dev, QpKind::uc));
   auto no_access = fake.modify_qp(q, init_attr(), IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT);
   ASSERT_FALSE(no_access);
   EXPECT_EQ(no_access.error().code.value(), EINVAL);
@@ -300,7 +300,7 @@ TEST_F(FakeVerbsQp, LinuxProfileDecidesRtrErrnos) {
 TEST(FakeVerbsApple, ThunderboltProfileRefusesRcCapsQpsAndRejectsIndex1WhenMappedIsAt2) {
   FakeVerbs fake;
   ASSERT_TRUE(fake.load_file(test::example_tables_dir() / "macmini-mapped-at-2.json"));
-  const DeviceHandle dev = VALUE_OR_FAIL(fake.open_device("rdma_en2"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("rdma_en2"));
   EXPECT_EQ(fake.create_qp(dev, QpKind::rc).error().code.value(), 102);  // Darwin EOPNOTSUPP
   std::vector<QpHandle> qps;
   for (int i = 0; i < 10; ++i) qps.push_back(VALUE_OR_FAIL(fake.create_qp(dev, QpKind::uc)));

@@ -48,7 +48,7 @@ TEST(FormatsDetect, EveryExampleTableIsDetectedAndRead) {
 }
 
 TEST(FormatsDetect, JsonExamplesHoldWhatSourcesMdSays) {
-  auto ds4 = VALUE_OR_FAIL(read_tables_file(test::example_tables_dir() / "ds4-linux-unit.json"));
+  ASSERT_OK_AND_ASSIGN(auto ds4, read_tables_file(test::example_tables_dir() / "ds4-linux-unit.json"));
   const GidTable& t = ds4.at(0);
   EXPECT_EQ(t.port().gid_tbl_len, 5u);
   EXPECT_EQ(t.find(0u)->type, GidType::roce_v1);
@@ -56,7 +56,7 @@ TEST(FormatsDetect, JsonExamplesHoldWhatSourcesMdSays) {
   EXPECT_EQ(t.find(3u)->type, GidType::roce_v2);
   EXPECT_EQ(t.find(3u)->netdev, "lo");
   EXPECT_TRUE(t.find(4u)->gid.is_zero());
-  auto mac = VALUE_OR_FAIL(read_tables_file(test::example_tables_dir() / "macmini-mapped-at-2.json"));
+  ASSERT_OK_AND_ASSIGN(auto mac, read_tables_file(test::example_tables_dir() / "macmini-mapped-at-2.json"));
   EXPECT_EQ(mac.at(0).find(1u)->state, EntryState::empty);
   EXPECT_EQ(mac.at(0).find(2u)->gid, VALUE_OR_FAIL(Gid::parse("::ffff:10.99.0.3")));
   EXPECT_EQ(mac.at(0).port().link_layer, LinkLayer::thunderbolt());
@@ -88,7 +88,8 @@ TEST(FormatsDetect, FormatNamesRoundTrip) {
 }
 
 TEST(FormatsDetect, WriteTablesDispatchesAndRefusesSysfs) {
-  auto tables = VALUE_OR_FAIL(read_tables_file(test::example_tables_dir() / "nccl-1573-pod.show_gids.txt"));
+  ASSERT_OK_AND_ASSIGN(auto tables,
+                       read_tables_file(test::example_tables_dir() / "nccl-1573-pod.show_gids.txt"));
   EXPECT_EQ(VALUE_OR_FAIL(formats::write_tables(tables, Format::show_gids)),
             formats::write_show_gids(tables));
   EXPECT_EQ(VALUE_OR_FAIL(formats::write_tables(tables, Format::devinfo)), formats::write_devinfo(tables));

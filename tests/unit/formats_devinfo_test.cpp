@@ -232,7 +232,7 @@ TEST(FormatsDevinfo, TransportOneHundredWithUnknownLinkLayerIsThunderbolt) {
 // paste holds device attributes gidpolicy does not model).
 TEST(FormatsDevinfo, WriteReproducesTheRealGidAndPortLines) {
   std::string original = test::read_file(test::example_tables_dir() / "nccl-769.devinfo.txt");
-  auto tables = VALUE_OR_FAIL(read_devinfo(original, "nccl-769"));
+  ASSERT_OK_AND_ASSIGN(auto tables, read_devinfo(original, "nccl-769"));
   std::string written = write_devinfo(tables);
   std::istringstream lines(written);
   std::string line;
@@ -269,7 +269,8 @@ TEST(FormatsDevinfo, WritesRdmaCore44Layout) {
               .gid_tbl_len = std::nullopt,
               .active_mtu = Mtu::mtu_4096,
               .lid = 7};
-  auto b = VALUE_OR_FAIL(GidTable::make(ib, {GidEntry::valid(0, G("fe80::2:c903:10:a1b1"), GidType::ib)}));
+  ASSERT_OK_AND_ASSIGN(auto b,
+                       GidTable::make(ib, {GidEntry::valid(0, G("fe80::2:c903:10:a1b1"), GidType::ib)}));
   const std::string expected =
       "hca_id:\tmlx5_0\n"
       "\ttransport:\t\t\tInfiniBand (0)\n"
@@ -309,7 +310,7 @@ TEST(FormatsDevinfo, RegressionLongDeviceNameIsWrittenWhole) {
   p.device = "rdma_" + std::string(400, 'x');
   p.link_layer = LinkLayer::thunderbolt();
   p.gid_tbl_len = 16;
-  auto t = VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(1, Gid::ipv4_mapped(0x0a630002u))}));
+  ASSERT_OK_AND_ASSIGN(auto t, GidTable::make(p, {GidEntry::valid(1, Gid::ipv4_mapped(0x0a630002u))}));
   const std::string text = write_devinfo({t});
   EXPECT_NE(text.find("hca_id:\t" + p.device + "\n"), std::string::npos);
   auto refused = read_devinfo(text, "long.txt");

@@ -48,7 +48,7 @@ TEST(Json, ReadsDocument) {
 }
 
 TEST(Json, WriteThenReadIsIdentity) {
-  auto r = VALUE_OR_FAIL(read_json(kDoc, "doc.json"));
+  ASSERT_OK_AND_ASSIGN(auto r, read_json(kDoc, "doc.json"));
   auto again = read_json(write_json(r), "again.json");
   ASSERT_OK(again);
   EXPECT_EQ(again.value(), r);

@@ -141,17 +141,17 @@ TEST(Gid, BytesRoundTripWithoutPunning) {
 }
 
 TEST(Cidr, ParsesBothFamilies) {
-  auto v4 = VALUE_OR_FAIL(Cidr::parse("10.152.0.0/16"));
+  ASSERT_OK_AND_ASSIGN(auto v4, Cidr::parse("10.152.0.0/16"));
   EXPECT_EQ(v4.prefix_len, 112u);
   EXPECT_TRUE(v4.contains(g("::ffff:10.152.4.12")));
   EXPECT_FALSE(v4.contains(g("::ffff:10.153.4.12")));
   EXPECT_EQ(v4.to_string(), "10.152.0.0/16");
-  auto v6 = VALUE_OR_FAIL(Cidr::parse("fd93::/16"));
+  ASSERT_OK_AND_ASSIGN(auto v6, Cidr::parse("fd93::/16"));
   EXPECT_TRUE(v6.contains(g("fd93:16d3::1")));
   EXPECT_FALSE(v6.contains(g("fd94::1")));
-  auto host = VALUE_OR_FAIL(Cidr::parse("10.0.0.1"));
+  ASSERT_OK_AND_ASSIGN(auto host, Cidr::parse("10.0.0.1"));
   EXPECT_EQ(host.prefix_len, 128u);
-  auto odd = VALUE_OR_FAIL(Cidr::parse("fe80::/10"));
+  ASSERT_OK_AND_ASSIGN(auto odd, Cidr::parse("fe80::/10"));
   EXPECT_TRUE(odd.contains(g("febf::1")));
   EXPECT_FALSE(odd.contains(g("fec0::1")));
   EXPECT_EQ(VALUE_OR_FAIL(Cidr::parse("0.0.0.0/0")).prefix_len, 96u);

@@ -91,7 +91,7 @@ TEST(ExampleFiles, AcceptanceCasesFromTheFiles) {
   auto j = profiles::jaccl().plan(tb);
   EXPECT_EQ(j.error(), errc::no_ipv4_mapped_gid);
   EXPECT_NE(j.error().detail.find("assign an IPv4 address"), std::string::npos);
-  auto pod = VALUE_OR_FAIL(formats::read_tables_file(dir / "nccl-1573-pod.show_gids.txt"));
+  ASSERT_OK_AND_ASSIGN(auto pod, formats::read_tables_file(dir / "nccl-1573-pod.show_gids.txt"));
   ASSERT_EQ(pod.size(), 2u);
   for (const GidTable& t : pod) EXPECT_EQ(outcome(profiles::automatic().plan(t)), "ok 7 -> 7 agrees");
   auto mac = VALUE_OR_FAIL(formats::read_tables_file(dir / "macmini-mapped-at-2.json")).at(0);

@@ -87,7 +87,7 @@ TEST(JacclFirstMapped, MappedGidAbove255IsReportedNotReturned) {
 
 TEST(JacclFirstMapped, NeverReadsBeyondTheTableLength) {
   // An entry at or past gid_tbl_len cannot exist in a GidTable; an empty table is a plain failure.
-  auto t = VALUE_OR_FAIL(GidTable::make(test::port("x", LinkLayer::ethernet(), 0), {}));
+  ASSERT_OK_AND_ASSIGN(auto t, GidTable::make(test::port("x", LinkLayer::ethernet(), 0), {}));
   EXPECT_EQ(JacclFirstMapped{}.select(t).error(), errc::no_ipv4_mapped_gid);
 }
 

@@ -61,8 +61,9 @@ TEST(Ranked, AllowLinkLocalRanksItLast) {
 TEST(Ranked, ThunderboltIndex0RanksBelowEveryOtherCandidate) {
   const std::vector<GidEntry> entries{GidEntry::valid(0, gid("::ffff:10.0.0.1")),
                                       GidEntry::valid(1, gid("fd00::1"))};
-  auto tb = VALUE_OR_FAIL(GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16), entries));
-  auto eth = VALUE_OR_FAIL(GidTable::make(test::port("eth", LinkLayer::ethernet(), 16), entries));
+  ASSERT_OK_AND_ASSIGN(auto tb,
+                       GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16), entries));
+  ASSERT_OK_AND_ASSIGN(auto eth, GidTable::make(test::port("eth", LinkLayer::ethernet(), 16), entries));
   EXPECT_EQ(picked(Ranked{}.select(eth)), 0u);  // IPv4 over IPv6
   auto r = Ranked{}.select(tb, {.trace = true});
   EXPECT_EQ(picked(r), 1u);

@@ -15,7 +15,7 @@ namespace {
 using test::gid;
 
 TEST(Profiles, JacclOnNccl769AdvertisesV1Index2AndRoutesFrom1) {
-  auto plan = VALUE_OR_FAIL(profiles::jaccl().plan(test::nccl_769()));
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::jaccl().plan(test::nccl_769()));
   EXPECT_EQ(plan.selection.entry.index, 2u);
   EXPECT_EQ(plan.selection.entry.type, GidType::roce_v1);
   EXPECT_EQ(plan.sgid_index, 1u);
@@ -24,16 +24,16 @@ TEST(Profiles, JacclOnNccl769AdvertisesV1Index2AndRoutesFrom1) {
       plan.agreement.explanation,
       "sgid_index 1 holds fe80::ac0:ebff:feda:1cfb (roce_v2), not the advertised GID; the advertised GID "
       "::ffff:200.0.209.6 is at indices 2 (roce_v1) and 3 (roce_v2)");
-  auto fixed = VALUE_OR_FAIL(profiles::jaccl_fixed().plan(test::nccl_769()));
+  ASSERT_OK_AND_ASSIGN(auto fixed, profiles::jaccl_fixed().plan(test::nccl_769()));
   EXPECT_EQ(fixed.sgid_index, 2u);
   EXPECT_TRUE(fixed.agrees());
-  auto autop = VALUE_OR_FAIL(profiles::automatic().plan(test::nccl_769()));
+  ASSERT_OK_AND_ASSIGN(auto autop, profiles::automatic().plan(test::nccl_769()));
   EXPECT_EQ(autop.sgid_index, 3u);
   EXPECT_TRUE(autop.agrees());
 }
 
 TEST(Profiles, JacclOnTheMacMiniDisagreesWithTheEmptyIndex1) {
-  auto plan = VALUE_OR_FAIL(profiles::jaccl().plan(test::macmini()));
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::jaccl().plan(test::macmini()));
   EXPECT_EQ(plan.selection.entry.index, 2u);
   EXPECT_EQ(plan.sgid_index, 1u);
   EXPECT_FALSE(plan.agrees());
@@ -44,7 +44,7 @@ TEST(Profiles, JacclOnTheMacMiniDisagreesWithTheEmptyIndex1) {
 }
 
 TEST(Profiles, JacclAgreesWhereTheMappedGidIsAtIndex1) {
-  auto plan = VALUE_OR_FAIL(profiles::jaccl().plan(test::apple_ds4qa()));
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::jaccl().plan(test::apple_ds4qa()));
   EXPECT_EQ(plan.sgid_index, 1u);
   EXPECT_TRUE(plan.agrees());
   EXPECT_TRUE(plan.agreement.to_result());
@@ -86,7 +86,7 @@ TEST(Profiles, AllInCheckOrder) {
 }
 
 TEST(Profiles, TracePassesThrough) {
-  auto plan = VALUE_OR_FAIL(profiles::jaccl().plan(test::nccl_769(), {.trace = true}));
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::jaccl().plan(test::nccl_769(), {.trace = true}));
   EXPECT_EQ(plan.selection.trace.attempts.size(), 1u);
 }
 

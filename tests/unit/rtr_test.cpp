@@ -194,7 +194,7 @@ TEST(RtrBuilder, HopLimitTrafficClassServiceLevel) {
 
 TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
   const GidTable mac = test::macmini();
-  auto s = VALUE_OR_FAIL(JacclFirstMapped{}.select(mac));
+  ASSERT_OK_AND_ASSIGN(auto s, JacclFirstMapped{}.select(mac));
   auto r = RtrBuilder(QpKind::uc, mac, s, SourceIndex::literal(1))
                .remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")})
                .path_mtu(Mtu::mtu_1024)
@@ -211,13 +211,13 @@ TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
   EXPECT_EQ(v.outcome, RtrOutcome::error);
   EXPECT_EQ(v.err, 22);
   // From the profile's plan: the same attributes.
-  auto plan = VALUE_OR_FAIL(profiles::jaccl().plan(mac));
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::jaccl().plan(mac));
   auto viaplan =
       RtrBuilder(QpKind::uc, mac, plan).remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")}).build();
   ASSERT_OK(viaplan);
   EXPECT_EQ(viaplan.value().sgid_index(), 1);
   EXPECT_FALSE(viaplan.value().agrees());
-  auto fixed = VALUE_OR_FAIL(profiles::jaccl_fixed().plan(mac));
+  ASSERT_OK_AND_ASSIGN(auto fixed, profiles::jaccl_fixed().plan(mac));
   auto good =
       RtrBuilder(QpKind::uc, mac, fixed).remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")}).build();
   ASSERT_OK(good);
@@ -229,7 +229,7 @@ TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
 TEST(RtrBuilder, AStaleTableIsSeenByThePlanConstructor) {
   // The plan was made on one snapshot; the builder is given a newer one where the GID moved.
   const GidTable before = test::nccl_769();
-  auto plan = VALUE_OR_FAIL(profiles::automatic().plan(before));
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::automatic().plan(before));
   auto after = VALUE_OR_FAIL(GidTable::make(before.port(),
                                             {GidEntry::valid(3, gid("::ffff:200.0.209.99"), GidType::roce_v2),
                                              GidEntry::valid(4, gid("::ffff:200.0.209.6"), GidType::roce_v2)},
@@ -245,7 +245,7 @@ TEST(RtrBuilder, RequestMatchesWhatJudgeRtrSees) {
   const GidTable t = test::nccl_769();
   PeerInfo p = kPeer4;
   p.gid_type = GidType::roce_v2;
-  auto a = VALUE_OR_FAIL(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build());
+  ASSERT_OK_AND_ASSIGN(auto a, RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build());
   RtrRequest q = a.request();
   EXPECT_EQ(q.qp_type, QpKind::uc);
   EXPECT_TRUE(q.is_global);

@@ -8,8 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace gidpolicy {
 namespace {

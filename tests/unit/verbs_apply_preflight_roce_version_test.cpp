@@ -55,7 +55,7 @@ TEST(PreflightRoceVersionChangedAtTheSameIndex, IsCaughtBeforeModifyQp) {
   FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_port()));
   testing::NiceMock<MockVerbs> mock(fake);
-  const DeviceHandle dev = VALUE_OR_FAIL(fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("mlx5_0"));
   auto pp = plan_port(mock, dev, 1, profiles::automatic());
   ASSERT_OK(pp);
   ASSERT_EQ(pp.value().plan.selection.entry.index, 3u);
@@ -65,7 +65,7 @@ TEST(PreflightRoceVersionChangedAtTheSameIndex, IsCaughtBeforeModifyQp) {
   ASSERT_OK(rtr);
 
   flap(fake);
-  auto qp = VALUE_OR_FAIL(mock.create_qp(dev, QpKind::uc));
+  ASSERT_OK_AND_ASSIGN(auto qp, mock.create_qp(dev, QpKind::uc));
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
   init.port_num = 1;
@@ -85,7 +85,7 @@ TEST(PreflightRoceVersionChangedAtTheSameIndex, AnUnchangedSlotStillPasses) {
   // The same flap elsewhere in the table leaves slot 3 as it was: preflight passes.
   FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_port()));
-  const DeviceHandle dev = VALUE_OR_FAIL(fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("mlx5_0"));
   ASSERT_TRUE(fake.apply(TableMutation::set(
       "mlx5_0", 1, GidEntry::valid(5, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4))));
   EXPECT_TRUE(preflight(fake, dev, 1, 3, g("::ffff:10.0.0.1"), GidType::roce_v2));

@@ -87,7 +87,7 @@ TEST_F(Apply, AFailedSelectionNeverCallsModifyQp) {
   FakeVerbs tb;
   ASSERT_TRUE(tb.load_file(test::example_tables_dir() / "apple-mlx4191-rdma_en3-noipv4.devinfo.txt"));
   NiceMock<MockVerbs> m(tb);
-  const DeviceHandle h = VALUE_OR_FAIL(tb.open_device("rdma_en3"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle h, tb.open_device("rdma_en3"));
   EXPECT_CALL(m, create_qp).Times(0);
   EXPECT_CALL(m, modify_qp).Times(0);
   for (const Profile& p : {profiles::jaccl(), profiles::jaccl_fixed(), profiles::automatic()}) {
@@ -102,7 +102,7 @@ TEST_F(Apply, DisagreeingAttributesAreRefusedWithoutTouchingTheDriver) {
   FakeVerbs mac;
   ASSERT_TRUE(mac.load_file(test::example_tables_dir() / "macmini-mapped-at-2.json"));
   NiceMock<MockVerbs> m(mac);
-  const DeviceHandle h = VALUE_OR_FAIL(mac.open_device("rdma_en2"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle h, mac.open_device("rdma_en2"));
   EXPECT_CALL(m, modify_qp(_, Field(&ibv_qp_attr::qp_state, IBV_QPS_INIT), _)).Times(1);
   EXPECT_CALL(m, modify_qp(_, is_rtr(), _)).Times(0);
   auto r = connect_side(m, h, profiles::jaccl(),
@@ -239,10 +239,10 @@ TEST_F(Apply, EachBackendErrorPathSurfacesTheErrno) {
 TEST_F(Apply, ThunderboltErrnosAreDiagnosedWithDarwinNumbers) {
   FakeVerbs mac;
   ASSERT_TRUE(mac.load_file(test::example_tables_dir() / "macmini-mapped-at-2.json"));
-  const DeviceHandle h = VALUE_OR_FAIL(mac.open_device("rdma_en2"));
-  auto pp = VALUE_OR_FAIL(plan_port(mac, h, 1, profiles::jaccl_fixed()));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle h, mac.open_device("rdma_en2"));
+  ASSERT_OK_AND_ASSIGN(auto pp, plan_port(mac, h, 1, profiles::jaccl_fixed()));
   EXPECT_EQ(pp.plan.sgid_index, 2);
-  auto qp = VALUE_OR_FAIL(mac.create_qp(h, QpKind::uc));
+  ASSERT_OK_AND_ASSIGN(auto qp, mac.create_qp(h, QpKind::uc));
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
   init.port_num = 1;

@@ -177,7 +177,7 @@ TEST(FunctionTableApi, JacclShapedWrapperReadsTheFakeWithLegacyCallsAndReachesRt
   FunctionTableApi api(functions_from(w), over_fake("jaccl-ibv-wrapper"));
   EXPECT_EQ(VALUE_OR_FAIL(api.device_names()), std::vector<std::string>{"rdma_en2"});
 
-  const DeviceHandle dev = VALUE_OR_FAIL(api.open_device("rdma_en2"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, api.open_device("rdma_en2"));
   EXPECT_EQ(api.read_support(dev), (ReadSupport{false, false, true}));
   fake.reset_counters();
   SnapshotReport report;
@@ -191,7 +191,7 @@ TEST(FunctionTableApi, JacclShapedWrapperReadsTheFakeWithLegacyCallsAndReachesRt
   EXPECT_EQ(t.value().find(1), nullptr);  // zeros: empty
 
   // JACCL's RTR from the literal index 1 on this Mac mini: errno 22 through the C convention.
-  const QpHandle qp = VALUE_OR_FAIL(api.create_qp(dev, QpKind::uc));
+  ASSERT_OK_AND_ASSIGN(const QpHandle qp, api.create_qp(dev, QpKind::uc));
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
   init.port_num = 1;
@@ -241,7 +241,7 @@ TEST(FunctionTableApi, Ds4ShapedApiReadsTypedEntriesThroughTheInlineGidExForm) {
   }
   EXPECT_EQ(t.value(), VALUE_OR_FAIL(GidTable::make(nccl769().port(), expected)));
   // An empty slot through the inline form: ENODATA, which snapshot turned into empty.
-  const DeviceHandle dev = VALUE_OR_FAIL(api.open_device("mlx5_bond_0"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, api.open_device("mlx5_bond_0"));
   EXPECT_EQ(api.read_gid_entry(dev, 1, 9).error().code.value(), ENODATA);
   auto qp = api.create_qp(dev, QpKind::rc);
   ASSERT_OK(qp);
@@ -259,7 +259,7 @@ TEST(FunctionTableApi, FullTableUsesOneGidTableCall) {
   ASSERT_TRUE(fake.add_port(nccl769()));
   c_abi::Binding bind(fake);
   FunctionTableApi api(c_abi::functions(), over_fake("fake-c-abi"));
-  const DeviceHandle dev = VALUE_OR_FAIL(api.open_device("mlx5_bond_0"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, api.open_device("mlx5_bond_0"));
   fake.reset_counters();
   SnapshotReport report;
   auto t = snapshot(api, dev, 1, {.report = &report});
@@ -284,7 +284,7 @@ TEST(FunctionTableApi, EveryReturnConventionSurfacesTheErrno) {
   EXPECT_EQ(errno_of(api.device_names()), ENOMEM);
   fake.fail_nth(VerbsCall::open_device, 1, EACCES);
   EXPECT_EQ(errno_of(api.open_device("mlx5_bond_0")), EACCES);
-  const DeviceHandle dev = VALUE_OR_FAIL(api.open_device("mlx5_bond_0"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, api.open_device("mlx5_bond_0"));
   // A positive errno: query_port, _ibv_query_gid_ex.
   fake.fail_nth(VerbsCall::port_attributes, 1, ENODEV);
   EXPECT_EQ(errno_of(api.port_attributes(dev, 1)), ENODEV);
@@ -305,7 +305,7 @@ TEST(FunctionTableApi, EveryReturnConventionSurfacesTheErrno) {
   // QPs: NULL + errno from create_qp, positive errnos from modify/query/destroy.
   fake.fail_nth(VerbsCall::create_qp, 1, EBUSY);
   EXPECT_EQ(errno_of(api.create_qp(dev, QpKind::uc)), EBUSY);
-  const QpHandle qp = VALUE_OR_FAIL(api.create_qp(dev, QpKind::uc));
+  ASSERT_OK_AND_ASSIGN(const QpHandle qp, api.create_qp(dev, QpKind::uc));
   fake.fail_nth(VerbsCall::modify_qp, 1, ETIMEDOUT);
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
@@ -379,7 +379,7 @@ TEST(FunctionTableApi, MissingPointersAreReportedByName) {
   VerbsFunctions f = c_abi::functions();
   f.create_cq = nullptr;
   FunctionTableApi api(f, over_fake("no-cq"));
-  const DeviceHandle dev = VALUE_OR_FAIL(api.open_device("mlx5_bond_0"));
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, api.open_device("mlx5_bond_0"));
   auto qp = api.create_qp(dev, QpKind::uc);
   ASSERT_FALSE(qp);
   EXPECT_EQ(qp.error(), errc::not_supported);

@@ -106,9 +106,9 @@ TEST(ClassifyChange, MovedDisappearedReappearedTwinAndUntracked) {
 // ---- replan ------------------------------------------------------------------------------
 
 TEST(Replan, FollowsTheSameGidWhenThePolicyAcceptsIt) {
-  const Profile profile = VALUE_OR_FAIL(parse_profile("auto:roce=v2"));
+  ASSERT_OK_AND_ASSIGN(const Profile profile, parse_profile("auto:roce=v2"));
   const GidTable before = mlx5_table();
-  const Plan plan = VALUE_OR_FAIL(profile.plan(before));
+  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
   ASSERT_EQ(plan.sgid_index, 3);
   const GidTable after = with(before, {*before.find(0), *before.find(1),
                                        GidEntry::valid(6, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth0")});
@@ -123,9 +123,9 @@ TEST(Replan, FollowsTheSameGidWhenThePolicyAcceptsIt) {
 
 TEST(Replan, ReselectsWhenThePolicyNamesAnIndexAndTellsThePeer) {
   // validated:index=3 accepts only index 3: the GID moved to 6, index 3 now holds another one.
-  const Profile profile = VALUE_OR_FAIL(parse_profile("validated:index=3"));
+  ASSERT_OK_AND_ASSIGN(const Profile profile, parse_profile("validated:index=3"));
   const GidTable before = mlx5_table();
-  const Plan plan = VALUE_OR_FAIL(profile.plan(before));
+  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
   const GidTable after = with(
       before, {*before.find(0), *before.find(1), GidEntry::valid(3, gid("::ffff:10.0.0.7"), GidType::roce_v2),
                GidEntry::valid(6, gid("::ffff:10.0.0.1"), GidType::roce_v2)});
@@ -139,7 +139,7 @@ TEST(Replan, ReselectsWhenThePolicyNamesAnIndexAndTellsThePeer) {
 TEST(Replan, RefusesADownPortAndFailsWithTheTraceWhenNothingQualifies) {
   const Profile profile = profiles::automatic();
   const GidTable before = mlx5_table();
-  const Plan plan = VALUE_OR_FAIL(profile.plan(before));
+  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
   const GidTable down = with(before, {*before.find(0), *before.find(1)}, PortState::down);
   auto r = replan(profile, plan, classify_change(before, down, plan.selection.entry));
   ASSERT_FALSE(r.has_value());
@@ -156,7 +156,7 @@ TEST(Replan, LiteralSourceIndexIsSelectedAgainNotFollowed) {
   const GidTable before = VALUE_OR_FAIL(GidTable::make(
       PortInfo{"rdma_en2", 1, PortState::active, LinkLayer::thunderbolt(), 16, Mtu::mtu_1024, 0},
       {GidEntry::valid(0, gid("fe80::5")), GidEntry::valid(1, gid("::ffff:169.254.1.2"))}));
-  const Plan plan = VALUE_OR_FAIL(profile.plan(before));
+  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
   const GidTable after = with(before, {*before.find(0), GidEntry::valid(2, gid("::ffff:169.254.1.2"))});
   const auto r = replan(profile, plan, classify_change(before, after, plan.selection.entry));
   ASSERT_TRUE(r.has_value());
@@ -170,9 +170,9 @@ TEST(Replan, LiteralSourceIndexIsSelectedAgainNotFollowed) {
 TEST(FakeVerbsEvents, MutationsRaiseGidChangeAndPortEventsOnEveryHandle) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto d1 = VALUE_OR_FAIL(fake.open_device("mlx5_0"));
-  auto d2 = VALUE_OR_FAIL(fake.open_device("mlx5_0"));
-  const int fd = VALUE_OR_FAIL(fake.async_event_fd(d1));
+  ASSERT_OK_AND_ASSIGN(auto d1, fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto d2, fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(const int fd, fake.async_event_fd(d1));
   EXPECT_FALSE(readable(fd));
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 3)).has_value());
   ASSERT_TRUE(fake.apply(TableMutation::port_state("mlx5_0", 1, PortState::down)).has_value());
@@ -203,7 +203,7 @@ TEST(FakeVerbsEvents, MutationsRaiseGidChangeAndPortEventsOnEveryHandle) {
 TEST(FakeVerbsEvents, ReplacePortIsOneEventAndAllOrNothing) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto d = VALUE_OR_FAIL(fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto d, fake.open_device("mlx5_0"));
   const GidTable t = mlx5_table();
   EXPECT_FALSE(VALUE_OR_FAIL(fake.replace_port(t)));  // same table: nothing, no event
   EXPECT_FALSE(VALUE_OR_FAIL(fake.read_async_event(d)).has_value());
@@ -222,9 +222,9 @@ TEST(FakeVerbsEvents, ReplacePortIsOneEventAndAllOrNothing) {
 TEST(GidWatcher, EventLoopFormReportsOneChangePerBurstAndAcksEverything) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto dev = VALUE_OR_FAIL(fake.open_device("mlx5_0"));
-  auto w = VALUE_OR_FAIL(verbs::GidWatcher::open(fake, dev, {1}));
-  const Plan plan = VALUE_OR_FAIL(profiles::automatic().plan(*w.table(1)));
+  ASSERT_OK_AND_ASSIGN(auto dev, fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto w, verbs::GidWatcher::open(fake, dev, {1}));
+  ASSERT_OK_AND_ASSIGN(const Plan plan, profiles::automatic().plan(*w.table(1)));
   ASSERT_TRUE(w.follow(1, plan.selection.entry).has_value());
   EXPECT_FALSE(w.follow(2, plan.selection.entry).has_value());  // port 2 is not watched
   EXPECT_TRUE(VALUE_OR_FAIL(w.process()).empty());
@@ -233,7 +233,7 @@ TEST(GidWatcher, EventLoopFormReportsOneChangePerBurstAndAcksEverything) {
   ASSERT_TRUE(fake.apply(TableMutation::moved_index("mlx5_0", 1, 3, 9)).has_value());
   ASSERT_TRUE(fake.apply(TableMutation::moved_index("mlx5_0", 1, 2, 8)).has_value());
   EXPECT_TRUE(readable(w.fd()));
-  auto changes = VALUE_OR_FAIL(w.process());
+  ASSERT_OK_AND_ASSIGN(auto changes, w.process());
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].kind, ChangeKind::moved);
   EXPECT_EQ(changes[0].new_index, 9u);
@@ -257,15 +257,15 @@ TEST(GidWatcher, EventLoopFormReportsOneChangePerBurstAndAcksEverything) {
 TEST(GidWatcher, AFailedReReadIsRetriedWithoutANewEvent) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto dev = VALUE_OR_FAIL(fake.open_device("mlx5_0"));
-  auto w = VALUE_OR_FAIL(verbs::GidWatcher::open(fake, dev, {1}));
+  ASSERT_OK_AND_ASSIGN(auto dev, fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto w, verbs::GidWatcher::open(fake, dev, {1}));
   ASSERT_TRUE(w.follow(1, *w.table(1)->find(3)).has_value());
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 3)).has_value());
   fake.fail_nth(VerbsCall::port_attributes, 1, EIO);
   auto r = w.process();
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error(), std::errc::io_error);
-  auto again = VALUE_OR_FAIL(w.process());
+  ASSERT_OK_AND_ASSIGN(auto again, w.process());
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].kind, ChangeKind::disappeared);
 }
@@ -273,7 +273,7 @@ TEST(GidWatcher, AFailedReReadIsRetriedWithoutANewEvent) {
 TEST(GidWatcher, NotSupportedByABackendWithoutEvents) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto dev = VALUE_OR_FAIL(fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto dev, fake.open_device("mlx5_0"));
   testing::NiceMock<fakes::MockVerbs> mock(fake);
   ON_CALL(mock, async_event_fd).WillByDefault([&](verbs::DeviceHandle d) {
     return mock.VerbsApi::async_event_fd(d);
@@ -287,8 +287,8 @@ TEST(GidWatcher, MockSeesOneAckPerEventRead) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
   testing::NiceMock<fakes::MockVerbs> mock(fake);
-  auto dev = VALUE_OR_FAIL(mock.open_device("mlx5_0"));
-  auto w = VALUE_OR_FAIL(verbs::GidWatcher::open(mock, dev, {1}));
+  ASSERT_OK_AND_ASSIGN(auto dev, mock.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto w, verbs::GidWatcher::open(mock, dev, {1}));
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 0)).has_value());
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 1)).has_value());
   EXPECT_CALL(mock, read_async_event).Times(3);  // two events, then "none pending"
@@ -300,8 +300,8 @@ TEST(GidWatcher, MockSeesOneAckPerEventRead) {
 TEST(WatchThread, CallsBackOnItsThreadAndStops) {
   fakes::FakeVerbs fake;  // thread-safe: the watch thread and this one share it
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto dev = VALUE_OR_FAIL(fake.open_device("mlx5_0"));
-  auto w = VALUE_OR_FAIL(verbs::GidWatcher::open(fake, dev, {1}));
+  ASSERT_OK_AND_ASSIGN(auto dev, fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto w, verbs::GidWatcher::open(fake, dev, {1}));
   ASSERT_TRUE(w.follow(1, *w.table(1)->find(3)).has_value());
   std::mutex mu;
   std::condition_variable cv;
@@ -326,20 +326,20 @@ TEST(FunctionTableApiEvents, ReadsTheFakeThroughTheCAbiWithoutBlocking) {
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
   fakes::c_abi::Binding bind(fake);
   verbs::FunctionTableApi api(fakes::c_abi::functions(), {"c-abi", false});
-  auto dev = VALUE_OR_FAIL(api.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto dev, api.open_device("mlx5_0"));
   EXPECT_GE(VALUE_OR_FAIL(api.async_event_fd(dev)), 0);
   EXPECT_FALSE(VALUE_OR_FAIL(api.read_async_event(dev)).has_value());  // nothing pending: no block
-  auto w = VALUE_OR_FAIL(verbs::GidWatcher::open(api, dev, {1}));
+  ASSERT_OK_AND_ASSIGN(auto w, verbs::GidWatcher::open(api, dev, {1}));
   ASSERT_TRUE(w.follow(1, *w.table(1)->find(3)).has_value());
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 3)).has_value());
-  auto changes = VALUE_OR_FAIL(w.process());
+  ASSERT_OK_AND_ASSIGN(auto changes, w.process());
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].kind, ChangeKind::disappeared);
   // A table without the event calls says so instead of failing later.
   verbs::VerbsFunctions f = fakes::c_abi::functions();
   f.get_async_event = nullptr;
   verbs::FunctionTableApi bare(f, {"bare", false});
-  auto d2 = VALUE_OR_FAIL(bare.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto d2, bare.open_device("mlx5_0"));
   EXPECT_EQ(bare.async_event_fd(d2).error(), errc::not_supported);
 }
 
@@ -364,7 +364,7 @@ TEST(NetworkView, ObserveAsksEachPeerOnceAndFailsOnAnUnroutablePeer) {
   routes.routes = {{gid("::ffff:10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.1")},
                    {Gid{}, "eth1", 3, gid("::ffff:10.2.0.1")}};  // default route
   const std::vector<Gid> peers{gid("::ffff:10.1.0.9"), gid("::ffff:192.0.2.1"), gid("::ffff:10.1.0.9")};
-  auto v = VALUE_OR_FAIL(observe_network(routes, peers));
+  ASSERT_OK_AND_ASSIGN(auto v, observe_network(routes, peers));
   EXPECT_EQ(routes.queries, 2u);
   ASSERT_NE(v.route_to(gid("::ffff:192.0.2.1")), nullptr);
   EXPECT_EQ(v.route_to(gid("::ffff:192.0.2.1"))->netdev, "eth1");
@@ -386,7 +386,7 @@ GidTable two_netdevs() {
 }
 
 TEST(RankedPeer, PrefersTheRouteSourceOnTheRouteNetdevAndRoundTrips) {
-  const auto p = VALUE_OR_FAIL(parse_policy("auto:peer=10.2.0.9"));
+  ASSERT_OK_AND_ASSIGN(const auto p, parse_policy("auto:peer=10.2.0.9"));
   EXPECT_EQ(p.spec(), "auto:peer=10.2.0.9");
   EXPECT_EQ(peers_of(p), std::vector<Gid>{gid("::ffff:10.2.0.9")});
   EXPECT_EQ(peers_of(VALUE_OR_FAIL(parse_policy("first(validated:index=1|auto:peer=10.1.0.9)"))),
@@ -411,15 +411,15 @@ TEST(RankedPeer, PrefersTheRouteSourceOnTheRouteNetdevAndRoundTrips) {
 
 TEST(RankedNamespace, InvisibleNetdevRanksBelowEveryVisibleCandidateWithTheReason) {
   const GidTable t = two_netdevs();
-  const auto automatic = VALUE_OR_FAIL(parse_policy("auto"));
+  ASSERT_OK_AND_ASSIGN(const auto automatic, parse_policy("auto"));
   EXPECT_EQ(VALUE_OR_FAIL(automatic.select(t)).entry.index, 1u);  // no view: the table order
   NetworkView v{{{"eth0", 2}, {"eth1", 3}}, {}};
-  auto s = VALUE_OR_FAIL(automatic.select(t, {.trace = true, .network = &v}));
+  ASSERT_OK_AND_ASSIGN(auto s, automatic.select(t, {.trace = true, .network = &v}));
   EXPECT_EQ(s.entry.index, 2u);
   EXPECT_THAT(s.trace.to_string(), testing::HasSubstr("ghost0 is not in this network namespace"));
   // Only invisible candidates: still chosen (ranked, not rejected), the trace says why.
   NetworkView empty{{{"lo", 1}}, {}};
-  auto last = VALUE_OR_FAIL(automatic.select(t, {.trace = true, .network = &empty}));
+  ASSERT_OK_AND_ASSIGN(auto last, automatic.select(t, {.trace = true, .network = &empty}));
   EXPECT_EQ(last.entry.index, 1u);
   EXPECT_THAT(last.trace.to_string(), testing::HasSubstr("ranks below every visible candidate"));
 }
