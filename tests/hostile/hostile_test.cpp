@@ -15,6 +15,7 @@
 #include <gidpolicy/verbs/function_table_api.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -114,8 +115,8 @@ TEST(HostileNesting, DeepPerDeviceIsAnError) {
 TEST(HostileNesting, TheDocumentedDepthParsesAndOneMoreDoesNot) {
   auto nested = [](std::size_t depth) { return repeat("first(", depth) + "auto" + repeat(")", depth); };
   auto ok = parse_policy(nested(kMaxSpecDepth));
-  ASSERT_TRUE(ok) << ok.error().what();
-  EXPECT_EQ(parse_policy(ok.value().spec()).value(), ok.value());
+  ASSERT_OK(ok);
+  EXPECT_EQ(VALUE_OR_FAIL(parse_policy(ok.value().spec())), ok.value());
   EXPECT_FALSE(parse_policy(nested(kMaxSpecDepth + 1)));
 }
 
@@ -243,7 +244,7 @@ class HostileSysfs : public ::testing::Test {
  protected:
   void SetUp() override {
     auto tables = formats::read_tables_file(example_tables_dir() / "macmini-mapped-at-2.json");
-    ASSERT_TRUE(tables) << tables.error().what();
+    ASSERT_OK(tables);
     tables_ = tables.value();
     ASSERT_TRUE(formats::write_sysfs(tables_, dir_.path).has_value());
     port_ = dir_.path / tables_[0].port().device / "ports" / "1";
@@ -366,7 +367,7 @@ TEST_F(HostileDriver, CxxSnapshotIsBoundedToo) {
   g_tbl_len = 4096;
   verbs::SnapshotReport report;
   auto t = verbs::snapshot(api, device.value(), 1, {.report = &report});
-  ASSERT_TRUE(t) << t.error().what();
+  ASSERT_OK(t);
   EXPECT_EQ(report.indices_read, 256u);
   EXPECT_TRUE(report.capped);
   EXPECT_EQ(t.value().holes(), Holes::not_shown);  // slots past 255 were not read
@@ -541,7 +542,7 @@ TEST_F(HostileConvert, ANonEmptyDirectoryIsRefusedUnlessReplaced) {
   EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
   EXPECT_FALSE(fs::exists(out / "stale_dev"));
   auto back = formats::read_sysfs(out);
-  ASSERT_TRUE(back) << back.error().what();
+  ASSERT_OK(back);
   expect_only({"tree"});
 }
 
@@ -571,16 +572,16 @@ TEST_F(HostileConvert, AFailedFileWriteSaysItIsAWrite) {
 TEST(HostileLeniency, UnknownValuesInTheToolsShapeAreUnknownEverywhere) {
   auto devinfo = formats::read_devinfo(
       "hca_id:\tmlx5_0\n\tport:\t1\n\t\tlink_layer:\tEthernet\n\t\tGID[  0]:\t\tfe80::1, RoCE v3\n", "d");
-  ASSERT_TRUE(devinfo) << devinfo.error().what();
+  ASSERT_OK(devinfo);
   EXPECT_EQ(devinfo.value()[0].find(0)->type, GidType::unknown);
   auto show = formats::read_show_gids(
       "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  "
       "\t\tVER\tDEV\nmlx5_0\t1\t0\tfe80::1\t\tv7\teth0\nn_gids_found=1\n",
       "s");
-  ASSERT_TRUE(show) << show.error().what();
+  ASSERT_OK(show);
   EXPECT_EQ(show.value()[0].find(0)->type, GidType::unknown);
   auto unknown_ll = formats::read_devinfo("hca_id:\tm\n\tport:\t1\n\t\tlink_layer:\tUnknown\n", "d");
-  ASSERT_TRUE(unknown_ll) << unknown_ll.error().what();
+  ASSERT_OK(unknown_ll);
   EXPECT_EQ(unknown_ll.value()[0].port().link_layer.kind(), LinkLayer::Kind::unknown);
 }
 
@@ -600,7 +601,7 @@ TEST(HostileLeniency, TextTheToolNeverPrintsIsRefusedEverywhere) {
   fs::create_directories(port / "gid_attrs/types");
   write_text(port / "gid_attrs/types/2", "RoCE v3\n");
   auto v3 = formats::read_sysfs(dir.path);
-  ASSERT_TRUE(v3) << v3.error().what();
+  ASSERT_OK(v3);
   EXPECT_EQ(v3.value()[0].find(2)->type, GidType::unknown);
   write_text(port / "gid_attrs/types/2", "Banana\n");
   auto type = formats::read_sysfs(dir.path);
@@ -629,13 +630,13 @@ TEST(HostileLeniency, LeadingZerosInAnIpv4PartAreRefusedAsInetPtonDoes) {
 TEST(HostileLeniency, AHeaderlessFooterlessLineIsAPartialView) {
   auto r = formats::read_show_gids(
       "mlx5_0\t1\t3\t0000:0000:0000:0000:0000:ffff:0a00:0001\t10.0.0.1\tv2\teth0\n", "one");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   EXPECT_EQ(r.value()[0].holes(), Holes::not_shown);
   auto whole = formats::read_show_gids(
       "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
       "mlx5_0\t1\t3\t0000:0000:0000:0000:0000:ffff:0a00:0001\t10.0.0.1\tv2\teth0\nn_gids_found=1\n",
       "whole");
-  ASSERT_TRUE(whole) << whole.error().what();
+  ASSERT_OK(whole);
   EXPECT_EQ(whole.value()[0].holes(), Holes::empty);
 }
 

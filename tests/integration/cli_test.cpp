@@ -7,6 +7,7 @@
 #include <gidpolicy/formats/devinfo.hpp>
 #include <gidpolicy/formats/json.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -665,14 +666,14 @@ TEST(RealIbvDevinfo, ReaderGivesBackWhatTheToolShows) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto read = formats::read_devinfo(r.out, "ibv_devinfo -v");
     ASSERT_TRUE(read) << read.error().what() << "\n" << r.out;
-    auto tables = formats::read_tables_file(example_tables_dir() / c.file).value();
+    auto tables = VALUE_OR_FAIL(formats::read_tables_file(example_tables_dir() / c.file));
     // The fake must answer ibv_query_port with some gid_tbl_len: a show_gids table's unknown
     // length becomes one past its highest index.
     for (auto& t : tables) {
       if (t.port().gid_tbl_len) continue;
       PortInfo p = t.port();
       p.gid_tbl_len = t.length();
-      t = GidTable::make(p, {t.begin(), t.end()}, t.holes()).value();
+      t = VALUE_OR_FAIL(GidTable::make(p, {t.begin(), t.end()}, t.holes()));
     }
     EXPECT_EQ(read.value(), formats::devinfo_view(tables)) << r.out;
     // And the writer prints those GID lines as the tool does, byte for byte.
@@ -708,7 +709,7 @@ TEST(Performance, CheckOnFourDevicesOf256EntriesIsFast) {
       entries.push_back(
           GidEntry::valid(i, g, i % 2 ? GidType::roce_v2 : GidType::roce_v1, "eth" + std::to_string(d)));
     }
-    tables.push_back(GidTable::make(p, entries).value());
+    tables.push_back(VALUE_OR_FAIL(GidTable::make(p, entries)));
   }
   std::string tmpl = (fs::temp_directory_path() / "gidpolicy-perf-XXXXXX").string();
   ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);

@@ -5,6 +5,7 @@
 #include <gidpolicy/fakes/fake_fabric.hpp>
 #include <gidpolicy/profiles.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/families.hpp"
 #include "support/generators.hpp"
 #include "support/policy_generators.hpp"  // showValue(Profile): every TU must see the same one
@@ -110,7 +111,7 @@ RC_GTEST_PROP(Fabric, prop_fabric_ipv4_profiles_connect_every_pair_with_a_candid
   const auto tables = *test::gen_host_tables(2, 6);
   const Profile profile = *rc::gen::element(
       profiles::jaccl_fixed(), profiles::ds4(), profiles::automatic({.family = FamilyFilter::ipv4}),
-      parse_profile("first(validated:index=3|auto:family=ipv4)").value());
+      VALUE_OR_FAIL(parse_profile("first(validated:index=3|auto:family=ipv4)")));
   const Topology topology = *rc::gen::element(Topology::mesh, Topology::ring);
   const FabricReport report = connect(tables, profile, topology);
   std::vector<bool> ok;

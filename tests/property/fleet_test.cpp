@@ -8,6 +8,7 @@
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/generators.hpp"
 #include "support/policy_generators.hpp"  // showValue(Profile): every TU must see the same one
 #include "support/scenario_generators.hpp"
@@ -53,7 +54,7 @@ GidTable host_snapshot(const GidTable& t, const std::optional<DriverProfile>& dr
   RC_ASSERT(v.add_port(t, driver).has_value());
   auto s = verbs::snapshot(v, t.port().device, t.port().port, {.allow_inactive = true});
   RC_ASSERT(s.has_value());
-  return std::move(s).value();
+  return VALUE_OR_FAIL(std::move(s));
 }
 
 void check_same(const std::vector<GidTable>& tables, const Profile& profile, fakes::Topology topology,

@@ -7,6 +7,7 @@
 #include <gidpolicy/formats/show_gids.hpp>
 #include <gidpolicy/formats/sysfs.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/families.hpp"
 #include "support/generators.hpp"
 
@@ -44,7 +45,7 @@ rc::Gen<std::vector<GidTable>> gen_tables() {
       PortInfo p = ts[k].port();
       p.device = "dev" + std::to_string(k % 2);
       p.port = static_cast<std::uint32_t>(1 + k / 2);
-      out.push_back(GidTable::make(p, {ts[k].begin(), ts[k].end()}, ts[k].holes()).value());
+      out.push_back(VALUE_OR_FAIL(GidTable::make(p, {ts[k].begin(), ts[k].end()}, ts[k].holes())));
     }
     if (*rc::gen::arbitrary<bool>()) std::reverse(out.begin(), out.end());
     return out;
@@ -64,7 +65,7 @@ RC_GTEST_PROP(Formats, prop_devinfo_view_is_what_the_text_can_hold, ()) {
   auto ts = *gen_tables();
   auto view = formats::devinfo_view(ts);
   // A table already in view form comes back exactly, and the view is a projection.
-  RC_ASSERT(formats::read_devinfo(formats::write_devinfo(view), "view").value() == view);
+  RC_ASSERT(VALUE_OR_FAIL(formats::read_devinfo(formats::write_devinfo(view), "view")) == view);
   RC_ASSERT(formats::devinfo_view(view) == view);
 }
 
@@ -74,7 +75,7 @@ RC_GTEST_PROP(Formats, prop_devinfo_gid_text_is_what_rdma_core_prints, (const Gi
   RC_PRE(g.interface_id() != 0);
   RC_PRE(type != GidType::unknown);
   PortInfo p{.device = "mlx5_0", .port = 1, .link_layer = LinkLayer::ethernet()};
-  auto t = GidTable::make(p, {GidEntry::valid(7, g, type)}).value();
+  auto t = VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(7, g, type)}));
   std::string text = formats::write_devinfo({t});
   std::uint8_t raw[16];
   g.copy_to(raw);
@@ -94,7 +95,7 @@ RC_GTEST_PROP(Formats, prop_show_gids_write_then_read_gives_the_show_gids_view, 
   RC_LOG() << text << "\nexpected:\n" << show(formats::show_gids_view(ts)) << "read:\n" << show(back.value());
   RC_ASSERT(back.value() == formats::show_gids_view(ts));
   auto view = formats::show_gids_view(ts);
-  RC_ASSERT(formats::read_show_gids(formats::write_show_gids(view), "view").value() == view);
+  RC_ASSERT(VALUE_OR_FAIL(formats::read_show_gids(formats::write_show_gids(view), "view")) == view);
 }
 
 RC_GTEST_PROP(Formats, prop_json_write_then_read_is_identity, ()) {
@@ -108,7 +109,7 @@ RC_GTEST_PROP(Formats, prop_json_write_then_read_is_identity, ()) {
 RC_GTEST_PROP(Formats, prop_detection_reads_what_each_writer_writes, ()) {
   auto ts = *gen_tables();
   for (Format f : {Format::json, Format::devinfo, Format::show_gids}) {
-    std::string text = formats::write_tables(ts, f).value();
+    std::string text = VALUE_OR_FAIL(formats::write_tables(ts, f));
     auto detected = formats::detect_format(text, "written");
     RC_ASSERT(detected.has_value());
     RC_ASSERT(detected.value() == f);
@@ -169,7 +170,7 @@ RC_GTEST_PROP(Formats, prop_cut_show_gids_output_is_rejected, ()) {
 RC_GTEST_PROP(Formats, prop_devinfo_cut_between_lines_invents_nothing, ()) {
   auto ts = *gen_tables();
   std::string text = formats::write_devinfo(ts);
-  auto whole = formats::read_devinfo(text, "whole").value();
+  auto whole = VALUE_OR_FAIL(formats::read_devinfo(text, "whole"));
   std::vector<std::size_t> ends;
   for (std::size_t k = 0; k < text.size(); ++k)
     if (text[k] == '\n') ends.push_back(k + 1);

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
+#include "support/assert_ok.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -67,7 +68,7 @@ RC_GTEST_PROP(Names, prop_every_writer_reads_back_any_accepted_name, ()) {
     return;
   }
   const auto& ts = tables.value();
-  RC_ASSERT(formats::read_json(formats::write_json(ts), "j").value() == ts);
+  RC_ASSERT(VALUE_OR_FAIL(formats::read_json(formats::write_json(ts), "j")) == ts);
   auto devinfo = formats::read_devinfo(formats::write_devinfo(ts), "d");
   if (!devinfo) RC_FAIL(devinfo.error().what());
   RC_ASSERT(devinfo.value() == formats::devinfo_view(ts));

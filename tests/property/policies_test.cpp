@@ -11,6 +11,7 @@
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/families.hpp"
 #include "support/generators.hpp"
 #include "support/policy_generators.hpp"
@@ -178,8 +179,9 @@ void expect_minimal_jaccl_counterexample(const GidTable& shrunk) {
   for (const auto& e : shrunk)
     if (e.index != mapped[0].index) others.push_back(e);
   // Removed: nothing to advertise, jaccl() selects nothing.
-  EXPECT_FALSE(
-      profiles::jaccl().plan(GidTable::make(shrunk.port(), others, shrunk.holes()).value()).has_value());
+  EXPECT_FALSE(profiles::jaccl()
+                   .plan(VALUE_OR_FAIL(GidTable::make(shrunk.port(), others, shrunk.holes())))
+                   .has_value());
   // At index 1 instead: it agrees.
   std::vector<GidEntry> moved;
   for (const auto& e : others)
@@ -189,7 +191,7 @@ void expect_minimal_jaccl_counterexample(const GidTable& shrunk) {
   moved.push_back(at1);
   PortInfo port = shrunk.port();
   if (port.gid_tbl_len && *port.gid_tbl_len < 2) port.gid_tbl_len = 2;
-  auto fixed = profiles::jaccl().plan(GidTable::make(port, moved, shrunk.holes()).value());
+  auto fixed = profiles::jaccl().plan(VALUE_OR_FAIL(GidTable::make(port, moved, shrunk.holes())));
   ASSERT_TRUE(fixed.has_value());
   EXPECT_TRUE(fixed.value().agrees()) << fixed.value().agreement.explanation;
 }

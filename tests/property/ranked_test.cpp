@@ -3,6 +3,7 @@
 // independence from how the table was listed.
 #include <gidpolicy/policies/ranked.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/families.hpp"
 #include "support/generators.hpp"
 #include "support/policy_generators.hpp"
@@ -134,7 +135,7 @@ RC_GTEST_PROP(Ranked, prop_ranked_is_deterministic_and_independent_of_entry_orde
   if (!a) return;
   RC_ASSERT(a.value().entry == b.value().entry);
   RC_ASSERT(a.value().entry == c.value().entry);
-  RC_ASSERT(a.value().entry == p.select(t).value().entry);
+  RC_ASSERT(a.value().entry == VALUE_OR_FAIL(p.select(t)).entry);
 }
 
 RC_GTEST_PROP(Ranked, prop_ranked_choice_survives_removing_other_entries, ()) {
@@ -148,7 +149,7 @@ RC_GTEST_PROP(Ranked, prop_ranked_choice_survives_removing_other_entries, ()) {
     if (e.index == s.value().entry.index || *rc::gen::arbitrary<bool>()) rest.push_back(e);
   PortInfo port = t.port();
   if (!port.gid_tbl_len) port.gid_tbl_len = t.length();  // keep the same bound
-  auto smaller = Ranked{o}.select(GidTable::make(port, rest, t.holes()).value());
+  auto smaller = Ranked{o}.select(VALUE_OR_FAIL(GidTable::make(port, rest, t.holes())));
   RC_ASSERT(smaller.has_value());
   RC_ASSERT(smaller.value().entry == s.value().entry);
 }

@@ -7,6 +7,7 @@
 #include <gidpolicy/rtr.hpp>
 #include <gidpolicy/verbs/apply.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/families.hpp"
 #include "support/generators.hpp"
 #include "support/policy_generators.hpp"
@@ -194,11 +195,11 @@ RC_GTEST_PROP(RtrBuilder, prop_rtr_family_mismatch_never_reaches_the_driver, ())
   if (rtr) (void)fake.modify_qp(qp.value(), rtr.value().attr, rtr.value().mask);
   const unsigned rtr_calls = fake.calls(verbs::VerbsCall::modify_qp) - before;
   RC_ASSERT(rtr_calls == (rtr ? 1u : 0u));
-  if (mismatch) RC_ASSERT(fake.qp(qp.value()).value().state == IBV_QPS_INIT);
-  if (rtr_calls == 1 && fake.qp(qp.value()).value().state == IBV_QPS_RTR &&
+  if (mismatch) RC_ASSERT(VALUE_OR_FAIL(fake.qp(qp.value())).state == IBV_QPS_INIT);
+  if (rtr_calls == 1 && VALUE_OR_FAIL(fake.qp(qp.value())).state == IBV_QPS_RTR &&
       ref::routed_by_gid(snap.value())) {
     // What the driver accepted routes within one family.
-    const auto q = fake.qp(qp.value()).value();
+    const auto q = VALUE_OR_FAIL(fake.qp(qp.value()));
     RC_ASSERT(q.source_gid.has_value());
     RC_ASSERT(q.source_gid->is_ipv4_mapped() == peer.gid.is_ipv4_mapped());
   }
@@ -247,7 +248,7 @@ RC_GTEST_PROP(Prediction, prop_prediction_is_what_the_fakes_modify_qp_returns, (
     RC_TAG("refused by the builder");
     RC_ASSERT(rtr.error().code == predicted.refused->code);
     RC_ASSERT(fake.calls(verbs::VerbsCall::modify_qp) == before);
-    RC_ASSERT(fake.qp(qp.value()).value().state == IBV_QPS_INIT);
+    RC_ASSERT(VALUE_OR_FAIL(fake.qp(qp.value())).state == IBV_QPS_INIT);
     return;
   }
   auto applied = fake.modify_qp(qp.value(), rtr.value().attr, rtr.value().mask);
@@ -261,7 +262,7 @@ RC_GTEST_PROP(Prediction, prop_prediction_is_what_the_fakes_modify_qp_returns, (
     case RtrOutcome::times_out:
     case RtrOutcome::unknown: {  // unknown: a slot the source did not list; the call itself passes
       RC_ASSERT(applied.has_value());
-      const auto q = fake.qp(qp.value()).value();
+      const auto q = VALUE_OR_FAIL(fake.qp(qp.value()));
       RC_ASSERT(q.rtr.has_value());
       RC_ASSERT(q.rtr->outcome == predicted.verdict.outcome);
       break;

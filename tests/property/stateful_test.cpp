@@ -9,6 +9,7 @@
 #include <gidpolicy/verbs/apply.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/families.hpp"
 #include "support/generators.hpp"
 #include "support/policy_generators.hpp"
@@ -76,7 +77,7 @@ class RecordingVerbs final : public verbs::VerbsApi {
     if ((mask & IBV_QP_STATE) != 0 && attr.qp_state == IBV_QPS_RTR) {
       RtrCall c;
       c.sgid_index = attr.ah_attr.grh.sgid_index;
-      const GidTable now = fake_.table(device_, port_).value();
+      const GidTable now = VALUE_OR_FAIL(fake_.table(device_, port_));
       if (const GidEntry* e = ref::at(now, c.sgid_index)) c.slot = *e;
       rtr_calls.push_back(c);
     }
@@ -176,7 +177,7 @@ struct ChangeTable : Cmd {
   void run(const Model& m, Sut& s) const override {
     RC_ASSERT(s.fake.apply(to_mutation(s, change)).has_value());
     // The fake now holds exactly what the kernel would.
-    RC_ASSERT(s.fake.table(s.device, s.port).value() == test::apply_change(m.table, change));
+    RC_ASSERT(VALUE_OR_FAIL(s.fake.table(s.device, s.port)) == test::apply_change(m.table, change));
   }
   void show(std::ostream& os) const override { os << "kernel: " << test::to_string(change); }
 };
@@ -210,7 +211,7 @@ struct Select : Cmd {
     RC_ASSERT(pp.value().table == m.table);
     RC_ASSERT(pp.value().plan.selection.entry == expected.value().selection.entry);
     RC_ASSERT(pp.value().plan.sgid_index == expected.value().sgid_index);
-    s.current = std::move(pp).value();
+    s.current = VALUE_OR_FAIL(std::move(pp));
   }
   void show(std::ostream& os) const override { os << "select " << profile.spec(); }
 };
@@ -284,7 +285,7 @@ struct Connect : Cmd {
     // The invariant: modify_qp ran only when the slot held the advertised GID...
     if (!(rtr && agreed && fresh)) {
       RC_ASSERT(rtr_calls == 0u);
-      RC_ASSERT(s.fake.qp(qp.value()).value().state == IBV_QPS_INIT);
+      RC_ASSERT(VALUE_OR_FAIL(s.fake.qp(qp.value())).state == IBV_QPS_INIT);
     }
     // ... and every RTR the driver ever saw routed from a slot holding that GID at that moment.
     for (std::size_t k = recorded_before; k < s.api.rtr_calls.size(); ++k) {
@@ -293,11 +294,11 @@ struct Connect : Cmd {
       RC_ASSERT(call.slot.has_value());
       RC_ASSERT(call.slot->state == EntryState::valid);
       RC_ASSERT(call.slot->gid == advertised);
-      RC_ASSERT(still_selected(GidTable::make(m.table.port(), {*call.slot}).value(), call.sgid_index,
+      RC_ASSERT(still_selected(VALUE_OR_FAIL(GidTable::make(m.table.port(), {*call.slot})), call.sgid_index,
                                advertised, selected_type));
     }
     if (r) {
-      const auto q = s.fake.qp(qp.value()).value();
+      const auto q = VALUE_OR_FAIL(s.fake.qp(qp.value()));
       RC_ASSERT(q.state == IBV_QPS_RTR);
       // With a GRH the packets carry the slot's GID: the advertised one. (InfiniBand inside one
       // subnet routes by LID, without a GRH and so without a source GID.)
@@ -323,7 +324,7 @@ RC_GTEST_PROP(Stateful, prop_stale_advertised_gid_is_caught_before_modify_qp, ()
   std::vector<GidEntry> listed;
   std::copy_if(generated.begin(), generated.end(), std::back_inserter(listed),
                [](const GidEntry& e) { return e.state != EntryState::empty; });
-  const GidTable t = GidTable::make(port, listed, generated.holes()).value();
+  const GidTable t = VALUE_OR_FAIL(GidTable::make(port, listed, generated.holes()));
   Model m0{t, std::nullopt};
   Sut sut(t);
   // Sequences of up to about 50 commands (half rapidcheck's default scale): long enough for

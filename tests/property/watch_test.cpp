@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
+#include "support/assert_ok.hpp"
 
 #include <poll.h>
 
@@ -29,7 +30,7 @@ using verbs::VerbsCall;
 constexpr std::uint32_t kLength = 16;
 const char* const kDevice = "mlx5_0";
 
-Gid address(int which) { return Gid::parse("::ffff:10.0." + std::to_string(which) + ".1").value(); }
+Gid address(int which) { return VALUE_OR_FAIL(Gid::parse("::ffff:10.0." + std::to_string(which) + ".1")); }
 
 /// One kernel action on the port.
 struct Step {
@@ -140,7 +141,7 @@ RC_GTEST_PROP(Watch, prop_watcher_reports_and_replans_every_change_and_no_stale_
   const auto steps = *rc::gen::resize(40, rc::gen::container<std::vector<Step>>(gen_step()));
   // Start: link-local v1/v2 at 0/1, address 0 at 2/3 (v1/v2), as mlx5 lays them out.
   std::map<std::uint32_t, GidEntry> ref;
-  const Gid ll = Gid::parse("fe80::1").value();
+  const Gid ll = VALUE_OR_FAIL(Gid::parse("fe80::1"));
   ref[0] = GidEntry::valid(0, ll, GidType::roce_v1, "eth0", 4);
   ref[1] = GidEntry::valid(1, ll, GidType::roce_v2, "eth0", 4);
   ref[2] = GidEntry::valid(2, address(0), GidType::roce_v1, "eth0", 4);
@@ -151,16 +152,16 @@ RC_GTEST_PROP(Watch, prop_watcher_reports_and_replans_every_change_and_no_stale_
   for (const auto& [i, e] : ref) initial.push_back(e);
 
   fakes::FakeVerbs fake;
-  RC_ASSERT(fake.add_port(GidTable::make(port, initial).value()).has_value());
-  auto dev = fake.open_device(kDevice).value();
-  auto watcher = verbs::GidWatcher::open(fake, dev, {1}).value();
-  const Profile profile = parse_profile("auto:roce=v2").value();
+  RC_ASSERT(fake.add_port(VALUE_OR_FAIL(GidTable::make(port, initial))).has_value());
+  auto dev = VALUE_OR_FAIL(fake.open_device(kDevice));
+  auto watcher = VALUE_OR_FAIL(verbs::GidWatcher::open(fake, dev, {1}));
+  const Profile profile = VALUE_OR_FAIL(parse_profile("auto:roce=v2"));
   GidTable plan_table = *watcher.table(1);
-  std::optional<Plan> plan = profile.plan(plan_table).value();
+  std::optional<Plan> plan = VALUE_OR_FAIL(profile.plan(plan_table));
   RC_ASSERT(plan->selection.entry.gid == address(0));
   RC_ASSERT(watcher.follow(1, plan->selection.entry).has_value());
   GidEntry followed = plan->selection.entry;
-  const PeerInfo peer{0x123, 7, Gid::parse("::ffff:10.0.9.9").value(), 0, std::nullopt, std::nullopt};
+  const PeerInfo peer{0x123, 7, VALUE_OR_FAIL(Gid::parse("::ffff:10.0.9.9")), 0, std::nullopt, std::nullopt};
 
   std::ostringstream story;
   for (const Step& step : steps) {
@@ -185,7 +186,7 @@ RC_GTEST_PROP(Watch, prop_watcher_reports_and_replans_every_change_and_no_stale_
     RC_ASSERT(changes.value().size() == (changed ? 1u : 0u));
     if (!changed) continue;
     const GidChange& c = changes.value().front();
-    RC_ASSERT(c.table == fake.table(kDevice, 1).value());
+    RC_ASSERT(c.table == VALUE_OR_FAIL(fake.table(kDevice, 1)));
     RC_ASSERT(c.port_state == state);
     const ChangeKind want = expected_kind(before, ref, followed);
     RC_ASSERT(c.kind == want);
@@ -229,7 +230,7 @@ RC_GTEST_PROP(Watch, prop_watcher_reports_and_replans_every_change_and_no_stale_
 
     // Connect with the plan the application holds (stale when replan failed).
     if (state != PortState::active || !plan) continue;
-    auto qp = fake.create_qp(dev, QpKind::uc).value();
+    auto qp = VALUE_OR_FAIL(fake.create_qp(dev, QpKind::uc));
     ibv_qp_attr init{};
     init.qp_state = IBV_QPS_INIT;
     init.port_num = 1;
@@ -244,12 +245,12 @@ RC_GTEST_PROP(Watch, prop_watcher_reports_and_replans_every_change_and_no_stale_
                        slot->second.type == plan->selection.entry.type;
     if (fresh) {
       RC_ASSERT(r.has_value());
-      RC_ASSERT(fake.qp(qp).value().source_gid == std::optional<Gid>(plan->selection.entry.gid));
+      RC_ASSERT(VALUE_OR_FAIL(fake.qp(qp)).source_gid == std::optional<Gid>(plan->selection.entry.gid));
     } else {
       RC_ASSERT(!r);
       RC_ASSERT(r.error() == errc::gid_changed);
       RC_ASSERT(fake.calls(VerbsCall::modify_qp) == modify_before);  // refused before the driver
-      RC_ASSERT(fake.qp(qp).value().state == IBV_QPS_INIT);
+      RC_ASSERT(VALUE_OR_FAIL(fake.qp(qp)).state == IBV_QPS_INIT);
     }
     RC_ASSERT(fake.destroy_qp(qp).has_value());
   }

@@ -1,5 +1,6 @@
 #include "support/families.hpp"
 
+#include "support/assert_ok.hpp"
 #include "support/generators.hpp"
 #include "support/shrinking.hpp"
 
@@ -23,7 +24,7 @@ PortInfo port(std::string device, LinkLayer link, std::optional<std::uint32_t> l
 }
 
 GidTable make(PortInfo p, std::vector<GidEntry> entries, Holes holes = Holes::empty) {
-  return GidTable::make(std::move(p), std::move(entries), holes).value();
+  return VALUE_OR_FAIL(GidTable::make(std::move(p), std::move(entries), holes));
 }
 
 // Small-valued IPv4 addresses first so shrinking lands on 10.0.0.x.

@@ -1,4 +1,5 @@
 #include "support/generators.hpp"
+#include "support/assert_ok.hpp"
 
 #include <cstdio>
 #include <set>
@@ -87,7 +88,7 @@ rc::Gen<GidTable> gen_arbitrary_table(std::uint32_t max_len) {
     if (len_known) p.gid_tbl_len = len;
     p.active_mtu = *rc::gen::element(Mtu::mtu_1024, Mtu::mtu_4096, Mtu::mtu_256);
     Holes holes = *rc::gen::weightedElement<Holes>({{4, Holes::empty}, {1, Holes::not_shown}});
-    return GidTable::make(std::move(p), std::move(entries), holes).value();
+    return VALUE_OR_FAIL(GidTable::make(std::move(p), std::move(entries), holes));
   });
 }
 
@@ -100,7 +101,7 @@ rc::Gen<std::vector<GidTable>> gen_table_set(std::uint32_t max_ports, std::uint3
       PortInfo p = t.port();
       p.device = "dev" + std::to_string(k / 2);
       p.port = 1 + k % 2;
-      out.push_back(GidTable::make(p, {t.begin(), t.end()}, t.holes()).value());
+      out.push_back(VALUE_OR_FAIL(GidTable::make(p, {t.begin(), t.end()}, t.holes())));
     }
     return out;
   });

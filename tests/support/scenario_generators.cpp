@@ -1,5 +1,6 @@
 #include "support/scenario_generators.hpp"
 
+#include "support/assert_ok.hpp"
 #include "support/families.hpp"
 #include "support/generators.hpp"
 #include "support/policy_generators.hpp"
@@ -79,8 +80,8 @@ rc::Gen<Gid> gen_pool_gid() {
   return weighted_one_of<Gid>({
       {6, rc::gen::map(rc::gen::inRange<std::uint32_t>(0x0a000001u, 0x0a000005u),
                        [](std::uint32_t v) { return Gid::ipv4_mapped(v); })},
-      {1, rc::gen::just(Gid::parse("fd93:16d3:59b6:1::1").value())},
-      {1, rc::gen::just(Gid::parse("fe80::1").value())},
+      {1, rc::gen::just(VALUE_OR_FAIL(Gid::parse("fd93:16d3:59b6:1::1")))},
+      {1, rc::gen::just(VALUE_OR_FAIL(Gid::parse("fe80::1")))},
   });
 }
 
@@ -162,7 +163,7 @@ GidTable apply_change(const GidTable& t, const AddressChange& c) {
   }
   std::vector<GidEntry> v;
   for (auto& [i, e] : entries) v.push_back(e);
-  return GidTable::make(t.port(), std::move(v), t.holes()).value();
+  return VALUE_OR_FAIL(GidTable::make(t.port(), std::move(v), t.holes()));
 }
 
 rc::Gen<std::vector<GidTable>> gen_host_tables(std::size_t min, std::size_t max) {

@@ -5,6 +5,7 @@
 #include <gidpolicy/fakes/fake_verbs.hpp>
 
 #include <gtest/gtest.h>
+#include "support/assert_ok.hpp"
 
 #include <poll.h>
 
@@ -84,11 +85,12 @@ TEST_F(CWatch, DisappearsThenReappearsElsewhereAndReplanFollowsIt) {
             GIDPOLICY_ERR_NO_CANDIDATE);
   EXPECT_EQ(next, nullptr);
 
-  ASSERT_TRUE(fake_
-                  .apply(TableMutation::set(
-                      "rdma_en2", 1,
-                      gidpolicy::GidEntry::valid(4, gidpolicy::Gid::parse("::ffff:169.254.10.2").value())))
-                  .has_value());
+  ASSERT_TRUE(
+      fake_
+          .apply(TableMutation::set(
+              "rdma_en2", 1,
+              gidpolicy::GidEntry::valid(4, VALUE_OR_FAIL(gidpolicy::Gid::parse("::ffff:169.254.10.2")))))
+          .has_value());
   ASSERT_EQ(gidpolicy_watch_process(w, &kind, &index, err_, sizeof err_), GIDPOLICY_OK) << err_;
   EXPECT_EQ(kind, GIDPOLICY_CHANGE_REAPPEARED);
   EXPECT_EQ(index, 4u);

@@ -3,6 +3,7 @@
 #include <gidpolicy/diagnose.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 
 #include <gtest/gtest.h>
 
@@ -99,7 +100,7 @@ TEST(Diagnose, LinuxEinval) {
   EXPECT_EQ(fam.causes[0].likelihood, Likelihood::confirmed);
   PortInfo small = t.port();
   small.gid_tbl_len = 4;
-  auto t4 = GidTable::make(small, {t.begin(), t.end()}, Holes::not_shown).value();
+  ASSERT_OK_AND_ASSIGN(auto t4, GidTable::make(small, {t.begin(), t.end()}, Holes::not_shown));
   auto oor = diagnose(22, Platform::linux_kernel, {.table = &t4, .sgid_index = 4});
   EXPECT_EQ(oor.causes[0].id, "index_out_of_range");
   EXPECT_EQ(oor.causes[0].likelihood, Likelihood::confirmed);
@@ -194,9 +195,8 @@ TEST(PredictRtr, JudgesWhatRtrBuilderBuilt) {
   EXPECT_EQ(predict_rtr(t, plan_at(t, 3, 7), p4, lnx).verdict.outcome, RtrOutcome::unknown);  // not printed
   const GidTable pod = test::nccl_1573_pod(0);
   EXPECT_EQ(predict_rtr(pod, plan_at(pod, 7, 3), {.gid = gid("::ffff:10.152.0.13")}, lnx).verdict.err, 61);
-  auto ib = GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
-                           {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)})
-                .value();
+  auto ib = VALUE_OR_FAIL(GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
+                                         {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)}));
   // LID-routed inside the subnet: no GRH, as RtrBuilder builds it.
   const RtrPrediction lid = predict_rtr(ib, plan_at(ib, 0, 0), {.gid = gid("fe80::2"), .lid = 3}, lnx);
   EXPECT_TRUE(lid.reaches_driver());

@@ -1,26 +1,25 @@
 #include <gidpolicy/driver_profile.hpp>
 
 #include <gtest/gtest.h>
+#include "support/assert_ok.hpp"
 
 namespace gidpolicy {
 namespace {
 
-Gid g(std::string_view s) { return Gid::parse(s).value(); }
+Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 GidTable nccl769() {
   PortInfo p{"mlx5_bond_0", 1, PortState::active, LinkLayer::ethernet(), 256, Mtu::mtu_1024, 0};
-  return GidTable::make(p, {GidEntry::valid(0, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v1),
-                            GidEntry::valid(1, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v2),
-                            GidEntry::valid(2, g("::ffff:200.0.209.6"), GidType::roce_v1),
-                            GidEntry::valid(3, g("::ffff:200.0.209.6"), GidType::roce_v2)})
-      .value();
+  return VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(0, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v1),
+                                          GidEntry::valid(1, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v2),
+                                          GidEntry::valid(2, g("::ffff:200.0.209.6"), GidType::roce_v1),
+                                          GidEntry::valid(3, g("::ffff:200.0.209.6"), GidType::roce_v2)}));
 }
 
 GidTable macmini() {
   PortInfo p{"rdma_en2", 1, PortState::active, LinkLayer::thunderbolt(), 16, Mtu::mtu_1024, 0};
-  return GidTable::make(p, {GidEntry::valid(0, g("fe80::14a2:7cff:fe31:9d05")), GidEntry::empty(1),
-                            GidEntry::valid(2, g("::ffff:10.99.0.3"))})
-      .value();
+  return VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(0, g("fe80::14a2:7cff:fe31:9d05")),
+                                          GidEntry::empty(1), GidEntry::valid(2, g("::ffff:10.99.0.3"))}));
 }
 
 const Gid kPeer4 = Gid::ipv4_mapped(0xc800d107u);
@@ -38,7 +37,7 @@ TEST(JudgeRtr, LinuxOutOfRangeIsEinval) {
   const GidTable full = nccl769();
   PortInfo small = full.port();
   small.gid_tbl_len = 4;
-  auto t = GidTable::make(small, {full.begin(), full.end()}).value();
+  ASSERT_OK_AND_ASSIGN(auto t, GidTable::make(small, {full.begin(), full.end()}));
   auto w = judge_rtr(t, {.sgid_index = 4, .dgid = kPeer4}, DriverProfile::linux_kernel());
   EXPECT_EQ(w.outcome, RtrOutcome::error);
   EXPECT_EQ(w.err, 22);
@@ -109,7 +108,8 @@ TEST(JudgeRtr, AppleIndexZeroIsDarwinEtimedout) {
 
 TEST(JudgeRtr, NotShownSlotIsUnknown) {
   PortInfo p = nccl769().port();
-  auto t = GidTable::make(p, {GidEntry::valid(3, kPeer4, GidType::roce_v2)}, Holes::not_shown).value();
+  ASSERT_OK_AND_ASSIGN(auto t,
+                       GidTable::make(p, {GidEntry::valid(3, kPeer4, GidType::roce_v2)}, Holes::not_shown));
   EXPECT_EQ(judge_rtr(t, {.sgid_index = 2, .dgid = kPeer4}, DriverProfile::linux_kernel()).outcome,
             RtrOutcome::unknown);
 }

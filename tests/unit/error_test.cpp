@@ -1,6 +1,7 @@
 #include <gidpolicy/error.hpp>
 
 #include <gtest/gtest.h>
+#include "support/assert_ok.hpp"
 
 namespace gidpolicy {
 namespace {
@@ -49,7 +50,7 @@ TEST(Error, WhatJoinsCodeAndDetail) {
 }
 
 TEST(Error, TryPropagatesFirstFailure) {
-  EXPECT_EQ(quarter(12).value(), 3);
+  EXPECT_EQ(VALUE_OR_FAIL(quarter(12)), 3);
   auto r = quarter(6);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), errc::invalid_argument);

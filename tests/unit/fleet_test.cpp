@@ -4,6 +4,7 @@
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/profiles.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -30,7 +31,7 @@ std::vector<HostSnapshot> jaccl_hosts() {
   const std::vector<std::string> args{(jaccl_dir() / "hosts").string()};
   auto hosts = fleet::read_snapshots(args);
   EXPECT_TRUE(hosts.has_value()) << hosts.error().what();
-  return hosts ? std::move(hosts).value() : std::vector<HostSnapshot>{};
+  return hosts ? VALUE_OR_FAIL(std::move(hosts)) : std::vector<HostSnapshot>{};
 }
 
 fleet::Topology jaccl_topology(bool prefer_ring = false) {
@@ -38,7 +39,7 @@ fleet::Topology jaccl_topology(bool prefer_ring = false) {
   t.pairing = Pairing::jaccl;
   auto d = fleet::read_jaccl_devices((jaccl_dir() / "devices.json").string());
   EXPECT_TRUE(d.has_value()) << d.error().what();
-  if (d) t.jaccl = std::move(d).value();
+  if (d) t.jaccl = VALUE_OR_FAIL(std::move(d));
   t.jaccl_prefer_ring = prefer_ring;
   return t;
 }
@@ -167,14 +168,15 @@ GidTable nic(int host, int k, bool lost_ipv4) {
   p.device = "mlx5_" + std::to_string(k);
   p.link_layer = LinkLayer::ethernet();
   p.gid_tbl_len = 256;
-  const Gid ll = Gid::parse("fe80::2:" + std::to_string(host) + ":" + std::to_string(k)).value();
+  const Gid ll = VALUE_OR_FAIL(Gid::parse("fe80::2:" + std::to_string(host) + ":" + std::to_string(k)));
   std::vector<GidEntry> e{GidEntry::valid(0, ll, GidType::roce_v1), GidEntry::valid(1, ll, GidType::roce_v2)};
   if (!lost_ipv4) {
-    const Gid v4 = Gid::parse("::ffff:10." + std::to_string(k) + ".0." + std::to_string(host + 1)).value();
+    const Gid v4 =
+        VALUE_OR_FAIL(Gid::parse("::ffff:10." + std::to_string(k) + ".0." + std::to_string(host + 1)));
     e.push_back(GidEntry::valid(2, v4, GidType::roce_v1));
     e.push_back(GidEntry::valid(3, v4, GidType::roce_v2));
   }
-  return GidTable::make(p, std::move(e)).value();
+  return VALUE_OR_FAIL(GidTable::make(p, std::move(e)));
 }
 
 std::vector<HostSnapshot> rail_hosts(int n, int broken_host, int broken_nic) {
@@ -269,9 +271,10 @@ TEST(FleetMesh, ApplesQpCapFailsTheSamePairsAsTheFabric) {
     p.device = "rdma_en2";
     p.link_layer = LinkLayer::thunderbolt();
     p.gid_tbl_len = 16;
-    std::vector<GidEntry> e{GidEntry::valid(0, Gid::parse("fe80::1:" + std::to_string(h)).value())};
-    if (h != 4) e.push_back(GidEntry::valid(1, Gid::parse("::ffff:10.0.0." + std::to_string(h + 1)).value()));
-    const auto t = GidTable::make(p, std::move(e)).value();
+    std::vector<GidEntry> e{GidEntry::valid(0, VALUE_OR_FAIL(Gid::parse("fe80::1:" + std::to_string(h))))};
+    if (h != 4)
+      e.push_back(GidEntry::valid(1, VALUE_OR_FAIL(Gid::parse("::ffff:10.0.0." + std::to_string(h + 1)))));
+    const auto t = VALUE_OR_FAIL(GidTable::make(p, std::move(e)));
     ASSERT_TRUE(fabric.add_host({"h" + std::to_string(h), t, profiles::jaccl(), std::nullopt}).has_value());
     hosts.push_back({"h" + std::to_string(h), "synthetic", {t}});
   }
@@ -310,15 +313,15 @@ TEST(FleetSnapshot, ReadsShowJsonAndNamesTheHost) {
   ASSERT_EQ(s.value().ports.size(), 1u);
   const GidTable& t = s.value().ports[0];
   EXPECT_EQ(t.port().active_mtu, Mtu::mtu_4096);
-  EXPECT_EQ(t.find(3)->gid, Gid::parse("::ffff:10.0.0.7").value());
+  EXPECT_EQ(t.find(3)->gid, VALUE_OR_FAIL(Gid::parse("::ffff:10.0.0.7")));
   EXPECT_EQ(t.find(3)->type, GidType::roce_v2);
   EXPECT_EQ(t.find(3)->netdev, "eth0");
   EXPECT_EQ(t.find(4)->state, EntryState::empty);
   EXPECT_EQ(t.find(5)->read_error.value(), 22);
   // HOST=FILE wins; without any name, the file name.
-  EXPECT_EQ(fleet::parse_snapshot(one, "x.json", "override").value().host, "override");
+  EXPECT_EQ(VALUE_OR_FAIL(fleet::parse_snapshot(one, "x.json", "override")).host, "override");
   const std::string unnamed = R"([{"host": null, "device": "d", "port": 1, "entries": []}])";
-  EXPECT_EQ(fleet::parse_snapshot(unnamed, "/a/b/gpu12.json").value().host, "gpu12");
+  EXPECT_EQ(VALUE_OR_FAIL(fleet::parse_snapshot(unnamed, "/a/b/gpu12.json")).host, "gpu12");
 }
 
 // Found by fuzz_fleet_snapshot: a number no double holds, in a field the reader ignores, was
@@ -358,9 +361,9 @@ TEST(FleetSnapshot, ErrorsNameFilePortEntryAndField) {
   ASSERT_FALSE(bad_utf8.has_value());
   EXPECT_NE(bad_utf8.error().what().find("u.json:1:12: invalid JSON: invalid UTF-8"), std::string::npos)
       << bad_utf8.error().what();
-  EXPECT_EQ(fleet::parse_snapshot(
-                "{\"host\": \"n\xc3\xa9\", \"device\": \"d\", \"port\": 1, \"entries\": []}", "u.json")
-                .value()
+  EXPECT_EQ(VALUE_OR_FAIL(
+                fleet::parse_snapshot(
+                    "{\"host\": \"n\xc3\xa9\", \"device\": \"d\", \"port\": 1, \"entries\": []}", "u.json"))
                 .host,
             "n\xc3\xa9");
   auto dup = fleet::parse_snapshot(
@@ -459,7 +462,7 @@ TEST(FleetMesh, MissingDeviceAndDownPortMakeASideUnusable) {
     if (p.port().device != "mlx5_3") continue;
     PortInfo info = p.port();
     info.state = PortState::down;
-    p = GidTable::make(info, std::vector<GidEntry>(p.begin(), p.end())).value();
+    p = VALUE_OR_FAIL(GidTable::make(info, std::vector<GidEntry>(p.begin(), p.end())));
   }
   fleet::Topology t;
   t.device = "mlx5_3";

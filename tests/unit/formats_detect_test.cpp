@@ -5,6 +5,7 @@
 #include <gidpolicy/formats/json.hpp>
 #include <gidpolicy/formats/show_gids.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -41,38 +42,40 @@ TEST(FormatsDetect, EveryExampleTableIsDetectedAndRead) {
     ASSERT_TRUE(f) << c.file << ": " << f.error().what();
     EXPECT_EQ(f.value(), c.format) << c.file;
     auto tables = read_tables_file(path);
-    ASSERT_TRUE(tables) << tables.error().what();
+    ASSERT_OK(tables);
     EXPECT_EQ(tables.value().size(), c.ports) << c.file;
   }
 }
 
 TEST(FormatsDetect, JsonExamplesHoldWhatSourcesMdSays) {
-  auto ds4 = read_tables_file(test::example_tables_dir() / "ds4-linux-unit.json").value();
+  ASSERT_OK_AND_ASSIGN(auto ds4, read_tables_file(test::example_tables_dir() / "ds4-linux-unit.json"));
   const GidTable& t = ds4.at(0);
   EXPECT_EQ(t.port().gid_tbl_len, 5u);
   EXPECT_EQ(t.find(0u)->type, GidType::roce_v1);
-  EXPECT_EQ(t.find(3u)->gid, Gid::parse("::ffff:127.0.0.1").value());
+  EXPECT_EQ(t.find(3u)->gid, VALUE_OR_FAIL(Gid::parse("::ffff:127.0.0.1")));
   EXPECT_EQ(t.find(3u)->type, GidType::roce_v2);
   EXPECT_EQ(t.find(3u)->netdev, "lo");
   EXPECT_TRUE(t.find(4u)->gid.is_zero());
-  auto mac = read_tables_file(test::example_tables_dir() / "macmini-mapped-at-2.json").value();
+  ASSERT_OK_AND_ASSIGN(auto mac, read_tables_file(test::example_tables_dir() / "macmini-mapped-at-2.json"));
   EXPECT_EQ(mac.at(0).find(1u)->state, EntryState::empty);
-  EXPECT_EQ(mac.at(0).find(2u)->gid, Gid::parse("::ffff:10.99.0.3").value());
+  EXPECT_EQ(mac.at(0).find(2u)->gid, VALUE_OR_FAIL(Gid::parse("::ffff:10.99.0.3")));
   EXPECT_EQ(mac.at(0).port().link_layer, LinkLayer::thunderbolt());
 }
 
 TEST(FormatsDetect, PartialPastesAreDetected) {
-  EXPECT_EQ(detect_format("\t\t\tGID[  3]:\t\t::ffff:10.0.0.1, RoCE v2\n").value(), Format::devinfo);
-  EXPECT_EQ(detect_format("\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n").value(), Format::devinfo);
-  EXPECT_EQ(detect_format("  max_qp: 10\n  link_layer: Ethernet\n").value(), Format::devinfo);
-  EXPECT_EQ(detect_format("mlx5_0 1 3 0000:0000:0000:0000:0000:ffff:0a00:0001 10.0.0.1 v2 eth0\n").value(),
-            Format::show_gids);
-  EXPECT_EQ(detect_format("\n\n  {\"schema\": 1}").value(), Format::json);
+  EXPECT_EQ(VALUE_OR_FAIL(detect_format("\t\t\tGID[  3]:\t\t::ffff:10.0.0.1, RoCE v2\n")), Format::devinfo);
+  EXPECT_EQ(VALUE_OR_FAIL(detect_format("\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n")),
+            Format::devinfo);
+  EXPECT_EQ(VALUE_OR_FAIL(detect_format("  max_qp: 10\n  link_layer: Ethernet\n")), Format::devinfo);
+  EXPECT_EQ(
+      VALUE_OR_FAIL(detect_format("mlx5_0 1 3 0000:0000:0000:0000:0000:ffff:0a00:0001 10.0.0.1 v2 eth0\n")),
+      Format::show_gids);
+  EXPECT_EQ(VALUE_OR_FAIL(detect_format("\n\n  {\"schema\": 1}")), Format::json);
 }
 
 TEST(FormatsDetect, DirectoryIsSysfs) {
   auto r = read_tables_file(test::test_data_dir() / "sysfs" / "class" / "infiniband");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   EXPECT_EQ(r.value().size(), 4u);
 }
 
@@ -85,10 +88,12 @@ TEST(FormatsDetect, FormatNamesRoundTrip) {
 }
 
 TEST(FormatsDetect, WriteTablesDispatchesAndRefusesSysfs) {
-  auto tables = read_tables_file(test::example_tables_dir() / "nccl-1573-pod.show_gids.txt").value();
-  EXPECT_EQ(formats::write_tables(tables, Format::show_gids).value(), formats::write_show_gids(tables));
-  EXPECT_EQ(formats::write_tables(tables, Format::devinfo).value(), formats::write_devinfo(tables));
-  EXPECT_EQ(formats::write_tables(tables, Format::json).value(), formats::write_json(tables));
+  ASSERT_OK_AND_ASSIGN(auto tables,
+                       read_tables_file(test::example_tables_dir() / "nccl-1573-pod.show_gids.txt"));
+  EXPECT_EQ(VALUE_OR_FAIL(formats::write_tables(tables, Format::show_gids)),
+            formats::write_show_gids(tables));
+  EXPECT_EQ(VALUE_OR_FAIL(formats::write_tables(tables, Format::devinfo)), formats::write_devinfo(tables));
+  EXPECT_EQ(VALUE_OR_FAIL(formats::write_tables(tables, Format::json)), formats::write_json(tables));
   auto sysfs = formats::write_tables(tables, Format::sysfs);
   ASSERT_FALSE(sysfs);
   EXPECT_EQ(sysfs.error(), errc::invalid_argument);

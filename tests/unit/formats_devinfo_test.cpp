@@ -2,6 +2,7 @@
 // rdma-core 44 prints, and malformed inputs (every error names file:line).
 #include <gidpolicy/formats/devinfo.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -15,13 +16,13 @@ namespace {
 using formats::read_devinfo;
 using formats::write_devinfo;
 
-Gid G(const char* text) { return Gid::parse(text).value(); }
+Gid G(const char* text) { return VALUE_OR_FAIL(Gid::parse(text)); }
 
 std::vector<GidTable> read_example(const char* name) {
   std::string text = test::read_file(test::example_tables_dir() / name);
   EXPECT_FALSE(text.empty()) << name;
   auto r = read_devinfo(text, name);
-  EXPECT_TRUE(r) << r.error().what();
+  EXPECT_OK(r);
   return r ? r.value() : std::vector<GidTable>{};
 }
 
@@ -130,7 +131,7 @@ constexpr const char* kTwoDevices =
 
 TEST(FormatsDevinfo, ReadsSeveralDevicesAndPorts) {
   auto r = read_devinfo(kTwoDevices, "two.txt");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   const auto& tables = r.value();
   ASSERT_EQ(tables.size(), 3u);
   EXPECT_EQ(tables[0].port().device, "mlx5_0");
@@ -159,7 +160,7 @@ TEST(FormatsDevinfo, ReadsAPortSectionPastedAlone) {
       "\t\t\tlink_layer:\t\tEthernet\n"
       "\t\t\tGID[  3]:\t\t::ffff:10.0.0.3, RoCE v2\n";
   auto r = read_devinfo(paste, "port.txt");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   ASSERT_EQ(r.value().size(), 1u);
   const GidTable& t = r.value()[0];
   EXPECT_EQ(t.port().device, formats::kUnnamedDevice);
@@ -175,7 +176,7 @@ TEST(FormatsDevinfo, ReadsPortFieldsWithoutThePortLine) {
       "   gid_tbl_len: 8\n"
       "   GID[  0]:    fe80:0000:0000:0000:0002:c903:0010:a1b1\n";
   auto r = read_devinfo(paste, "spaces.txt");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   ASSERT_EQ(r.value().size(), 1u);
   EXPECT_EQ(r.value()[0].port().port, 1u);
   EXPECT_EQ(r.value()[0].port().gid_tbl_len, 8u);
@@ -187,7 +188,7 @@ TEST(FormatsDevinfo, ReadsOnlyGidLines) {
       "GID[  0]:\t\tfe80:0000:0000:0000:0ac0:ebff:feda:1cfb, RoCE v1\r\n"
       "GID[  3]:\t\t::ffff:200.0.209.6, RoCE v2\r\n";
   auto a = read_devinfo(with_suffix, "gids.txt");
-  ASSERT_TRUE(a) << a.error().what();
+  ASSERT_OK(a);
   ASSERT_EQ(a.value().size(), 1u);
   EXPECT_EQ(a.value()[0].port().link_layer, LinkLayer::ethernet())
       << "the suffix is printed only on Ethernet";
@@ -196,7 +197,7 @@ TEST(FormatsDevinfo, ReadsOnlyGidLines) {
   // rdma-core before v29: no suffix, the type is not known.
   const char* old = "\t\t\tGID[  2]:\t\t0000:0000:0000:0000:0000:ffff:c800:d106\n";
   auto b = read_devinfo(old, "old.txt");
-  ASSERT_TRUE(b) << b.error().what();
+  ASSERT_OK(b);
   EXPECT_EQ(b.value()[0].port().link_layer.kind(), LinkLayer::Kind::unknown);
   expect_entry(b.value()[0], 2, "::ffff:200.0.209.6", GidType::unknown);
 }
@@ -208,7 +209,7 @@ TEST(FormatsDevinfo, ReadsEnumNumbersDevinfoHasNoNameFor) {
       "\t\t\tactive_mtu:\t\t256 (1)\n"
       "\t\t\tlink_layer:\t\tUnknown\n";
   auto r = read_devinfo(paste, "p.txt");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   EXPECT_EQ(r.value()[0].port().state, PortState::active_defer);
   EXPECT_EQ(r.value()[0].port().active_mtu, Mtu::mtu_256);
   EXPECT_EQ(r.value()[0].port().link_layer.kind(), LinkLayer::Kind::unknown);
@@ -223,7 +224,7 @@ TEST(FormatsDevinfo, TransportOneHundredWithUnknownLinkLayerIsThunderbolt) {
       "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
       "\t\t\tlink_layer:\t\tUnknown\n";
   auto r = read_devinfo(paste, "tb.txt");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   EXPECT_EQ(r.value()[0].port().link_layer, LinkLayer::thunderbolt());
 }
 
@@ -231,7 +232,7 @@ TEST(FormatsDevinfo, TransportOneHundredWithUnknownLinkLayerIsThunderbolt) {
 // paste holds device attributes gidpolicy does not model).
 TEST(FormatsDevinfo, WriteReproducesTheRealGidAndPortLines) {
   std::string original = test::read_file(test::example_tables_dir() / "nccl-769.devinfo.txt");
-  auto tables = read_devinfo(original, "nccl-769").value();
+  ASSERT_OK_AND_ASSIGN(auto tables, read_devinfo(original, "nccl-769"));
   std::string written = write_devinfo(tables);
   std::istringstream lines(written);
   std::string line;
@@ -255,13 +256,12 @@ TEST(FormatsDevinfo, WritesRdmaCore44Layout) {
                .gid_tbl_len = 256,
                .active_mtu = Mtu::mtu_1024,
                .lid = 0};
-  auto a =
+  auto a = VALUE_OR_FAIL(
       GidTable::make(eth, {GidEntry::valid(0, G("fe80::1"), GidType::roce_v1, "eth0"),
                            GidEntry::valid(1, G("fe80::1"), GidType::roce_v2, "eth0"), GidEntry::empty(2),
                            GidEntry::valid(3, G("fd00::"), GidType::roce_v2),  // interface id 0: hidden
                            GidEntry::valid(4, G("::ffff:10.0.0.1"), GidType::unknown),  // untyped: hidden
-                           GidEntry::valid(105, G("::ffff:10.0.0.1"), GidType::roce_v2)})
-          .value();
+                           GidEntry::valid(105, G("::ffff:10.0.0.1"), GidType::roce_v2)}));
   PortInfo ib{.device = "mlx5_0",
               .port = 2,
               .state = PortState::init,
@@ -269,7 +269,8 @@ TEST(FormatsDevinfo, WritesRdmaCore44Layout) {
               .gid_tbl_len = std::nullopt,
               .active_mtu = Mtu::mtu_4096,
               .lid = 7};
-  auto b = GidTable::make(ib, {GidEntry::valid(0, G("fe80::2:c903:10:a1b1"), GidType::ib)}).value();
+  ASSERT_OK_AND_ASSIGN(auto b,
+                       GidTable::make(ib, {GidEntry::valid(0, G("fe80::2:c903:10:a1b1"), GidType::ib)}));
   const std::string expected =
       "hca_id:\tmlx5_0\n"
       "\ttransport:\t\t\tInfiniBand (0)\n"
@@ -309,7 +310,7 @@ TEST(FormatsDevinfo, RegressionLongDeviceNameIsWrittenWhole) {
   p.device = "rdma_" + std::string(400, 'x');
   p.link_layer = LinkLayer::thunderbolt();
   p.gid_tbl_len = 16;
-  auto t = GidTable::make(p, {GidEntry::valid(1, Gid::ipv4_mapped(0x0a630002u))}).value();
+  ASSERT_OK_AND_ASSIGN(auto t, GidTable::make(p, {GidEntry::valid(1, Gid::ipv4_mapped(0x0a630002u))}));
   const std::string text = write_devinfo({t});
   EXPECT_NE(text.find("hca_id:\t" + p.device + "\n"), std::string::npos);
   auto refused = read_devinfo(text, "long.txt");
@@ -317,9 +318,9 @@ TEST(FormatsDevinfo, RegressionLongDeviceNameIsWrittenWhole) {
   EXPECT_NE(refused.error().detail.find("long.txt:1: hca_id: device name"), std::string::npos)
       << refused.error().detail;
   p.device = "rdma_" + std::string(58, 'x');  // 63 bytes, the longest the kernel allows
-  t = GidTable::make(p, {GidEntry::valid(1, Gid::ipv4_mapped(0x0a630002u))}).value();
+  t = VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(1, Gid::ipv4_mapped(0x0a630002u))}));
   auto back = read_devinfo(write_devinfo({t}), "long.txt");
-  ASSERT_TRUE(back) << back.error().what();
+  ASSERT_OK(back);
   ASSERT_EQ(back.value().size(), 1u);
   EXPECT_EQ(back.value()[0].port().device, p.device);
   EXPECT_EQ(back.value(), formats::devinfo_view({t}));
@@ -331,7 +332,7 @@ TEST(FormatsDevinfo, WritesThunderboltAsApplePrintsIt) {
   EXPECT_NE(written.find("\ttransport:\t\t\tThunderbolt (100)\n"), std::string::npos);
   EXPECT_NE(written.find("\t\t\tlink_layer:\t\tThunderbolt\n"), std::string::npos);
   EXPECT_NE(written.find("\t\t\tGID[  1]:\t\t0000:0000:0000:0000:0000:ffff:0a63:0002\n"), std::string::npos);
-  EXPECT_EQ(read_devinfo(written, "again").value(), tables);
+  EXPECT_EQ(VALUE_OR_FAIL(read_devinfo(written, "again")), tables);
 }
 
 struct Bad {

@@ -2,6 +2,7 @@
 // for byte), older script variants, and malformed inputs.
 #include <gidpolicy/formats/show_gids.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -14,13 +15,13 @@ namespace {
 using formats::read_show_gids;
 using formats::write_show_gids;
 
-Gid G(const char* text) { return Gid::parse(text).value(); }
+Gid G(const char* text) { return VALUE_OR_FAIL(Gid::parse(text)); }
 
 std::vector<GidTable> read_example(const char* name) {
   std::string text = test::read_file(test::example_tables_dir() / name);
   EXPECT_FALSE(text.empty()) << name;
   auto r = read_show_gids(text, name);
-  EXPECT_TRUE(r) << r.error().what();
+  EXPECT_OK(r);
   return r ? r.value() : std::vector<GidTable>{};
 }
 
@@ -94,7 +95,7 @@ TEST(FormatsShowGids, WriteReproducesTheRealPastesExactly) {
   for (const char* name :
        {"nccl-1573-pod.show_gids.txt", "ibm-pr4-cx6.show_gids.txt", "mooncake-1617-ipv6only.show_gids.txt"}) {
     std::string original = test::read_file(test::example_tables_dir() / name);
-    EXPECT_EQ(write_show_gids(read_show_gids(original, name).value()), original) << name;
+    EXPECT_EQ(write_show_gids(VALUE_OR_FAIL(read_show_gids(original, name))), original) << name;
   }
 }
 
@@ -109,7 +110,7 @@ TEST(FormatsShowGids, ReadsOlderScriptRowsAndPastesThatLostTheirTabs) {
       "mlx5_2\t2\t0\tfe80:0000:0000:0000:5254:00ff:fe12:3457\t  \t\t\n"
       "n_gids_found=4\n";
   auto r = read_show_gids(text, "old.txt");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   ASSERT_EQ(r.value().size(), 2u);
   expect_entry(r.value()[0], 0, "fe80::5254:ff:fe12:3456", GidType::roce_v1, "ens3");
   expect_entry(r.value()[0], 1, "fe80::5254:ff:fe12:3456", GidType::roce_v2, "ens3");
@@ -122,7 +123,7 @@ TEST(FormatsShowGids, ReadsOlderScriptRowsAndPastesThatLostTheirTabs) {
 TEST(FormatsShowGids, ReadsRowsPastedWithoutHeaderOrFooter) {
   auto r =
       read_show_gids("mlx5_0\t1\t3\t0000:0000:0000:0000:0000:ffff:0a00:0001\t10.0.0.1  \tv2\teth0\n", "rows");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   ASSERT_EQ(r.value().size(), 1u);
   expect_entry(r.value()[0], 3, "::ffff:10.0.0.1", GidType::roce_v2, "eth0");
 }
@@ -133,18 +134,17 @@ TEST(FormatsShowGids, AnOutputThatFoundNothingIsNoTable) {
       "\t---\t---\n"
       "n_gids_found=\n",
       "none");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   EXPECT_TRUE(r.value().empty());
 }
 
 TEST(FormatsShowGids, WriteSkipsWhatTheScriptSkips) {
   PortInfo p{.device = "mlx5_0", .port = 1, .link_layer = LinkLayer::ethernet()};
-  auto t = GidTable::make(p, {GidEntry::valid(0, G("fe80::"), GidType::roce_v1, "eth0"),  // bare fe80::
-                              GidEntry::valid(1, G("::"), GidType::roce_v2, "eth0"),      // zero
-                              GidEntry::empty(2),
-                              GidEntry::unreadable(3, std::make_error_code(std::errc::invalid_argument)),
-                              GidEntry::valid(4, G("::ffff:10.0.0.1"), GidType::ib, "eth0")})
-               .value();
+  auto t = VALUE_OR_FAIL(GidTable::make(
+      p, {GidEntry::valid(0, G("fe80::"), GidType::roce_v1, "eth0"),  // bare fe80::
+          GidEntry::valid(1, G("::"), GidType::roce_v2, "eth0"),      // zero
+          GidEntry::empty(2), GidEntry::unreadable(3, std::make_error_code(std::errc::invalid_argument)),
+          GidEntry::valid(4, G("::ffff:10.0.0.1"), GidType::ib, "eth0")}));
   EXPECT_EQ(write_show_gids({t}),
             "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
             "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n"

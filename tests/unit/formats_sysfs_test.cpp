@@ -2,6 +2,7 @@
 // cannot be read, an old kernel without gid_attrs, an IB port) and trees built per test.
 #include <gidpolicy/formats/sysfs.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 using formats::read_sysfs;
 using formats::write_sysfs;
 
-Gid G(const char* text) { return Gid::parse(text).value(); }
+Gid G(const char* text) { return VALUE_OR_FAIL(Gid::parse(text)); }
 
 // A fresh directory under the system temp dir, removed at the end of the test.
 class TempDir {
@@ -54,7 +55,7 @@ void expect_entry(const GidTable& t, std::uint32_t index, const char* gid, GidTy
 
 TEST(FormatsSysfs, ReadsTheFixtureWithTheKernelsQuirks) {
   auto r = read_sysfs(test::test_data_dir() / "sysfs" / "class" / "infiniband");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   const auto& tables = r.value();
   ASSERT_EQ(tables.size(), 4u);  // devices by name, ports by number
 
@@ -97,7 +98,7 @@ TEST(FormatsSysfs, ReadsTheFixtureWithTheKernelsQuirks) {
 
 TEST(FormatsSysfs, ReadsOneDeviceDirectoryGivenDirectly) {
   auto r = read_sysfs(test::test_data_dir() / "sysfs" / "class" / "infiniband" / "mlx5_0");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   ASSERT_EQ(r.value().size(), 2u);
   EXPECT_EQ(r.value()[0].port().device, "mlx5_0");
 }
@@ -121,7 +122,7 @@ TEST(FormatsSysfs, TypeUnreadableForAReadFailureNotOnlyAMissingFile) {
   put(port / "gids" / "3", "fe80:0000:0000:0000:0000:0000:0000:0003\n");
   put(port / "gid_attrs" / "types" / "3", "RoCE v3\n");
   auto r = read_sysfs(tmp.path());
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   const GidTable& t = r.value().at(0);
   EXPECT_EQ(t.find(0u), nullptr);
   expect_entry(t, 1, "::ffff:10.0.0.1", GidType::unknown, "eth0");
@@ -137,7 +138,7 @@ TEST(FormatsSysfs, AnUnreadableGidIsAnUnreadableEntryWithItsErrno) {
   put(port / "gids" / "0", "fe80:0000:0000:0000:0000:0000:0000:0001\n");
   fs::create_directories(port / "gids" / "1");  // read() fails with EISDIR
   auto r = read_sysfs(tmp.path());
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   const GidEntry* e = r.value()[0].find(1u);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->state, EntryState::unreadable);
@@ -151,8 +152,8 @@ TEST(FormatsSysfs, WriteLaysOutTheKernelsFiles) {
              .link_layer = LinkLayer::ethernet(),
              .gid_tbl_len = 4,
              .lid = 0};
-  auto t = GidTable::make(p, {GidEntry::valid(1, G("fe80::1"), GidType::roce_v2, "eth0"), GidEntry::empty(2)})
-               .value();
+  auto t = VALUE_OR_FAIL(
+      GidTable::make(p, {GidEntry::valid(1, G("fe80::1"), GidType::roce_v2, "eth0"), GidEntry::empty(2)}));
   TempDir tmp;
   ASSERT_TRUE(write_sysfs({t}, tmp.path()));
   fs::path port = tmp.path() / "mlx5_0" / "ports" / "1";
@@ -165,7 +166,7 @@ TEST(FormatsSysfs, WriteLaysOutTheKernelsFiles) {
   EXPECT_EQ(test::read_file(port / "gid_attrs" / "types" / "1"), "RoCE v2\n");
   EXPECT_EQ(test::read_file(port / "gid_attrs" / "ndevs" / "1"), "eth0\n");
   EXPECT_FALSE(fs::exists(port / "gid_attrs" / "types" / "2")) << "an empty slot's type cannot be read";
-  EXPECT_EQ(read_sysfs(tmp.path()).value(), formats::sysfs_view({t}));
+  EXPECT_EQ(VALUE_OR_FAIL(read_sysfs(tmp.path())), formats::sysfs_view({t}));
 }
 
 TEST(FormatsSysfs, RejectsWhatIsNotASysfsTree) {

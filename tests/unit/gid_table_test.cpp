@@ -1,11 +1,12 @@
 #include <gidpolicy/gid_table.hpp>
 
 #include <gtest/gtest.h>
+#include "support/assert_ok.hpp"
 
 namespace gidpolicy {
 namespace {
 
-Gid g(std::string_view s) { return Gid::parse(s).value(); }
+Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 PortInfo eth_port(std::optional<std::uint32_t> len = 16) {
   PortInfo p;
@@ -49,7 +50,7 @@ TEST(GidTable, LengthUnknownIsOnePastHighestIndex) {
   auto t = GidTable::make(eth_port(std::nullopt), {GidEntry::valid(6, g("::ffff:10.152.0.12"))});
   ASSERT_TRUE(t);
   EXPECT_EQ(t.value().length(), 7u);
-  EXPECT_EQ(GidTable::make(eth_port(std::nullopt), {}).value().length(), 0u);
+  EXPECT_EQ(VALUE_OR_FAIL(GidTable::make(eth_port(std::nullopt), {})).length(), 0u);
 }
 
 TEST(GidTable, RejectsDuplicateIndex) {

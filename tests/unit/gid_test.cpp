@@ -1,6 +1,7 @@
 #include <gidpolicy/gid.hpp>
 
 #include <gtest/gtest.h>
+#include "support/assert_ok.hpp"
 
 #include <unordered_set>
 
@@ -140,20 +141,20 @@ TEST(Gid, BytesRoundTripWithoutPunning) {
 }
 
 TEST(Cidr, ParsesBothFamilies) {
-  auto v4 = Cidr::parse("10.152.0.0/16").value();
+  ASSERT_OK_AND_ASSIGN(auto v4, Cidr::parse("10.152.0.0/16"));
   EXPECT_EQ(v4.prefix_len, 112u);
   EXPECT_TRUE(v4.contains(g("::ffff:10.152.4.12")));
   EXPECT_FALSE(v4.contains(g("::ffff:10.153.4.12")));
   EXPECT_EQ(v4.to_string(), "10.152.0.0/16");
-  auto v6 = Cidr::parse("fd93::/16").value();
+  ASSERT_OK_AND_ASSIGN(auto v6, Cidr::parse("fd93::/16"));
   EXPECT_TRUE(v6.contains(g("fd93:16d3::1")));
   EXPECT_FALSE(v6.contains(g("fd94::1")));
-  auto host = Cidr::parse("10.0.0.1").value();
+  ASSERT_OK_AND_ASSIGN(auto host, Cidr::parse("10.0.0.1"));
   EXPECT_EQ(host.prefix_len, 128u);
-  auto odd = Cidr::parse("fe80::/10").value();
+  ASSERT_OK_AND_ASSIGN(auto odd, Cidr::parse("fe80::/10"));
   EXPECT_TRUE(odd.contains(g("febf::1")));
   EXPECT_FALSE(odd.contains(g("fec0::1")));
-  EXPECT_EQ(Cidr::parse("0.0.0.0/0").value().prefix_len, 96u);
+  EXPECT_EQ(VALUE_OR_FAIL(Cidr::parse("0.0.0.0/0")).prefix_len, 96u);
 }
 
 TEST(Cidr, RejectsWithPosition) {
@@ -168,8 +169,8 @@ TEST(Cidr, RejectsWithPosition) {
 }
 
 TEST(ParseAddress, Ipv4BecomesMapped) {
-  EXPECT_EQ(parse_address("127.0.0.1").value(), Gid::ipv4_mapped(0x7f000001u));
-  EXPECT_EQ(parse_address("fe80::1").value(), g("fe80::1"));
+  EXPECT_EQ(VALUE_OR_FAIL(parse_address("127.0.0.1")), Gid::ipv4_mapped(0x7f000001u));
+  EXPECT_EQ(VALUE_OR_FAIL(parse_address("fe80::1")), g("fe80::1"));
   EXPECT_FALSE(parse_address("127.0.0"));
 }
 

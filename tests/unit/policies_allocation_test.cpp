@@ -9,6 +9,7 @@
 #include <gidpolicy/policies/validated_explicit.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 
 #include <gtest/gtest.h>
 
@@ -53,9 +54,10 @@ namespace {
 GidTable table_with(std::uint32_t n) {
   std::vector<GidEntry> e;
   for (std::uint32_t i = 0; i < n; ++i)
-    e.push_back(GidEntry::valid(i, Gid::parse("fe80::" + std::to_string(i + 1)).value(), GidType::roce_v1));
+    e.push_back(
+        GidEntry::valid(i, VALUE_OR_FAIL(Gid::parse("fe80::" + std::to_string(i + 1))), GidType::roce_v1));
   e.push_back(GidEntry::valid(n, Gid::ipv4_mapped(0x0a000001u), GidType::roce_v2));
-  return GidTable::make(test::port("x", LinkLayer::ethernet(), 256), std::move(e)).value();
+  return VALUE_OR_FAIL(GidTable::make(test::port("x", LinkLayer::ethernet(), 256), std::move(e)));
 }
 
 template <class P>
@@ -81,6 +83,7 @@ TEST(PolicyAllocations, UntracedSuccessDoesNotAllocatePerEntry) {
   auto traced = Ranked{}.select(big, {.trace = true});
   g_counting = false;
   EXPECT_GT(g_allocations, 250u);
+  ASSERT_OK(traced);
   EXPECT_EQ(traced.value().trace.attempts.at(0).steps.size(), 251u);
 }
 

@@ -8,6 +8,7 @@
 #include <gidpolicy/policies/validated_explicit.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 
 #include <gtest/gtest.h>
 
@@ -36,7 +37,7 @@ TEST(FirstOf, FirstSuccessWinsAndTheTraceKeepsEveryAttempt) {
   EXPECT_EQ(b.value().trace.attempts[1].policy, "auto");
   EXPECT_TRUE(b.value().trace.attempts[1].error.empty());
   // Without a trace request the success carries none.
-  EXPECT_TRUE(p.select(test::macmini()).value().trace.attempts.empty());
+  EXPECT_TRUE(VALUE_OR_FAIL(p.select(test::macmini())).trace.attempts.empty());
 }
 
 TEST(FirstOf, AllFailListsEveryAlternative) {
@@ -58,15 +59,15 @@ TEST(PerDevice, ChoosesByDeviceWithDefault) {
   PerDevice p{.by_device = {{"mlx5_1", ValidatedExplicit{.index = 6, .type = TypeFilter::roce_v1}}},
               .fallback = AnyPolicy(Ranked{})};
   EXPECT_EQ(p.spec(), "per-device(mlx5_1=validated:index=6,type=roce_v1;*=auto)");
-  EXPECT_EQ(p.select(test::nccl_1573_pod(1)).value().entry.index, 6u);
-  EXPECT_EQ(p.select(test::nccl_1573_pod(0)).value().entry.index, 7u);
+  EXPECT_EQ(VALUE_OR_FAIL(p.select(test::nccl_1573_pod(1))).entry.index, 6u);
+  EXPECT_EQ(VALUE_OR_FAIL(p.select(test::nccl_1573_pod(0))).entry.index, 7u);
   EXPECT_EQ(p.policy_for("mlx5_1")->spec(), "validated:index=6,type=roce_v1");
   EXPECT_EQ(p.policy_for("other")->spec(), "auto");
 }
 
 TEST(PerDevice, UnlistedDeviceWithoutDefaultIsAnError) {
   PerDevice p{.by_device = {{"mlx5_0", ValidatedExplicit{.index = 7}}}};
-  EXPECT_EQ(p.select(test::nccl_1573_pod(0)).value().entry.index, 7u);
+  EXPECT_EQ(VALUE_OR_FAIL(p.select(test::nccl_1573_pod(0))).entry.index, 7u);
   auto r = p.select(test::nccl_1573_pod(1));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), errc::device_not_found);
@@ -86,15 +87,15 @@ TEST(AnyPolicy, DefaultIsAutoAndEqualityComparesHeldPolicies) {
   EXPECT_EQ(AnyPolicy(Ds4ExplicitIndex{1}), AnyPolicy(Ds4ExplicitIndex{1}));
   AnyPolicy copy = def;
   EXPECT_EQ(copy, def);
-  EXPECT_EQ(copy.select(test::nccl_769()).value().entry.index, 3u);
+  EXPECT_EQ(VALUE_OR_FAIL(copy.select(test::nccl_769())).entry.index, 3u);
   EXPECT_EQ(def.type(), typeid(Ranked));
 }
 
 TEST(AnyPolicy, Nests) {
   AnyPolicy p = FirstOf{{PerDevice{.by_device = {{"rdma_en2", Ds4ExplicitIndex{2}}}}, Ranked{}}};
   EXPECT_EQ(p.spec(), "first(per-device(rdma_en2=ds4:index=2)|auto)");
-  EXPECT_EQ(p.select(test::macmini()).value().entry.index, 2u);
-  EXPECT_EQ(p.select(test::apple_ds4qa()).value().entry.index, 1u);  // per-device fails, auto
+  EXPECT_EQ(VALUE_OR_FAIL(p.select(test::macmini())).entry.index, 2u);
+  EXPECT_EQ(VALUE_OR_FAIL(p.select(test::apple_ds4qa())).entry.index, 1u);  // per-device fails, auto
 }
 
 }  // namespace

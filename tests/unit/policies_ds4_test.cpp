@@ -4,6 +4,7 @@
 #include <gidpolicy/policies/ds4_scan.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 
 #include <gtest/gtest.h>
 
@@ -83,11 +84,10 @@ TEST(Ds4Linux, NoRoceV2EntryFailsWithEveryRejection) {
 }
 
 TEST(Ds4Linux, ForcedEmptyUnreadableNotShownAbove255) {
-  auto t =
+  auto t = VALUE_OR_FAIL(
       GidTable::make(test::port("x", LinkLayer::ethernet(), 400),
                      {GidEntry::empty(1), GidEntry::unreadable(2, std::make_error_code(std::errc::io_error)),
-                      GidEntry::valid(300, gid("::ffff:10.0.0.1"), GidType::roce_v2)})
-          .value();
+                      GidEntry::valid(300, gid("::ffff:10.0.0.1"), GidType::roce_v2)}));
   EXPECT_EQ(Ds4Linux{.index = 1}.select(t).error(), errc::entry_empty);
   EXPECT_EQ(Ds4Linux{.index = 3}.select(t).error(), errc::entry_empty);  // a hole: ENODATA
   EXPECT_EQ(Ds4Linux{.index = 2}.select(t).error(), errc::entry_unreadable);
@@ -125,6 +125,7 @@ TEST(Ds4ExplicitIndex, AcceptsAnyReadableSlotUnchecked) {
   EXPECT_EQ(picked(Ds4ExplicitIndex{0}.select(test::apple_ds4qa())), 0u);     // link-local: not checked
   EXPECT_EQ(picked(Ds4ExplicitIndex{4}.select(test::ds4_linux_unit())), 4u);  // zero GID: not checked
   auto empty = Ds4ExplicitIndex{1}.select(test::macmini());                   // empty: query_gid reads zeros
+  ASSERT_OK(empty);
   EXPECT_EQ(picked(empty), 1u);
   EXPECT_TRUE(empty.value().entry.gid.is_zero());
   EXPECT_EQ(picked(Ds4ExplicitIndex{2}.select(test::nccl_1573_pod(0))), 2u);  // a hole below the pod's 4
@@ -135,17 +136,16 @@ TEST(Ds4ExplicitIndex, Failures) {
   EXPECT_EQ(oor.error(), errc::index_out_of_range);
   EXPECT_EQ(Ds4ExplicitIndex{16}.select(test::macmini()).error(), errc::index_out_of_range);
   EXPECT_EQ(Ds4ExplicitIndex{2}.select(test::apple_ds4qa()).error(), errc::entry_not_shown);
-  auto bad = GidTable::make(test::port("x", LinkLayer::ethernet(), 4),
-                            {GidEntry::unreadable(3, std::make_error_code(std::errc::io_error))})
-                 .value();
+  auto bad =
+      VALUE_OR_FAIL(GidTable::make(test::port("x", LinkLayer::ethernet(), 4),
+                                   {GidEntry::unreadable(3, std::make_error_code(std::errc::io_error))}));
   EXPECT_EQ(Ds4ExplicitIndex{3}.select(bad).error(), errc::entry_unreadable);
 }
 
 TEST(Ds4ExplicitIndex, IndexAbove255ReportsTheWrapAndWhatItHits) {
-  auto t = GidTable::make(test::port("wide", LinkLayer::ethernet(), 512),
-                          {GidEntry::valid(3, gid("::ffff:10.0.0.3"), GidType::roce_v2),
-                           GidEntry::valid(259, gid("::ffff:10.0.0.4"), GidType::roce_v2)})
-               .value();
+  auto t = VALUE_OR_FAIL(GidTable::make(test::port("wide", LinkLayer::ethernet(), 512),
+                                        {GidEntry::valid(3, gid("::ffff:10.0.0.3"), GidType::roce_v2),
+                                         GidEntry::valid(259, gid("::ffff:10.0.0.4"), GidType::roce_v2)}));
   auto r = Ds4ExplicitIndex{259}.select(t);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), errc::index_exceeds_uint8);
@@ -174,9 +174,8 @@ TEST(Ds4Scan, FirstMappedEntryOnEveryExampleTable) {
 }
 
 TEST(Ds4Scan, MappedAbove255IsTheWrap) {
-  auto t = GidTable::make(test::port("wide", LinkLayer::ethernet(), 512),
-                          {GidEntry::valid(260, gid("::ffff:10.0.0.4"), GidType::roce_v2)})
-               .value();
+  auto t = VALUE_OR_FAIL(GidTable::make(test::port("wide", LinkLayer::ethernet(), 512),
+                                        {GidEntry::valid(260, gid("::ffff:10.0.0.4"), GidType::roce_v2)}));
   auto r = Ds4Scan{}.select(t);
   EXPECT_EQ(r.error(), errc::index_exceeds_uint8);
   EXPECT_NE(r.error().detail.find("= 4"), std::string::npos) << r.error().detail;
@@ -192,7 +191,7 @@ TEST(Ds4Specs, Names) {
 GidTable port_of(std::string device, std::vector<GidEntry> entries, PortState state = PortState::active) {
   PortInfo p = test::port(std::move(device), LinkLayer::ethernet(), 8);
   p.state = state;
-  return GidTable::make(p, std::move(entries)).value();
+  return VALUE_OR_FAIL(GidTable::make(p, std::move(entries)));
 }
 
 TEST(Ds4LinuxPorts, TheControlAddressDecidesAndATieIsRefused) {
@@ -202,7 +201,7 @@ TEST(Ds4LinuxPorts, TheControlAddressDecidesAndATieIsRefused) {
       port_of("mlx5_2", {GidEntry::valid(1, gid("::ffff:10.0.2.1"), GidType::roce_v2)}, PortState::down);
   // The control address is on the second port: ds4 connects from it.
   auto on_b = choose_port(Ds4Linux{.local = gid("::ffff:10.0.1.1")}, {a, b});
-  ASSERT_TRUE(on_b) << on_b.error().what();
+  ASSERT_OK(on_b);
   EXPECT_EQ(on_b.value().table, 1u);
   EXPECT_EQ(on_b.value().selection.entry.index, 3u);
   // Two ports pick and neither holds the address: ds4 refuses, with its own advice.
@@ -213,7 +212,7 @@ TEST(Ds4LinuxPorts, TheControlAddressDecidesAndATieIsRefused) {
   EXPECT_NE(tie.error().detail.find("--rdma-device and --rdma-gid-index"), std::string::npos);
   // One active port that picks is taken without a match; a port that is down does not count.
   auto alone = choose_port(Ds4Linux{.local = gid("::ffff:192.0.2.9")}, {a, down});
-  ASSERT_TRUE(alone) << alone.error().what();
+  ASSERT_OK(alone);
   EXPECT_EQ(alone.value().table, 0u);
   // ds4's unit table alone: the control address picks index 3, as select() does.
   auto unit = choose_port(Ds4Linux{.local = gid("::ffff:127.0.0.1")}, {test::ds4_linux_unit()});

@@ -13,6 +13,7 @@
 #include <gidpolicy/profiles.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -82,22 +83,23 @@ TEST(ExampleFiles, EveryFileReadsToTheHandBuiltTablesAndDecidesTheSame) {
 
 TEST(ExampleFiles, AcceptanceCasesFromTheFiles) {
   const auto dir = test::example_tables_dir();
-  auto nccl = formats::read_tables_file(dir / "nccl-769.devinfo.txt").value().at(0);
+  auto nccl = VALUE_OR_FAIL(formats::read_tables_file(dir / "nccl-769.devinfo.txt")).at(0);
   EXPECT_EQ(outcome(profiles::jaccl().plan(nccl)), "ok 2 -> 1 disagrees");  // a RoCE v1 entry, routed from 1
-  EXPECT_EQ(profiles::jaccl().plan(nccl).value().selection.entry.type, GidType::roce_v1);
+  EXPECT_EQ(VALUE_OR_FAIL(profiles::jaccl().plan(nccl)).selection.entry.type, GidType::roce_v1);
   EXPECT_EQ(outcome(profiles::automatic().plan(nccl)), "ok 3 -> 3 agrees");
-  auto tb = formats::read_tables_file(dir / "apple-mlx4191-rdma_en3-noipv4.devinfo.txt").value().at(0);
+  auto tb = VALUE_OR_FAIL(formats::read_tables_file(dir / "apple-mlx4191-rdma_en3-noipv4.devinfo.txt")).at(0);
   auto j = profiles::jaccl().plan(tb);
   EXPECT_EQ(j.error(), errc::no_ipv4_mapped_gid);
   EXPECT_NE(j.error().detail.find("assign an IPv4 address"), std::string::npos);
-  auto pod = formats::read_tables_file(dir / "nccl-1573-pod.show_gids.txt").value();
+  ASSERT_OK_AND_ASSIGN(auto pod, formats::read_tables_file(dir / "nccl-1573-pod.show_gids.txt"));
   ASSERT_EQ(pod.size(), 2u);
   for (const GidTable& t : pod) EXPECT_EQ(outcome(profiles::automatic().plan(t)), "ok 7 -> 7 agrees");
-  auto mac = formats::read_tables_file(dir / "macmini-mapped-at-2.json").value().at(0);
+  auto mac = VALUE_OR_FAIL(formats::read_tables_file(dir / "macmini-mapped-at-2.json")).at(0);
   EXPECT_EQ(outcome(profiles::jaccl().plan(mac)), "ok 2 -> 1 disagrees");
   EXPECT_EQ(outcome(profiles::jaccl_fixed().plan(mac)), "ok 2 -> 2 agrees");
-  auto ds4 = formats::read_tables_file(dir / "ds4-linux-unit.json").value().at(0);
-  EXPECT_EQ(outcome(profiles::ds4_linux(parse_address("127.0.0.1").value()).plan(ds4)), "ok 3 -> 3 agrees");
+  auto ds4 = VALUE_OR_FAIL(formats::read_tables_file(dir / "ds4-linux-unit.json")).at(0);
+  EXPECT_EQ(outcome(profiles::ds4_linux(VALUE_OR_FAIL(parse_address("127.0.0.1"))).plan(ds4)),
+            "ok 3 -> 3 agrees");
 }
 
 TEST(Filters, Names) {

@@ -3,6 +3,7 @@
 #include <gidpolicy/policies/jaccl_legacy_index1.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +15,7 @@ using test::gid;
 static_assert(SelectionPolicy<JacclFirstMapped>);
 static_assert(SelectionPolicy<JacclLegacyIndex1>);
 
-std::uint32_t picked(const result<Selection>& r) { return r.value().entry.index; }
+std::uint32_t picked(const result<Selection>& r) { return VALUE_OR_FAIL(r).entry.index; }
 
 TEST(JacclFirstMapped, PicksTheFirstMappedEntryOfEveryExampleTable) {
   EXPECT_EQ(picked(JacclFirstMapped{}.select(test::nccl_769())), 2u);  // the RoCE v1 twin (NCCL 769)
@@ -48,8 +49,10 @@ TEST(JacclFirstMapped, NoIpv4OnThunderboltIsJacclsErrorWithTheHint) {
 
 TEST(JacclFirstMapped, TraceOnlyWhenAskedOnSuccess) {
   auto plain = JacclFirstMapped{}.select(test::nccl_769());
+  ASSERT_OK(plain);
   EXPECT_TRUE(plain.value().trace.attempts.empty());
   auto traced = JacclFirstMapped{}.select(test::nccl_769(), {.trace = true});
+  ASSERT_OK(traced);
   ASSERT_EQ(traced.value().trace.attempts.size(), 1u);
   const auto& steps = traced.value().trace.attempts[0].steps;
   ASSERT_EQ(steps.size(), 3u);  // stops at the first mapped entry, as JACCL does
@@ -60,11 +63,10 @@ TEST(JacclFirstMapped, TraceOnlyWhenAskedOnSuccess) {
 }
 
 TEST(JacclFirstMapped, SkipsEmptyAndUnreadableSlotsLikeJaccl) {
-  auto t =
+  auto t = VALUE_OR_FAIL(
       GidTable::make(test::port("x", LinkLayer::ethernet(), 8),
                      {GidEntry::empty(0), GidEntry::unreadable(1, std::make_error_code(std::errc::io_error)),
-                      GidEntry::valid(2, Gid{}), GidEntry::valid(3, gid("::ffff:10.0.0.9"))})
-          .value();
+                      GidEntry::valid(2, Gid{}), GidEntry::valid(3, gid("::ffff:10.0.0.9"))}));
   auto r = JacclFirstMapped{}.select(t, {.trace = true});
   EXPECT_EQ(picked(r), 3u);
   const auto& steps = r.value().trace.attempts[0].steps;
@@ -74,9 +76,9 @@ TEST(JacclFirstMapped, SkipsEmptyAndUnreadableSlotsLikeJaccl) {
 }
 
 TEST(JacclFirstMapped, MappedGidAbove255IsReportedNotReturned) {
-  auto t = GidTable::make(test::port("wide", LinkLayer::ethernet(), 1024),
-                          {GidEntry::valid(0, gid("fe80::1")), GidEntry::valid(300, gid("::ffff:10.1.2.3"))})
-               .value();
+  auto t = VALUE_OR_FAIL(
+      GidTable::make(test::port("wide", LinkLayer::ethernet(), 1024),
+                     {GidEntry::valid(0, gid("fe80::1")), GidEntry::valid(300, gid("::ffff:10.1.2.3"))}));
   auto r = JacclFirstMapped{}.select(t);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), errc::index_exceeds_uint8);
@@ -85,12 +87,13 @@ TEST(JacclFirstMapped, MappedGidAbove255IsReportedNotReturned) {
 
 TEST(JacclFirstMapped, NeverReadsBeyondTheTableLength) {
   // An entry at or past gid_tbl_len cannot exist in a GidTable; an empty table is a plain failure.
-  auto t = GidTable::make(test::port("x", LinkLayer::ethernet(), 0), {}).value();
+  ASSERT_OK_AND_ASSIGN(auto t, GidTable::make(test::port("x", LinkLayer::ethernet(), 0), {}));
   EXPECT_EQ(JacclFirstMapped{}.select(t).error(), errc::no_ipv4_mapped_gid);
 }
 
 TEST(JacclLegacyIndex1, AdvertisesIndex1WhateverItHolds) {
   auto r = JacclLegacyIndex1{}.select(test::nccl_769());
+  ASSERT_OK(r);
   EXPECT_EQ(picked(r), 1u);
   EXPECT_EQ(r.value().entry.gid, gid("fe80::ac0:ebff:feda:1cfb"));  // link-local, unchecked
   EXPECT_EQ(picked(JacclLegacyIndex1{}.select(test::apple_ds4qa())), 1u);
@@ -102,7 +105,7 @@ TEST(JacclLegacyIndex1, AdvertisesIndex1WhateverItHolds) {
 TEST(JacclLegacyIndex1, AnEmptySlotIsAdvertisedAsTheZeroGid) {
   for (const GidTable& t : {test::macmini(), test::nccl_1573_pod(0), test::nccl_1573_pod(1)}) {
     auto r = JacclLegacyIndex1{}.select(t, {.trace = true});
-    ASSERT_TRUE(r) << r.error().what();
+    ASSERT_OK(r);
     EXPECT_EQ(r.value().entry.index, 1u);
     EXPECT_TRUE(r.value().entry.gid.is_zero());
     EXPECT_EQ(r.value().entry.state, EntryState::empty);
@@ -112,14 +115,14 @@ TEST(JacclLegacyIndex1, AnEmptySlotIsAdvertisedAsTheZeroGid) {
 
 TEST(JacclLegacyIndex1, FailuresSayWhy) {
   EXPECT_EQ(JacclLegacyIndex1{}.select(test::apple_noipv4()).error(), errc::entry_not_shown);
-  auto one =
-      GidTable::make(test::port("x", LinkLayer::ethernet(), 1), {GidEntry::valid(0, gid("fe80::1"))}).value();
+  auto one = VALUE_OR_FAIL(
+      GidTable::make(test::port("x", LinkLayer::ethernet(), 1), {GidEntry::valid(0, gid("fe80::1"))}));
   auto r = JacclLegacyIndex1{}.select(one);
   EXPECT_EQ(r.error(), errc::index_out_of_range);
   EXPECT_NE(r.error().detail.find("gid_tbl_len 1"), std::string::npos) << r.error().detail;
-  auto bad = GidTable::make(test::port("x", LinkLayer::ethernet(), 4),
-                            {GidEntry::unreadable(1, std::make_error_code(std::errc::io_error))})
-                 .value();
+  auto bad =
+      VALUE_OR_FAIL(GidTable::make(test::port("x", LinkLayer::ethernet(), 4),
+                                   {GidEntry::unreadable(1, std::make_error_code(std::errc::io_error))}));
   EXPECT_EQ(JacclLegacyIndex1{}.select(bad).error(), errc::entry_unreadable);
 }
 

@@ -2,6 +2,7 @@
 #include <gidpolicy/policies/ranked.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +20,7 @@ std::uint32_t picked(const result<Selection>& r) {
   EXPECT_TRUE(r) << (r ? "" : r.error().what());
   return r ? r.value().entry.index : 9999u;
 }
-Cidr cidr(std::string_view s) { return Cidr::parse(s).value(); }
+Cidr cidr(std::string_view s) { return VALUE_OR_FAIL(Cidr::parse(s)); }
 
 TEST(Ranked, EveryExampleTable) {
   EXPECT_EQ(picked(Ranked{}.select(test::nccl_769())), 3u);  // the v2 twin, where JACCL takes 2
@@ -60,8 +61,9 @@ TEST(Ranked, AllowLinkLocalRanksItLast) {
 TEST(Ranked, ThunderboltIndex0RanksBelowEveryOtherCandidate) {
   const std::vector<GidEntry> entries{GidEntry::valid(0, gid("::ffff:10.0.0.1")),
                                       GidEntry::valid(1, gid("fd00::1"))};
-  auto tb = GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16), entries).value();
-  auto eth = GidTable::make(test::port("eth", LinkLayer::ethernet(), 16), entries).value();
+  ASSERT_OK_AND_ASSIGN(auto tb,
+                       GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16), entries));
+  ASSERT_OK_AND_ASSIGN(auto eth, GidTable::make(test::port("eth", LinkLayer::ethernet(), 16), entries));
   EXPECT_EQ(picked(Ranked{}.select(eth)), 0u);  // IPv4 over IPv6
   auto r = Ranked{}.select(tb, {.trace = true});
   EXPECT_EQ(picked(r), 1u);
@@ -70,21 +72,20 @@ TEST(Ranked, ThunderboltIndex0RanksBelowEveryOtherCandidate) {
   EXPECT_NE(steps.at(0).note.find("index 0 on Thunderbolt"), std::string::npos);
   EXPECT_EQ(steps.at(1).verdict, Verdict::chosen);
   // Even a link-local candidate (allowed) ranks above Thunderbolt's index 0.
-  auto tb2 = GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16),
-                            {GidEntry::valid(0, gid("::ffff:10.0.0.1")), GidEntry::valid(3, gid("fe80::5"))})
-                 .value();
+  auto tb2 = VALUE_OR_FAIL(
+      GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16),
+                     {GidEntry::valid(0, gid("::ffff:10.0.0.1")), GidEntry::valid(3, gid("fe80::5"))}));
   EXPECT_EQ(picked(Ranked{{.allow_link_local = true}}.select(tb2)), 3u);
   EXPECT_EQ(picked(Ranked{}.select(tb2)), 0u);  // link-local refused: index 0 is all there is
 }
 
 TEST(Ranked, OrderV2OverV1OverUnknownThenIpv4ThenIndex) {
-  auto t = GidTable::make(test::port("eth", LinkLayer::ethernet(), 16),
-                          {GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::unknown),
-                           GidEntry::valid(1, gid("::ffff:10.0.0.2"), GidType::roce_v1),
-                           GidEntry::valid(2, gid("fd00::2"), GidType::roce_v2),
-                           GidEntry::valid(3, gid("::ffff:10.0.0.3"), GidType::roce_v2),
-                           GidEntry::valid(4, gid("::ffff:10.0.0.4"), GidType::roce_v2)})
-               .value();
+  auto t = VALUE_OR_FAIL(GidTable::make(test::port("eth", LinkLayer::ethernet(), 16),
+                                        {GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::unknown),
+                                         GidEntry::valid(1, gid("::ffff:10.0.0.2"), GidType::roce_v1),
+                                         GidEntry::valid(2, gid("fd00::2"), GidType::roce_v2),
+                                         GidEntry::valid(3, gid("::ffff:10.0.0.3"), GidType::roce_v2),
+                                         GidEntry::valid(4, gid("::ffff:10.0.0.4"), GidType::roce_v2)}));
   EXPECT_EQ(picked(Ranked{}.select(t)), 3u);
   EXPECT_EQ(picked(Ranked{{.type = TypeFilter::roce_v1}}.select(t)), 1u);
   EXPECT_EQ(picked(Ranked{{.family = FamilyFilter::ipv6}}.select(t)), 2u);
@@ -121,11 +122,10 @@ TEST(Ranked, SubnetExcludeAndNetdevFilters) {
 }
 
 TEST(Ranked, NeverEmptyZeroUnreadableOrAbove255) {
-  auto t = GidTable::make(test::port("x", LinkLayer::ethernet(), 1024),
-                          {GidEntry::empty(0), GidEntry::valid(1, Gid{}, GidType::roce_v2),
-                           GidEntry::unreadable(2, std::make_error_code(std::errc::io_error)),
-                           GidEntry::valid(256, gid("::ffff:10.0.0.1"), GidType::roce_v2)})
-               .value();
+  auto t = VALUE_OR_FAIL(GidTable::make(test::port("x", LinkLayer::ethernet(), 1024),
+                                        {GidEntry::empty(0), GidEntry::valid(1, Gid{}, GidType::roce_v2),
+                                         GidEntry::unreadable(2, std::make_error_code(std::errc::io_error)),
+                                         GidEntry::valid(256, gid("::ffff:10.0.0.1"), GidType::roce_v2)}));
   auto r = Ranked{}.select(t);
   ASSERT_FALSE(r);
   const auto& steps = r.error().trace->attempts.at(0).steps;
@@ -137,9 +137,8 @@ TEST(Ranked, NeverEmptyZeroUnreadableOrAbove255) {
 }
 
 TEST(Ranked, InfinibandLinkLocalIsFine) {
-  auto ib = GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
-                           {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)})
-                .value();
+  auto ib = VALUE_OR_FAIL(GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
+                                         {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)}));
   EXPECT_EQ(picked(Ranked{}.select(ib)), 0u);
 }
 
@@ -149,15 +148,17 @@ TEST(Ranked, IndependentOfEntryOrder) {
   std::mt19937 rng(7);
   for (int i = 0; i < 10; ++i) {
     std::shuffle(entries.begin(), entries.end(), rng);
-    auto t = GidTable::make(base.port(), entries).value();
+    auto t = VALUE_OR_FAIL(GidTable::make(base.port(), entries));
     EXPECT_EQ(picked(Ranked{}.select(t)), 7u);
   }
 }
 
 TEST(Ranked, SuccessWithoutTraceRecordsNothing) {
   auto r = Ranked{}.select(test::nccl_769());
+  ASSERT_OK(r);
   EXPECT_TRUE(r.value().trace.attempts.empty());
   auto t = Ranked{}.select(test::nccl_769(), {.trace = true});
+  ASSERT_OK(t);
   const auto& steps = t.value().trace.attempts.at(0).steps;
   ASSERT_EQ(steps.size(), 4u);
   EXPECT_EQ(steps[0].verdict, Verdict::link_local);

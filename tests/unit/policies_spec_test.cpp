@@ -12,6 +12,7 @@
 #include <gidpolicy/profiles.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 
 #include <gtest/gtest.h>
 
@@ -49,8 +50,8 @@ TEST(PolicySpec, RequiredForms) {
       parsed("auto:family=ipv4,roce=v2,subnet=10.0.0.0/8,exclude=10.1.0.0/16,netdev=eth0,local=10.0.0.5"),
       AnyPolicy(Ranked{{.family = FamilyFilter::ipv4,
                         .type = TypeFilter::roce_v2,
-                        .subnets = {Cidr::parse("10.0.0.0/8").value()},
-                        .excludes = {Cidr::parse("10.1.0.0/16").value()},
+                        .subnets = {VALUE_OR_FAIL(Cidr::parse("10.0.0.0/8"))},
+                        .excludes = {VALUE_OR_FAIL(Cidr::parse("10.1.0.0/16"))},
                         .netdev = "eth0",
                         .local = gid("::ffff:10.0.0.5")}}));
   EXPECT_EQ(parsed("auto:subnet=fd00::/8,subnet=10.0.0.0/8").target<Ranked>()->options.subnets.size(), 2u);
@@ -87,8 +88,8 @@ TEST(PolicySpec, RoundTripsEveryPolicy) {
       Ranked{{.type = TypeFilter::ib}},
       Ranked{{.family = FamilyFilter::ipv6,
               .type = TypeFilter::roce_v1,
-              .subnets = {Cidr::parse("fd00::/8").value(), Cidr::parse("10.0.0.0/8").value()},
-              .excludes = {Cidr::parse("::ffff:10.1.0.0/112").value()},
+              .subnets = {VALUE_OR_FAIL(Cidr::parse("fd00::/8")), VALUE_OR_FAIL(Cidr::parse("10.0.0.0/8"))},
+              .excludes = {VALUE_OR_FAIL(Cidr::parse("::ffff:10.1.0.0/112"))},
               .netdev = "enp105s0",
               .local = gid("fd93::1"),
               .require_local = true,
@@ -165,11 +166,11 @@ TEST(PolicySpec, MalformedSpecsNamePositionAndExpectedToken) {
 }
 
 TEST(ProfileSpec, SourceIndexRule) {
-  EXPECT_EQ(parse_profile("jaccl").value(), profiles::jaccl());
-  EXPECT_EQ(parse_profile("jaccl-fixed").value(), profiles::jaccl_fixed());
-  EXPECT_EQ(parse_profile("jaccl-fixed@sgid=1").value(), profiles::jaccl());
-  EXPECT_EQ(parse_profile("auto@sgid=3").value(), (Profile{Ranked{}, SourceIndex::literal(3)}));
-  EXPECT_EQ(parse_profile("first(jaccl|auto)").value().source, SourceIndex::selected());
+  EXPECT_EQ(VALUE_OR_FAIL(parse_profile("jaccl")), profiles::jaccl());
+  EXPECT_EQ(VALUE_OR_FAIL(parse_profile("jaccl-fixed")), profiles::jaccl_fixed());
+  EXPECT_EQ(VALUE_OR_FAIL(parse_profile("jaccl-fixed@sgid=1")), profiles::jaccl());
+  EXPECT_EQ(VALUE_OR_FAIL(parse_profile("auto@sgid=3")), (Profile{Ranked{}, SourceIndex::literal(3)}));
+  EXPECT_EQ(VALUE_OR_FAIL(parse_profile("first(jaccl|auto)")).source, SourceIndex::selected());
   const Bad cases[] = {
       {"jaccl@sgid=2", 5, "jaccl already routes from the literal index 1"},
       {"auto@sgid=256", 10, "expected an sgid_index 0..255 (a uint8_t)"},

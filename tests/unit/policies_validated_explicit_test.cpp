@@ -2,6 +2,7 @@
 #include <gidpolicy/policies/validated_explicit.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,13 +27,12 @@ TEST(ValidatedExplicit, AcceptsAGoodIndex) {
   auto r = ValidatedExplicit{.index = 3, .type = TypeFilter::roce_v2}.select(test::nccl_769());
   ASSERT_TRUE(r);
   EXPECT_EQ(r.value().entry.index, 3u);
-  EXPECT_EQ(ValidatedExplicit{.index = 1}.select(test::apple_ds4qa()).value().entry.index, 1u);
-  EXPECT_EQ(ValidatedExplicit{.index = 2}.select(test::macmini()).value().entry.index, 2u);
-  EXPECT_EQ(ValidatedExplicit{.index = 7}.select(test::nccl_1573_pod(0)).value().entry.index, 7u);
-  EXPECT_EQ(ValidatedExplicit{.index = 5}.select(test::ibm_cx6()).value().entry.index, 5u);
-  EXPECT_EQ((ValidatedExplicit{.index = 1, .family = FamilyFilter::ipv6}
-                 .select(test::mooncake_ipv6(0))
-                 .value()
+  EXPECT_EQ(VALUE_OR_FAIL(ValidatedExplicit{.index = 1}.select(test::apple_ds4qa())).entry.index, 1u);
+  EXPECT_EQ(VALUE_OR_FAIL(ValidatedExplicit{.index = 2}.select(test::macmini())).entry.index, 2u);
+  EXPECT_EQ(VALUE_OR_FAIL(ValidatedExplicit{.index = 7}.select(test::nccl_1573_pod(0))).entry.index, 7u);
+  EXPECT_EQ(VALUE_OR_FAIL(ValidatedExplicit{.index = 5}.select(test::ibm_cx6())).entry.index, 5u);
+  EXPECT_EQ((VALUE_OR_FAIL(
+                 ValidatedExplicit{.index = 1, .family = FamilyFilter::ipv6}.select(test::mooncake_ipv6(0)))
                  .entry.index),
             1u);
 }
@@ -60,13 +60,12 @@ TEST(ValidatedExplicit, EachFailureHasItsOwnCodeAndNamesIndexAndContent) {
               {"index 1 holds fe80::ac0:ebff:feda:1cfb", "link-local", "ethernet"});
   expect_fail(ValidatedExplicit{.index = 0, .family = FamilyFilter::ipv6}.select(test::apple_ds4qa()),
               errc::link_local_rejected, {"index 0", "thunderbolt"});
-  auto bad = GidTable::make(test::port("x", LinkLayer::ethernet(), 4),
-                            {GidEntry::unreadable(2, std::make_error_code(std::errc::io_error))})
-                 .value();
+  auto bad =
+      VALUE_OR_FAIL(GidTable::make(test::port("x", LinkLayer::ethernet(), 4),
+                                   {GidEntry::unreadable(2, std::make_error_code(std::errc::io_error))}));
   expect_fail(ValidatedExplicit{.index = 2}.select(bad), errc::entry_unreadable, {"index 2", "unreadable"});
-  auto wide = GidTable::make(test::port("x", LinkLayer::ethernet(), 512),
-                             {GidEntry::valid(300, gid("::ffff:10.0.0.1"), GidType::roce_v2)})
-                  .value();
+  auto wide = VALUE_OR_FAIL(GidTable::make(test::port("x", LinkLayer::ethernet(), 512),
+                                           {GidEntry::valid(300, gid("::ffff:10.0.0.1"), GidType::roce_v2)}));
   expect_fail(ValidatedExplicit{.index = 300}.select(wide), errc::index_exceeds_uint8,
               {"index 300", "wrap to 44"});
 }
@@ -77,9 +76,8 @@ TEST(ValidatedExplicit, AllowLinkLocalAndInfiniband) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r.value().entry.index, 1u);
   // On InfiniBand the fe80::GUID GID is the normal one.
-  auto ib = GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
-                           {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)})
-                .value();
+  auto ib = VALUE_OR_FAIL(GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
+                                         {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)}));
   EXPECT_TRUE((ValidatedExplicit{.index = 0, .family = FamilyFilter::ipv6}.select(ib)));
 }
 

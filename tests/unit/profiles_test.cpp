@@ -5,6 +5,7 @@
 #include <gidpolicy/profiles.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +15,7 @@ namespace {
 using test::gid;
 
 TEST(Profiles, JacclOnNccl769AdvertisesV1Index2AndRoutesFrom1) {
-  auto plan = profiles::jaccl().plan(test::nccl_769()).value();
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::jaccl().plan(test::nccl_769()));
   EXPECT_EQ(plan.selection.entry.index, 2u);
   EXPECT_EQ(plan.selection.entry.type, GidType::roce_v1);
   EXPECT_EQ(plan.sgid_index, 1u);
@@ -23,27 +24,27 @@ TEST(Profiles, JacclOnNccl769AdvertisesV1Index2AndRoutesFrom1) {
       plan.agreement.explanation,
       "sgid_index 1 holds fe80::ac0:ebff:feda:1cfb (roce_v2), not the advertised GID; the advertised GID "
       "::ffff:200.0.209.6 is at indices 2 (roce_v1) and 3 (roce_v2)");
-  auto fixed = profiles::jaccl_fixed().plan(test::nccl_769()).value();
+  ASSERT_OK_AND_ASSIGN(auto fixed, profiles::jaccl_fixed().plan(test::nccl_769()));
   EXPECT_EQ(fixed.sgid_index, 2u);
   EXPECT_TRUE(fixed.agrees());
-  auto autop = profiles::automatic().plan(test::nccl_769()).value();
+  ASSERT_OK_AND_ASSIGN(auto autop, profiles::automatic().plan(test::nccl_769()));
   EXPECT_EQ(autop.sgid_index, 3u);
   EXPECT_TRUE(autop.agrees());
 }
 
 TEST(Profiles, JacclOnTheMacMiniDisagreesWithTheEmptyIndex1) {
-  auto plan = profiles::jaccl().plan(test::macmini()).value();
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::jaccl().plan(test::macmini()));
   EXPECT_EQ(plan.selection.entry.index, 2u);
   EXPECT_EQ(plan.sgid_index, 1u);
   EXPECT_FALSE(plan.agrees());
   EXPECT_EQ(plan.agreement.explanation,
             "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2");
   EXPECT_EQ(plan.agreement.to_result().error(), errc::disagreement);
-  EXPECT_TRUE(profiles::jaccl_fixed().plan(test::macmini()).value().agrees());
+  EXPECT_TRUE(VALUE_OR_FAIL(profiles::jaccl_fixed().plan(test::macmini())).agrees());
 }
 
 TEST(Profiles, JacclAgreesWhereTheMappedGidIsAtIndex1) {
-  auto plan = profiles::jaccl().plan(test::apple_ds4qa()).value();
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::jaccl().plan(test::apple_ds4qa()));
   EXPECT_EQ(plan.sgid_index, 1u);
   EXPECT_TRUE(plan.agrees());
   EXPECT_TRUE(plan.agreement.to_result());
@@ -85,7 +86,7 @@ TEST(Profiles, AllInCheckOrder) {
 }
 
 TEST(Profiles, TracePassesThrough) {
-  auto plan = profiles::jaccl().plan(test::nccl_769(), {.trace = true}).value();
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::jaccl().plan(test::nccl_769(), {.trace = true}));
   EXPECT_EQ(plan.selection.trace.attempts.size(), 1u);
 }
 
@@ -119,10 +120,9 @@ TEST(CheckAgreement, Cases) {
   auto zero = check_agreement(small, Gid{}, 1);
   EXPECT_FALSE(zero.agrees);
   EXPECT_NE(zero.explanation.find("the zero GID"), std::string::npos) << zero.explanation;
-  auto u = GidTable::make(test::port("x", LinkLayer::ethernet(), 4),
-                          {GidEntry::unreadable(1, std::make_error_code(std::errc::io_error)),
-                           GidEntry::valid(2, Gid{}, GidType::roce_v2)})
-               .value();
+  auto u = VALUE_OR_FAIL(GidTable::make(test::port("x", LinkLayer::ethernet(), 4),
+                                        {GidEntry::unreadable(1, std::make_error_code(std::errc::io_error)),
+                                         GidEntry::valid(2, Gid{}, GidType::roce_v2)}));
   EXPECT_EQ(check_agreement(u, v4, 1).explanation.rfind("sgid_index 1 could not be read", 0), 0u);
   EXPECT_EQ(check_agreement(u, Gid{}, 2).explanation.rfind("sgid_index 2 holds the zero GID", 0), 0u);
   EXPECT_FALSE(check_agreement(u, Gid{}, 2).agrees);

@@ -8,6 +8,7 @@
 #include <gidpolicy/rtr.hpp>
 
 #include "example_tables.hpp"
+#include "support/assert_ok.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,12 +24,12 @@ static_assert(required_rtr_mask(QpKind::uc) ==
 static_assert(required_rtr_mask(QpKind::rc) ==
               (required_rtr_mask(QpKind::uc) | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
 
-Selection sel(const GidTable& t) { return Ranked{}.select(t).value(); }
+Selection sel(const GidTable& t) { return VALUE_OR_FAIL(Ranked{}.select(t)); }
 
 TEST(RtrBuilder, UcFromTheSelection) {
   const GidTable t = test::nccl_769();
   auto r = RtrBuilder(QpKind::uc, t, sel(t)).remote(kPeer4).build();
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   const RtrAttributes& a = r.value();
   EXPECT_EQ(a.mask, required_rtr_mask(QpKind::uc));
   EXPECT_EQ(a.attr.qp_state, IBV_QPS_RTR);
@@ -102,11 +103,12 @@ TEST(RtrBuilder, PathMtu) {
   const GidTable t = test::nccl_769();  // active 1024
   PeerInfo p = kPeer4;
   p.mtu = Mtu::mtu_512;
-  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build().value().attr.path_mtu, IBV_MTU_512);
+  EXPECT_EQ(VALUE_OR_FAIL(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build()).attr.path_mtu, IBV_MTU_512);
   p.mtu.reset();
-  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build().value().attr.path_mtu, IBV_MTU_1024);
-  EXPECT_EQ(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).path_mtu(Mtu::mtu_256).build().value().attr.path_mtu,
-            IBV_MTU_256);
+  EXPECT_EQ(VALUE_OR_FAIL(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build()).attr.path_mtu, IBV_MTU_1024);
+  EXPECT_EQ(
+      VALUE_OR_FAIL(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).path_mtu(Mtu::mtu_256).build()).attr.path_mtu,
+      IBV_MTU_256);
   auto big = RtrBuilder(QpKind::uc, t, sel(t)).remote(p).path_mtu(Mtu::mtu_4096).build();
   EXPECT_EQ(big.error(), errc::invalid_argument);
   EXPECT_NE(big.error().detail.find("exceeds the local active MTU 1024"), std::string::npos);
@@ -149,17 +151,17 @@ TEST(RtrBuilder, GrhAlwaysOnThunderboltOnInfinibandOnlyForGlobalPeers) {
   auto a = RtrBuilder(QpKind::uc, tb, sel(tb))
                .remote({.qpn = 1, .psn = 2, .gid = gid("::ffff:10.99.0.1")})
                .build();
+  ASSERT_OK(a);
   EXPECT_TRUE(a.value().is_global());
   EXPECT_EQ(a.value().sgid_index(), 1);
-  auto ib = GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
-                           {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)})
-                .value();
+  auto ib = VALUE_OR_FAIL(GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
+                                         {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)}));
   auto local = RtrBuilder(QpKind::rc, ib, sel(ib))
                    .remote({.qpn = 1, .psn = 2, .gid = gid("fe80::ac0:ebff:feda:1cfc"), .lid = 17})
                    .max_dest_rd_atomic(1)
                    .min_rnr_timer(12)
                    .build();
-  ASSERT_TRUE(local) << local.error().what();
+  ASSERT_OK(local);
   EXPECT_FALSE(local.value().is_global());
   EXPECT_EQ(local.value().attr.ah_attr.dlid, 17);
   auto global = RtrBuilder(QpKind::rc, ib, sel(ib))
@@ -167,6 +169,7 @@ TEST(RtrBuilder, GrhAlwaysOnThunderboltOnInfinibandOnlyForGlobalPeers) {
                     .max_dest_rd_atomic(1)
                     .min_rnr_timer(12)
                     .build();
+  ASSERT_OK(global);
   EXPECT_TRUE(global.value().is_global());
   auto nolid =
       RtrBuilder(QpKind::uc, ib, sel(ib)).remote({.qpn = 1, .psn = 2, .gid = gid("fe80::2")}).build();
@@ -182,6 +185,7 @@ TEST(RtrBuilder, HopLimitTrafficClassServiceLevel) {
                .service_level(3)
                .flow_label(5)
                .build();
+  ASSERT_OK(a);
   EXPECT_EQ(a.value().attr.ah_attr.grh.hop_limit, 1);
   EXPECT_EQ(a.value().attr.ah_attr.grh.traffic_class, 106);
   EXPECT_EQ(a.value().attr.ah_attr.sl, 3);
@@ -190,13 +194,13 @@ TEST(RtrBuilder, HopLimitTrafficClassServiceLevel) {
 
 TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
   const GidTable mac = test::macmini();
-  auto s = JacclFirstMapped{}.select(mac).value();
+  ASSERT_OK_AND_ASSIGN(auto s, JacclFirstMapped{}.select(mac));
   auto r = RtrBuilder(QpKind::uc, mac, s, SourceIndex::literal(1))
                .remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")})
                .path_mtu(Mtu::mtu_1024)
                .hop_limit(1)
                .build();
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   EXPECT_EQ(r.value().sgid_index(), 1);
   EXPECT_FALSE(r.value().agrees());
   EXPECT_EQ(r.value().agreement.explanation,
@@ -207,14 +211,16 @@ TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
   EXPECT_EQ(v.outcome, RtrOutcome::error);
   EXPECT_EQ(v.err, 22);
   // From the profile's plan: the same attributes.
-  auto plan = profiles::jaccl().plan(mac).value();
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::jaccl().plan(mac));
   auto viaplan =
       RtrBuilder(QpKind::uc, mac, plan).remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")}).build();
+  ASSERT_OK(viaplan);
   EXPECT_EQ(viaplan.value().sgid_index(), 1);
   EXPECT_FALSE(viaplan.value().agrees());
-  auto fixed = profiles::jaccl_fixed().plan(mac).value();
+  ASSERT_OK_AND_ASSIGN(auto fixed, profiles::jaccl_fixed().plan(mac));
   auto good =
       RtrBuilder(QpKind::uc, mac, fixed).remote({.qpn = 1, .psn = 7, .gid = gid("::ffff:10.99.0.4")}).build();
+  ASSERT_OK(good);
   EXPECT_EQ(good.value().sgid_index(), 2);
   EXPECT_TRUE(good.value().agrees());
   EXPECT_EQ(predict_rtr(mac, good.value(), DriverProfile::apple_thunderbolt()).outcome, RtrOutcome::ok);
@@ -223,12 +229,11 @@ TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
 TEST(RtrBuilder, AStaleTableIsSeenByThePlanConstructor) {
   // The plan was made on one snapshot; the builder is given a newer one where the GID moved.
   const GidTable before = test::nccl_769();
-  auto plan = profiles::automatic().plan(before).value();
-  auto after = GidTable::make(before.port(),
-                              {GidEntry::valid(3, gid("::ffff:200.0.209.99"), GidType::roce_v2),
-                               GidEntry::valid(4, gid("::ffff:200.0.209.6"), GidType::roce_v2)},
-                              Holes::not_shown)
-                   .value();
+  ASSERT_OK_AND_ASSIGN(auto plan, profiles::automatic().plan(before));
+  auto after = VALUE_OR_FAIL(GidTable::make(before.port(),
+                                            {GidEntry::valid(3, gid("::ffff:200.0.209.99"), GidType::roce_v2),
+                                             GidEntry::valid(4, gid("::ffff:200.0.209.6"), GidType::roce_v2)},
+                                            Holes::not_shown));
   auto r = RtrBuilder(QpKind::uc, after, plan).remote(kPeer4).build();
   ASSERT_TRUE(r);
   EXPECT_FALSE(r.value().agrees());
@@ -240,7 +245,7 @@ TEST(RtrBuilder, RequestMatchesWhatJudgeRtrSees) {
   const GidTable t = test::nccl_769();
   PeerInfo p = kPeer4;
   p.gid_type = GidType::roce_v2;
-  auto a = RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build().value();
+  ASSERT_OK_AND_ASSIGN(auto a, RtrBuilder(QpKind::uc, t, sel(t)).remote(p).build());
   RtrRequest q = a.request();
   EXPECT_EQ(q.qp_type, QpKind::uc);
   EXPECT_TRUE(q.is_global);

@@ -10,6 +10,7 @@
 #include <gidpolicy/verbs/apply.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gmock/gmock.h>
@@ -29,18 +30,18 @@ using ::testing::Field;
 using ::testing::NiceMock;
 using ::testing::Return;
 
-Gid g(std::string_view s) { return Gid::parse(s).value(); }
+Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 constexpr int kInitMask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 
 /// A RoCE port: fe80 v1/v2 at 0/1, IPv4 v1/v2 at 2/3 (the "GID index 3" layout).
 GidTable roce_port() {
   PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 16, Mtu::mtu_4096, 0};
-  return GidTable::make(p, {GidEntry::valid(0, g("fe80::1"), GidType::roce_v1, "eth0", 4),
-                            GidEntry::valid(1, g("fe80::1"), GidType::roce_v2, "eth0", 4),
-                            GidEntry::valid(2, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4),
-                            GidEntry::valid(3, g("::ffff:10.0.0.1"), GidType::roce_v2, "eth0", 4)})
-      .value();
+  return VALUE_OR_FAIL(
+      GidTable::make(p, {GidEntry::valid(0, g("fe80::1"), GidType::roce_v1, "eth0", 4),
+                         GidEntry::valid(1, g("fe80::1"), GidType::roce_v2, "eth0", 4),
+                         GidEntry::valid(2, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4),
+                         GidEntry::valid(3, g("::ffff:10.0.0.1"), GidType::roce_v2, "eth0", 4)}));
 }
 
 const PeerInfo kPeer{0x345, 7, Gid::ipv4_mapped(0x0a000002u), 0, Mtu::mtu_4096, std::nullopt};
@@ -67,7 +68,7 @@ struct Apply : ::testing::Test {
   DeviceHandle dev;
   void load(const GidTable& t) {
     ASSERT_TRUE(fake.add_port(t));
-    dev = fake.open_device(t.port().device).value();
+    dev = VALUE_OR_FAIL(fake.open_device(t.port().device));
   }
 };
 
@@ -79,14 +80,14 @@ TEST_F(Apply, TheHappyPathReachesRtrOnceWithTheSelectedIndex) {
     return fake.modify_qp(q, a, m);
   });
   auto r = connect_side(mock, dev, profiles::automatic());
-  EXPECT_TRUE(r) << r.error().what();
+  EXPECT_OK(r);
 }
 
 TEST_F(Apply, AFailedSelectionNeverCallsModifyQp) {
   FakeVerbs tb;
   ASSERT_TRUE(tb.load_file(test::example_tables_dir() / "apple-mlx4191-rdma_en3-noipv4.devinfo.txt"));
   NiceMock<MockVerbs> m(tb);
-  const DeviceHandle h = tb.open_device("rdma_en3").value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle h, tb.open_device("rdma_en3"));
   EXPECT_CALL(m, create_qp).Times(0);
   EXPECT_CALL(m, modify_qp).Times(0);
   for (const Profile& p : {profiles::jaccl(), profiles::jaccl_fixed(), profiles::automatic()}) {
@@ -101,7 +102,7 @@ TEST_F(Apply, DisagreeingAttributesAreRefusedWithoutTouchingTheDriver) {
   FakeVerbs mac;
   ASSERT_TRUE(mac.load_file(test::example_tables_dir() / "macmini-mapped-at-2.json"));
   NiceMock<MockVerbs> m(mac);
-  const DeviceHandle h = mac.open_device("rdma_en2").value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle h, mac.open_device("rdma_en2"));
   EXPECT_CALL(m, modify_qp(_, Field(&ibv_qp_attr::qp_state, IBV_QPS_INIT), _)).Times(1);
   EXPECT_CALL(m, modify_qp(_, is_rtr(), _)).Times(0);
   auto r = connect_side(m, h, profiles::jaccl(),
@@ -144,7 +145,7 @@ TEST_F(Apply, PreflightCatchesAStaleEntryInEveryInjectedCase) {
         ASSERT_TRUE(f.set_read_support("mlx5_0", {false, false, true}));
       }
       NiceMock<MockVerbs> m(f);
-      const DeviceHandle h = f.open_device("mlx5_0").value();
+      const DeviceHandle h = VALUE_OR_FAIL(f.open_device("mlx5_0"));
       EXPECT_CALL(m, modify_qp).Times(AnyNumber());
       EXPECT_CALL(m, modify_qp(_, is_rtr(), _)).Times(0);
       // The snapshot reads every index once (legacy) or uses the table call; the next per-index
@@ -222,7 +223,7 @@ TEST_F(Apply, EachBackendErrorPathSurfacesTheErrno) {
   // One unreadable index does not fail a snapshot: the entry keeps the errno.
   EXPECT_CALL(mock, read_gid(_, 1, 0)).WillOnce(Return(driver(ETIMEDOUT))).RetiresOnSaturation();
   auto t = snapshot(mock, dev, 1);
-  ASSERT_TRUE(t) << t.error().what();
+  ASSERT_OK(t);
   EXPECT_EQ(t.value().find(0)->read_error, std::error_code(ETIMEDOUT, std::generic_category()));
   EXPECT_CALL(mock, read_support).WillRepeatedly([this](DeviceHandle d) { return fake.read_support(d); });
 
@@ -238,18 +239,17 @@ TEST_F(Apply, EachBackendErrorPathSurfacesTheErrno) {
 TEST_F(Apply, ThunderboltErrnosAreDiagnosedWithDarwinNumbers) {
   FakeVerbs mac;
   ASSERT_TRUE(mac.load_file(test::example_tables_dir() / "macmini-mapped-at-2.json"));
-  const DeviceHandle h = mac.open_device("rdma_en2").value();
-  auto pp = plan_port(mac, h, 1, profiles::jaccl_fixed()).value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle h, mac.open_device("rdma_en2"));
+  ASSERT_OK_AND_ASSIGN(auto pp, plan_port(mac, h, 1, profiles::jaccl_fixed()));
   EXPECT_EQ(pp.plan.sgid_index, 2);
-  auto qp = mac.create_qp(h, QpKind::uc).value();
+  ASSERT_OK_AND_ASSIGN(auto qp, mac.create_qp(h, QpKind::uc));
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
   init.port_num = 1;
   ASSERT_TRUE(mac.modify_qp(qp, init, kInitMask));
-  auto rtr = RtrBuilder(QpKind::uc, pp.table, pp.plan)
-                 .remote({0x345, 7, g("::ffff:10.99.0.4"), 0, Mtu::mtu_1024, std::nullopt})
-                 .build()
-                 .value();
+  auto rtr = VALUE_OR_FAIL(RtrBuilder(QpKind::uc, pp.table, pp.plan)
+                               .remote({0x345, 7, g("::ffff:10.99.0.4"), 0, Mtu::mtu_1024, std::nullopt})
+                               .build());
   mac.fail_nth(VerbsCall::modify_qp, 1, 60);  // what Apple's driver reportedly says from index 0
   auto r = apply_rtr(mac, qp, h, 1, rtr);
   ASSERT_FALSE(r);

@@ -11,6 +11,7 @@
 #include <gidpolicy/verbs/libibverbs_api.hpp>
 #endif
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -23,7 +24,7 @@ namespace {
 using fakes::FakeVerbs;
 namespace c_abi = fakes::c_abi;
 
-Gid g(std::string_view s) { return Gid::parse(s).value(); }
+Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 /// Shaped like MLX JACCL's IBVWrapper (mlx/distributed/jaccl): C++ members named after the
 /// libibverbs functions without the prefix, loaded one by one; no query_gid_ex/_table, no query_qp.
@@ -101,11 +102,11 @@ ds4_tp_verbs_api ds4_api_over_fake() {
 
 GidTable nccl769() {
   PortInfo p{"mlx5_bond_0", 1, PortState::active, LinkLayer::ethernet(), 16, Mtu::mtu_1024, 0};
-  return GidTable::make(p, {GidEntry::valid(0, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v1, "bond0", 7),
-                            GidEntry::valid(1, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v2, "bond0", 7),
-                            GidEntry::valid(2, g("::ffff:200.0.209.6"), GidType::roce_v1, "bond0", 7),
-                            GidEntry::valid(3, g("::ffff:200.0.209.6"), GidType::roce_v2, "bond0", 7)})
-      .value();
+  return VALUE_OR_FAIL(
+      GidTable::make(p, {GidEntry::valid(0, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v1, "bond0", 7),
+                         GidEntry::valid(1, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v2, "bond0", 7),
+                         GidEntry::valid(2, g("::ffff:200.0.209.6"), GidType::roce_v1, "bond0", 7),
+                         GidEntry::valid(3, g("::ffff:200.0.209.6"), GidType::roce_v2, "bond0", 7)}));
 }
 
 FunctionTableApi::Options over_fake(std::string name) { return {std::move(name), false}; }
@@ -174,14 +175,14 @@ TEST(FunctionTableApi, JacclShapedWrapperReadsTheFakeWithLegacyCallsAndReachesRt
   c_abi::Binding bind(fake);
   const JacclIbvWrapper w = jaccl_wrapper_over_fake();
   FunctionTableApi api(functions_from(w), over_fake("jaccl-ibv-wrapper"));
-  EXPECT_EQ(api.device_names().value(), std::vector<std::string>{"rdma_en2"});
+  EXPECT_EQ(VALUE_OR_FAIL(api.device_names()), std::vector<std::string>{"rdma_en2"});
 
-  const DeviceHandle dev = api.open_device("rdma_en2").value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, api.open_device("rdma_en2"));
   EXPECT_EQ(api.read_support(dev), (ReadSupport{false, false, true}));
   fake.reset_counters();
   SnapshotReport report;
   auto t = snapshot(api, dev, 1, {.report = &report});
-  ASSERT_TRUE(t) << t.error().what();
+  ASSERT_OK(t);
   EXPECT_EQ(report.method, ReadMethod::gid_legacy);
   EXPECT_EQ(fake.calls(VerbsCall::read_gid), 16u);  // gid_tbl_len 16, one ibv_query_gid each
   EXPECT_EQ(t.value().port().link_layer, LinkLayer::thunderbolt());
@@ -190,7 +191,7 @@ TEST(FunctionTableApi, JacclShapedWrapperReadsTheFakeWithLegacyCallsAndReachesRt
   EXPECT_EQ(t.value().find(1), nullptr);  // zeros: empty
 
   // JACCL's RTR from the literal index 1 on this Mac mini: errno 22 through the C convention.
-  const QpHandle qp = api.create_qp(dev, QpKind::uc).value();
+  ASSERT_OK_AND_ASSIGN(const QpHandle qp, api.create_qp(dev, QpKind::uc));
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
   init.port_num = 1;
@@ -229,7 +230,7 @@ TEST(FunctionTableApi, Ds4ShapedApiReadsTypedEntriesThroughTheInlineGidExForm) {
   FunctionTableApi api(f, over_fake("ds4_tp_verbs_api"));
   SnapshotReport report;
   auto t = snapshot(api, "mlx5_bond_0", 1, {.report = &report});
-  ASSERT_TRUE(t) << t.error().what();
+  ASSERT_OK(t);
   EXPECT_EQ(report.method, ReadMethod::gid_entry);
   // Netdev names are not resolved over a fake (ifindex 7 means nothing on this host): the
   // snapshot is the fake's table with the names left empty.
@@ -238,14 +239,14 @@ TEST(FunctionTableApi, Ds4ShapedApiReadsTypedEntriesThroughTheInlineGidExForm) {
     e.netdev.clear();
     expected.push_back(e);
   }
-  EXPECT_EQ(t.value(), GidTable::make(nccl769().port(), expected).value());
+  EXPECT_EQ(t.value(), VALUE_OR_FAIL(GidTable::make(nccl769().port(), expected)));
   // An empty slot through the inline form: ENODATA, which snapshot turned into empty.
-  const DeviceHandle dev = api.open_device("mlx5_bond_0").value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, api.open_device("mlx5_bond_0"));
   EXPECT_EQ(api.read_gid_entry(dev, 1, 9).error().code.value(), ENODATA);
   auto qp = api.create_qp(dev, QpKind::rc);
-  ASSERT_TRUE(qp) << qp.error().what();
+  ASSERT_OK(qp);
   auto info = api.query_qp(qp.value());
-  ASSERT_TRUE(info) << info.error().what();
+  ASSERT_OK(info);
   EXPECT_EQ(info.value().state, IBV_QPS_RESET);
   ASSERT_TRUE(fake.qp_by_number("mlx5_bond_0", info.value().qp_num));
   EXPECT_EQ(info.value().kind, QpKind::rc);
@@ -258,11 +259,11 @@ TEST(FunctionTableApi, FullTableUsesOneGidTableCall) {
   ASSERT_TRUE(fake.add_port(nccl769()));
   c_abi::Binding bind(fake);
   FunctionTableApi api(c_abi::functions(), over_fake("fake-c-abi"));
-  const DeviceHandle dev = api.open_device("mlx5_bond_0").value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, api.open_device("mlx5_bond_0"));
   fake.reset_counters();
   SnapshotReport report;
   auto t = snapshot(api, dev, 1, {.report = &report});
-  ASSERT_TRUE(t) << t.error().what();
+  ASSERT_OK(t);
   EXPECT_EQ(report.method, ReadMethod::gid_table);
   EXPECT_EQ(fake.calls(VerbsCall::read_gid_table), 1u);
   EXPECT_EQ(fake.total_calls(), 2u);
@@ -283,7 +284,7 @@ TEST(FunctionTableApi, EveryReturnConventionSurfacesTheErrno) {
   EXPECT_EQ(errno_of(api.device_names()), ENOMEM);
   fake.fail_nth(VerbsCall::open_device, 1, EACCES);
   EXPECT_EQ(errno_of(api.open_device("mlx5_bond_0")), EACCES);
-  const DeviceHandle dev = api.open_device("mlx5_bond_0").value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, api.open_device("mlx5_bond_0"));
   // A positive errno: query_port, _ibv_query_gid_ex.
   fake.fail_nth(VerbsCall::port_attributes, 1, ENODEV);
   EXPECT_EQ(errno_of(api.port_attributes(dev, 1)), ENODEV);
@@ -304,7 +305,7 @@ TEST(FunctionTableApi, EveryReturnConventionSurfacesTheErrno) {
   // QPs: NULL + errno from create_qp, positive errnos from modify/query/destroy.
   fake.fail_nth(VerbsCall::create_qp, 1, EBUSY);
   EXPECT_EQ(errno_of(api.create_qp(dev, QpKind::uc)), EBUSY);
-  const QpHandle qp = api.create_qp(dev, QpKind::uc).value();
+  ASSERT_OK_AND_ASSIGN(const QpHandle qp, api.create_qp(dev, QpKind::uc));
   fake.fail_nth(VerbsCall::modify_qp, 1, ETIMEDOUT);
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
@@ -340,15 +341,15 @@ TEST(FunctionTableApi, AdoptedContextIsReadButNeverClosed) {
   {
     FunctionTableApi api(f, over_fake("adopted"));
     EXPECT_EQ(api.adopt(nullptr).error(), errc::invalid_argument);
-    const DeviceHandle dev = api.adopt(ctx).value();
-    EXPECT_EQ(api.device_name(dev).value(), "mlx5_bond_0");  // from ibv_device::name
+    const DeviceHandle dev = VALUE_OR_FAIL(api.adopt(ctx));
+    EXPECT_EQ(VALUE_OR_FAIL(api.device_name(dev)), "mlx5_bond_0");  // from ibv_device::name
     fake.reset_counters();
     auto t = snapshot(api, dev, 1);
-    ASSERT_TRUE(t) << t.error().what();
+    ASSERT_OK(t);
     EXPECT_EQ(t.value().find(3)->type, GidType::roce_v2);
     ASSERT_TRUE(api.close_device(dev));
-    EXPECT_FALSE(api.device_name(dev));  // forgotten
-    (void)api.adopt(ctx).value();        // left for the destructor
+    EXPECT_FALSE(api.device_name(dev));   // forgotten
+    (void)VALUE_OR_FAIL(api.adopt(ctx));  // left for the destructor
   }
   EXPECT_EQ(fake.calls(VerbsCall::close_device), 0u);
   EXPECT_EQ(c_abi::close_device(ctx), 0);  // still the caller's to close
@@ -378,7 +379,7 @@ TEST(FunctionTableApi, MissingPointersAreReportedByName) {
   VerbsFunctions f = c_abi::functions();
   f.create_cq = nullptr;
   FunctionTableApi api(f, over_fake("no-cq"));
-  const DeviceHandle dev = api.open_device("mlx5_bond_0").value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, api.open_device("mlx5_bond_0"));
   auto qp = api.create_qp(dev, QpKind::uc);
   ASSERT_FALSE(qp);
   EXPECT_EQ(qp.error(), errc::not_supported);

@@ -5,6 +5,7 @@
 #include <gidpolicy/verbs/snapshot.hpp>
 
 #include <gtest/gtest.h>
+#include "support/assert_ok.hpp"
 
 #include <cerrno>
 
@@ -14,7 +15,7 @@ namespace {
 using fakes::FakeVerbs;
 using fakes::TableMutation;
 
-Gid g(std::string_view s) { return Gid::parse(s).value(); }
+Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 /// A 256-entry RoCE table: fe80 v1/v2 pairs and empty slots below `mapped_at`, the first
 /// IPv4-mapped GID at `mapped_at`, more entries after it.
@@ -27,7 +28,7 @@ GidTable wide_table(std::uint32_t mapped_at, PortState state = PortState::active
   e.push_back(GidEntry::valid(mapped_at, Gid::ipv4_mapped(0x0a000001u), GidType::roce_v1, "eth0", 4));
   for (std::uint32_t i = mapped_at + 1; i < 256; i += 2)
     e.push_back(GidEntry::valid(i, Gid::ipv4_mapped(0x0a000100u + i), GidType::roce_v2, "eth0", 4));
-  return GidTable::make(p, std::move(e)).value();
+  return VALUE_OR_FAIL(GidTable::make(p, std::move(e)));
 }
 
 struct Snap : ::testing::Test {
@@ -35,7 +36,7 @@ struct Snap : ::testing::Test {
   DeviceHandle dev;
   void load(const GidTable& t) {
     ASSERT_TRUE(fake.add_port(t));
-    dev = fake.open_device(t.port().device).value();
+    dev = VALUE_OR_FAIL(fake.open_device(t.port().device));
     fake.reset_counters();
   }
 };
@@ -44,8 +45,8 @@ TEST_F(Snap, TableCallCostsOneCallPlusThePortQuery) {
   load(wide_table(3));
   SnapshotReport report;
   auto t = snapshot(fake, dev, 1, {.report = &report});
-  ASSERT_TRUE(t) << t.error().what();
-  EXPECT_EQ(t.value(), fake.table("mlx5_0", 1).value());
+  ASSERT_OK(t);
+  EXPECT_EQ(t.value(), VALUE_OR_FAIL(fake.table("mlx5_0", 1)));
   EXPECT_EQ(fake.calls(VerbsCall::read_gid_table), 1u);
   EXPECT_EQ(fake.calls(VerbsCall::port_attributes), 1u);
   EXPECT_EQ(fake.total_calls(), 2u);
@@ -61,11 +62,11 @@ TEST_F(Snap, WithoutTheTableCallAFirstMappedScanStoppingAtKCostsKPlusOneReads) {
     FakeVerbs f;
     ASSERT_TRUE(f.add_port(wide_table(k)));
     ASSERT_TRUE(f.set_read_support("mlx5_0", {false, true, true}));
-    const DeviceHandle h = f.open_device("mlx5_0").value();
+    const DeviceHandle h = VALUE_OR_FAIL(f.open_device("mlx5_0"));
     f.reset_counters();
     SnapshotReport report;
     auto t = snapshot(f, h, 1, {.stop_after = stop_at_first_ipv4_mapped(), .report = &report});
-    ASSERT_TRUE(t) << t.error().what();
+    ASSERT_OK(t);
     EXPECT_EQ(f.calls(VerbsCall::read_gid_entry), k + 1);
     EXPECT_EQ(f.calls(VerbsCall::read_gid_table), 0u);  // not offered: not paid for
     EXPECT_EQ(f.calls(VerbsCall::port_attributes), 1u);
@@ -83,7 +84,7 @@ TEST_F(Snap, WithoutTheTableCallAFirstMappedScanStoppingAtKCostsKPlusOneReads) {
     }
     // The policy the scan was cut for picks the same entry as on the full table.
     auto s = JacclFirstMapped{}.select(t.value());
-    ASSERT_TRUE(s) << s.error().what();
+    ASSERT_OK(s);
     EXPECT_EQ(s.value().entry.index, k);
   }
 }
@@ -93,7 +94,7 @@ TEST_F(Snap, ATableCallAnsweredEopnotsuppFallsBackOnceAndIsRecorded) {
   fake.fail_every(VerbsCall::read_gid_table, EOPNOTSUPP);
   SnapshotReport report;
   auto t = snapshot(fake, dev, 1, {.report = &report});
-  ASSERT_TRUE(t) << t.error().what();
+  ASSERT_OK(t);
   EXPECT_EQ(report.method, ReadMethod::gid_entry);
   EXPECT_EQ(fake.calls(VerbsCall::read_gid_table), 1u);
   EXPECT_EQ(fake.calls(VerbsCall::read_gid_entry), 256u);
@@ -114,7 +115,7 @@ TEST_F(Snap, EntryCallUnsupportedFallsBackToLegacyWhereItStopped) {
   fake.fail_every(VerbsCall::read_gid_entry, EOPNOTSUPP);  // the driver lacks the ioctl
   SnapshotReport report;
   auto t = snapshot(fake, dev, 1, {.report = &report});
-  ASSERT_TRUE(t) << t.error().what();
+  ASSERT_OK(t);
   EXPECT_EQ(report.method, ReadMethod::gid_legacy);
   EXPECT_EQ(fake.calls(VerbsCall::read_gid_entry), 1u);
   EXPECT_EQ(fake.calls(VerbsCall::read_gid), 256u);
@@ -143,10 +144,10 @@ TEST_F(Snap, MultiPortDevicesRetryTheTableCallWithALargerBuffer) {
   PortInfo p2{"mlx5_0", 2, PortState::active, LinkLayer::ethernet(), 256, Mtu::mtu_4096, 0};
   std::vector<GidEntry> e;
   for (std::uint32_t i = 0; i < 200; ++i) e.push_back(GidEntry::valid(i, Gid::ipv4_mapped(0x0b000000u + i)));
-  ASSERT_TRUE(fake.add_port(GidTable::make(p2, e).value()));
+  ASSERT_TRUE(fake.add_port(VALUE_OR_FAIL(GidTable::make(p2, e))));
   SnapshotReport report;
   auto t = snapshot(fake, dev, 2, {.report = &report});
-  ASSERT_TRUE(t) << t.error().what();
+  ASSERT_OK(t);
   EXPECT_EQ(t.value().size(), 200u);
   EXPECT_EQ(fake.calls(VerbsCall::read_gid_table), 2u);  // 256 too small for both ports: EINVAL, then 512
   EXPECT_EQ(report.gid_reads, 2u);
@@ -188,13 +189,13 @@ TEST_F(Snap, ErrorsFromThePortQueryAndByNameOpenSurface) {
 
 TEST_F(Snap, ReadEntryAndFindCurrentIndexFollowAMovedGid) {
   load(wide_table(3));
-  EXPECT_EQ(read_entry(fake, dev, 1, 3).value().gid, Gid::ipv4_mapped(0x0a000001u));
-  EXPECT_EQ(read_entry(fake, dev, 1, 2).value().state, EntryState::empty);
+  EXPECT_EQ(VALUE_OR_FAIL(read_entry(fake, dev, 1, 3)).gid, Gid::ipv4_mapped(0x0a000001u));
+  EXPECT_EQ(VALUE_OR_FAIL(read_entry(fake, dev, 1, 2)).state, EntryState::empty);
   unsigned calls = 0;
   ASSERT_TRUE(read_entry(fake, dev, 1, 3, &calls));
   EXPECT_EQ(calls, 1u);
   ASSERT_TRUE(fake.apply(TableMutation::moved_index("mlx5_0", 1, 3, 6)));
-  EXPECT_EQ(find_current_index(fake, dev, 1, Gid::ipv4_mapped(0x0a000001u)).value(), 6u);
+  EXPECT_EQ(VALUE_OR_FAIL(find_current_index(fake, dev, 1, Gid::ipv4_mapped(0x0a000001u))), 6u);
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 6)));
   auto gone = find_current_index(fake, dev, 1, Gid::ipv4_mapped(0x0a000001u));
   ASSERT_FALSE(gone);

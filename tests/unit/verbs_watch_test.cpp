@@ -16,6 +16,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include "support/assert_ok.hpp"
 
 #include <poll.h>
 
@@ -29,7 +30,7 @@ namespace {
 using fakes::TableMutation;
 using verbs::VerbsCall;
 
-Gid gid(const char* s) { return Gid::parse(s).value(); }
+Gid gid(const char* s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 PortInfo roce_port(std::uint32_t len = 16) {
   return PortInfo{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), len, Mtu::mtu_1024, 0};
@@ -37,17 +38,17 @@ PortInfo roce_port(std::uint32_t len = 16) {
 
 /// mlx5's layout: link-local v1/v2 at 0/1, 10.0.0.1 v1/v2 at 2/3.
 GidTable mlx5_table() {
-  return GidTable::make(roce_port(), {GidEntry::valid(0, gid("fe80::1"), GidType::roce_v1, "eth0"),
-                                      GidEntry::valid(1, gid("fe80::1"), GidType::roce_v2, "eth0"),
-                                      GidEntry::valid(2, gid("::ffff:10.0.0.1"), GidType::roce_v1, "eth0"),
-                                      GidEntry::valid(3, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth0")})
-      .value();
+  return VALUE_OR_FAIL(
+      GidTable::make(roce_port(), {GidEntry::valid(0, gid("fe80::1"), GidType::roce_v1, "eth0"),
+                                   GidEntry::valid(1, gid("fe80::1"), GidType::roce_v2, "eth0"),
+                                   GidEntry::valid(2, gid("::ffff:10.0.0.1"), GidType::roce_v1, "eth0"),
+                                   GidEntry::valid(3, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth0")}));
 }
 
 GidTable with(const GidTable& t, std::vector<GidEntry> entries, PortState state = PortState::active) {
   PortInfo p = t.port();
   p.state = state;
-  return GidTable::make(p, std::move(entries)).value();
+  return VALUE_OR_FAIL(GidTable::make(p, std::move(entries)));
 }
 
 bool readable(int fd) {
@@ -105,9 +106,9 @@ TEST(ClassifyChange, MovedDisappearedReappearedTwinAndUntracked) {
 // ---- replan ------------------------------------------------------------------------------
 
 TEST(Replan, FollowsTheSameGidWhenThePolicyAcceptsIt) {
-  const Profile profile = parse_profile("auto:roce=v2").value();
+  ASSERT_OK_AND_ASSIGN(const Profile profile, parse_profile("auto:roce=v2"));
   const GidTable before = mlx5_table();
-  const Plan plan = profile.plan(before).value();
+  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
   ASSERT_EQ(plan.sgid_index, 3);
   const GidTable after = with(before, {*before.find(0), *before.find(1),
                                        GidEntry::valid(6, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth0")});
@@ -122,9 +123,9 @@ TEST(Replan, FollowsTheSameGidWhenThePolicyAcceptsIt) {
 
 TEST(Replan, ReselectsWhenThePolicyNamesAnIndexAndTellsThePeer) {
   // validated:index=3 accepts only index 3: the GID moved to 6, index 3 now holds another one.
-  const Profile profile = parse_profile("validated:index=3").value();
+  ASSERT_OK_AND_ASSIGN(const Profile profile, parse_profile("validated:index=3"));
   const GidTable before = mlx5_table();
-  const Plan plan = profile.plan(before).value();
+  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
   const GidTable after = with(
       before, {*before.find(0), *before.find(1), GidEntry::valid(3, gid("::ffff:10.0.0.7"), GidType::roce_v2),
                GidEntry::valid(6, gid("::ffff:10.0.0.1"), GidType::roce_v2)});
@@ -138,7 +139,7 @@ TEST(Replan, ReselectsWhenThePolicyNamesAnIndexAndTellsThePeer) {
 TEST(Replan, RefusesADownPortAndFailsWithTheTraceWhenNothingQualifies) {
   const Profile profile = profiles::automatic();
   const GidTable before = mlx5_table();
-  const Plan plan = profile.plan(before).value();
+  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
   const GidTable down = with(before, {*before.find(0), *before.find(1)}, PortState::down);
   auto r = replan(profile, plan, classify_change(before, down, plan.selection.entry));
   ASSERT_FALSE(r.has_value());
@@ -152,12 +153,10 @@ TEST(Replan, RefusesADownPortAndFailsWithTheTraceWhenNothingQualifies) {
 
 TEST(Replan, LiteralSourceIndexIsSelectedAgainNotFollowed) {
   const Profile profile = profiles::jaccl();  // routes from the literal 1
-  const GidTable before =
-      GidTable::make(
-          PortInfo{"rdma_en2", 1, PortState::active, LinkLayer::thunderbolt(), 16, Mtu::mtu_1024, 0},
-          {GidEntry::valid(0, gid("fe80::5")), GidEntry::valid(1, gid("::ffff:169.254.1.2"))})
-          .value();
-  const Plan plan = profile.plan(before).value();
+  const GidTable before = VALUE_OR_FAIL(GidTable::make(
+      PortInfo{"rdma_en2", 1, PortState::active, LinkLayer::thunderbolt(), 16, Mtu::mtu_1024, 0},
+      {GidEntry::valid(0, gid("fe80::5")), GidEntry::valid(1, gid("::ffff:169.254.1.2"))}));
+  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
   const GidTable after = with(before, {*before.find(0), GidEntry::valid(2, gid("::ffff:169.254.1.2"))});
   const auto r = replan(profile, plan, classify_change(before, after, plan.selection.entry));
   ASSERT_TRUE(r.has_value());
@@ -171,9 +170,9 @@ TEST(Replan, LiteralSourceIndexIsSelectedAgainNotFollowed) {
 TEST(FakeVerbsEvents, MutationsRaiseGidChangeAndPortEventsOnEveryHandle) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto d1 = fake.open_device("mlx5_0").value();
-  auto d2 = fake.open_device("mlx5_0").value();
-  const int fd = fake.async_event_fd(d1).value();
+  ASSERT_OK_AND_ASSIGN(auto d1, fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto d2, fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(const int fd, fake.async_event_fd(d1));
   EXPECT_FALSE(readable(fd));
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 3)).has_value());
   ASSERT_TRUE(fake.apply(TableMutation::port_state("mlx5_0", 1, PortState::down)).has_value());
@@ -182,14 +181,14 @@ TEST(FakeVerbsEvents, MutationsRaiseGidChangeAndPortEventsOnEveryHandle) {
   ASSERT_TRUE(fake.apply(TableMutation::netdev_gone("mlx5_0", 1, 2)).has_value());       // no GID changed
   EXPECT_TRUE(readable(fd));
   for (auto d : {d1, d2}) {
-    auto e1 = fake.read_async_event(d).value();
+    auto e1 = VALUE_OR_FAIL(fake.read_async_event(d));
     ASSERT_TRUE(e1.has_value());
     EXPECT_EQ(e1->type, IBV_EVENT_GID_CHANGE);
     EXPECT_EQ(e1->port, 1u);
-    auto e2 = fake.read_async_event(d).value();
+    auto e2 = VALUE_OR_FAIL(fake.read_async_event(d));
     ASSERT_TRUE(e2.has_value());
     EXPECT_EQ(e2->type, IBV_EVENT_PORT_ERR);
-    EXPECT_FALSE(fake.read_async_event(d).value().has_value());
+    EXPECT_FALSE(VALUE_OR_FAIL(fake.read_async_event(d)).has_value());
     EXPECT_EQ(fake.unacked_events(), 2u);  // the previous handle's were acked
     ASSERT_TRUE(fake.ack_async_event(d, *e1).has_value());
     ASSERT_TRUE(fake.ack_async_event(d, *e2).has_value());
@@ -198,44 +197,43 @@ TEST(FakeVerbsEvents, MutationsRaiseGidChangeAndPortEventsOnEveryHandle) {
   EXPECT_EQ(fake.unacked_events(), 0u);
   EXPECT_FALSE(fake.ack_async_event(d1, {}).has_value());  // an ack without a read
   ASSERT_TRUE(fake.apply(TableMutation::port_state("mlx5_0", 1, PortState::active)).has_value());
-  EXPECT_EQ(fake.read_async_event(d1).value()->type, IBV_EVENT_PORT_ACTIVE);
+  EXPECT_EQ(VALUE_OR_FAIL(fake.read_async_event(d1))->type, IBV_EVENT_PORT_ACTIVE);
 }
 
 TEST(FakeVerbsEvents, ReplacePortIsOneEventAndAllOrNothing) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto d = fake.open_device("mlx5_0").value();
+  ASSERT_OK_AND_ASSIGN(auto d, fake.open_device("mlx5_0"));
   const GidTable t = mlx5_table();
-  EXPECT_FALSE(fake.replace_port(t).value());  // same table: nothing, no event
-  EXPECT_FALSE(fake.read_async_event(d).value().has_value());
+  EXPECT_FALSE(VALUE_OR_FAIL(fake.replace_port(t)));  // same table: nothing, no event
+  EXPECT_FALSE(VALUE_OR_FAIL(fake.read_async_event(d)).has_value());
   const GidTable moved = with(t, {*t.find(0), *t.find(1), *t.find(2),
                                   GidEntry::valid(7, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth0")});
-  EXPECT_TRUE(fake.replace_port(moved).value());
-  EXPECT_EQ(fake.read_async_event(d).value()->type, IBV_EVENT_GID_CHANGE);
-  EXPECT_FALSE(fake.read_async_event(d).value().has_value());
-  const GidTable too_far =
+  EXPECT_TRUE(VALUE_OR_FAIL(fake.replace_port(moved)));
+  EXPECT_EQ(VALUE_OR_FAIL(fake.read_async_event(d))->type, IBV_EVENT_GID_CHANGE);
+  EXPECT_FALSE(VALUE_OR_FAIL(fake.read_async_event(d)).has_value());
+  const GidTable too_far = VALUE_OR_FAIL(
       GidTable::make(PortInfo{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 64, Mtu::mtu_1024, 0},
-                     {GidEntry::valid(40, gid("::ffff:10.0.0.9"))})
-          .value();
+                     {GidEntry::valid(40, gid("::ffff:10.0.0.9"))}));
   EXPECT_FALSE(fake.replace_port(too_far).has_value());
-  EXPECT_EQ(fake.table("mlx5_0", 1).value(), moved);
+  EXPECT_EQ(VALUE_OR_FAIL(fake.table("mlx5_0", 1)), moved);
 }
 
 TEST(GidWatcher, EventLoopFormReportsOneChangePerBurstAndAcksEverything) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto dev = fake.open_device("mlx5_0").value();
-  auto w = verbs::GidWatcher::open(fake, dev, {1}).value();
-  const Plan plan = profiles::automatic().plan(*w.table(1)).value();
+  ASSERT_OK_AND_ASSIGN(auto dev, fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto w, verbs::GidWatcher::open(fake, dev, {1}));
+  ASSERT_OK_AND_ASSIGN(const Plan plan, profiles::automatic().plan(*w.table(1)));
   ASSERT_TRUE(w.follow(1, plan.selection.entry).has_value());
   EXPECT_FALSE(w.follow(2, plan.selection.entry).has_value());  // port 2 is not watched
-  EXPECT_TRUE(w.process().value().empty());
+  EXPECT_TRUE(VALUE_OR_FAIL(w.process()).empty());
 
   // A port flap: the address leaves and comes back first-free elsewhere, in one burst.
   ASSERT_TRUE(fake.apply(TableMutation::moved_index("mlx5_0", 1, 3, 9)).has_value());
   ASSERT_TRUE(fake.apply(TableMutation::moved_index("mlx5_0", 1, 2, 8)).has_value());
   EXPECT_TRUE(readable(w.fd()));
-  auto changes = w.process().value();
+  ASSERT_OK_AND_ASSIGN(auto changes, w.process());
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].kind, ChangeKind::moved);
   EXPECT_EQ(changes[0].new_index, 9u);
@@ -245,29 +243,29 @@ TEST(GidWatcher, EventLoopFormReportsOneChangePerBurstAndAcksEverything) {
   EXPECT_FALSE(readable(w.fd()));
   // The watcher keeps following the same GID: the next move is from 9.
   ASSERT_TRUE(fake.apply(TableMutation::moved_index("mlx5_0", 1, 9, 4)).has_value());
-  changes = w.process().value();
+  changes = VALUE_OR_FAIL(w.process());
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].old_index, 9u);
   EXPECT_EQ(changes[0].new_index, 4u);
   // Events that change nothing visible report nothing.
   ASSERT_TRUE(fake.raise_event("mlx5_0", 1, IBV_EVENT_GID_CHANGE).has_value());
   ASSERT_TRUE(fake.raise_event("mlx5_0", 1, IBV_EVENT_LID_CHANGE).has_value());
-  EXPECT_TRUE(w.process().value().empty());
+  EXPECT_TRUE(VALUE_OR_FAIL(w.process()).empty());
   EXPECT_EQ(fake.unacked_events(), 0u);
 }
 
 TEST(GidWatcher, AFailedReReadIsRetriedWithoutANewEvent) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto dev = fake.open_device("mlx5_0").value();
-  auto w = verbs::GidWatcher::open(fake, dev, {1}).value();
+  ASSERT_OK_AND_ASSIGN(auto dev, fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto w, verbs::GidWatcher::open(fake, dev, {1}));
   ASSERT_TRUE(w.follow(1, *w.table(1)->find(3)).has_value());
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 3)).has_value());
   fake.fail_nth(VerbsCall::port_attributes, 1, EIO);
   auto r = w.process();
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error(), std::errc::io_error);
-  auto again = w.process().value();
+  ASSERT_OK_AND_ASSIGN(auto again, w.process());
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].kind, ChangeKind::disappeared);
 }
@@ -275,7 +273,7 @@ TEST(GidWatcher, AFailedReReadIsRetriedWithoutANewEvent) {
 TEST(GidWatcher, NotSupportedByABackendWithoutEvents) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto dev = fake.open_device("mlx5_0").value();
+  ASSERT_OK_AND_ASSIGN(auto dev, fake.open_device("mlx5_0"));
   testing::NiceMock<fakes::MockVerbs> mock(fake);
   ON_CALL(mock, async_event_fd).WillByDefault([&](verbs::DeviceHandle d) {
     return mock.VerbsApi::async_event_fd(d);
@@ -289,30 +287,30 @@ TEST(GidWatcher, MockSeesOneAckPerEventRead) {
   fakes::FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
   testing::NiceMock<fakes::MockVerbs> mock(fake);
-  auto dev = mock.open_device("mlx5_0").value();
-  auto w = verbs::GidWatcher::open(mock, dev, {1}).value();
+  ASSERT_OK_AND_ASSIGN(auto dev, mock.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto w, verbs::GidWatcher::open(mock, dev, {1}));
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 0)).has_value());
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 1)).has_value());
   EXPECT_CALL(mock, read_async_event).Times(3);  // two events, then "none pending"
   EXPECT_CALL(mock, ack_async_event).Times(2);
   EXPECT_CALL(mock, modify_qp).Times(0);
-  EXPECT_EQ(w.process().value().size(), 1u);
+  EXPECT_EQ(VALUE_OR_FAIL(w.process()).size(), 1u);
 }
 
 TEST(WatchThread, CallsBackOnItsThreadAndStops) {
   fakes::FakeVerbs fake;  // thread-safe: the watch thread and this one share it
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
-  auto dev = fake.open_device("mlx5_0").value();
-  auto w = verbs::GidWatcher::open(fake, dev, {1}).value();
+  ASSERT_OK_AND_ASSIGN(auto dev, fake.open_device("mlx5_0"));
+  ASSERT_OK_AND_ASSIGN(auto w, verbs::GidWatcher::open(fake, dev, {1}));
   ASSERT_TRUE(w.follow(1, *w.table(1)->find(3)).has_value());
   std::mutex mu;
   std::condition_variable cv;
   std::vector<GidChange> seen;
-  auto t = verbs::WatchThread::start(std::move(w), [&](verbs::GidWatcher&, const GidChange& c) {
-             std::lock_guard lock(mu);
-             seen.push_back(c);
-             cv.notify_all();
-           }).value();
+  auto t = VALUE_OR_FAIL(verbs::WatchThread::start(std::move(w), [&](verbs::GidWatcher&, const GidChange& c) {
+    std::lock_guard lock(mu);
+    seen.push_back(c);
+    cv.notify_all();
+  }));
   ASSERT_TRUE(fake.apply(TableMutation::moved_index("mlx5_0", 1, 3, 11)).has_value());
   std::unique_lock lock(mu);
   ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return !seen.empty(); }));
@@ -328,20 +326,20 @@ TEST(FunctionTableApiEvents, ReadsTheFakeThroughTheCAbiWithoutBlocking) {
   ASSERT_TRUE(fake.add_port(mlx5_table()).has_value());
   fakes::c_abi::Binding bind(fake);
   verbs::FunctionTableApi api(fakes::c_abi::functions(), {"c-abi", false});
-  auto dev = api.open_device("mlx5_0").value();
-  EXPECT_GE(api.async_event_fd(dev).value(), 0);
-  EXPECT_FALSE(api.read_async_event(dev).value().has_value());  // nothing pending: no block
-  auto w = verbs::GidWatcher::open(api, dev, {1}).value();
+  ASSERT_OK_AND_ASSIGN(auto dev, api.open_device("mlx5_0"));
+  EXPECT_GE(VALUE_OR_FAIL(api.async_event_fd(dev)), 0);
+  EXPECT_FALSE(VALUE_OR_FAIL(api.read_async_event(dev)).has_value());  // nothing pending: no block
+  ASSERT_OK_AND_ASSIGN(auto w, verbs::GidWatcher::open(api, dev, {1}));
   ASSERT_TRUE(w.follow(1, *w.table(1)->find(3)).has_value());
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 3)).has_value());
-  auto changes = w.process().value();
+  ASSERT_OK_AND_ASSIGN(auto changes, w.process());
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].kind, ChangeKind::disappeared);
   // A table without the event calls says so instead of failing later.
   verbs::VerbsFunctions f = fakes::c_abi::functions();
   f.get_async_event = nullptr;
   verbs::FunctionTableApi bare(f, {"bare", false});
-  auto d2 = bare.open_device("mlx5_0").value();
+  ASSERT_OK_AND_ASSIGN(auto d2, bare.open_device("mlx5_0"));
   EXPECT_EQ(bare.async_event_fd(d2).error(), errc::not_supported);
 }
 
@@ -366,7 +364,7 @@ TEST(NetworkView, ObserveAsksEachPeerOnceAndFailsOnAnUnroutablePeer) {
   routes.routes = {{gid("::ffff:10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.1")},
                    {Gid{}, "eth1", 3, gid("::ffff:10.2.0.1")}};  // default route
   const std::vector<Gid> peers{gid("::ffff:10.1.0.9"), gid("::ffff:192.0.2.1"), gid("::ffff:10.1.0.9")};
-  auto v = observe_network(routes, peers).value();
+  ASSERT_OK_AND_ASSIGN(auto v, observe_network(routes, peers));
   EXPECT_EQ(routes.queries, 2u);
   ASSERT_NE(v.route_to(gid("::ffff:192.0.2.1")), nullptr);
   EXPECT_EQ(v.route_to(gid("::ffff:192.0.2.1"))->netdev, "eth1");
@@ -380,47 +378,48 @@ TEST(NetworkView, ObserveAsksEachPeerOnceAndFailsOnAnUnroutablePeer) {
 }
 
 GidTable two_netdevs() {
-  return GidTable::make(roce_port(), {GidEntry::valid(1, gid("::ffff:10.9.0.1"), GidType::roce_v2, "ghost0"),
-                                      GidEntry::valid(2, gid("::ffff:10.1.0.1"), GidType::roce_v2, "eth0"),
-                                      GidEntry::valid(3, gid("::ffff:10.1.0.5"), GidType::roce_v2, "eth0"),
-                                      GidEntry::valid(4, gid("::ffff:10.2.0.1"), GidType::roce_v2, "eth1")})
-      .value();
+  return VALUE_OR_FAIL(
+      GidTable::make(roce_port(), {GidEntry::valid(1, gid("::ffff:10.9.0.1"), GidType::roce_v2, "ghost0"),
+                                   GidEntry::valid(2, gid("::ffff:10.1.0.1"), GidType::roce_v2, "eth0"),
+                                   GidEntry::valid(3, gid("::ffff:10.1.0.5"), GidType::roce_v2, "eth0"),
+                                   GidEntry::valid(4, gid("::ffff:10.2.0.1"), GidType::roce_v2, "eth1")}));
 }
 
 TEST(RankedPeer, PrefersTheRouteSourceOnTheRouteNetdevAndRoundTrips) {
-  const auto p = parse_policy("auto:peer=10.2.0.9").value();
+  ASSERT_OK_AND_ASSIGN(const auto p, parse_policy("auto:peer=10.2.0.9"));
   EXPECT_EQ(p.spec(), "auto:peer=10.2.0.9");
   EXPECT_EQ(peers_of(p), std::vector<Gid>{gid("::ffff:10.2.0.9")});
-  EXPECT_EQ(peers_of(parse_policy("first(validated:index=1|auto:peer=10.1.0.9)").value()),
+  EXPECT_EQ(peers_of(VALUE_OR_FAIL(parse_policy("first(validated:index=1|auto:peer=10.1.0.9)"))),
             std::vector<Gid>{gid("::ffff:10.1.0.9")});
   const GidTable t = two_netdevs();
   NetworkView v{{{"eth0", 2}, {"eth1", 3}},
                 {{gid("::ffff:10.2.0.9"), "eth1", 3, gid("::ffff:10.2.0.1")},
                  {gid("::ffff:10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.5")}}};
-  EXPECT_EQ(p.select(t, {.network = &v}).value().entry.index, 4u);
+  EXPECT_EQ(VALUE_OR_FAIL(p.select(t, {.network = &v})).entry.index, 4u);
   // The source address decides between two GIDs on the route's netdev.
-  EXPECT_EQ(parse_policy("auto:peer=10.1.0.9").value().select(t, {.network = &v}).value().entry.index, 3u);
+  EXPECT_EQ(VALUE_OR_FAIL(parse_policy("auto:peer=10.1.0.9")).select(t, {.network = &v}).value().entry.index,
+            3u);
   // Without the kernel's route, peer= is an error, never a silent fallback.
   auto none = p.select(t);
   ASSERT_FALSE(none.has_value());
   EXPECT_EQ(none.error(), errc::invalid_argument);
   EXPECT_THAT(none.error().detail, testing::HasSubstr("needs the kernel's route"));
-  EXPECT_EQ(parse_policy("auto:peer=10.7.0.1").value().select(t, {.network = &v}).error(),
+  EXPECT_EQ(VALUE_OR_FAIL(parse_policy("auto:peer=10.7.0.1")).select(t, {.network = &v}).error(),
             errc::invalid_argument);
   EXPECT_FALSE(parse_policy("auto:peer=banana").has_value());
 }
 
 TEST(RankedNamespace, InvisibleNetdevRanksBelowEveryVisibleCandidateWithTheReason) {
   const GidTable t = two_netdevs();
-  const auto automatic = parse_policy("auto").value();
-  EXPECT_EQ(automatic.select(t).value().entry.index, 1u);  // no view: the table order
+  ASSERT_OK_AND_ASSIGN(const auto automatic, parse_policy("auto"));
+  EXPECT_EQ(VALUE_OR_FAIL(automatic.select(t)).entry.index, 1u);  // no view: the table order
   NetworkView v{{{"eth0", 2}, {"eth1", 3}}, {}};
-  auto s = automatic.select(t, {.trace = true, .network = &v}).value();
+  ASSERT_OK_AND_ASSIGN(auto s, automatic.select(t, {.trace = true, .network = &v}));
   EXPECT_EQ(s.entry.index, 2u);
   EXPECT_THAT(s.trace.to_string(), testing::HasSubstr("ghost0 is not in this network namespace"));
   // Only invisible candidates: still chosen (ranked, not rejected), the trace says why.
   NetworkView empty{{{"lo", 1}}, {}};
-  auto last = automatic.select(t, {.trace = true, .network = &empty}).value();
+  ASSERT_OK_AND_ASSIGN(auto last, automatic.select(t, {.trace = true, .network = &empty}));
   EXPECT_EQ(last.entry.index, 1u);
   EXPECT_THAT(last.trace.to_string(), testing::HasSubstr("ranks below every visible candidate"));
 }

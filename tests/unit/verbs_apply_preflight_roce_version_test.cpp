@@ -18,6 +18,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include "support/assert_ok.hpp"
 
 namespace gidpolicy::verbs {
 namespace {
@@ -29,15 +30,15 @@ using ::testing::_;
 using ::testing::AnyNumber;
 using ::testing::Field;
 
-Gid g(std::string_view s) { return Gid::parse(s).value(); }
+Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 GidTable mlx5_port() {
   PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 16, Mtu::mtu_4096, 0};
-  return GidTable::make(p, {GidEntry::valid(0, g("fe80::1"), GidType::roce_v1, "eth0", 4),
-                            GidEntry::valid(1, g("fe80::1"), GidType::roce_v2, "eth0", 4),
-                            GidEntry::valid(2, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4),
-                            GidEntry::valid(3, g("::ffff:10.0.0.1"), GidType::roce_v2, "eth0", 4)})
-      .value();
+  return VALUE_OR_FAIL(
+      GidTable::make(p, {GidEntry::valid(0, g("fe80::1"), GidType::roce_v1, "eth0", 4),
+                         GidEntry::valid(1, g("fe80::1"), GidType::roce_v2, "eth0", 4),
+                         GidEntry::valid(2, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4),
+                         GidEntry::valid(3, g("::ffff:10.0.0.1"), GidType::roce_v2, "eth0", 4)}));
 }
 
 /// The flap: another address takes slot 2, ours comes back as v1 at 3 and v2 at 4.
@@ -54,17 +55,17 @@ TEST(PreflightRoceVersionChangedAtTheSameIndex, IsCaughtBeforeModifyQp) {
   FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_port()));
   testing::NiceMock<MockVerbs> mock(fake);
-  const DeviceHandle dev = fake.open_device("mlx5_0").value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("mlx5_0"));
   auto pp = plan_port(mock, dev, 1, profiles::automatic());
-  ASSERT_TRUE(pp) << pp.error().what();
+  ASSERT_OK(pp);
   ASSERT_EQ(pp.value().plan.selection.entry.index, 3u);
   ASSERT_EQ(pp.value().plan.selection.entry.type, GidType::roce_v2);
   const PeerInfo peer{0x345, 7, g("::ffff:10.0.0.2"), 0, Mtu::mtu_4096, GidType::roce_v2};
   auto rtr = RtrBuilder(QpKind::uc, pp.value().table, pp.value().plan).remote(peer).build();
-  ASSERT_TRUE(rtr) << rtr.error().what();
+  ASSERT_OK(rtr);
 
   flap(fake);
-  auto qp = mock.create_qp(dev, QpKind::uc).value();
+  ASSERT_OK_AND_ASSIGN(auto qp, mock.create_qp(dev, QpKind::uc));
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
   init.port_num = 1;
@@ -77,14 +78,14 @@ TEST(PreflightRoceVersionChangedAtTheSameIndex, IsCaughtBeforeModifyQp) {
   // It says what the slot holds now and where the selected (RoCE v2) entry went.
   EXPECT_NE(r.error().detail.find("holds ::ffff:10.0.0.1 (roce_v1)"), std::string::npos) << r.error().detail;
   EXPECT_NE(r.error().detail.find("now at index 4"), std::string::npos) << r.error().detail;
-  EXPECT_EQ(fake.qp(qp).value().state, IBV_QPS_INIT);
+  EXPECT_EQ(VALUE_OR_FAIL(fake.qp(qp)).state, IBV_QPS_INIT);
 }
 
 TEST(PreflightRoceVersionChangedAtTheSameIndex, AnUnchangedSlotStillPasses) {
   // The same flap elsewhere in the table leaves slot 3 as it was: preflight passes.
   FakeVerbs fake;
   ASSERT_TRUE(fake.add_port(mlx5_port()));
-  const DeviceHandle dev = fake.open_device("mlx5_0").value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("mlx5_0"));
   ASSERT_TRUE(fake.apply(TableMutation::set(
       "mlx5_0", 1, GidEntry::valid(5, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4))));
   EXPECT_TRUE(preflight(fake, dev, 1, 3, g("::ffff:10.0.0.1"), GidType::roce_v2));

@@ -1,6 +1,7 @@
 #include <gidpolicy/formats/json.hpp>
 
 #include <gtest/gtest.h>
+#include "support/assert_ok.hpp"
 
 namespace gidpolicy {
 namespace {
@@ -26,7 +27,7 @@ constexpr const char* kDoc = R"({
 
 TEST(Json, ReadsDocument) {
   auto r = read_json(kDoc, "doc.json");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   ASSERT_EQ(r.value().size(), 2u);
   const GidTable& a = r.value()[0];
   EXPECT_EQ(a.port().device, "mlx5_0");
@@ -47,9 +48,9 @@ TEST(Json, ReadsDocument) {
 }
 
 TEST(Json, WriteThenReadIsIdentity) {
-  auto r = read_json(kDoc, "doc.json").value();
+  ASSERT_OK_AND_ASSIGN(auto r, read_json(kDoc, "doc.json"));
   auto again = read_json(write_json(r), "again.json");
-  ASSERT_TRUE(again) << again.error().what();
+  ASSERT_OK(again);
   EXPECT_EQ(again.value(), r);
 }
 

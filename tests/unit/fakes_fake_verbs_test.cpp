@@ -3,6 +3,7 @@
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -14,16 +15,16 @@ namespace {
 
 using verbs::VerbsCall;
 
-Gid g(std::string_view s) { return Gid::parse(s).value(); }
+Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 GidTable mlx5_table() {
   PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 8, Mtu::mtu_4096, 0};
-  return GidTable::make(p, {GidEntry::valid(0, g("fe80::1"), GidType::roce_v1, "eth0", 4),
-                            GidEntry::valid(1, g("fe80::1"), GidType::roce_v2, "eth0", 4),
-                            GidEntry::valid(2, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4),
-                            GidEntry::valid(3, g("::ffff:10.0.0.1"), GidType::roce_v2, "eth0", 4),
-                            GidEntry::unreadable(5, std::error_code(EIO, std::generic_category()))})
-      .value();
+  return VALUE_OR_FAIL(
+      GidTable::make(p, {GidEntry::valid(0, g("fe80::1"), GidType::roce_v1, "eth0", 4),
+                         GidEntry::valid(1, g("fe80::1"), GidType::roce_v2, "eth0", 4),
+                         GidEntry::valid(2, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4),
+                         GidEntry::valid(3, g("::ffff:10.0.0.1"), GidType::roce_v2, "eth0", 4),
+                         GidEntry::unreadable(5, std::error_code(EIO, std::generic_category()))}));
 }
 
 ibv_qp_attr init_attr(std::uint8_t port = 1) {
@@ -57,24 +58,22 @@ struct Fixture : ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(fake.add_port(mlx5_table()));
     auto h = fake.open_device("mlx5_0");
-    ASSERT_TRUE(h) << h.error().what();
+    ASSERT_OK(h);
     dev = h.value();
     fake.reset_counters();
   }
   /// A UC QP in INIT on port 1.
   QpHandle init_qp(QpKind kind = QpKind::uc) {
-    auto q = fake.create_qp(dev, kind);
-    EXPECT_TRUE(q) << q.error().what();
-    auto r = fake.modify_qp(q.value(), init_attr(), kInitMask);
-    EXPECT_TRUE(r) << r.error().what();
-    return q.value();
+    const QpHandle q = VALUE_OR_FAIL(fake.create_qp(dev, kind));
+    EXPECT_OK(fake.modify_qp(q, init_attr(), kInitMask));
+    return q;
   }
 };
 
 using FakeVerbsReads = Fixture;
 
 TEST_F(FakeVerbsReads, LegacyReadGivesZerosForAnEmptySlotAndEinvalPastTheTable) {
-  EXPECT_EQ(fake.read_gid(dev, 1, 3).value(), g("::ffff:10.0.0.1"));
+  EXPECT_EQ(VALUE_OR_FAIL(fake.read_gid(dev, 1, 3)), g("::ffff:10.0.0.1"));
   auto empty = fake.read_gid(dev, 1, 4);
   ASSERT_TRUE(empty);
   EXPECT_TRUE(empty.value().is_zero());
@@ -102,7 +101,7 @@ TEST_F(FakeVerbsReads, EntryReadGivesEnodataForAnEmptySlotAndKeepsTypeAndNetdev)
 TEST_F(FakeVerbsReads, TableReadListsValidEntriesOfEveryPortAndFailsWhenTheBufferIsSmall) {
   PortInfo p2{"mlx5_0", 2, PortState::active, LinkLayer::ethernet(), 4, Mtu::mtu_1024, 0};
   ASSERT_TRUE(
-      fake.add_port(GidTable::make(p2, {GidEntry::valid(0, g("fe80::2"), GidType::roce_v2)}).value()));
+      fake.add_port(VALUE_OR_FAIL(GidTable::make(p2, {GidEntry::valid(0, g("fe80::2"), GidType::roce_v2)}))));
   auto rows = fake.read_gid_table(dev, 16);
   ASSERT_TRUE(rows);
   ASSERT_EQ(rows.value().size(), 5u);  // 4 valid on port 1 (the unreadable one is not listed) + 1
@@ -131,10 +130,10 @@ TEST_F(FakeVerbsReads, UnknownDeviceAndNoDevice) {
 TEST(FakeVerbsLoad, LoadsTheExampleTablesAndPicksTheProfileFromTheLinkLayer) {
   FakeVerbs fake;
   auto r = fake.load_file(test::example_tables_dir() / "macmini-mapped-at-2.json");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   EXPECT_EQ(fake.devices(), std::vector<std::string>{"rdma_en2"});
-  EXPECT_EQ(fake.profile("rdma_en2").value().name, "apple_thunderbolt");
-  EXPECT_EQ(fake.table("rdma_en2", 1).value().find(2)->gid, g("::ffff:10.99.0.3"));
+  EXPECT_EQ(VALUE_OR_FAIL(fake.profile("rdma_en2")).name, "apple_thunderbolt");
+  EXPECT_EQ(VALUE_OR_FAIL(fake.table("rdma_en2", 1)).find(2)->gid, g("::ffff:10.99.0.3"));
   auto bad = fake.load_text("{ not json", "paste");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().what().find("paste"), std::string::npos);
@@ -147,19 +146,20 @@ TEST(FakeVerbsLoad, LoadsTheExampleTablesAndPicksTheProfileFromTheLinkLayer) {
 TEST(FakeVerbsLoad, LoadsPastedToolOutputInAnyFormat) {
   FakeVerbs fake;
   auto r = fake.load_file(test::example_tables_dir() / "apple-ds4qa-rdma_en1.devinfo.txt");
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   auto pod =
       fake.load_text(test::read_file(test::example_tables_dir() / "nccl-1573-pod.show_gids.txt"), "pod");
-  ASSERT_TRUE(pod) << pod.error().what();
+  ASSERT_OK(pod);
   EXPECT_EQ(fake.devices().size(), 3u);  // rdma_en1 + the pod's two mlx5 devices
-  EXPECT_EQ(fake.profile("rdma_en1").value().name, "apple_thunderbolt");
-  const DeviceHandle dev = fake.open_device("rdma_en1").value();
-  EXPECT_EQ(fake.read_gid(dev, 1, 1).value(), g("::ffff:10.99.0.2"));
-  EXPECT_EQ(fake.port_attributes(dev, 1).value().gid_tbl_len, 16u);
+  EXPECT_EQ(VALUE_OR_FAIL(fake.profile("rdma_en1")).name, "apple_thunderbolt");
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("rdma_en1"));
+  EXPECT_EQ(VALUE_OR_FAIL(fake.read_gid(dev, 1, 1)), g("::ffff:10.99.0.2"));
+  EXPECT_EQ(VALUE_OR_FAIL(fake.port_attributes(dev, 1)).gid_tbl_len, 16u);
   // A show_gids table states no gid_tbl_len; a driver always reports one: one past the last index.
   const std::string pod_dev = fake.devices()[1];
-  const DeviceHandle h = fake.open_device(pod_dev).value();
-  EXPECT_EQ(fake.port_attributes(h, 1).value().gid_tbl_len, fake.table(pod_dev, 1).value().length());
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle h, fake.open_device(pod_dev));
+  EXPECT_EQ(VALUE_OR_FAIL(fake.port_attributes(h, 1)).gid_tbl_len,
+            VALUE_OR_FAIL(fake.table(pod_dev, 1)).length());
 }
 
 using FakeVerbsFaults = Fixture;
@@ -197,13 +197,13 @@ TEST_F(FakeVerbsFaults, EveryCallOfAKindAndNthCallOverall) {
 TEST_F(FakeVerbsFaults, MutationsChangeTheTableAtTheGivenCall) {
   ASSERT_TRUE(fake.mutate_at(VerbsCall::read_gid, 2,
                              TableMutation::stale_entry("mlx5_0", 1, 3, g("::ffff:10.0.0.9"))));
-  EXPECT_EQ(fake.read_gid(dev, 1, 3).value(), g("::ffff:10.0.0.1"));
-  EXPECT_EQ(fake.read_gid(dev, 1, 3).value(), g("::ffff:10.0.0.9"));  // the 2nd call sees it
+  EXPECT_EQ(VALUE_OR_FAIL(fake.read_gid(dev, 1, 3)), g("::ffff:10.0.0.1"));
+  EXPECT_EQ(VALUE_OR_FAIL(fake.read_gid(dev, 1, 3)), g("::ffff:10.0.0.9"));  // the 2nd call sees it
   // The stale entry keeps its type and netdev: only the address changed.
-  EXPECT_EQ(fake.table("mlx5_0", 1).value().find(3)->type, GidType::roce_v2);
+  EXPECT_EQ(VALUE_OR_FAIL(fake.table("mlx5_0", 1)).find(3)->type, GidType::roce_v2);
 
   ASSERT_TRUE(fake.apply(TableMutation::moved_index("mlx5_0", 1, 3, 6)));
-  const GidTable t = fake.table("mlx5_0", 1).value();
+  ASSERT_OK_AND_ASSIGN(const GidTable t, fake.table("mlx5_0", 1));
   EXPECT_EQ(t.find(3), nullptr);
   EXPECT_EQ(t.find(6)->gid, g("::ffff:10.0.0.9"));
   ASSERT_TRUE(fake.apply(TableMutation::emptied("mlx5_0", 1, 6)));
@@ -235,12 +235,12 @@ using FakeVerbsQp = Fixture;
 TEST_F(FakeVerbsQp, UcQpWalksResetInitRtrRtsAndKeepsItsAttributes) {
   const QpHandle q = init_qp();
   auto r = fake.modify_qp(q, rtr_attr(3, g("::ffff:10.0.0.2")), kUcRtrMask);
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   ibv_qp_attr rts{};
   rts.qp_state = IBV_QPS_RTS;
   rts.sq_psn = 7;
   ASSERT_TRUE(fake.modify_qp(q, rts, IBV_QP_STATE | IBV_QP_SQ_PSN));
-  const FakeQp state = fake.qp(q).value();
+  ASSERT_OK_AND_ASSIGN(const FakeQp state, fake.qp(q));
   EXPECT_EQ(state.state, IBV_QPS_RTS);
   EXPECT_EQ(state.port, 1u);
   EXPECT_EQ(state.attr.dest_qp_num, 0x200u);
@@ -248,7 +248,7 @@ TEST_F(FakeVerbsQp, UcQpWalksResetInitRtrRtsAndKeepsItsAttributes) {
   EXPECT_EQ(state.source_gid, g("::ffff:10.0.0.1"));
   ASSERT_TRUE(state.rtr);
   EXPECT_EQ(state.rtr->outcome, RtrOutcome::ok);
-  auto info = fake.query_qp(q).value();
+  ASSERT_OK_AND_ASSIGN(auto info, fake.query_qp(q));
   EXPECT_EQ(info.qp_num, state.qp_num);
   EXPECT_EQ(info.state, IBV_QPS_RTS);
   EXPECT_EQ(info.attr.ah_attr.grh.sgid_index, 3);
@@ -258,7 +258,7 @@ TEST_F(FakeVerbsQp, UcQpWalksResetInitRtrRtsAndKeepsItsAttributes) {
 }
 
 TEST_F(FakeVerbsQp, MissingRequiredBitsAndBadTransitionsAreEinval) {
-  auto q = fake.create_qp(dev, QpKind::uc).value();
+  ASSERT_OK_AND_ASSIGN(auto q, fake.create_qp(dev, QpKind::uc));
   auto no_access = fake.modify_qp(q, init_attr(), IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT);
   ASSERT_FALSE(no_access);
   EXPECT_EQ(no_access.error().code.value(), EINVAL);
@@ -268,7 +268,7 @@ TEST_F(FakeVerbsQp, MissingRequiredBitsAndBadTransitionsAreEinval) {
   ASSERT_TRUE(fake.modify_qp(q, init_attr(), kInitMask));
   auto no_mtu = fake.modify_qp(q, rtr_attr(3, g("::ffff:10.0.0.2")), kUcRtrMask & ~IBV_QP_PATH_MTU);
   EXPECT_EQ(no_mtu.error().code.value(), EINVAL);
-  EXPECT_EQ(fake.qp(q).value().state, IBV_QPS_INIT);  // a failed RTR leaves the QP in INIT
+  EXPECT_EQ(VALUE_OR_FAIL(fake.qp(q)).state, IBV_QPS_INIT);  // a failed RTR leaves the QP in INIT
 }
 
 TEST_F(FakeVerbsQp, LinuxProfileDecidesRtrErrnos) {
@@ -288,7 +288,7 @@ TEST_F(FakeVerbsQp, LinuxProfileDecidesRtrErrnos) {
   // Link-local source to a routed destination: RTR passes, the verdict says it times out.
   const QpHandle q = init_qp();
   ASSERT_TRUE(fake.modify_qp(q, rtr_attr(1, g("fd93::2")), kUcRtrMask));
-  EXPECT_EQ(fake.qp(q).value().rtr->outcome, RtrOutcome::times_out);
+  EXPECT_EQ(VALUE_OR_FAIL(fake.qp(q)).rtr->outcome, RtrOutcome::times_out);
   // An old kernel: EINVAL for the empty slot.
   auto old = DriverProfile::linux_kernel();
   old.enodata_for_empty_slot = false;
@@ -300,10 +300,10 @@ TEST_F(FakeVerbsQp, LinuxProfileDecidesRtrErrnos) {
 TEST(FakeVerbsApple, ThunderboltProfileRefusesRcCapsQpsAndRejectsIndex1WhenMappedIsAt2) {
   FakeVerbs fake;
   ASSERT_TRUE(fake.load_file(test::example_tables_dir() / "macmini-mapped-at-2.json"));
-  const DeviceHandle dev = fake.open_device("rdma_en2").value();
+  ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("rdma_en2"));
   EXPECT_EQ(fake.create_qp(dev, QpKind::rc).error().code.value(), 102);  // Darwin EOPNOTSUPP
   std::vector<QpHandle> qps;
-  for (int i = 0; i < 10; ++i) qps.push_back(fake.create_qp(dev, QpKind::uc).value());
+  for (int i = 0; i < 10; ++i) qps.push_back(VALUE_OR_FAIL(fake.create_qp(dev, QpKind::uc)));
   EXPECT_EQ(fake.create_qp(dev, QpKind::uc).error().code.value(), EBUSY);  // the 11th
   for (std::size_t i = 1; i < qps.size(); ++i) ASSERT_TRUE(fake.destroy_qp(qps[i]));
   const QpHandle q = qps[0];
@@ -331,8 +331,8 @@ TEST_F(FakeVerbsQp, CloseDeviceDestroysItsQps) {
 TEST_F(FakeVerbsQp, QpNumberAllocatorIsUsed) {
   std::uint32_t next = 18515;
   fake.set_qp_number_allocator([&]() -> result<std::uint32_t> { return next++; });
-  EXPECT_EQ(fake.qp(fake.create_qp(dev, QpKind::uc).value()).value().qp_num, 18515u);
-  EXPECT_EQ(fake.qp(fake.create_qp(dev, QpKind::uc).value()).value().qp_num, 18516u);
+  EXPECT_EQ(VALUE_OR_FAIL(fake.qp(VALUE_OR_FAIL(fake.create_qp(dev, QpKind::uc)))).qp_num, 18515u);
+  EXPECT_EQ(VALUE_OR_FAIL(fake.qp(VALUE_OR_FAIL(fake.create_qp(dev, QpKind::uc)))).qp_num, 18516u);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/profiles.hpp>
 
+#include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -13,7 +14,7 @@
 namespace gidpolicy::fakes {
 namespace {
 
-Gid g(std::string_view s) { return Gid::parse(s).value(); }
+Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 GidTable example(const char* file) {
   auto t = formats::read_tables_file(test::example_tables_dir() / file);
@@ -24,9 +25,8 @@ GidTable example(const char* file) {
 /// A Mac whose Thunderbolt port has the usual layout: fe80 at 0, its IPv4-mapped GID at 1.
 GidTable mac_mapped_at_1(std::string_view ipv4) {
   PortInfo p{"rdma_en1", 1, PortState::active, LinkLayer::thunderbolt(), 16, Mtu::mtu_1024, 0};
-  return GidTable::make(p, {GidEntry::valid(0, g("fe80::3c51:2eff:fe10:aa01")),
-                            GidEntry::valid(1, g("::ffff:" + std::string(ipv4)))})
-      .value();
+  return VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(0, g("fe80::3c51:2eff:fe10:aa01")),
+                                          GidEntry::valid(1, g("::ffff:" + std::string(ipv4)))}));
 }
 
 /// The PR 3389 mesh: mac-a (ds4 QA notes, mapped at 1), mac-b (the Mac mini, mapped at 2),
@@ -41,7 +41,7 @@ TEST(FakeFabric, JacclMeshFailsEveryPairWithTheMacMiniWhoseMappedGidIsAtIndex2) 
   FakeFabric fabric;
   three_macs(fabric, profiles::jaccl());
   auto r = fabric.connect(Topology::mesh);
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   const FabricReport& report = r.value();
   ASSERT_EQ(report.pairs.size(), 3u) << report.to_string();
   for (const PairResult& p : report.pairs) {
@@ -66,7 +66,7 @@ TEST(FakeFabric, JacclFixedAndTheRankedPolicyConnectTheWholeMesh) {
     FakeFabric fabric;
     three_macs(fabric, profile);
     auto r = fabric.connect(Topology::mesh);
-    ASSERT_TRUE(r) << r.error().what();
+    ASSERT_OK(r);
     EXPECT_TRUE(r.value().all_connected()) << r.value().to_string();
     EXPECT_EQ(r.value().pairs.size(), 3u);
     EXPECT_EQ(r.value().pair("mac-b", "mac-c")->a_sgid_index, 2);  // routed from where its GID is
@@ -78,7 +78,7 @@ TEST(FakeFabric, RingConnectsNeighboursOnlyAndBreaksAtTheMacMini) {
   three_macs(fabric, profiles::jaccl());
   ASSERT_TRUE(fabric.add_host({"mac-d", mac_mapped_at_1("10.99.0.5"), profiles::jaccl(), {}}));
   auto r = fabric.connect(Topology::ring);
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   const FabricReport& report = r.value();
   ASSERT_EQ(report.pairs.size(), 4u);  // a-b, b-c, c-d, d-a
   EXPECT_EQ(report.pair("mac-a", "mac-c"), nullptr);
@@ -94,7 +94,7 @@ TEST(FakeFabric, PreflightRefusesJacclsDisagreementBeforeTheDriverSeesIt) {
   FakeVerbs* macb = fabric.verbs("mac-b");
   ASSERT_NE(macb, nullptr);
   auto r = fabric.connect(Topology::mesh, {.preflight = true});
-  ASSERT_TRUE(r) << r.error().what();
+  ASSERT_OK(r);
   EXPECT_EQ(r.value().connected_count(), 1u);
   const PairResult* bc = r.value().pair("mac-b", "mac-c");
   EXPECT_NE(bc->a_to_b.why.find("sgid_index does not hold the advertised GID"), std::string::npos)
@@ -114,7 +114,7 @@ TEST(FakeFabric, LinuxJacclAdvertisesTheV1EntryAndRoutesFromTheLinkLocalOne) {
       if (x.gid.is_ipv4_mapped()) x.gid = g("::ffff:" + std::string(ipv4));
       e.push_back(x);
     }
-    return GidTable::make(base.port(), e, base.holes()).value();
+    return VALUE_OR_FAIL(GidTable::make(base.port(), e, base.holes()));
   };
   for (const auto& [profile, connects] :
        {std::pair{profiles::jaccl(), false}, std::pair{profiles::automatic(), true}}) {
@@ -123,7 +123,7 @@ TEST(FakeFabric, LinuxJacclAdvertisesTheV1EntryAndRoutesFromTheLinkLocalOne) {
     ASSERT_TRUE(fabric.add_host({"node-1", host("200.0.209.6"), profile, {}}));
     ASSERT_TRUE(fabric.add_host({"node-2", host("200.0.209.7"), profile, {}}));
     auto r = fabric.connect(Topology::mesh);
-    ASSERT_TRUE(r) << r.error().what();
+    ASSERT_OK(r);
     ASSERT_EQ(r.value().pairs.size(), 1u);
     EXPECT_EQ(r.value().pairs[0].connected(), connects) << r.value().to_string();
     if (!connects) {
@@ -144,7 +144,7 @@ TEST(FakeFabric, ATableChangeBetweenSelectionAndRtrDropsTrafficOrIsCaughtByPrefl
     ASSERT_TRUE(fabric.verbs("mac-c")->mutate_at(
         VerbsCall::create_qp, 1, TableMutation::stale_entry("rdma_en1", 1, 1, g("::ffff:10.99.0.44"))));
     auto r = fabric.connect(Topology::mesh, {.preflight = preflight});
-    ASSERT_TRUE(r) << r.error().what();
+    ASSERT_OK(r);
     EXPECT_TRUE(r.value().pair("mac-a", "mac-b")->connected());
     const PairResult* ac = r.value().pair("mac-a", "mac-c");
     EXPECT_FALSE(ac->connected());
