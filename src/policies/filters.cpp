@@ -7,7 +7,7 @@
 namespace gidpolicy {
 namespace {
 
-std::string lower(std::string_view s) {
+std::string lower_ascii(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -29,7 +29,7 @@ std::string_view to_string(FamilyFilter f) noexcept {
 }
 
 std::optional<FamilyFilter> family_filter_from_string(std::string_view s) noexcept {
-  const std::string l = lower(s);
+  const std::string l = lower_ascii(s);
   if (l == "any") return FamilyFilter::any;
   if (l == "ipv4" || l == "4" || l == "inet") return FamilyFilter::ipv4;
   if (l == "ipv6" || l == "6" || l == "inet6") return FamilyFilter::ipv6;
@@ -51,7 +51,7 @@ std::string_view to_string(TypeFilter t) noexcept {
 }
 
 std::optional<TypeFilter> type_filter_from_string(std::string_view s) noexcept {
-  const std::string l = lower(s);
+  const std::string l = lower_ascii(s);
   if (l == "any") return TypeFilter::any;
   if (l == "ib") return TypeFilter::ib;
   if (l == "roce_v1" || l == "v1" || l == "roce v1") return TypeFilter::roce_v1;

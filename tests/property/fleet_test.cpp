@@ -23,7 +23,7 @@
 namespace gidpolicy {
 namespace {
 
-std::string host_name(std::size_t i) { return "h" + std::to_string(i); }
+std::string fleet_host(std::size_t i) { return "h" + std::to_string(i); }
 
 /// One fleet direction in the fabric's terms: delivered, and the RTR errno the fabric records
 /// on the direction whose sender's modify_qp failed.
@@ -62,8 +62,8 @@ void check_same(const std::vector<GidTable>& tables, const Profile& profile, fak
   fakes::FakeFabric fabric;
   std::vector<fleet::HostSnapshot> hosts;
   for (std::size_t i = 0; i < tables.size(); ++i) {
-    RC_ASSERT(fabric.add_host({host_name(i), tables[i], profile, driver}).has_value());
-    hosts.push_back({host_name(i), "generated", {host_snapshot(tables[i], driver)}});
+    RC_ASSERT(fabric.add_host({fleet_host(i), tables[i], profile, driver}).has_value());
+    hosts.push_back({fleet_host(i), "generated", {host_snapshot(tables[i], driver)}});
   }
   auto report = fabric.connect(topology);
   RC_ASSERT(report.has_value());
@@ -131,7 +131,7 @@ RC_GTEST_PROP(Fleet, prop_fleet_mesh_judges_every_link_in_the_same_order_by_inde
   std::vector<fleet::HostSnapshot> hosts;
   for (std::size_t c = 0; c < copies; ++c)
     for (std::size_t i = 0; i < tables.size(); ++i)
-      hosts.push_back({host_name(c * tables.size() + i), "generated", {tables[i]}});
+      hosts.push_back({fleet_host(c * tables.size() + i), "generated", {tables[i]}});
   auto an = fleet::Analysis::run(hosts, {}, {.profile = profiles::jaccl()});
   RC_ASSERT(an.has_value());
   std::uint64_t k = 0;

@@ -2,11 +2,11 @@
 
 #include <gtest/gtest.h>
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 
 namespace gidpolicy {
 namespace {
 
-Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 GidTable nccl769() {
   PortInfo p{"mlx5_bond_0", 1, PortState::active, LinkLayer::ethernet(), 256, Mtu::mtu_1024, 0};
@@ -22,15 +22,15 @@ GidTable macmini() {
                                           GidEntry::empty(1), GidEntry::valid(2, g("::ffff:10.99.0.3"))}));
 }
 
-const Gid kPeer4 = Gid::ipv4_mapped(0xc800d107u);
+const Gid kPeer4Gid = Gid::ipv4_mapped(0xc800d107u);
 
 TEST(JudgeRtr, LinuxAcceptsTheV2Ipv4Entry) {
-  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = kPeer4}, DriverProfile::linux_kernel());
+  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = kPeer4Gid}, DriverProfile::linux_kernel());
   EXPECT_EQ(v.outcome, RtrOutcome::ok) << v.reason;
 }
 
 TEST(JudgeRtr, LinuxOutOfRangeIsEinval) {
-  auto v = judge_rtr(nccl769(), {.sgid_index = 256 + 300, .dgid = kPeer4}, DriverProfile::linux_kernel());
+  auto v = judge_rtr(nccl769(), {.sgid_index = 256 + 300, .dgid = kPeer4Gid}, DriverProfile::linux_kernel());
   // 556 wraps to 44 (uint8_t), which is in range but empty.
   EXPECT_EQ(v.err, 61);
   EXPECT_NE(v.reason.find("wrapped to 44"), std::string::npos) << v.reason;
@@ -38,7 +38,7 @@ TEST(JudgeRtr, LinuxOutOfRangeIsEinval) {
   PortInfo small = full.port();
   small.gid_tbl_len = 4;
   ASSERT_OK_AND_ASSIGN(auto t, GidTable::make(small, {full.begin(), full.end()}));
-  auto w = judge_rtr(t, {.sgid_index = 4, .dgid = kPeer4}, DriverProfile::linux_kernel());
+  auto w = judge_rtr(t, {.sgid_index = 4, .dgid = kPeer4Gid}, DriverProfile::linux_kernel());
   EXPECT_EQ(w.outcome, RtrOutcome::error);
   EXPECT_EQ(w.err, 22);
   EXPECT_EQ(
@@ -49,14 +49,14 @@ TEST(JudgeRtr, LinuxOutOfRangeIsEinval) {
 
 TEST(JudgeRtr, LinuxEmptySlotIsEnodataOrEinvalOnOldKernels) {
   auto prof = DriverProfile::linux_kernel();
-  auto v = judge_rtr(nccl769(), {.sgid_index = 7, .dgid = kPeer4}, prof);
+  auto v = judge_rtr(nccl769(), {.sgid_index = 7, .dgid = kPeer4Gid}, prof);
   EXPECT_EQ(v.err, 61);
   prof.enodata_for_empty_slot = false;
-  EXPECT_EQ(judge_rtr(nccl769(), {.sgid_index = 7, .dgid = kPeer4}, prof).err, 22);
+  EXPECT_EQ(judge_rtr(nccl769(), {.sgid_index = 7, .dgid = kPeer4Gid}, prof).err, 22);
 }
 
 TEST(JudgeRtr, LinuxNoGrhOnRoceIsEinval) {
-  auto v = judge_rtr(nccl769(), {.is_global = false, .sgid_index = 3, .dgid = kPeer4},
+  auto v = judge_rtr(nccl769(), {.is_global = false, .sgid_index = 3, .dgid = kPeer4Gid},
                      DriverProfile::linux_kernel());
   EXPECT_EQ(v.err, 22);
 }
@@ -76,13 +76,13 @@ TEST(JudgeRtr, LinuxLinkLocalSourceTimesOutLater) {
 }
 
 TEST(JudgeRtr, LinuxRoceVersionMismatchTimesOut) {
-  auto v = judge_rtr(nccl769(), {.sgid_index = 2, .dgid = kPeer4, .peer_gid_type = GidType::roce_v2},
+  auto v = judge_rtr(nccl769(), {.sgid_index = 2, .dgid = kPeer4Gid, .peer_gid_type = GidType::roce_v2},
                      DriverProfile::linux_kernel());
   EXPECT_EQ(v.outcome, RtrOutcome::times_out);
 }
 
 TEST(JudgeRtr, LinuxMissingNetdevIsEnodev) {
-  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = kPeer4, .source_netdev_present = false},
+  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = kPeer4Gid, .source_netdev_present = false},
                      DriverProfile::linux_kernel());
   EXPECT_EQ(v.err, 19);
 }
@@ -109,8 +109,8 @@ TEST(JudgeRtr, AppleIndexZeroIsDarwinEtimedout) {
 TEST(JudgeRtr, NotShownSlotIsUnknown) {
   PortInfo p = nccl769().port();
   ASSERT_OK_AND_ASSIGN(auto t,
-                       GidTable::make(p, {GidEntry::valid(3, kPeer4, GidType::roce_v2)}, Holes::not_shown));
-  EXPECT_EQ(judge_rtr(t, {.sgid_index = 2, .dgid = kPeer4}, DriverProfile::linux_kernel()).outcome,
+                       GidTable::make(p, {GidEntry::valid(3, kPeer4Gid, GidType::roce_v2)}, Holes::not_shown));
+  EXPECT_EQ(judge_rtr(t, {.sgid_index = 2, .dgid = kPeer4Gid}, DriverProfile::linux_kernel()).outcome,
             RtrOutcome::unknown);
 }
 

@@ -7,6 +7,7 @@
 #include <gidpolicy/profiles.hpp>
 
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -14,7 +15,6 @@
 namespace gidpolicy::fakes {
 namespace {
 
-Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 GidTable example(const char* file) {
   auto t = formats::read_tables_file(test::example_tables_dir() / file);

@@ -4,6 +4,7 @@
 #include <gidpolicy/verbs/snapshot.hpp>
 
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -15,7 +16,6 @@ namespace {
 
 using verbs::VerbsCall;
 
-Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 GidTable mlx5_table() {
   PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 8, Mtu::mtu_4096, 0};

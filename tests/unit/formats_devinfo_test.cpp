@@ -3,6 +3,7 @@
 #include <gidpolicy/formats/devinfo.hpp>
 
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -16,9 +17,8 @@ namespace {
 using formats::read_devinfo;
 using formats::write_devinfo;
 
-Gid G(const char* text) { return VALUE_OR_FAIL(Gid::parse(text)); }
 
-std::vector<GidTable> read_example(const char* name) {
+std::vector<GidTable> read_devinfo_example(const char* name) {
   std::string text = test::read_file(test::example_tables_dir() / name);
   EXPECT_FALSE(text.empty()) << name;
   auto r = read_devinfo(text, name);
@@ -36,7 +36,7 @@ void expect_entry(const GidTable& t, std::uint32_t index, const char* gid, GidTy
 }
 
 TEST(FormatsDevinfo, ReadsNccl769Bond) {
-  auto tables = read_example("nccl-769.devinfo.txt");
+  auto tables = read_devinfo_example("nccl-769.devinfo.txt");
   ASSERT_EQ(tables.size(), 1u);
   const GidTable& t = tables[0];
   EXPECT_EQ(t.port().device, "mlx5_bond_0");
@@ -56,7 +56,7 @@ TEST(FormatsDevinfo, ReadsNccl769Bond) {
 }
 
 TEST(FormatsDevinfo, ReadsAppleThunderboltWithMappedAtOne) {
-  auto tables = read_example("apple-ds4qa-rdma_en1.devinfo.txt");
+  auto tables = read_devinfo_example("apple-ds4qa-rdma_en1.devinfo.txt");
   ASSERT_EQ(tables.size(), 1u);
   const GidTable& t = tables[0];
   EXPECT_EQ(t.port().device, "rdma_en1");
@@ -68,7 +68,7 @@ TEST(FormatsDevinfo, ReadsAppleThunderboltWithMappedAtOne) {
 }
 
 TEST(FormatsDevinfo, ReadsAppleThunderboltWithoutIpv4) {
-  auto tables = read_example("apple-mlx4191-rdma_en3-noipv4.devinfo.txt");
+  auto tables = read_devinfo_example("apple-mlx4191-rdma_en3-noipv4.devinfo.txt");
   ASSERT_EQ(tables.size(), 1u);
   const GidTable& t = tables[0];
   EXPECT_EQ(t.port().device, "rdma_en3");
@@ -327,7 +327,7 @@ TEST(FormatsDevinfo, RegressionLongDeviceNameIsWrittenWhole) {
 }
 
 TEST(FormatsDevinfo, WritesThunderboltAsApplePrintsIt) {
-  auto tables = read_example("apple-ds4qa-rdma_en1.devinfo.txt");
+  auto tables = read_devinfo_example("apple-ds4qa-rdma_en1.devinfo.txt");
   std::string written = write_devinfo(tables);
   EXPECT_NE(written.find("\ttransport:\t\t\tThunderbolt (100)\n"), std::string::npos);
   EXPECT_NE(written.find("\t\t\tlink_layer:\t\tThunderbolt\n"), std::string::npos);
@@ -335,19 +335,19 @@ TEST(FormatsDevinfo, WritesThunderboltAsApplePrintsIt) {
   EXPECT_EQ(VALUE_OR_FAIL(read_devinfo(written, "again")), tables);
 }
 
-struct Bad {
+struct BadDevinfo {
   const char* name;
   std::string text;
   errc code;
   const char* expect;  // substring of the message: where, and what was expected
 };
 // Readable test names in ctest (gtest would print the struct's bytes).
-void PrintTo(const Bad& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const BadDevinfo& c, std::ostream* os) { *os << c.name; }
 
-class FormatsDevinfoRejects : public ::testing::TestWithParam<Bad> {};
+class FormatsDevinfoRejects : public ::testing::TestWithParam<BadDevinfo> {};
 
 TEST_P(FormatsDevinfoRejects, WithFileLineAndExpectation) {
-  const Bad& b = GetParam();
+  const BadDevinfo& b = GetParam();
   auto r = read_devinfo(b.text, "bad.txt");
   ASSERT_FALSE(r) << b.name << " was accepted";
   EXPECT_EQ(r.error(), b.code) << r.error().what();
@@ -361,56 +361,56 @@ const std::string kHeader =
 INSTANTIATE_TEST_SUITE_P(
     Malformed, FormatsDevinfoRejects,
     ::testing::Values(
-        Bad{"empty", "", errc::parse_error, "no port section and no GID line"},
-        Bad{"truncated_gid", kHeader + "\t\t\tGID[  0]:\t\tfe80:0000:0000:00", errc::parse_error,
+        BadDevinfo{"empty", "", errc::parse_error, "no port section and no GID line"},
+        BadDevinfo{"truncated_gid", kHeader + "\t\t\tGID[  0]:\t\tfe80:0000:0000:00", errc::parse_error,
             "bad.txt:8: GID[0]"},
-        Bad{"truncated_ipv4", kHeader + "\t\t\tGID[  3]:\t\t::ffff:200.0.2", errc::parse_error, "bad.txt:8:"},
-        Bad{"truncated_suffix", kHeader + "\t\t\tGID[  1]:\t\tfe80::1, RoCE v", errc::parse_error,
+        BadDevinfo{"truncated_ipv4", kHeader + "\t\t\tGID[  3]:\t\t::ffff:200.0.2", errc::parse_error, "bad.txt:8:"},
+        BadDevinfo{"truncated_suffix", kHeader + "\t\t\tGID[  1]:\t\tfe80::1, RoCE v", errc::parse_error,
             "bad.txt:8: expected ', RoCE v1' or ', RoCE v2'"},
-        Bad{"truncated_index", kHeader + "\t\t\tGID[  ", errc::parse_error,
+        BadDevinfo{"truncated_index", kHeader + "\t\t\tGID[  ", errc::parse_error,
             "bad.txt:8: expected 'GID[  n]:'"},
-        Bad{"truncated_before_link_layer",
+        BadDevinfo{"truncated_before_link_layer",
             "hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n",
             errc::parse_error, "bad.txt:2: mlx5_0 port 1: the section ends at line 4 without a link_layer"},
-        Bad{"truncated_before_gid_tbl_len",
+        BadDevinfo{"truncated_before_gid_tbl_len",
             "hca_id:\tmlx5_0\n\tmax_qp:\t\t\t\t10\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tmax_"
             "msg_sz:\t\t0x4\n",
             errc::parse_error, "without the gid_tbl_len line"},
-        Bad{"hca_without_port", "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n", errc::parse_error,
+        BadDevinfo{"hca_without_port", "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n", errc::parse_error,
             "bad.txt:1: hca_id mlx5_0 has no port section"},
-        Bad{"gid_before_tbl_len_in_full_output",
+        BadDevinfo{"gid_before_tbl_len_in_full_output",
             "hca_id:\tmlx5_0\n\tmax_qp:\t\t\t\t10\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n"
             "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n",
             errc::parse_error, "bad.txt:5: GID line before gid_tbl_len"},
-        Bad{"mixed_suffix", kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  1]:\t\tfe80::2\n",
+        BadDevinfo{"mixed_suffix", kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  1]:\t\tfe80::2\n",
             errc::parse_error, "bad.txt:9: GID[1] lacks the ', RoCE vN' suffix but line 8"},
-        Bad{"duplicate_index",
+        BadDevinfo{"duplicate_index",
             kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  0]:\t\tfe80::2, RoCE v2\n",
             errc::duplicate_index, "bad.txt:9: GID[0] appears twice in mlx5_0 port 1 (first at line 8)"},
-        Bad{"index_beyond_len", kHeader + "\t\t\tGID[  4]:\t\tfe80::1, RoCE v2\n", errc::index_too_large,
+        BadDevinfo{"index_beyond_len", kHeader + "\t\t\tGID[  4]:\t\tfe80::1, RoCE v2\n", errc::index_too_large,
             "bad.txt:8: GID index 4 is not below gid_tbl_len 4"},
-        Bad{"len_after_gid", "GID[  9]:\t\tfe80::1\ngid_tbl_len:\t8\n", errc::index_too_large,
+        BadDevinfo{"len_after_gid", "GID[  9]:\t\tfe80::1\ngid_tbl_len:\t8\n", errc::index_too_large,
             "bad.txt:1: GID index 9 is not below gid_tbl_len 8"},
-        Bad{"two_sections_spliced", kHeader + "\t\t\tlink_layer:\t\tInfiniBand\n", errc::parse_error,
+        BadDevinfo{"two_sections_spliced", kHeader + "\t\t\tlink_layer:\t\tInfiniBand\n", errc::parse_error,
             "bad.txt:8: second 'link_layer'"},
-        Bad{"bad_state", "state:\tPORT_SLEEPY\n", errc::invalid_field,
+        BadDevinfo{"bad_state", "state:\tPORT_SLEEPY\n", errc::invalid_field,
             "bad.txt:1: state: expected a port state"},
-        Bad{"bad_mtu", "active_mtu:\t1500\n", errc::invalid_field, "bad.txt:1: active_mtu: expected an MTU"},
-        Bad{"bad_tbl_len", "gid_tbl_len:\tmany\n", errc::invalid_field,
+        BadDevinfo{"bad_mtu", "active_mtu:\t1500\n", errc::invalid_field, "bad.txt:1: active_mtu: expected an MTU"},
+        BadDevinfo{"bad_tbl_len", "gid_tbl_len:\tmany\n", errc::invalid_field,
             "bad.txt:1: gid_tbl_len: expected a decimal"},
-        Bad{"bad_port", "\t\tport:\t0\n", errc::invalid_field,
+        BadDevinfo{"bad_port", "\t\tport:\t0\n", errc::invalid_field,
             "bad.txt:1: port: expected a port number 1-255"},
-        Bad{"duplicate_port",
+        BadDevinfo{"duplicate_port",
             kHeader + "\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tgid_tbl_len:\t\t4\n",
             errc::parse_error, "bad.txt:8: mlx5_0 port 1 appears twice (a second section for the same port)"},
-        Bad{"binary",
+        BadDevinfo{"binary",
             std::string("hca_id:\tmlx5_0\n\x7f"
                         "ELF\x02\x01\x01\x00\x00",
                         24),
             errc::parse_error, "bad.txt:2:1: binary data (byte 0x7f)"},
-        Bad{"wrong_format_show_gids", "DEV\tPORT\tINDEX\tGID\nmlx5_0\t1\t0\tfe80::1\tv2\teth0\n",
+        BadDevinfo{"wrong_format_show_gids", "DEV\tPORT\tINDEX\tGID\nmlx5_0\t1\t0\tfe80::1\tv2\teth0\n",
             errc::parse_error, "no port section and no GID line"}),
-    [](const ::testing::TestParamInfo<Bad>& param_info) { return std::string(param_info.param.name); });
+    [](const ::testing::TestParamInfo<BadDevinfo>& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
 }  // namespace gidpolicy

@@ -3,6 +3,7 @@
 #include <gidpolicy/formats/show_gids.hpp>
 
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -15,9 +16,8 @@ namespace {
 using formats::read_show_gids;
 using formats::write_show_gids;
 
-Gid G(const char* text) { return VALUE_OR_FAIL(Gid::parse(text)); }
 
-std::vector<GidTable> read_example(const char* name) {
+std::vector<GidTable> read_show_gids_example(const char* name) {
   std::string text = test::read_file(test::example_tables_dir() / name);
   EXPECT_FALSE(text.empty()) << name;
   auto r = read_show_gids(text, name);
@@ -25,7 +25,7 @@ std::vector<GidTable> read_example(const char* name) {
   return r ? r.value() : std::vector<GidTable>{};
 }
 
-void expect_entry(const GidTable& t, std::uint32_t index, const char* gid, GidType type, const char* netdev) {
+void expect_show_gids_entry(const GidTable& t, std::uint32_t index, const char* gid, GidType type, const char* netdev) {
   const GidEntry* e = t.find(index);
   ASSERT_NE(e, nullptr) << t.port().device << " index " << index;
   EXPECT_EQ(e->state, EntryState::valid);
@@ -43,49 +43,49 @@ void expect_show_gids_port(const GidTable& t, const char* device) {
 }
 
 TEST(FormatsShowGids, ReadsNccl1573PodWithHolesBelowFour) {
-  auto tables = read_example("nccl-1573-pod.show_gids.txt");
+  auto tables = read_show_gids_example("nccl-1573-pod.show_gids.txt");
   ASSERT_EQ(tables.size(), 2u);
   expect_show_gids_port(tables[0], "mlx5_0");
   ASSERT_EQ(tables[0].size(), 4u);
   for (std::uint32_t i = 0; i < 4; ++i) EXPECT_EQ(tables[0].find(i), nullptr);
-  expect_entry(tables[0], 4, "fe80::a4ed:ccff:fe8b:1994", GidType::roce_v1, "net1");
-  expect_entry(tables[0], 5, "fe80::a4ed:ccff:fe8b:1994", GidType::roce_v2, "net1");
-  expect_entry(tables[0], 6, "::ffff:10.152.0.12", GidType::roce_v1, "net1");
-  expect_entry(tables[0], 7, "::ffff:10.152.0.12", GidType::roce_v2, "net1");
+  expect_show_gids_entry(tables[0], 4, "fe80::a4ed:ccff:fe8b:1994", GidType::roce_v1, "net1");
+  expect_show_gids_entry(tables[0], 5, "fe80::a4ed:ccff:fe8b:1994", GidType::roce_v2, "net1");
+  expect_show_gids_entry(tables[0], 6, "::ffff:10.152.0.12", GidType::roce_v1, "net1");
+  expect_show_gids_entry(tables[0], 7, "::ffff:10.152.0.12", GidType::roce_v2, "net1");
   expect_show_gids_port(tables[1], "mlx5_1");
   ASSERT_EQ(tables[1].size(), 4u);
-  expect_entry(tables[1], 4, "fe80::9459:9bff:fe54:7704", GidType::roce_v1, "net2");
-  expect_entry(tables[1], 5, "fe80::9459:9bff:fe54:7704", GidType::roce_v2, "net2");
-  expect_entry(tables[1], 6, "::ffff:10.152.4.12", GidType::roce_v1, "net2");
-  expect_entry(tables[1], 7, "::ffff:10.152.4.12", GidType::roce_v2, "net2");
+  expect_show_gids_entry(tables[1], 4, "fe80::9459:9bff:fe54:7704", GidType::roce_v1, "net2");
+  expect_show_gids_entry(tables[1], 5, "fe80::9459:9bff:fe54:7704", GidType::roce_v2, "net2");
+  expect_show_gids_entry(tables[1], 6, "::ffff:10.152.4.12", GidType::roce_v1, "net2");
+  expect_show_gids_entry(tables[1], 7, "::ffff:10.152.4.12", GidType::roce_v2, "net2");
 }
 
 TEST(FormatsShowGids, ReadsIbmCx6WithTwoLinkLocalPairs) {
-  auto tables = read_example("ibm-pr4-cx6.show_gids.txt");
+  auto tables = read_show_gids_example("ibm-pr4-cx6.show_gids.txt");
   ASSERT_EQ(tables.size(), 1u);
   const GidTable& t = tables[0];
   expect_show_gids_port(t, "mlx5_0");
   ASSERT_EQ(t.size(), 6u);
-  expect_entry(t, 0, "fe80::e42:a1ff:fe5d:4db8", GidType::roce_v1, "ens1f0");
-  expect_entry(t, 1, "fe80::e42:a1ff:fe5d:4db8", GidType::roce_v2, "ens1f0");
-  expect_entry(t, 2, "fe80::1186:a6b1:3f0b:c441", GidType::roce_v1, "ens1f0");
-  expect_entry(t, 3, "fe80::1186:a6b1:3f0b:c441", GidType::roce_v2, "ens1f0");
-  expect_entry(t, 4, "::ffff:172.19.0.60", GidType::roce_v1, "ens1f0");
-  expect_entry(t, 5, "::ffff:172.19.0.60", GidType::roce_v2, "ens1f0");
+  expect_show_gids_entry(t, 0, "fe80::e42:a1ff:fe5d:4db8", GidType::roce_v1, "ens1f0");
+  expect_show_gids_entry(t, 1, "fe80::e42:a1ff:fe5d:4db8", GidType::roce_v2, "ens1f0");
+  expect_show_gids_entry(t, 2, "fe80::1186:a6b1:3f0b:c441", GidType::roce_v1, "ens1f0");
+  expect_show_gids_entry(t, 3, "fe80::1186:a6b1:3f0b:c441", GidType::roce_v2, "ens1f0");
+  expect_show_gids_entry(t, 4, "::ffff:172.19.0.60", GidType::roce_v1, "ens1f0");
+  expect_show_gids_entry(t, 5, "::ffff:172.19.0.60", GidType::roce_v2, "ens1f0");
 }
 
 TEST(FormatsShowGids, ReadsMooncakeIpv6OnlyNics) {
-  auto tables = read_example("mooncake-1617-ipv6only.show_gids.txt");
+  auto tables = read_show_gids_example("mooncake-1617-ipv6only.show_gids.txt");
   ASSERT_EQ(tables.size(), 3u);
   expect_show_gids_port(tables[0], "rocep105s0");
-  expect_entry(tables[0], 0, "fe80::690:81ff:fe39:e3e8", GidType::roce_v2, "enp105s0");
-  expect_entry(tables[0], 1, "fd93:16d3:59b6:10d:690:81ff:fe39:e3e8", GidType::roce_v2, "enp105s0");
+  expect_show_gids_entry(tables[0], 0, "fe80::690:81ff:fe39:e3e8", GidType::roce_v2, "enp105s0");
+  expect_show_gids_entry(tables[0], 1, "fd93:16d3:59b6:10d:690:81ff:fe39:e3e8", GidType::roce_v2, "enp105s0");
   expect_show_gids_port(tables[1], "rocep121s0");
-  expect_entry(tables[1], 0, "fe80::690:81ff:fe39:1c8", GidType::roce_v2, "enp121s0");
-  expect_entry(tables[1], 1, "fd93:16d3:59b6:10e:690:81ff:fe39:1c8", GidType::roce_v2, "enp121s0");
+  expect_show_gids_entry(tables[1], 0, "fe80::690:81ff:fe39:1c8", GidType::roce_v2, "enp121s0");
+  expect_show_gids_entry(tables[1], 1, "fd93:16d3:59b6:10e:690:81ff:fe39:1c8", GidType::roce_v2, "enp121s0");
   expect_show_gids_port(tables[2], "rocep193s0f0");
-  expect_entry(tables[2], 0, "fe80::7ec2:55ff:feba:ff88", GidType::roce_v1, "enp193s0f0np0");
-  expect_entry(tables[2], 1, "fe80::7ec2:55ff:feba:ff88", GidType::roce_v2, "enp193s0f0np0");
+  expect_show_gids_entry(tables[2], 0, "fe80::7ec2:55ff:feba:ff88", GidType::roce_v1, "enp193s0f0np0");
+  expect_show_gids_entry(tables[2], 1, "fe80::7ec2:55ff:feba:ff88", GidType::roce_v2, "enp193s0f0np0");
   for (const auto& t : tables)
     for (const auto& e : t) EXPECT_FALSE(e.gid.is_ipv4_mapped()) << "IPv6-only NICs";
 }
@@ -112,11 +112,11 @@ TEST(FormatsShowGids, ReadsOlderScriptRowsAndPastesThatLostTheirTabs) {
   auto r = read_show_gids(text, "old.txt");
   ASSERT_OK(r);
   ASSERT_EQ(r.value().size(), 2u);
-  expect_entry(r.value()[0], 0, "fe80::5254:ff:fe12:3456", GidType::roce_v1, "ens3");
-  expect_entry(r.value()[0], 1, "fe80::5254:ff:fe12:3456", GidType::roce_v2, "ens3");
-  expect_entry(r.value()[0], 3, "::ffff:192.168.1.2", GidType::roce_v2, "");
+  expect_show_gids_entry(r.value()[0], 0, "fe80::5254:ff:fe12:3456", GidType::roce_v1, "ens3");
+  expect_show_gids_entry(r.value()[0], 1, "fe80::5254:ff:fe12:3456", GidType::roce_v2, "ens3");
+  expect_show_gids_entry(r.value()[0], 3, "::ffff:192.168.1.2", GidType::roce_v2, "");
   // No type (gid_attrs unreadable) and no netdev: nothing says this port is RoCE.
-  expect_entry(r.value()[1], 0, "fe80::5254:ff:fe12:3457", GidType::unknown, "");
+  expect_show_gids_entry(r.value()[1], 0, "fe80::5254:ff:fe12:3457", GidType::unknown, "");
   EXPECT_EQ(r.value()[1].port().link_layer.kind(), LinkLayer::Kind::unknown);
 }
 
@@ -125,7 +125,7 @@ TEST(FormatsShowGids, ReadsRowsPastedWithoutHeaderOrFooter) {
       read_show_gids("mlx5_0\t1\t3\t0000:0000:0000:0000:0000:ffff:0a00:0001\t10.0.0.1  \tv2\teth0\n", "rows");
   ASSERT_OK(r);
   ASSERT_EQ(r.value().size(), 1u);
-  expect_entry(r.value()[0], 3, "::ffff:10.0.0.1", GidType::roce_v2, "eth0");
+  expect_show_gids_entry(r.value()[0], 3, "::ffff:10.0.0.1", GidType::roce_v2, "eth0");
 }
 
 TEST(FormatsShowGids, AnOutputThatFoundNothingIsNoTable) {
@@ -152,19 +152,19 @@ TEST(FormatsShowGids, WriteSkipsWhatTheScriptSkips) {
             "n_gids_found=1\n");
 }
 
-struct Bad {
+struct BadShowGids {
   const char* name;
   std::string text;
   errc code;
   const char* expect;
 };
 // Readable test names in ctest (gtest would print the struct's bytes).
-void PrintTo(const Bad& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const BadShowGids& c, std::ostream* os) { *os << c.name; }
 
-class FormatsShowGidsRejects : public ::testing::TestWithParam<Bad> {};
+class FormatsShowGidsRejects : public ::testing::TestWithParam<BadShowGids> {};
 
 TEST_P(FormatsShowGidsRejects, WithFileLineAndExpectation) {
-  const Bad& b = GetParam();
+  const BadShowGids& b = GetParam();
   auto r = read_show_gids(b.text, "bad.txt");
   ASSERT_FALSE(r) << b.name << " was accepted";
   EXPECT_EQ(r.error(), b.code) << r.error().what();
@@ -179,37 +179,37 @@ const std::string kRow = "mlx5_0\t1\t4\tfe80:0000:0000:0000:a4ed:ccff:fe8b:1994\
 INSTANTIATE_TEST_SUITE_P(
     Malformed, FormatsShowGidsRejects,
     ::testing::Values(
-        Bad{"empty", "", errc::parse_error, "bad.txt: no rows"},
-        Bad{"truncated_after_rows", kHead + kRow, errc::parse_error,
+        BadShowGids{"empty", "", errc::parse_error, "bad.txt: no rows"},
+        BadShowGids{"truncated_after_rows", kHead + kRow, errc::parse_error,
             "bad.txt:3: the output ends without its n_gids_found= line"},
-        Bad{"truncated_mid_gid", kHead + "mlx5_0\t1\t4\tfe80:0000:0000:0000:a4ed:cc", errc::invalid_field,
+        BadShowGids{"truncated_mid_gid", kHead + "mlx5_0\t1\t4\tfe80:0000:0000:0000:a4ed:cc", errc::invalid_field,
             "bad.txt:3: GID: expected 8 groups"},
-        Bad{"truncated_mid_row", kHead + "mlx5_0\t1\t", errc::parse_error, "bad.txt:3: expected a row"},
-        Bad{"rows_missing", kHead + kRow + "n_gids_found=2\n", errc::parse_error,
+        BadShowGids{"truncated_mid_row", kHead + "mlx5_0\t1\t", errc::parse_error, "bad.txt:3: expected a row"},
+        BadShowGids{"rows_missing", kHead + kRow + "n_gids_found=2\n", errc::parse_error,
             "bad.txt:4: n_gids_found=2 but 1 rows were read"},
-        Bad{"bad_count", kHead + kRow + "n_gids_found=two\n", errc::invalid_field,
+        BadShowGids{"bad_count", kHead + kRow + "n_gids_found=two\n", errc::invalid_field,
             "bad.txt:4: n_gids_found:"},
-        Bad{"row_after_footer", kHead + kRow + "n_gids_found=1\n" + kRow, errc::parse_error,
+        BadShowGids{"row_after_footer", kHead + kRow + "n_gids_found=1\n" + kRow, errc::parse_error,
             "bad.txt:5: expected nothing after the n_gids_found line"},
-        Bad{"ipv4_disagrees",
+        BadShowGids{"ipv4_disagrees",
             kHead + "mlx5_0\t1\t6\t0000:0000:0000:0000:0000:ffff:0a98:000c\t10.152.0.13  "
                     "\tv1\tnet1\nn_gids_found=1\n",
             errc::invalid_field,
             "bad.txt:3: IPv4: 10.152.0.13 does not match the GID, which ends in 10.152.0.12"},
-        Bad{"duplicate_index", kHead + kRow + kRow + "n_gids_found=2\n", errc::duplicate_index,
+        BadShowGids{"duplicate_index", kHead + kRow + kRow + "n_gids_found=2\n", errc::duplicate_index,
             "bad.txt:4: mlx5_0 port 1 index 4 appears twice (first at line 3)"},
-        Bad{"bad_port", kHead + "mlx5_0\tone\t4\tfe80::1\tv1\tnet1\n", errc::invalid_field,
+        BadShowGids{"bad_port", kHead + "mlx5_0\tone\t4\tfe80::1\tv1\tnet1\n", errc::invalid_field,
             "bad.txt:3: PORT:"},
-        Bad{"bad_index", kHead + "mlx5_0\t1\t-4\tfe80::1\tv1\tnet1\n", errc::invalid_field,
+        BadShowGids{"bad_index", kHead + "mlx5_0\t1\t-4\tfe80::1\tv1\tnet1\n", errc::invalid_field,
             "bad.txt:3: INDEX:"},
-        Bad{"extra_column", kHead + "mlx5_0\t1\t4\tfe80::1\tv1\tnet1\textra\n", errc::parse_error,
+        BadShowGids{"extra_column", kHead + "mlx5_0\t1\t4\tfe80::1\tv1\tnet1\textra\n", errc::parse_error,
             "bad.txt:3: expected a row 'DEV PORT INDEX GID [IPv4] [VER] [NETDEV]', found an extra column"},
-        Bad{"second_header", kHead + kRow + kHead, errc::parse_error, "bad.txt:4: a second header line"},
-        Bad{"binary", kHead + std::string("\x00\x01\x02garbage", 10), errc::parse_error,
+        BadShowGids{"second_header", kHead + kRow + kHead, errc::parse_error, "bad.txt:4: a second header line"},
+        BadShowGids{"binary", kHead + std::string("\x00\x01\x02garbage", 10), errc::parse_error,
             "bad.txt:3:1: binary data (byte 0x00)"},
-        Bad{"wrong_format_devinfo", "hca_id:\tmlx5_0\n\t\tport:\t1\n", errc::parse_error,
+        BadShowGids{"wrong_format_devinfo", "hca_id:\tmlx5_0\n\t\tport:\t1\n", errc::parse_error,
             "bad.txt:1: expected a row"}),
-    [](const ::testing::TestParamInfo<Bad>& param_info) { return std::string(param_info.param.name); });
+    [](const ::testing::TestParamInfo<BadShowGids>& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
 }  // namespace gidpolicy

@@ -3,6 +3,7 @@
 #include <gidpolicy/formats/sysfs.hpp>
 
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -18,7 +19,6 @@ namespace fs = std::filesystem;
 using formats::read_sysfs;
 using formats::write_sysfs;
 
-Gid G(const char* text) { return VALUE_OR_FAIL(Gid::parse(text)); }
 
 // A fresh directory under the system temp dir, removed at the end of the test.
 class TempDir {
@@ -44,7 +44,7 @@ void put(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
-void expect_entry(const GidTable& t, std::uint32_t index, const char* gid, GidType type, const char* netdev) {
+void expect_sysfs_entry(const GidTable& t, std::uint32_t index, const char* gid, GidType type, const char* netdev) {
   const GidEntry* e = t.find(index);
   ASSERT_NE(e, nullptr) << t.port().device << " index " << index;
   EXPECT_EQ(e->state, EntryState::valid);
@@ -65,14 +65,14 @@ TEST(FormatsSysfs, ReadsTheFixtureWithTheKernelsQuirks) {
   EXPECT_EQ(ib.port().lid, 0x1cu);
   EXPECT_EQ(ib.port().gid_tbl_len, 4u);
   ASSERT_EQ(ib.size(), 1u);
-  expect_entry(ib, 0, "fe80::2:c903:10:a1b1", GidType::ib, "");  // "IB/RoCE v1" on InfiniBand
+  expect_sysfs_entry(ib, 0, "fe80::2:c903:10:a1b1", GidType::ib, "");  // "IB/RoCE v1" on InfiniBand
 
   const GidTable& old = tables[1];
   EXPECT_EQ(old.port().device, "mlx4_0");
   ASSERT_EQ(old.size(), 2u);
   // No gid_attrs/: an old kernel, every GID IB/RoCE v1, which on Ethernet is RoCE v1.
-  expect_entry(old, 0, "fe80::202:c9ff:fe00:1", GidType::roce_v1, "");
-  expect_entry(old, 1, "::ffff:192.168.1.5", GidType::roce_v1, "");
+  expect_sysfs_entry(old, 0, "fe80::202:c9ff:fe00:1", GidType::roce_v1, "");
+  expect_sysfs_entry(old, 1, "::ffff:192.168.1.5", GidType::roce_v1, "");
 
   const GidTable& pod = tables[2];
   EXPECT_EQ(pod.port().device, "mlx5_0");
@@ -84,10 +84,10 @@ TEST(FormatsSysfs, ReadsTheFixtureWithTheKernelsQuirks) {
   ASSERT_EQ(pod.size(), 4u);
   for (std::uint32_t i = 0; i < 4; ++i)
     EXPECT_EQ(pod.find(i), nullptr) << "zeros with an unreadable type: empty";
-  expect_entry(pod, 4, "fe80::a4ed:ccff:fe8b:1994", GidType::roce_v1, "net1");
-  expect_entry(pod, 5, "fe80::a4ed:ccff:fe8b:1994", GidType::roce_v2, "net1");
-  expect_entry(pod, 6, "::ffff:10.152.0.12", GidType::roce_v1, "net1");
-  expect_entry(pod, 7, "::ffff:10.152.0.12", GidType::roce_v2, "net1");
+  expect_sysfs_entry(pod, 4, "fe80::a4ed:ccff:fe8b:1994", GidType::roce_v1, "net1");
+  expect_sysfs_entry(pod, 5, "fe80::a4ed:ccff:fe8b:1994", GidType::roce_v2, "net1");
+  expect_sysfs_entry(pod, 6, "::ffff:10.152.0.12", GidType::roce_v1, "net1");
+  expect_sysfs_entry(pod, 7, "::ffff:10.152.0.12", GidType::roce_v2, "net1");
 
   const GidTable& down = tables[3];
   EXPECT_EQ(down.port().port, 2u);
@@ -125,9 +125,9 @@ TEST(FormatsSysfs, TypeUnreadableForAReadFailureNotOnlyAMissingFile) {
   ASSERT_OK(r);
   const GidTable& t = r.value().at(0);
   EXPECT_EQ(t.find(0u), nullptr);
-  expect_entry(t, 1, "::ffff:10.0.0.1", GidType::unknown, "eth0");
-  expect_entry(t, 2, "::", GidType::roce_v2, "");
-  expect_entry(t, 3, "fe80::3", GidType::unknown, "");
+  expect_sysfs_entry(t, 1, "::ffff:10.0.0.1", GidType::unknown, "eth0");
+  expect_sysfs_entry(t, 2, "::", GidType::roce_v2, "");
+  expect_sysfs_entry(t, 3, "fe80::3", GidType::unknown, "");
 }
 
 TEST(FormatsSysfs, AnUnreadableGidIsAnUnreadableEntryWithItsErrno) {

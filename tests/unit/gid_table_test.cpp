@@ -2,11 +2,11 @@
 
 #include <gtest/gtest.h>
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 
 namespace gidpolicy {
 namespace {
 
-Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 PortInfo eth_port(std::optional<std::uint32_t> len = 16) {
   PortInfo p;

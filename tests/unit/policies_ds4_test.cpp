@@ -19,7 +19,7 @@ static_assert(SelectionPolicy<Ds4ExplicitIndex>);
 static_assert(SelectionPolicy<Ds4Scan>);
 static_assert(SelectionPolicy<Ds4Linux>);
 
-std::uint32_t picked(const result<Selection>& r) {
+std::uint32_t ds4_picked(const result<Selection>& r) {
   EXPECT_TRUE(r) << (r ? "" : r.error().what());
   return r ? r.value().entry.index : 9999u;
 }
@@ -28,12 +28,12 @@ std::uint32_t picked(const result<Selection>& r) {
 
 TEST(Ds4Linux, Ds4UnitTableLocalAddressSelectsIndex3) {
   Ds4Linux p{.local = gid("::ffff:127.0.0.1")};
-  EXPECT_EQ(picked(p.select(test::ds4_linux_unit())), 3u);
+  EXPECT_EQ(ds4_picked(p.select(test::ds4_linux_unit())), 3u);
 }
 
 TEST(Ds4Linux, Ds4UnitTableForced2Selects2) {
   Ds4Linux p{.local = gid("::ffff:127.0.0.1"), .index = 2};
-  EXPECT_EQ(picked(p.select(test::ds4_linux_unit())), 2u);  // forced wins over the better score
+  EXPECT_EQ(ds4_picked(p.select(test::ds4_linux_unit())), 2u);  // forced wins over the better score
 }
 
 TEST(Ds4Linux, Ds4UnitTableForcedRejections) {
@@ -56,20 +56,20 @@ TEST(Ds4Linux, Ds4UnitTableForcedRejections) {
 }
 
 TEST(Ds4Linux, WithoutLocalTheFirstV2Wins) {
-  EXPECT_EQ(picked(Ds4Linux{}.select(test::ds4_linux_unit())), 2u);
+  EXPECT_EQ(ds4_picked(Ds4Linux{}.select(test::ds4_linux_unit())), 2u);
   // ds4 does not filter link-local: on the NCCL 769 table it picks the fe80 v2 entry.
-  EXPECT_EQ(picked(Ds4Linux{}.select(test::nccl_769())), 1u);
-  EXPECT_EQ(picked(Ds4Linux{}.select(test::nccl_1573_pod(0))), 5u);
-  EXPECT_EQ(picked(Ds4Linux{}.select(test::ibm_cx6())), 1u);
-  EXPECT_EQ(picked(Ds4Linux{}.select(test::mooncake_ipv6(0))), 0u);
-  EXPECT_EQ(picked(Ds4Linux{}.select(test::mooncake_ipv6(2))), 1u);
+  EXPECT_EQ(ds4_picked(Ds4Linux{}.select(test::nccl_769())), 1u);
+  EXPECT_EQ(ds4_picked(Ds4Linux{}.select(test::nccl_1573_pod(0))), 5u);
+  EXPECT_EQ(ds4_picked(Ds4Linux{}.select(test::ibm_cx6())), 1u);
+  EXPECT_EQ(ds4_picked(Ds4Linux{}.select(test::mooncake_ipv6(0))), 0u);
+  EXPECT_EQ(ds4_picked(Ds4Linux{}.select(test::mooncake_ipv6(2))), 1u);
 }
 
 TEST(Ds4Linux, LocalAddressOnOtherTables) {
-  EXPECT_EQ(picked(Ds4Linux{.local = gid("::ffff:200.0.209.6")}.select(test::nccl_769())), 3u);
-  EXPECT_EQ(picked(Ds4Linux{.local = gid("::ffff:10.152.4.12")}.select(test::nccl_1573_pod(1))), 7u);
+  EXPECT_EQ(ds4_picked(Ds4Linux{.local = gid("::ffff:200.0.209.6")}.select(test::nccl_769())), 3u);
+  EXPECT_EQ(ds4_picked(Ds4Linux{.local = gid("::ffff:10.152.4.12")}.select(test::nccl_1573_pod(1))), 7u);
   // A local address that is not in the table scores nothing: the first v2 entry, as ds4 does.
-  EXPECT_EQ(picked(Ds4Linux{.local = gid("::ffff:10.9.9.9")}.select(test::nccl_1573_pod(1))), 5u);
+  EXPECT_EQ(ds4_picked(Ds4Linux{.local = gid("::ffff:10.9.9.9")}.select(test::nccl_1573_pod(1))), 5u);
 }
 
 TEST(Ds4Linux, NoRoceV2EntryFailsWithEveryRejection) {
@@ -121,14 +121,14 @@ TEST(Ds4Linux, Spec) {
 // --- Ds4ExplicitIndex ----------------------------------------------------------------------
 
 TEST(Ds4ExplicitIndex, AcceptsAnyReadableSlotUnchecked) {
-  EXPECT_EQ(picked(Ds4ExplicitIndex{2}.select(test::nccl_769())), 2u);        // RoCE v1: not checked
-  EXPECT_EQ(picked(Ds4ExplicitIndex{0}.select(test::apple_ds4qa())), 0u);     // link-local: not checked
-  EXPECT_EQ(picked(Ds4ExplicitIndex{4}.select(test::ds4_linux_unit())), 4u);  // zero GID: not checked
+  EXPECT_EQ(ds4_picked(Ds4ExplicitIndex{2}.select(test::nccl_769())), 2u);        // RoCE v1: not checked
+  EXPECT_EQ(ds4_picked(Ds4ExplicitIndex{0}.select(test::apple_ds4qa())), 0u);     // link-local: not checked
+  EXPECT_EQ(ds4_picked(Ds4ExplicitIndex{4}.select(test::ds4_linux_unit())), 4u);  // zero GID: not checked
   auto empty = Ds4ExplicitIndex{1}.select(test::macmini());                   // empty: query_gid reads zeros
   ASSERT_OK(empty);
-  EXPECT_EQ(picked(empty), 1u);
+  EXPECT_EQ(ds4_picked(empty), 1u);
   EXPECT_TRUE(empty.value().entry.gid.is_zero());
-  EXPECT_EQ(picked(Ds4ExplicitIndex{2}.select(test::nccl_1573_pod(0))), 2u);  // a hole below the pod's 4
+  EXPECT_EQ(ds4_picked(Ds4ExplicitIndex{2}.select(test::nccl_1573_pod(0))), 2u);  // a hole below the pod's 4
 }
 
 TEST(Ds4ExplicitIndex, Failures) {
@@ -159,12 +159,12 @@ TEST(Ds4ExplicitIndex, IndexAbove255ReportsTheWrapAndWhatItHits) {
 // --- Ds4Scan -------------------------------------------------------------------------------
 
 TEST(Ds4Scan, FirstMappedEntryOnEveryExampleTable) {
-  EXPECT_EQ(picked(Ds4Scan{}.select(test::nccl_769())), 2u);
-  EXPECT_EQ(picked(Ds4Scan{}.select(test::apple_ds4qa())), 1u);
-  EXPECT_EQ(picked(Ds4Scan{}.select(test::macmini())), 2u);
-  EXPECT_EQ(picked(Ds4Scan{}.select(test::ds4_linux_unit())), 0u);
-  EXPECT_EQ(picked(Ds4Scan{}.select(test::nccl_1573_pod(0))), 6u);
-  EXPECT_EQ(picked(Ds4Scan{}.select(test::ibm_cx6())), 4u);
+  EXPECT_EQ(ds4_picked(Ds4Scan{}.select(test::nccl_769())), 2u);
+  EXPECT_EQ(ds4_picked(Ds4Scan{}.select(test::apple_ds4qa())), 1u);
+  EXPECT_EQ(ds4_picked(Ds4Scan{}.select(test::macmini())), 2u);
+  EXPECT_EQ(ds4_picked(Ds4Scan{}.select(test::ds4_linux_unit())), 0u);
+  EXPECT_EQ(ds4_picked(Ds4Scan{}.select(test::nccl_1573_pod(0))), 6u);
+  EXPECT_EQ(ds4_picked(Ds4Scan{}.select(test::ibm_cx6())), 4u);
   for (const GidTable& t : {test::apple_noipv4(), test::mooncake_ipv6(0), test::mooncake_ipv6(2)}) {
     auto r = Ds4Scan{}.select(t);
     ASSERT_FALSE(r);

@@ -15,16 +15,16 @@ using test::gid;
 static_assert(SelectionPolicy<JacclFirstMapped>);
 static_assert(SelectionPolicy<JacclLegacyIndex1>);
 
-std::uint32_t picked(const result<Selection>& r) { return VALUE_OR_FAIL(r).entry.index; }
+std::uint32_t jaccl_picked(const result<Selection>& r) { return VALUE_OR_FAIL(r).entry.index; }
 
 TEST(JacclFirstMapped, PicksTheFirstMappedEntryOfEveryExampleTable) {
-  EXPECT_EQ(picked(JacclFirstMapped{}.select(test::nccl_769())), 2u);  // the RoCE v1 twin (NCCL 769)
-  EXPECT_EQ(picked(JacclFirstMapped{}.select(test::apple_ds4qa())), 1u);
-  EXPECT_EQ(picked(JacclFirstMapped{}.select(test::macmini())), 2u);         // MLX PR 3389
-  EXPECT_EQ(picked(JacclFirstMapped{}.select(test::ds4_linux_unit())), 0u);  // index 0 allowed, v1 allowed
-  EXPECT_EQ(picked(JacclFirstMapped{}.select(test::nccl_1573_pod(0))), 6u);
-  EXPECT_EQ(picked(JacclFirstMapped{}.select(test::nccl_1573_pod(1))), 6u);
-  EXPECT_EQ(picked(JacclFirstMapped{}.select(test::ibm_cx6())), 4u);
+  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::nccl_769())), 2u);  // the RoCE v1 twin (NCCL 769)
+  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::apple_ds4qa())), 1u);
+  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::macmini())), 2u);         // MLX PR 3389
+  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::ds4_linux_unit())), 0u);  // index 0 allowed, v1 allowed
+  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::nccl_1573_pod(0))), 6u);
+  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::nccl_1573_pod(1))), 6u);
+  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::ibm_cx6())), 4u);
   for (int d = 0; d < 3; ++d)
     EXPECT_EQ(JacclFirstMapped{}.select(test::mooncake_ipv6(d)).error(), errc::no_ipv4_mapped_gid) << d;
 }
@@ -68,7 +68,7 @@ TEST(JacclFirstMapped, SkipsEmptyAndUnreadableSlotsLikeJaccl) {
                      {GidEntry::empty(0), GidEntry::unreadable(1, std::make_error_code(std::errc::io_error)),
                       GidEntry::valid(2, Gid{}), GidEntry::valid(3, gid("::ffff:10.0.0.9"))}));
   auto r = JacclFirstMapped{}.select(t, {.trace = true});
-  EXPECT_EQ(picked(r), 3u);
+  EXPECT_EQ(jaccl_picked(r), 3u);
   const auto& steps = r.value().trace.attempts[0].steps;
   EXPECT_EQ(steps[0].verdict, Verdict::empty);
   EXPECT_EQ(steps[1].verdict, Verdict::unreadable);
@@ -94,12 +94,12 @@ TEST(JacclFirstMapped, NeverReadsBeyondTheTableLength) {
 TEST(JacclLegacyIndex1, AdvertisesIndex1WhateverItHolds) {
   auto r = JacclLegacyIndex1{}.select(test::nccl_769());
   ASSERT_OK(r);
-  EXPECT_EQ(picked(r), 1u);
+  EXPECT_EQ(jaccl_picked(r), 1u);
   EXPECT_EQ(r.value().entry.gid, gid("fe80::ac0:ebff:feda:1cfb"));  // link-local, unchecked
-  EXPECT_EQ(picked(JacclLegacyIndex1{}.select(test::apple_ds4qa())), 1u);
-  EXPECT_EQ(picked(JacclLegacyIndex1{}.select(test::ds4_linux_unit())), 1u);
-  EXPECT_EQ(picked(JacclLegacyIndex1{}.select(test::ibm_cx6())), 1u);
-  EXPECT_EQ(picked(JacclLegacyIndex1{}.select(test::mooncake_ipv6(0))), 1u);
+  EXPECT_EQ(jaccl_picked(JacclLegacyIndex1{}.select(test::apple_ds4qa())), 1u);
+  EXPECT_EQ(jaccl_picked(JacclLegacyIndex1{}.select(test::ds4_linux_unit())), 1u);
+  EXPECT_EQ(jaccl_picked(JacclLegacyIndex1{}.select(test::ibm_cx6())), 1u);
+  EXPECT_EQ(jaccl_picked(JacclLegacyIndex1{}.select(test::mooncake_ipv6(0))), 1u);
 }
 
 TEST(JacclLegacyIndex1, AnEmptySlotIsAdvertisedAsTheZeroGid) {

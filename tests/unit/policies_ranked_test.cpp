@@ -16,22 +16,22 @@ using test::gid;
 
 static_assert(SelectionPolicy<Ranked>);
 
-std::uint32_t picked(const result<Selection>& r) {
+std::uint32_t ranked_picked(const result<Selection>& r) {
   EXPECT_TRUE(r) << (r ? "" : r.error().what());
   return r ? r.value().entry.index : 9999u;
 }
 Cidr cidr(std::string_view s) { return VALUE_OR_FAIL(Cidr::parse(s)); }
 
 TEST(Ranked, EveryExampleTable) {
-  EXPECT_EQ(picked(Ranked{}.select(test::nccl_769())), 3u);  // the v2 twin, where JACCL takes 2
-  EXPECT_EQ(picked(Ranked{}.select(test::apple_ds4qa())), 1u);
-  EXPECT_EQ(picked(Ranked{}.select(test::macmini())), 2u);
-  EXPECT_EQ(picked(Ranked{}.select(test::ds4_linux_unit())), 2u);
-  EXPECT_EQ(picked(Ranked{}.select(test::nccl_1573_pod(0))), 7u);  // the pod table starting at 4
-  EXPECT_EQ(picked(Ranked{}.select(test::nccl_1573_pod(1))), 7u);
-  EXPECT_EQ(picked(Ranked{}.select(test::ibm_cx6())), 5u);
-  EXPECT_EQ(picked(Ranked{}.select(test::mooncake_ipv6(0))), 1u);  // the ULA, never the fe80
-  EXPECT_EQ(picked(Ranked{}.select(test::mooncake_ipv6(1))), 1u);
+  EXPECT_EQ(ranked_picked(Ranked{}.select(test::nccl_769())), 3u);  // the v2 twin, where JACCL takes 2
+  EXPECT_EQ(ranked_picked(Ranked{}.select(test::apple_ds4qa())), 1u);
+  EXPECT_EQ(ranked_picked(Ranked{}.select(test::macmini())), 2u);
+  EXPECT_EQ(ranked_picked(Ranked{}.select(test::ds4_linux_unit())), 2u);
+  EXPECT_EQ(ranked_picked(Ranked{}.select(test::nccl_1573_pod(0))), 7u);  // the pod table starting at 4
+  EXPECT_EQ(ranked_picked(Ranked{}.select(test::nccl_1573_pod(1))), 7u);
+  EXPECT_EQ(ranked_picked(Ranked{}.select(test::ibm_cx6())), 5u);
+  EXPECT_EQ(ranked_picked(Ranked{}.select(test::mooncake_ipv6(0))), 1u);  // the ULA, never the fe80
+  EXPECT_EQ(ranked_picked(Ranked{}.select(test::mooncake_ipv6(1))), 1u);
 }
 
 TEST(Ranked, NoSilentFallbackToLinkLocal) {
@@ -53,9 +53,9 @@ TEST(Ranked, NoSilentFallbackToLinkLocal) {
 
 TEST(Ranked, AllowLinkLocalRanksItLast) {
   Ranked p{{.allow_link_local = true}};
-  EXPECT_EQ(picked(p.select(test::mooncake_ipv6(2))), 1u);  // v2 over v1
-  EXPECT_EQ(picked(p.select(test::nccl_769())), 3u);        // still the routable entry first
-  EXPECT_EQ(picked(p.select(test::apple_noipv4())), 0u);    // the only one left
+  EXPECT_EQ(ranked_picked(p.select(test::mooncake_ipv6(2))), 1u);  // v2 over v1
+  EXPECT_EQ(ranked_picked(p.select(test::nccl_769())), 3u);        // still the routable entry first
+  EXPECT_EQ(ranked_picked(p.select(test::apple_noipv4())), 0u);    // the only one left
 }
 
 TEST(Ranked, ThunderboltIndex0RanksBelowEveryOtherCandidate) {
@@ -64,9 +64,9 @@ TEST(Ranked, ThunderboltIndex0RanksBelowEveryOtherCandidate) {
   ASSERT_OK_AND_ASSIGN(auto tb,
                        GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16), entries));
   ASSERT_OK_AND_ASSIGN(auto eth, GidTable::make(test::port("eth", LinkLayer::ethernet(), 16), entries));
-  EXPECT_EQ(picked(Ranked{}.select(eth)), 0u);  // IPv4 over IPv6
+  EXPECT_EQ(ranked_picked(Ranked{}.select(eth)), 0u);  // IPv4 over IPv6
   auto r = Ranked{}.select(tb, {.trace = true});
-  EXPECT_EQ(picked(r), 1u);
+  EXPECT_EQ(ranked_picked(r), 1u);
   const auto& steps = r.value().trace.attempts.at(0).steps;
   EXPECT_EQ(steps.at(0).verdict, Verdict::lower_rank);
   EXPECT_NE(steps.at(0).note.find("index 0 on Thunderbolt"), std::string::npos);
@@ -75,8 +75,8 @@ TEST(Ranked, ThunderboltIndex0RanksBelowEveryOtherCandidate) {
   auto tb2 = VALUE_OR_FAIL(
       GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16),
                      {GidEntry::valid(0, gid("::ffff:10.0.0.1")), GidEntry::valid(3, gid("fe80::5"))}));
-  EXPECT_EQ(picked(Ranked{{.allow_link_local = true}}.select(tb2)), 3u);
-  EXPECT_EQ(picked(Ranked{}.select(tb2)), 0u);  // link-local refused: index 0 is all there is
+  EXPECT_EQ(ranked_picked(Ranked{{.allow_link_local = true}}.select(tb2)), 3u);
+  EXPECT_EQ(ranked_picked(Ranked{}.select(tb2)), 0u);  // link-local refused: index 0 is all there is
 }
 
 TEST(Ranked, OrderV2OverV1OverUnknownThenIpv4ThenIndex) {
@@ -86,12 +86,12 @@ TEST(Ranked, OrderV2OverV1OverUnknownThenIpv4ThenIndex) {
                                          GidEntry::valid(2, gid("fd00::2"), GidType::roce_v2),
                                          GidEntry::valid(3, gid("::ffff:10.0.0.3"), GidType::roce_v2),
                                          GidEntry::valid(4, gid("::ffff:10.0.0.4"), GidType::roce_v2)}));
-  EXPECT_EQ(picked(Ranked{}.select(t)), 3u);
-  EXPECT_EQ(picked(Ranked{{.type = TypeFilter::roce_v1}}.select(t)), 1u);
-  EXPECT_EQ(picked(Ranked{{.family = FamilyFilter::ipv6}}.select(t)), 2u);
-  EXPECT_EQ(picked(Ranked{{.local = gid("::ffff:10.0.0.2")}}.select(t)), 1u);  // local first, even v1
-  EXPECT_EQ(picked(Ranked{{.local = gid("::ffff:10.0.0.4")}}.select(t)), 4u);
-  EXPECT_EQ(picked(Ranked{{.local = gid("::ffff:10.9.9.9")}}.select(t)), 3u);  // absent: a preference only
+  EXPECT_EQ(ranked_picked(Ranked{}.select(t)), 3u);
+  EXPECT_EQ(ranked_picked(Ranked{{.type = TypeFilter::roce_v1}}.select(t)), 1u);
+  EXPECT_EQ(ranked_picked(Ranked{{.family = FamilyFilter::ipv6}}.select(t)), 2u);
+  EXPECT_EQ(ranked_picked(Ranked{{.local = gid("::ffff:10.0.0.2")}}.select(t)), 1u);  // local first, even v1
+  EXPECT_EQ(ranked_picked(Ranked{{.local = gid("::ffff:10.0.0.4")}}.select(t)), 4u);
+  EXPECT_EQ(ranked_picked(Ranked{{.local = gid("::ffff:10.9.9.9")}}.select(t)), 3u);  // absent: a preference only
   auto req = Ranked{{.local = gid("::ffff:10.9.9.9"), .require_local = true}}.select(t);
   EXPECT_EQ(req.error(), errc::no_candidate);
   EXPECT_EQ(req.error().trace->attempts.at(0).steps.at(0).verdict, Verdict::not_local_address);
@@ -100,25 +100,25 @@ TEST(Ranked, OrderV2OverV1OverUnknownThenIpv4ThenIndex) {
 TEST(Ranked, SubnetExcludeAndNetdevFilters) {
   const GidTable pod0 = test::nccl_1573_pod(0), pod1 = test::nccl_1573_pod(1);
   Ranked in4{{.subnets = {cidr("10.152.4.0/24")}}};
-  EXPECT_EQ(picked(in4.select(pod1)), 7u);
+  EXPECT_EQ(ranked_picked(in4.select(pod1)), 7u);
   auto out = in4.select(pod0);
   EXPECT_EQ(out.error(), errc::no_candidate);
   EXPECT_NE(out.error().detail.find("[6] outside_subnet, [7] outside_subnet"), std::string::npos)
       << out.error().detail;
   Ranked ex{{.excludes = {cidr("10.152.0.0/24")}}};
   EXPECT_EQ(ex.select(pod0).error(), errc::no_candidate);
-  EXPECT_EQ(picked(ex.select(pod1)), 7u);
+  EXPECT_EQ(ranked_picked(ex.select(pod1)), 7u);
   Ranked two{{.subnets = {cidr("10.152.0.0/24"), cidr("10.152.4.0/24")}}};
-  EXPECT_EQ(picked(two.select(pod0)), 7u);
-  EXPECT_EQ(picked(two.select(pod1)), 7u);
+  EXPECT_EQ(ranked_picked(two.select(pod0)), 7u);
+  EXPECT_EQ(ranked_picked(two.select(pod1)), 7u);
   Ranked nd{{.netdev = "net2"}};
-  EXPECT_EQ(picked(nd.select(pod1)), 7u);
+  EXPECT_EQ(ranked_picked(nd.select(pod1)), 7u);
   auto wrong = nd.select(pod0, {.trace = true});
   EXPECT_EQ(wrong.error(), errc::no_candidate);
   EXPECT_EQ(wrong.error().trace->attempts.at(0).steps.at(3).verdict, Verdict::other_netdev);
   Ranked ula{{.subnets = {cidr("fd93:16d3:59b6:10e::/64")}}};
   EXPECT_EQ(ula.select(test::mooncake_ipv6(0)).error(), errc::no_candidate);
-  EXPECT_EQ(picked(ula.select(test::mooncake_ipv6(1))), 1u);
+  EXPECT_EQ(ranked_picked(ula.select(test::mooncake_ipv6(1))), 1u);
 }
 
 TEST(Ranked, NeverEmptyZeroUnreadableOrAbove255) {
@@ -139,7 +139,7 @@ TEST(Ranked, NeverEmptyZeroUnreadableOrAbove255) {
 TEST(Ranked, InfinibandLinkLocalIsFine) {
   auto ib = VALUE_OR_FAIL(GidTable::make(test::port("mlx5_ib", LinkLayer::infiniband(), 128),
                                          {GidEntry::valid(0, gid("fe80::ac0:ebff:feda:1cfb"), GidType::ib)}));
-  EXPECT_EQ(picked(Ranked{}.select(ib)), 0u);
+  EXPECT_EQ(ranked_picked(Ranked{}.select(ib)), 0u);
 }
 
 TEST(Ranked, IndependentOfEntryOrder) {
@@ -149,7 +149,7 @@ TEST(Ranked, IndependentOfEntryOrder) {
   for (int i = 0; i < 10; ++i) {
     std::shuffle(entries.begin(), entries.end(), rng);
     auto t = VALUE_OR_FAIL(GidTable::make(base.port(), entries));
-    EXPECT_EQ(picked(Ranked{}.select(t)), 7u);
+    EXPECT_EQ(ranked_picked(Ranked{}.select(t)), 7u);
   }
 }
 

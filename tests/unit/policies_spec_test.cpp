@@ -107,14 +107,14 @@ TEST(PolicySpec, RoundTripsEveryPolicy) {
   }
 }
 
-struct Bad {
+struct BadSpec {
   const char* spec;
   std::size_t position;
   const char* expected;
 };
 
 TEST(PolicySpec, MalformedSpecsNamePositionAndExpectedToken) {
-  const Bad cases[] = {
+  const BadSpec cases[] = {
       {"", 0, "expected a policy name (jaccl, jaccl-fixed"},
       {"jacl", 0, "expected a policy name"},
       {"jaccl:x", 5, "expected no options (jaccl takes none)"},
@@ -155,7 +155,7 @@ TEST(PolicySpec, MalformedSpecsNamePositionAndExpectedToken) {
       {"per-device(a=auto|b=ds4)", 17, "expected ';' or ')'"},
       {"auto@sgid=1", 4, "belongs to a profile"},
   };
-  for (const Bad& c : cases) {
+  for (const BadSpec& c : cases) {
     auto r = parse_policy(c.spec);
     ASSERT_FALSE(r) << c.spec << " parsed as " << r.value().spec();
     EXPECT_EQ(r.error(), errc::invalid_policy_spec);
@@ -171,14 +171,14 @@ TEST(ProfileSpec, SourceIndexRule) {
   EXPECT_EQ(VALUE_OR_FAIL(parse_profile("jaccl-fixed@sgid=1")), profiles::jaccl());
   EXPECT_EQ(VALUE_OR_FAIL(parse_profile("auto@sgid=3")), (Profile{Ranked{}, SourceIndex::literal(3)}));
   EXPECT_EQ(VALUE_OR_FAIL(parse_profile("first(jaccl|auto)")).source, SourceIndex::selected());
-  const Bad cases[] = {
+  const BadSpec cases[] = {
       {"jaccl@sgid=2", 5, "jaccl already routes from the literal index 1"},
       {"auto@sgid=256", 10, "expected an sgid_index 0..255 (a uint8_t)"},
       {"auto@sgid=", 10, "expected an sgid_index 0..255"},
       {"auto@index=1", 4, "expected '@sgid=N'"},
       {"auto@sgid=1 x", 12, "expected the end of the spec, found 'x'"},
   };
-  for (const Bad& c : cases) {
+  for (const BadSpec& c : cases) {
     auto r = parse_profile(c.spec);
     ASSERT_FALSE(r) << c.spec;
     EXPECT_EQ(r.error(), errc::invalid_policy_spec);

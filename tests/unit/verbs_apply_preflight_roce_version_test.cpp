@@ -19,6 +19,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 
 namespace gidpolicy::verbs {
 namespace {
@@ -30,7 +31,6 @@ using ::testing::_;
 using ::testing::AnyNumber;
 using ::testing::Field;
 
-Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 GidTable mlx5_port() {
   PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 16, Mtu::mtu_4096, 0};

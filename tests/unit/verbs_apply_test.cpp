@@ -11,6 +11,7 @@
 #include <gidpolicy/verbs/snapshot.hpp>
 
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 #include "support/files.hpp"
 
 #include <gmock/gmock.h>
@@ -30,7 +31,6 @@ using ::testing::Field;
 using ::testing::NiceMock;
 using ::testing::Return;
 
-Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 constexpr int kInitMask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 

@@ -12,6 +12,7 @@
 #endif
 
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
@@ -24,7 +25,6 @@ namespace {
 using fakes::FakeVerbs;
 namespace c_abi = fakes::c_abi;
 
-Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 /// Shaped like MLX JACCL's IBVWrapper (mlx/distributed/jaccl): C++ members named after the
 /// libibverbs functions without the prefix, loaded one by one; no query_gid_ex/_table, no query_qp.

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include "support/assert_ok.hpp"
+#include "support/gid_literals.hpp"
 
 #include <cerrno>
 
@@ -15,7 +16,6 @@ namespace {
 using fakes::FakeVerbs;
 using fakes::TableMutation;
 
-Gid g(std::string_view s) { return VALUE_OR_FAIL(Gid::parse(s)); }
 
 /// A 256-entry RoCE table: fe80 v1/v2 pairs and empty slots below `mapped_at`, the first
 /// IPv4-mapped GID at `mapped_at`, more entries after it.
