@@ -128,9 +128,11 @@ gidpolicy_status gidpolicy_watch_thread_start(gidpolicy_watch** watch, gidpolicy
     auto on_change = [callback, user](gidpolicy::verbs::GidWatcher&, const gidpolicy::GidChange& c) {
       try {
         const std::string line = c.to_string();
-        callback(user, gidpolicy::capi::change_kind_to_c(c.kind), c.new_index ? *c.new_index : UINT32_MAX, line.c_str());
+        callback(user, gidpolicy::capi::change_kind_to_c(c.kind), c.new_index ? *c.new_index : UINT32_MAX,
+                 line.c_str());
       } catch (...) {
-        callback(user, gidpolicy::capi::change_kind_to_c(c.kind), c.new_index ? *c.new_index : UINT32_MAX, "");
+        callback(user, gidpolicy::capi::change_kind_to_c(c.kind), c.new_index ? *c.new_index : UINT32_MAX,
+                 "");
       }
     };
     auto on_error = [callback, user](const gidpolicy::Error& e) {

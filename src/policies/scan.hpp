@@ -30,8 +30,7 @@ const GidEntry* first_ipv4_mapped(const GidTable& table, Recorder& rec, NoteFn&&
       continue;
     }
     if (!e.gid.is_ipv4_mapped()) {
-      rec.step(e.index, e.gid.is_zero() ? Verdict::zero : Verdict::not_ipv4_mapped,
-               [&] { return note(e); });
+      rec.step(e.index, e.gid.is_zero() ? Verdict::zero : Verdict::not_ipv4_mapped, [&] { return note(e); });
       continue;
     }
     return &e;
