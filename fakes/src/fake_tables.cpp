@@ -178,27 +178,26 @@ result<void> FakeVerbs::mutate_at(VerbsCall kind, unsigned nth, TableMutation mu
   return success();
 }
 
-std::vector<Error> FakeVerbs::failed_mutations() const {
-  result<bool> FakeVerbs::replace_port(const GidTable& table) {
-    std::lock_guard lock(impl_->mu);
-    const PortInfo& info = table.port();
-    GIDPOLICY_TRY(p, impl_->port(info.device, info.port));
-    for (const GidEntry& e : table)
-      if (e.index >= p->length())
-        return fail(errc::invalid_argument, info.device + ":" + std::to_string(info.port) + " index " +
-                                                std::to_string(e.index) + " is not below gid_tbl_len " +
-                                                std::to_string(p->length()));
-    std::map<std::uint32_t, GidEntry> entries;
-    for (const GidEntry& e : table) entries.emplace(e.index, e);
-    const bool gids_changed = entries != p->entries;
-    const bool was = Impl::usable_state(p->info.state);
-    const bool now = Impl::usable_state(info.state);
-    const bool state_changed = p->info.state != info.state;
-    p->entries = std::move(entries);
-    p->info.state = info.state;
-    if (gids_changed) impl_->raise(info.device, info.port, IBV_EVENT_GID_CHANGE);
-    if (was != now) impl_->raise(info.device, info.port, now ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
-    return gids_changed || state_changed;
-  }
+result<bool> FakeVerbs::replace_port(const GidTable& table) {
+  std::lock_guard lock(impl_->mu);
+  const PortInfo& info = table.port();
+  GIDPOLICY_TRY(p, impl_->port(info.device, info.port));
+  for (const GidEntry& e : table)
+    if (e.index >= p->length())
+      return fail(errc::invalid_argument, info.device + ":" + std::to_string(info.port) + " index " +
+                                              std::to_string(e.index) + " is not below gid_tbl_len " +
+                                              std::to_string(p->length()));
+  std::map<std::uint32_t, GidEntry> entries;
+  for (const GidEntry& e : table) entries.emplace(e.index, e);
+  const bool gids_changed = entries != p->entries;
+  const bool was = Impl::usable_state(p->info.state);
+  const bool now = Impl::usable_state(info.state);
+  const bool state_changed = p->info.state != info.state;
+  p->entries = std::move(entries);
+  p->info.state = info.state;
+  if (gids_changed) impl_->raise(info.device, info.port, IBV_EVENT_GID_CHANGE);
+  if (was != now) impl_->raise(info.device, info.port, now ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
+  return gids_changed || state_changed;
+}
 
 }  // namespace gidpolicy::fakes

@@ -136,8 +136,10 @@ void FakeVerbs::fail_call_number(unsigned nth, int err) {
   impl_->pending.push_back(
       {Pending::What::fail_any_nth, VerbsCall::device_names, nth == 0 ? 1 : nth, err, {}});
 }
-std::lock_guard lock(impl_->mu);
-return impl_->failed_mutations;
+
+std::vector<Error> FakeVerbs::failed_mutations() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->failed_mutations;
 }
 void FakeVerbs::clear_faults() {
   std::lock_guard lock(impl_->mu);
