@@ -5,6 +5,8 @@
 #include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/rtr.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -389,6 +391,18 @@ result<void> FakeVerbs::ack_async_event(DeviceHandle device, const verbs::AsyncE
     return fail(errc::invalid_argument, "ack_async_event(" + name + "): no event read is waiting for an ack");
   --e.unacked;
   return success();
+}
+
+result<verbs::AsyncEvent> FakeVerbs::wait_async_event(DeviceHandle device, int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  const bool nonblocking = flags >= 0 && (flags & O_NONBLOCK) != 0;
+  while (true) {
+    GIDPOLICY_TRY(ev, read_async_event(device));
+    if (ev) return *ev;
+    if (nonblocking) return fail_errno(EAGAIN, "get_async_event: no event queued (O_NONBLOCK)");
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return fail_errno(errno, "get_async_event: poll");
+  }
 }
 
 }  // namespace gidpolicy::fakes
