@@ -167,19 +167,14 @@ int init_ah_locked(Library& lib, Context& c, std::uint8_t port_num, const ibv_wc
 extern "C" {
 
 ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_ah* {
     Pd* p = lib.pd(pd);
     if (!p || !attr) {
       errno = EINVAL;
       return nullptr;
     }
     return create_ah_locked(lib, *p, *attr);
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 int ibv_init_ah_from_wc(ibv_context* context, uint8_t port_num, ibv_wc* wc, ibv_grh* grh,
@@ -205,9 +200,7 @@ int ibv_init_ah_from_wc(ibv_context* context, uint8_t port_num, ibv_wc* wc, ibv_
 }
 
 ibv_ah* ibv_create_ah_from_wc(ibv_pd* pd, ibv_wc* wc, ibv_grh* grh, uint8_t port_num) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_ah* {
     Pd* p = lib.pd(pd);
     if (!p || !wc) {
       errno = EINVAL;
@@ -219,16 +212,11 @@ ibv_ah* ibv_create_ah_from_wc(ibv_pd* pd, ibv_wc* wc, ibv_grh* grh, uint8_t port
       return nullptr;
     }
     return create_ah_locked(lib, *p, attr);
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 int ibv_destroy_ah(ibv_ah* ah) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Ah* a = lib.ah(ah);
     if (!a) return EINVAL;
     auto r = lib.record("destroy_ah", a->pd->owner->device);
@@ -236,15 +224,11 @@ int ibv_destroy_ah(ibv_ah* ah) {
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_srq* {
     Pd* p = lib.pd(pd);
     if (!p || !init) {
       errno = EINVAL;
@@ -277,16 +261,11 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
     r["result"] = 0;
     lib.log.write(r);
     return out;
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Srq* s = lib.srq(srq);
     if (!s || !attr) return EINVAL;
     const std::uint32_t max_wr = (mask & IBV_SRQ_MAX_WR) ? attr->max_wr : s->max_wr;
@@ -296,30 +275,22 @@ int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) {
     s->max_wr = max_wr;
     s->limit = limit;
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Srq* s = lib.srq(srq);
     if (!s || !attr) return EINVAL;
     attr->max_wr = s->max_wr;
     attr->max_sge = s->max_sge;
     attr->srq_limit = s->limit;
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 int ibv_destroy_srq(ibv_srq* srq) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Srq* s = lib.srq(srq);
     if (!s) return EINVAL;
     auto r = lib.record("destroy_srq", s->owner->device);
@@ -333,9 +304,7 @@ int ibv_destroy_srq(ibv_srq* srq) {
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 }  // extern "C"
