@@ -361,6 +361,10 @@ LinkLayer link_layer_of(const Device& device, std::uint32_t port) noexcept;
 int errno_of(const Error& e) noexcept;
 /// "ENODATA" etc. in the numbering of the device's driver profile.
 std::string errno_name_for(const Device* device, int err);
+/// Finish a control-log record `r` for a call that failed with `err`: its result, the errno's
+/// name in the device's numbering and, when given, why; then write it.
+void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
+                 const std::string& reason);
 
 /// Start watching GIDPOLICY_FAKE_TABLES for rewrites, once per process (async_events.cpp).
 void start_table_watch(Library& lib);

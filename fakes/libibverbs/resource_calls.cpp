@@ -35,14 +35,6 @@ using namespace gidpolicy::fakelib;
 
 namespace {
 
-void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
-                 const std::string& reason) {
-  r["result"] = err;
-  r["error"] = errno_name_for(d, err);
-  if (!reason.empty()) r["reason"] = reason;
-  lib.log.write(r);
-}
-
 void release_qp(Library& lib, Qp& q) {
   unwatch_qp(lib, q);
   for (Cq* c : {q.send_cq, q.recv_cq})

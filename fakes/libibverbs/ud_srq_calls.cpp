@@ -23,14 +23,6 @@ using namespace gidpolicy::fakelib;
 
 namespace {
 
-void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
-                 const std::string& reason) {
-  r["result"] = err;
-  r["error"] = errno_name_for(d, err);
-  if (!reason.empty()) r["reason"] = reason;
-  lib.log.write(r);
-}
-
 bool has_port(const Device& d, std::uint32_t port) {
   for (std::uint32_t p : d.ports)
     if (p == port) return true;
