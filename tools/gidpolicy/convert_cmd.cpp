@@ -19,9 +19,9 @@
 
 namespace gidpolicy::cli {
 
-namespace fs = std::filesystem;
-
 namespace {
+
+namespace fs = std::filesystem;
 
 // What a conversion loses, by comparing the tables with what the target format can hold.
 std::string describe_loss(const std::vector<GidTable>& before, const std::vector<GidTable>& after) {

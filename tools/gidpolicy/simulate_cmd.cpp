@@ -13,8 +13,11 @@
 #include <set>
 
 namespace gidpolicy::cli {
+namespace {
 
 namespace fs = std::filesystem;
+
+}  // namespace
 
 int run_simulate(const SimulateOptions& o) {
 #if GIDPOLICY_CLI_HAVE_FAKES
