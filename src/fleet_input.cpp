@@ -1,6 +1,8 @@
 // Fleet input: reading host snapshot files (parsed by fleet_snapshot.cpp) and JACCL device files.
 #include <gidpolicy/fleet.hpp>
 
+#include "formats/text.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -54,22 +56,12 @@ int nesting_depth(std::string_view text, int limit) {
 
 /// "src:3:15: invalid JSON: ..." with the line and column of a syntax error.
 Error syntax_error(std::string_view text, std::string_view source, const Json::parse_error& e) {
-  std::size_t off = e.byte > 0 ? e.byte - 1 : 0;
-  off = std::min(off, text.size());
-  std::size_t line = 1, col = 1;
-  for (std::size_t i = 0; i < off; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
+  const std::size_t off = e.byte > 0 ? e.byte - 1 : 0;
   std::string what = e.what();
   // nlohmann's message repeats the position; keep its last part (what went wrong).
   if (auto p = what.find(": syntax error"); p != std::string::npos) what = what.substr(p + 2);
-  return Error(errc::parse_error, std::string(source) + ":" + std::to_string(line) + ":" +
-                                      std::to_string(col) + ": invalid JSON: " + what);
+  return Error(errc::parse_error, std::string(source) + ":" + formats::detail::line_column(text, off) +
+                                      ": invalid JSON: " + what);
 }
 
 result<std::string> read_file(const std::string& path, std::size_t max_bytes) {

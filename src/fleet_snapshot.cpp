@@ -8,6 +8,8 @@
 // error names the line and column.
 #include <gidpolicy/fleet.hpp>
 
+#include "formats/text.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -383,17 +385,8 @@ class SnapshotReader {
  private:
   Error syntax_error() const {
     const auto& e = *c_.error();
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i < e.offset && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    return Error(errc::parse_error, std::string(src_) + ":" + std::to_string(line) + ":" +
-                                        std::to_string(col) + ": invalid JSON: " + e.what);
+    return Error(errc::parse_error, std::string(src_) + ":" + formats::detail::line_column(text_, e.offset) +
+                                        ": invalid JSON: " + e.what);
   }
   Error field_error(const std::string& path, const std::string& what, errc code = errc::invalid_field) const {
     return Error(code, std::string(src_) + ": " + path + ": " + what);

@@ -163,29 +163,17 @@ int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
     fd = context->async_fd;
   }
   // Wait without the library's lock: the calls that change the table must go on meanwhile.
-  const int flags = ::fcntl(fd, F_GETFL);
-  const bool nonblocking = flags >= 0 && (flags & O_NONBLOCK) != 0;
-  while (true) {
-    auto ev = lib.model.read_async_event(handle);
-    if (!ev) {
-      errno = errno_of(ev.error());
-      return -1;
-    }
-    if (ev.value()) {
-      *event = ev.value()->raw;
-      auto r = lib.record("get_async_event", nullptr);
-      r["event"] = verbs::async_event_name(event->event_type);
-      r["port"] = event->element.port_num;
-      lib.log.write(r);
-      return 0;
-    }
-    if (nonblocking) {
-      errno = EAGAIN;
-      return -1;
-    }
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return -1;
+  auto ev = lib.model.wait_async_event(handle, fd);
+  if (!ev) {
+    errno = errno_of(ev.error());
+    return -1;
   }
+  *event = ev.value().raw;
+  auto r = lib.record("get_async_event", nullptr);
+  r["event"] = verbs::async_event_name(event->event_type);
+  r["port"] = event->element.port_num;
+  lib.log.write(r);
+  return 0;
 }
 
 void ibv_ack_async_event(ibv_async_event* event) {

@@ -44,8 +44,10 @@ int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t siz
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace gidpolicy::fakelib {
@@ -327,6 +329,26 @@ class Library {
   Library();
 };
 
+/// An exported call's frame: `body(lib)` runs with Library::mu held, and an exception (only
+/// std::bad_alloc can arise) is answered as libibverbs answers running out of memory: NULL with
+/// errno ENOMEM from a call returning an object, ENOMEM from one returning an errno. No C++
+/// exception may cross the C ABI.
+template <class Body>
+auto locked_call(Body&& body) noexcept -> decltype(body(std::declval<Library&>())) {
+  try {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    return body(lib);
+  } catch (...) {
+    if constexpr (std::is_pointer_v<decltype(body(std::declval<Library&>()))>) {
+      errno = ENOMEM;
+      return nullptr;
+    } else {
+      return ENOMEM;
+    }
+  }
+}
+
 /// ibv_gid_entry::gid_type for an entry on a port of `link_layer`, as the kernel reports it: the
 /// sysfs type "IB/RoCE v1" is IBV_GID_TYPE_ROCE_V1 on an Ethernet port and IBV_GID_TYPE_IB
 /// elsewhere, so a table's ib or unknown type becomes one of those two (the C ABI has no
@@ -339,6 +361,10 @@ LinkLayer link_layer_of(const Device& device, std::uint32_t port) noexcept;
 int errno_of(const Error& e) noexcept;
 /// "ENODATA" etc. in the numbering of the device's driver profile.
 std::string errno_name_for(const Device* device, int err);
+/// Finish a control-log record `r` for a call that failed with `err`: its result, the errno's
+/// name in the device's numbering and, when given, why; then write it.
+void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
+                 const std::string& reason);
 
 /// Start watching GIDPOLICY_FAKE_TABLES for rewrites, once per process (async_events.cpp).
 void start_table_watch(Library& lib);

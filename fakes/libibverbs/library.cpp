@@ -242,4 +242,12 @@ std::string errno_name_for(const Device* device, int err) {
   return errno_name(platform, err);
 }
 
+void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
+                 const std::string& reason) {
+  r["result"] = err;
+  r["error"] = errno_name_for(d, err);
+  if (!reason.empty()) r["reason"] = reason;
+  lib.log.write(r);
+}
+
 }  // namespace gidpolicy::fakelib

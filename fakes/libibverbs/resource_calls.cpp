@@ -35,14 +35,6 @@ using namespace gidpolicy::fakelib;
 
 namespace {
 
-void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
-                 const std::string& reason) {
-  r["result"] = err;
-  r["error"] = errno_name_for(d, err);
-  if (!reason.empty()) r["reason"] = reason;
-  lib.log.write(r);
-}
-
 void release_qp(Library& lib, Qp& q) {
   unwatch_qp(lib, q);
   for (Cq* c : {q.send_cq, q.recv_cq})
@@ -71,9 +63,7 @@ void release_mr(Library& lib, Mr& m) {
 }
 
 ibv_mr* register_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t iova, int access) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_mr* {
     Pd* p = lib.pd(pd);
     if (!p) {
       errno = EINVAL;
@@ -113,10 +103,7 @@ ibv_mr* register_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t io
     r["result"] = 0;
     lib.log.write(r);
     return out;
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 // The attributes the data path needs, fixed when the QP reaches RTR (the kernel resolves the
@@ -202,9 +189,7 @@ int ibv_close_device(ibv_context* context) {
 }
 
 ibv_pd* ibv_alloc_pd(ibv_context* context) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_pd* {
     Context* c = lib.context(context);
     if (!c) {
       errno = EINVAL;
@@ -220,16 +205,11 @@ ibv_pd* ibv_alloc_pd(ibv_context* context) {
     r["result"] = 0;
     lib.log.write(r);
     return out;
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 int ibv_dealloc_pd(ibv_pd* pd) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Pd* p = lib.pd(pd);
     if (!p) return EINVAL;
     auto r = lib.record("dealloc_pd", p->owner->device);
@@ -247,9 +227,7 @@ int ibv_dealloc_pd(ibv_pd* pd) {
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 #undef ibv_reg_mr
@@ -268,9 +246,7 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, u
 }
 
 int ibv_dereg_mr(ibv_mr* mr) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     auto it = lib.mrs.find(mr);
     if (it == lib.mrs.end()) return EINVAL;
     auto r = lib.record("dereg_mr", it->second->pd->owner->device);
@@ -279,15 +255,11 @@ int ibv_dereg_mr(ibv_mr* mr) {
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_comp_channel* {
     Context* c = lib.context(context);
     if (!c) {
       errno = EINVAL;
@@ -308,16 +280,11 @@ ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
     r["result"] = 0;
     lib.log.write(r);
     return out;
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Channel* ch = lib.channel(channel);
     if (!ch) return EINVAL;
     auto r = lib.record("destroy_comp_channel", ch->owner->device);
@@ -331,16 +298,12 @@ int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel,
                       int comp_vector) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_cq* {
     Context* c = lib.context(context);
     if (!c) {
       errno = EINVAL;
@@ -378,16 +341,11 @@ ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
     r["result"] = 0;
     lib.log.write(r);
     return out;
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 int ibv_destroy_cq(ibv_cq* cq) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Cq* c = lib.cq(cq);
     if (!c) return EINVAL;
     auto r = lib.record("destroy_cq", c->owner->device);
@@ -399,9 +357,7 @@ int ibv_destroy_cq(ibv_cq* cq) {
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {
@@ -450,9 +406,7 @@ void ibv_ack_cq_events(ibv_cq* cq, unsigned int nevents) {
 }
 
 ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_qp* {
     Pd* p = lib.pd(pd);
     if (!p || !attr) {
       errno = EINVAL;
@@ -537,16 +491,11 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     r["result"] = 0;
     lib.log.write(r);
     return out;
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Qp* q = lib.qp(qp);
     if (!q || !attr) return EINVAL;
     const Device* d = q->owner->device;
@@ -604,15 +553,11 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     lib.log.write(r);
     if (q->connected) retry_held(lib, *q);  // RC data that arrived before this side reached RTR
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask, ibv_qp_init_attr* init_attr) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Qp* q = lib.qp(qp);
     if (!q || !attr || !init_attr) return EINVAL;
     auto r = lib.record("query_qp", q->owner->device);
@@ -634,15 +579,11 @@ int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask, ibv_qp_init_attr*
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 int ibv_destroy_qp(ibv_qp* qp) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Qp* q = lib.qp(qp);
     if (!q) return EINVAL;
     auto r = lib.record("destroy_qp", q->owner->device);
@@ -651,9 +592,7 @@ int ibv_destroy_qp(ibv_qp* qp) {
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 // The fake's QPs are not extended QPs (no ibv_create_qp_ex): rdma-core returns NULL for those.

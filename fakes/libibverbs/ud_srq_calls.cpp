@@ -23,14 +23,6 @@ using namespace gidpolicy::fakelib;
 
 namespace {
 
-static void fail_record_ud(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
-                 const std::string& reason) {
-  r["result"] = err;
-  r["error"] = errno_name_for(d, err);
-  if (!reason.empty()) r["reason"] = reason;
-  lib.log.write(r);
-}
-
 bool has_port(const Device& d, std::uint32_t port) {
   for (std::uint32_t p : d.ports)
     if (p == port) return true;
@@ -48,14 +40,14 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
     r["dgid"] = Gid::from_bytes(attr.grh.dgid.raw).to_string();
   }
   if (!has_port(*d, attr.port_num)) {
-    fail_record_ud(lib, r, d, EINVAL, "port " + std::to_string(attr.port_num) + " does not exist");
+    fail_record(lib, r, d, EINVAL, "port " + std::to_string(attr.port_num) + " does not exist");
     errno = EINVAL;
     return nullptr;
   }
   auto table = lib.model.table(d->name, attr.port_num);
   auto profile = lib.model.profile(d->name);
   if (!table || !profile) {
-    fail_record_ud(lib, r, d, EINVAL, "no GID table for the port");
+    fail_record(lib, r, d, EINVAL, "no GID table for the port");
     errno = EINVAL;
     return nullptr;
   }
@@ -66,7 +58,7 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
   req.dgid = Gid::from_bytes(attr.grh.dgid.raw);
   const RtrVerdict v = judge_rtr(table.value(), req, profile.value());
   if (v.outcome == RtrOutcome::error) {
-    fail_record_ud(lib, r, d, v.err, v.reason);
+    fail_record(lib, r, d, v.err, v.reason);
     errno = v.err;
     return nullptr;
   }
@@ -167,19 +159,14 @@ int init_ah_locked(Library& lib, Context& c, std::uint8_t port_num, const ibv_wc
 extern "C" {
 
 ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_ah* {
     Pd* p = lib.pd(pd);
     if (!p || !attr) {
       errno = EINVAL;
       return nullptr;
     }
     return create_ah_locked(lib, *p, *attr);
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 int ibv_init_ah_from_wc(ibv_context* context, uint8_t port_num, ibv_wc* wc, ibv_grh* grh,
@@ -205,9 +192,7 @@ int ibv_init_ah_from_wc(ibv_context* context, uint8_t port_num, ibv_wc* wc, ibv_
 }
 
 ibv_ah* ibv_create_ah_from_wc(ibv_pd* pd, ibv_wc* wc, ibv_grh* grh, uint8_t port_num) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_ah* {
     Pd* p = lib.pd(pd);
     if (!p || !wc) {
       errno = EINVAL;
@@ -219,16 +204,11 @@ ibv_ah* ibv_create_ah_from_wc(ibv_pd* pd, ibv_wc* wc, ibv_grh* grh, uint8_t port
       return nullptr;
     }
     return create_ah_locked(lib, *p, attr);
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 int ibv_destroy_ah(ibv_ah* ah) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Ah* a = lib.ah(ah);
     if (!a) return EINVAL;
     auto r = lib.record("destroy_ah", a->pd->owner->device);
@@ -236,15 +216,11 @@ int ibv_destroy_ah(ibv_ah* ah) {
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> ibv_srq* {
     Pd* p = lib.pd(pd);
     if (!p || !init) {
       errno = EINVAL;
@@ -256,7 +232,7 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
     r["max_sge"] = init->attr.max_sge;
     if (init->attr.max_wr == 0 || init->attr.max_wr > 4096 || init->attr.max_sge > 16 ||
         init->attr.srq_limit > init->attr.max_wr) {
-      fail_record_ud(lib, r, d, EINVAL, "max_wr not in 1..4096, max_sge above 16 or srq_limit above max_wr");
+      fail_record(lib, r, d, EINVAL, "max_wr not in 1..4096, max_sge above 16 or srq_limit above max_wr");
       errno = EINVAL;
       return nullptr;
     }
@@ -277,16 +253,11 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
     r["result"] = 0;
     lib.log.write(r);
     return out;
-  } catch (...) {
-    errno = ENOMEM;
-    return nullptr;
-  }
+  });
 }
 
 int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Srq* s = lib.srq(srq);
     if (!s || !attr) return EINVAL;
     const std::uint32_t max_wr = (mask & IBV_SRQ_MAX_WR) ? attr->max_wr : s->max_wr;
@@ -296,35 +267,27 @@ int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) {
     s->max_wr = max_wr;
     s->limit = limit;
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Srq* s = lib.srq(srq);
     if (!s || !attr) return EINVAL;
     attr->max_wr = s->max_wr;
     attr->max_sge = s->max_sge;
     attr->srq_limit = s->limit;
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 int ibv_destroy_srq(ibv_srq* srq) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Srq* s = lib.srq(srq);
     if (!s) return EINVAL;
     auto r = lib.record("destroy_srq", s->owner->device);
     if (s->users != 0) {
-      fail_record_ud(lib, r, s->owner->device, EBUSY, "queue pairs still use the SRQ");
+      fail_record(lib, r, s->owner->device, EBUSY, "queue pairs still use the SRQ");
       return EBUSY;
     }
     pthread_cond_destroy(&s->srq.cond);
@@ -333,9 +296,7 @@ int ibv_destroy_srq(ibv_srq* srq) {
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 }  // extern "C"

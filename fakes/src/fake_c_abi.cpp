@@ -1,8 +1,5 @@
 #include <gidpolicy/fakes/fake_c_abi.hpp>
 
-#include <fcntl.h>
-#include <poll.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -387,25 +384,13 @@ int get_async_event(ibv_context* context, ibv_async_event* event) {
   }
   // libibverbs blocks unless the program made async_fd non-blocking; the wait happens without
   // the binding's lock so other calls (the ones that raise events) proceed meanwhile.
-  const int flags = ::fcntl(fd, F_GETFL);
-  const bool nonblocking = flags >= 0 && (flags & O_NONBLOCK) != 0;
-  while (true) {
-    auto ev = model->read_async_event(handle);
-    if (!ev) {
-      errno = to_errno(ev.error());
-      return -1;
-    }
-    if (ev.value()) {
-      *event = ev.value()->raw;
-      return 0;
-    }
-    if (nonblocking) {
-      errno = EAGAIN;
-      return -1;
-    }
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return -1;
+  auto ev = model->wait_async_event(handle, fd);
+  if (!ev) {
+    errno = to_errno(ev.error());
+    return -1;
   }
+  *event = ev.value().raw;
+  return 0;
 }
 
 void ack_async_event(ibv_async_event* event) {

@@ -28,29 +28,8 @@ struct gidpolicy_watch_thread {
 namespace {
 
 using gidpolicy::capi::guarded;
+using gidpolicy::capi::null_argument;
 using gidpolicy::capi::report;
-
-gidpolicy_change_kind c_kind(gidpolicy::ChangeKind k) {
-  switch (k) {
-    case gidpolicy::ChangeKind::unchanged:
-      return GIDPOLICY_CHANGE_UNCHANGED;
-    case gidpolicy::ChangeKind::moved:
-      return GIDPOLICY_CHANGE_MOVED;
-    case gidpolicy::ChangeKind::disappeared:
-      return GIDPOLICY_CHANGE_DISAPPEARED;
-    case gidpolicy::ChangeKind::reappeared:
-      return GIDPOLICY_CHANGE_REAPPEARED;
-    case gidpolicy::ChangeKind::twin_changed:
-      return GIDPOLICY_CHANGE_TWIN_CHANGED;
-    case gidpolicy::ChangeKind::untracked:
-      return GIDPOLICY_CHANGE_UNTRACKED;
-  }
-  return GIDPOLICY_CHANGE_NONE;
-}
-
-gidpolicy_status null_argument(const char* what, char* err, size_t errlen) {
-  return report(GIDPOLICY_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL", err, errlen);
-}
 
 }  // namespace
 
@@ -69,12 +48,7 @@ gidpolicy_status gidpolicy_watch_open(const gidpolicy_verbs_fns* fns, const gidp
     if (port < 1 || port > 255)
       return report(GIDPOLICY_ERR_INVALID_ARGUMENT, "port " + std::to_string(port) + " is outside 1..255",
                     err, errlen);
-    gidpolicy::verbs::VerbsFunctions f;
-    f.query_port = fns->query_port;
-    f.query_gid = fns->query_gid;
-    f.query_gid_ex = fns->query_gid_ex;
-    f.query_gid_ex_sized = fns->query_gid_ex_sized;
-    f.get_device_name = fns->get_device_name;
+    gidpolicy::verbs::VerbsFunctions f = gidpolicy::capi::functions_of(*fns);
     f.get_async_event = async_fns->get_async_event;
     f.ack_async_event = async_fns->ack_async_event;
     auto w = std::make_unique<gidpolicy_watch>();
@@ -107,7 +81,7 @@ gidpolicy_status gidpolicy_watch_process(gidpolicy_watch* watch, gidpolicy_chang
     if (!changes) return report(changes.error(), err, errlen);
     if (changes.value().empty()) return GIDPOLICY_OK;
     watch->last = changes.value().back();  // one port: at most one change per call
-    if (kind) *kind = c_kind(watch->last->kind);
+    if (kind) *kind = gidpolicy::capi::change_kind_to_c(watch->last->kind);
     if (index && watch->last->new_index) *index = *watch->last->new_index;
     return GIDPOLICY_OK;
   });
@@ -154,9 +128,11 @@ gidpolicy_status gidpolicy_watch_thread_start(gidpolicy_watch** watch, gidpolicy
     auto on_change = [callback, user](gidpolicy::verbs::GidWatcher&, const gidpolicy::GidChange& c) {
       try {
         const std::string line = c.to_string();
-        callback(user, c_kind(c.kind), c.new_index ? *c.new_index : UINT32_MAX, line.c_str());
+        callback(user, gidpolicy::capi::change_kind_to_c(c.kind), c.new_index ? *c.new_index : UINT32_MAX,
+                 line.c_str());
       } catch (...) {
-        callback(user, c_kind(c.kind), c.new_index ? *c.new_index : UINT32_MAX, "");
+        callback(user, gidpolicy::capi::change_kind_to_c(c.kind), c.new_index ? *c.new_index : UINT32_MAX,
+                 "");
       }
     };
     auto on_error = [callback, user](const gidpolicy::Error& e) {

@@ -87,6 +87,10 @@ result<Format> detect_format(std::string_view text, std::string_view source) {
 
 result<std::vector<GidTable>> read_tables(std::string_view text, std::string_view source) {
   GIDPOLICY_TRY(format, detect_format(text, source));
+  return read_tables_as(text, format, source);
+}
+
+result<std::vector<GidTable>> read_tables_as(std::string_view text, Format format, std::string_view source) {
   switch (format) {
     case Format::json:
       return read_json(text, source);
@@ -97,7 +101,8 @@ result<std::vector<GidTable>> read_tables(std::string_view text, std::string_vie
     case Format::sysfs:
       break;
   }
-  return fail(errc::unknown_format, std::string(source) + ": " + kExpected);
+  return fail(errc::invalid_argument,
+              std::string(source) + ": sysfs is a directory tree, not text: use read_sysfs");
 }
 
 result<std::vector<GidTable>> read_tables_file(const std::filesystem::path& path, std::size_t max_bytes) {

@@ -52,27 +52,13 @@ std::size_t invalid_utf8(std::string_view s) {
   return bad;
 }
 
-// "<source>:L:C" of byte `at` in `text`.
-std::string position(std::string_view source, std::string_view text, std::size_t at) {
-  std::size_t line = 1, col = 1;
-  for (std::size_t k = 0; k < at; ++k) {
-    if (text[k] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return std::string(source) + ":" + std::to_string(line) + ":" + std::to_string(col);
-}
-
 result<void> check_chunk(std::string_view text, std::size_t from, bool first, std::string_view source) {
   std::string_view chunk = text.substr(from);
   for (std::size_t k = 0; k < chunk.size(); ++k) {
     const auto c = static_cast<unsigned char>(chunk[k]);
     if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') || c == 0x7f)
-      return fail(errc::unknown_format, position(source, text, from + k) + ": binary data (byte " +
-                                            detail::hex_byte(chunk, k + 1) +
+      return fail(errc::unknown_format, std::string(source) + ":" + detail::line_column(text, from + k) +
+                                            ": binary data (byte " + detail::hex_byte(chunk, k + 1) +
                                             "), not a table: expected ibv_devinfo, show_gids or JSON text");
   }
   // Pastes carry some UTF-8 (quotes, ellipses); mostly-invalid UTF-8 is binary even without a

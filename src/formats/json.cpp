@@ -309,20 +309,6 @@ class Sax {
   std::vector<Frame> frames_;
 };
 
-// Byte offset -> "line L, column C" (1-based) for syntax errors.
-std::string position(std::string_view text, std::size_t byte) {
-  std::size_t line = 1, col = 1;
-  for (std::size_t k = 0; k < byte && k < text.size(); ++k) {
-    if (text[k] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return std::to_string(line) + ":" + std::to_string(col);
-}
-
 }  // namespace
 
 result<std::vector<GidTable>> read_json(std::string_view text, std::string_view source) {
@@ -338,7 +324,8 @@ result<std::vector<GidTable>> read_json(std::string_view text, std::string_view 
   if (sax.failure) {
     const Sax::Failure& f = *sax.failure;
     if (f.kind == Sax::Failure::Kind::syntax)
-      return fail(errc::parse_error, std::string(source) + ":" + position(text, f.byte > 0 ? f.byte - 1 : 0) +
+      return fail(errc::parse_error, std::string(source) + ":" +
+                                         detail::line_column(text, f.byte > 0 ? f.byte - 1 : 0) +
                                          ": invalid JSON: " + f.what);
     if (f.kind == Sax::Failure::Kind::other)
       return fail(errc::parse_error, std::string(source) + ": invalid JSON: " + f.what);

@@ -81,6 +81,22 @@ inline std::string at(std::string_view source, std::size_t line) {
   return std::string(source) + ":" + std::to_string(line);
 }
 
+/// "L:C" (1-based line and column) of byte offset `byte` in `text`, clamped to its end: the
+/// position every reader's errors give (format detection's binary bytes, JSON syntax errors, the
+/// fleet's readers), as compilers print it.
+inline std::string line_column(std::string_view text, std::size_t byte) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t k = 0; k < byte && k < text.size(); ++k) {
+    if (text[k] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(col);
+}
+
 /// At most `max` bytes of `s`, quoted, for "found ..." parts of messages; non-printing bytes
 /// shown as \xNN so a message about binary input stays one readable line.
 inline std::string excerpt(std::string_view s, std::size_t max = 40) {

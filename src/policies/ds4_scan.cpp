@@ -1,6 +1,7 @@
 #include <gidpolicy/policies/ds4_scan.hpp>
 
 #include "common.hpp"
+#include "scan.hpp"
 
 namespace gidpolicy {
 
@@ -9,36 +10,24 @@ result<Selection> Ds4Scan::select(const GidTable& table, SelectOptions run) cons
       [this] { return spec(); }, run, true,
       [&](detail::Recorder& rec) -> result<Selection> {
         const std::uint32_t len = table.length();
-        const bool tracing = rec.on();
-        // Every listed entry is below length() (GidTable::make checks it). Untraced, one word test
-        // dismisses the entries that are not IPv4-mapped; the reasons are worked out only for a
-        // trace.
-        for (const GidEntry& e : table) {
-          if (!tracing && (!e.gid.is_ipv4_mapped() || e.state != EntryState::valid)) continue;
-          if (e.state != EntryState::valid) {
-            rec.step(e.index, e.state == EntryState::empty ? Verdict::empty : Verdict::unreadable,
-                     [&] { return detail::note_for(e); });
-            continue;
-          }
-          if (!e.gid.is_ipv4_mapped()) {
-            rec.step(e.index, e.gid.is_zero() ? Verdict::zero : Verdict::not_ipv4_mapped,
-                     [&] { return detail::describe(e); });
-            continue;
-          }
-          if (e.index > 255) {
-            rec.step(e.index, Verdict::index_above_255, [&] { return detail::describe(e); });
-            return fail(errc::index_exceeds_uint8,
-                        detail::where(table) + ": the first IPv4-mapped GID is at index " +
-                            std::to_string(e.index) + ": ds4 would route from (uint8_t)" +
-                            std::to_string(e.index) + " = " + std::to_string(e.index & 0xffu) +
-                            ", another entry");
-          }
-          rec.step(e.index, Verdict::chosen, [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
-          return detail::select_entry(e);
+        // Every listed entry is below length() (GidTable::make checks it).
+        const GidEntry* found =
+            detail::first_ipv4_mapped(table, rec, [](const GidEntry& e) { return detail::note_for(e); });
+        if (!found)
+          return fail(errc::no_ipv4_mapped_gid, detail::where(table) + ": no entry of [0, " +
+                                                    std::to_string(len) +
+                                                    ") holds an IPv4-mapped (::ffff:a.b.c.d) GID");
+        const GidEntry& e = *found;
+        if (e.index > 255) {
+          rec.step(e.index, Verdict::index_above_255, [&] { return detail::describe(e); });
+          return fail(errc::index_exceeds_uint8,
+                      detail::where(table) + ": the first IPv4-mapped GID is at index " +
+                          std::to_string(e.index) + ": ds4 would route from (uint8_t)" +
+                          std::to_string(e.index) + " = " + std::to_string(e.index & 0xffu) +
+                          ", another entry");
         }
-        return fail(errc::no_ipv4_mapped_gid, detail::where(table) + ": no entry of [0, " +
-                                                  std::to_string(len) +
-                                                  ") holds an IPv4-mapped (::ffff:a.b.c.d) GID");
+        rec.step(e.index, Verdict::chosen, [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
+        return detail::select_entry(e);
       });
 }
 

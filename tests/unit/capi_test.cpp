@@ -436,6 +436,14 @@ TEST_F(CApiRtr, RefusedBeforeTheDriverSeesThem) {
   o.qp_type = 99;
   EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, &o, &attr, &mask, err_, sizeof err_),
             GIDPOLICY_ERR_INVALID_ARGUMENT);
+  // Values no enum ibv_qp_type holds (its values fit 0..255) are refused before any cast to it.
+  for (int t : {-1, 256, 1 << 30}) {
+    o.qp_type = t;
+    EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, &o, &attr, &mask, err_, sizeof err_),
+              GIDPOLICY_ERR_INVALID_ARGUMENT)
+        << t;
+    EXPECT_NE(std::string(err_).find("qp_type " + std::to_string(t)), std::string::npos) << err_;
+  }
   o.qp_type = IBV_QPT_UD;
   EXPECT_EQ(gidpolicy_rtr_fill(sel.get(), &peer_, &o, &attr, &mask, err_, sizeof err_),
             GIDPOLICY_ERR_NOT_SUPPORTED);

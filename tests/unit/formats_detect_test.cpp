@@ -99,6 +99,25 @@ TEST(FormatsDetect, WriteTablesDispatchesAndRefusesSysfs) {
   EXPECT_EQ(sysfs.error(), errc::invalid_argument);
 }
 
+TEST(FormatsDetect, ReadTablesAsUsesTheNamedReaderWithoutDetecting) {
+  auto tables = read_tables_file(test::example_tables_dir() / "nccl-1573-pod.show_gids.txt").value();
+  for (Format f : {Format::json, Format::devinfo, Format::show_gids}) {
+    const std::string text = formats::write_tables(tables, f).value();
+    auto again = formats::read_tables_as(text, f, "t.txt");
+    ASSERT_TRUE(again) << formats::to_string(f) << ": " << again.error().what();
+    EXPECT_EQ(formats::write_tables(again.value(), f).value(), text) << formats::to_string(f);
+  }
+  // The named reader runs even where detection would pick another: JSON through show_gids fails
+  // with the show_gids reader's error, not a detected read.
+  auto wrong = formats::read_tables_as(formats::write_json(tables), Format::show_gids, "t.txt");
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().detail.find("t.txt"), std::string::npos) << wrong.error().what();
+  auto sysfs = formats::read_tables_as("", Format::sysfs, "t.txt");
+  ASSERT_FALSE(sysfs);
+  EXPECT_EQ(sysfs.error(), errc::invalid_argument);
+  EXPECT_NE(sysfs.error().detail.find("t.txt"), std::string::npos) << sysfs.error().what();
+}
+
 struct BadFile {
   const char* file;
   errc code;

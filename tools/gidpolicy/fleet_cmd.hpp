@@ -1,5 +1,6 @@
 // `gidpolicy fleet`: which links of a cluster connect, from one `show --json` snapshot per host
-// (docs/cli.md, docs/fleet.md). Kept apart from commands.cpp: main.cpp only registers it.
+// (docs/cli.md, docs/fleet.md). Declared apart from the other subcommands (commands.hpp): main.cpp
+// only registers it.
 #pragma once
 
 #include <CLI/CLI.hpp>

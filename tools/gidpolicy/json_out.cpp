@@ -150,4 +150,9 @@ Json one_or_array(std::vector<Json> items) {
   return a;
 }
 
+void json_plan_keys(Json& row, const result<Plan>& plan, std::initializer_list<PlanKey> keys) {
+  for (const PlanKey& k : keys) row[k.key] = plan ? k.value(plan.value()) : k.if_failed;
+  row["error"] = plan ? Json(nullptr) : json_error(plan.error());
+}
+
 }  // namespace gidpolicy::cli

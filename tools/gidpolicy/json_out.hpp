@@ -6,10 +6,13 @@
 #include <gidpolicy/driver_profile.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/profiles.hpp>
 #include <gidpolicy/trace.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -35,5 +38,17 @@ Json json_show_table(const GidTable& t);
 std::vector<std::string> entry_flags(const GidEntry& e);
 /// One object when there is one item, an array otherwise (the documented convention).
 Json one_or_array(std::vector<Json> items);
+
+/// One key of a row about a plan (select's and check's rows): its value from the plan, and what
+/// it holds when the selection failed (null unless said).
+struct PlanKey {
+  const char* key;
+  std::function<Json(const Plan&)> value;
+  Json if_failed = nullptr;
+};
+/// Write `keys` in order, each valued from the plan or with its if_failed value, then "error"
+/// (null, or json_error() of the failure): a row keeps every key whatever the outcome, as
+/// docs/cli.md documents, so a script can index it without testing "ok" first.
+void json_plan_keys(Json& row, const result<Plan>& plan, std::initializer_list<PlanKey> keys);
 
 }  // namespace gidpolicy::cli

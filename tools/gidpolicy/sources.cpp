@@ -1,8 +1,6 @@
 #include "sources.hpp"
 
-#include <gidpolicy/formats/devinfo.hpp>
-#include <gidpolicy/formats/json.hpp>
-#include <gidpolicy/formats/show_gids.hpp>
+#include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/formats/sysfs.hpp>
 #include <gidpolicy/verbs/dlopen_api.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
@@ -22,18 +20,10 @@ namespace fs = std::filesystem;
 result<std::vector<GidTable>> read_text(const std::string& text, const std::string& source,
                                         std::optional<formats::Format> format) {
   if (!format) return formats::read_tables(text, source);
-  switch (*format) {
-    case formats::Format::json:
-      return formats::read_json(text, source);
-    case formats::Format::devinfo:
-      return formats::read_devinfo(text, source);
-    case formats::Format::show_gids:
-      return formats::read_show_gids(text, source);
-    case formats::Format::sysfs:
-      break;
-  }
-  return fail(errc::invalid_argument,
-              "--input-format sysfs: a sysfs tree is a directory, give it with --sysfs DIR");
+  if (*format == formats::Format::sysfs)
+    return fail(errc::invalid_argument,
+                "--input-format sysfs: a sysfs tree is a directory, give it with --sysfs DIR");
+  return formats::read_tables_as(text, *format, source);
 }
 
 result<std::vector<GidTable>> read_input(const std::string& input, std::optional<formats::Format> format,

@@ -61,6 +61,15 @@ result<Format> detect_format(std::string_view text, std::string_view source = "<
 /// `n_gids_found=0`, or JSON with `"ports": []`) yields an empty vector, devinfo never does.
 result<std::vector<GidTable>> read_tables(std::string_view text, std::string_view source = "<input>");
 
+/// Read with `format`'s reader, skipping detection: the one dispatch from a format to its reader,
+/// used by read_tables and by a caller that was told the format (the CLI's `--input-format`).
+/// Detection guesses from the text's shape, so a paste it cannot place still reads when the user
+/// names its format. Format::sysfs is a directory, not text: errc::invalid_argument (use
+/// read_sysfs).
+/// Example: auto t = read_tables_as(text, Format::show_gids, "paste.txt");
+result<std::vector<GidTable>> read_tables_as(std::string_view text, Format format,
+                                             std::string_view source = "<input>");
+
 /// A directory: read_sysfs. A file: its text (read_text_file, at most `max_bytes`) through
 /// read_tables, named by its path in errors.
 /// Errors: errc::io_error for a path that cannot be opened or read; see read_text_fd.

@@ -207,6 +207,12 @@ class FakeVerbs final : public verbs::VerbsApi {
   result<std::optional<verbs::AsyncEvent>> read_async_event(DeviceHandle device) override;
   /// errc::invalid_argument for an ack without a matching read (a double ack in a test).
   result<void> ack_async_event(DeviceHandle device, const verbs::AsyncEvent& event) override;
+  /// ibv_get_async_event's wait, for the C-ABI bindings over the fake (c_abi and the drop-in
+  /// libibverbs): the next event for `device`, waiting on `fd` (the context's async_fd) until one
+  /// is queued, as libibverbs blocks; with `fd` O_NONBLOCK an empty queue is errno EAGAIN. Call it
+  /// without the binding's own lock: the calls that raise events must go on meanwhile. Errors:
+  /// read_async_event()'s, or poll()'s errno.
+  result<verbs::AsyncEvent> wait_async_event(DeviceHandle device, int fd);
   static constexpr std::size_t kMaxQueuedEvents = 4096;
 
  private:

@@ -1,0 +1,106 @@
+// `gidpolicy check`: every named profile (or the ones given) on each table, with the RTR outcome
+// predicted for the attributes RtrBuilder builds, as text or JSON.
+#include "commands.hpp"
+#include "render.hpp"
+
+#include <gidpolicy/diagnose.hpp>
+#include <gidpolicy/profiles.hpp>
+#include <gidpolicy/rtr.hpp>
+
+#include <fmt/core.h>
+
+#include <optional>
+
+namespace gidpolicy::cli {
+
+int run_check(const CheckOptions& o) {
+  std::vector<Profile> profiles;
+  if (o.profiles.empty()) {
+    profiles = profiles::all();
+  } else {
+    for (const auto& s : o.profiles) {
+      auto p = parse_profile(s);
+      if (!p) return usage_error(Error(p.error().code, "--profile " + bounded(s) + ": " + p.error().detail));
+      profiles.push_back(std::move(p).value());
+    }
+  }
+  auto loaded = load_tables(o.source);
+  if (!loaded) return usage_error(loaded.error());
+  int exit_code = kExitOk;
+  std::vector<Json> items;
+  bool first = true;
+  for (const auto& t : loaded.value().tables) {
+    const DriverProfile driver = driver_for(t, o.platform);
+    Json jt;
+    jt["device"] = t.port().device;
+    jt["port"] = t.port().port;
+    jt["link_layer"] = to_string(t.port().link_layer);
+    jt["platform"] = std::string(to_string(driver.platform));
+    jt["driver"] = driver.name;
+    Json jprofiles = Json::array();
+    std::vector<std::string> notes;
+    if (!o.json) {
+      if (!first) fmt::print("\n");
+      first = false;
+      fmt::print("{} ({}, {}, {} GIDs listed; RTR predicted for {}{})\n", port_name(t),
+                 to_string(t.port().link_layer), to_string(t.port().state), t.size(), driver.name,
+                 o.platform ? ", from --platform" : "");
+      fmt::print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", "PROFILE", "INDEX", "ADVERTISED GID", "SGID",
+                 "AGREES", "PREDICTED RTR");
+    }
+    for (const auto& prof : profiles) {
+      const std::string name = prof.spec();
+      auto plan = prof.plan(t);
+      std::optional<RtrPrediction> v;
+      if (plan) {
+        const Plan& p = plan.value();
+        // The peer runs the same profile on a like table: it advertises a GID of the same
+        // family and RoCE version, so the prediction isolates this side's sgid_index choice.
+        PeerInfo peer;
+        peer.qpn = 0x11;
+        peer.psn = 7;
+        peer.gid = p.selection.entry.gid;
+        peer.mtu = t.port().active_mtu;
+        if (p.selection.entry.type != GidType::unknown) peer.gid_type = p.selection.entry.type;
+        // The one path: the attributes RtrBuilder builds from the plan, judged by the driver model.
+        v = predict_rtr(t, p, peer, driver);
+      }
+      Json jp;
+      jp["name"] = name;
+      jp["ok"] = plan.has_value();
+      json_plan_keys(
+          jp, plan,
+          {{"advertised_index", [](const Plan& p) { return Json(p.selection.entry.index); }},
+           {"advertised_gid", [](const Plan& p) { return Json(p.selection.entry.gid.to_string()); }},
+           {"sgid_index", [](const Plan& p) { return Json(p.sgid_index); }},
+           {"agrees", [](const Plan& p) { return Json(p.agrees()); }, false},
+           {"predicted_rtr", [&](const Plan&) { return json_prediction(*v, driver.platform); }},
+           {"explanation", [](const Plan& p) { return Json(p.agreement.explanation); }}});
+      if (!plan) {
+        exit_code = kExitFinding;
+        if (!o.json) {
+          fmt::print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name, "-", "(no GID selected)", "-", "-",
+                     "not attempted: the selection failed");
+          notes.push_back(name + ": " + plan.error().what());
+        }
+      } else {
+        const Plan& p = plan.value();
+        if (!p.agrees()) exit_code = kExitFinding;
+        if (!o.json) {
+          fmt::print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name, p.selection.entry.index,
+                     p.selection.entry.gid.to_string(), p.sgid_index, p.agrees() ? "yes" : "NO",
+                     v->to_string(driver.platform));
+          if (!p.agrees()) notes.push_back(name + ": " + p.agreement.explanation);
+        }
+      }
+      jprofiles.push_back(std::move(jp));
+    }
+    jt["profiles"] = std::move(jprofiles);
+    items.push_back(std::move(jt));
+    for (const auto& n : notes) fmt::print("  {}\n", n);
+  }
+  if (o.json) print_json(one_or_array(std::move(items)));
+  return exit_code;
+}
+
+}  // namespace gidpolicy::cli

@@ -1,0 +1,91 @@
+// `gidpolicy explain-errno`: what an errno from modify_qp means for a table and a selection.
+#include "commands.hpp"
+#include "render.hpp"
+
+#include <gidpolicy/diagnose.hpp>
+#include <gidpolicy/network.hpp>
+
+#include <fmt/core.h>
+
+#include <cctype>
+#include <cstdlib>
+
+namespace gidpolicy::cli {
+
+namespace {
+
+std::optional<int> parse_errno(const std::string& s, Platform p) {
+  if (s.empty()) return std::nullopt;
+  if (std::isdigit(static_cast<unsigned char>(s[0]))) {
+    char* end = nullptr;
+    long v = std::strtol(s.c_str(), &end, 10);
+    if (*end != '\0' || v <= 0 || v > 4095) return std::nullopt;
+    return static_cast<int>(v);
+  }
+  std::string upper = s;
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (int n = 1; n < 256; ++n)
+    if (errno_name(p, n) == upper) return n;
+  return std::nullopt;
+}
+
+}  // namespace
+
+int run_explain(const ExplainOptions& o) {
+  std::optional<Gid> advertised, peer;
+  if (o.advertised) {
+    auto g = parse_address(*o.advertised);
+    if (!g)
+      return usage_error(Error(g.error().code, "--advertised " + *o.advertised + ": " + g.error().detail));
+    advertised = g.value();
+  }
+  if (o.peer) {
+    auto g = parse_address(*o.peer);
+    if (!g) return usage_error(Error(g.error().code, "--peer " + *o.peer + ": " + g.error().detail));
+    peer = g.value();
+  }
+  auto platform_of = [&](const GidTable* t) {
+    if (o.platform) return platform_from_string(*o.platform).value_or(Platform::linux_kernel);
+    return t ? DriverProfile::for_link_layer(t->port().link_layer).platform : Platform::linux_kernel;
+  };
+  // A live table was read in this namespace: its netdevs can be checked against it (ENODEV).
+  std::optional<NetworkView> view;
+  if (o.has_source && !o.source.input && !o.source.sysfs) {
+    KernelRoutes kernel;
+    if (auto v = observe_network(kernel, {})) view = std::move(v).value();
+  }
+  auto context = [&](const GidTable* t) {
+    DiagnoseContext c;
+    c.network = view ? &*view : nullptr;
+    c.table = t;
+    c.sgid_index = o.sgid_index;
+    c.advertised = advertised;
+    c.peer_gid = peer;
+    return c;
+  };
+  if (!o.has_source) {
+    const Platform p = platform_of(nullptr);
+    auto err = parse_errno(o.err, p);
+    if (!err)
+      return usage_error("explain-errno: expected an errno number or name such as 22 or EINVAL, found '" +
+                         o.err + "'");
+    fmt::print("{}", diagnose(*err, p, context(nullptr)).to_string());
+    return kExitOk;
+  }
+  auto loaded = load_tables(o.source);
+  if (!loaded) return usage_error(loaded.error());
+  bool first = true;
+  for (const auto& t : loaded.value().tables) {
+    const Platform p = platform_of(&t);
+    auto err = parse_errno(o.err, p);
+    if (!err)
+      return usage_error("explain-errno: expected an errno number or name such as 22 or EINVAL, found '" +
+                         o.err + "'");
+    if (!first) fmt::print("\n");
+    first = false;
+    fmt::print("{}:\n{}", port_name(t), indent(diagnose(*err, p, context(&t)).to_string(), "  "));
+  }
+  return kExitOk;
+}
+
+}  // namespace gidpolicy::cli

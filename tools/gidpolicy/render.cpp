@@ -1,0 +1,67 @@
+// Text rendering shared by the subcommands (render.hpp) and the usage errors (commands.hpp).
+#include "render.hpp"
+#include "commands.hpp"
+
+#include <fmt/core.h>
+
+#include <iostream>
+#include <sstream>
+
+namespace gidpolicy::cli {
+namespace {
+
+std::string hint_for(const Error& e) {
+  if (e == errc::no_devices || e == errc::library_unavailable)
+    return "; give a table instead: --input FILE (ibv_devinfo -v, show_gids or gidpolicy JSON; - reads "
+           "stdin) "
+           "or --sysfs DIR";
+  if (e == errc::unknown_format)
+    return "; paste ibv_devinfo -v or show_gids output, or force one with --input-format";
+  if (e == errc::invalid_policy_spec)
+    return "; specs: jaccl, jaccl-fixed, jaccl-legacy, ds4[:index=N], ds4-linux, "
+           "auto[:family=ipv4,...], validated:index=N, first(a|b), per-device(DEV=a;*=b)";
+  return {};
+}
+
+}  // namespace
+
+void print_error(const std::string& line) { std::cerr << "gidpolicy: " << line << "\n"; }
+
+std::string indent(const std::string& text, const std::string& by) {
+  std::string out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out += by + line + "\n";
+  return out;
+}
+
+std::string entry_summary(const GidEntry& e) {
+  std::string s = fmt::format("index {} {}", e.index, e.gid.to_string());
+  std::string details = std::string(to_string(e.type));
+  if (!e.netdev.empty()) details += ", " + e.netdev;
+  return s + " (" + details + ")";
+}
+
+DriverProfile driver_for(const GidTable& t, const std::optional<std::string>& platform) {
+  if (platform)
+    return *platform == "darwin" ? DriverProfile::apple_thunderbolt() : DriverProfile::linux_kernel();
+  return DriverProfile::for_link_layer(t.port().link_layer);
+}
+
+void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }
+
+std::string bounded(const std::string& s, std::size_t max) {
+  return s.size() <= max ? s : s.substr(0, max) + "...";
+}
+
+int usage_error(const Error& e) {
+  print_error(e.what() + hint_for(e));
+  return kExitUsage;
+}
+
+int usage_error(const std::string& message) {
+  print_error(message);
+  return kExitUsage;
+}
+
+}  // namespace gidpolicy::cli

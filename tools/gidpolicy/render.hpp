@@ -1,0 +1,33 @@
+// Text rendering shared by the subcommands of `gidpolicy` (show_cmd.cpp, select_cmd.cpp,
+// check_cmd.cpp, explain_cmd.cpp, convert_cmd.cpp, simulate_cmd.cpp); the JSON documents are
+// json_out.hpp's.
+#pragma once
+
+#include "json_out.hpp"
+
+#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/gid_table.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace gidpolicy::cli {
+
+/// "gidpolicy: <line>" on stderr: every error line starts with the program name so it reads well
+/// in a script's log.
+void print_error(const std::string& line);
+/// Every line of `text` prefixed with `by`.
+std::string indent(const std::string& text, const std::string& by);
+/// "index 3 ::ffff:10.0.0.1 (roce_v2, eth0)".
+std::string entry_summary(const GidEntry& e);
+/// The driver whose RTR is predicted: Apple's for Thunderbolt ports, Linux otherwise, unless
+/// --platform says which machine the table is from.
+DriverProfile driver_for(const GidTable& t, const std::optional<std::string>& platform);
+/// A --json document on stdout, indented by 2.
+void print_json(const Json& j);
+/// At most `max` bytes of a user-given spec for an error prefix (the parser's own message
+/// quotes the part around the position).
+std::string bounded(const std::string& s, std::size_t max = 60);
+
+}  // namespace gidpolicy::cli

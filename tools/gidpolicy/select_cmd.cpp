@@ -1,0 +1,126 @@
+// `gidpolicy select`: what a policy selects on each table, with the plan's agreement, as text
+// or JSON.
+#include "commands.hpp"
+#include "render.hpp"
+
+#include <gidpolicy/network.hpp>
+#include <gidpolicy/policies/per_device.hpp>
+#include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include <fmt/core.h>
+
+namespace gidpolicy::cli {
+
+namespace {
+
+// The policy that applies to one table, as printed on its line: a per-device profile names the
+// device's own entry ("per-device[mlx5_0=validated:index=7]"), so output grows with the number
+// of devices, not with devices times the length of the whole spec.
+std::string spec_for_table(const Profile& profile, const std::string& whole, const GidTable& t) {
+  const auto* per = profile.policy.target<PerDevice>();
+  if (!per) return whole;
+  std::string s = "per-device[";
+  if (per->by_device.count(t.port().device))
+    s += t.port().device + "=" + per->policy_for(t.port().device)->spec();
+  else if (per->fallback)
+    s += "*=" + per->fallback->spec();
+  else
+    s += t.port().device + ": no entry";
+  s += "]";
+  if (profile.source.is_literal()) s += "@sgid=" + std::to_string(profile.source.literal_index());
+  return s;
+}
+
+}  // namespace
+
+int run_select(const SelectOptions& o) {
+  auto profile = parse_profile(o.policy);
+  if (!profile)
+    return usage_error(
+        Error(profile.error().code, "--policy " + bounded(o.policy) + ": " + profile.error().detail));
+  if (o.peer) {
+    // --peer ADDR: auto (at the top of the spec) gets peer=ADDR; any other policy must name its
+    // peer itself (auto:peer=ADDR inside first()/per-device()).
+    auto addr = parse_address(*o.peer);
+    if (!addr || addr.value().is_zero())
+      return usage_error("--peer " + *o.peer + ": expected an IPv4 or IPv6 address");
+    const auto* ranked = profile.value().policy.target<Ranked>();
+    if (!ranked && peers_of(profile.value().policy).empty())
+      return usage_error("--peer needs an auto policy (or a spec naming auto:peer=ADDR); --policy " +
+                         bounded(o.policy) + " has none");
+    if (ranked && !ranked->options.peer) {
+      Ranked with_peer = *ranked;
+      with_peer.options.peer = addr.value();
+      profile.value().policy = AnyPolicy(std::move(with_peer));
+    }
+  }
+  auto loaded = load_tables(o.source);
+  if (!loaded) return usage_error(loaded.error());
+  // The caller's namespace: for live devices always (a GID whose netdev is elsewhere ranks
+  // last), for table files only with peers to route to (a pasted table is another host's).
+  std::optional<NetworkView> view;
+  const std::vector<Gid> peers = peers_of(profile.value().policy);
+  const bool live = !o.source.input && !o.source.sysfs;
+  if (live || !peers.empty()) {
+    KernelRoutes kernel;
+    auto v = observe_network(kernel, peers);
+    if (!v) return usage_error(Error(v.error().code, "the kernel's routes: " + v.error().what()));
+    view = std::move(v).value();
+  }
+  const std::string whole_spec = profile.value().spec();
+  int exit_code = kExitOk;
+  std::vector<Json> items;
+  if (view && !o.json)
+    for (const Route& r : view->routes)
+      fmt::print("route to {}: dev {} (ifindex {}), src {}\n", r.peer.to_string(), r.netdev, r.ifindex,
+                 r.source ? r.source->to_string() : std::string("none"));
+  for (const auto& t : loaded.value().tables) {
+    const std::string spec = spec_for_table(profile.value(), whole_spec, t);
+    auto plan = profile.value().plan(t, {.trace = o.explain || o.json, .network = view ? &*view : nullptr});
+    if (!plan || !plan.value().agrees()) exit_code = kExitFinding;
+    if (o.json) {
+      Json j;
+      j["device"] = t.port().device;
+      j["port"] = t.port().port;
+      j["policy"] = spec;
+      if (view && !view->routes.empty()) {
+        Json routes = Json::array();
+        for (const Route& r : view->routes)
+          routes.push_back({{"peer", r.peer.to_string()},
+                            {"netdev", r.netdev},
+                            {"ifindex", r.ifindex},
+                            {"source", r.source ? Json(r.source->to_string()) : Json(nullptr)}});
+        j["routes"] = std::move(routes);
+      }
+      j["ok"] = plan.has_value();
+      json_plan_keys(
+          j, plan,
+          {{"index", [](const Plan& p) { return Json(p.selection.entry.index); }},
+           {"gid", [](const Plan& p) { return Json(p.selection.entry.gid.to_string()); }},
+           {"type", [](const Plan& p) { return Json(std::string(to_string(p.selection.entry.type))); }},
+           {"sgid_index", [](const Plan& p) { return Json(p.sgid_index); }},
+           {"agrees", [](const Plan& p) { return Json(p.agrees()); }, false},
+           {"explanation", [](const Plan& p) { return Json(p.agreement.explanation); }}});
+      if (plan)
+        j["trace"] = json_trace(plan.value().selection.trace);
+      else
+        j["trace"] = plan.error().trace ? json_trace(*plan.error().trace) : Json::array();
+      items.push_back(std::move(j));
+      continue;
+    }
+    if (!plan) {
+      fmt::print("{}: {}: FAILED: {}\n", port_name(t), spec, plan.error().what());
+      if (o.explain && plan.error().trace) fmt::print("{}", indent(plan.error().trace->to_string(), "    "));
+      continue;
+    }
+    const Plan& p = plan.value();
+    fmt::print("{}: {}: {} -> sgid_index {}, {}\n", port_name(t), spec, entry_summary(p.selection.entry),
+               p.sgid_index, p.agrees() ? "agrees" : "DISAGREES: " + p.agreement.explanation);
+    if (o.explain) fmt::print("{}", indent(p.selection.trace.to_string(), "    "));
+  }
+  if (o.json) print_json(one_or_array(std::move(items)));
+  return exit_code;
+}
+
+}  // namespace gidpolicy::cli

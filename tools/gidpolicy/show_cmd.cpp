@@ -1,0 +1,77 @@
+// `gidpolicy show`: the tables as read, as text or JSON.
+#include "commands.hpp"
+#include "render.hpp"
+
+#include <fmt/core.h>
+
+#include <unistd.h>
+
+namespace gidpolicy::cli {
+
+namespace {
+
+std::string holes_note(const GidTable& t) {
+  if (t.holes() == Holes::not_shown)
+    return "indices not listed were not printed by the source (ibv_devinfo hides GIDs whose interface id is "
+           "zero): "
+           "they may hold GIDs";
+  if (!t.port().gid_tbl_len)
+    return "table length unknown (show_gids does not print it); indices not listed are empty";
+  return "indices not listed are empty";
+}
+
+void print_show_table(const GidTable& t) {
+  const PortInfo& p = t.port();
+  fmt::print("{}: {}, {}, gid_tbl_len {}, active_mtu {}\n", port_name(t), to_string(p.link_layer),
+             to_string(p.state), p.gid_tbl_len ? std::to_string(*p.gid_tbl_len) : std::string("unknown"),
+             mtu_bytes(p.active_mtu));
+  fmt::print("  {:>5}  {:<39}  {:<8}  {:<15}  {:<15}  {}\n", "INDEX", "GID", "TYPE", "IPv4", "NETDEV",
+             "FLAGS");
+  for (const auto& e : t) {
+    std::string flags;
+    for (const auto& f : entry_flags(e)) flags += (flags.empty() ? "" : ",") + f;
+    if (e.state == EntryState::unreadable) flags += fmt::format(" (errno {})", e.read_error.value());
+    const bool valid = e.state == EntryState::valid;
+    fmt::print("  {:>5}  {:<39}  {:<8}  {:<15}  {:<15}  {}\n", e.index, valid ? e.gid.to_string() : "-",
+               valid ? std::string(to_string(e.type)) : "-", valid ? e.gid.ipv4_string() : "",
+               e.netdev.empty() ? "" : e.netdev, flags);
+  }
+  if (t.size() == 0) fmt::print("  (no GID listed)\n");
+  fmt::print("  {}\n", holes_note(t));
+}
+
+}  // namespace
+
+int run_show(const ShowOptions& o) {
+  auto loaded = load_tables(o.source);
+  if (!loaded) return usage_error(loaded.error());
+  const auto& tables = loaded.value().tables;
+  if (o.json) {
+    // "host" names the machine for `gidpolicy fleet`: a pasted or converted table may come
+    // from anywhere, so only live devices default to this machine's name.
+    Json host = nullptr;
+    if (o.host) {
+      host = *o.host;
+    } else if (!o.source.input && !o.source.sysfs) {
+      char name[256] = {};
+      if (::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') host = std::string(name);
+    }
+    std::vector<Json> items;
+    items.reserve(tables.size());
+    for (const auto& t : tables) {
+      Json j;
+      j["host"] = host;
+      j.update(json_show_table(t));
+      items.push_back(std::move(j));
+    }
+    print_json(one_or_array(std::move(items)));
+    return kExitOk;
+  }
+  for (std::size_t k = 0; k < tables.size(); ++k) {
+    if (k) fmt::print("\n");
+    print_show_table(tables[k]);
+  }
+  return kExitOk;
+}
+
+}  // namespace gidpolicy::cli
