@@ -2,7 +2,7 @@
 // confirmed, supported or ruled out by what the table holds at the index that was used.
 #include <gidpolicy/diagnose.hpp>
 
-#include "policies/common.hpp"
+#include "describe.hpp"
 
 #include <algorithm>
 

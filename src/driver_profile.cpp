@@ -35,18 +35,6 @@ std::string errno_name(Platform p, int err) {
   return "errno " + std::to_string(err);
 }
 
-std::string_view to_string(QpKind k) noexcept {
-  switch (k) {
-    case QpKind::rc:
-      return "rc";
-    case QpKind::uc:
-      return "uc";
-    case QpKind::ud:
-      return "ud";
-  }
-  return "uc";
-}
-
 std::string_view to_string(RtrOutcome o) noexcept {
   switch (o) {
     case RtrOutcome::ok:

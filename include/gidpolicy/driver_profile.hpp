@@ -25,6 +25,8 @@
 
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/qp.hpp>
+#include <gidpolicy/rtr_request.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -49,10 +51,6 @@ struct Errnos {
 };
 /// "EINVAL", "ENODATA", ... for a platform's errno number; "errno N" when not one of the above.
 std::string errno_name(Platform p, int err);
-
-/// The QP transport, as far as the models distinguish them.
-enum class QpKind : std::uint8_t { rc, uc, ud };
-std::string_view to_string(QpKind k) noexcept;  ///< "rc", "uc", "ud"
 
 /// A driver's behaviour at QP creation and INIT->RTR. Build one with linux_kernel() or
 /// apple_thunderbolt() and flip switches to model another kernel or a new report.
@@ -85,17 +83,6 @@ struct DriverProfile {
   static std::optional<DriverProfile> by_name(std::string_view name);
   /// The profile that fits a port: apple_thunderbolt for Thunderbolt, linux otherwise.
   static DriverProfile for_link_layer(LinkLayer l);
-};
-
-/// What an application asks of modify_qp(INIT->RTR), reduced to what the models judge.
-struct RtrRequest {
-  QpKind qp_type = QpKind::uc;
-  bool is_global = true;                 ///< ah_attr.is_global: a GRH is present
-  std::uint32_t sgid_index = 0;          ///< as the application computed it (before any uint8_t cast)
-  Gid dgid;                              ///< the peer's GID (grh.dgid)
-  std::optional<GidType> peer_gid_type;  ///< when the peer advertised it
-  /// false when the source GID's netdev is gone or in another namespace (fakes model this).
-  bool source_netdev_present = true;
 };
 
 /// How an RTR would end.

@@ -12,7 +12,6 @@
 #include <gidpolicy/policies/ranked.hpp>
 #include <gidpolicy/policies/spec.hpp>
 #include <gidpolicy/policies/validated_explicit.hpp>
-#include <gidpolicy/profiles.hpp>
 
 #include "spec_parser.hpp"
 

@@ -1,8 +1,8 @@
 // Internal: the one parser behind parse_policy() and parse_profile().
 #pragma once
 
-#include <gidpolicy/agreement.hpp>
 #include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/source_index.hpp>
 
 #include <string_view>
 
