@@ -29,7 +29,6 @@ AnyPolicy parsed(std::string_view s) {
 }
 
 TEST(PolicySpec, RequiredForms) {
-  EXPECT_EQ(parsed("jaccl"), AnyPolicy(JacclFirstMapped{}));
   EXPECT_EQ(parsed("jaccl-fixed"), AnyPolicy(JacclFirstMapped{}));
   EXPECT_EQ(parsed("jaccl-legacy"), AnyPolicy(JacclLegacyIndex1{}));
   EXPECT_EQ(parsed("ds4"), AnyPolicy(Ds4Scan{}));
@@ -57,9 +56,34 @@ TEST(PolicySpec, RequiredForms) {
   EXPECT_EQ(parsed("auto:roce=any"), AnyPolicy(Ranked{}));
   EXPECT_EQ(parsed("first(validated:index=3|auto)"),
             AnyPolicy(FirstOf{{ValidatedExplicit{.index = 3}, Ranked{}}}));
-  EXPECT_EQ(parsed("first(jaccl|auto)"), AnyPolicy(FirstOf{{JacclFirstMapped{}, Ranked{}}}));
+  EXPECT_EQ(parsed("first(jaccl-fixed|auto)"), AnyPolicy(FirstOf{{JacclFirstMapped{}, Ranked{}}}));
   EXPECT_EQ(parsed("per-device(mlx5_0=validated:index=7;*=auto)"),
             AnyPolicy(PerDevice{{{"mlx5_0", ValidatedExplicit{.index = 7}}}, AnyPolicy(Ranked{})}));
+}
+
+// "jaccl" means one thing, the profile JACCL ships (JacclFirstMapped routed from the literal
+// index 1). Where only a policy fits it used to mean JacclFirstMapped alone, which routes from its
+// own pick and so is not JACCL: it is refused there, with a hint naming jaccl-fixed.
+TEST(PolicySpec, JacclIsOnlyAProfile) {
+  struct Case {
+    const char* spec;
+    std::size_t position;
+  };
+  for (const Case c : {Case{"jaccl", 0}, Case{"first(jaccl|auto)", 6}, Case{"per-device(*=jaccl)", 13}}) {
+    for (const bool as_profile : {false, true}) {
+      if (as_profile && c.position == 0) continue;  // the whole spec "jaccl" is the profile
+      auto r = as_profile ? parse_profile(c.spec).map([](const Profile& p) { return p.policy; }) : parse_policy(c.spec);
+      ASSERT_FALSE(r) << c.spec;
+      EXPECT_EQ(r.error(), errc::invalid_policy_spec);
+      EXPECT_EQ(r.error().detail.rfind("at position " + std::to_string(c.position) + ": ", 0), 0u)
+          << r.error().detail;
+      EXPECT_NE(r.error().detail.find("'jaccl' is a profile, not a policy"), std::string::npos) << r.error().detail;
+      EXPECT_NE(r.error().detail.find("jaccl-fixed"), std::string::npos) << r.error().detail;
+    }
+  }
+  // The name keeps its one meaning as a whole profile spec.
+  EXPECT_EQ(parse_profile("jaccl").value(), profiles::jaccl());
+  EXPECT_EQ(parse_profile("jaccl").value().source, SourceIndex::literal(1));
 }
 
 TEST(PolicySpec, SpacesAroundSeparatorsAreIgnored) {
@@ -114,7 +138,7 @@ struct Bad {
 
 TEST(PolicySpec, MalformedSpecsNamePositionAndExpectedToken) {
   const Bad cases[] = {
-      {"", 0, "expected a policy name (jaccl, jaccl-fixed"},
+      {"", 0, "expected a policy name (jaccl-fixed, jaccl-legacy"},
       {"jacl", 0, "expected a policy name"},
       {"jaccl:x", 5, "expected no options (jaccl takes none)"},
       {"auto extra", 5, "expected the end of the spec, found 'extra'"},
@@ -169,7 +193,7 @@ TEST(ProfileSpec, SourceIndexRule) {
   EXPECT_EQ(parse_profile("jaccl-fixed").value(), profiles::jaccl_fixed());
   EXPECT_EQ(parse_profile("jaccl-fixed@sgid=1").value(), profiles::jaccl());
   EXPECT_EQ(parse_profile("auto@sgid=3").value(), (Profile{Ranked{}, SourceIndex::literal(3)}));
-  EXPECT_EQ(parse_profile("first(jaccl|auto)").value().source, SourceIndex::selected());
+  EXPECT_EQ(parse_profile("first(jaccl-fixed|auto)").value().source, SourceIndex::selected());
   const Bad cases[] = {
       {"jaccl@sgid=2", 5, "jaccl already routes from the literal index 1"},
       {"auto@sgid=256", 10, "expected an sgid_index 0..255 (a uint8_t)"},
