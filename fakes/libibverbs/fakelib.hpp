@@ -27,7 +27,7 @@ int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t siz
 }
 #pragma GCC visibility pop
 
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/gid.hpp>

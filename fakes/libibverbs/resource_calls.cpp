@@ -148,7 +148,7 @@ void connect_from_model(Library& lib, Qp& q) {
       if (const GidEntry* e = t.value().find(q.sgid_index)) q.source_type = e->type;
   }
   q.waits_for_receive = false;
-  if (auto p = lib.model.profile(q.owner->device->name))
+  if (auto p = lib.model.driver_model(q.owner->device->name))
     q.waits_for_receive = q.kind == QpKind::uc && p.value().uc_waits_for_receive;
 }
 

@@ -122,7 +122,7 @@ struct Port {
 
 struct Device {
   std::string name;
-  DriverProfile profile;
+  DriverModel model;
   verbs::ReadSupport support{true, true, true};
   std::map<std::uint32_t, Port> ports;
 };
@@ -407,7 +407,7 @@ FakeVerbs::~FakeVerbs() = default;
 
 // ---- building ----------------------------------------------------------------------------
 
-result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverProfile> profile) {
+result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverModel> model) {
   std::lock_guard lock(impl_->mu);
   PortInfo info = table.port();
   if (info.port < 1 || info.port > 255)
@@ -418,11 +418,10 @@ result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverProf
   if (!info.gid_tbl_len) info.gid_tbl_len = table.length();
   Device* d = impl_->device(info.device);
   if (!d) {
-    impl_->devices.push_back(
-        Device{info.device,
-               profile ? std::move(*profile) : DriverProfile::for_link_layer(info.link_layer),
-               {true, true, true},
-               {}});
+    impl_->devices.push_back(Device{info.device,
+                                    model ? std::move(*model) : DriverModel::for_link_layer(info.link_layer),
+                                    {true, true, true},
+                                    {}});
     d = &impl_->devices.back();
   }
   if (d->ports.count(info.port))
@@ -437,35 +436,35 @@ result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverProf
 }
 
 result<void> FakeVerbs::add_tables(const std::vector<GidTable>& tables,
-                                   const std::optional<DriverProfile>& profile) {
-  for (const GidTable& t : tables) GIDPOLICY_TRYV(add_port(t, profile));
+                                   const std::optional<DriverModel>& model) {
+  for (const GidTable& t : tables) GIDPOLICY_TRYV(add_port(t, model));
   return success();
 }
 
 result<void> FakeVerbs::load_text(std::string_view text, std::string_view source,
-                                  const std::optional<DriverProfile>& profile) {
+                                  const std::optional<DriverModel>& model) {
   // Any format gidpolicy reads (JSON, ibv_devinfo -v, show_gids), detected from the text.
   GIDPOLICY_TRY(tables, formats::read_tables(text, source));
-  return add_tables(tables, profile);
+  return add_tables(tables, model);
 }
 
 result<void> FakeVerbs::load_file(const std::filesystem::path& path,
-                                  const std::optional<DriverProfile>& profile) {
+                                  const std::optional<DriverModel>& model) {
   // A file in any text format, or a sysfs tree (/sys/class/infiniband/<dev>/ports/<p>/gids...).
   GIDPOLICY_TRY(tables, formats::read_tables_file(path));
-  return add_tables(tables, profile);
+  return add_tables(tables, model);
 }
 
-result<void> FakeVerbs::set_profile(std::string_view device, DriverProfile profile) {
+result<void> FakeVerbs::set_driver_model(std::string_view device, DriverModel model) {
   std::lock_guard lock(impl_->mu);
   GIDPOLICY_TRY(d, impl_->device_or_error(device));
-  d->profile = std::move(profile);
+  d->model = std::move(model);
   return success();
 }
 
-result<DriverProfile> FakeVerbs::profile(std::string_view device) const {
+result<DriverModel> FakeVerbs::driver_model(std::string_view device) const {
   std::lock_guard lock(impl_->mu);
-  if (const Device* d = impl_->device(device)) return d->profile;
+  if (const Device* d = impl_->device(device)) return d->model;
   return fail(errc::device_not_found, "the fake has no device '" + std::string(device) + "'");
 }
 
@@ -702,7 +701,7 @@ result<QpHandle> FakeVerbs::create_qp(DeviceHandle device, QpKind kind) {
   const std::string at = "create_qp(" + name + ", " + std::string(to_string(kind)) + ")";
   GIDPOLICY_TRYV(impl_->enter(VerbsCall::create_qp, at));
   const Device* d = impl_->device(name);
-  const RtrVerdict v = judge_create_qp(kind, impl_->qps_on(name), d->profile);
+  const RtrVerdict v = judge_create_qp(kind, impl_->qps_on(name), d->model);
   if (v.outcome == RtrOutcome::error) return fail_errno(v.err, at + ": " + v.reason);
   std::uint32_t num = 0;
   if (impl_->qp_numbers) {
@@ -734,7 +733,7 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
                          qp_state_name(from) + "->" + qp_state_name(to) + ")";
   GIDPOLICY_TRYV(impl_->enter(VerbsCall::modify_qp, at));
   const Device* d = impl_->device(q.device);
-  const Errnos E = Errnos::of(d->profile.platform);
+  const Errnos E = Errnos::of(d->model.platform);
   auto missing = [&](int required) -> result<void> {
     if ((mask & required) != required)
       return fail_errno(E.einval, at + ": missing required attribute bits " + hex(required & ~mask));
@@ -780,7 +779,7 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
     req.dgid = Gid::from_bytes(attr.ah_attr.grh.dgid.raw);
     req.source_netdev_present = p->netdev_gone.count(req.sgid_index) == 0;
     // The one driver model (driver_profile.hpp), judged on the table as it is at this call.
-    const RtrVerdict v = judge_rtr(p->table(), req, d->profile);
+    const RtrVerdict v = judge_rtr(p->table(), req, d->model);
     if (v.outcome == RtrOutcome::error) return fail_errno(v.err, at + ": " + v.reason);
     q.rtr = v;
     auto e = p->entries.find(req.sgid_index);

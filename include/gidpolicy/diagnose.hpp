@@ -21,7 +21,7 @@
 //   for (const auto& c : d.causes) std::cout << c.summary << "\n";
 #pragma once
 
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/network.hpp>
@@ -97,12 +97,12 @@ struct RtrPrediction {
 };
 
 /// Build with `builder`, then judge what it built through `profile` (see RtrPrediction).
-RtrPrediction predict_rtr(const GidTable& table, const RtrBuilder& builder, const DriverProfile& profile);
+RtrPrediction predict_rtr(const GidTable& table, const RtrBuilder& builder, const DriverModel& model);
 /// The same for a plan and a peer: RtrBuilder(qp_type, table, plan).remote(peer) (RC gets
 /// max_dest_rd_atomic 1 and min_rnr_timer 12, the C API's defaults).
 RtrPrediction predict_rtr(const GidTable& table, const Plan& plan, const PeerInfo& peer,
-                          const DriverProfile& profile, QpKind qp_type = QpKind::uc);
+                          const DriverModel& model, QpKind qp_type = QpKind::uc);
 /// judge_rtr() on attributes RtrBuilder already built.
-RtrVerdict predict_rtr(const GidTable& table, const RtrAttributes& rtr, const DriverProfile& profile);
+RtrVerdict predict_rtr(const GidTable& table, const RtrAttributes& rtr, const DriverModel& model);
 
 }  // namespace gidpolicy

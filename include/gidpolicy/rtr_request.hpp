@@ -11,7 +11,7 @@
 //
 // Example:
 //   gidpolicy::RtrRequest req{.qp_type = gidpolicy::QpKind::uc, .sgid_index = 1, .dgid = peer};
-//   auto v = gidpolicy::judge_rtr(table, req, gidpolicy::DriverProfile::linux_kernel());
+//   auto v = gidpolicy::judge_rtr(table, req, gidpolicy::DriverModel::linux_kernel());
 #pragma once
 
 #include <gidpolicy/gid.hpp>

@@ -137,7 +137,7 @@ std::optional<Mtu> mtu_from_c(int m, bool& valid) noexcept {
   return std::nullopt;
 }
 
-Platform platform_from_c(gidpolicy_platform p, const gidpolicy_selection* s) noexcept {
+Platform platform_from_c(gidpolicy_platform p, const gidpolicy_plan* s) noexcept {
   switch (p) {
     case GIDPOLICY_PLATFORM_LINUX:
       return Platform::linux_kernel;
@@ -266,23 +266,24 @@ size_t gidpolicy_gid_to_string(const uint8_t gid[16], char* buf, size_t len) {
 
 // ---- policies -----------------------------------------------------------------------------
 
-gidpolicy_status gidpolicy_policy_parse(const char* spec, gidpolicy_policy** out, char* err, size_t errlen) {
+gidpolicy_status gidpolicy_profile_parse(const char* spec, gidpolicy_profile** out, char* err,
+                                         size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
     *out = nullptr;
     if (!spec) return gidpolicy::capi::null_argument("spec", err, errlen);
     auto profile = gidpolicy::parse_profile(spec);
     if (!profile) return report(profile.error(), err, errlen);
-    *out = new gidpolicy_policy{std::move(profile).value()};
+    *out = new gidpolicy_profile{std::move(profile).value()};
     return GIDPOLICY_OK;
   });
 }
 
-size_t gidpolicy_policy_spec(const gidpolicy_policy* policy, char* buf, size_t len) {
+size_t gidpolicy_profile_spec(const gidpolicy_profile* policy, char* buf, size_t len) {
   return guarded_text(buf, len, [&] { return policy ? policy->profile.spec() : std::string(); });
 }
 
-void gidpolicy_policy_free(gidpolicy_policy* policy) { delete policy; }
+void gidpolicy_profile_free(gidpolicy_profile* policy) { delete policy; }
 
 // ---- tables -------------------------------------------------------------------------------
 
@@ -361,8 +362,8 @@ void gidpolicy_table_free(gidpolicy_table* table) { delete table; }
 
 // ---- selection ----------------------------------------------------------------------------
 
-gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolicy_table* table,
-                                  gidpolicy_selection** out, char* err, size_t errlen) {
+gidpolicy_status gidpolicy_select(const gidpolicy_profile* policy, const gidpolicy_table* table,
+                                  gidpolicy_plan** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
     *out = nullptr;
@@ -370,13 +371,13 @@ gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolic
     if (!table) return gidpolicy::capi::null_argument("table", err, errlen);
     auto plan = policy->profile.plan(table->table, {.trace = true});
     if (!plan) return report(plan.error(), err, errlen);
-    *out = new gidpolicy_selection{table->table, std::move(plan).value()};
+    *out = new gidpolicy_plan{table->table, std::move(plan).value()};
     return GIDPOLICY_OK;
   });
 }
 
-gidpolicy_status gidpolicy_select_port(const gidpolicy_policy* policy, const gidpolicy_table* const* tables,
-                                       size_t count, size_t* chosen, gidpolicy_selection** out, char* err,
+gidpolicy_status gidpolicy_select_port(const gidpolicy_profile* policy, const gidpolicy_table* const* tables,
+                                       size_t count, size_t* chosen, gidpolicy_plan** out, char* err,
                                        size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
@@ -405,24 +406,22 @@ gidpolicy_status gidpolicy_select_port(const gidpolicy_policy* policy, const gid
     plan.agreement = gidpolicy::check_agreement(t, port.value().selection.entry.gid, plan.sgid_index);
     plan.selection = std::move(port.value().selection);
     *chosen = port.value().table;
-    *out = new gidpolicy_selection{t, std::move(plan)};
+    *out = new gidpolicy_plan{t, std::move(plan)};
     return GIDPOLICY_OK;
   });
 }
 
-uint32_t gidpolicy_selection_index(const gidpolicy_selection* s) {
-  return s ? s->plan.selection.entry.index : 0;
-}
+uint32_t gidpolicy_plan_index(const gidpolicy_plan* s) { return s ? s->plan.selection.entry.index : 0; }
 
-uint8_t gidpolicy_selection_sgid_index(const gidpolicy_selection* s) { return s ? s->plan.sgid_index : 0; }
+uint8_t gidpolicy_plan_sgid_index(const gidpolicy_plan* s) { return s ? s->plan.sgid_index : 0; }
 
-int gidpolicy_selection_agrees(const gidpolicy_selection* s) { return s && s->plan.agrees() ? 1 : 0; }
+int gidpolicy_plan_agrees(const gidpolicy_plan* s) { return s && s->plan.agrees() ? 1 : 0; }
 
-size_t gidpolicy_selection_agreement(const gidpolicy_selection* s, char* buf, size_t len) {
+size_t gidpolicy_plan_agreement(const gidpolicy_plan* s, char* buf, size_t len) {
   return guarded_text(buf, len, [&] { return s ? s->plan.agreement.explanation : std::string(); });
 }
 
-void gidpolicy_selection_gid(const gidpolicy_selection* s, uint8_t gid[16]) {
+void gidpolicy_plan_gid(const gidpolicy_plan* s, uint8_t gid[16]) {
   if (!gid) return;
   if (!s) {
     std::memset(gid, 0, 16);
@@ -431,15 +430,15 @@ void gidpolicy_selection_gid(const gidpolicy_selection* s, uint8_t gid[16]) {
   s->plan.selection.entry.gid.copy_to(gid);
 }
 
-gidpolicy_gid_type gidpolicy_selection_gid_type(const gidpolicy_selection* s) {
+gidpolicy_gid_type gidpolicy_plan_gid_type(const gidpolicy_plan* s) {
   return s ? gidpolicy::capi::gid_type_to_c(s->plan.selection.entry.type) : GIDPOLICY_GID_TYPE_UNKNOWN;
 }
 
-size_t gidpolicy_selection_trace(const gidpolicy_selection* s, char* buf, size_t len) {
+size_t gidpolicy_plan_trace(const gidpolicy_plan* s, char* buf, size_t len) {
   return guarded_text(buf, len, [&] { return s ? s->plan.selection.trace.to_string() : std::string(); });
 }
 
-void gidpolicy_selection_free(gidpolicy_selection* s) { delete s; }
+void gidpolicy_plan_free(gidpolicy_plan* s) { delete s; }
 
 // ---- RTR ----------------------------------------------------------------------------------
 
@@ -455,7 +454,7 @@ void gidpolicy_rtr_options_init(gidpolicy_rtr_options* o) {
   o->min_rnr_timer = 12;
 }
 
-gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const gidpolicy_peer* peer,
+gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_plan* selection, const gidpolicy_peer* peer,
                                     const gidpolicy_rtr_options* options, struct ibv_qp_attr* attr,
                                     int* attr_mask, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
@@ -559,9 +558,9 @@ gidpolicy_status gidpolicy_preflight_live_typed(const gidpolicy_verbs_fns* fns, 
   });
 }
 
-gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
-                                               uint32_t port, const gidpolicy_selection* selection, char* err,
-                                               size_t errlen) {
+gidpolicy_status gidpolicy_preflight_plan(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                          uint32_t port, const gidpolicy_plan* selection, char* err,
+                                          size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!selection) return gidpolicy::capi::null_argument("selection", err, errlen);
     // A selection that already disagrees (a literal sgid_index) is refused without a driver call.
@@ -571,7 +570,7 @@ gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, s
     std::uint8_t gid[16];
     selection->plan.selection.entry.gid.copy_to(gid);
     // The type of the entry routed from, as the C++ preflight(RtrAttributes) takes it: for every
-    // selection without "@sgid=N" that is the selected entry, gidpolicy_selection_gid_type().
+    // selection without "@sgid=N" that is the selected entry, gidpolicy_plan_gid_type().
     std::optional<gidpolicy::GidType> type;
     const auto& at = selection->plan.agreement.at_index;
     if (at && at->type != gidpolicy::GidType::unknown) type = at->type;
@@ -582,7 +581,7 @@ gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, s
 
 // ---- errno explanations -------------------------------------------------------------------
 
-size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_selection* selection,
+size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_plan* selection,
                                const gidpolicy_peer* peer, char* buf, size_t len) {
   return guarded_text(buf, len, [&] {
     gidpolicy::DiagnoseContext context;

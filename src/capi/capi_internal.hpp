@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-struct gidpolicy_policy {
+struct gidpolicy_profile {
   gidpolicy::Profile profile;
 };
 
@@ -24,7 +24,7 @@ struct gidpolicy_table {
 
 // A selection keeps its own copy of the table: RTR building and errno explanations need the
 // port (MTU, link layer) and the entries, and the caller may free the table first.
-struct gidpolicy_selection {
+struct gidpolicy_plan {
   gidpolicy::GidTable table;
   gidpolicy::Plan plan;
 };

@@ -4,7 +4,7 @@
 
 #include <gidpolicy/agreement.hpp>
 #include <gidpolicy/diagnose.hpp>
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/formats/devinfo.hpp>
 #include <gidpolicy/formats/json.hpp>
 #include <gidpolicy/formats/show_gids.hpp>
@@ -69,10 +69,9 @@ std::string entry_summary(const GidEntry& e) {
 
 // The driver whose RTR is predicted: Apple's for Thunderbolt ports, Linux otherwise, unless
 // --platform says which machine the table is from.
-DriverProfile driver_for(const GidTable& t, const std::optional<std::string>& platform) {
-  if (platform)
-    return *platform == "darwin" ? DriverProfile::apple_thunderbolt() : DriverProfile::linux_kernel();
-  return DriverProfile::for_link_layer(t.port().link_layer);
+DriverModel driver_for(const GidTable& t, const std::optional<std::string>& platform) {
+  if (platform) return *platform == "darwin" ? DriverModel::apple_thunderbolt() : DriverModel::linux_kernel();
+  return DriverModel::for_link_layer(t.port().link_layer);
 }
 
 std::string holes_note(const GidTable& t) {
@@ -144,7 +143,7 @@ int usage_error(const std::string& message) {
 }
 
 // ---------------------------------------------------------------------------------------------
-int run_show(const ShowOptions& o) {
+int run_show(const ShowArgs& o) {
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   const auto& tables = loaded.value().tables;
@@ -177,7 +176,7 @@ int run_show(const ShowOptions& o) {
 }
 
 // ---------------------------------------------------------------------------------------------
-int run_select(const SelectOptions& o) {
+int run_select(const SelectArgs& o) {
   auto profile = parse_profile(o.policy);
   if (!profile)
     return usage_error(
@@ -275,7 +274,7 @@ int run_select(const SelectOptions& o) {
 }
 
 // ---------------------------------------------------------------------------------------------
-int run_check(const CheckOptions& o) {
+int run_check(const CheckArgs& o) {
   std::vector<Profile> profiles;
   if (o.profiles.empty()) {
     profiles = profiles::all();
@@ -292,7 +291,7 @@ int run_check(const CheckOptions& o) {
   std::vector<Json> items;
   bool first = true;
   for (const auto& t : loaded.value().tables) {
-    const DriverProfile driver = driver_for(t, o.platform);
+    const DriverModel driver = driver_for(t, o.platform);
     Json jt;
     jt["device"] = t.port().device;
     jt["port"] = t.port().port;
@@ -387,7 +386,7 @@ std::optional<int> parse_errno(const std::string& s, Platform p) {
 
 }  // namespace
 
-int run_explain(const ExplainOptions& o) {
+int run_explain(const ExplainArgs& o) {
   std::optional<Gid> advertised, peer;
   if (o.advertised) {
     auto g = parse_address(*o.advertised);
@@ -402,7 +401,7 @@ int run_explain(const ExplainOptions& o) {
   }
   auto platform_of = [&](const GidTable* t) {
     if (o.platform) return platform_from_string(*o.platform).value_or(Platform::linux_kernel);
-    return t ? DriverProfile::for_link_layer(t->port().link_layer).platform : Platform::linux_kernel;
+    return t ? DriverModel::for_link_layer(t->port().link_layer).platform : Platform::linux_kernel;
   };
   // A live table was read in this namespace: its netdevs can be checked against it (ENODEV).
   std::optional<NetworkView> view;
@@ -574,7 +573,7 @@ result<void> write_tree_atomically(const std::vector<GidTable>& tables, const fs
 
 }  // namespace
 
-int run_convert(const ConvertOptions& o) {
+int run_convert(const ConvertArgs& o) {
   auto format = formats::format_from_string(o.to);
   if (!format) return usage_error("--to " + o.to + ": expected json, devinfo, show_gids or sysfs");
   if (*format == formats::Format::sysfs && !o.output)
@@ -604,7 +603,7 @@ int run_convert(const ConvertOptions& o) {
 }
 
 // ---------------------------------------------------------------------------------------------
-int run_simulate(const SimulateOptions& o) {
+int run_simulate(const SimulateArgs& o) {
 #if GIDPOLICY_CLI_HAVE_FAKES
   if (o.tables.size() < 2) return usage_error("simulate: give at least two tables (one host each)");
   auto profile = parse_profile(o.profile);
