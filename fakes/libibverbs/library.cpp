@@ -92,7 +92,7 @@ Library::Library() {
   if (const char* p = std::getenv("GIDPOLICY_FAKE_PROFILE"); p && *p) {
     driver = DriverModel::by_name(p);
     if (!driver) {
-      bad(std::string("GIDPOLICY_FAKE_PROFILE=") + p + " is not a driver profile (linux, apple_thunderbolt)");
+      bad(std::string("GIDPOLICY_FAKE_PROFILE=") + p + " is not a driver model (linux, apple_thunderbolt)");
       return;
     }
   }

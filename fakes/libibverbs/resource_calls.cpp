@@ -1,6 +1,6 @@
 // The resource half of the verbs C ABI: PD, MR, CQ, completion channel, QP create/modify/
 // query/destroy, close_device. QP numbers, states, attributes and the RTR verdict belong to the
-// FakeVerbs model (driver profiles through judge_rtr / judge_create_qp); this file keeps only
+// FakeVerbs model (driver models through judge_rtr / judge_create_qp); this file keeps only
 // the C structs and what the data path needs.
 //
 // ABI gotchas encoded here:

@@ -1,4 +1,4 @@
-// FakeVerbs: rdma-core's read semantics, the driver profiles deciding create_qp/RTR, the QP
+// FakeVerbs: rdma-core's read semantics, the driver models deciding create_qp/RTR, the QP
 // state machine, table mutations, fault injection and counters.
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>

@@ -167,7 +167,7 @@ TEST(PolicySpec, MalformedSpecsNamePositionAndExpectedToken) {
       {"ds4:local=1.2.3.4", 4, "expected an option of ds4 (index)"},
       {"ds4-linux:index=2147483648", 16, "expected an int -2147483648..2147483647"},
       {"first auto", 5, "expected '(' after 'first'"},
-      {"first(auto|jaccl", 16, "expected '|' or ')', found end of spec"},
+      {"first(auto|jaccl-fixed", 22, "expected '|' or ')', found end of spec"},
       {"first(auto||jaccl)", 11, "expected a policy name"},
       {"first()", 6, "expected a policy name"},
       {"per-device()", 11, "expected a device name or '*'"},

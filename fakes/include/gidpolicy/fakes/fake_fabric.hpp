@@ -1,6 +1,6 @@
 // FakeFabric: N fake hosts connected the way JACCL connects them, to see which pairs work.
 //
-// Each host has its own FakeVerbs (its GID table, its driver profile) and a gidpolicy Profile
+// Each host has its own FakeVerbs (its GID table, its driver model) and a gidpolicy Profile
 // (what it advertises and which sgid_index it routes from: profiles::jaccl(), jaccl_fixed(),
 // automatic()...). connect() does, for every pair of the topology, what a JACCL-style program
 // does: snapshot the port through the VerbsApi, plan (select + source index), create and INIT a UC

@@ -125,7 +125,7 @@ class FakeVerbs final : public verbs::VerbsApi {
   result<void> load_file(const std::filesystem::path& path,
                          const std::optional<DriverModel>& model = std::nullopt);
 
-  /// Change a device's driver profile (what create_qp and RTR return from now on).
+  /// Change a device's driver model (what create_qp and RTR return from now on).
   result<void> set_driver_model(std::string_view device, DriverModel model);
   [[nodiscard]] result<DriverModel> driver_model(std::string_view device) const;
   /// Which GID reads the device's driver implements; an unimplemented one fails with
