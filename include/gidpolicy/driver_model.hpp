@@ -14,7 +14,7 @@
 //   * UC only (RC create fails with 102 EOPNOTSUPP), about 10 QPs per device (11th: 16 EBUSY);
 //   * an absent or non-IPv4-mapped source GID: errno 22; routing from index 0: errno 60
 //     (Darwin's ETIMEDOUT). Errno numbers are Darwin's (60 ETIMEDOUT, 96 ENODATA, ...).
-// Every behaviour is a switch on the profile, so a report that contradicts one is a one-line
+// Every behaviour is a switch on the model, so a report that contradicts one is a one-line
 // change, not a fork.
 //
 // Example:
@@ -81,7 +81,7 @@ struct DriverModel {
   static DriverModel apple_thunderbolt();
   /// "linux" or "apple_thunderbolt" (also "apple", "darwin", "thunderbolt").
   static std::optional<DriverModel> by_name(std::string_view name);
-  /// The profile that fits a port: apple_thunderbolt for Thunderbolt, linux otherwise.
+  /// The model that fits a port: apple_thunderbolt for Thunderbolt, linux otherwise.
   static DriverModel for_link_layer(LinkLayer l);
 };
 
@@ -127,7 +127,7 @@ struct RtrVerdict {
   [[nodiscard]] std::string to_string(Platform p) const;
 };
 
-/// Judge an INIT->RTR on a port whose table is `table`, as `profile`'s driver would.
+/// Judge an INIT->RTR on a port whose table is `table`, as `model`'s driver would.
 /// Note the uint8_t: the index is truncated the way `grh.sgid_index = (uint8_t)index` would
 /// truncate it, and the verdict's reason says when that happened.
 RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& request, const DriverModel& model);

@@ -2,7 +2,7 @@
 //
 // The meeting point of the RTR builder and the driver models, kept apart from both: the builder
 // (rtr.hpp) reduces the attributes it built to a request (RtrAttributes::request()), the models
-// (driver_profile.hpp, judge_rtr) judge requests. Neither header needs the other, and the
+// (driver_model.hpp, judge_rtr) judge requests. Neither header needs the other, and the
 // models stay free of <infiniband/verbs.h>.
 //
 // The hardware gotcha: `sgid_index` is kept as the application computed it, wider than the

@@ -2,7 +2,7 @@
 //
 // Devices, ports and GID tables come from any table file gidpolicy reads. What modify_qp(RTR)
 // and create_qp return is decided by the device's DriverModel through judge_rtr() and
-// judge_create_qp() (driver_profile.hpp): the same model predict_rtr() and the drop-in fake
+// judge_create_qp() (driver_model.hpp): the same model predict_rtr() and the drop-in fake
 // libibverbs.so.1 use, so a test, a prediction and an unmodified program agree.
 //
 // What it models, and the gotcha each part encodes:
@@ -110,7 +110,7 @@ class FakeVerbs final : public verbs::VerbsApi {
   ~FakeVerbs() override;
 
   // ---- building the model ----------------------------------------------------------------
-  /// Add one port's table. The device is created on its first port, with `profile` or, when
+  /// Add one port's table. The device is created on its first port, with `model` or, when
   /// none is given, DriverModel::for_link_layer(table.port().link_layer). Errors:
   /// errc::invalid_argument for a port that exists already or a port number outside 1..255.
   result<void> add_port(const GidTable& table, std::optional<DriverModel> model = std::nullopt);
