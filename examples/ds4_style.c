@@ -75,9 +75,9 @@ struct ds4_tp_rdma {
   struct ibv_pd* pd;
   struct ibv_cq* cq;
   struct ibv_qp* qp;
-  gidpolicy_policy* policy;
+  gidpolicy_profile* policy;
   gidpolicy_table* table;
-  gidpolicy_selection* sel;
+  gidpolicy_plan* sel;
 };
 
 /* dlsym() into a function pointer without the ISO C object-to-function pointer cast. */
@@ -130,9 +130,9 @@ static void ds4_tp_rdma_close(struct ds4_tp_rdma* tp) {
   if (tp->cq) tp->api.destroy_cq(tp->cq);
   if (tp->pd) tp->api.dealloc_pd(tp->pd);
   if (tp->ctx) tp->api.close_device(tp->ctx);
-  gidpolicy_selection_free(tp->sel);
+  gidpolicy_plan_free(tp->sel);
   gidpolicy_table_free(tp->table);
-  gidpolicy_policy_free(tp->policy);
+  gidpolicy_profile_free(tp->policy);
   /* The library stays loaded (no dlclose): libibverbs keeps process-wide state (provider
    * plugins, device lists) for the life of the process, and unloading it is not supported. */
   memset(tp, 0, sizeof *tp);
@@ -209,19 +209,19 @@ static int ds4_tp_rdma_open(struct ds4_tp_rdma* tp, const struct ds4_tp_rdma_opt
     snprintf(spec, sizeof spec, "auto:local=%s", o->local_addr);
   else
     snprintf(spec, sizeof spec, "auto");
-  if (gidpolicy_policy_parse(spec, &tp->policy, err, errlen) != GIDPOLICY_OK) return -1;
+  if (gidpolicy_profile_parse(spec, &tp->policy, err, errlen) != GIDPOLICY_OK) return -1;
 
   /* gidpolicy: one snapshot of port 1, then one decision on it. */
   if (gidpolicy_snapshot(&fns, tp->ctx, 1, GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES, &tp->table, err, errlen) !=
       GIDPOLICY_OK)
     return -1;
   if (gidpolicy_select(tp->policy, tp->table, &tp->sel, err, errlen) != GIDPOLICY_OK) return -1;
-  gidpolicy_selection_gid(tp->sel, gid);
+  gidpolicy_plan_gid(tp->sel, gid);
   gidpolicy_gid_to_string(gid, text, sizeof text);
-  printf("policy %s: advertise %s from index %u\n", spec, text, (unsigned)gidpolicy_selection_index(tp->sel));
+  printf("policy %s: advertise %s from index %u\n", spec, text, (unsigned)gidpolicy_plan_index(tp->sel));
   if (o->trace) {
     char trace[4096];
-    gidpolicy_selection_trace(tp->sel, trace, sizeof trace);
+    gidpolicy_plan_trace(tp->sel, trace, sizeof trace);
     printf("%s\n", trace);
   }
 
@@ -240,7 +240,7 @@ static int ds4_tp_rdma_open(struct ds4_tp_rdma* tp, const struct ds4_tp_rdma_opt
   /* gidpolicy: refuse a disagreeing pair, and re-read the slot (a port flap may have moved the
    * GID since the snapshot): fail here, not in modify_qp. --unchecked skips this, to show what
    * the driver itself says. */
-  if (!o->unchecked && gidpolicy_preflight_selection(&fns, tp->ctx, 1, tp->sel, err, errlen) != GIDPOLICY_OK)
+  if (!o->unchecked && gidpolicy_preflight_plan(&fns, tp->ctx, 1, tp->sel, err, errlen) != GIDPOLICY_OK)
     return -1;
   rc = tp->api.modify_qp(tp->qp, &attr, mask);
   if (rc) {

@@ -75,7 +75,7 @@ bool connect(const Connection& self, const Destination& peer, bool unchecked) {
     std::cout << name << ": refusing RTR: " << rtr.error().what() << "\n";
     return false;
   }
-  const auto profile = gidpolicy::DriverProfile::for_link_layer(self.table().port().link_layer);
+  const auto profile = gidpolicy::DriverModel::for_link_layer(self.table().port().link_layer);
   const auto verdict = gidpolicy::predict_rtr(self.table(), rtr.value(), profile);
   std::cout << name << ": RTR sgid_index " << unsigned{rtr.value().sgid_index()} << " dgid "
             << rtr.value().dgid().to_string() << ": predicted " << verdict.to_string(profile.platform)

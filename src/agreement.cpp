@@ -1,6 +1,6 @@
 #include <gidpolicy/agreement.hpp>
 
-#include "policies/common.hpp"
+#include "describe.hpp"
 
 #include <vector>
 
@@ -23,10 +23,6 @@ std::string homes(const GidTable& table, const Gid& g) {
 }
 
 }  // namespace
-
-std::string SourceIndex::to_string() const {
-  return literal_ ? "literal(" + std::to_string(index_) + ")" : std::string("selected");
-}
 
 result<void> Agreement::to_result() const {
   if (agrees) return success();

@@ -2,7 +2,7 @@
 // confirmed, supported or ruled out by what the table holds at the index that was used.
 #include <gidpolicy/diagnose.hpp>
 
-#include "policies/common.hpp"
+#include "describe.hpp"
 
 #include <algorithm>
 
@@ -38,8 +38,8 @@ std::string Diagnosis::to_string() const {
 namespace {
 
 /// The driver model for a platform's errno numbering.
-DriverProfile driver_of(Platform p) {
-  return p == Platform::darwin ? DriverProfile::apple_thunderbolt() : DriverProfile::linux_kernel();
+DriverModel driver_of(Platform p) {
+  return p == Platform::darwin ? DriverModel::apple_thunderbolt() : DriverModel::linux_kernel();
 }
 
 /// What the context says about the index used, computed once, and the one prediction: the
@@ -526,29 +526,29 @@ std::string RtrPrediction::to_string(Platform p) const {
   return "refused before modify_qp: " + refused->what() + "; sent anyway: " + verdict.to_string(p);
 }
 
-RtrPrediction predict_rtr(const GidTable& table, const RtrBuilder& builder, const DriverProfile& profile) {
+RtrPrediction predict_rtr(const GidTable& table, const RtrBuilder& builder, const DriverModel& model) {
   RtrPrediction p;
   auto built = builder.build();
   if (built) {
-    p.verdict = judge_rtr(table, built.value().request(), profile);
+    p.verdict = judge_rtr(table, built.value().request(), model);
     p.attributes = std::move(built).value();
   } else {
     p.refused = built.error();
-    p.verdict = judge_rtr(table, builder.unchecked().request(), profile);
+    p.verdict = judge_rtr(table, builder.unchecked().request(), model);
   }
   return p;
 }
 
 RtrPrediction predict_rtr(const GidTable& table, const Plan& plan, const PeerInfo& peer,
-                          const DriverProfile& profile, QpKind qp_type) {
+                          const DriverModel& model, QpKind qp_type) {
   RtrBuilder builder(qp_type, table, plan);
   builder.remote(peer);
   if (qp_type == QpKind::rc) builder.max_dest_rd_atomic(1).min_rnr_timer(12);
-  return predict_rtr(table, builder, profile);
+  return predict_rtr(table, builder, model);
 }
 
-RtrVerdict predict_rtr(const GidTable& table, const RtrAttributes& rtr, const DriverProfile& profile) {
-  return judge_rtr(table, rtr.request(), profile);
+RtrVerdict predict_rtr(const GidTable& table, const RtrAttributes& rtr, const DriverModel& model) {
+  return judge_rtr(table, rtr.request(), model);
 }
 
 }  // namespace gidpolicy

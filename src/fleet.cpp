@@ -107,7 +107,7 @@ struct Analysis::Side {
   std::uint32_t host = 0;
   const GidTable* table = nullptr;
   std::optional<Plan> plan;
-  DriverProfile driver;
+  DriverModel driver;
   std::uint32_t unusable = kNone;  // cause when the side cannot take part
   std::uint8_t cls = 0;            // its own class as somebody's peer
   std::uint32_t qp_limit = 0;      // 0: no limit
@@ -297,7 +297,7 @@ result<Analysis> Analysis::run(std::vector<HostSnapshot> hosts, const Topology& 
       continue;
     }
     const PortInfo& p = w.table->port();
-    S.driver = options.driver ? *options.driver : DriverProfile::for_link_layer(p.link_layer);
+    S.driver = options.driver ? *options.driver : DriverModel::for_link_layer(p.link_layer);
     // What snapshot() refuses on the host itself: a port that is not up.
     const bool up =
         p.state == PortState::active || p.state == PortState::armed || p.state == PortState::active_defer;

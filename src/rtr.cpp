@@ -1,6 +1,6 @@
 #include <gidpolicy/rtr.hpp>
 
-#include "policies/common.hpp"
+#include "describe.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -25,7 +25,7 @@
 //    only when that source GID is the dgid its own RTR was given (the GID the peer advertised),
 //    the destination is a GID its port holds, and the type is its own: RoCE v1 and v2 are
 //    different encapsulations, so a v1 QP and a v2 QP never hear each other.
-//  * An RTR (or address handle) the driver profile judged "times out" (a link-local source, a
+//  * An RTR (or address handle) the driver model judged "times out" (a link-local source, a
 //    RoCE v1/v2 mismatch) succeeded at modify_qp, but the path does not exist in either
 //    direction: nothing it sends arrives and it takes (and acknowledges) nothing.
 //  * Dropped packets are silent, as on a wire: an RC requester ends in IBV_WC_RETRY_EXC_ERR
@@ -1180,7 +1180,7 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       }
 
       if (path_times_out) {
-        log_drop(lib, *q, h, "not sent: the driver profile judged this path to time out (" + why + ")");
+        log_drop(lib, *q, h, "not sent: the driver model judged this path to time out (" + why + ")");
         if (q->kind == QpKind::rc) {
           // Without waiting the retry time: the verdict is certain.
           complete(lib, *q->send_cq, make_wc(*q, wr->wr_id, IBV_WC_RETRY_EXC_ERR, wc_op));

@@ -194,7 +194,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
     ctx.ops.post_srq_recv = &fakelib::post_srq_recv;
     ctx.ops.poll_cq = &fakelib::poll_cq;
     ctx.ops.req_notify_cq = &fakelib::req_notify_cq;
-    if (auto p = lib.model.profile(d->name)) r["profile"] = p.value().name;
+    if (auto p = lib.model.driver_model(d->name)) r["profile"] = p.value().name;
     r["result"] = 0;
     lib.log.write(r);
     ibv_context* out = &c->ctx;
@@ -214,7 +214,7 @@ int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
     if (!c || !attr) return EINVAL;
     const Device* d = c->device;
     unsigned max_qp = 1024;
-    if (auto p = lib.model.profile(d->name); p && p.value().max_qps_per_device != 0)
+    if (auto p = lib.model.driver_model(d->name); p && p.value().max_qps_per_device != 0)
       max_qp = p.value().max_qps_per_device;
     std::memset(attr, 0, sizeof *attr);
     std::snprintf(attr->fw_ver, sizeof attr->fw_ver, "%s", "0.0.0");

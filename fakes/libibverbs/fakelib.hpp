@@ -27,7 +27,7 @@ int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t siz
 }
 #pragma GCC visibility pop
 
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/gid.hpp>
@@ -270,7 +270,7 @@ struct Qp {
   unsigned access_flags = 0;
   std::uint8_t timeout = 0;  // RC: local ACK timeout exponent (4.096 us * 2^timeout)
   std::uint8_t retry_cnt = 0;
-  bool waits_for_receive = false;  // the driver profile's UC rule (Apple: wait, Linux: drop)
+  bool waits_for_receive = false;  // the driver model's UC rule (Apple: wait, Linux: drop)
 };
 
 /// One JSON object per line, appended with a single write() so two processes can share a file.
@@ -359,7 +359,7 @@ LinkLayer link_layer_of(const Device& device, std::uint32_t port) noexcept;
 
 /// The errno an Error from the model stands for (a gidpolicy::errc maps to its nearest errno).
 int errno_of(const Error& e) noexcept;
-/// "ENODATA" etc. in the numbering of the device's driver profile.
+/// "ENODATA" etc. in the numbering of the device's driver model.
 std::string errno_name_for(const Device* device, int err);
 /// Finish a control-log record `r` for a call that failed with `err`: its result, the errno's
 /// name in the device's numbering and, when given, why; then write it.

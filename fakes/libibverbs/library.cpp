@@ -88,11 +88,11 @@ Library::Library() {
         "output)");
     return;
   }
-  std::optional<DriverProfile> profile;
+  std::optional<DriverModel> driver;
   if (const char* p = std::getenv("GIDPOLICY_FAKE_PROFILE"); p && *p) {
-    profile = DriverProfile::by_name(p);
-    if (!profile) {
-      bad(std::string("GIDPOLICY_FAKE_PROFILE=") + p + " is not a driver profile (linux, apple_thunderbolt)");
+    driver = DriverModel::by_name(p);
+    if (!driver) {
+      bad(std::string("GIDPOLICY_FAKE_PROFILE=") + p + " is not a driver model (linux, apple_thunderbolt)");
       return;
     }
   }
@@ -101,7 +101,7 @@ Library::Library() {
     bad("GIDPOLICY_FAKE_TABLES=" + std::string(tables_env) + ": " + tables.error().what());
     return;
   }
-  if (auto added = model.add_tables(tables.value(), profile); !added) {
+  if (auto added = model.add_tables(tables.value(), driver); !added) {
     bad("GIDPOLICY_FAKE_TABLES=" + std::string(tables_env) + ": " + added.error().what());
     return;
   }
@@ -236,7 +236,7 @@ int errno_of(const Error& e) noexcept {
 std::string errno_name_for(const Device* device, int err) {
   Platform platform = Platform::linux_kernel;
   if (device) {
-    auto p = Library::get().model.profile(device->name);
+    auto p = Library::get().model.driver_model(device->name);
     if (p) platform = p.value().platform;
   }
   return errno_name(platform, err);

@@ -1,6 +1,6 @@
 // The resource half of the verbs C ABI: PD, MR, CQ, completion channel, QP create/modify/
 // query/destroy, close_device. QP numbers, states, attributes and the RTR verdict belong to the
-// FakeVerbs model (driver profiles through judge_rtr / judge_create_qp); this file keeps only
+// FakeVerbs model (driver models through judge_rtr / judge_create_qp); this file keeps only
 // the C structs and what the data path needs.
 //
 // ABI gotchas encoded here:
@@ -135,7 +135,7 @@ void connect_from_model(Library& lib, Qp& q) {
       if (const GidEntry* e = t.value().find(q.sgid_index)) q.source_type = e->type;
   }
   q.waits_for_receive = false;
-  if (auto p = lib.model.profile(q.owner->device->name))
+  if (auto p = lib.model.driver_model(q.owner->device->name))
     q.waits_for_receive = q.kind == QpKind::uc && p.value().uc_waits_for_receive;
 }
 

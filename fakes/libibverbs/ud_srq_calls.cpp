@@ -45,7 +45,7 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
     return nullptr;
   }
   auto table = lib.model.table(d->name, attr.port_num);
-  auto profile = lib.model.profile(d->name);
+  auto profile = lib.model.driver_model(d->name);
   if (!table || !profile) {
     fail_record(lib, r, d, EINVAL, "no GID table for the port");
     errno = EINVAL;

@@ -173,7 +173,7 @@ result<FabricReport> FakeFabric::connect(Topology topology, const FabricOptions&
       auto qp = h.verbs.create_qp(h.device, QpKind::uc);
       if (!qp) {
         s->why = h.spec.name + " cannot create a QP: " +
-                 driver_error(qp.error(), h.verbs.profile(h.table->port().device).value().platform);
+                 driver_error(qp.error(), h.verbs.driver_model(h.table->port().device).value().platform);
         continue;
       }
       s->qp = qp.value();
@@ -196,7 +196,7 @@ result<FabricReport> FakeFabric::connect(Topology topology, const FabricOptions&
       if (!self.why.empty() || !peer.qp) return;
       Host& h = *self.host;
       const Host& p = *peer.host;
-      const Platform platform = h.verbs.profile(h.table->port().device).value().platform;
+      const Platform platform = h.verbs.driver_model(h.table->port().device).value().platform;
       PeerInfo info;
       info.qpn = peer.qpn;
       info.psn = options.psn;

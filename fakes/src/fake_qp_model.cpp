@@ -123,7 +123,7 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
     req.sgid_index = attr.ah_attr.grh.sgid_index;
     req.dgid = Gid::from_bytes(attr.ah_attr.grh.dgid.raw);
     req.source_netdev_present = p->netdev_gone.count(req.sgid_index) == 0;
-    // The one driver model (driver_profile.hpp), judged on the table as it is at this call.
+    // The one driver model (driver_model.hpp), judged on the table as it is at this call.
     const RtrVerdict v = judge_rtr(p->table(), req, d->profile);
     if (v.outcome == RtrOutcome::error) return fail_errno(v.err, at + ": " + v.reason);
     q.rtr = v;

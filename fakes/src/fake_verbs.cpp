@@ -19,7 +19,7 @@ FakeVerbs::~FakeVerbs() = default;
 
 // ---- building ----------------------------------------------------------------------------
 
-result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverProfile> profile) {
+result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverModel> profile) {
   std::lock_guard lock(impl_->mu);
   PortInfo info = table.port();
   if (info.port < 1 || info.port > 255)
@@ -32,7 +32,7 @@ result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverProf
   if (!d) {
     impl_->devices.push_back(
         Device{info.device,
-               profile ? std::move(*profile) : DriverProfile::for_link_layer(info.link_layer),
+               profile ? std::move(*profile) : DriverModel::for_link_layer(info.link_layer),
                {true, true, true},
                {}});
     d = &impl_->devices.back();
@@ -49,33 +49,33 @@ result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverProf
 }
 
 result<void> FakeVerbs::add_tables(const std::vector<GidTable>& tables,
-                                   const std::optional<DriverProfile>& profile) {
+                                   const std::optional<DriverModel>& profile) {
   for (const GidTable& t : tables) GIDPOLICY_TRYV(add_port(t, profile));
   return success();
 }
 
 result<void> FakeVerbs::load_text(std::string_view text, std::string_view source,
-                                  const std::optional<DriverProfile>& profile) {
+                                  const std::optional<DriverModel>& profile) {
   // Any format gidpolicy reads (JSON, ibv_devinfo -v, show_gids), detected from the text.
   GIDPOLICY_TRY(tables, formats::read_tables(text, source));
   return add_tables(tables, profile);
 }
 
 result<void> FakeVerbs::load_file(const std::filesystem::path& path,
-                                  const std::optional<DriverProfile>& profile) {
+                                  const std::optional<DriverModel>& profile) {
   // A file in any text format, or a sysfs tree (/sys/class/infiniband/<dev>/ports/<p>/gids...).
   GIDPOLICY_TRY(tables, formats::read_tables_file(path));
   return add_tables(tables, profile);
 }
 
-result<void> FakeVerbs::set_profile(std::string_view device, DriverProfile profile) {
+result<void> FakeVerbs::set_driver_model(std::string_view device, DriverModel profile) {
   std::lock_guard lock(impl_->mu);
   GIDPOLICY_TRY(d, impl_->device_or_error(device));
   d->profile = std::move(profile);
   return success();
 }
 
-result<DriverProfile> FakeVerbs::profile(std::string_view device) const {
+result<DriverModel> FakeVerbs::driver_model(std::string_view device) const {
   std::lock_guard lock(impl_->mu);
   if (const Device* d = impl_->device(device)) return d->profile;
   return fail(errc::device_not_found, "the fake has no device '" + std::string(device) + "'");

@@ -17,42 +17,13 @@
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/policy.hpp>
+#include <gidpolicy/source_index.hpp>
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace gidpolicy {
-
-/// The rule that decides which sgid_index an RTR routes from.
-///
-/// `selected()` (the default everywhere) routes from the index the policy chose, so the routed
-/// entry is the advertised entry. `literal(n)` routes from n whatever was chosen: it exists to
-/// reproduce JACCL (`literal(1)`) and every result built with it reports whether it agrees.
-class SourceIndex {
- public:
-  /// Route from the selection's own index (agreement by construction).
-  static constexpr SourceIndex selected() noexcept { return SourceIndex(false, 0); }
-  /// Route from index n regardless of the selection (JACCL's `sgid_index = 1`).
-  static constexpr SourceIndex literal(std::uint8_t n) noexcept { return SourceIndex(true, n); }
-
-  [[nodiscard]] constexpr bool is_literal() const noexcept { return literal_; }
-  /// The literal index; 0 for selected().
-  [[nodiscard]] constexpr std::uint8_t literal_index() const noexcept { return index_; }
-  /// The sgid_index this rule yields for a selection.
-  [[nodiscard]] constexpr std::uint8_t resolve(const Selection& s) const noexcept {
-    return literal_ ? index_ : s.sgid_index();
-  }
-  /// "selected" or "literal(N)".
-  [[nodiscard]] std::string to_string() const;
-
-  friend constexpr bool operator==(const SourceIndex&, const SourceIndex&) noexcept = default;
-
- private:
-  constexpr SourceIndex(bool literal, std::uint8_t index) noexcept : literal_(literal), index_(index) {}
-  bool literal_ = false;
-  std::uint8_t index_ = 0;
-};
 
 /// Whether the entry at an sgid_index holds the advertised GID, and if not, what it holds and
 /// where the advertised GID really is.

@@ -5,7 +5,7 @@
 // cause is usually visible in the GID table: "sgid_index 1 is empty; the advertised GID is at
 // index 2". diagnose() ranks the known causes for an errno using what the table holds at the
 // index that was used; predict_rtr() evaluates an RTR without hardware through the one driver
-// model shared with the fake verbs (judge_rtr() in driver_profile.hpp).
+// model shared with the fake verbs (judge_rtr() in driver_model.hpp).
 //
 // One model: diagnose() builds the attributes the context describes with RtrBuilder and judges
 // them with predict_rtr(), exactly as `gidpolicy check` predicts. The rule judge_rtr() decided
@@ -21,7 +21,7 @@
 //   for (const auto& c : d.causes) std::cout << c.summary << "\n";
 #pragma once
 
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/network.hpp>
@@ -96,13 +96,13 @@ struct RtrPrediction {
   [[nodiscard]] std::string to_string(Platform p) const;
 };
 
-/// Build with `builder`, then judge what it built through `profile` (see RtrPrediction).
-RtrPrediction predict_rtr(const GidTable& table, const RtrBuilder& builder, const DriverProfile& profile);
+/// Build with `builder`, then judge what it built through `model` (see RtrPrediction).
+RtrPrediction predict_rtr(const GidTable& table, const RtrBuilder& builder, const DriverModel& model);
 /// The same for a plan and a peer: RtrBuilder(qp_type, table, plan).remote(peer) (RC gets
 /// max_dest_rd_atomic 1 and min_rnr_timer 12, the C API's defaults).
 RtrPrediction predict_rtr(const GidTable& table, const Plan& plan, const PeerInfo& peer,
-                          const DriverProfile& profile, QpKind qp_type = QpKind::uc);
+                          const DriverModel& model, QpKind qp_type = QpKind::uc);
 /// judge_rtr() on attributes RtrBuilder already built.
-RtrVerdict predict_rtr(const GidTable& table, const RtrAttributes& rtr, const DriverProfile& profile);
+RtrVerdict predict_rtr(const GidTable& table, const RtrAttributes& rtr, const DriverModel& model);
 
 }  // namespace gidpolicy

@@ -40,7 +40,7 @@
 //     std::cout << fleet.describe(g) << "\n";
 #pragma once
 
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
@@ -135,8 +135,8 @@ struct Topology {
 /// What every host runs.
 struct Options {
   Profile profile = profiles::automatic();
-  /// Driver model for every host; default DriverProfile::for_link_layer of each port.
-  std::optional<DriverProfile> driver;
+  /// Driver model for every host; default DriverModel::for_link_layer of each port.
+  std::optional<DriverModel> driver;
   /// Judge the links on this many threads (at least 1).
   unsigned threads = 2;
 };

@@ -7,16 +7,20 @@
  *
  * The flow, in the order a connection setup calls it:
  *
- *   gidpolicy_policy_parse("auto", &policy, err, sizeof err);            once, at start-up
+ *   gidpolicy_profile_parse("auto", &profile, err, sizeof err);          once, at start-up
  *   gidpolicy_snapshot(&fns, ctx, port, 0, &table, err, sizeof err);     after ibv_open_device
- *   gidpolicy_select(policy, table, &sel, err, sizeof err);              the decision
- *   gidpolicy_selection_gid(sel, my_gid);                                advertise these 16 bytes
+ *   gidpolicy_select(profile, table, &plan, err, sizeof err);            the decision
+ *   gidpolicy_plan_gid(plan, my_gid);                                    advertise these 16 bytes
  *   ... exchange QPN, PSN, GID (and MTU) with the peer ...
  *   gidpolicy_rtr_options_init(&o); o.qp_type = IBV_QPT_RC;             the QP's own type
- *   gidpolicy_rtr_fill(sel, &peer, &o, &attr, &mask, err, sizeof err);  RTR from the same pick
- *   gidpolicy_preflight_selection(&fns, ctx, port, sel, err, sizeof err); the slot still holds it?
+ *   gidpolicy_rtr_fill(plan, &peer, &o, &attr, &mask, err, sizeof err); RTR from the same pick
+ *   gidpolicy_preflight_plan(&fns, ctx, port, plan, err, sizeof err);   the slot still holds it?
  *   rc = ibv_modify_qp(qp, &attr, mask);
- *   if (rc) gidpolicy_explain_errno(rc, GIDPOLICY_PLATFORM_AUTO, sel, &peer, msg, sizeof msg);
+ *   if (rc) gidpolicy_explain_errno(rc, GIDPOLICY_PLATFORM_AUTO, plan, &peer, msg, sizeof msg);
+ *
+ * Names (docs/concepts.md): a gidpolicy_profile is a policy and its source-index rule (C++
+ * gidpolicy::Profile); a gidpolicy_plan is what it makes of one table: the selection (entry and
+ * trace), the sgid_index it routes from and their agreement (C++ gidpolicy::Plan).
  *
  * Hardware gotchas this API exists for (sources: FACTS.md in the gidpolicy repository):
  *  - JACCL advertises the first IPv4-mapped GID but routes from the literal index 1: on a Mac
@@ -31,7 +35,7 @@
  *    failing before modify_qp matters.
  *  - mlx5 lists each address twice, as RoCE v1 and v2 with the same bytes; after a link flap the
  *    twins can swap indices, and routing from the v1 twin passes RTR and then times out.
- *    gidpolicy_preflight_selection() and gidpolicy_preflight_live_typed() check the type too.
+ *    gidpolicy_preflight_plan() and gidpolicy_preflight_live_typed() check the type too.
  *  - The same errno means different things per platform (61 is ENODATA on Linux and
  *    ECONNREFUSED on Darwin): gidpolicy_explain_errno() takes the platform.
  *
@@ -128,12 +132,13 @@ size_t gidpolicy_gid_to_string(const uint8_t gid[16], char* buf, size_t len);
 #define GIDPOLICY_GID_STRLEN 46
 
 /* ------------------------------------------------------------------------------------------ */
-/* Policies                                                                                   */
+/* Profiles                                                                                   */
 
-/** A parsed policy spec: which entry to pick and which index to route from. */
-typedef struct gidpolicy_policy gidpolicy_policy;
+/** A parsed profile spec: a policy (which entry to pick) and its source-index rule (which index
+ *  to route from). C++: gidpolicy::Profile. */
+typedef struct gidpolicy_profile gidpolicy_profile;
 
-/** Parse a policy spec, the same grammar as the CLI's --policy and C++'s parse_profile():
+/** Parse a profile spec, the same grammar as the CLI's --policy and C++'s parse_profile():
  *    "auto"                          the recommended ranking (IPv4-mapped RoCE v2 first, never a
  *                                    link-local GID on Ethernet/Thunderbolt)
  *    "auto:family=ipv4,roce=v2,subnet=10.0.0.0/8"
@@ -143,18 +148,18 @@ typedef struct gidpolicy_policy gidpolicy_policy;
  *                                    control socket's address first); ",index=N" its forced index
  *    "jaccl-fixed"                   JACCL's first IPv4-mapped GID, routed from where it was found
  *    "jaccl"                         JACCL as it ships: routes from the literal index 1 (may
- *                                    disagree: kept to reproduce the bug, see selection_agrees)
+ *                                    disagree: kept to reproduce the bug, see gidpolicy_plan_agrees)
  *    "first(validated:index=3|auto)", "per-device(mlx5_0=validated:index=7;*=auto)"
  *  Error: GIDPOLICY_ERR_INVALID_SPEC, "at position P: expected ..., found '...'".
- *  Example: gidpolicy_policy *p; if (gidpolicy_policy_parse(getenv("GID_POLICY"), &p, err, sizeof err)) ...
+ *  Example: gidpolicy_profile *p; if (gidpolicy_profile_parse(getenv("GID_POLICY"), &p, err, sizeof err)) ...
  */
-gidpolicy_status gidpolicy_policy_parse(const char* spec, gidpolicy_policy** out, char* err, size_t errlen);
+gidpolicy_status gidpolicy_profile_parse(const char* spec, gidpolicy_profile** out, char* err, size_t errlen);
 
-/** The canonical spec of a policy (parses back to an equal policy); snprintf-like. */
-size_t gidpolicy_policy_spec(const gidpolicy_policy* policy, char* buf, size_t len);
+/** The canonical spec of a profile (parses back to an equal profile); snprintf-like. */
+size_t gidpolicy_profile_spec(const gidpolicy_profile* profile, char* buf, size_t len);
 
-/** Release a policy. NULL is ignored. */
-void gidpolicy_policy_free(gidpolicy_policy* policy);
+/** Release a profile. NULL is ignored. */
+void gidpolicy_profile_free(gidpolicy_profile* profile);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Tables: snapshots of one port's GID table                                                  */
@@ -245,18 +250,19 @@ uint32_t gidpolicy_table_length(const gidpolicy_table* table);
 void gidpolicy_table_free(gidpolicy_table* table);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Selection                                                                                  */
+/* Plans                                                                                      */
 
-/** What a policy chose on a table: the GID to advertise, the index to route from, and why. It
- *  keeps a copy of the table, so the table may be freed before the selection. */
-typedef struct gidpolicy_selection gidpolicy_selection;
+/** What a profile makes of a table: the GID to advertise (the policy's selection and its trace),
+ *  the index to route from, and whether they agree. C++: gidpolicy::Plan (with the table).
+ *  It keeps a copy of the table, so the table may be freed before the plan. */
+typedef struct gidpolicy_plan gidpolicy_plan;
 
-/** Run `policy` on `table`. The trace (every entry looked at and why it was taken or rejected)
+/** Plan on `table` with `profile`. The trace (every entry looked at and why it was taken or rejected)
  *  is always recorded; on failure it follows the message in `err`.
  *  Errors: GIDPOLICY_ERR_NO_CANDIDATE ("no candidate: index 0: link-local fe80::... rejected on
  *  thunderbolt ..."), GIDPOLICY_ERR_INVALID_ARGUMENT. */
-gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolicy_table* table,
-                                  gidpolicy_selection** out, char* err, size_t errlen);
+gidpolicy_status gidpolicy_select(const gidpolicy_profile* profile, const gidpolicy_table* table,
+                                  gidpolicy_plan** out, char* err, size_t errlen);
 
 /** ds4's port choice on Linux, for a "ds4-linux:local=ADDR[,index=N]" policy: run it on every
  *  table in `tables` (one per active port of the candidate devices: all, or --rdma-device's) and
@@ -269,29 +275,29 @@ gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolic
  *  --rdma-gid-index", or the only port's own reason), GIDPOLICY_ERR_NOT_SUPPORTED (not a
  *  ds4-linux policy), GIDPOLICY_ERR_INVALID_ARGUMENT.
  *  Example: gidpolicy_select_port(pol, tables, n, &k, &sel, err, sizeof err);  port k is ds4's */
-gidpolicy_status gidpolicy_select_port(const gidpolicy_policy* policy, const gidpolicy_table* const* tables,
-                                       size_t count, size_t* chosen, gidpolicy_selection** out, char* err,
+gidpolicy_status gidpolicy_select_port(const gidpolicy_profile* profile, const gidpolicy_table* const* tables,
+                                       size_t count, size_t* chosen, gidpolicy_plan** out, char* err,
                                        size_t errlen);
 
 /** The index of the chosen entry: its GID is what this side advertises. */
-uint32_t gidpolicy_selection_index(const gidpolicy_selection* selection);
+uint32_t gidpolicy_plan_index(const gidpolicy_plan* plan);
 /** The sgid_index to route from: the chosen index, except under a spec ending in "@sgid=N" or
  *  the "jaccl" profile (the literal index 1). */
-uint8_t gidpolicy_selection_sgid_index(const gidpolicy_selection* selection);
+uint8_t gidpolicy_plan_sgid_index(const gidpolicy_plan* plan);
 /** 1 when the entry at sgid_index holds the advertised GID (always, unless a literal index was
- *  asked for); 0 otherwise, with the reason in gidpolicy_selection_agreement(). */
-int gidpolicy_selection_agrees(const gidpolicy_selection* selection);
+ *  asked for); 0 otherwise, with the reason in gidpolicy_plan_agreement(). */
+int gidpolicy_plan_agrees(const gidpolicy_plan* plan);
 /** One line: "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2";
  *  snprintf-like. */
-size_t gidpolicy_selection_agreement(const gidpolicy_selection* selection, char* buf, size_t len);
+size_t gidpolicy_plan_agreement(const gidpolicy_plan* plan, char* buf, size_t len);
 /** The 16 bytes to advertise to the peer (wire order). */
-void gidpolicy_selection_gid(const gidpolicy_selection* selection, uint8_t gid[16]);
+void gidpolicy_plan_gid(const gidpolicy_plan* plan, uint8_t gid[16]);
 /** The advertised GID's type (RoCE v1/v2...), GIDPOLICY_GID_TYPE_UNKNOWN when not read. */
-gidpolicy_gid_type gidpolicy_selection_gid_type(const gidpolicy_selection* selection);
+gidpolicy_gid_type gidpolicy_plan_gid_type(const gidpolicy_plan* plan);
 /** The printable trace: one line per policy tried, one indented line per entry; snprintf-like. */
-size_t gidpolicy_selection_trace(const gidpolicy_selection* selection, char* buf, size_t len);
-/** Release a selection. NULL is ignored. */
-void gidpolicy_selection_free(gidpolicy_selection* selection);
+size_t gidpolicy_plan_trace(const gidpolicy_plan* plan, char* buf, size_t len);
+/** Release a plan. NULL is ignored. */
+void gidpolicy_plan_free(gidpolicy_plan* plan);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Watching a port: GID table changes as the kernel announces them                            */
@@ -330,13 +336,13 @@ typedef struct gidpolicy_async_fns {
  *           gidpolicy_watch_open(&fns, &a, ctx, 1, sel, &w, err, sizeof err); */
 gidpolicy_status gidpolicy_watch_open(const gidpolicy_verbs_fns* fns, const gidpolicy_async_fns* async_fns,
                                       struct ibv_context* context, uint32_t port,
-                                      const gidpolicy_selection* follow, gidpolicy_watch** out, char* err,
+                                      const gidpolicy_plan* follow, gidpolicy_watch** out, char* err,
                                       size_t errlen);
 
 /** [c_verbs] gidpolicy_watch_open() through the linked libibverbs. */
 gidpolicy_status gidpolicy_watch_open_context(struct ibv_context* context, uint32_t port,
-                                              const gidpolicy_selection* follow, gidpolicy_watch** out,
-                                              char* err, size_t errlen);
+                                              const gidpolicy_plan* follow, gidpolicy_watch** out, char* err,
+                                              size_t errlen);
 
 /** The fd to poll for POLLIN (the context's async_fd). -1 for NULL. */
 int gidpolicy_watch_fd(const gidpolicy_watch* watch);
@@ -353,14 +359,14 @@ gidpolicy_status gidpolicy_watch_process(gidpolicy_watch* watch, gidpolicy_chang
 size_t gidpolicy_watch_describe(const gidpolicy_watch* watch, char* buf, size_t len);
 
 /** The plan after the last change (gidpolicy::replan): the same GID followed to its new index when
- *  `policy` accepts it there, else selected again. `*tell_peer` is 1 when the GID to advertise
+ *  `profile` accepts it there, else selected again. `*tell_peer` is 1 when the GID to advertise
  *  differs from `current`'s (send it to the peer before the next RTR). On success the watch
- *  follows the new selection. With no change yet, `current` re-checked on the last table.
+ *  follows the new plan. With no change yet, `current` re-checked on the last table.
  *  Errors: GIDPOLICY_ERR_PORT_NOT_ACTIVE (the port is down), GIDPOLICY_ERR_NO_CANDIDATE (with the
  *  trace): advertise nothing and RTR nothing until a later change. */
-gidpolicy_status gidpolicy_watch_replan(gidpolicy_watch* watch, const gidpolicy_policy* policy,
-                                        const gidpolicy_selection* current, gidpolicy_selection** out,
-                                        int* tell_peer, char* err, size_t errlen);
+gidpolicy_status gidpolicy_watch_replan(gidpolicy_watch* watch, const gidpolicy_profile* profile,
+                                        const gidpolicy_plan* current, gidpolicy_plan** out, int* tell_peer,
+                                        char* err, size_t errlen);
 
 /** Stop watching (the context is not closed). NULL is ignored. */
 void gidpolicy_watch_free(gidpolicy_watch* watch);
@@ -430,7 +436,7 @@ void gidpolicy_rtr_options_init(gidpolicy_rtr_options* options);
  *           o.qp_type = IBV_QPT_RC;
  *           if (gidpolicy_rtr_fill(sel, &peer, &o, &attr, &mask, err, sizeof err) == GIDPOLICY_OK)
  *             rc = ibv_modify_qp(qp, &attr, mask); */
-gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const gidpolicy_peer* peer,
+gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_plan* plan, const gidpolicy_peer* peer,
                                     const gidpolicy_rtr_options* options, struct ibv_qp_attr* attr,
                                     int* attr_mask, char* err, size_t errlen);
 
@@ -458,7 +464,7 @@ gidpolicy_status gidpolicy_preflight_live(const gidpolicy_verbs_fns* fns, struct
                                           char* err, size_t errlen);
 
 /** gidpolicy_preflight_live() that also checks the GID type: the slot must still hold
- *  `advertised` as `type` (a gidpolicy_gid_type, e.g. gidpolicy_selection_gid_type()).
+ *  `advertised` as `type` (a gidpolicy_gid_type, e.g. gidpolicy_plan_gid_type()).
  *  mlx5 lists each address twice, as RoCE v1 and RoCE v2 with the same 16 bytes, and after a
  *  link flap the twins can come back at each other's index: the bytes still match, but routing
  *  from the v1 twin passes RTR and then times out. That slot is GIDPOLICY_ERR_GID_CHANGED here,
@@ -474,15 +480,15 @@ gidpolicy_status gidpolicy_preflight_live_typed(const gidpolicy_verbs_fns* fns, 
                                                 const uint8_t advertised[16], int type, char* err,
                                                 size_t errlen);
 
-/** The last check before ibv_modify_qp(RTR) for a selection: a selection that disagrees (a
+/** The last check before ibv_modify_qp(RTR) for a plan: a plan that disagrees (a
  *  literal sgid_index, "jaccl") is refused with GIDPOLICY_ERR_DISAGREEMENT and no driver call;
  *  otherwise gidpolicy_preflight_live_typed() of its sgid_index, GID and the type the snapshot
- *  showed at that index (the selected entry's, gidpolicy_selection_gid_type(), unless the spec
+ *  showed at that index (the selected entry's, gidpolicy_plan_gid_type(), unless the spec
  *  ends in "@sgid=N"), so a RoCE v1 twin now in the selected v2 slot is GIDPOLICY_ERR_GID_CHANGED.
- *  Example: if (gidpolicy_preflight_selection(&fns, ctx, 1, sel, err, sizeof err)) goto fail; */
-gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
-                                               uint32_t port, const gidpolicy_selection* selection, char* err,
-                                               size_t errlen);
+ *  Example: if (gidpolicy_preflight_plan(&fns, ctx, 1, sel, err, sizeof err)) goto fail; */
+gidpolicy_status gidpolicy_preflight_plan(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                          uint32_t port, const gidpolicy_plan* plan, char* err,
+                                          size_t errlen);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Explaining an errno                                                                        */
@@ -504,8 +510,31 @@ typedef enum gidpolicy_platform {
  *  table, the sgid_index, the advertised GID) and `peer` show. Both may be NULL. snprintf-like.
  *  Example output for errno 22 on Darwin with sgid_index 1 empty:
  *    "EINVAL (22) on darwin:\n  confirmed: sgid_index 1 is empty; ..." */
-size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_selection* selection,
+size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_plan* plan,
                                const gidpolicy_peer* peer, char* buf, size_t len);
+
+/* GIDPOLICY-RENAME-KEEP-BEGIN */
+/* ------------------------------------------------------------------------------------------ */
+/* Deprecated names (one release): gidpolicy_policy held a profile and gidpolicy_selection a    */
+/* plan; they were renamed so each C name says what it holds (docs/concepts.md). Define         */
+/* GIDPOLICY_NO_DEPRECATED to hide them and find the old names in a code base.                  */
+#ifndef GIDPOLICY_NO_DEPRECATED
+typedef gidpolicy_profile gidpolicy_policy;
+#define gidpolicy_policy_parse gidpolicy_profile_parse
+#define gidpolicy_policy_spec gidpolicy_profile_spec
+#define gidpolicy_policy_free gidpolicy_profile_free
+typedef gidpolicy_plan gidpolicy_selection;
+#define gidpolicy_selection_index gidpolicy_plan_index
+#define gidpolicy_selection_sgid_index gidpolicy_plan_sgid_index
+#define gidpolicy_selection_agrees gidpolicy_plan_agrees
+#define gidpolicy_selection_agreement gidpolicy_plan_agreement
+#define gidpolicy_selection_gid gidpolicy_plan_gid
+#define gidpolicy_selection_gid_type gidpolicy_plan_gid_type
+#define gidpolicy_selection_trace gidpolicy_plan_trace
+#define gidpolicy_selection_free gidpolicy_plan_free
+#define gidpolicy_preflight_selection gidpolicy_preflight_plan
+#endif /* GIDPOLICY_NO_DEPRECATED */
+/* GIDPOLICY-RENAME-KEEP-END */
 
 #ifdef __cplusplus
 } /* extern "C" */

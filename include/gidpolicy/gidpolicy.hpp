@@ -1,7 +1,9 @@
-// gidpolicy: everything needed to choose a GID and build RTR attributes from it, in one include.
-// Reading tables (gidpolicy/formats/*.hpp: JSON, ibv_devinfo, show_gids, sysfs) and the verbs
-// seam (gidpolicy/verbs/*.hpp) are included separately, so a translation unit that only chooses
-// does not compile nlohmann/json or <filesystem>.
+// gidpolicy: the pure library in one include: the core pipeline (<gidpolicy/core.hpp>: tables,
+// policies, plans and profiles, the RTR builder, the driver models, diagnose) and the fleet
+// analysis (<gidpolicy/fleet.hpp>). Reading tables (gidpolicy/formats/*.hpp: JSON, ibv_devinfo,
+// show_gids, sysfs) is included separately, so a translation unit that only chooses does not
+// compile nlohmann/json or <filesystem>; the live path over the verbs seam is
+// <gidpolicy/live.hpp>.
 //
 // Example:
 //   #include <gidpolicy/gidpolicy.hpp>
@@ -10,25 +12,5 @@
 //   auto rtr = gidpolicy::RtrBuilder(gidpolicy::QpKind::uc, table, plan).remote(peer).build();
 #pragma once
 
-#include <gidpolicy/agreement.hpp>
-#include <gidpolicy/diagnose.hpp>
-#include <gidpolicy/driver_profile.hpp>
-#include <gidpolicy/error.hpp>
-#include <gidpolicy/gid.hpp>
-#include <gidpolicy/gid_table.hpp>
-#include <gidpolicy/policies/any_policy.hpp>
-#include <gidpolicy/policies/ds4_explicit_index.hpp>
-#include <gidpolicy/policies/ds4_linux.hpp>
-#include <gidpolicy/policies/ds4_scan.hpp>
-#include <gidpolicy/policies/filters.hpp>
-#include <gidpolicy/policies/first_of.hpp>
-#include <gidpolicy/policies/jaccl_first_mapped.hpp>
-#include <gidpolicy/policies/jaccl_legacy_index1.hpp>
-#include <gidpolicy/policies/per_device.hpp>
-#include <gidpolicy/policies/ranked.hpp>
-#include <gidpolicy/policies/spec.hpp>
-#include <gidpolicy/policies/validated_explicit.hpp>
-#include <gidpolicy/policy.hpp>
-#include <gidpolicy/profiles.hpp>
-#include <gidpolicy/rtr.hpp>
-#include <gidpolicy/trace.hpp>
+#include <gidpolicy/core.hpp>
+#include <gidpolicy/fleet.hpp>

@@ -17,6 +17,7 @@
 #include <gidpolicy/agreement.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/plan.hpp>
 #include <gidpolicy/policies/any_policy.hpp>
 #include <gidpolicy/policies/filters.hpp>
 #include <gidpolicy/policies/ranked.hpp>
@@ -29,14 +30,6 @@
 #include <vector>
 
 namespace gidpolicy {
-
-/// What a behaviour does on one table: the GID it advertises and the index it routes from.
-struct Plan {
-  Selection selection;          ///< advertise selection.entry.gid
-  std::uint8_t sgid_index = 0;  ///< route from this index
-  Agreement agreement;          ///< check_agreement(table, advertised, sgid_index)
-  [[nodiscard]] bool agrees() const noexcept { return agreement.agrees; }
-};
 
 /// A policy and the rule that turns its selection into an sgid_index.
 struct Profile {

@@ -28,12 +28,14 @@
 #pragma once
 
 #include <gidpolicy/agreement.hpp>
-#include <gidpolicy/driver_profile.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/plan.hpp>
 #include <gidpolicy/policy.hpp>
-#include <gidpolicy/profiles.hpp>
+#include <gidpolicy/qp.hpp>
+#include <gidpolicy/rtr_request.hpp>
+#include <gidpolicy/source_index.hpp>
 
 #include <infiniband/verbs.h>
 

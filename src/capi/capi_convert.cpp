@@ -56,7 +56,7 @@ std::optional<Mtu> mtu_from_c(int m, bool& valid) noexcept {
   return std::nullopt;
 }
 
-Platform platform_from_c(gidpolicy_platform p, const gidpolicy_selection* s) noexcept {
+Platform platform_from_c(gidpolicy_platform p, const gidpolicy_plan* s) noexcept {
   switch (p) {
     case GIDPOLICY_PLATFORM_LINUX:
       return Platform::linux_kernel;

@@ -109,7 +109,7 @@ const char* gidpolicy_status_name(int status) {
 
 // ---- errno explanations -------------------------------------------------------------------
 
-size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_selection* selection,
+size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_plan* selection,
                                const gidpolicy_peer* peer, char* buf, size_t len) {
   return guarded_text(buf, len, [&] {
     gidpolicy::DiagnoseContext context;

@@ -7,7 +7,7 @@
 
 #include <gidpolicy/gidpolicy.h>
 #include <gidpolicy/change.hpp>
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/profiles.hpp>
@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-struct gidpolicy_policy {
+struct gidpolicy_profile {
   gidpolicy::Profile profile;
 };
 
@@ -30,7 +30,7 @@ struct gidpolicy_table {
 
 // A selection keeps its own copy of the table: RTR building and errno explanations need the
 // port (MTU, link layer) and the entries, and the caller may free the table first.
-struct gidpolicy_selection {
+struct gidpolicy_plan {
   gidpolicy::GidTable table;
   gidpolicy::Plan plan;
 };
@@ -82,7 +82,7 @@ std::optional<QpKind> qp_kind_from_c(int t) noexcept;
 std::optional<Mtu> mtu_from_c(int m, bool& valid) noexcept;
 /// gidpolicy_platform -> Platform; AUTO is the selection's driver's platform (Thunderbolt is
 /// Apple's), else the build's.
-Platform platform_from_c(gidpolicy_platform p, const gidpolicy_selection* s) noexcept;
+Platform platform_from_c(gidpolicy_platform p, const gidpolicy_plan* s) noexcept;
 /// ChangeKind -> gidpolicy_change_kind.
 gidpolicy_change_kind change_kind_to_c(ChangeKind k) noexcept;
 /// The caller's function pointers (query_port, query_gid, _ibv_query_gid_ex, ...) as the

@@ -74,7 +74,7 @@ void gidpolicy_rtr_options_init(gidpolicy_rtr_options* o) {
   o->min_rnr_timer = 12;
 }
 
-gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_selection* selection, const gidpolicy_peer* peer,
+gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_plan* selection, const gidpolicy_peer* peer,
                                     const gidpolicy_rtr_options* options, struct ibv_qp_attr* attr,
                                     int* attr_mask, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
@@ -178,8 +178,8 @@ gidpolicy_status gidpolicy_preflight_live_typed(const gidpolicy_verbs_fns* fns, 
   });
 }
 
-gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
-                                               uint32_t port, const gidpolicy_selection* selection, char* err,
+gidpolicy_status gidpolicy_preflight_plan(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
+                                               uint32_t port, const gidpolicy_plan* selection, char* err,
                                                size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!selection) return gidpolicy::capi::null_argument("selection", err, errlen);
@@ -190,7 +190,7 @@ gidpolicy_status gidpolicy_preflight_selection(const gidpolicy_verbs_fns* fns, s
     std::uint8_t gid[16];
     selection->plan.selection.entry.gid.copy_to(gid);
     // The type of the entry routed from, as the C++ preflight(RtrAttributes) takes it: for every
-    // selection without "@sgid=N" that is the selected entry, gidpolicy_selection_gid_type().
+    // selection without "@sgid=N" that is the selected entry, gidpolicy_plan_gid_type().
     std::optional<gidpolicy::GidType> type;
     const auto& at = selection->plan.agreement.at_index;
     if (at && at->type != gidpolicy::GidType::unknown) type = at->type;

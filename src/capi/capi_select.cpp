@@ -21,28 +21,28 @@ extern "C" {
 
 // ---- policies -----------------------------------------------------------------------------
 
-gidpolicy_status gidpolicy_policy_parse(const char* spec, gidpolicy_policy** out, char* err, size_t errlen) {
+gidpolicy_status gidpolicy_profile_parse(const char* spec, gidpolicy_profile** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
     *out = nullptr;
     if (!spec) return gidpolicy::capi::null_argument("spec", err, errlen);
     auto profile = gidpolicy::parse_profile(spec);
     if (!profile) return report(profile.error(), err, errlen);
-    *out = new gidpolicy_policy{std::move(profile).value()};
+    *out = new gidpolicy_profile{std::move(profile).value()};
     return GIDPOLICY_OK;
   });
 }
 
-size_t gidpolicy_policy_spec(const gidpolicy_policy* policy, char* buf, size_t len) {
+size_t gidpolicy_profile_spec(const gidpolicy_profile* policy, char* buf, size_t len) {
   return guarded_text(buf, len, [&] { return policy ? policy->profile.spec() : std::string(); });
 }
 
-void gidpolicy_policy_free(gidpolicy_policy* policy) { delete policy; }
+void gidpolicy_profile_free(gidpolicy_profile* policy) { delete policy; }
 
 // ---- selection ----------------------------------------------------------------------------
 
-gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolicy_table* table,
-                                  gidpolicy_selection** out, char* err, size_t errlen) {
+gidpolicy_status gidpolicy_select(const gidpolicy_profile* policy, const gidpolicy_table* table,
+                                  gidpolicy_plan** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
     *out = nullptr;
@@ -50,13 +50,13 @@ gidpolicy_status gidpolicy_select(const gidpolicy_policy* policy, const gidpolic
     if (!table) return gidpolicy::capi::null_argument("table", err, errlen);
     auto plan = policy->profile.plan(table->table, {.trace = true});
     if (!plan) return report(plan.error(), err, errlen);
-    *out = new gidpolicy_selection{table->table, std::move(plan).value()};
+    *out = new gidpolicy_plan{table->table, std::move(plan).value()};
     return GIDPOLICY_OK;
   });
 }
 
-gidpolicy_status gidpolicy_select_port(const gidpolicy_policy* policy, const gidpolicy_table* const* tables,
-                                       size_t count, size_t* chosen, gidpolicy_selection** out, char* err,
+gidpolicy_status gidpolicy_select_port(const gidpolicy_profile* policy, const gidpolicy_table* const* tables,
+                                       size_t count, size_t* chosen, gidpolicy_plan** out, char* err,
                                        size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
@@ -85,24 +85,24 @@ gidpolicy_status gidpolicy_select_port(const gidpolicy_policy* policy, const gid
     plan.agreement = gidpolicy::check_agreement(t, port.value().selection.entry.gid, plan.sgid_index);
     plan.selection = std::move(port.value().selection);
     *chosen = port.value().table;
-    *out = new gidpolicy_selection{t, std::move(plan)};
+    *out = new gidpolicy_plan{t, std::move(plan)};
     return GIDPOLICY_OK;
   });
 }
 
-uint32_t gidpolicy_selection_index(const gidpolicy_selection* s) {
+uint32_t gidpolicy_plan_index(const gidpolicy_plan* s) {
   return s ? s->plan.selection.entry.index : 0;
 }
 
-uint8_t gidpolicy_selection_sgid_index(const gidpolicy_selection* s) { return s ? s->plan.sgid_index : 0; }
+uint8_t gidpolicy_plan_sgid_index(const gidpolicy_plan* s) { return s ? s->plan.sgid_index : 0; }
 
-int gidpolicy_selection_agrees(const gidpolicy_selection* s) { return s && s->plan.agrees() ? 1 : 0; }
+int gidpolicy_plan_agrees(const gidpolicy_plan* s) { return s && s->plan.agrees() ? 1 : 0; }
 
-size_t gidpolicy_selection_agreement(const gidpolicy_selection* s, char* buf, size_t len) {
+size_t gidpolicy_plan_agreement(const gidpolicy_plan* s, char* buf, size_t len) {
   return guarded_text(buf, len, [&] { return s ? s->plan.agreement.explanation : std::string(); });
 }
 
-void gidpolicy_selection_gid(const gidpolicy_selection* s, uint8_t gid[16]) {
+void gidpolicy_plan_gid(const gidpolicy_plan* s, uint8_t gid[16]) {
   if (!gid) return;
   if (!s) {
     std::memset(gid, 0, 16);
@@ -111,14 +111,14 @@ void gidpolicy_selection_gid(const gidpolicy_selection* s, uint8_t gid[16]) {
   s->plan.selection.entry.gid.copy_to(gid);
 }
 
-gidpolicy_gid_type gidpolicy_selection_gid_type(const gidpolicy_selection* s) {
+gidpolicy_gid_type gidpolicy_plan_gid_type(const gidpolicy_plan* s) {
   return s ? gidpolicy::capi::gid_type_to_c(s->plan.selection.entry.type) : GIDPOLICY_GID_TYPE_UNKNOWN;
 }
 
-size_t gidpolicy_selection_trace(const gidpolicy_selection* s, char* buf, size_t len) {
+size_t gidpolicy_plan_trace(const gidpolicy_plan* s, char* buf, size_t len) {
   return guarded_text(buf, len, [&] { return s ? s->plan.selection.trace.to_string() : std::string(); });
 }
 
-void gidpolicy_selection_free(gidpolicy_selection* s) { delete s; }
+void gidpolicy_plan_free(gidpolicy_plan* s) { delete s; }
 
 }  // extern "C"

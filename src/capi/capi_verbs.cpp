@@ -30,8 +30,8 @@ gidpolicy_status gidpolicy_snapshot_context(struct ibv_context* context, uint32_
 }
 
 gidpolicy_status gidpolicy_watch_open_context(struct ibv_context* context, uint32_t port,
-                                              const gidpolicy_selection* follow, gidpolicy_watch** out,
-                                              char* err, size_t errlen) {
+                                              const gidpolicy_plan* follow, gidpolicy_watch** out, char* err,
+                                              size_t errlen) {
   gidpolicy_verbs_fns fns;
   gidpolicy_verbs_fns_libibverbs(&fns);
   const gidpolicy::verbs::VerbsFunctions f = gidpolicy::verbs::linked_libibverbs_functions();

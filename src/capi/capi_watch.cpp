@@ -37,7 +37,7 @@ extern "C" {
 
 gidpolicy_status gidpolicy_watch_open(const gidpolicy_verbs_fns* fns, const gidpolicy_async_fns* async_fns,
                                       struct ibv_context* context, uint32_t port,
-                                      const gidpolicy_selection* follow, gidpolicy_watch** out, char* err,
+                                      const gidpolicy_plan* follow, gidpolicy_watch** out, char* err,
                                       size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return null_argument("out", err, errlen);
@@ -92,9 +92,9 @@ size_t gidpolicy_watch_describe(const gidpolicy_watch* watch, char* buf, size_t 
       buf, len, [&] { return watch && watch->last ? watch->last->to_string() : std::string(); });
 }
 
-gidpolicy_status gidpolicy_watch_replan(gidpolicy_watch* watch, const gidpolicy_policy* policy,
-                                        const gidpolicy_selection* current, gidpolicy_selection** out,
-                                        int* tell_peer, char* err, size_t errlen) {
+gidpolicy_status gidpolicy_watch_replan(gidpolicy_watch* watch, const gidpolicy_profile* policy,
+                                        const gidpolicy_plan* current, gidpolicy_plan** out, int* tell_peer,
+                                        char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return null_argument("out", err, errlen);
     *out = nullptr;
@@ -108,7 +108,7 @@ gidpolicy_status gidpolicy_watch_replan(gidpolicy_watch* watch, const gidpolicy_
     if (!next) return report(next.error(), err, errlen);
     (void)watch->watcher->follow(watch->port, next.value().plan.selection.entry);
     if (tell_peer) *tell_peer = next.value().tell_peer ? 1 : 0;
-    *out = new gidpolicy_selection{change.table, std::move(next.value().plan)};
+    *out = new gidpolicy_plan{change.table, std::move(next.value().plan)};
     return GIDPOLICY_OK;
   });
 }

@@ -1,4 +1,5 @@
-// Internal helpers shared by the policy implementations (not installed).
+// Internal helpers shared by the policy implementations (not installed). The description
+// helpers (where, describe, holds) live in src/describe.hpp, shared with the RTR layer.
 #pragma once
 
 #include <gidpolicy/error.hpp>
@@ -6,6 +7,8 @@
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/policy.hpp>
 #include <gidpolicy/trace.hpp>
+
+#include "../describe.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -16,14 +19,8 @@
 
 namespace gidpolicy::detail {
 
-/// "mlx5_0 port 1".
-std::string where(const GidTable& table);
-/// "fe80::1 (roce_v2) on eth0": what an entry holds, for notes and messages.
-std::string describe(const GidEntry& e);
 /// An address as a spec writes it: dotted quad for IPv4-mapped GIDs, IPv6 text otherwise.
 std::string address_to_spec(const Gid& g);
-/// "index 3 holds ::ffff:10.0.0.1 (roce_v2)" / "index 1 is empty".
-std::string holds(const GidEntry& e);
 /// A trace note for an entry whose verdict already says what is wrong with its state: nothing
 /// for an empty slot, the read error for an unreadable one, describe() otherwise.
 std::string note_for(const GidEntry& e);

@@ -12,7 +12,6 @@
 #include <gidpolicy/policies/ranked.hpp>
 #include <gidpolicy/policies/spec.hpp>
 #include <gidpolicy/policies/validated_explicit.hpp>
-#include <gidpolicy/profiles.hpp>
 
 #include "spec_parser.hpp"
 
@@ -41,7 +40,14 @@ constexpr std::size_t kQuoteAfter = 24;
 constexpr std::size_t kMaxFound = 40;
 
 constexpr std::string_view kPolicyNames =
-    "a policy name (jaccl, jaccl-fixed, jaccl-legacy, ds4, ds4-linux, validated, auto, first, per-device)";
+    "a policy name (jaccl-fixed, jaccl-legacy, ds4, ds4-linux, validated, auto, first, per-device)";
+// "jaccl" names one thing, the profile of JACCL as it ships. Where only a policy fits (parse_policy,
+// inside first()/per-device()) it is refused rather than read as the policy alone, which would
+// route from its own pick and so silently not be JACCL.
+constexpr std::string_view kJacclIsAProfile =
+    "a policy name ('jaccl' is a profile, not a policy: JACCL as it ships, advertising the first "
+    "IPv4-mapped GID and routing from the literal sgid_index 1; parse it whole with parse_profile, "
+    "or name the policy alone, routed from its own pick, jaccl-fixed)";
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_'; }
 bool is_delim(char c) {
@@ -75,7 +81,8 @@ class Parser {
   explicit Parser(std::string_view s) : s_(s) {}
 
   /// policy, with `bare_jaccl` set when it is exactly the name "jaccl" (the profile that
-  /// routes from the literal 1).
+  /// routes from the literal 1). `bare_jaccl` is null where only a policy fits (parse_policy,
+  /// nested specs): "jaccl" is refused there with kJacclIsAProfile.
   result<AnyPolicy> policy(bool* bare_jaccl) {
     skip_ws();
     const std::size_t start = pos_;
@@ -96,7 +103,10 @@ class Parser {
     if (name == "jaccl" || name == "jaccl-fixed" || name == "jaccl-legacy") {
       if (peek() == ':') return error(pos_, "no options (" + std::string(name) + " takes none)");
       if (name == "jaccl-legacy") return AnyPolicy(JacclLegacyIndex1{});
-      if (bare_jaccl && name == "jaccl") *bare_jaccl = true;
+      if (name == "jaccl") {
+        if (!bare_jaccl) return error(start, kJacclIsAProfile);
+        *bare_jaccl = true;
+      }
       return AnyPolicy(JacclFirstMapped{});
     }
     if (name != "ds4" && name != "ds4-linux" && name != "validated" && name != "auto")
@@ -444,7 +454,7 @@ result<ParsedProfile> parse_spec(std::string_view spec, bool allow_source) {
                                                std::to_string(spec.size()) + " bytes");
   Parser p(spec);
   bool bare_jaccl = false;
-  GIDPOLICY_TRY(policy, p.policy(&bare_jaccl));
+  GIDPOLICY_TRY(policy, p.policy(allow_source ? &bare_jaccl : nullptr));
   p.skip_ws();
   SourceIndex source = bare_jaccl ? SourceIndex::literal(1) : SourceIndex::selected();
   if (p.peek() == '@') {

@@ -1,8 +1,8 @@
 // Internal: the one parser behind parse_policy() and parse_profile().
 #pragma once
 
-#include <gidpolicy/agreement.hpp>
 #include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/source_index.hpp>
 
 #include <string_view>
 
@@ -13,8 +13,8 @@ struct ParsedProfile {
   SourceIndex source;
 };
 
-/// Parse a spec; `allow_source` admits the "@sgid=N" suffix (profiles only). A bare "jaccl"
-/// yields SourceIndex::literal(1) either way (parse_policy drops it).
+/// Parse a spec; `allow_source` admits the "@sgid=N" suffix and the profile name "jaccl"
+/// (profiles only): a bare "jaccl" yields JacclFirstMapped + SourceIndex::literal(1).
 result<ParsedProfile> parse_spec(std::string_view spec, bool allow_source);
 
 }  // namespace gidpolicy::detail

@@ -29,11 +29,11 @@ constexpr Platform host_platform() noexcept {
 
 }  // namespace
 
-result<PortPlan> plan_port(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Profile& profile,
-                           const SnapshotOptions& options) {
+result<PlannedPort> plan_port(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Profile& profile,
+                              const SnapshotOptions& options) {
   GIDPOLICY_TRY(table, snapshot(api, device, port, options));
   GIDPOLICY_TRY(plan, profile.plan(table));
-  return PortPlan{std::move(table), std::move(plan)};
+  return PlannedPort{std::move(table), std::move(plan)};
 }
 
 result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, std::uint32_t sgid_index,

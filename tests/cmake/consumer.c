@@ -15,19 +15,19 @@ static const char table_json[] =
 
 int main(void) {
   char err[512], text[GIDPOLICY_GID_STRLEN];
-  gidpolicy_policy *policy = NULL;
+  gidpolicy_profile *policy = NULL;
   gidpolicy_table *table = NULL;
-  gidpolicy_selection *sel = NULL;
+  gidpolicy_plan *sel = NULL;
   uint8_t gid[16];
   int rc = 1;
 
-  if (gidpolicy_policy_parse("auto", &policy, err, sizeof err) != GIDPOLICY_OK ||
+  if (gidpolicy_profile_parse("auto", &policy, err, sizeof err) != GIDPOLICY_OK ||
       gidpolicy_table_from_json(table_json, strlen(table_json), NULL, 0, &table, err, sizeof err) != GIDPOLICY_OK ||
       gidpolicy_select(policy, table, &sel, err, sizeof err) != GIDPOLICY_OK) {
     fprintf(stderr, "c consumer: %s\n", err);
     goto out;
   }
-  gidpolicy_selection_gid(sel, gid);
+  gidpolicy_plan_gid(sel, gid);
   gidpolicy_gid_to_string(gid, text, sizeof text);
   /* JACCL's literal index 1 must be refused on this table. */
   if (gidpolicy_preflight(table, 1, gid, err, sizeof err) != GIDPOLICY_ERR_DISAGREEMENT) {
@@ -49,11 +49,11 @@ int main(void) {
   }
 #endif
   printf("c consumer: advertise %s, route from sgid_index %u; index 1: %s\n", text,
-         (unsigned)gidpolicy_selection_sgid_index(sel), err);
+         (unsigned)gidpolicy_plan_sgid_index(sel), err);
   rc = 0;
 out:
-  gidpolicy_selection_free(sel);
+  gidpolicy_plan_free(sel);
   gidpolicy_table_free(table);
-  gidpolicy_policy_free(policy);
+  gidpolicy_profile_free(policy);
   return rc;
 }

@@ -110,14 +110,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   char small[7];
   std::uint8_t gid[16];
   (void)gidpolicy_gid_parse(spec.c_str(), gid, err, sizeof err);
-  gidpolicy_policy* policy = nullptr;
-  if (gidpolicy_policy_parse(spec.c_str(), &policy, err, sizeof err) != GIDPOLICY_OK) return 0;
-  (void)gidpolicy_policy_spec(policy, small, sizeof small);
+  gidpolicy_profile* policy = nullptr;
+  if (gidpolicy_profile_parse(spec.c_str(), &policy, err, sizeof err) != GIDPOLICY_OK) return 0;
+  (void)gidpolicy_profile_spec(policy, small, sizeof small);
   gidpolicy_table* table = nullptr;
   if (gidpolicy_table_from_json(json.data(), json.size(), nullptr, 1, &table, err, sizeof err) ==
       GIDPOLICY_OK) {
     (void)gidpolicy_table_to_json(table, small, sizeof small);
-    gidpolicy_selection* sel = nullptr;
+    gidpolicy_plan* sel = nullptr;
     if (gidpolicy_select(policy, table, &sel, err, sizeof err) == GIDPOLICY_OK) {
       gidpolicy_peer peer;
       std::memset(&peer, 0, sizeof peer);
@@ -132,17 +132,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       gidpolicy_rtr_options_init(&options);
       options.qp_type = size % 2 ? IBV_QPT_RC : IBV_QPT_UC;
       (void)gidpolicy_rtr_fill(sel, &peer, &options, &attr, &mask, err, sizeof err);
-      (void)gidpolicy_selection_trace(sel, small, sizeof small);
-      (void)gidpolicy_selection_agreement(sel, small, sizeof small);
+      (void)gidpolicy_plan_trace(sel, small, sizeof small);
+      (void)gidpolicy_plan_agreement(sel, small, sizeof small);
       (void)gidpolicy_explain_errno(static_cast<int>(size % 128), GIDPOLICY_PLATFORM_AUTO, sel, &peer, small,
                                     sizeof small);
       std::uint8_t adv[16];
-      gidpolicy_selection_gid(sel, adv);
-      (void)gidpolicy_preflight(table, gidpolicy_selection_sgid_index(sel), adv, err, sizeof err);
-      gidpolicy_selection_free(sel);
+      gidpolicy_plan_gid(sel, adv);
+      (void)gidpolicy_preflight(table, gidpolicy_plan_sgid_index(sel), adv, err, sizeof err);
+      gidpolicy_plan_free(sel);
     }
     gidpolicy_table_free(table);
   }
-  gidpolicy_policy_free(policy);
+  gidpolicy_profile_free(policy);
   return 0;
 }

@@ -122,9 +122,9 @@ TEST(HostileNesting, TheDocumentedDepthParsesAndOneMoreDoesNot) {
 
 TEST(HostileNesting, CApiReturnsAnErrorInsteadOfCrashing) {
   const std::string spec = repeat("first(", 7000);
-  gidpolicy_policy* p = nullptr;
+  gidpolicy_profile* p = nullptr;
   char err[256];
-  EXPECT_EQ(gidpolicy_policy_parse(spec.c_str(), &p, err, sizeof err), GIDPOLICY_ERR_INVALID_SPEC);
+  EXPECT_EQ(gidpolicy_profile_parse(spec.c_str(), &p, err, sizeof err), GIDPOLICY_ERR_INVALID_SPEC);
   EXPECT_EQ(p, nullptr);
   EXPECT_NE(std::string(err).find("nested"), std::string::npos) << err;
 }

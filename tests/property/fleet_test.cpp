@@ -49,7 +49,7 @@ Seen fleet_direction(const fleet::Analysis& an, const fleet::Direction& d, std::
 
 /// What `gidpolicy show --json` prints on a host whose port is `t`: the table read through the
 /// verbs seam (the fleet's real input; the fabric plans on the same read).
-GidTable host_snapshot(const GidTable& t, const std::optional<DriverProfile>& driver) {
+GidTable host_snapshot(const GidTable& t, const std::optional<DriverModel>& driver) {
   fakes::FakeVerbs v;
   RC_ASSERT(v.add_port(t, driver).has_value());
   auto s = verbs::snapshot(v, t.port().device, t.port().port, {.allow_inactive = true});
@@ -58,7 +58,7 @@ GidTable host_snapshot(const GidTable& t, const std::optional<DriverProfile>& dr
 }
 
 void check_same(const std::vector<GidTable>& tables, const Profile& profile, fakes::Topology topology,
-                std::optional<DriverProfile> driver) {
+                std::optional<DriverModel> driver) {
   fakes::FakeFabric fabric;
   std::vector<fleet::HostSnapshot> hosts;
   for (std::size_t i = 0; i < tables.size(); ++i) {
@@ -118,8 +118,8 @@ RC_GTEST_PROP(Fleet, prop_fleet_pairs_equal_the_fabric_simulation_for_random_pro
   const auto topology = *rc::gen::element(fakes::Topology::mesh, fakes::Topology::ring);
   const Profile profile = *test::gen_profile();
   const auto driver =
-      *rc::gen::element(std::optional<DriverProfile>{}, std::optional(DriverProfile::linux_kernel()),
-                        std::optional(DriverProfile::apple_thunderbolt()));
+      *rc::gen::element(std::optional<DriverModel>{}, std::optional(DriverModel::linux_kernel()),
+                        std::optional(DriverModel::apple_thunderbolt()));
   check_same(tables, profile, topology, driver);
 }
 

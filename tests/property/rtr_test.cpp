@@ -212,8 +212,7 @@ RC_GTEST_PROP(RtrBuilder, prop_rtr_family_mismatch_never_reaches_the_driver, ())
 // is predicted as "refused" and never reaches modify_qp.
 RC_GTEST_PROP(Prediction, prop_prediction_is_what_the_fakes_modify_qp_returns, ()) {
   const GidTable t = *rc::gen::oneOf(test::gen_family_table(), test::gen_realistic_table());
-  const DriverProfile driver =
-      *rc::gen::element(DriverProfile::linux_kernel(), DriverProfile::apple_thunderbolt());
+  const DriverModel driver = *rc::gen::element(DriverModel::linux_kernel(), DriverModel::apple_thunderbolt());
   fakes::FakeVerbs fake;
   RC_ASSERT(fake.add_port(t, driver).has_value());
   auto dev = fake.open_device(t.port().device);

@@ -115,7 +115,7 @@ struct Sut {
   std::uint32_t port;
   RecordingVerbs api;
   verbs::DeviceHandle dev;
-  std::optional<verbs::PortPlan> current;  // what the application selected through the seam
+  std::optional<verbs::PlannedPort> current;  // what the application selected through the seam
   // What the sequence exercised, for the distribution rapidcheck prints.
   unsigned refused_disagreement = 0, caught_stale = 0, caught_type_change = 0, reached_driver = 0;
 };
@@ -245,7 +245,7 @@ struct Connect : Cmd {
   }
   void checkPreconditions(const Model& m) const override { RC_PRE(m.advert.has_value()); }
   void run(const Model& m, Sut& s) const override {
-    const verbs::PortPlan& cur = s.current.value();
+    const verbs::PlannedPort& cur = s.current.value();
     const Gid advertised = cur.plan.selection.entry.gid;
     auto qp = s.api.create_qp(s.dev, QpKind::uc);
     if (!qp) return;  // Apple's ~10-QP cap; nothing reached RTR

@@ -31,17 +31,17 @@ using gidpolicy::verbs::VerbsCall;
 
 // RAII for the C handles, so a failed ASSERT does not leak (ASan's leak checker runs the suite).
 struct PolicyDel {
-  void operator()(gidpolicy_policy* p) const { gidpolicy_policy_free(p); }
+  void operator()(gidpolicy_profile* p) const { gidpolicy_profile_free(p); }
 };
 struct TableDel {
   void operator()(gidpolicy_table* t) const { gidpolicy_table_free(t); }
 };
 struct SelectionDel {
-  void operator()(gidpolicy_selection* s) const { gidpolicy_selection_free(s); }
+  void operator()(gidpolicy_plan* s) const { gidpolicy_plan_free(s); }
 };
-using Policy = std::unique_ptr<gidpolicy_policy, PolicyDel>;
+using Policy = std::unique_ptr<gidpolicy_profile, PolicyDel>;
 using Table = std::unique_ptr<gidpolicy_table, TableDel>;
-using Selection = std::unique_ptr<gidpolicy_selection, SelectionDel>;
+using Selection = std::unique_ptr<gidpolicy_plan, SelectionDel>;
 
 std::string gid_text(const uint8_t gid[16]) {
   char buf[GIDPOLICY_GID_STRLEN];
@@ -98,26 +98,26 @@ class CApi : public ::testing::Test {
     return Table(t);
   }
   Policy policy(const char* spec) {
-    gidpolicy_policy* p = nullptr;
-    const gidpolicy_status s = gidpolicy_policy_parse(spec, &p, err_, sizeof err_);
+    gidpolicy_profile* p = nullptr;
+    const gidpolicy_status s = gidpolicy_profile_parse(spec, &p, err_, sizeof err_);
     EXPECT_EQ(s, GIDPOLICY_OK) << spec << ": " << err_;
     return Policy(p);
   }
   Selection select(const char* spec, const gidpolicy_table* table) {
     Policy p = policy(spec);
-    gidpolicy_selection* sel = nullptr;
+    gidpolicy_plan* sel = nullptr;
     const gidpolicy_status s = gidpolicy_select(p.get(), table, &sel, err_, sizeof err_);
     EXPECT_EQ(s, GIDPOLICY_OK) << spec << ": " << err_;
     return Selection(sel);
   }
   gidpolicy_status select_status(const char* spec, const gidpolicy_table* table) {
     Policy p = policy(spec);
-    gidpolicy_selection* sel = nullptr;
+    gidpolicy_plan* sel = nullptr;
     const gidpolicy_status s = gidpolicy_select(p.get(), table, &sel, err_, sizeof err_);
     if (s != GIDPOLICY_OK) {
       EXPECT_EQ(sel, nullptr);
     }
-    gidpolicy_selection_free(sel);
+    gidpolicy_plan_free(sel);
     return s;
   }
 
@@ -164,46 +164,46 @@ TEST(CApiBasics, TextGettersAreSnprintfLike) {
 }
 
 TEST(CApiBasics, ErrorBufferIsTruncatedAndTerminated) {
-  gidpolicy_policy* p = reinterpret_cast<gidpolicy_policy*>(&p);  // must be reset to NULL
+  gidpolicy_profile* p = reinterpret_cast<gidpolicy_profile*>(&p);  // must be reset to NULL
   char err[12];
   std::memset(err, 'x', sizeof err);
-  EXPECT_EQ(gidpolicy_policy_parse("validated:idx=3", &p, err, sizeof err), GIDPOLICY_ERR_INVALID_SPEC);
+  EXPECT_EQ(gidpolicy_profile_parse("validated:idx=3", &p, err, sizeof err), GIDPOLICY_ERR_INVALID_SPEC);
   EXPECT_EQ(p, nullptr);
   EXPECT_EQ(std::strlen(err), sizeof err - 1);
   // No buffer at all is fine too.
-  EXPECT_EQ(gidpolicy_policy_parse("validated:idx=3", &p, nullptr, 0), GIDPOLICY_ERR_INVALID_SPEC);
+  EXPECT_EQ(gidpolicy_profile_parse("validated:idx=3", &p, nullptr, 0), GIDPOLICY_ERR_INVALID_SPEC);
 }
 
 TEST(CApiBasics, PolicySpecsParseAndRoundTrip) {
   char err[256];
   for (const char* spec : {"auto", "jaccl", "jaccl-fixed", "ds4:index=3", "validated:index=3,type=roce_v2",
                            "ds4-linux:local=127.0.0.1", "first(validated:index=3|auto)"}) {
-    gidpolicy_policy* p = nullptr;
-    ASSERT_EQ(gidpolicy_policy_parse(spec, &p, err, sizeof err), GIDPOLICY_OK) << spec << ": " << err;
+    gidpolicy_profile* p = nullptr;
+    ASSERT_EQ(gidpolicy_profile_parse(spec, &p, err, sizeof err), GIDPOLICY_OK) << spec << ": " << err;
     Policy owned(p);
-    std::string canonical(gidpolicy_policy_spec(p, nullptr, 0), '\0');
-    gidpolicy_policy_spec(p, canonical.data(), canonical.size() + 1);
-    gidpolicy_policy* again = nullptr;
-    ASSERT_EQ(gidpolicy_policy_parse(canonical.c_str(), &again, err, sizeof err), GIDPOLICY_OK) << canonical;
+    std::string canonical(gidpolicy_profile_spec(p, nullptr, 0), '\0');
+    gidpolicy_profile_spec(p, canonical.data(), canonical.size() + 1);
+    gidpolicy_profile* again = nullptr;
+    ASSERT_EQ(gidpolicy_profile_parse(canonical.c_str(), &again, err, sizeof err), GIDPOLICY_OK) << canonical;
     Policy owned_again(again);
     char a[256], b[256];
-    gidpolicy_policy_spec(p, a, sizeof a);
-    gidpolicy_policy_spec(again, b, sizeof b);
+    gidpolicy_profile_spec(p, a, sizeof a);
+    gidpolicy_profile_spec(again, b, sizeof b);
     EXPECT_STREQ(a, b);
   }
-  gidpolicy_policy* p = nullptr;
-  EXPECT_EQ(gidpolicy_policy_parse("validated:idx=3", &p, err, sizeof err), GIDPOLICY_ERR_INVALID_SPEC);
+  gidpolicy_profile* p = nullptr;
+  EXPECT_EQ(gidpolicy_profile_parse("validated:idx=3", &p, err, sizeof err), GIDPOLICY_ERR_INVALID_SPEC);
   EXPECT_NE(std::string(err).find("at position 10"), std::string::npos) << err;
-  EXPECT_EQ(gidpolicy_policy_parse(nullptr, &p, err, sizeof err), GIDPOLICY_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(gidpolicy_policy_parse("auto", nullptr, err, sizeof err), GIDPOLICY_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(gidpolicy_profile_parse(nullptr, &p, err, sizeof err), GIDPOLICY_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(gidpolicy_profile_parse("auto", nullptr, err, sizeof err), GIDPOLICY_ERR_INVALID_ARGUMENT);
 }
 
 TEST(CApiBasics, FreeAcceptsNull) {
-  gidpolicy_policy_free(nullptr);
+  gidpolicy_profile_free(nullptr);
   gidpolicy_table_free(nullptr);
-  gidpolicy_selection_free(nullptr);
+  gidpolicy_plan_free(nullptr);
   EXPECT_EQ(gidpolicy_table_length(nullptr), 0u);
-  EXPECT_EQ(gidpolicy_selection_agrees(nullptr), 0);
+  EXPECT_EQ(gidpolicy_plan_agrees(nullptr), 0);
 }
 
 // MLX PR 3389: the Mac mini's IPv4-mapped GID sits at index 2, index 1 is empty.
@@ -214,14 +214,14 @@ TEST_F(CApi, MacMiniSnapshotAndSelectionRouteFromTheAdvertisedEntry) {
   EXPECT_EQ(gidpolicy_table_length(t.get()), 16u);
   Selection sel = select("jaccl-fixed", t.get());
   ASSERT_TRUE(sel);
-  EXPECT_EQ(gidpolicy_selection_index(sel.get()), 2u);
-  EXPECT_EQ(gidpolicy_selection_sgid_index(sel.get()), 2);
-  EXPECT_EQ(gidpolicy_selection_agrees(sel.get()), 1);
+  EXPECT_EQ(gidpolicy_plan_index(sel.get()), 2u);
+  EXPECT_EQ(gidpolicy_plan_sgid_index(sel.get()), 2);
+  EXPECT_EQ(gidpolicy_plan_agrees(sel.get()), 1);
   uint8_t g[16];
-  gidpolicy_selection_gid(sel.get(), g);
+  gidpolicy_plan_gid(sel.get(), g);
   EXPECT_EQ(gid_text(g), "::ffff:10.99.0.3");
   char trace[2048];
-  EXPECT_GT(gidpolicy_selection_trace(sel.get(), trace, sizeof trace), 0u);
+  EXPECT_GT(gidpolicy_plan_trace(sel.get(), trace, sizeof trace), 0u);
   EXPECT_NE(std::string(trace).find("chosen"), std::string::npos) << trace;
 }
 
@@ -230,11 +230,11 @@ TEST_F(CApi, JacclProfileReproducesTheDisagreement) {
   Table t = snapshot();
   Selection sel = select("jaccl", t.get());
   ASSERT_TRUE(sel);
-  EXPECT_EQ(gidpolicy_selection_index(sel.get()), 2u);      // advertised
-  EXPECT_EQ(gidpolicy_selection_sgid_index(sel.get()), 1);  // routed: the literal 1
-  EXPECT_EQ(gidpolicy_selection_agrees(sel.get()), 0);
+  EXPECT_EQ(gidpolicy_plan_index(sel.get()), 2u);      // advertised
+  EXPECT_EQ(gidpolicy_plan_sgid_index(sel.get()), 1);  // routed: the literal 1
+  EXPECT_EQ(gidpolicy_plan_agrees(sel.get()), 0);
   char why[512];
-  gidpolicy_selection_agreement(sel.get(), why, sizeof why);
+  gidpolicy_plan_agreement(sel.get(), why, sizeof why);
   EXPECT_NE(std::string(why).find("sgid_index 1 is empty"), std::string::npos) << why;
   EXPECT_NE(std::string(why).find("index 2"), std::string::npos) << why;
 }
@@ -246,11 +246,11 @@ TEST_F(CApi, Ds4LinuxTableGivesDs4sAnswers) {
   ASSERT_TRUE(t);
   Selection by_address = select("ds4-linux:local=127.0.0.1", t.get());
   ASSERT_TRUE(by_address);
-  EXPECT_EQ(gidpolicy_selection_index(by_address.get()), 3u);
-  EXPECT_EQ(gidpolicy_selection_gid_type(by_address.get()), GIDPOLICY_GID_TYPE_ROCE_V2);
+  EXPECT_EQ(gidpolicy_plan_index(by_address.get()), 3u);
+  EXPECT_EQ(gidpolicy_plan_gid_type(by_address.get()), GIDPOLICY_GID_TYPE_ROCE_V2);
   Selection forced = select("ds4-linux:local=127.0.0.1,index=2", t.get());
   ASSERT_TRUE(forced);
-  EXPECT_EQ(gidpolicy_selection_index(forced.get()), 2u);
+  EXPECT_EQ(gidpolicy_plan_index(forced.get()), 2u);
   for (const std::string& index : std::vector<std::string>{"-1", "1", "4", "5", std::to_string(INT_MAX)}) {
     const std::string spec = "ds4-linux:local=127.0.0.1,index=" + index;
     EXPECT_EQ(select_status(spec.c_str(), t.get()), GIDPOLICY_ERR_NO_CANDIDATE) << spec;
@@ -267,7 +267,7 @@ TEST_F(CApi, ForcedIndexIsValidatedNotTrusted) {
   Selection shipped = select("ds4:index=1", t.get());
   ASSERT_TRUE(shipped);
   uint8_t g[16];
-  gidpolicy_selection_gid(shipped.get(), g);
+  gidpolicy_plan_gid(shipped.get(), g);
   EXPECT_EQ(gid_text(g), "::");
 }
 
@@ -291,7 +291,7 @@ TEST_F(CApi, LegacyQueryGidOnlyReadsEveryIndex) {
   EXPECT_EQ(fake_.calls(VerbsCall::read_gid), 16u);
   EXPECT_EQ(fake_.calls(VerbsCall::port_attributes), 1u);
   Selection sel = select("jaccl-fixed", t.get());
-  EXPECT_EQ(gidpolicy_selection_index(sel.get()), 2u);
+  EXPECT_EQ(gidpolicy_plan_index(sel.get()), 2u);
 }
 
 TEST_F(CApi, StopAtFirstMappedCostsKPlusOneReads) {
@@ -300,7 +300,7 @@ TEST_F(CApi, StopAtFirstMappedCostsKPlusOneReads) {
   ASSERT_TRUE(t);
   EXPECT_EQ(fake_.calls(VerbsCall::read_gid_entry), 3u);  // indices 0, 1, 2
   Selection sel = select("jaccl-fixed", t.get());
-  EXPECT_EQ(gidpolicy_selection_index(sel.get()), 2u);
+  EXPECT_EQ(gidpolicy_plan_index(sel.get()), 2u);
 }
 
 TEST_F(CApi, DriverErrorsSurfaceWithTheirErrno) {
@@ -317,7 +317,7 @@ TEST_F(CApi, DriverErrorsSurfaceWithTheirErrno) {
   Table ok = snapshot();
   ASSERT_TRUE(ok);
   Selection sel = select("jaccl-fixed", ok.get());
-  EXPECT_EQ(gidpolicy_selection_index(sel.get()), 2u);
+  EXPECT_EQ(gidpolicy_plan_index(sel.get()), 2u);
 }
 
 TEST_F(CApi, InactivePortIsRefusedUnlessAllowed) {
@@ -352,7 +352,7 @@ TEST_F(CApi, MissingPointersAndArgumentsAreErrorsNotCrashes) {
   EXPECT_EQ(gidpolicy_snapshot(&fns_, ctx_, 1, 1u << 20, &t, err_, sizeof err_),
             GIDPOLICY_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(t, nullptr);
-  gidpolicy_selection* sel = nullptr;
+  gidpolicy_plan* sel = nullptr;
   EXPECT_EQ(gidpolicy_select(nullptr, nullptr, &sel, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
 }
 
@@ -391,7 +391,7 @@ TEST_F(CApiRtr, UcAttributesComeFromTheSelection) {
   EXPECT_EQ(mask, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
   EXPECT_EQ(attr.qp_state, IBV_QPS_RTR);
   EXPECT_EQ(attr.ah_attr.is_global, 1);
-  EXPECT_EQ(attr.ah_attr.grh.sgid_index, gidpolicy_selection_sgid_index(sel.get()));
+  EXPECT_EQ(attr.ah_attr.grh.sgid_index, gidpolicy_plan_sgid_index(sel.get()));
   EXPECT_EQ(attr.ah_attr.grh.sgid_index, 2);
   EXPECT_EQ(gid_text(attr.ah_attr.grh.dgid.raw), "::ffff:10.99.0.4");
   EXPECT_EQ(attr.ah_attr.grh.hop_limit, 64);
@@ -622,15 +622,14 @@ TEST_F(CApiTwins, SelectionPreflightRefusesTheOtherRoceVersionAtTheSameIndex) {
   Table t = snapshot();
   Selection sel = select("auto", t.get());
   ASSERT_TRUE(sel);
-  ASSERT_EQ(gidpolicy_selection_sgid_index(sel.get()), 3);
-  ASSERT_EQ(gidpolicy_selection_gid_type(sel.get()), GIDPOLICY_GID_TYPE_ROCE_V2);
+  ASSERT_EQ(gidpolicy_plan_sgid_index(sel.get()), 3);
+  ASSERT_EQ(gidpolicy_plan_gid_type(sel.get()), GIDPOLICY_GID_TYPE_ROCE_V2);
   fake_.reset_counters();
-  EXPECT_EQ(gidpolicy_preflight_selection(&fns_, ctx_, 1, sel.get(), err_, sizeof err_), GIDPOLICY_OK)
-      << err_;
+  EXPECT_EQ(gidpolicy_preflight_plan(&fns_, ctx_, 1, sel.get(), err_, sizeof err_), GIDPOLICY_OK) << err_;
   EXPECT_EQ(fake_.total_calls(), 1u);  // one GID read while nothing changed
 
   swap_twins();
-  EXPECT_EQ(gidpolicy_preflight_selection(&fns_, ctx_, 1, sel.get(), err_, sizeof err_),
+  EXPECT_EQ(gidpolicy_preflight_plan(&fns_, ctx_, 1, sel.get(), err_, sizeof err_),
             GIDPOLICY_ERR_GID_CHANGED);
   const std::string msg = err_;
   EXPECT_NE(msg.find("sgid_index 3 holds ::ffff:10.0.0.1 (roce_v1)"), std::string::npos) << msg;
@@ -750,22 +749,22 @@ TEST(CApiSelectPort, TheControlAddressDecidesAndATieIsRefused) {
   Table tb(b);
   const gidpolicy_table* tables[] = {a, b};
   auto policy = [&](const char* spec) {
-    gidpolicy_policy* p = nullptr;
-    EXPECT_EQ(gidpolicy_policy_parse(spec, &p, err, sizeof err), GIDPOLICY_OK) << err;
+    gidpolicy_profile* p = nullptr;
+    EXPECT_EQ(gidpolicy_profile_parse(spec, &p, err, sizeof err), GIDPOLICY_OK) << err;
     return Policy(p);
   };
   size_t chosen = 99;
-  gidpolicy_selection* sel = nullptr;
+  gidpolicy_plan* sel = nullptr;
   Policy on_b = policy("ds4-linux:local=10.0.1.1");
   ASSERT_EQ(gidpolicy_select_port(on_b.get(), tables, 2, &chosen, &sel, err, sizeof err), GIDPOLICY_OK)
       << err;
   Selection owned(sel);
   EXPECT_EQ(chosen, 1u);
-  EXPECT_EQ(gidpolicy_selection_index(sel), 3u);
-  EXPECT_EQ(gidpolicy_selection_sgid_index(sel), 3);
+  EXPECT_EQ(gidpolicy_plan_index(sel), 3u);
+  EXPECT_EQ(gidpolicy_plan_sgid_index(sel), 3);
 
   Policy tie = policy("ds4-linux:local=192.0.2.9");
-  gidpolicy_selection* none = nullptr;
+  gidpolicy_plan* none = nullptr;
   EXPECT_EQ(gidpolicy_select_port(tie.get(), tables, 2, &chosen, &none, err, sizeof err),
             GIDPOLICY_ERR_NO_CANDIDATE);
   EXPECT_NE(std::string(err).find("2 ports tie"), std::string::npos) << err;

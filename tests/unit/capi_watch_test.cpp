@@ -40,7 +40,7 @@ class CWatch : public ::testing::Test {
     fns_.query_gid_ex_sized = &c::query_gid_ex;
     async_.get_async_event = &c::get_async_event;
     async_.ack_async_event = &c::ack_async_event;
-    ASSERT_EQ(gidpolicy_policy_parse("jaccl-fixed", &policy_, err_, sizeof err_), GIDPOLICY_OK) << err_;
+    ASSERT_EQ(gidpolicy_profile_parse("jaccl-fixed", &policy_, err_, sizeof err_), GIDPOLICY_OK) << err_;
     gidpolicy_table* t = nullptr;
     ASSERT_EQ(gidpolicy_snapshot(&fns_, ctx_, 1, GIDPOLICY_SNAPSHOT_NO_NETDEV_NAMES, &t, err_, sizeof err_),
               GIDPOLICY_OK)
@@ -49,8 +49,8 @@ class CWatch : public ::testing::Test {
     gidpolicy_table_free(t);
   }
   void TearDown() override {
-    gidpolicy_selection_free(sel_);
-    gidpolicy_policy_free(policy_);
+    gidpolicy_plan_free(sel_);
+    gidpolicy_profile_free(policy_);
     if (ctx_) gidpolicy::fakes::c_abi::close_device(ctx_);
   }
 
@@ -59,8 +59,8 @@ class CWatch : public ::testing::Test {
   ibv_context* ctx_ = nullptr;
   gidpolicy_verbs_fns fns_{};
   gidpolicy_async_fns async_{};
-  gidpolicy_policy* policy_ = nullptr;
-  gidpolicy_selection* sel_ = nullptr;
+  gidpolicy_profile* policy_ = nullptr;
+  gidpolicy_plan* sel_ = nullptr;
   char err_[1024] = {};
 };
 
@@ -79,7 +79,7 @@ TEST_F(CWatch, DisappearsThenReappearsElsewhereAndReplanFollowsIt) {
   ASSERT_EQ(gidpolicy_watch_process(w, &kind, &index, err_, sizeof err_), GIDPOLICY_OK) << err_;
   EXPECT_EQ(kind, GIDPOLICY_CHANGE_DISAPPEARED);
   EXPECT_EQ(index, UINT32_MAX);
-  gidpolicy_selection* next = nullptr;
+  gidpolicy_plan* next = nullptr;
   int tell = -1;
   EXPECT_EQ(gidpolicy_watch_replan(w, policy_, sel_, &next, &tell, err_, sizeof err_),
             GIDPOLICY_ERR_NO_CANDIDATE);
@@ -99,10 +99,10 @@ TEST_F(CWatch, DisappearsThenReappearsElsewhereAndReplanFollowsIt) {
   EXPECT_EQ(std::string(line),
             "rdma_en2 port 1: ::ffff:169.254.10.2 (ib) reappeared at index 4 [gid_change]");
   ASSERT_EQ(gidpolicy_watch_replan(w, policy_, sel_, &next, &tell, err_, sizeof err_), GIDPOLICY_OK) << err_;
-  EXPECT_EQ(gidpolicy_selection_sgid_index(next), 4);
+  EXPECT_EQ(gidpolicy_plan_sgid_index(next), 4);
   EXPECT_EQ(tell, 0);
-  EXPECT_EQ(gidpolicy_selection_agrees(next), 1);
-  gidpolicy_selection_free(next);
+  EXPECT_EQ(gidpolicy_plan_agrees(next), 1);
+  gidpolicy_plan_free(next);
   gidpolicy_watch_free(w);
 }
 

@@ -176,13 +176,13 @@ Plan plan_at(const GidTable& t, std::uint32_t advertised, std::uint8_t sgid_inde
 TEST(PredictRtr, JudgesWhatRtrBuilderBuilt) {
   const GidTable mac = test::macmini();
   const PeerInfo peer{.qpn = 1, .psn = 2, .gid = gid("::ffff:10.99.0.4")};
-  const auto apple = DriverProfile::apple_thunderbolt();
+  const auto apple = DriverModel::apple_thunderbolt();
   EXPECT_EQ(predict_rtr(mac, plan_at(mac, 2, 1), peer, apple).verdict.err, 22);  // JACCL's literal 1
   EXPECT_EQ(predict_rtr(mac, plan_at(mac, 2, 0), peer, apple).verdict.err, 60);  // index 0 times out
   EXPECT_EQ(predict_rtr(mac, plan_at(mac, 2, 2), peer, apple).verdict.outcome, RtrOutcome::ok);
   EXPECT_EQ(predict_rtr(mac, plan_at(mac, 2, 2), peer, apple, QpKind::rc).verdict.err, 102);
   const GidTable t = test::nccl_769();
-  const auto lnx = DriverProfile::linux_kernel();
+  const auto lnx = DriverModel::linux_kernel();
   const PeerInfo p4{.qpn = 1, .psn = 2, .gid = gid("::ffff:200.0.209.7")};
   EXPECT_EQ(predict_rtr(t, plan_at(t, 3, 3), p4, lnx).verdict.outcome, RtrOutcome::ok);
   // An fe80 source towards an IPv4 destination: RtrBuilder refuses it (family mismatch) before
@@ -208,7 +208,7 @@ TEST(PredictRtr, JudgesWhatRtrBuilderBuilt) {
 TEST(PredictRtr, ZeroPeerGidIsRefusedAndNamed) {
   const GidTable t = test::nccl_769();
   const RtrPrediction p =
-      predict_rtr(t, plan_at(t, 3, 3), {.qpn = 1, .psn = 2, .gid = Gid{}}, DriverProfile::linux_kernel());
+      predict_rtr(t, plan_at(t, 3, 3), {.qpn = 1, .psn = 2, .gid = Gid{}}, DriverModel::linux_kernel());
   ASSERT_TRUE(p.refused);
   EXPECT_EQ(p.refused->code, errc::peer_gid_zero);
   EXPECT_EQ(p.verdict.rule, RtrRule::dgid_zero);
@@ -242,7 +242,7 @@ TEST(Diagnose, NeverConfirmsAndRulesOutTheSameCause) {
 // Issue 16 item 11: explain-errno names the zero destination GID exactly as check predicts it.
 TEST(Diagnose, ZeroDestinationIsNamedAsThePredictionNamesIt) {
   for (const GidTable& t : {test::macmini(), test::nccl_769()}) {
-    const auto driver = DriverProfile::for_link_layer(t.port().link_layer);
+    const auto driver = DriverModel::for_link_layer(t.port().link_layer);
     const std::uint8_t idx = t.port().link_layer.kind() == LinkLayer::Kind::thunderbolt ? 2 : 3;
     const RtrPrediction p = predict_rtr(t, plan_at(t, idx, idx), {.qpn = 1, .psn = 2, .gid = Gid{}}, driver);
     const Diagnosis d = diagnose(22, driver.platform, {.table = &t, .sgid_index = idx, .peer_gid = Gid{}});

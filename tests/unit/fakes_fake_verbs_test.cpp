@@ -1,4 +1,4 @@
-// FakeVerbs: rdma-core's read semantics, the driver profiles deciding create_qp/RTR, the QP
+// FakeVerbs: rdma-core's read semantics, the driver models deciding create_qp/RTR, the QP
 // state machine, table mutations, fault injection and counters.
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
@@ -132,7 +132,7 @@ TEST(FakeVerbsLoad, LoadsTheExampleTablesAndPicksTheProfileFromTheLinkLayer) {
   auto r = fake.load_file(test::example_tables_dir() / "macmini-mapped-at-2.json");
   ASSERT_OK(r);
   EXPECT_EQ(fake.devices(), std::vector<std::string>{"rdma_en2"});
-  EXPECT_EQ(VALUE_OR_FAIL(fake.profile("rdma_en2")).name, "apple_thunderbolt");
+  EXPECT_EQ(VALUE_OR_FAIL(fake.driver_model("rdma_en2")).name, "apple_thunderbolt");
   EXPECT_EQ(VALUE_OR_FAIL(fake.table("rdma_en2", 1)).find(2)->gid, g("::ffff:10.99.0.3"));
   auto bad = fake.load_text("{ not json", "paste");
   ASSERT_FALSE(bad);
@@ -151,7 +151,7 @@ TEST(FakeVerbsLoad, LoadsPastedToolOutputInAnyFormat) {
       fake.load_text(test::read_file(test::example_tables_dir() / "nccl-1573-pod.show_gids.txt"), "pod");
   ASSERT_OK(pod);
   EXPECT_EQ(fake.devices().size(), 3u);  // rdma_en1 + the pod's two mlx5 devices
-  EXPECT_EQ(VALUE_OR_FAIL(fake.profile("rdma_en1")).name, "apple_thunderbolt");
+  EXPECT_EQ(VALUE_OR_FAIL(fake.driver_model("rdma_en1")).name, "apple_thunderbolt");
   ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("rdma_en1"));
   EXPECT_EQ(VALUE_OR_FAIL(fake.read_gid(dev, 1, 1)), g("::ffff:10.99.0.2"));
   EXPECT_EQ(VALUE_OR_FAIL(fake.port_attributes(dev, 1)).gid_tbl_len, 16u);
@@ -290,9 +290,9 @@ TEST_F(FakeVerbsQp, LinuxProfileDecidesRtrErrnos) {
   ASSERT_TRUE(fake.modify_qp(q, rtr_attr(1, g("fd93::2")), kUcRtrMask));
   EXPECT_EQ(VALUE_OR_FAIL(fake.qp(q)).rtr->outcome, RtrOutcome::times_out);
   // An old kernel: EINVAL for the empty slot.
-  auto old = DriverProfile::linux_kernel();
+  auto old = DriverModel::linux_kernel();
   old.enodata_for_empty_slot = false;
-  ASSERT_TRUE(fake.set_profile("mlx5_0", old));
+  ASSERT_TRUE(fake.set_driver_model("mlx5_0", old));
   EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(4, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(),
             EINVAL);
 }

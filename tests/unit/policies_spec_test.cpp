@@ -30,7 +30,6 @@ AnyPolicy parsed(std::string_view s) {
 }
 
 TEST(PolicySpec, RequiredForms) {
-  EXPECT_EQ(parsed("jaccl"), AnyPolicy(JacclFirstMapped{}));
   EXPECT_EQ(parsed("jaccl-fixed"), AnyPolicy(JacclFirstMapped{}));
   EXPECT_EQ(parsed("jaccl-legacy"), AnyPolicy(JacclLegacyIndex1{}));
   EXPECT_EQ(parsed("ds4"), AnyPolicy(Ds4Scan{}));
@@ -58,9 +57,35 @@ TEST(PolicySpec, RequiredForms) {
   EXPECT_EQ(parsed("auto:roce=any"), AnyPolicy(Ranked{}));
   EXPECT_EQ(parsed("first(validated:index=3|auto)"),
             AnyPolicy(FirstOf{{ValidatedExplicit{.index = 3}, Ranked{}}}));
-  EXPECT_EQ(parsed("first(jaccl|auto)"), AnyPolicy(FirstOf{{JacclFirstMapped{}, Ranked{}}}));
+  EXPECT_EQ(parsed("first(jaccl-fixed|auto)"), AnyPolicy(FirstOf{{JacclFirstMapped{}, Ranked{}}}));
   EXPECT_EQ(parsed("per-device(mlx5_0=validated:index=7;*=auto)"),
             AnyPolicy(PerDevice{{{"mlx5_0", ValidatedExplicit{.index = 7}}}, AnyPolicy(Ranked{})}));
+}
+
+// "jaccl" means one thing, the profile JACCL ships (JacclFirstMapped routed from the literal
+// index 1). Where only a policy fits it used to mean JacclFirstMapped alone, which routes from its
+// own pick and so is not JACCL: it is refused there, with a hint naming jaccl-fixed.
+TEST(PolicySpec, JacclIsOnlyAProfile) {
+  struct Case {
+    const char* spec;
+    std::size_t position;
+  };
+  for (const Case c : {Case{"jaccl", 0}, Case{"first(jaccl|auto)", 6}, Case{"per-device(*=jaccl)", 13}}) {
+    for (const bool as_profile : {false, true}) {
+      if (as_profile && c.position == 0) continue;  // the whole spec "jaccl" is the profile
+      const result<Profile> whole = parse_profile(c.spec);
+      const result<AnyPolicy> policy = parse_policy(c.spec);
+      ASSERT_FALSE(as_profile ? static_cast<bool>(whole) : static_cast<bool>(policy)) << c.spec;
+      const Error& e = as_profile ? whole.error() : policy.error();
+      EXPECT_EQ(e.code, make_error_code(errc::invalid_policy_spec));
+      EXPECT_EQ(e.detail.rfind("at position " + std::to_string(c.position) + ": ", 0), 0u) << e.detail;
+      EXPECT_NE(e.detail.find("'jaccl' is a profile, not a policy"), std::string::npos) << e.detail;
+      EXPECT_NE(e.detail.find("jaccl-fixed"), std::string::npos) << e.detail;
+    }
+  }
+  // The name keeps its one meaning as a whole profile spec.
+  EXPECT_EQ(parse_profile("jaccl").value(), profiles::jaccl());
+  EXPECT_EQ(parse_profile("jaccl").value().source, SourceIndex::literal(1));
 }
 
 TEST(PolicySpec, SpacesAroundSeparatorsAreIgnored) {
@@ -115,7 +140,7 @@ struct BadSpec {
 
 TEST(PolicySpec, MalformedSpecsNamePositionAndExpectedToken) {
   const BadSpec cases[] = {
-      {"", 0, "expected a policy name (jaccl, jaccl-fixed"},
+      {"", 0, "expected a policy name (jaccl-fixed, jaccl-legacy"},
       {"jacl", 0, "expected a policy name"},
       {"jaccl:x", 5, "expected no options (jaccl takes none)"},
       {"auto extra", 5, "expected the end of the spec, found 'extra'"},
@@ -143,7 +168,7 @@ TEST(PolicySpec, MalformedSpecsNamePositionAndExpectedToken) {
       {"ds4:local=1.2.3.4", 4, "expected an option of ds4 (index)"},
       {"ds4-linux:index=2147483648", 16, "expected an int -2147483648..2147483647"},
       {"first auto", 5, "expected '(' after 'first'"},
-      {"first(auto|jaccl", 16, "expected '|' or ')', found end of spec"},
+      {"first(auto|jaccl-fixed", 22, "expected '|' or ')', found end of spec"},
       {"first(auto||jaccl)", 11, "expected a policy name"},
       {"first()", 6, "expected a policy name"},
       {"per-device()", 11, "expected a device name or '*'"},
@@ -170,7 +195,7 @@ TEST(ProfileSpec, SourceIndexRule) {
   EXPECT_EQ(VALUE_OR_FAIL(parse_profile("jaccl-fixed")), profiles::jaccl_fixed());
   EXPECT_EQ(VALUE_OR_FAIL(parse_profile("jaccl-fixed@sgid=1")), profiles::jaccl());
   EXPECT_EQ(VALUE_OR_FAIL(parse_profile("auto@sgid=3")), (Profile{Ranked{}, SourceIndex::literal(3)}));
-  EXPECT_EQ(VALUE_OR_FAIL(parse_profile("first(jaccl|auto)")).source, SourceIndex::selected());
+  EXPECT_EQ(VALUE_OR_FAIL(parse_profile("first(jaccl-fixed|auto)")).source, SourceIndex::selected());
   const BadSpec cases[] = {
       {"jaccl@sgid=2", 5, "jaccl already routes from the literal index 1"},
       {"auto@sgid=256", 10, "expected an sgid_index 0..255 (a uint8_t)"},

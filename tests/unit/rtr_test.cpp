@@ -207,7 +207,7 @@ TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
             "sgid_index 1 is empty; the advertised GID ::ffff:10.99.0.3 is at index 2");
   EXPECT_NE(r.value().to_string().find("DISAGREES"), std::string::npos);
   // The shared driver model says what Apple's driver did with it (MLX PR 3389: errno 22).
-  auto v = predict_rtr(mac, r.value(), DriverProfile::apple_thunderbolt());
+  auto v = predict_rtr(mac, r.value(), DriverModel::apple_thunderbolt());
   EXPECT_EQ(v.outcome, RtrOutcome::error);
   EXPECT_EQ(v.err, 22);
   // From the profile's plan: the same attributes.
@@ -223,7 +223,7 @@ TEST(RtrBuilder, JacclLiteralIndexOneIsReproducedAndReportedAsDisagreeing) {
   ASSERT_OK(good);
   EXPECT_EQ(good.value().sgid_index(), 2);
   EXPECT_TRUE(good.value().agrees());
-  EXPECT_EQ(predict_rtr(mac, good.value(), DriverProfile::apple_thunderbolt()).outcome, RtrOutcome::ok);
+  EXPECT_EQ(predict_rtr(mac, good.value(), DriverModel::apple_thunderbolt()).outcome, RtrOutcome::ok);
 }
 
 TEST(RtrBuilder, AStaleTableIsSeenByThePlanConstructor) {
@@ -252,7 +252,7 @@ TEST(RtrBuilder, RequestMatchesWhatJudgeRtrSees) {
   EXPECT_EQ(q.sgid_index, 3u);
   EXPECT_EQ(q.dgid, p.gid);
   EXPECT_EQ(q.peer_gid_type, GidType::roce_v2);
-  EXPECT_EQ(judge_rtr(t, q, DriverProfile::linux_kernel()).outcome, RtrOutcome::ok);
+  EXPECT_EQ(judge_rtr(t, q, DriverModel::linux_kernel()).outcome, RtrOutcome::ok);
 }
 
 TEST(RtrMaskToString, UnknownBits) {

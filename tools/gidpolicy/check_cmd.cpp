@@ -13,7 +13,7 @@
 
 namespace gidpolicy::cli {
 
-int run_check(const CheckOptions& o) {
+int run_check(const CheckArgs& o) {
   std::vector<Profile> profiles;
   if (o.profiles.empty()) {
     profiles = profiles::all();
@@ -30,7 +30,7 @@ int run_check(const CheckOptions& o) {
   std::vector<Json> items;
   bool first = true;
   for (const auto& t : loaded.value().tables) {
-    const DriverProfile driver = driver_for(t, o.platform);
+    const DriverModel driver = driver_for(t, o.platform);
     Json jt;
     jt["device"] = t.port().device;
     jt["port"] = t.port().port;

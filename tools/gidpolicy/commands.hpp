@@ -21,61 +21,61 @@ inline constexpr int kExitUsage = 2;
 int usage_error(const Error& e);
 int usage_error(const std::string& message);
 
-struct ShowOptions {
-  SourceOptions source;
+struct ShowArgs {
+  SourceArgs source;
   bool json = false;
   /// --json's "host": this name, else the machine's for live devices, else null.
   std::optional<std::string> host;
 };
-int run_show(const ShowOptions& o);
+int run_show(const ShowArgs& o);
 
-struct SelectOptions {
-  SourceOptions source;
+struct SelectArgs {
+  SourceArgs source;
   std::string policy = "auto";
   /// --peer ADDR: route to it (rtnetlink) and prefer the GID of that route (auto:peer=ADDR).
   std::optional<std::string> peer;
   bool explain = false;
   bool json = false;
 };
-int run_select(const SelectOptions& o);
+int run_select(const SelectArgs& o);
 
-struct CheckOptions {
-  SourceOptions source;
+struct CheckArgs {
+  SourceArgs source;
   std::optional<std::string> platform;  ///< "linux" or "darwin": overrides the link-layer guess
   std::vector<std::string> profiles;    ///< empty: every named profile
   bool json = false;
 };
-int run_check(const CheckOptions& o);
+int run_check(const CheckArgs& o);
 
-struct ExplainOptions {
+struct ExplainArgs {
   std::string err;  ///< "22" or "EINVAL"
-  SourceOptions source;
+  SourceArgs source;
   bool has_source = false;  ///< a table source was given (explain-errno never probes devices on its own)
   std::optional<std::string> platform;
   std::optional<std::uint32_t> sgid_index;
   std::optional<std::string> advertised;
   std::optional<std::string> peer;
 };
-int run_explain(const ExplainOptions& o);
+int run_explain(const ExplainArgs& o);
 
-struct ConvertOptions {
-  SourceOptions source;
+struct ConvertArgs {
+  SourceArgs source;
   std::string to;                     ///< json, devinfo, show_gids, sysfs
   std::optional<std::string> output;  ///< a file (a directory for sysfs); stdout otherwise
   bool replace = false;               ///< --replace: a non-empty sysfs --output is replaced whole
 };
-int run_convert(const ConvertOptions& o);
+int run_convert(const ConvertArgs& o);
 
-struct SimulateOptions {
+struct SimulateArgs {
   std::string topology = "mesh";
   std::string profile = "auto";
   std::optional<std::string> platform;
   bool preflight = false;
   std::vector<std::string> tables;  ///< FILE or FILE:DEVICE[:PORT], one host each
 };
-int run_simulate(const SimulateOptions& o);
+int run_simulate(const SimulateArgs& o);
 
-struct WatchOptions {
+struct WatchArgs {
   std::optional<std::string> device;  ///< empty: every device
   std::optional<std::uint32_t> port;  ///< empty: every port of each device
   std::string verbs = "dlopen";
@@ -83,6 +83,6 @@ struct WatchOptions {
   bool json = false;
 };
 /// Follow GID table changes until SIGINT/SIGTERM: one line (or JSON object) per change.
-int run_watch(const WatchOptions& o);
+int run_watch(const WatchArgs& o);
 
 }  // namespace gidpolicy::cli

@@ -150,7 +150,7 @@ result<void> write_tree_atomically(const std::vector<GidTable>& tables, const fs
 
 }  // namespace
 
-int run_convert(const ConvertOptions& o) {
+int run_convert(const ConvertArgs& o) {
   auto format = formats::format_from_string(o.to);
   if (!format) return usage_error("--to " + o.to + ": expected json, devinfo, show_gids or sysfs");
   if (*format == formats::Format::sysfs && !o.output)

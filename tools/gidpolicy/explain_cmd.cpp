@@ -31,7 +31,7 @@ std::optional<int> parse_errno(const std::string& s, Platform p) {
 
 }  // namespace
 
-int run_explain(const ExplainOptions& o) {
+int run_explain(const ExplainArgs& o) {
   std::optional<Gid> advertised, peer;
   if (o.advertised) {
     auto g = parse_address(*o.advertised);
@@ -46,7 +46,7 @@ int run_explain(const ExplainOptions& o) {
   }
   auto platform_of = [&](const GidTable* t) {
     if (o.platform) return platform_from_string(*o.platform).value_or(Platform::linux_kernel);
-    return t ? DriverProfile::for_link_layer(t->port().link_layer).platform : Platform::linux_kernel;
+    return t ? DriverModel::for_link_layer(t->port().link_layer).platform : Platform::linux_kernel;
   };
   // A live table was read in this namespace: its netdevs can be checked against it (ENODEV).
   std::optional<NetworkView> view;

@@ -118,7 +118,7 @@ std::string xml_escape(std::string_view s) {
 // ---------------------------------------------------------------------------------------------
 // Text
 
-void print_text(const Analysis& an, const FleetOptions& o, Sink& out) {
+void print_text(const Analysis& an, const FleetArgs& o, Sink& out) {
   const auto& s = an.summary();
   out.write(fmt::format("{} of {} hosts, profile {}: {} of {} links connected\n", an.topology_name(),
                         an.host_count(), an.profile_spec(), s.connected, s.links));
@@ -164,7 +164,7 @@ std::string json_direction(const Analysis& an, const Direction& d) {
                      d.cause, jstr(an.host(side.host).host), jstr(side.device));
 }
 
-void print_json(const Analysis& an, const FleetOptions& o, Sink& out) {
+void print_json(const Analysis& an, const FleetArgs& o, Sink& out) {
   using Json = nlohmann::ordered_json;
   const auto& s = an.summary();
   Json head;
@@ -471,7 +471,7 @@ FleetCommand::FleetCommand(CLI::App& app) {
 }
 
 int FleetCommand::run() const {
-  FleetOptions o = o_;
+  FleetArgs o = o_;
   auto env = [](const char* a, const char* b) -> const char* {
     if (const char* v = std::getenv(a)) return v;
     return std::getenv(b);
@@ -484,7 +484,7 @@ int FleetCommand::run() const {
   return run_fleet(o);
 }
 
-int run_fleet(const FleetOptions& o) {
+int run_fleet(const FleetArgs& o) {
   auto profile = parse_profile(o.profile);
   if (!profile)
     return usage_error(Error(profile.error().code, "--profile " + o.profile + ": " + profile.error().detail));
@@ -515,8 +515,7 @@ int run_fleet(const FleetOptions& o) {
   opts.profile = profile.value();
   opts.threads = o.threads;
   if (o.platform)
-    opts.driver =
-        *o.platform == "darwin" ? DriverProfile::apple_thunderbolt() : DriverProfile::linux_kernel();
+    opts.driver = *o.platform == "darwin" ? DriverModel::apple_thunderbolt() : DriverModel::linux_kernel();
   auto an = Analysis::run(std::move(hosts).value(), topo, opts);
   if (!an) return usage_error(an.error());
   const Analysis& a = an.value();

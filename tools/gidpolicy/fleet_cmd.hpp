@@ -12,7 +12,7 @@
 
 namespace gidpolicy::cli {
 
-struct FleetOptions {
+struct FleetArgs {
   std::vector<std::string> hosts;  ///< FILE, HOST=FILE or DIR
   std::string topology = "mesh";   ///< mesh, ring, rail, jaccl
   std::string device;              ///< mesh/ring device ("" = each host's first port)
@@ -40,9 +40,9 @@ class FleetCommand {
  private:
   CLI::App* cmd_ = nullptr;
   CLI::Option* ring_flag_ = nullptr;
-  FleetOptions o_;
+  FleetArgs o_;
 };
 
-int run_fleet(const FleetOptions& o);
+int run_fleet(const FleetArgs& o);
 
 }  // namespace gidpolicy::cli

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <gidpolicy/diagnose.hpp>
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/profiles.hpp>

@@ -16,7 +16,7 @@ namespace {
 using namespace gidpolicy::cli;
 
 // The source options every table-reading subcommand shares. Values are recorded as given and
-// turned into SourceOptions after parsing, so "given" can be told apart from a default.
+// turned into SourceArgs after parsing, so "given" can be told apart from a default.
 struct SourceFlags {
   std::string device;
   std::uint32_t port = 0;
@@ -52,8 +52,8 @@ struct SourceFlags {
     return device_opt->count() || input_opt->count() || sysfs_opt->count();
   }
 
-  [[nodiscard]] SourceOptions get() const {
-    SourceOptions o;
+  [[nodiscard]] SourceArgs get() const {
+    SourceArgs o;
     if (device_opt->count()) o.device = device;
     if (port_opt->count()) o.port = port;
     o.verbs = verbs;
@@ -146,7 +146,7 @@ int run(int argc, char** argv) {
       "(simulate); 2 bad usage or unreadable input.\nSee docs/cli.md.");
 
   // show
-  ShowOptions show;
+  ShowArgs show;
   SourceFlags show_src;
   auto* show_cmd =
       app.add_subcommand("show", "Print the GID table(s): index, GID, type, IPv4, netdev, flags");
@@ -157,7 +157,7 @@ int run(int argc, char** argv) {
                        "`gidpolicy fleet` reads it)");
 
   // select
-  SelectOptions select;
+  SelectArgs select;
   SourceFlags select_src;
   auto* select_cmd =
       app.add_subcommand("select", "The entry a policy advertises and the sgid_index it routes from");
@@ -172,7 +172,7 @@ int run(int argc, char** argv) {
   select_cmd->add_flag("--json", select.json, "Print JSON (schema in docs/cli.md)");
 
   // check
-  CheckOptions check;
+  CheckArgs check;
   SourceFlags check_src;
   auto* check_cmd = app.add_subcommand(
       "check", "Every named profile side by side: advertised GID, sgid_index, agreement, predicted RTR");
@@ -185,7 +185,7 @@ int run(int argc, char** argv) {
   check_cmd->add_flag("--json", check.json, "Print JSON (schema in docs/cli.md)");
 
   // explain-errno
-  ExplainOptions explain;
+  ExplainArgs explain;
   SourceFlags explain_src;
   std::uint32_t sgid_index = 0;
   auto* explain_cmd =
@@ -200,7 +200,7 @@ int run(int argc, char** argv) {
   explain_cmd->add_option("--peer", explain.peer, "The peer's GID (the dgid)");
 
   // convert
-  ConvertOptions convert;
+  ConvertArgs convert;
   SourceFlags convert_src;
   auto* convert_cmd = app.add_subcommand("convert", "Write the table(s) in another format");
   convert_src.add(convert_cmd);
@@ -212,7 +212,7 @@ int run(int argc, char** argv) {
                         "With --to sysfs: replace a non-empty --output directory (refused otherwise)");
 
   // simulate
-  SimulateOptions simulate;
+  SimulateArgs simulate;
   auto* simulate_cmd = app.add_subcommand(
       "simulate", "Connect fake hosts built from tables (one each) and report which pairs work");
   simulate_cmd->add_option("--topology", simulate.topology, "mesh (every pair) or ring")
@@ -229,7 +229,7 @@ int run(int argc, char** argv) {
   simulate_cmd->add_option("tables", simulate.tables, "FILE or FILE:DEVICE[:PORT], one per host")->required();
 
   // watch
-  WatchOptions watch;
+  WatchArgs watch;
   std::string watch_device;
   std::uint32_t watch_port = 0;
   auto* watch_cmd = app.add_subcommand(

@@ -42,10 +42,10 @@ std::string entry_summary(const GidEntry& e) {
   return s + " (" + details + ")";
 }
 
-DriverProfile driver_for(const GidTable& t, const std::optional<std::string>& platform) {
+DriverModel driver_for(const GidTable& t, const std::optional<std::string>& platform) {
   if (platform)
-    return *platform == "darwin" ? DriverProfile::apple_thunderbolt() : DriverProfile::linux_kernel();
-  return DriverProfile::for_link_layer(t.port().link_layer);
+    return *platform == "darwin" ? DriverModel::apple_thunderbolt() : DriverModel::linux_kernel();
+  return DriverModel::for_link_layer(t.port().link_layer);
 }
 
 void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }

@@ -5,7 +5,7 @@
 
 #include "json_out.hpp"
 
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/gid_table.hpp>
 
 #include <cstddef>
@@ -23,7 +23,7 @@ std::string indent(const std::string& text, const std::string& by);
 std::string entry_summary(const GidEntry& e);
 /// The driver whose RTR is predicted: Apple's for Thunderbolt ports, Linux otherwise, unless
 /// --platform says which machine the table is from.
-DriverProfile driver_for(const GidTable& t, const std::optional<std::string>& platform);
+DriverModel driver_for(const GidTable& t, const std::optional<std::string>& platform);
 /// A --json document on stdout, indented by 2.
 void print_json(const Json& j);
 /// At most `max` bytes of a user-given spec for an error prefix (the parser's own message

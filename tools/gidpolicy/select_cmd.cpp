@@ -34,7 +34,7 @@ std::string spec_for_table(const Profile& profile, const std::string& whole, con
 
 }  // namespace
 
-int run_select(const SelectOptions& o) {
+int run_select(const SelectArgs& o) {
   auto profile = parse_profile(o.policy);
   if (!profile)
     return usage_error(

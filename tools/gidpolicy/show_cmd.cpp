@@ -42,7 +42,7 @@ void print_show_table(const GidTable& t) {
 
 }  // namespace
 
-int run_show(const ShowOptions& o) {
+int run_show(const ShowArgs& o) {
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   const auto& tables = loaded.value().tables;

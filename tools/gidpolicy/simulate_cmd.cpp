@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 }  // namespace
 
-int run_simulate(const SimulateOptions& o) {
+int run_simulate(const SimulateArgs& o) {
 #if GIDPOLICY_CLI_HAVE_FAKES
   if (o.tables.size() < 2) return usage_error("simulate: give at least two tables (one host each)");
   auto profile = parse_profile(o.profile);

@@ -51,7 +51,7 @@ std::string list_ports(const std::vector<GidTable>& tables) {
   return out.empty() ? "no table" : out;
 }
 
-result<std::vector<GidTable>> filter(std::vector<GidTable> tables, const SourceOptions& o,
+result<std::vector<GidTable>> filter(std::vector<GidTable> tables, const SourceArgs& o,
                                      const std::string& source) {
   if (!o.device && !o.port) return tables;
   std::vector<GidTable> out;
@@ -106,7 +106,7 @@ result<void> snapshot_device(verbs::VerbsApi& api, const std::string& device,
   return success();
 }
 
-result<Loaded> load_live(const SourceOptions& o) {
+result<Loaded> load_live(const SourceArgs& o) {
   auto api = make_api(o.verbs);
   if (!api) return fail(api.error());
   std::vector<std::string> names;
@@ -133,7 +133,7 @@ std::string port_name(const GidTable& t) {
   return t.port().device + " port " + std::to_string(t.port().port);
 }
 
-result<Loaded> load_tables(const SourceOptions& o) {
+result<Loaded> load_tables(const SourceArgs& o) {
   if (o.input && o.sysfs)
     return fail(errc::invalid_argument, "give one source: --input or --sysfs, not both");
   if (o.input_format && !o.input) return fail(errc::invalid_argument, "--input-format needs --input FILE");
@@ -179,7 +179,7 @@ result<GidTable> load_host_table(const std::string& spec, std::size_t max_input_
   if (device && device->empty()) device.reset();
   GIDPOLICY_TRY(tables, read_input(file, std::nullopt, max_input_bytes));
   if (tables.empty()) return fail(errc::no_candidate, file + " holds no GID table");
-  SourceOptions o;
+  SourceArgs o;
   o.device = device;
   o.port = port;
   GIDPOLICY_TRY(kept, filter(std::move(tables), o, file));

@@ -18,7 +18,7 @@
 namespace gidpolicy::cli {
 
 /// The source options every table-reading subcommand takes.
-struct SourceOptions {
+struct SourceArgs {
   std::optional<std::string> device;            ///< live device; with --input/--sysfs: a filter
   std::optional<std::uint32_t> port;            ///< with --device (or alone as a filter)
   std::string verbs = "dlopen";                 ///< live backend: "dlopen" or "linked"
@@ -38,7 +38,7 @@ struct Loaded {
 /// Read the tables the options name. Without --input and --sysfs: live devices (all of them, or
 /// --device), through DlopenApi or LibibverbsApi. Errors say what to do next: no devices ->
 /// suggest --input; a filter that matches nothing -> list what the source holds.
-result<Loaded> load_tables(const SourceOptions& options);
+result<Loaded> load_tables(const SourceArgs& options);
 
 /// Read one table file for `simulate`: "FILE" or "FILE:DEVICE[:PORT]" (first table, or the one
 /// named). The path may itself contain ':' when it exists as given.

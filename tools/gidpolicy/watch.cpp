@@ -60,7 +60,7 @@ std::string plan_text(const Plan& p) {
 
 }  // namespace
 
-int run_watch(const WatchOptions& o) {
+int run_watch(const WatchArgs& o) {
   auto profile = parse_profile(o.policy);
   if (!profile)
     return usage_error(Error(profile.error().code, "--policy " + o.policy + ": " + profile.error().detail));

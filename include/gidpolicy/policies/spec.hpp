@@ -3,7 +3,7 @@
 //
 //   profile  := "jaccl" | policy [ "@sgid=" N ]           (profiles.hpp: parse_profile; "jaccl" is
 //                                                          jaccl-fixed@sgid=1 and takes no @sgid)
-//   policy   := "jaccl" | "jaccl-fixed" | "jaccl-legacy"
+//   policy   := "jaccl-fixed" | "jaccl-legacy"
 //             | "ds4" [ ":index=" N ]
 //             | "ds4-linux" [ ":" opt ( "," opt )* ]       opt: local=ADDR | index=INT
 //             | "validated:" opt ( "," opt )*              opt: index=N (required) | type=T | family=F
@@ -20,10 +20,11 @@
 //   ADDR := IPv4 dotted quad or IPv6/GID text     CIDR := ADDR "/" prefix length
 // subnet= and exclude= may repeat; other options may not. Spaces around separators are ignored.
 //
-// Names: `jaccl-fixed` is JacclFirstMapped; `jaccl` is the same policy, and as a profile it also
-// routes from the literal index 1 (JACCL as it ships). As a plain policy (parse_policy, or inside
-// first()/per-device()) every policy routes from its own pick, so `jaccl` there means
-// JacclFirstMapped. Examples:
+// Names: each name means one thing. `jaccl-fixed` is the policy JacclFirstMapped (JACCL's scan for
+// the first IPv4-mapped GID, routed from where it was found). `jaccl` is only a profile: JACCL as
+// it ships, JacclFirstMapped routed from the literal index 1 (profiles::jaccl()). Where only a
+// policy fits (parse_policy, inside first()/per-device()) `jaccl` is refused with a hint naming
+// jaccl-fixed, rather than quietly meaning a policy that does not reproduce JACCL. Examples:
 //   "auto:family=ipv4,roce=v2,subnet=10.0.0.0/8"
 //   "first(validated:index=3,type=roce_v2|auto)"
 //   "per-device(mlx5_0=validated:index=7;*=auto)"

@@ -21,7 +21,7 @@
 //   if (!r) std::cerr << r.error().what() << "\n";  // gid_changed, or the errno + likely causes
 #pragma once
 
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/profiles.hpp>
@@ -36,7 +36,7 @@ namespace gidpolicy::verbs {
 
 /// A port's table and what a profile makes of it: advertise plan.selection.entry.gid, build the
 /// RTR with RtrBuilder(type, table, plan).
-struct PortPlan {
+struct PlannedPort {
   GidTable table;
   Plan plan;
 };
@@ -44,8 +44,8 @@ struct PortPlan {
 /// Snapshot `port` (see snapshot()) and run `profile` on it. A failed selection is returned as
 /// is (its trace says why each entry was rejected): nothing is advertised and no QP is touched.
 /// Example: `auto pp = plan_port(api, dev, 1, gidpolicy::profiles::automatic());`
-result<PortPlan> plan_port(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Profile& profile,
-                           const SnapshotOptions& options = {});
+result<PlannedPort> plan_port(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Profile& profile,
+                              const SnapshotOptions& options = {});
 
 /// Re-read the entry at `sgid_index` and check it still holds `advertised`.
 /// Errors: errc::gid_changed (the slot is empty or holds another GID: the detail says what and

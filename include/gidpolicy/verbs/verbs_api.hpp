@@ -22,10 +22,10 @@
 //   auto port = api.port_attributes(dev.value(), 1);
 #pragma once
 
-#include <gidpolicy/driver_profile.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/qp.hpp>
 
 #include <infiniband/verbs.h>
 

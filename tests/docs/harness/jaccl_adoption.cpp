@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
     const jaccl::Destination b = conns[1].info();
     char text[GIDPOLICY_GID_STRLEN];
     gidpolicy_gid_to_string(a.global_identifier.raw, text, sizeof text);
-    std::printf("advertise %s from index %u\n", text, gidpolicy_selection_index(conns[0].gid_selection));
+    std::printf("advertise %s from index %u\n", text, gidpolicy_plan_index(conns[0].gid_selection));
     for (auto& c : conns) c.queue_pair_init();
     conns[0].queue_pair_rtr(b);
     conns[1].queue_pair_rtr(a);

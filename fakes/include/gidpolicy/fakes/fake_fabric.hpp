@@ -1,6 +1,6 @@
 // FakeFabric: N fake hosts connected the way JACCL connects them, to see which pairs work.
 //
-// Each host has its own FakeVerbs (its GID table, its driver profile) and a gidpolicy Profile
+// Each host has its own FakeVerbs (its GID table, its driver model) and a gidpolicy Profile
 // (what it advertises and which sgid_index it routes from: profiles::jaccl(), jaccl_fixed(),
 // automatic()...). connect() does, for every pair of the topology, what a JACCL-style program
 // does: snapshot the port through the VerbsApi, plan (select + source index), create and INIT a UC
@@ -21,7 +21,7 @@
 //   std::cout << report.to_string();   // one line per pair: connected, or why not
 #pragma once
 
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/gid_table.hpp>
@@ -45,8 +45,8 @@ struct FabricHost {
   std::string name;  ///< "mac-a"
   GidTable table;    ///< the port it uses (device and port number come from table.port())
   Profile profile = profiles::automatic();
-  /// Default: DriverProfile::for_link_layer(table.port().link_layer).
-  std::optional<DriverProfile> driver;
+  /// Default: DriverModel::for_link_layer(table.port().link_layer).
+  std::optional<DriverModel> driver;
 };
 
 /// How connect() runs.

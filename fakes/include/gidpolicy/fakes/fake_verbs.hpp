@@ -1,8 +1,8 @@
 // FakeVerbs: an in-memory RDMA stack behind the VerbsApi seam, the default test double.
 //
 // Devices, ports and GID tables come from any table file gidpolicy reads. What modify_qp(RTR)
-// and create_qp return is decided by the device's DriverProfile through judge_rtr() and
-// judge_create_qp() (driver_profile.hpp): the same model predict_rtr() and the drop-in fake
+// and create_qp return is decided by the device's DriverModel through judge_rtr() and
+// judge_create_qp() (driver_model.hpp): the same model predict_rtr() and the drop-in fake
 // libibverbs.so.1 use, so a test, a prediction and an unmodified program agree.
 //
 // What it models, and the gotcha each part encodes:
@@ -32,7 +32,7 @@
 //   EXPECT_EQ(fake.calls(VerbsCall::read_gid_entry), 16u);
 #pragma once
 
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/verbs/verbs_api.hpp>
@@ -110,24 +110,24 @@ class FakeVerbs final : public verbs::VerbsApi {
   ~FakeVerbs() override;
 
   // ---- building the model ----------------------------------------------------------------
-  /// Add one port's table. The device is created on its first port, with `profile` or, when
-  /// none is given, DriverProfile::for_link_layer(table.port().link_layer). Errors:
+  /// Add one port's table. The device is created on its first port, with `model` or, when
+  /// none is given, DriverModel::for_link_layer(table.port().link_layer). Errors:
   /// errc::invalid_argument for a port that exists already or a port number outside 1..255.
-  result<void> add_port(const GidTable& table, std::optional<DriverProfile> profile = std::nullopt);
+  result<void> add_port(const GidTable& table, std::optional<DriverModel> model = std::nullopt);
   /// add_port() for each table.
   result<void> add_tables(const std::vector<GidTable>& tables,
-                          const std::optional<DriverProfile>& profile = std::nullopt);
+                          const std::optional<DriverModel>& model = std::nullopt);
   /// Parse tables in any text format gidpolicy reads (JSON, `ibv_devinfo -v`, show_gids; see
   /// formats/detect.hpp) and add their ports. `source` names the input in errors.
   result<void> load_text(std::string_view text, std::string_view source = "<text>",
-                         const std::optional<DriverProfile>& profile = std::nullopt);
+                         const std::optional<DriverModel>& model = std::nullopt);
   /// The same for a file, or a sysfs directory tree. errc::io_error when it cannot be read.
   result<void> load_file(const std::filesystem::path& path,
-                         const std::optional<DriverProfile>& profile = std::nullopt);
+                         const std::optional<DriverModel>& model = std::nullopt);
 
-  /// Change a device's driver profile (what create_qp and RTR return from now on).
-  result<void> set_profile(std::string_view device, DriverProfile profile);
-  [[nodiscard]] result<DriverProfile> profile(std::string_view device) const;
+  /// Change a device's driver model (what create_qp and RTR return from now on).
+  result<void> set_driver_model(std::string_view device, DriverModel model);
+  [[nodiscard]] result<DriverModel> driver_model(std::string_view device) const;
   /// Which GID reads the device's driver implements; an unimplemented one fails with
   /// EOPNOTSUPP and read_support() says so (default: all three).
   result<void> set_read_support(std::string_view device, verbs::ReadSupport support);

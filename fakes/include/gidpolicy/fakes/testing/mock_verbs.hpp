@@ -2,7 +2,7 @@
 //
 // An interaction test states only the expectations it cares about ("modify_qp is never
 // called", "read_gid_entry is called exactly once for index 3") while every other call behaves
-// like the stateful fake (tables, driver profile, faults). Header-only and for tests only:
+// like the stateful fake (tables, driver model, faults). Header-only and for tests only:
 // include it from a test that links GTest::gmock; the gidpolicy_fakes library itself does not
 // depend on gtest (the drop-in libibverbs.so.1 links the fake without it).
 //

@@ -1,4 +1,4 @@
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 
 #include <cctype>
 
@@ -35,18 +35,6 @@ std::string errno_name(Platform p, int err) {
   return "errno " + std::to_string(err);
 }
 
-std::string_view to_string(QpKind k) noexcept {
-  switch (k) {
-    case QpKind::rc:
-      return "rc";
-    case QpKind::uc:
-      return "uc";
-    case QpKind::ud:
-      return "ud";
-  }
-  return "uc";
-}
-
 std::string_view to_string(RtrOutcome o) noexcept {
   switch (o) {
     case RtrOutcome::ok:
@@ -61,15 +49,15 @@ std::string_view to_string(RtrOutcome o) noexcept {
   return "unknown";
 }
 
-DriverProfile DriverProfile::linux_kernel() {
-  DriverProfile p;
+DriverModel DriverModel::linux_kernel() {
+  DriverModel p;
   p.name = "linux";
   p.platform = Platform::linux_kernel;
   return p;
 }
 
-DriverProfile DriverProfile::apple_thunderbolt() {
-  DriverProfile p;
+DriverModel DriverModel::apple_thunderbolt() {
+  DriverModel p;
   p.name = "apple_thunderbolt";
   p.platform = Platform::darwin;
   p.enodata_for_empty_slot = false;
@@ -87,7 +75,7 @@ DriverProfile DriverProfile::apple_thunderbolt() {
   return p;
 }
 
-std::optional<DriverProfile> DriverProfile::by_name(std::string_view name) {
+std::optional<DriverModel> DriverModel::by_name(std::string_view name) {
   if (name == "linux") return linux_kernel();
   if (name == "apple_thunderbolt" || name == "apple-thunderbolt" || name == "apple" || name == "darwin" ||
       name == "thunderbolt")
@@ -95,7 +83,7 @@ std::optional<DriverProfile> DriverProfile::by_name(std::string_view name) {
   return std::nullopt;
 }
 
-DriverProfile DriverProfile::for_link_layer(LinkLayer l) {
+DriverModel DriverModel::for_link_layer(LinkLayer l) {
   return l.kind() == LinkLayer::Kind::thunderbolt ? apple_thunderbolt() : linux_kernel();
 }
 
@@ -157,7 +145,7 @@ std::string describe(const GidEntry& e) {
 
 }  // namespace
 
-RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverProfile& prof) {
+RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverModel& prof) {
   const Errnos E = Errnos::of(prof.platform);
   const bool roce = table.port().link_layer.kind() == LinkLayer::Kind::ethernet;
   std::string wrap;
@@ -252,7 +240,7 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverP
                 wrap.empty() ? std::string() : wrap + "routing from " + describe(*e));
 }
 
-RtrVerdict judge_create_qp(QpKind type, unsigned existing_qps, const DriverProfile& prof) {
+RtrVerdict judge_create_qp(QpKind type, unsigned existing_qps, const DriverModel& prof) {
   const Errnos E = Errnos::of(prof.platform);
   if (prof.uc_only && type == QpKind::rc)
     return {RtrOutcome::error, E.eopnotsupp, "RC queue pairs are not supported (UC only)", RtrRule::qp_type,

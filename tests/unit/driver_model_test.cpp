@@ -1,4 +1,4 @@
-#include <gidpolicy/driver_profile.hpp>
+#include <gidpolicy/driver_model.hpp>
 
 #include <gtest/gtest.h>
 #include "support/assert_ok.hpp"
@@ -25,12 +25,12 @@ GidTable macmini() {
 const Gid kPeer4Gid = Gid::ipv4_mapped(0xc800d107u);
 
 TEST(JudgeRtr, LinuxAcceptsTheV2Ipv4Entry) {
-  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = kPeer4Gid}, DriverProfile::linux_kernel());
+  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = kPeer4Gid}, DriverModel::linux_kernel());
   EXPECT_EQ(v.outcome, RtrOutcome::ok) << v.reason;
 }
 
 TEST(JudgeRtr, LinuxOutOfRangeIsEinval) {
-  auto v = judge_rtr(nccl769(), {.sgid_index = 256 + 300, .dgid = kPeer4Gid}, DriverProfile::linux_kernel());
+  auto v = judge_rtr(nccl769(), {.sgid_index = 256 + 300, .dgid = kPeer4Gid}, DriverModel::linux_kernel());
   // 556 wraps to 44 (uint8_t), which is in range but empty.
   EXPECT_EQ(v.err, 61);
   EXPECT_NE(v.reason.find("wrapped to 44"), std::string::npos) << v.reason;
@@ -38,7 +38,7 @@ TEST(JudgeRtr, LinuxOutOfRangeIsEinval) {
   PortInfo small = full.port();
   small.gid_tbl_len = 4;
   ASSERT_OK_AND_ASSIGN(auto t, GidTable::make(small, {full.begin(), full.end()}));
-  auto w = judge_rtr(t, {.sgid_index = 4, .dgid = kPeer4Gid}, DriverProfile::linux_kernel());
+  auto w = judge_rtr(t, {.sgid_index = 4, .dgid = kPeer4Gid}, DriverModel::linux_kernel());
   EXPECT_EQ(w.outcome, RtrOutcome::error);
   EXPECT_EQ(w.err, 22);
   EXPECT_EQ(
@@ -48,7 +48,7 @@ TEST(JudgeRtr, LinuxOutOfRangeIsEinval) {
 }
 
 TEST(JudgeRtr, LinuxEmptySlotIsEnodataOrEinvalOnOldKernels) {
-  auto prof = DriverProfile::linux_kernel();
+  auto prof = DriverModel::linux_kernel();
   auto v = judge_rtr(nccl769(), {.sgid_index = 7, .dgid = kPeer4Gid}, prof);
   EXPECT_EQ(v.err, 61);
   prof.enodata_for_empty_slot = false;
@@ -57,50 +57,50 @@ TEST(JudgeRtr, LinuxEmptySlotIsEnodataOrEinvalOnOldKernels) {
 
 TEST(JudgeRtr, LinuxNoGrhOnRoceIsEinval) {
   auto v = judge_rtr(nccl769(), {.is_global = false, .sgid_index = 3, .dgid = kPeer4Gid},
-                     DriverProfile::linux_kernel());
+                     DriverModel::linux_kernel());
   EXPECT_EQ(v.err, 22);
 }
 
 TEST(JudgeRtr, LinuxFamilyMismatchIsEinval) {
-  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = g("fd93::1")}, DriverProfile::linux_kernel());
+  auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = g("fd93::1")}, DriverModel::linux_kernel());
   EXPECT_EQ(v.err, 22);
   EXPECT_NE(v.reason.find("other address family"), std::string::npos);
 }
 
 TEST(JudgeRtr, LinuxLinkLocalSourceTimesOutLater) {
-  auto v = judge_rtr(nccl769(), {.sgid_index = 1, .dgid = g("fe80::1")}, DriverProfile::linux_kernel());
+  auto v = judge_rtr(nccl769(), {.sgid_index = 1, .dgid = g("fe80::1")}, DriverModel::linux_kernel());
   EXPECT_EQ(v.outcome, RtrOutcome::ok);  // link-local to link-local on one link is fine
-  auto w = judge_rtr(nccl769(), {.sgid_index = 1, .dgid = g("fd93::1")}, DriverProfile::linux_kernel());
+  auto w = judge_rtr(nccl769(), {.sgid_index = 1, .dgid = g("fd93::1")}, DriverModel::linux_kernel());
   EXPECT_EQ(w.outcome, RtrOutcome::times_out);
   EXPECT_EQ(w.err, 110);
 }
 
 TEST(JudgeRtr, LinuxRoceVersionMismatchTimesOut) {
   auto v = judge_rtr(nccl769(), {.sgid_index = 2, .dgid = kPeer4Gid, .peer_gid_type = GidType::roce_v2},
-                     DriverProfile::linux_kernel());
+                     DriverModel::linux_kernel());
   EXPECT_EQ(v.outcome, RtrOutcome::times_out);
 }
 
 TEST(JudgeRtr, LinuxMissingNetdevIsEnodev) {
   auto v = judge_rtr(nccl769(), {.sgid_index = 3, .dgid = kPeer4Gid, .source_netdev_present = false},
-                     DriverProfile::linux_kernel());
+                     DriverModel::linux_kernel());
   EXPECT_EQ(v.err, 19);
 }
 
 TEST(JudgeRtr, AppleLiteralIndexOneOnMacMiniIsEinval) {
   // MLX PR 3389: the mapped GID sits at 2, JACCL routes from 1.
   auto v = judge_rtr(macmini(), {.sgid_index = 1, .dgid = Gid::ipv4_mapped(0x0a630002u)},
-                     DriverProfile::apple_thunderbolt());
+                     DriverModel::apple_thunderbolt());
   EXPECT_EQ(v.outcome, RtrOutcome::error);
   EXPECT_EQ(v.err, 22);
   auto ok = judge_rtr(macmini(), {.sgid_index = 2, .dgid = Gid::ipv4_mapped(0x0a630002u)},
-                      DriverProfile::apple_thunderbolt());
+                      DriverModel::apple_thunderbolt());
   EXPECT_EQ(ok.outcome, RtrOutcome::ok) << ok.reason;
 }
 
 TEST(JudgeRtr, AppleIndexZeroIsDarwinEtimedout) {
   auto v = judge_rtr(macmini(), {.sgid_index = 0, .dgid = Gid::ipv4_mapped(0x0a630002u)},
-                     DriverProfile::apple_thunderbolt());
+                     DriverModel::apple_thunderbolt());
   EXPECT_EQ(v.err, 60);
   EXPECT_EQ(errno_name(Platform::darwin, 60), "ETIMEDOUT");
   EXPECT_EQ(errno_name(Platform::linux_kernel, 60), "errno 60");
@@ -110,32 +110,32 @@ TEST(JudgeRtr, NotShownSlotIsUnknown) {
   PortInfo p = nccl769().port();
   ASSERT_OK_AND_ASSIGN(auto t,
                        GidTable::make(p, {GidEntry::valid(3, kPeer4Gid, GidType::roce_v2)}, Holes::not_shown));
-  EXPECT_EQ(judge_rtr(t, {.sgid_index = 2, .dgid = kPeer4Gid}, DriverProfile::linux_kernel()).outcome,
+  EXPECT_EQ(judge_rtr(t, {.sgid_index = 2, .dgid = kPeer4Gid}, DriverModel::linux_kernel()).outcome,
             RtrOutcome::unknown);
 }
 
 TEST(JudgeCreateQp, AppleIsUcOnlyAndCapped) {
-  auto apple = DriverProfile::apple_thunderbolt();
+  auto apple = DriverModel::apple_thunderbolt();
   EXPECT_EQ(judge_create_qp(QpKind::rc, 0, apple).err, 102);
   EXPECT_EQ(judge_create_qp(QpKind::uc, 9, apple).outcome, RtrOutcome::ok);
   EXPECT_EQ(judge_create_qp(QpKind::uc, 10, apple).err, 16);
-  EXPECT_EQ(judge_create_qp(QpKind::rc, 1000, DriverProfile::linux_kernel()).outcome, RtrOutcome::ok);
+  EXPECT_EQ(judge_create_qp(QpKind::rc, 1000, DriverModel::linux_kernel()).outcome, RtrOutcome::ok);
 }
 
-TEST(DriverProfile, ByNameAndLinkLayer) {
-  EXPECT_EQ(DriverProfile::by_name("linux")->name, "linux");
-  EXPECT_EQ(DriverProfile::by_name("apple_thunderbolt")->platform, Platform::darwin);
-  EXPECT_FALSE(DriverProfile::by_name("windows"));
-  EXPECT_EQ(DriverProfile::for_link_layer(LinkLayer::thunderbolt()).name, "apple_thunderbolt");
-  EXPECT_EQ(DriverProfile::for_link_layer(LinkLayer::ethernet()).name, "linux");
+TEST(DriverModel, ByNameAndLinkLayer) {
+  EXPECT_EQ(DriverModel::by_name("linux")->name, "linux");
+  EXPECT_EQ(DriverModel::by_name("apple_thunderbolt")->platform, Platform::darwin);
+  EXPECT_FALSE(DriverModel::by_name("windows"));
+  EXPECT_EQ(DriverModel::for_link_layer(LinkLayer::thunderbolt()).name, "apple_thunderbolt");
+  EXPECT_EQ(DriverModel::for_link_layer(LinkLayer::ethernet()).name, "linux");
 }
 
 // The data path's receive rule (the fake libibverbs): InfiniBand/Linux drop a UC message that
 // finds no receive; Apple's Thunderbolt driver holds it (JACCL's credit-less collectives work).
-TEST(DriverProfile, UcWaitsForReceiveOnlyOnApple) {
-  EXPECT_FALSE(DriverProfile::linux_kernel().uc_waits_for_receive);
-  EXPECT_TRUE(DriverProfile::apple_thunderbolt().uc_waits_for_receive);
-  EXPECT_TRUE(DriverProfile::for_link_layer(LinkLayer::thunderbolt()).uc_waits_for_receive);
+TEST(DriverModel, UcWaitsForReceiveOnlyOnApple) {
+  EXPECT_FALSE(DriverModel::linux_kernel().uc_waits_for_receive);
+  EXPECT_TRUE(DriverModel::apple_thunderbolt().uc_waits_for_receive);
+  EXPECT_TRUE(DriverModel::for_link_layer(LinkLayer::thunderbolt()).uc_waits_for_receive);
 }
 
 }  // namespace
