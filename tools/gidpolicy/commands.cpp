@@ -402,7 +402,7 @@ int run_explain(const ExplainOptions& o) {
   }
   auto platform_of = [&](const GidTable* t) {
     if (o.platform) return platform_from_string(*o.platform).value_or(Platform::linux_kernel);
-    return t ? DriverProfile::for_link_layer(t->port().link_layer).platform : Platform::linux_kernel;
+    return t ? DriverProfile::for_link_layer(t->port().link_layer).platform : host_platform();
   };
   // A live table was read in this namespace: its netdevs can be checked against it (ENODEV).
   std::optional<NetworkView> view;
