@@ -265,6 +265,13 @@ static int parse_u32(const char* s, uint32_t* out) {
   return 0;
 }
 
+/* The verbs library ds4 dlopen()s: Apple's Thunderbolt RDMA (macOS >= 26.2) or rdma-core. */
+#if defined(__APPLE__)
+#define DS4_STYLE_VERBS_LIB "librdma.dylib"
+#else
+#define DS4_STYLE_VERBS_LIB "libibverbs.so.1"
+#endif
+
 int main(int argc, char** argv) {
   struct ds4_tp_rdma_opts o;
   struct ds4_tp_rdma tp;
@@ -273,7 +280,7 @@ int main(int argc, char** argv) {
 
   memset(&o, 0, sizeof o);
   o.gid_index = -1;
-  o.verbs_lib = "libibverbs.so.1";
+  o.verbs_lib = DS4_STYLE_VERBS_LIB;
   o.peer_qpn = 0x11;
   o.peer_psn = 7;
   if (gidpolicy_gid_parse("::ffff:10.99.0.4", o.peer_gid, err, sizeof err) != GIDPOLICY_OK) return 2;

@@ -10,7 +10,7 @@ foreach(_ex IN LISTS _gidpolicy_policy_examples)
   gidpolicy_target_options(${_ex})
 endforeach()
 
-if(NOT GIDPOLICY_BUILD_TESTS)
+if(NOT GIDPOLICY_TEST_EXAMPLES)
   return()
 endif()
 

@@ -2,7 +2,7 @@
 # Install the Debian 12 packages gidpolicy needs, skipping those already present.
 # Not rdma-core: it drags in udev/systemd upgrades; ibverbs-utils + libibverbs-dev suffice.
 set -euo pipefail
-packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev libc++-dev libc++abi-dev
           libibverbs-dev ibverbs-utils libboost-dev libgtest-dev libgmock-dev librapidcheck-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev iproute2 procps
           clang-format clang-tidy cppcheck perftest openmpi-bin)
@@ -10,6 +10,8 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
 # needs them, and scripts/test runs its format + cppcheck gate. perftest: the fake libibverbs'
 # acceptance tests run its unmodified ib_send_bw ... ib_atomic_bw on the fake, and compare its own
 # GID pick with gidpolicy's auto.)
+# (libc++-dev, libc++abi-dev: LLVM's C++ library, the one Apple ships; the `libcxx` preset builds
+# the library, C API, CLI and examples against it and runs the examples, see docs/portability.md.)
 # (openmpi-bin: `mpirun`, for the fleet test that gathers `gidpolicy show --json` one rank per
 # host the way docs/fleet.md tells clusters to; without it that test is skipped, saying why.)
 missing=()

@@ -1,8 +1,20 @@
 #include <gidpolicy/driver_model.hpp>
 
 #include <cctype>
+#include <cerrno>
 
 namespace gidpolicy {
+
+#if defined(__linux__) || defined(__APPLE__)
+// The hand-written tables must be this host's <cerrno>: a live call's errno is judged with
+// Errnos::of(host_platform()). Checked where the compiler knows both (Linux, macOS).
+namespace {
+constexpr Errnos kHost = Errnos::of(host_platform());
+static_assert(kHost.einval == EINVAL && kHost.enodata == ENODATA && kHost.enodev == ENODEV);
+static_assert(kHost.enetunreach == ENETUNREACH && kHost.etimedout == ETIMEDOUT && kHost.ebusy == EBUSY);
+static_assert(kHost.eopnotsupp == EOPNOTSUPP && kHost.econnrefused == ECONNREFUSED);
+}  // namespace
+#endif
 
 std::string_view to_string(Platform p) noexcept { return p == Platform::darwin ? "darwin" : "linux"; }
 

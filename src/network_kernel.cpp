@@ -4,12 +4,18 @@
 // would add a link dependency to the core library for that. Bounded: the reply buffer is 16 KiB
 // (a route reply is well under 1 KiB), the socket times out after 2 s, and at most 8 messages
 // are read while looking for the reply to our sequence number.
+//
+// Platforms: interfaces() is POSIX if_nameindex() everywhere. route_to() asks rtnetlink, which
+// exists on Linux only; elsewhere (macOS: a PF_ROUTE RTM_GET would be the equivalent, not
+// written) it fails with errc::not_supported, so `auto:peer=ADDR` says it cannot route rather
+// than ranking without the route. This file is the only one that knows.
 #include <gidpolicy/network.hpp>
+
+#include <net/if.h>
 
 #if defined(__linux__)
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <net/if.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -20,6 +26,16 @@
 #include <cstring>
 
 namespace gidpolicy {
+
+result<std::vector<NetInterface>> KernelRoutes::interfaces() {
+  struct if_nameindex* list = ::if_nameindex();
+  if (!list) return fail_errno(errno, "if_nameindex()");
+  std::vector<NetInterface> out;
+  for (const struct if_nameindex* p = list; p->if_index != 0 && p->if_name; ++p)
+    out.push_back({p->if_name, p->if_index});
+  ::if_freenameindex(list);
+  return out;
+}
 
 #if defined(__linux__)
 namespace {
@@ -56,16 +72,6 @@ std::optional<Gid> address_of(const void* data, std::size_t len) {
 }
 
 }  // namespace
-
-result<std::vector<NetInterface>> KernelRoutes::interfaces() {
-  struct if_nameindex* list = ::if_nameindex();
-  if (!list) return fail_errno(errno, "if_nameindex()");
-  std::vector<NetInterface> out;
-  for (const struct if_nameindex* p = list; p->if_index != 0 && p->if_name; ++p)
-    out.push_back({p->if_name, p->if_index});
-  ::if_freenameindex(list);
-  return out;
-}
 
 result<Route> KernelRoutes::route_to(const Gid& peer) {
   const std::string what = "route to " + peer.to_string() + " (rtnetlink RTM_GETROUTE)";
@@ -159,11 +165,9 @@ result<Route> KernelRoutes::route_to(const Gid& peer) {
 
 #else
 
-result<std::vector<NetInterface>> KernelRoutes::interfaces() {
-  return fail(errc::not_supported, "KernelRoutes: rtnetlink exists on Linux only");
-}
-result<Route> KernelRoutes::route_to(const Gid&) {
-  return fail(errc::not_supported, "KernelRoutes: rtnetlink exists on Linux only");
+result<Route> KernelRoutes::route_to(const Gid& peer) {
+  return fail(errc::not_supported,
+              "route to " + peer.to_string() + ": KernelRoutes asks rtnetlink, which exists on Linux only");
 }
 
 #endif

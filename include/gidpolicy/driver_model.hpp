@@ -52,6 +52,25 @@ struct Errnos {
 /// "EINVAL", "ENODATA", ... for a platform's errno number; "errno N" when not one of the above.
 std::string errno_name(Platform p, int err);
 
+/// Whose numbering this build's own <cerrno> uses: the errno a live libibverbs / librdma on this
+/// host returns. The one place the library asks which platform it was compiled for (the
+/// in-process fakes return the numbers of the platform they model, whatever the host).
+///
+/// Gotcha: a number alone is ambiguous (61 is ENODATA on Linux, ECONNREFUSED on Darwin), so an
+/// errno read from a table file or a log must carry its platform; only a live call's errno may
+/// take this one.
+///
+/// Example:
+///   const gidpolicy::Errnos e = gidpolicy::Errnos::of(gidpolicy::host_platform());
+///   if (err == e.enodata) { /* empty slot, on this host */ }
+constexpr Platform host_platform() noexcept {
+#if defined(__APPLE__)
+  return Platform::darwin;
+#else
+  return Platform::linux_kernel;
+#endif
+}
+
 /// A driver's behaviour at QP creation and INIT->RTR. Build one with linux_kernel() or
 /// apple_thunderbolt() and flip switches to model another kernel or a new report.
 struct DriverModel {

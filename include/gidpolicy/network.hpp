@@ -86,6 +86,8 @@ class RouteSource {
 
 /// The kernel's routing table over rtnetlink (a plain NETLINK_ROUTE socket, no library),
 /// interfaces from if_nameindex(). Each query waits at most 2 s for the kernel's answer.
+/// Linux only for routes: elsewhere route_to() fails with errc::not_supported (interfaces()
+/// works on any POSIX system).
 class KernelRoutes final : public RouteSource {
  public:
   result<std::vector<NetInterface>> interfaces() override;

@@ -68,11 +68,7 @@ Platform platform_from_c(gidpolicy_platform p, const gidpolicy_plan* s) noexcept
   }
   // Errno numbers are the driver's platform's: a Thunderbolt port is Apple's driver.
   if (s && s->table.port().link_layer.kind() == LinkLayer::Kind::thunderbolt) return Platform::darwin;
-#if defined(__APPLE__)
-  return Platform::darwin;
-#else
-  return Platform::linux_kernel;
-#endif
+  return host_platform();
 }
 
 verbs::VerbsFunctions functions_of(const gidpolicy_verbs_fns& fns) noexcept {

@@ -19,14 +19,6 @@ std::string describe(const GidEntry& e) {
   return s;
 }
 
-constexpr Platform host_platform() noexcept {
-#if defined(__APPLE__)
-  return Platform::darwin;
-#else
-  return Platform::linux_kernel;
-#endif
-}
-
 }  // namespace
 
 result<PlannedPort> plan_port(VerbsApi& api, DeviceHandle device, std::uint32_t port, const Profile& profile,

@@ -1,13 +1,48 @@
 #include <gidpolicy/verbs/watch.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/eventfd.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 
 namespace gidpolicy::verbs {
+namespace {
+
+// The stop signal, {read end, write end}. Linux: one eventfd. Elsewhere (macOS has no eventfd):
+// a self-pipe. Both ends non-blocking and close-on-exec. The pipe version is compiled on Linux
+// too, so the portable branch cannot rot unbuilt.
+[[maybe_unused]] result<std::pair<int, int>> open_stop_pipe() {
+  int p[2];
+  if (::pipe(p) != 0) return fail_errno(errno, "WatchThread: pipe");
+  for (const int fd : p) {
+    const int fl = ::fcntl(fd, F_GETFL);
+    if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || fl < 0 || ::fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+      const int err = errno;
+      ::close(p[0]);
+      ::close(p[1]);
+      return fail_errno(err, "WatchThread: fcntl on the stop pipe");
+    }
+  }
+  return std::pair{p[0], p[1]};
+}
+
+result<std::pair<int, int>> open_stop_signal() {
+#if defined(__linux__)
+  const int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd < 0) return fail_errno(errno, "WatchThread: eventfd");
+  return std::pair{fd, fd};
+#else
+  return open_stop_pipe();
+#endif
+}
+
+}  // namespace
 
 result<GidWatcher> GidWatcher::open(VerbsApi& api, DeviceHandle device, std::vector<std::uint32_t> ports) {
   GIDPOLICY_TRY(fd, api.async_event_fd(device));
@@ -86,10 +121,9 @@ result<std::vector<GidChange>> GidWatcher::process() {
 
 result<std::unique_ptr<WatchThread>> WatchThread::start(GidWatcher watcher, OnChange on_change,
                                                         OnError on_error) {
-  const int stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (stop_fd < 0) return fail_errno(errno, "WatchThread: eventfd");
-  std::unique_ptr<WatchThread> t(
-      new WatchThread(std::move(watcher), std::move(on_change), std::move(on_error), stop_fd));
+  GIDPOLICY_TRY(stop_fds, open_stop_signal());
+  std::unique_ptr<WatchThread> t(new WatchThread(std::move(watcher), std::move(on_change),
+                                                 std::move(on_error), stop_fds.first, stop_fds.second));
   try {
     t->thread_ = std::thread([p = t.get()] { p->run(); });
   } catch (const std::system_error& e) {  // no thread resource: a value, not an exception
@@ -98,28 +132,32 @@ result<std::unique_ptr<WatchThread>> WatchThread::start(GidWatcher watcher, OnCh
   return t;
 }
 
-WatchThread::WatchThread(GidWatcher watcher, OnChange on_change, OnError on_error, int stop_fd)
+WatchThread::WatchThread(GidWatcher watcher, OnChange on_change, OnError on_error, int stop_read_fd,
+                         int stop_write_fd)
     : watcher_(std::move(watcher)),
       on_change_(std::move(on_change)),
       on_error_(std::move(on_error)),
-      stop_fd_(stop_fd) {}
+      stop_read_fd_(stop_read_fd),
+      stop_write_fd_(stop_write_fd) {}
 
 WatchThread::~WatchThread() {
   stop();
-  if (stop_fd_ >= 0) ::close(stop_fd_);
+  if (stop_write_fd_ >= 0 && stop_write_fd_ != stop_read_fd_) ::close(stop_write_fd_);
+  if (stop_read_fd_ >= 0) ::close(stop_read_fd_);
 }
 
 void WatchThread::stop() {
   if (!thread_.joinable()) return;
   const std::uint64_t one = 1;
-  [[maybe_unused]] const ssize_t n = ::write(stop_fd_, &one, sizeof one);
+  // 8 bytes: what an eventfd requires; a pipe takes them as well.
+  [[maybe_unused]] const ssize_t n = ::write(stop_write_fd_, &one, sizeof one);
   thread_.join();
 }
 
 void WatchThread::run() {
   int timeout_ms = -1;
   while (true) {
-    pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {watcher_.fd(), POLLIN, 0}};
+    pollfd fds[2] = {{stop_read_fd_, POLLIN, 0}, {watcher_.fd(), POLLIN, 0}};
     const int n = ::poll(fds, 2, timeout_ms);
     if (n < 0 && errno != EINTR) {
       if (on_error_) on_error_(Error(std::error_code(errno, std::generic_category()), "WatchThread: poll"));

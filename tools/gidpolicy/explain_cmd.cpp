@@ -46,7 +46,7 @@ int run_explain(const ExplainArgs& o) {
   }
   auto platform_of = [&](const GidTable* t) {
     if (o.platform) return platform_from_string(*o.platform).value_or(Platform::linux_kernel);
-    return t ? DriverModel::for_link_layer(t->port().link_layer).platform : Platform::linux_kernel;
+    return t ? DriverModel::for_link_layer(t->port().link_layer).platform : host_platform();
   };
   // A live table was read in this namespace: its netdevs can be checked against it (ENODEV).
   std::optional<NetworkView> view;

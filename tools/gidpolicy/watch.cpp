@@ -10,12 +10,17 @@
 
 #include <fmt/core.h>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/signalfd.h>
+#endif
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 
@@ -53,6 +58,52 @@ Json json_change(const GidChange& c) {
   return j;
 }
 
+// SIGINT/SIGTERM as a readable descriptor, so the poll loop ends cleanly and devices are closed.
+// Linux: a signalfd over the blocked signals. Elsewhere (macOS has no signalfd): a self-pipe that
+// a sigaction handler writes one byte to. The self-pipe is compiled on Linux too, so the portable
+// branch cannot rot unbuilt. Both return the descriptor to poll, or -1 (errno set).
+int g_stop_pipe_write = -1;  // the self-pipe's write end, for the handler
+
+[[maybe_unused]] void on_stop_signal(int) {
+  const int saved = errno;  // write() is async-signal-safe; errno is the interrupted code's
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t n = ::write(g_stop_pipe_write, &byte, 1);
+  errno = saved;
+}
+
+[[maybe_unused]] int open_stop_pipe() {
+  int p[2];
+  if (::pipe(p) != 0) return -1;
+  const int wfl = ::fcntl(p[1], F_GETFL);
+  // Non-blocking write end: a handler must never block on a full pipe (one byte is enough).
+  if (::fcntl(p[0], F_SETFD, FD_CLOEXEC) != 0 || ::fcntl(p[1], F_SETFD, FD_CLOEXEC) != 0 || wfl < 0 ||
+      ::fcntl(p[1], F_SETFL, wfl | O_NONBLOCK) != 0) {
+    ::close(p[0]);
+    ::close(p[1]);
+    return -1;
+  }
+  g_stop_pipe_write = p[1];
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  if (::sigaction(SIGINT, &sa, nullptr) != 0 || ::sigaction(SIGTERM, &sa, nullptr) != 0) return -1;
+  return p[0];
+}
+
+int open_stop_signals() {
+#if defined(__linux__)
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return -1;
+  return signalfd(-1, &mask, SFD_CLOEXEC);
+#else
+  return open_stop_pipe();
+#endif
+}
+
 std::string plan_text(const Plan& p) {
   return p.selection.entry.gid.to_string() + " (" + std::string(to_string(p.selection.entry.type)) +
          ") at index " + std::to_string(p.sgid_index);
@@ -75,14 +126,8 @@ int run_watch(const WatchArgs& o) {
     names = std::move(found).value();
   }
 
-  // SIGINT/SIGTERM through a signalfd: the poll loop below ends cleanly, devices are closed.
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return usage_error("sigprocmask failed");
-  const int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-  if (sfd < 0) return usage_error("signalfd failed");
+  const int sfd = open_stop_signals();
+  if (sfd < 0) return usage_error(std::string("cannot watch SIGINT/SIGTERM: ") + std::strerror(errno));
 
   std::vector<Watched> watched;
   for (const auto& name : names) {

@@ -112,7 +112,8 @@ class WatchThread {
   using OnChange = std::function<void(GidWatcher&, const GidChange&)>;
   using OnError = std::function<void(const Error&)>;
 
-  /// Errors: errno of eventfd() (the stop signal), or of thread creation.
+  /// Errors: errno of the stop signal's creation (eventfd() on Linux, pipe() elsewhere), or of
+  /// thread creation.
   static result<std::unique_ptr<WatchThread>> start(GidWatcher watcher, OnChange on_change,
                                                     OnError on_error = {});
   ~WatchThread();
@@ -122,13 +123,14 @@ class WatchThread {
   void stop();
 
  private:
-  WatchThread(GidWatcher watcher, OnChange on_change, OnError on_error, int stop_fd);
+  WatchThread(GidWatcher watcher, OnChange on_change, OnError on_error, int stop_read_fd, int stop_write_fd);
   void run();
 
   GidWatcher watcher_;
   OnChange on_change_;
   OnError on_error_;
-  int stop_fd_ = -1;
+  int stop_read_fd_ = -1;   // polled by the thread
+  int stop_write_fd_ = -1;  // written by stop(); the same descriptor when it is an eventfd
   std::thread thread_;
 };
 
