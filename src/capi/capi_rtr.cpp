@@ -179,8 +179,8 @@ gidpolicy_status gidpolicy_preflight_live_typed(const gidpolicy_verbs_fns* fns, 
 }
 
 gidpolicy_status gidpolicy_preflight_plan(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
-                                               uint32_t port, const gidpolicy_plan* selection, char* err,
-                                               size_t errlen) {
+                                          uint32_t port, const gidpolicy_plan* selection, char* err,
+                                          size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!selection) return gidpolicy::capi::null_argument("selection", err, errlen);
     // A selection that already disagrees (a literal sgid_index) is refused without a driver call.

@@ -21,7 +21,8 @@ extern "C" {
 
 // ---- policies -----------------------------------------------------------------------------
 
-gidpolicy_status gidpolicy_profile_parse(const char* spec, gidpolicy_profile** out, char* err, size_t errlen) {
+gidpolicy_status gidpolicy_profile_parse(const char* spec, gidpolicy_profile** out, char* err,
+                                         size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
     *out = nullptr;
@@ -90,9 +91,7 @@ gidpolicy_status gidpolicy_select_port(const gidpolicy_profile* policy, const gi
   });
 }
 
-uint32_t gidpolicy_plan_index(const gidpolicy_plan* s) {
-  return s ? s->plan.selection.entry.index : 0;
-}
+uint32_t gidpolicy_plan_index(const gidpolicy_plan* s) { return s ? s->plan.selection.entry.index : 0; }
 
 uint8_t gidpolicy_plan_sgid_index(const gidpolicy_plan* s) { return s ? s->plan.sgid_index : 0; }
 

@@ -24,8 +24,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdint.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

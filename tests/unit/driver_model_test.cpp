@@ -7,7 +7,6 @@
 namespace gidpolicy {
 namespace {
 
-
 GidTable nccl769() {
   PortInfo p{"mlx5_bond_0", 1, PortState::active, LinkLayer::ethernet(), 256, Mtu::mtu_1024, 0};
   return VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(0, g("fe80::ac0:ebff:feda:1cfb"), GidType::roce_v1),
@@ -108,8 +107,8 @@ TEST(JudgeRtr, AppleIndexZeroIsDarwinEtimedout) {
 
 TEST(JudgeRtr, NotShownSlotIsUnknown) {
   PortInfo p = nccl769().port();
-  ASSERT_OK_AND_ASSIGN(auto t,
-                       GidTable::make(p, {GidEntry::valid(3, kPeer4Gid, GidType::roce_v2)}, Holes::not_shown));
+  ASSERT_OK_AND_ASSIGN(
+      auto t, GidTable::make(p, {GidEntry::valid(3, kPeer4Gid, GidType::roce_v2)}, Holes::not_shown));
   EXPECT_EQ(judge_rtr(t, {.sgid_index = 2, .dgid = kPeer4Gid}, DriverModel::linux_kernel()).outcome,
             RtrOutcome::unknown);
 }

@@ -7,14 +7,13 @@
 #include <gidpolicy/profiles.hpp>
 
 #include "support/assert_ok.hpp"
-#include "support/gid_literals.hpp"
 #include "support/files.hpp"
+#include "support/gid_literals.hpp"
 
 #include <gtest/gtest.h>
 
 namespace gidpolicy::fakes {
 namespace {
-
 
 GidTable example(const char* file) {
   auto t = formats::read_tables_file(test::example_tables_dir() / file);

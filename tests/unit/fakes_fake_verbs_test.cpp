@@ -4,8 +4,8 @@
 #include <gidpolicy/verbs/snapshot.hpp>
 
 #include "support/assert_ok.hpp"
-#include "support/gid_literals.hpp"
 #include "support/files.hpp"
+#include "support/gid_literals.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,6 @@ namespace gidpolicy::fakes {
 namespace {
 
 using verbs::VerbsCall;
-
 
 GidTable mlx5_table() {
   PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 8, Mtu::mtu_4096, 0};

@@ -3,8 +3,8 @@
 #include <gidpolicy/formats/devinfo.hpp>
 
 #include "support/assert_ok.hpp"
-#include "support/gid_literals.hpp"
 #include "support/files.hpp"
+#include "support/gid_literals.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,6 @@ namespace {
 
 using formats::read_devinfo;
 using formats::write_devinfo;
-
 
 std::vector<GidTable> read_devinfo_example(const char* name) {
   std::string text = test::read_file(test::example_tables_dir() / name);
@@ -363,54 +362,63 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadDevinfo{"empty", "", errc::parse_error, "no port section and no GID line"},
         BadDevinfo{"truncated_gid", kHeader + "\t\t\tGID[  0]:\t\tfe80:0000:0000:00", errc::parse_error,
-            "bad.txt:8: GID[0]"},
-        BadDevinfo{"truncated_ipv4", kHeader + "\t\t\tGID[  3]:\t\t::ffff:200.0.2", errc::parse_error, "bad.txt:8:"},
+                   "bad.txt:8: GID[0]"},
+        BadDevinfo{"truncated_ipv4", kHeader + "\t\t\tGID[  3]:\t\t::ffff:200.0.2", errc::parse_error,
+                   "bad.txt:8:"},
         BadDevinfo{"truncated_suffix", kHeader + "\t\t\tGID[  1]:\t\tfe80::1, RoCE v", errc::parse_error,
-            "bad.txt:8: expected ', RoCE v1' or ', RoCE v2'"},
+                   "bad.txt:8: expected ', RoCE v1' or ', RoCE v2'"},
         BadDevinfo{"truncated_index", kHeader + "\t\t\tGID[  ", errc::parse_error,
-            "bad.txt:8: expected 'GID[  n]:'"},
-        BadDevinfo{"truncated_before_link_layer",
+                   "bad.txt:8: expected 'GID[  n]:'"},
+        BadDevinfo{
+            "truncated_before_link_layer",
             "hca_id:\tmlx5_0\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n",
             errc::parse_error, "bad.txt:2: mlx5_0 port 1: the section ends at line 4 without a link_layer"},
-        BadDevinfo{"truncated_before_gid_tbl_len",
+        BadDevinfo{
+            "truncated_before_gid_tbl_len",
             "hca_id:\tmlx5_0\n\tmax_qp:\t\t\t\t10\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tmax_"
             "msg_sz:\t\t0x4\n",
             errc::parse_error, "without the gid_tbl_len line"},
-        BadDevinfo{"hca_without_port", "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n", errc::parse_error,
-            "bad.txt:1: hca_id mlx5_0 has no port section"},
+        BadDevinfo{"hca_without_port", "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n",
+                   errc::parse_error, "bad.txt:1: hca_id mlx5_0 has no port section"},
         BadDevinfo{"gid_before_tbl_len_in_full_output",
-            "hca_id:\tmlx5_0\n\tmax_qp:\t\t\t\t10\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n"
-            "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n",
-            errc::parse_error, "bad.txt:5: GID line before gid_tbl_len"},
-        BadDevinfo{"mixed_suffix", kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  1]:\t\tfe80::2\n",
-            errc::parse_error, "bad.txt:9: GID[1] lacks the ', RoCE vN' suffix but line 8"},
+                   "hca_id:\tmlx5_0\n\tmax_qp:\t\t\t\t10\n\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n"
+                   "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n",
+                   errc::parse_error, "bad.txt:5: GID line before gid_tbl_len"},
+        BadDevinfo{"mixed_suffix",
+                   kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  1]:\t\tfe80::2\n",
+                   errc::parse_error, "bad.txt:9: GID[1] lacks the ', RoCE vN' suffix but line 8"},
         BadDevinfo{"duplicate_index",
-            kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  0]:\t\tfe80::2, RoCE v2\n",
-            errc::duplicate_index, "bad.txt:9: GID[0] appears twice in mlx5_0 port 1 (first at line 8)"},
-        BadDevinfo{"index_beyond_len", kHeader + "\t\t\tGID[  4]:\t\tfe80::1, RoCE v2\n", errc::index_too_large,
-            "bad.txt:8: GID index 4 is not below gid_tbl_len 4"},
+                   kHeader + "\t\t\tGID[  0]:\t\tfe80::1, RoCE v2\n\t\t\tGID[  0]:\t\tfe80::2, RoCE v2\n",
+                   errc::duplicate_index,
+                   "bad.txt:9: GID[0] appears twice in mlx5_0 port 1 (first at line 8)"},
+        BadDevinfo{"index_beyond_len", kHeader + "\t\t\tGID[  4]:\t\tfe80::1, RoCE v2\n",
+                   errc::index_too_large, "bad.txt:8: GID index 4 is not below gid_tbl_len 4"},
         BadDevinfo{"len_after_gid", "GID[  9]:\t\tfe80::1\ngid_tbl_len:\t8\n", errc::index_too_large,
-            "bad.txt:1: GID index 9 is not below gid_tbl_len 8"},
+                   "bad.txt:1: GID index 9 is not below gid_tbl_len 8"},
         BadDevinfo{"two_sections_spliced", kHeader + "\t\t\tlink_layer:\t\tInfiniBand\n", errc::parse_error,
-            "bad.txt:8: second 'link_layer'"},
+                   "bad.txt:8: second 'link_layer'"},
         BadDevinfo{"bad_state", "state:\tPORT_SLEEPY\n", errc::invalid_field,
-            "bad.txt:1: state: expected a port state"},
-        BadDevinfo{"bad_mtu", "active_mtu:\t1500\n", errc::invalid_field, "bad.txt:1: active_mtu: expected an MTU"},
+                   "bad.txt:1: state: expected a port state"},
+        BadDevinfo{"bad_mtu", "active_mtu:\t1500\n", errc::invalid_field,
+                   "bad.txt:1: active_mtu: expected an MTU"},
         BadDevinfo{"bad_tbl_len", "gid_tbl_len:\tmany\n", errc::invalid_field,
-            "bad.txt:1: gid_tbl_len: expected a decimal"},
+                   "bad.txt:1: gid_tbl_len: expected a decimal"},
         BadDevinfo{"bad_port", "\t\tport:\t0\n", errc::invalid_field,
-            "bad.txt:1: port: expected a port number 1-255"},
+                   "bad.txt:1: port: expected a port number 1-255"},
         BadDevinfo{"duplicate_port",
-            kHeader + "\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tgid_tbl_len:\t\t4\n",
-            errc::parse_error, "bad.txt:8: mlx5_0 port 1 appears twice (a second section for the same port)"},
+                   kHeader + "\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tgid_tbl_len:\t\t4\n",
+                   errc::parse_error,
+                   "bad.txt:8: mlx5_0 port 1 appears twice (a second section for the same port)"},
         BadDevinfo{"binary",
-            std::string("hca_id:\tmlx5_0\n\x7f"
-                        "ELF\x02\x01\x01\x00\x00",
-                        24),
-            errc::parse_error, "bad.txt:2:1: binary data (byte 0x7f)"},
+                   std::string("hca_id:\tmlx5_0\n\x7f"
+                               "ELF\x02\x01\x01\x00\x00",
+                               24),
+                   errc::parse_error, "bad.txt:2:1: binary data (byte 0x7f)"},
         BadDevinfo{"wrong_format_show_gids", "DEV\tPORT\tINDEX\tGID\nmlx5_0\t1\t0\tfe80::1\tv2\teth0\n",
-            errc::parse_error, "no port section and no GID line"}),
-    [](const ::testing::TestParamInfo<BadDevinfo>& param_info) { return std::string(param_info.param.name); });
+                   errc::parse_error, "no port section and no GID line"}),
+    [](const ::testing::TestParamInfo<BadDevinfo>& param_info) {
+      return std::string(param_info.param.name);
+    });
 
 }  // namespace
 }  // namespace gidpolicy

@@ -3,8 +3,8 @@
 #include <gidpolicy/formats/show_gids.hpp>
 
 #include "support/assert_ok.hpp"
-#include "support/gid_literals.hpp"
 #include "support/files.hpp"
+#include "support/gid_literals.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,6 @@ namespace {
 using formats::read_show_gids;
 using formats::write_show_gids;
 
-
 std::vector<GidTable> read_show_gids_example(const char* name) {
   std::string text = test::read_file(test::example_tables_dir() / name);
   EXPECT_FALSE(text.empty()) << name;
@@ -25,7 +24,8 @@ std::vector<GidTable> read_show_gids_example(const char* name) {
   return r ? r.value() : std::vector<GidTable>{};
 }
 
-void expect_show_gids_entry(const GidTable& t, std::uint32_t index, const char* gid, GidType type, const char* netdev) {
+void expect_show_gids_entry(const GidTable& t, std::uint32_t index, const char* gid, GidType type,
+                            const char* netdev) {
   const GidEntry* e = t.find(index);
   ASSERT_NE(e, nullptr) << t.port().device << " index " << index;
   EXPECT_EQ(e->state, EntryState::valid);
@@ -181,35 +181,40 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadShowGids{"empty", "", errc::parse_error, "bad.txt: no rows"},
         BadShowGids{"truncated_after_rows", kHead + kRow, errc::parse_error,
-            "bad.txt:3: the output ends without its n_gids_found= line"},
-        BadShowGids{"truncated_mid_gid", kHead + "mlx5_0\t1\t4\tfe80:0000:0000:0000:a4ed:cc", errc::invalid_field,
-            "bad.txt:3: GID: expected 8 groups"},
-        BadShowGids{"truncated_mid_row", kHead + "mlx5_0\t1\t", errc::parse_error, "bad.txt:3: expected a row"},
+                    "bad.txt:3: the output ends without its n_gids_found= line"},
+        BadShowGids{"truncated_mid_gid", kHead + "mlx5_0\t1\t4\tfe80:0000:0000:0000:a4ed:cc",
+                    errc::invalid_field, "bad.txt:3: GID: expected 8 groups"},
+        BadShowGids{"truncated_mid_row", kHead + "mlx5_0\t1\t", errc::parse_error,
+                    "bad.txt:3: expected a row"},
         BadShowGids{"rows_missing", kHead + kRow + "n_gids_found=2\n", errc::parse_error,
-            "bad.txt:4: n_gids_found=2 but 1 rows were read"},
+                    "bad.txt:4: n_gids_found=2 but 1 rows were read"},
         BadShowGids{"bad_count", kHead + kRow + "n_gids_found=two\n", errc::invalid_field,
-            "bad.txt:4: n_gids_found:"},
+                    "bad.txt:4: n_gids_found:"},
         BadShowGids{"row_after_footer", kHead + kRow + "n_gids_found=1\n" + kRow, errc::parse_error,
-            "bad.txt:5: expected nothing after the n_gids_found line"},
+                    "bad.txt:5: expected nothing after the n_gids_found line"},
         BadShowGids{"ipv4_disagrees",
-            kHead + "mlx5_0\t1\t6\t0000:0000:0000:0000:0000:ffff:0a98:000c\t10.152.0.13  "
-                    "\tv1\tnet1\nn_gids_found=1\n",
-            errc::invalid_field,
-            "bad.txt:3: IPv4: 10.152.0.13 does not match the GID, which ends in 10.152.0.12"},
+                    kHead + "mlx5_0\t1\t6\t0000:0000:0000:0000:0000:ffff:0a98:000c\t10.152.0.13  "
+                            "\tv1\tnet1\nn_gids_found=1\n",
+                    errc::invalid_field,
+                    "bad.txt:3: IPv4: 10.152.0.13 does not match the GID, which ends in 10.152.0.12"},
         BadShowGids{"duplicate_index", kHead + kRow + kRow + "n_gids_found=2\n", errc::duplicate_index,
-            "bad.txt:4: mlx5_0 port 1 index 4 appears twice (first at line 3)"},
+                    "bad.txt:4: mlx5_0 port 1 index 4 appears twice (first at line 3)"},
         BadShowGids{"bad_port", kHead + "mlx5_0\tone\t4\tfe80::1\tv1\tnet1\n", errc::invalid_field,
-            "bad.txt:3: PORT:"},
+                    "bad.txt:3: PORT:"},
         BadShowGids{"bad_index", kHead + "mlx5_0\t1\t-4\tfe80::1\tv1\tnet1\n", errc::invalid_field,
-            "bad.txt:3: INDEX:"},
-        BadShowGids{"extra_column", kHead + "mlx5_0\t1\t4\tfe80::1\tv1\tnet1\textra\n", errc::parse_error,
+                    "bad.txt:3: INDEX:"},
+        BadShowGids{
+            "extra_column", kHead + "mlx5_0\t1\t4\tfe80::1\tv1\tnet1\textra\n", errc::parse_error,
             "bad.txt:3: expected a row 'DEV PORT INDEX GID [IPv4] [VER] [NETDEV]', found an extra column"},
-        BadShowGids{"second_header", kHead + kRow + kHead, errc::parse_error, "bad.txt:4: a second header line"},
+        BadShowGids{"second_header", kHead + kRow + kHead, errc::parse_error,
+                    "bad.txt:4: a second header line"},
         BadShowGids{"binary", kHead + std::string("\x00\x01\x02garbage", 10), errc::parse_error,
-            "bad.txt:3:1: binary data (byte 0x00)"},
+                    "bad.txt:3:1: binary data (byte 0x00)"},
         BadShowGids{"wrong_format_devinfo", "hca_id:\tmlx5_0\n\t\tport:\t1\n", errc::parse_error,
-            "bad.txt:1: expected a row"}),
-    [](const ::testing::TestParamInfo<BadShowGids>& param_info) { return std::string(param_info.param.name); });
+                    "bad.txt:1: expected a row"}),
+    [](const ::testing::TestParamInfo<BadShowGids>& param_info) {
+      return std::string(param_info.param.name);
+    });
 
 }  // namespace
 }  // namespace gidpolicy

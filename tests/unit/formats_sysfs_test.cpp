@@ -3,8 +3,8 @@
 #include <gidpolicy/formats/sysfs.hpp>
 
 #include "support/assert_ok.hpp"
-#include "support/gid_literals.hpp"
 #include "support/files.hpp"
+#include "support/gid_literals.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using formats::read_sysfs;
 using formats::write_sysfs;
-
 
 // A fresh directory under the system temp dir, removed at the end of the test.
 class TempDir {
@@ -44,7 +43,8 @@ void put(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
-void expect_sysfs_entry(const GidTable& t, std::uint32_t index, const char* gid, GidType type, const char* netdev) {
+void expect_sysfs_entry(const GidTable& t, std::uint32_t index, const char* gid, GidType type,
+                        const char* netdev) {
   const GidEntry* e = t.find(index);
   ASSERT_NE(e, nullptr) << t.port().device << " index " << index;
   EXPECT_EQ(e->state, EntryState::valid);

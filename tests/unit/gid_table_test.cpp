@@ -7,7 +7,6 @@
 namespace gidpolicy {
 namespace {
 
-
 PortInfo eth_port(std::optional<std::uint32_t> len = 16) {
   PortInfo p;
   p.device = "mlx5_0";

@@ -48,10 +48,11 @@ TEST(Gid, FormatsLikeInetNtop) {
   EXPECT_EQ(parsed_gid("::1").to_string(), "::1");
   EXPECT_EQ(parsed_gid("fe80:0000:0000:0000:0ac0:ebff:feda:1cfb").to_string(), "fe80::ac0:ebff:feda:1cfb");
   EXPECT_EQ(parsed_gid("0000:0000:0000:0000:0000:ffff:c800:d106").to_string(), "::ffff:200.0.209.6");
-  EXPECT_EQ(parsed_gid("1:0:0:1:0:0:0:1").to_string(), "1:0:0:1::1");       // the longer zero run is compressed
-  EXPECT_EQ(parsed_gid("1:0:0:1:1:0:0:1").to_string(), "1::1:1:0:0:1");     // ties: the first run
+  EXPECT_EQ(parsed_gid("1:0:0:1:0:0:0:1").to_string(), "1:0:0:1::1");    // the longer zero run is compressed
+  EXPECT_EQ(parsed_gid("1:0:0:1:1:0:0:1").to_string(), "1::1:1:0:0:1");  // ties: the first run
   EXPECT_EQ(parsed_gid("1:0:1:1:1:1:1:1").to_string(), "1:0:1:1:1:1:1:1");  // a single zero group stays
-  EXPECT_EQ(parsed_gid("fd93:16d3:59b6:10d:690:81ff:fe39:e3e8").to_string(), "fd93:16d3:59b6:10d:690:81ff:fe39:e3e8");
+  EXPECT_EQ(parsed_gid("fd93:16d3:59b6:10d:690:81ff:fe39:e3e8").to_string(),
+            "fd93:16d3:59b6:10d:690:81ff:fe39:e3e8");
   EXPECT_EQ(parsed_gid("::1.2.3.4").to_string(), "::1.2.3.4");  // IPv4-compatible, as glibc prints it
   EXPECT_EQ(parsed_gid("1::").to_string(), "1::");
 }

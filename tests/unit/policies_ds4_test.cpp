@@ -124,7 +124,7 @@ TEST(Ds4ExplicitIndex, AcceptsAnyReadableSlotUnchecked) {
   EXPECT_EQ(ds4_picked(Ds4ExplicitIndex{2}.select(test::nccl_769())), 2u);        // RoCE v1: not checked
   EXPECT_EQ(ds4_picked(Ds4ExplicitIndex{0}.select(test::apple_ds4qa())), 0u);     // link-local: not checked
   EXPECT_EQ(ds4_picked(Ds4ExplicitIndex{4}.select(test::ds4_linux_unit())), 4u);  // zero GID: not checked
-  auto empty = Ds4ExplicitIndex{1}.select(test::macmini());                   // empty: query_gid reads zeros
+  auto empty = Ds4ExplicitIndex{1}.select(test::macmini());  // empty: query_gid reads zeros
   ASSERT_OK(empty);
   EXPECT_EQ(ds4_picked(empty), 1u);
   EXPECT_TRUE(empty.value().entry.gid.is_zero());

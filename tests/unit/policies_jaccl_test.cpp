@@ -20,8 +20,9 @@ std::uint32_t jaccl_picked(const result<Selection>& r) { return VALUE_OR_FAIL(r)
 TEST(JacclFirstMapped, PicksTheFirstMappedEntryOfEveryExampleTable) {
   EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::nccl_769())), 2u);  // the RoCE v1 twin (NCCL 769)
   EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::apple_ds4qa())), 1u);
-  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::macmini())), 2u);         // MLX PR 3389
-  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::ds4_linux_unit())), 0u);  // index 0 allowed, v1 allowed
+  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::macmini())), 2u);  // MLX PR 3389
+  EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::ds4_linux_unit())),
+            0u);  // index 0 allowed, v1 allowed
   EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::nccl_1573_pod(0))), 6u);
   EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::nccl_1573_pod(1))), 6u);
   EXPECT_EQ(jaccl_picked(JacclFirstMapped{}.select(test::ibm_cx6())), 4u);

@@ -91,7 +91,8 @@ TEST(Ranked, OrderV2OverV1OverUnknownThenIpv4ThenIndex) {
   EXPECT_EQ(ranked_picked(Ranked{{.family = FamilyFilter::ipv6}}.select(t)), 2u);
   EXPECT_EQ(ranked_picked(Ranked{{.local = gid("::ffff:10.0.0.2")}}.select(t)), 1u);  // local first, even v1
   EXPECT_EQ(ranked_picked(Ranked{{.local = gid("::ffff:10.0.0.4")}}.select(t)), 4u);
-  EXPECT_EQ(ranked_picked(Ranked{{.local = gid("::ffff:10.9.9.9")}}.select(t)), 3u);  // absent: a preference only
+  EXPECT_EQ(ranked_picked(Ranked{{.local = gid("::ffff:10.9.9.9")}}.select(t)),
+            3u);  // absent: a preference only
   auto req = Ranked{{.local = gid("::ffff:10.9.9.9"), .require_local = true}}.select(t);
   EXPECT_EQ(req.error(), errc::no_candidate);
   EXPECT_EQ(req.error().trace->attempts.at(0).steps.at(0).verdict, Verdict::not_local_address);

@@ -31,7 +31,6 @@ using ::testing::_;
 using ::testing::AnyNumber;
 using ::testing::Field;
 
-
 GidTable mlx5_port() {
   PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 16, Mtu::mtu_4096, 0};
   return VALUE_OR_FAIL(

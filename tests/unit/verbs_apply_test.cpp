@@ -11,8 +11,8 @@
 #include <gidpolicy/verbs/snapshot.hpp>
 
 #include "support/assert_ok.hpp"
-#include "support/gid_literals.hpp"
 #include "support/files.hpp"
+#include "support/gid_literals.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -30,7 +30,6 @@ using ::testing::AnyNumber;
 using ::testing::Field;
 using ::testing::NiceMock;
 using ::testing::Return;
-
 
 constexpr int kInitMask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 

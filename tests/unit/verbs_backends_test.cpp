@@ -12,8 +12,8 @@
 #endif
 
 #include "support/assert_ok.hpp"
-#include "support/gid_literals.hpp"
 #include "support/files.hpp"
+#include "support/gid_literals.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +24,6 @@ namespace {
 
 using fakes::FakeVerbs;
 namespace c_abi = fakes::c_abi;
-
 
 /// Shaped like MLX JACCL's IBVWrapper (mlx/distributed/jaccl): C++ members named after the
 /// libibverbs functions without the prefix, loaded one by one; no query_gid_ex/_table, no query_qp.

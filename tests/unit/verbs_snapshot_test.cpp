@@ -16,7 +16,6 @@ namespace {
 using fakes::FakeVerbs;
 using fakes::TableMutation;
 
-
 /// A 256-entry RoCE table: fe80 v1/v2 pairs and empty slots below `mapped_at`, the first
 /// IPv4-mapped GID at `mapped_at`, more entries after it.
 GidTable wide_table(std::uint32_t mapped_at, PortState state = PortState::active) {

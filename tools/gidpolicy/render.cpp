@@ -43,8 +43,7 @@ std::string entry_summary(const GidEntry& e) {
 }
 
 DriverModel driver_for(const GidTable& t, const std::optional<std::string>& platform) {
-  if (platform)
-    return *platform == "darwin" ? DriverModel::apple_thunderbolt() : DriverModel::linux_kernel();
+  if (platform) return *platform == "darwin" ? DriverModel::apple_thunderbolt() : DriverModel::linux_kernel();
   return DriverModel::for_link_layer(t.port().link_layer);
 }
 
