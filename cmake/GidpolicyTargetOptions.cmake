@@ -33,13 +33,6 @@ function(gidpolicy_target_options target)
   if(GIDPOLICY_SANITIZE AND NOT ARG_NO_SANITIZE)
     gidpolicy_sanitize(${target})
   endif()
-  if(GIDPOLICY_BUILD_FUZZ AND NOT ARG_NO_SANITIZE)
-    # Coverage instrumentation for libFuzzer plus ASan/UBSan, so findings in the library
-    # (not just in the fuzz driver) are reported. The driver adds -fsanitize=fuzzer itself.
-    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link,address,undefined
-                                             -fno-sanitize-recover=all)
-    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
-  endif()
 endfunction()
 
 # gidpolicy_sanitize(<target>): ASan + UBSan, abort on the first report.

@@ -157,8 +157,8 @@ std::string describe(const GidEntry& e) {
 
 }  // namespace
 
-RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverModel& prof) {
-  const Errnos E = Errnos::of(prof.platform);
+RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverModel& model) {
+  const Errnos E = Errnos::of(model.platform);
   const bool roce = table.port().link_layer.kind() == LinkLayer::Kind::ethernet;
   std::string wrap;
   // The driver only ever sees the low 8 bits (grh.sgid_index is a uint8_t).
@@ -177,11 +177,11 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverM
     return decide(r, RtrOutcome::error, err, std::move(reason));
   };
 
-  if (prof.uc_only && req.qp_type == QpKind::rc)
+  if (model.uc_only && req.qp_type == QpKind::rc)
     return error(RtrRule::qp_type, E.eopnotsupp, "RC queue pairs are not supported (UC only)");
-  if (prof.uc_only) pass(RtrRule::qp_type);
+  if (model.uc_only) pass(RtrRule::qp_type);
   if (!req.is_global) {
-    if ((roce && prof.grh_required_on_roce) || prof.grh_required)
+    if ((roce && model.grh_required_on_roce) || model.grh_required)
       return error(RtrRule::no_grh, E.einval,
                    "no GRH (is_global = 0): RoCE and Thunderbolt route by GID and need one");
     pass(RtrRule::no_grh);
@@ -201,7 +201,7 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverM
                   at + " was not shown by the source (ibv_devinfo hides GIDs with a zero interface id)");
   pass(RtrRule::not_shown);
   if (!e || e->state == EntryState::empty || (e->state == EntryState::valid && e->gid.is_zero())) {
-    if (prof.absent_source_is_einval || !prof.enodata_for_empty_slot)
+    if (model.absent_source_is_einval || !model.enodata_for_empty_slot)
       return error(RtrRule::empty_slot, E.einval, at + " is empty");
     return error(RtrRule::empty_slot, E.enodata, at + " is empty");
   }
@@ -209,13 +209,13 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverM
   if (e->state == EntryState::unreadable)
     return error(RtrRule::unreadable, E.einval, at + " could not be read (" + e->read_error.message() + ")");
   pass(RtrRule::unreadable);
-  if (prof.index0_times_out) {
+  if (model.index0_times_out) {
     if (idx == 0)
       return error(RtrRule::index_0, E.etimedout,
                    at + " holds " + describe(*e) + "; routing from index 0 times out on this driver");
     pass(RtrRule::index_0);
   }
-  if (prof.source_must_be_ipv4_mapped) {
+  if (model.source_must_be_ipv4_mapped) {
     if (!e->gid.is_ipv4_mapped())
       return error(RtrRule::source_not_mapped, E.einval,
                    at + " holds " + describe(*e) + ", not an IPv4-mapped GID");
@@ -225,20 +225,20 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverM
     return error(RtrRule::netdev_gone, E.enodev,
                  at + " holds " + describe(*e) + " but its netdev is gone or in another namespace");
   pass(RtrRule::netdev_gone);
-  if (roce && prof.family_mismatch_is_einval) {
+  if (roce && model.family_mismatch_is_einval) {
     if (e->gid.is_ipv4_mapped() != req.dgid.is_ipv4_mapped())
       return error(RtrRule::family_mismatch, E.einval,
                    at + " holds " + describe(*e) + " but the destination " + req.dgid.to_string() +
                        " is of the other address family");
     pass(RtrRule::family_mismatch);
   }
-  if (roce && prof.link_local_source_times_out) {
+  if (roce && model.link_local_source_times_out) {
     if (e->gid.is_link_local() && !req.dgid.is_link_local())
       return decide(RtrRule::link_local_source, RtrOutcome::times_out, E.etimedout,
                     at + " holds the link-local " + describe(*e) + ": not routed, traffic times out");
     pass(RtrRule::link_local_source);
   }
-  if (roce && prof.roce_version_mismatch_times_out && req.peer_gid_type &&
+  if (roce && model.roce_version_mismatch_times_out && req.peer_gid_type &&
       (e->type == GidType::roce_v1 || e->type == GidType::roce_v2) &&
       (*req.peer_gid_type == GidType::roce_v1 || *req.peer_gid_type == GidType::roce_v2)) {
     if (e->type != *req.peer_gid_type)
@@ -252,14 +252,14 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverM
                 wrap.empty() ? std::string() : wrap + "routing from " + describe(*e));
 }
 
-RtrVerdict judge_create_qp(QpKind type, unsigned existing_qps, const DriverModel& prof) {
-  const Errnos E = Errnos::of(prof.platform);
-  if (prof.uc_only && type == QpKind::rc)
+RtrVerdict judge_create_qp(QpKind type, unsigned existing_qps, const DriverModel& model) {
+  const Errnos E = Errnos::of(model.platform);
+  if (model.uc_only && type == QpKind::rc)
     return {RtrOutcome::error, E.eopnotsupp, "RC queue pairs are not supported (UC only)", RtrRule::qp_type,
             0};
-  if (prof.max_qps_per_device != 0 && existing_qps >= prof.max_qps_per_device)
+  if (model.max_qps_per_device != 0 && existing_qps >= model.max_qps_per_device)
     return {RtrOutcome::error, E.ebusy,
-            "the device allows " + std::to_string(prof.max_qps_per_device) + " queue pairs", RtrRule::none,
+            "the device allows " + std::to_string(model.max_qps_per_device) + " queue pairs", RtrRule::none,
             0};
   return {};
 }

@@ -238,15 +238,10 @@ result<Analysis> Analysis::run(std::vector<HostSnapshot> hosts, const Topology& 
     const bool mesh_ok = J.valid_mesh(&why_mesh);
     const bool ring_ok = J.valid_ring(&why_ring);
     // JACCL's own choice (jaccl::init): ring when asked and valid, else mesh, else ring.
-    if (topo.jaccl_prefer_ring && ring_ok)
-      jaccl_ring = true;
-    else if (mesh_ok)
-      jaccl_ring = false;
-    else if (ring_ok)
-      jaccl_ring = true;
-    else
+    if (!mesh_ok && !ring_ok)
       return fail(errc::invalid_argument, "the JACCL device file forms neither a valid mesh (" + why_mesh +
                                               ") nor a valid ring (" + why_ring + "): JACCL would refuse it");
+    jaccl_ring = ring_ok && (topo.jaccl_prefer_ring || !mesh_ok);
     an.topology_name_ = jaccl_ring ? "jaccl-ring" : "jaccl-mesh";
     jaccl_side.resize(n);
     for (std::uint32_t i = 0; i < n; ++i) {

@@ -95,7 +95,7 @@ void reload(Library& lib, const std::string& path) {
 
 /// `in`/`wd`: the inotify instance and watch, set up before the thread starts so a rewrite
 /// right after ibv_open_device() returns is never missed; wd < 0: poll the file's stamp.
-[[noreturn]] void watch_file(Library* lib, std::string path, int in, int wd) {
+[[noreturn]] void watch_file(Library* lib, const std::string& path, int in, int wd) {
   const std::string name = std::filesystem::path(path).filename().string();
   FileStamp last = stamp_of(path);
   while (true) {

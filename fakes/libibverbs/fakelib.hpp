@@ -61,7 +61,7 @@ inline constexpr int kGidTypeSysfsRoceV2 = 1;
 /// datagram's.
 inline constexpr std::uint64_t kMaxMessage = std::uint64_t{1} << 30;
 /// The payload of one fragment on the loopback transport (a Unix datagram).
-inline constexpr std::size_t kFragment = 256 * 1024;
+inline constexpr std::size_t kFragment = std::size_t{256} * 1024;
 /// UD messages are single packets: at most the largest path MTU.
 inline constexpr std::uint32_t kMaxUdMessage = 4096;
 /// UD receive buffers start with the 40-byte GRH, as on RoCE hardware.

@@ -219,19 +219,19 @@ int ibv_destroy_ah(ibv_ah* ah) {
   });
 }
 
-ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
+ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* srq_init_attr) {
   return locked_call([&](Library& lib) -> ibv_srq* {
     Pd* p = lib.pd(pd);
-    if (!p || !init) {
+    if (!p || !srq_init_attr) {
       errno = EINVAL;
       return nullptr;
     }
     const Device* d = p->owner->device;
     auto r = lib.record("create_srq", d);
-    r["max_wr"] = init->attr.max_wr;
-    r["max_sge"] = init->attr.max_sge;
-    if (init->attr.max_wr == 0 || init->attr.max_wr > 4096 || init->attr.max_sge > 16 ||
-        init->attr.srq_limit > init->attr.max_wr) {
+    r["max_wr"] = srq_init_attr->attr.max_wr;
+    r["max_sge"] = srq_init_attr->attr.max_sge;
+    if (srq_init_attr->attr.max_wr == 0 || srq_init_attr->attr.max_wr > 4096 ||
+        srq_init_attr->attr.max_sge > 16 || srq_init_attr->attr.srq_limit > srq_init_attr->attr.max_wr) {
       fail_record(lib, r, d, EINVAL, "max_wr not in 1..4096, max_sge above 16 or srq_limit above max_wr");
       errno = EINVAL;
       return nullptr;
@@ -239,11 +239,11 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
     auto s = std::make_unique<Srq>();
     s->pd = p;
     s->owner = p->owner;
-    s->max_wr = init->attr.max_wr;
-    s->max_sge = init->attr.max_sge;
-    s->limit = init->attr.srq_limit;
+    s->max_wr = srq_init_attr->attr.max_wr;
+    s->max_sge = srq_init_attr->attr.max_sge;
+    s->limit = srq_init_attr->attr.srq_limit;
     s->srq.context = &p->owner->ctx;
-    s->srq.srq_context = init->srq_context;
+    s->srq.srq_context = srq_init_attr->srq_context;
     s->srq.pd = pd;
     s->srq.handle = lib.next_handle++;
     pthread_mutex_init(&s->srq.mutex, nullptr);

@@ -117,6 +117,7 @@ NOT_MODELLED_VOID(ibv_copy_path_rec_to_kern, ())
 bool verbs_allow_disassociate_destroy = false;
 
 // Summing linked command buffers: with no provider ever building one there is nothing to add.
+// NOLINTNEXTLINE(bugprone-reserved-identifier): the name libibverbs.so.1 exports
 unsigned int __ioctl_final_num_attrs(unsigned int num_attrs, void*) {
   not_modelled("__ioctl_final_num_attrs", static_cast<long>(num_attrs));
   return num_attrs;

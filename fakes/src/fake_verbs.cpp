@@ -19,7 +19,7 @@ FakeVerbs::~FakeVerbs() = default;
 
 // ---- building ----------------------------------------------------------------------------
 
-result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverModel> profile) {
+result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverModel> model) {
   std::lock_guard lock(impl_->mu);
   PortInfo info = table.port();
   if (info.port < 1 || info.port > 255)
@@ -30,11 +30,10 @@ result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverMode
   if (!info.gid_tbl_len) info.gid_tbl_len = table.length();
   Device* d = impl_->device(info.device);
   if (!d) {
-    impl_->devices.push_back(
-        Device{info.device,
-               profile ? std::move(*profile) : DriverModel::for_link_layer(info.link_layer),
-               {true, true, true},
-               {}});
+    impl_->devices.push_back(Device{info.device,
+                                    model ? std::move(*model) : DriverModel::for_link_layer(info.link_layer),
+                                    {true, true, true},
+                                    {}});
     d = &impl_->devices.back();
   }
   if (d->ports.count(info.port))
@@ -49,29 +48,29 @@ result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverMode
 }
 
 result<void> FakeVerbs::add_tables(const std::vector<GidTable>& tables,
-                                   const std::optional<DriverModel>& profile) {
-  for (const GidTable& t : tables) GIDPOLICY_TRYV(add_port(t, profile));
+                                   const std::optional<DriverModel>& model) {
+  for (const GidTable& t : tables) GIDPOLICY_TRYV(add_port(t, model));
   return success();
 }
 
 result<void> FakeVerbs::load_text(std::string_view text, std::string_view source,
-                                  const std::optional<DriverModel>& profile) {
+                                  const std::optional<DriverModel>& model) {
   // Any format gidpolicy reads (JSON, ibv_devinfo -v, show_gids), detected from the text.
   GIDPOLICY_TRY(tables, formats::read_tables(text, source));
-  return add_tables(tables, profile);
+  return add_tables(tables, model);
 }
 
 result<void> FakeVerbs::load_file(const std::filesystem::path& path,
-                                  const std::optional<DriverModel>& profile) {
+                                  const std::optional<DriverModel>& model) {
   // A file in any text format, or a sysfs tree (/sys/class/infiniband/<dev>/ports/<p>/gids...).
   GIDPOLICY_TRY(tables, formats::read_tables_file(path));
-  return add_tables(tables, profile);
+  return add_tables(tables, model);
 }
 
-result<void> FakeVerbs::set_driver_model(std::string_view device, DriverModel profile) {
+result<void> FakeVerbs::set_driver_model(std::string_view device, DriverModel model) {
   std::lock_guard lock(impl_->mu);
   GIDPOLICY_TRY(d, impl_->device_or_error(device));
-  d->profile = std::move(profile);
+  d->profile = std::move(model);
   return success();
 }
 

@@ -69,9 +69,7 @@ std::string message_of(const Error& e) {
 
 }  // namespace gidpolicy::capi
 
-using gidpolicy::capi::guarded;
 using gidpolicy::capi::guarded_text;
-using gidpolicy::capi::report;
 
 extern "C" {
 
@@ -109,21 +107,20 @@ const char* gidpolicy_status_name(int status) {
 
 // ---- errno explanations -------------------------------------------------------------------
 
-size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_plan* selection,
+size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_plan* plan,
                                const gidpolicy_peer* peer, char* buf, size_t len) {
   return guarded_text(buf, len, [&] {
     gidpolicy::DiagnoseContext context;
-    if (selection) {
-      context.table = &selection->table;
-      context.sgid_index = selection->plan.sgid_index;
-      context.advertised = selection->plan.selection.entry.gid;
+    if (plan) {
+      context.table = &plan->table;
+      context.sgid_index = plan->plan.sgid_index;
+      context.advertised = plan->plan.selection.entry.gid;
     }
     if (peer) {
       context.peer_gid = gidpolicy::Gid::from_bytes(peer->gid);
       context.peer_gid_type = gidpolicy::capi::gid_type_from_c(peer->gid_type);
     }
-    return gidpolicy::diagnose(errnum, gidpolicy::capi::platform_from_c(platform, selection), context)
-        .to_string();
+    return gidpolicy::diagnose(errnum, gidpolicy::capi::platform_from_c(platform, plan), context).to_string();
   });
 }
 

@@ -55,7 +55,6 @@ gidpolicy_status preflight_live(const gidpolicy_verbs_fns* fns, ibv_context* con
 }  // namespace gidpolicy::capi
 
 using gidpolicy::capi::guarded;
-using gidpolicy::capi::guarded_text;
 using gidpolicy::capi::report;
 
 extern "C" {
@@ -74,11 +73,11 @@ void gidpolicy_rtr_options_init(gidpolicy_rtr_options* o) {
   o->min_rnr_timer = 12;
 }
 
-gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_plan* selection, const gidpolicy_peer* peer,
+gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_plan* plan, const gidpolicy_peer* peer,
                                     const gidpolicy_rtr_options* options, struct ibv_qp_attr* attr,
                                     int* attr_mask, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    if (!selection) return gidpolicy::capi::null_argument("selection", err, errlen);
+    if (!plan) return gidpolicy::capi::null_argument("plan", err, errlen);
     if (!peer) return gidpolicy::capi::null_argument("peer", err, errlen);
     if (!attr) return gidpolicy::capi::null_argument("attr", err, errlen);
     if (!attr_mask) return gidpolicy::capi::null_argument("attr_mask", err, errlen);
@@ -126,7 +125,7 @@ gidpolicy_status gidpolicy_rtr_fill(const gidpolicy_plan* selection, const gidpo
     info.mtu = peer_mtu;
     info.gid_type = gidpolicy::capi::gid_type_from_c(peer->gid_type);
 
-    gidpolicy::RtrBuilder builder(*kind, selection->table, selection->plan);
+    gidpolicy::RtrBuilder builder(*kind, plan->table, plan->plan);
     builder.remote(info)
         .hop_limit(o.hop_limit)
         .traffic_class(o.traffic_class)
@@ -179,23 +178,22 @@ gidpolicy_status gidpolicy_preflight_live_typed(const gidpolicy_verbs_fns* fns, 
 }
 
 gidpolicy_status gidpolicy_preflight_plan(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
-                                          uint32_t port, const gidpolicy_plan* selection, char* err,
+                                          uint32_t port, const gidpolicy_plan* plan, char* err,
                                           size_t errlen) {
   return guarded(err, errlen, [&] {
-    if (!selection) return gidpolicy::capi::null_argument("selection", err, errlen);
-    // A selection that already disagrees (a literal sgid_index) is refused without a driver call.
-    if (!selection->plan.agrees())
+    if (!plan) return gidpolicy::capi::null_argument("plan", err, errlen);
+    // A plan that already disagrees (a literal sgid_index) is refused without a driver call.
+    if (!plan->plan.agrees())
       return report(GIDPOLICY_ERR_DISAGREEMENT,
-                    selection->plan.agreement.explanation + " (refused before modify_qp)", err, errlen);
+                    plan->plan.agreement.explanation + " (refused before modify_qp)", err, errlen);
     std::uint8_t gid[16];
-    selection->plan.selection.entry.gid.copy_to(gid);
+    plan->plan.selection.entry.gid.copy_to(gid);
     // The type of the entry routed from, as the C++ preflight(RtrAttributes) takes it: for every
-    // selection without "@sgid=N" that is the selected entry, gidpolicy_plan_gid_type().
+    // plan without "@sgid=N" that is the selected entry, gidpolicy_plan_gid_type().
     std::optional<gidpolicy::GidType> type;
-    const auto& at = selection->plan.agreement.at_index;
+    const auto& at = plan->plan.agreement.at_index;
     if (at && at->type != gidpolicy::GidType::unknown) type = at->type;
-    return gidpolicy::capi::preflight_live(fns, context, port, selection->plan.sgid_index, gid, type, err,
-                                           errlen);
+    return gidpolicy::capi::preflight_live(fns, context, port, plan->plan.sgid_index, gid, type, err, errlen);
   });
 }
 

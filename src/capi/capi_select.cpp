@@ -34,43 +34,43 @@ gidpolicy_status gidpolicy_profile_parse(const char* spec, gidpolicy_profile** o
   });
 }
 
-size_t gidpolicy_profile_spec(const gidpolicy_profile* policy, char* buf, size_t len) {
-  return guarded_text(buf, len, [&] { return policy ? policy->profile.spec() : std::string(); });
+size_t gidpolicy_profile_spec(const gidpolicy_profile* profile, char* buf, size_t len) {
+  return guarded_text(buf, len, [&] { return profile ? profile->profile.spec() : std::string(); });
 }
 
-void gidpolicy_profile_free(gidpolicy_profile* policy) { delete policy; }
+void gidpolicy_profile_free(gidpolicy_profile* profile) { delete profile; }
 
 // ---- selection ----------------------------------------------------------------------------
 
-gidpolicy_status gidpolicy_select(const gidpolicy_profile* policy, const gidpolicy_table* table,
+gidpolicy_status gidpolicy_select(const gidpolicy_profile* profile, const gidpolicy_table* table,
                                   gidpolicy_plan** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
     *out = nullptr;
-    if (!policy) return gidpolicy::capi::null_argument("policy", err, errlen);
+    if (!profile) return gidpolicy::capi::null_argument("profile", err, errlen);
     if (!table) return gidpolicy::capi::null_argument("table", err, errlen);
-    auto plan = policy->profile.plan(table->table, {.trace = true});
+    auto plan = profile->profile.plan(table->table, {.trace = true});
     if (!plan) return report(plan.error(), err, errlen);
     *out = new gidpolicy_plan{table->table, std::move(plan).value()};
     return GIDPOLICY_OK;
   });
 }
 
-gidpolicy_status gidpolicy_select_port(const gidpolicy_profile* policy, const gidpolicy_table* const* tables,
+gidpolicy_status gidpolicy_select_port(const gidpolicy_profile* profile, const gidpolicy_table* const* tables,
                                        size_t count, size_t* chosen, gidpolicy_plan** out, char* err,
                                        size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return gidpolicy::capi::null_argument("out", err, errlen);
     *out = nullptr;
-    if (!policy) return gidpolicy::capi::null_argument("policy", err, errlen);
+    if (!profile) return gidpolicy::capi::null_argument("profile", err, errlen);
     if (!chosen) return gidpolicy::capi::null_argument("chosen", err, errlen);
     if (!tables && count != 0) return gidpolicy::capi::null_argument("tables", err, errlen);
-    const auto* ds4 = policy->profile.policy.target<gidpolicy::Ds4Linux>();
-    if (!ds4 || policy->profile.source.is_literal())
+    const auto* ds4 = profile->profile.policy.target<gidpolicy::Ds4Linux>();
+    if (!ds4 || profile->profile.source.is_literal())
       return report(
           GIDPOLICY_ERR_NOT_SUPPORTED,
-          "gidpolicy_select_port() reproduces ds4's Linux port choice: give a ds4-linux policy, not " +
-              policy->profile.spec(),
+          "gidpolicy_select_port() reproduces ds4's Linux port choice: give a ds4-linux profile, not " +
+              profile->profile.spec(),
           err, errlen);
     std::vector<gidpolicy::GidTable> copies;
     copies.reserve(count);
@@ -91,33 +91,36 @@ gidpolicy_status gidpolicy_select_port(const gidpolicy_profile* policy, const gi
   });
 }
 
-uint32_t gidpolicy_plan_index(const gidpolicy_plan* s) { return s ? s->plan.selection.entry.index : 0; }
-
-uint8_t gidpolicy_plan_sgid_index(const gidpolicy_plan* s) { return s ? s->plan.sgid_index : 0; }
-
-int gidpolicy_plan_agrees(const gidpolicy_plan* s) { return s && s->plan.agrees() ? 1 : 0; }
-
-size_t gidpolicy_plan_agreement(const gidpolicy_plan* s, char* buf, size_t len) {
-  return guarded_text(buf, len, [&] { return s ? s->plan.agreement.explanation : std::string(); });
+uint32_t gidpolicy_plan_index(const gidpolicy_plan* plan) {
+  return plan ? plan->plan.selection.entry.index : 0;
 }
 
-void gidpolicy_plan_gid(const gidpolicy_plan* s, uint8_t gid[16]) {
+uint8_t gidpolicy_plan_sgid_index(const gidpolicy_plan* plan) { return plan ? plan->plan.sgid_index : 0; }
+
+int gidpolicy_plan_agrees(const gidpolicy_plan* plan) { return plan && plan->plan.agrees() ? 1 : 0; }
+
+size_t gidpolicy_plan_agreement(const gidpolicy_plan* plan, char* buf, size_t len) {
+  return guarded_text(buf, len, [&] { return plan ? plan->plan.agreement.explanation : std::string(); });
+}
+
+void gidpolicy_plan_gid(const gidpolicy_plan* plan, uint8_t gid[16]) {
   if (!gid) return;
-  if (!s) {
+  if (!plan) {
     std::memset(gid, 0, 16);
     return;
   }
-  s->plan.selection.entry.gid.copy_to(gid);
+  plan->plan.selection.entry.gid.copy_to(gid);
 }
 
-gidpolicy_gid_type gidpolicy_plan_gid_type(const gidpolicy_plan* s) {
-  return s ? gidpolicy::capi::gid_type_to_c(s->plan.selection.entry.type) : GIDPOLICY_GID_TYPE_UNKNOWN;
+gidpolicy_gid_type gidpolicy_plan_gid_type(const gidpolicy_plan* plan) {
+  return plan ? gidpolicy::capi::gid_type_to_c(plan->plan.selection.entry.type) : GIDPOLICY_GID_TYPE_UNKNOWN;
 }
 
-size_t gidpolicy_plan_trace(const gidpolicy_plan* s, char* buf, size_t len) {
-  return guarded_text(buf, len, [&] { return s ? s->plan.selection.trace.to_string() : std::string(); });
+size_t gidpolicy_plan_trace(const gidpolicy_plan* plan, char* buf, size_t len) {
+  return guarded_text(buf, len,
+                      [&] { return plan ? plan->plan.selection.trace.to_string() : std::string(); });
 }
 
-void gidpolicy_plan_free(gidpolicy_plan* s) { delete s; }
+void gidpolicy_plan_free(gidpolicy_plan* plan) { delete plan; }
 
 }  // extern "C"

@@ -92,19 +92,19 @@ size_t gidpolicy_watch_describe(const gidpolicy_watch* watch, char* buf, size_t 
       buf, len, [&] { return watch && watch->last ? watch->last->to_string() : std::string(); });
 }
 
-gidpolicy_status gidpolicy_watch_replan(gidpolicy_watch* watch, const gidpolicy_profile* policy,
+gidpolicy_status gidpolicy_watch_replan(gidpolicy_watch* watch, const gidpolicy_profile* profile,
                                         const gidpolicy_plan* current, gidpolicy_plan** out, int* tell_peer,
                                         char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (!out) return null_argument("out", err, errlen);
     *out = nullptr;
     if (!watch || !watch->watcher) return null_argument("watch", err, errlen);
-    if (!policy) return null_argument("policy", err, errlen);
+    if (!profile) return null_argument("profile", err, errlen);
     if (!current) return null_argument("current", err, errlen);
     const gidpolicy::GidTable& now = *watch->watcher->table(watch->port);
     gidpolicy::GidChange change =
         watch->last ? *watch->last : gidpolicy::classify_change(now, now, current->plan.selection.entry);
-    auto next = gidpolicy::replan(policy->profile, current->plan, change, {.trace = true});
+    auto next = gidpolicy::replan(profile->profile, current->plan, change, {.trace = true});
     if (!next) return report(next.error(), err, errlen);
     (void)watch->watcher->follow(watch->port, next.value().plan.selection.entry);
     if (tell_peer) *tell_peer = next.value().tell_peer ? 1 : 0;

@@ -15,7 +15,7 @@
 namespace gidpolicy::formats {
 namespace {
 
-constexpr std::size_t kChunk = 64 * 1024;
+constexpr std::size_t kChunk = std::size_t{64} * 1024;
 
 // Bytes of `s` that are not part of a well-formed UTF-8 sequence. A sequence cut at the end
 // of the chunk is not counted (the next chunk holds the rest).

@@ -86,7 +86,7 @@ std::string expected_value(const std::string& option) {
 // line naming the option and what it expects ("--sgid-index: expected an index 0..4294967295
 // ..., found '-1'"). CLI11 2.x words its messages as below; anything else is passed through.
 std::string own_words(const CLI::ParseError& e) {
-  const std::string what = e.what();
+  std::string what = e.what();
   const std::string kind = e.get_name();
   const auto after = [&](const std::string& prefix) { return what.substr(prefix.size()); };
   if (kind == "ConversionError" && what.rfind("Could not convert: ", 0) == 0) {

@@ -39,7 +39,7 @@ std::optional<Format> format_from_string(std::string_view s) noexcept;
 
 /// Default cap on a text input: real tables are a few KB (a 256-entry `ibv_devinfo -v` paste is
 /// about 20 KB), so 16 MiB is generous and still bounds what /dev/zero or a wrong file costs.
-inline constexpr std::size_t kDefaultMaxInputBytes = 16u * 1024 * 1024;
+inline constexpr std::size_t kDefaultMaxInputBytes = std::size_t{16} * 1024 * 1024;
 
 /// Read a whole text input from `fd`, bounded: more than `max_bytes` is errc::parse_error, and
 /// binary data (a NUL or control byte in any chunk, or mostly invalid UTF-8 in the first) is

@@ -54,7 +54,7 @@ namespace gidpolicy {
 inline constexpr std::size_t kMaxSpecDepth = 32;
 /// Length limit of a spec in bytes: Linux's MAX_ARG_STRLEN, the most one argument or environment
 /// variable can hold (a per-device() list of thousands of devices still fits).
-inline constexpr std::size_t kMaxSpecBytes = 128 * 1024;
+inline constexpr std::size_t kMaxSpecBytes = std::size_t{128} * 1024;
 
 /// Parse a policy spec (no "@sgid=" suffix: a policy always routes from its own pick).
 result<AnyPolicy> parse_policy(std::string_view spec);
