@@ -62,6 +62,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -914,8 +915,9 @@ void unblock(Library& lib, Qp& q) {
 
 }  // namespace
 
-void complete(Library&, Cq& cq, const ibv_wc& wc) {
+void complete(Library& lib, Cq& cq, const ibv_wc& wc) {
   cq.done.push_back(wc);
+  lib.completion.notify_all();
   if (cq.armed && cq.event_fd >= 0) {
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t n = ::write(cq.event_fd, &one, sizeof one);
@@ -1294,6 +1296,14 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 }
 
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+  // Back-off: programs spin on ibv_poll_cq (perftest, the pingpongs, JACCL), and a spinning
+  // process on a 2-core machine takes the CPU its peer (or the peer's progress thread) needs to
+  // complete the work. After kSpinNs of empty polls, an empty poll instead waits up to kWait for
+  // any completion (complete() notifies), so a waiting program sleeps instead of spinning, yet
+  // wakes as soon as work completes. A poll still never blocks longer than kWait: to the
+  // program it is a poll that was descheduled for a moment.
+  constexpr std::int64_t kSpinNs = 200'000;
+  constexpr auto kWait = std::chrono::milliseconds(2);
   try {
     Library& lib = Library::get();
     // When another thread (the progress thread) holds the lock it is doing the work: wait for
@@ -1311,14 +1321,25 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
         if (q->send_cq == c) expire(lib, *q);
       }
     }
+    if (c->done.empty() && num_entries > 0) {
+      const std::int64_t now = now_ns();
+      if (c->idle_since_ns == 0) {
+        c->idle_since_ns = now;
+      } else if (now - c->idle_since_ns > kSpinNs) {
+        lib.completion.wait_for(lock, kWait);
+        c = lib.cq(cq);  // the program may have destroyed it meanwhile (its own race)
+        if (!c) return 0;
+      }
+    }
     int n = 0;
     while (n < num_entries && !c->done.empty()) {
       wc[n++] = c->done.front();
       c->done.pop_front();
     }
+    if (n > 0) c->idle_since_ns = 0;
     lock.unlock();
-    // An empty poll gives the CPU away: programs spin on ibv_poll_cq (perftest, JACCL), and on a
-    // small machine the peer's progress thread, not this loop, is what completes the work.
+    // An empty poll gives the CPU away: on a small machine the peer's progress thread, not
+    // this loop, is what completes the work.
     if (n == 0) sched_yield();
     return n;
   } catch (...) {

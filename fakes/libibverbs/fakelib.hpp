@@ -36,6 +36,7 @@ int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t siz
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -171,7 +172,8 @@ struct Cq {
   std::deque<ibv_wc> done;
   std::vector<Qp*> qps;  // QPs using this CQ for sends or receives: their sockets feed it
   bool armed = false;
-  int event_fd = -1;  // raised when a completion is added while armed (sends complete locally)
+  int event_fd = -1;               // raised when a completion is added while armed (sends complete locally)
+  std::int64_t idle_since_ns = 0;  // first of the current run of empty polls (0: none): back-off
 };
 
 /// An RC request waiting for the responder: an acknowledgement (send, write), the read
@@ -294,6 +296,8 @@ class Library {
   static Library& get();
 
   std::mutex mu;
+  /// Notified (under `mu`) whenever a completion is queued: poll_cq's back-off waits on it.
+  std::condition_variable completion;
   bool configured = false;  ///< false: bad configuration, zero devices (the line was printed)
   fakes::FakeVerbs model;
   std::vector<std::unique_ptr<Device>> devices;
