@@ -46,3 +46,36 @@ endfunction()
 function(gidpolicy_test_options target)
   gidpolicy_target_options(${target})
 endfunction()
+
+# gidpolicy_source_copy(<name> <STATIC|OBJECT> <target>...): a library compiled from the C++
+# sources of <target>s, with their include directories and definitions, but flags of its own.
+# Two builds need one: the fuzz targets (the core and C API with libFuzzer's coverage hooks,
+# kept out of the libraries the test programs link) and, in sanitizer builds, the drop-in fake
+# libibverbs (the core and the fake model uninstrumented). The copy gets gidpolicy's warnings,
+# never the sanitizer flags of gidpolicy_target_options: the caller adds what it needs.
+function(gidpolicy_source_copy name type)
+  set(_sources)
+  set(_includes)
+  set(_definitions)
+  foreach(_target IN LISTS ARGN)
+    get_target_property(_dir ${_target} SOURCE_DIR)
+    get_target_property(_target_sources ${_target} SOURCES)
+    foreach(_src IN LISTS _target_sources)
+      if(NOT _src MATCHES "\\.(cpp|cc|cxx)$")
+        continue()
+      endif()
+      if(NOT IS_ABSOLUTE "${_src}")
+        set(_src "${_dir}/${_src}")
+      endif()
+      list(APPEND _sources "${_src}")
+    endforeach()
+    list(APPEND _includes "$<TARGET_PROPERTY:${_target},INCLUDE_DIRECTORIES>" "${_dir}")
+    list(APPEND _definitions "$<TARGET_PROPERTY:${_target},COMPILE_DEFINITIONS>")
+  endforeach()
+  add_library(${name} ${type} ${_sources})
+  target_compile_features(${name} PUBLIC cxx_std_20)
+  target_include_directories(${name} PUBLIC ${_includes})
+  target_compile_definitions(${name} PUBLIC ${_definitions})
+  target_link_libraries(${name} PUBLIC Boost::headers nlohmann_json::nlohmann_json ${CMAKE_DL_LIBS})
+  gidpolicy_target_options(${name} NO_SANITIZE)
+endfunction()

@@ -8,22 +8,25 @@
 namespace gidpolicy::test {
 
 rc::Gen<Gid> gen_ipv4_mapped_gid() {
-  return rc::gen::map(
+  static const rc::Gen<Gid> gen = rc::gen::map(
       rc::gen::oneOf(rc::gen::inRange<std::uint32_t>(0x0a000001u, 0x0a0000ffu),  // 10.0.0.x: shrinks small
                      rc::gen::inRange<std::uint32_t>(0xa9fe0001u, 0xa9feffffu),  // 169.254/16
                      rc::gen::inRange<std::uint32_t>(0xc0a80001u, 0xc0a8ffffu),  // 192.168/16
                      rc::gen::inRange<std::uint32_t>(1u, 0xffffffffu)),
       [](std::uint32_t v4) { return Gid::ipv4_mapped(v4); });
+  return gen;
 }
 
 rc::Gen<Gid> gen_link_local_gid() {
-  return rc::gen::map(rc::gen::inRange<std::uint64_t>(1, ~std::uint64_t{0}), [](std::uint64_t iid) {
-    Gid::Bytes b{};
-    b[0] = 0xfe;
-    b[1] = 0x80;
-    for (std::size_t k = 0; k < 8; ++k) b[15 - k] = static_cast<std::uint8_t>(iid >> (8 * k));
-    return Gid(b);
-  });
+  static const rc::Gen<Gid> gen =
+      rc::gen::map(rc::gen::inRange<std::uint64_t>(1, ~std::uint64_t{0}), [](std::uint64_t iid) {
+        Gid::Bytes b{};
+        b[0] = 0xfe;
+        b[1] = 0x80;
+        for (std::size_t k = 0; k < 8; ++k) b[15 - k] = static_cast<std::uint8_t>(iid >> (8 * k));
+        return Gid(b);
+      });
+  return gen;
 }
 
 namespace {
@@ -40,7 +43,9 @@ rc::Gen<Gid> gen_prefixed(std::uint8_t first, std::uint8_t second) {
 }  // namespace
 
 rc::Gen<Gid> gen_gid() {
-  return rc::gen::weightedOneOf<Gid>({
+  // Built once: a generator is an immutable tree of shared implementations, and building one
+  // costs dozens of allocations, which the table generators would otherwise pay per entry.
+  static const rc::Gen<Gid> gen = rc::gen::weightedOneOf<Gid>({
       {1, rc::gen::just(Gid{})},
       {4, gen_ipv4_mapped_gid()},
       {3, gen_link_local_gid()},
@@ -49,23 +54,27 @@ rc::Gen<Gid> gen_gid() {
       {2, rc::gen::map(rc::gen::container<std::vector<std::uint8_t>>(16, rc::gen::arbitrary<std::uint8_t>()),
                        [](const std::vector<std::uint8_t>& v) { return Gid::from_bytes(v.data()); })},
   });
+  return gen;
 }
 
 namespace {
-rc::Gen<GidEntry> gen_entry(std::uint32_t index) {
-  return rc::gen::weightedOneOf<GidEntry>({
+/// An entry at index 0 (the caller sets the index): valid with a GID, type and netdev, empty,
+/// or unreadable with an errno. Built once, like gen_gid().
+const rc::Gen<GidEntry>& gen_entry() {
+  static const rc::Gen<GidEntry> gen = rc::gen::weightedOneOf<GidEntry>({
       {6, rc::gen::map(rc::gen::tuple(gen_gid(), rc::gen::arbitrary<GidType>(),
                                       rc::gen::element<std::string>("", "eth0", "bond0", "net1")),
-                       [index](const std::tuple<Gid, GidType, std::string>& t) {
-                         return GidEntry::valid(index, std::get<0>(t), std::get<1>(t), std::get<2>(t),
+                       [](const std::tuple<Gid, GidType, std::string>& t) {
+                         return GidEntry::valid(0, std::get<0>(t), std::get<1>(t), std::get<2>(t),
                                                 std::get<2>(t).empty() ? 0u : 3u);
                        })},
-      {2, rc::gen::just(GidEntry::empty(index))},
+      {2, rc::gen::just(GidEntry::empty(0))},
       {1, rc::gen::map(rc::gen::element(5, 22, 61, 19),
-                       [index](int err) {
-                         return GidEntry::unreadable(index, std::error_code(err, std::generic_category()));
+                       [](int err) {
+                         return GidEntry::unreadable(0, std::error_code(err, std::generic_category()));
                        })},
   });
+  return gen;
 }
 }  // namespace
 
@@ -76,9 +85,12 @@ rc::Gen<GidTable> gen_arbitrary_table(std::uint32_t max_len) {
                                   LinkLayer::from_raw(7));
     bool len_known = *rc::gen::weightedElement<bool>({{4, true}, {1, false}});
     std::vector<GidEntry> entries;
+    static const rc::Gen<bool> gen_present = rc::gen::weightedElement<bool>({{4, true}, {1, false}});
     for (std::uint32_t i = 0; i < len; ++i) {
-      bool present = *rc::gen::weightedElement<bool>({{4, true}, {1, false}});
-      if (present) entries.push_back(*gen_entry(i));
+      if (!*gen_present) continue;
+      GidEntry e = *gen_entry();
+      e.index = i;
+      entries.push_back(std::move(e));
     }
     PortInfo p;
     p.device = *rc::gen::element<std::string>("mlx5_0", "rdma_en1", "rxe0");

@@ -10,9 +10,13 @@
 #include <gidpolicy/policies/per_device.hpp>
 
 #include <limits>
+#include <map>
 #include <utility>
 #include <vector>
 
+// Every parameterless generator here is built once and shared (`static const`): a generator is
+// an immutable tree of shared implementations, and building one costs dozens of allocations,
+// which would otherwise be paid for every value drawn from it (tables draw one per entry).
 namespace gidpolicy::test {
 namespace {
 
@@ -24,7 +28,10 @@ Gid with_prefix(std::uint8_t b0, std::uint8_t b1, std::uint64_t iid) {
   return Gid(b);
 }
 
-rc::Gen<bool> rarely() { return weighted_element<bool>({{4, false}, {1, true}}); }
+rc::Gen<bool> rarely() {
+  static const rc::Gen<bool> gen = weighted_element<bool>({{4, false}, {1, true}});
+  return gen;
+}
 
 template <class T>
 rc::Gen<std::optional<T>> sometimes(rc::Gen<T> g) {
@@ -36,7 +43,7 @@ rc::Gen<std::optional<T>> sometimes(rc::Gen<T> g) {
 }  // namespace
 
 rc::Gen<Gid> gen_address() {
-  return weighted_one_of<Gid>({
+  static const rc::Gen<Gid> gen = weighted_one_of<Gid>({
       {5, rc::gen::map(rc::gen::inRange<std::uint32_t>(0x0a000001u, 0x0a000010u),
                        [](std::uint32_t v) { return Gid::ipv4_mapped(v); })},
       {2, gen_ipv4_mapped_gid()},
@@ -46,59 +53,67 @@ rc::Gen<Gid> gen_address() {
                        [](std::uint64_t iid) { return with_prefix(0x20, 0x01, iid); })},
       {1, gen_link_local_gid()},
   });
+  return gen;
 }
 
 rc::Gen<Cidr> gen_cidr() {
-  return weighted_one_of<Cidr>({// IPv4 prefixes: what subnet=10.0.0.0/8 means, over the IPv4-mapped form.
-                                {1, rc::gen::map(rc::gen::pair(gen_address(), rc::gen::inRange(0u, 33u)),
-                                                 [](const std::pair<Gid, unsigned>& p) {
-                                                   const Gid net = p.first.is_ipv4_mapped()
-                                                                       ? p.first
-                                                                       : Gid::ipv4_mapped(0x0a000000u);
-                                                   return Cidr{net, 96u + p.second};
-                                                 })},
-                                {1, rc::gen::map(rc::gen::pair(gen_address(), rc::gen::inRange(0u, 129u)),
-                                                 [](const std::pair<Gid, unsigned>& p) {
-                                                   return Cidr{p.first, p.second};
-                                                 })}});
+  static const rc::Gen<Cidr> gen = weighted_one_of<Cidr>(
+      {// IPv4 prefixes: what subnet=10.0.0.0/8 means, over the IPv4-mapped form.
+       {1, rc::gen::map(rc::gen::pair(gen_address(), rc::gen::inRange(0u, 33u)),
+                        [](const std::pair<Gid, unsigned>& p) {
+                          const Gid net = p.first.is_ipv4_mapped() ? p.first : Gid::ipv4_mapped(0x0a000000u);
+                          return Cidr{net, 96u + p.second};
+                        })},
+       {1, rc::gen::map(rc::gen::pair(gen_address(), rc::gen::inRange(0u, 129u)),
+                        [](const std::pair<Gid, unsigned>& p) {
+                          return Cidr{p.first, p.second};
+                        })}});
+  return gen;
 }
 
 rc::Gen<std::string> gen_netdev_name() {
-  return weighted_one_of<std::string>({
+  static const rc::Gen<std::string> gen = weighted_one_of<std::string>({
       {4, element<std::string>(
               {"eth0", "bond0", "net1", "vxlan100", "ens1f0", "enp105s0", "eth0.100", "macvlan0", "en2"})},
       {1, gen_sized<std::string>(
               1, 15, rc::gen::element('a', 'b', 'e', 'n', 'x', 'z', '0', '1', '9', '.', '_', '-'))},
   });
+  return gen;
 }
 
 rc::Gen<std::string> gen_device_name() {
-  return weighted_one_of<std::string>({
+  static const rc::Gen<std::string> gen = weighted_one_of<std::string>({
       {4, element<std::string>(
               {"mlx5_0", "mlx5_1", "rdma_en1", "rdma_en2", "rxe0", "rocep105s0", "mlx5_ib0", "wide0"})},
       {1, gen_sized<std::string>(1, 11, rc::gen::element('m', 'l', 'x', '5', '_', '0', '.', '-', 'Z'))},
   });
+  return gen;
 }
 
 rc::Gen<std::uint32_t> gen_index() {
-  return weighted_one_of<std::uint32_t>({
+  static const rc::Gen<std::uint32_t> gen = weighted_one_of<std::uint32_t>({
       {8, rc::gen::inRange<std::uint32_t>(0, 8)},
       {3, rc::gen::inRange<std::uint32_t>(0, 256)},
       {2, rc::gen::inRange<std::uint32_t>(256, 1025)},
       {1, rc::gen::inRange<std::uint32_t>(0xffffff00u, 0xffffffffu)},
       {1, rc::gen::just(std::numeric_limits<std::uint32_t>::max())},
   });
+  return gen;
 }
 
 rc::Gen<TypeFilter> gen_type_filter() {
-  return element<TypeFilter>({TypeFilter::any, TypeFilter::roce_v2, TypeFilter::roce_v1, TypeFilter::ib});
+  static const rc::Gen<TypeFilter> gen =
+      element<TypeFilter>({TypeFilter::any, TypeFilter::roce_v2, TypeFilter::roce_v1, TypeFilter::ib});
+  return gen;
 }
 rc::Gen<FamilyFilter> gen_family_filter() {
-  return element<FamilyFilter>({FamilyFilter::any, FamilyFilter::ipv4, FamilyFilter::ipv6});
+  static const rc::Gen<FamilyFilter> gen =
+      element<FamilyFilter>({FamilyFilter::any, FamilyFilter::ipv4, FamilyFilter::ipv6});
+  return gen;
 }
 
 rc::Gen<RankedOptions> gen_ranked_options() {
-  return rc::gen::exec([] {
+  static const rc::Gen<RankedOptions> gen = rc::gen::exec([] {
     RankedOptions o;
     o.family = *gen_family_filter();
     o.type = *gen_type_filter();
@@ -111,10 +126,11 @@ rc::Gen<RankedOptions> gen_ranked_options() {
     o.allow_link_local = *rarely();
     return o;
   });
+  return gen;
 }
 
 rc::Gen<ValidatedExplicit> gen_validated_explicit() {
-  return rc::gen::exec([] {
+  static const rc::Gen<ValidatedExplicit> gen = rc::gen::exec([] {
     ValidatedExplicit p;
     p.index = *gen_index();
     p.type = *gen_type_filter();
@@ -122,14 +138,17 @@ rc::Gen<ValidatedExplicit> gen_validated_explicit() {
     p.allow_link_local = *rarely();
     return p;
   });
+  return gen;
 }
 
 rc::Gen<Ds4ExplicitIndex> gen_ds4_explicit_index() {
-  return rc::gen::map(gen_index(), [](std::uint32_t i) { return Ds4ExplicitIndex{i}; });
+  static const rc::Gen<Ds4ExplicitIndex> gen =
+      rc::gen::map(gen_index(), [](std::uint32_t i) { return Ds4ExplicitIndex{i}; });
+  return gen;
 }
 
 rc::Gen<Ds4Linux> gen_ds4_linux() {
-  return rc::gen::exec([] {
+  static const rc::Gen<Ds4Linux> gen = rc::gen::exec([] {
     Ds4Linux p;
     p.local = *sometimes(gen_address());
     // ds4's index is an int: negative values are representable (and refused at select).
@@ -137,11 +156,12 @@ rc::Gen<Ds4Linux> gen_ds4_linux() {
         {{6, rc::gen::inRange<std::int32_t>(-2, 9)}, {1, rc::gen::arbitrary<std::int32_t>()}}));
     return p;
   });
+  return gen;
 }
 
 rc::Gen<AnyPolicy> gen_leaf_policy() {
   // Shrinks toward plain "auto".
-  return weighted_one_of<AnyPolicy>({
+  static const rc::Gen<AnyPolicy> gen = weighted_one_of<AnyPolicy>({
       {1, rc::gen::just(AnyPolicy(Ranked{}))},
       {2,
        rc::gen::map(gen_ranked_options(), [](RankedOptions o) { return AnyPolicy(Ranked{std::move(o)}); })},
@@ -152,10 +172,13 @@ rc::Gen<AnyPolicy> gen_leaf_policy() {
       {1, rc::gen::map(gen_ds4_linux(), [](Ds4Linux p) { return AnyPolicy(std::move(p)); })},
       {2, rc::gen::map(gen_validated_explicit(), [](ValidatedExplicit p) { return AnyPolicy(p); })},
   });
+  return gen;
 }
 
 rc::Gen<AnyPolicy> gen_policy(int depth) {
   if (depth <= 0) return gen_leaf_policy();
+  static std::map<int, rc::Gen<AnyPolicy>> built;  // one per depth (single-threaded, as rapidcheck)
+  if (auto it = built.find(depth); it != built.end()) return it->second;
   auto first = rc::gen::map(gen_sized<std::vector<AnyPolicy>>(1, 3, gen_policy(depth - 1)),
                             [](std::vector<AnyPolicy> alts) { return AnyPolicy(FirstOf{std::move(alts)}); });
   auto per_device = rc::gen::exec([depth] {
@@ -165,12 +188,14 @@ rc::Gen<AnyPolicy> gen_policy(int depth) {
     if (d.by_device.empty() || *rc::gen::arbitrary<bool>()) d.fallback = *gen_policy(depth - 1);
     return AnyPolicy(std::move(d));
   });
-  return weighted_one_of<AnyPolicy>(
-      {{6, gen_leaf_policy()}, {1, std::move(first)}, {1, std::move(per_device)}});
+  return built
+      .emplace(depth, weighted_one_of<AnyPolicy>(
+                          {{6, gen_leaf_policy()}, {1, std::move(first)}, {1, std::move(per_device)}}))
+      .first->second;
 }
 
 rc::Gen<Profile> gen_profile() {
-  return weighted_one_of<Profile>({
+  static const rc::Gen<Profile> gen = weighted_one_of<Profile>({
       {4, gen_consistent_profile()},
       {1, rc::gen::just(profiles::jaccl())},
       {1, rc::gen::map(rc::gen::pair(gen_policy(1), rc::gen::inRange(0, 256)),
@@ -178,12 +203,14 @@ rc::Gen<Profile> gen_profile() {
                          return Profile{p.first, SourceIndex::literal(static_cast<std::uint8_t>(p.second))};
                        })},
   });
+  return gen;
 }
 
 rc::Gen<Profile> gen_consistent_profile() {
-  return rc::gen::map(gen_policy(2), [](AnyPolicy p) {
+  static const rc::Gen<Profile> gen = rc::gen::map(gen_policy(2), [](AnyPolicy p) {
     return Profile{std::move(p), SourceIndex::selected()};
   });
+  return gen;
 }
 
 }  // namespace gidpolicy::test
