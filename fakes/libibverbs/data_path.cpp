@@ -66,6 +66,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -250,7 +251,13 @@ void fork_child() {
     ::close(p.wake);
     p = Progress{};
   }
-  Library::get().mu.unlock();
+  // Threads waiting in poll_cq's back-off did not survive either, but the condition variable
+  // still counts them, and glibc's broadcast may wait for counted waiters to leave its group: a
+  // fresh one. (The old one is not destroyed, which is undefined with waiters; its memory is
+  // reused.) fakelib.datapath.idle_poll_backs_off_and_wakes_on_completion forks with a waiter.
+  Library& lib = Library::get();
+  new (&lib.completion) std::condition_variable();
+  lib.mu.unlock();
 }
 
 // Caller holds mu.

@@ -9,16 +9,21 @@
  *    backs off into a bounded wait after a short spin (data_path.cpp, poll_cq).
  * 2. While B's poller is in that back-off, another thread posts A's send: B's poll must return
  *    the receive completion within 100 ms of the post (the wait ends on a completion).
- * Exit 0 when both hold, 1 otherwise, 2 on a setup failure.
+ * 3. fork() while a thread waits in the back-off: the child, on a pair of its own, still
+ *    completes a send (the waiter did not survive the fork; the fake must not wait for it).
+ * Exit 0 when all hold, 1 otherwise, 2 on a setup failure.
  */
 #include <infiniband/verbs.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MSG "idle poll"
 #define BUF 64
@@ -90,22 +95,117 @@ static void* send_later(void* arg) {
   return NULL;
 }
 
-int main(int argc, char** argv) {
-  struct ibv_device** list;
-  struct ibv_device* dev = NULL;
+/* Two connected RC queue pairs on one context, B's receive posted. */
+struct pair {
   struct ibv_context* ctx;
   struct ibv_pd* pd;
   struct ibv_cq *cq_a, *cq_b;
   struct ibv_qp *qp_a, *qp_b;
   struct ibv_mr *mr_a, *mr_b;
+  char buf_a[BUF], buf_b[BUF];
+};
+
+static int pair_open(struct pair* p, struct ibv_device* dev, int index) {
   struct ibv_qp_init_attr init;
-  struct ibv_wc wc;
   union ibv_gid gid;
-  static char buf_a[BUF] = MSG, buf_b[BUF];
+  memset(p, 0, sizeof *p);
+  memcpy(p->buf_a, MSG, sizeof MSG);
+  if (!(p->ctx = ibv_open_device(dev))) return 2;
+  p->pd = ibv_alloc_pd(p->ctx);
+  p->cq_a = ibv_create_cq(p->ctx, 4, NULL, NULL, 0);
+  p->cq_b = ibv_create_cq(p->ctx, 4, NULL, NULL, 0);
+  if (!p->pd || !p->cq_a || !p->cq_b) return 2;
+  p->mr_a = ibv_reg_mr(p->pd, p->buf_a, BUF, IBV_ACCESS_LOCAL_WRITE);
+  p->mr_b = ibv_reg_mr(p->pd, p->buf_b, BUF, IBV_ACCESS_LOCAL_WRITE);
+  if (!p->mr_a || !p->mr_b) return 2;
+  memset(&init, 0, sizeof init);
+  init.qp_type = IBV_QPT_RC;
+  init.cap.max_send_wr = init.cap.max_recv_wr = 2;
+  init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+  init.send_cq = init.recv_cq = p->cq_a;
+  p->qp_a = ibv_create_qp(p->pd, &init);
+  init.send_cq = init.recv_cq = p->cq_b;
+  p->qp_b = ibv_create_qp(p->pd, &init);
+  if (!p->qp_a || !p->qp_b || ibv_query_gid(p->ctx, 1, index, &gid)) return 2;
+  if (connect_qp(p->qp_a, p->qp_b->qp_num, &gid, (uint8_t)index) ||
+      connect_qp(p->qp_b, p->qp_a->qp_num, &gid, (uint8_t)index)) {
+    fprintf(stderr, "cannot connect the queue pairs\n");
+    return 2;
+  }
+  {
+    struct ibv_sge sge = {(uintptr_t)p->buf_b, BUF, p->mr_b->lkey};
+    struct ibv_recv_wr wr, *bad;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = 2;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    if (ibv_post_recv(p->qp_b, &wr, &bad)) return 2;
+  }
+  return 0;
+}
+
+static void pair_close(struct pair* p) {
+  ibv_destroy_qp(p->qp_a);
+  ibv_destroy_qp(p->qp_b);
+  ibv_dereg_mr(p->mr_a);
+  ibv_dereg_mr(p->mr_b);
+  ibv_destroy_cq(p->cq_a);
+  ibv_destroy_cq(p->cq_b);
+  ibv_dealloc_pd(p->pd);
+  ibv_close_device(p->ctx);
+}
+
+/* Polls B's CQ of the pair until `stop` is set: a thread in the back-off when fork() comes. */
+struct idle_poller {
+  struct pair* p;
+  volatile int stop;
+};
+
+static void* poll_idle(void* arg) {
+  struct idle_poller* ip = (struct idle_poller*)arg;
+  struct ibv_wc wc;
+  while (!ip->stop) ibv_poll_cq(ip->p->cq_b, 1, &wc);
+  return NULL;
+}
+
+/* In the child of a fork: a pair of its own, one send, received within 2 s (alarm: a hang is a
+ * failure, killed by SIGALRM). */
+static int child_traffic(struct ibv_device* dev, int index) {
+  struct pair q;
+  struct ibv_wc wc;
+  double t0;
+  int n = 0;
+  alarm(10);
+  if (pair_open(&q, dev, index)) return 2;
+  {
+    struct ibv_sge sge = {(uintptr_t)q.buf_a, sizeof MSG, q.mr_a->lkey};
+    struct ibv_send_wr wr, *bad;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = 1;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (ibv_post_send(q.qp_a, &wr, &bad)) return 2;
+  }
+  t0 = clock_s(CLOCK_MONOTONIC);
+  while (n == 0 && clock_s(CLOCK_MONOTONIC) - t0 < 2.0) n = ibv_poll_cq(q.cq_b, 1, &wc);
+  if (n != 1 || wc.status != IBV_WC_SUCCESS || memcmp(q.buf_b, MSG, sizeof MSG) != 0) return 1;
+  pair_close(&q);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  struct ibv_device** list;
+  struct ibv_device* dev = NULL;
+  struct pair pr;
+  struct ibv_wc wc;
   struct sender s;
+  struct idle_poller ip;
   pthread_t thread;
+  pid_t child;
   double wall0, cpu0, wall, cpu, got_at = 0;
-  int n, i, index, status = 0;
+  int n, i, index, status = 0, child_status = 0;
 
   if (argc != 3) {
     fprintf(stderr, "usage: %s <device> <index>\n", argv[0]);
@@ -115,45 +215,17 @@ int main(int argc, char** argv) {
   list = ibv_get_device_list(&n);
   for (i = 0; list && i < n; ++i)
     if (strcmp(ibv_get_device_name(list[i]), argv[1]) == 0) dev = list[i];
-  if (!dev || !(ctx = ibv_open_device(dev))) {
+  if (!dev) {
     fprintf(stderr, "no device %s\n", argv[1]);
     return 2;
   }
-  pd = ibv_alloc_pd(ctx);
-  cq_a = ibv_create_cq(ctx, 4, NULL, NULL, 0);
-  cq_b = ibv_create_cq(ctx, 4, NULL, NULL, 0);
-  mr_a = ibv_reg_mr(pd, buf_a, BUF, IBV_ACCESS_LOCAL_WRITE);
-  mr_b = ibv_reg_mr(pd, buf_b, BUF, IBV_ACCESS_LOCAL_WRITE);
-  if (!pd || !cq_a || !cq_b || !mr_a || !mr_b) return 2;
-  memset(&init, 0, sizeof init);
-  init.qp_type = IBV_QPT_RC;
-  init.cap.max_send_wr = init.cap.max_recv_wr = 2;
-  init.cap.max_send_sge = init.cap.max_recv_sge = 1;
-  init.send_cq = init.recv_cq = cq_a;
-  qp_a = ibv_create_qp(pd, &init);
-  init.send_cq = init.recv_cq = cq_b;
-  qp_b = ibv_create_qp(pd, &init);
-  if (!qp_a || !qp_b || ibv_query_gid(ctx, 1, index, &gid)) return 2;
-  if (connect_qp(qp_a, qp_b->qp_num, &gid, (uint8_t)index) ||
-      connect_qp(qp_b, qp_a->qp_num, &gid, (uint8_t)index)) {
-    fprintf(stderr, "cannot connect the queue pairs\n");
-    return 2;
-  }
-  {
-    struct ibv_sge sge = {(uintptr_t)buf_b, BUF, mr_b->lkey};
-    struct ibv_recv_wr wr, *bad;
-    memset(&wr, 0, sizeof wr);
-    wr.wr_id = 2;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    if (ibv_post_recv(qp_b, &wr, &bad)) return 2;
-  }
+  if (pair_open(&pr, dev, index)) return 2;
 
   /* 1. Nothing to complete: poll as perftest does, measure what it costs. */
   wall0 = clock_s(CLOCK_MONOTONIC);
   cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
   while (clock_s(CLOCK_MONOTONIC) - wall0 < 0.4)
-    if (ibv_poll_cq(cq_b, 1, &wc) != 0) {
+    if (ibv_poll_cq(pr.cq_b, 1, &wc) != 0) {
       fprintf(stderr, "a completion out of nothing\n");
       return 1;
     }
@@ -167,13 +239,13 @@ int main(int argc, char** argv) {
 
   /* 2. A completion while the poller backs off ends its wait. */
   memset(&s, 0, sizeof s);
-  s.qp = qp_a;
-  s.mr = mr_a;
-  s.buf = buf_a;
+  s.qp = pr.qp_a;
+  s.mr = pr.mr_a;
+  s.buf = pr.buf_a;
   if (pthread_create(&thread, NULL, send_later, &s)) return 2;
   wall0 = clock_s(CLOCK_MONOTONIC);
   while (clock_s(CLOCK_MONOTONIC) - wall0 < 5.0) {
-    n = ibv_poll_cq(cq_b, 1, &wc);
+    n = ibv_poll_cq(pr.cq_b, 1, &wc);
     if (n < 0) return 2;
     if (n == 1) {
       got_at = clock_s(CLOCK_MONOTONIC);
@@ -181,7 +253,7 @@ int main(int argc, char** argv) {
     }
   }
   pthread_join(thread, NULL);
-  if (s.rc || got_at == 0 || wc.status != IBV_WC_SUCCESS || memcmp(buf_b, MSG, sizeof MSG) != 0) {
+  if (s.rc || got_at == 0 || wc.status != IBV_WC_SUCCESS || memcmp(pr.buf_b, MSG, sizeof MSG) != 0) {
     printf("FAIL: the send posted during the back-off was not received (post %d)\n", s.rc);
     return 1;
   }
@@ -190,14 +262,32 @@ int main(int argc, char** argv) {
     printf("FAIL: the poller did not wake within 100 ms of the completion\n");
     status = 1;
   }
-  ibv_destroy_qp(qp_a);
-  ibv_destroy_qp(qp_b);
-  ibv_dereg_mr(mr_a);
-  ibv_dereg_mr(mr_b);
-  ibv_destroy_cq(cq_a);
-  ibv_destroy_cq(cq_b);
-  ibv_dealloc_pd(pd);
-  ibv_close_device(ctx);
+
+  /* 3. fork() while another thread waits in the back-off on an idle CQ of this pair. */
+  ip.p = &pr;
+  ip.stop = 0;
+  if (pthread_create(&thread, NULL, poll_idle, &ip)) return 2;
+  {
+    struct timespec pause = {0, 300 * 1000 * 1000}; /* well into its back-off */
+    nanosleep(&pause, NULL);
+  }
+  child = fork();
+  if (child < 0) return 2;
+  if (child == 0) _exit(child_traffic(dev, index));
+  if (waitpid(child, &child_status, 0) != child) return 2;
+  ip.stop = 1;
+  pthread_join(thread, NULL);
+  if (WIFSIGNALED(child_status)) {
+    printf("FAIL: the forked child hung (killed by signal %d) sending on a pair of its own\n",
+           WTERMSIG(child_status));
+    status = 1;
+  } else if (WEXITSTATUS(child_status) != 0) {
+    printf("FAIL: the forked child's send was not received (exit %d)\n", WEXITSTATUS(child_status));
+    status = 1;
+  } else {
+    printf("after fork, with a poller waiting in the parent: the child's send was received\n");
+  }
+  pair_close(&pr);
   ibv_free_device_list(list);
   return status;
 }
