@@ -75,23 +75,28 @@ struct sender {
   int rc;
 };
 
-static void* send_later(void* arg) {
-  struct sender* s = (struct sender*)arg;
-  struct timespec pause = {0, 100 * 1000 * 1000}; /* well inside B's back-off */
+/* One signaled send of MSG from `buf` (registered as `mr`) on `qp`. */
+static int send_msg(struct ibv_qp* qp, struct ibv_mr* mr, char* buf) {
   struct ibv_sge sge;
   struct ibv_send_wr wr, *bad;
-  nanosleep(&pause, NULL);
-  sge.addr = (uintptr_t)s->buf;
+  sge.addr = (uintptr_t)buf;
   sge.length = sizeof MSG;
-  sge.lkey = s->mr->lkey;
+  sge.lkey = mr->lkey;
   memset(&wr, 0, sizeof wr);
   wr.wr_id = 1;
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
   wr.send_flags = IBV_SEND_SIGNALED;
+  return ibv_post_send(qp, &wr, &bad);
+}
+
+static void* send_later(void* arg) {
+  struct sender* s = (struct sender*)arg;
+  struct timespec pause = {0, 100 * 1000 * 1000}; /* well inside B's back-off */
+  nanosleep(&pause, NULL);
   s->posted_at = clock_s(CLOCK_MONOTONIC);
-  s->rc = ibv_post_send(s->qp, &wr, &bad);
+  s->rc = send_msg(s->qp, s->mr, s->buf);
   return NULL;
 }
 
@@ -176,18 +181,7 @@ static int child_traffic(struct ibv_device* dev, int index) {
   double t0;
   int n = 0;
   alarm(10);
-  if (pair_open(&q, dev, index)) return 2;
-  {
-    struct ibv_sge sge = {(uintptr_t)q.buf_a, sizeof MSG, q.mr_a->lkey};
-    struct ibv_send_wr wr, *bad;
-    memset(&wr, 0, sizeof wr);
-    wr.wr_id = 1;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    if (ibv_post_send(q.qp_a, &wr, &bad)) return 2;
-  }
+  if (pair_open(&q, dev, index) || send_msg(q.qp_a, q.mr_a, q.buf_a)) return 2;
   t0 = clock_s(CLOCK_MONOTONIC);
   while (n == 0 && clock_s(CLOCK_MONOTONIC) - t0 < 2.0) n = ibv_poll_cq(q.cq_b, 1, &wc);
   if (n != 1 || wc.status != IBV_WC_SUCCESS || memcmp(q.buf_b, MSG, sizeof MSG) != 0) return 1;
