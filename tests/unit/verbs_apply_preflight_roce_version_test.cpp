@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 #include "support/assert_ok.hpp"
 #include "support/gid_literals.hpp"
+#include "support/roce_port.hpp"
 
 namespace gidpolicy::verbs {
 namespace {
@@ -30,15 +31,6 @@ using fakes::TableMutation;
 using ::testing::_;
 using ::testing::AnyNumber;
 using ::testing::Field;
-
-GidTable mlx5_port() {
-  PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 16, Mtu::mtu_4096, 0};
-  return VALUE_OR_FAIL(
-      GidTable::make(p, {GidEntry::valid(0, g("fe80::1"), GidType::roce_v1, "eth0", 4),
-                         GidEntry::valid(1, g("fe80::1"), GidType::roce_v2, "eth0", 4),
-                         GidEntry::valid(2, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4),
-                         GidEntry::valid(3, g("::ffff:10.0.0.1"), GidType::roce_v2, "eth0", 4)}));
-}
 
 /// The flap: another address takes slot 2, ours comes back as v1 at 3 and v2 at 4.
 void flap(FakeVerbs& f) {
@@ -52,7 +44,7 @@ void flap(FakeVerbs& f) {
 
 TEST(PreflightRoceVersionChangedAtTheSameIndex, IsCaughtBeforeModifyQp) {
   FakeVerbs fake;
-  ASSERT_TRUE(fake.add_port(mlx5_port()));
+  ASSERT_TRUE(fake.add_port(test::roce_port()));
   testing::NiceMock<MockVerbs> mock(fake);
   ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("mlx5_0"));
   auto pp = plan_port(mock, dev, 1, profiles::automatic());
@@ -83,7 +75,7 @@ TEST(PreflightRoceVersionChangedAtTheSameIndex, IsCaughtBeforeModifyQp) {
 TEST(PreflightRoceVersionChangedAtTheSameIndex, AnUnchangedSlotStillPasses) {
   // The same flap elsewhere in the table leaves slot 3 as it was: preflight passes.
   FakeVerbs fake;
-  ASSERT_TRUE(fake.add_port(mlx5_port()));
+  ASSERT_TRUE(fake.add_port(test::roce_port()));
   ASSERT_OK_AND_ASSIGN(const DeviceHandle dev, fake.open_device("mlx5_0"));
   ASSERT_TRUE(fake.apply(TableMutation::set(
       "mlx5_0", 1, GidEntry::valid(5, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4))));

@@ -13,6 +13,7 @@
 #include "support/assert_ok.hpp"
 #include "support/files.hpp"
 #include "support/gid_literals.hpp"
+#include "support/roce_port.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -32,16 +33,6 @@ using ::testing::NiceMock;
 using ::testing::Return;
 
 constexpr int kInitMask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-
-/// A RoCE port: fe80 v1/v2 at 0/1, IPv4 v1/v2 at 2/3 (the "GID index 3" layout).
-GidTable roce_port() {
-  PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 16, Mtu::mtu_4096, 0};
-  return VALUE_OR_FAIL(
-      GidTable::make(p, {GidEntry::valid(0, g("fe80::1"), GidType::roce_v1, "eth0", 4),
-                         GidEntry::valid(1, g("fe80::1"), GidType::roce_v2, "eth0", 4),
-                         GidEntry::valid(2, g("::ffff:10.0.0.1"), GidType::roce_v1, "eth0", 4),
-                         GidEntry::valid(3, g("::ffff:10.0.0.1"), GidType::roce_v2, "eth0", 4)}));
-}
 
 const PeerInfo kPeer{0x345, 7, Gid::ipv4_mapped(0x0a000002u), 0, Mtu::mtu_4096, std::nullopt};
 
@@ -72,7 +63,7 @@ struct Apply : ::testing::Test {
 };
 
 TEST_F(Apply, TheHappyPathReachesRtrOnceWithTheSelectedIndex) {
-  load(roce_port());
+  load(test::roce_port());
   EXPECT_CALL(mock, modify_qp(_, Field(&ibv_qp_attr::qp_state, IBV_QPS_INIT), kInitMask));
   EXPECT_CALL(mock, modify_qp(_, is_rtr(), _)).WillOnce([this](QpHandle q, const ibv_qp_attr& a, int m) {
     EXPECT_EQ(a.ah_attr.grh.sgid_index, 3);  // auto: RoCE v2 IPv4
@@ -139,7 +130,7 @@ TEST_F(Apply, PreflightCatchesAStaleEntryInEveryInjectedCase) {
     for (const Case& c : cases) {
       SCOPED_TRACE(c.name + (legacy ? " (ibv_query_gid)" : " (ibv_query_gid_ex)"));
       FakeVerbs f;
-      ASSERT_TRUE(f.add_port(roce_port()));
+      ASSERT_TRUE(f.add_port(test::roce_port()));
       if (legacy) {
         ASSERT_TRUE(f.set_read_support("mlx5_0", {false, false, true}));
       }
@@ -164,7 +155,7 @@ TEST_F(Apply, PreflightCatchesAStaleEntryInEveryInjectedCase) {
 }
 
 TEST_F(Apply, AnUnreadableSourceEntryStopsBeforeModifyQpWithItsErrno) {
-  load(roce_port());
+  load(test::roce_port());
   EXPECT_CALL(mock, modify_qp).Times(AnyNumber());
   EXPECT_CALL(mock, modify_qp(_, is_rtr(), _)).Times(0);
   fake.fail_nth(VerbsCall::read_gid_entry, 1, EIO);  // the preflight's read
@@ -175,7 +166,7 @@ TEST_F(Apply, AnUnreadableSourceEntryStopsBeforeModifyQpWithItsErrno) {
 }
 
 TEST_F(Apply, ADriverErrorKeepsItsErrnoAndCarriesTheDiagnosis) {
-  load(roce_port());
+  load(test::roce_port());
   // The netdev vanishes after selection: the GID is unchanged (preflight passes), the kernel
   // answers ENODEV at RTR.
   ASSERT_TRUE(fake.mutate_at(VerbsCall::modify_qp, 2, TableMutation::netdev_gone("mlx5_0", 1, 3)));
@@ -188,7 +179,7 @@ TEST_F(Apply, ADriverErrorKeepsItsErrnoAndCarriesTheDiagnosis) {
 // Each VerbsApi call failing with a driver errno: the library call that made it returns that
 // errno (never a success, never another code).
 TEST_F(Apply, EachBackendErrorPathSurfacesTheErrno) {
-  load(roce_port());
+  load(test::roce_port());
   // Everything is allowed (and delegates to the fake); each check below adds one failing call.
   EXPECT_CALL(mock, open_device).Times(AnyNumber());
   EXPECT_CALL(mock, close_device).Times(AnyNumber());
@@ -258,7 +249,7 @@ TEST_F(Apply, ThunderboltErrnosAreDiagnosedWithDarwinNumbers) {
 }
 
 TEST_F(Apply, PreflightRefusesAnIndexAbove255) {
-  load(roce_port());
+  load(test::roce_port());
   EXPECT_EQ(preflight(mock, dev, 1, 256 + 3, g("::ffff:10.0.0.1")).error(), errc::index_exceeds_uint8);
   EXPECT_TRUE(preflight(mock, dev, 1, 3, g("::ffff:10.0.0.1")));
 }
