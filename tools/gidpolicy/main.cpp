@@ -3,6 +3,7 @@
 // docs/cli.md documents every subcommand, the --json schemas and the exit codes.
 #include "commands.hpp"
 #include "fleet_cmd.hpp"
+#include "output.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -143,7 +144,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 success; 1 a selection failed, a profile disagrees (check) or a pair does not connect "
-      "(simulate); 2 bad usage or unreadable input.\nSee docs/cli.md.");
+      "(simulate); 2 bad usage, unreadable input or output that could not be written.\nSee docs/cli.md.");
 
   // show
   ShowArgs show;
@@ -313,7 +314,8 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    // Whatever the command concluded, output that did not get out is the failure to report.
+    return finish_output(run(argc, argv));
   } catch (const std::exception& e) {
     // The library reports errors as values; this catches allocation failures, iostream and
     // CLI11 set-up errors, so nothing escapes main.
