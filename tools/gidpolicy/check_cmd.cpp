@@ -44,10 +44,10 @@ int run_check(const CheckArgs& o) {
       if (!first) standard_output().print("\n");
       first = false;
       standard_output().print("{} ({}, {}, {} GIDs listed; RTR predicted for {}{})\n", port_name(t),
-                 to_string(t.port().link_layer), to_string(t.port().state), t.size(), driver.name,
-                 o.platform ? ", from --platform" : "");
-      standard_output().print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", "PROFILE", "INDEX", "ADVERTISED GID", "SGID",
-                 "AGREES", "PREDICTED RTR");
+                              to_string(t.port().link_layer), to_string(t.port().state), t.size(),
+                              driver.name, o.platform ? ", from --platform" : "");
+      standard_output().print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", "PROFILE", "INDEX",
+                              "ADVERTISED GID", "SGID", "AGREES", "PREDICTED RTR");
     }
     for (const auto& prof : profiles) {
       const std::string name = prof.spec();
@@ -80,17 +80,17 @@ int run_check(const CheckArgs& o) {
       if (!plan) {
         exit_code = kExitFinding;
         if (!o.json) {
-          standard_output().print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name, "-", "(no GID selected)", "-", "-",
-                     "not attempted: the selection failed");
+          standard_output().print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name, "-",
+                                  "(no GID selected)", "-", "-", "not attempted: the selection failed");
           notes.push_back(name + ": " + plan.error().what());
         }
       } else {
         const Plan& p = plan.value();
         if (!p.agrees()) exit_code = kExitFinding;
         if (!o.json) {
-          standard_output().print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name, p.selection.entry.index,
-                     p.selection.entry.gid.to_string(), p.sgid_index, p.agrees() ? "yes" : "NO",
-                     v->to_string(driver.platform));
+          standard_output().print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name,
+                                  p.selection.entry.index, p.selection.entry.gid.to_string(), p.sgid_index,
+                                  p.agrees() ? "yes" : "NO", v->to_string(driver.platform));
           if (!p.agrees()) notes.push_back(name + ": " + p.agreement.explanation);
         }
       }

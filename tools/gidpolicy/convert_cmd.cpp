@@ -71,9 +71,11 @@ int run_convert(const ConvertArgs& o) {
   if (*format == formats::Format::sysfs && !o.output)
     return usage_error("--to sysfs writes a directory tree: give it with --output DIR");
   // The output is looked at before the input is read: a target that cannot be written is said at
-  // once. --to sysfs writes a tree, which write_tree() checks when the tree is complete.
+  // once.
   std::optional<Output> out;
-  if (*format != formats::Format::sysfs) {
+  if (*format == formats::Format::sysfs) {
+    if (auto err = check_tree(*o.output, "--output", o.replace)) return output_error(*err);
+  } else {
     out.emplace(Output::open(o.output, "--output"));
     if (out->error()) return output_error(*out->error());
   }

@@ -84,7 +84,8 @@ int run_explain(const ExplainArgs& o) {
                          o.err + "'");
     if (!first) standard_output().print("\n");
     first = false;
-    standard_output().print("{}:\n{}", port_name(t), indent(diagnose(*err, p, context(&t)).to_string(), "  "));
+    standard_output().print("{}:\n{}", port_name(t),
+                            indent(diagnose(*err, p, context(&t)).to_string(), "  "));
   }
   return kExitOk;
 }

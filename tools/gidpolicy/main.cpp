@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -259,14 +260,21 @@ int run(int argc, char** argv) {
            "--help)\n";
     return kExitUsage;
   }
+  // --help and --version go out like any other output (output.hpp), not through std::cout.
+  const auto print_out = [&](const CLI::Error& e) {
+    std::ostringstream text;
+    const int code = app.exit(e, text, std::cerr);
+    standard_output().write(text.str());
+    return code;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return print_out(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return print_out(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return print_out(e);
   } catch (const CLI::ParseError& e) {
     // One line, then where to look: CLI11's own report spans several.
     std::string sub;

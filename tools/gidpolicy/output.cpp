@@ -66,7 +66,8 @@ Resolved follow_dangling(const std::string& link) {
     if (n < 0) return {{}, "cannot read the symbolic link " + cur + ": " + os_reason(errno)};
     target.resize(static_cast<std::size_t>(n));
     const fs::path base = fs::path(cur).parent_path();
-    const std::string next = fs::path(target).is_absolute() || base.empty() ? target : (base / target).string();
+    const std::string next =
+        fs::path(target).is_absolute() || base.empty() ? target : (base / target).string();
     struct stat st {};
     if (::lstat(next.c_str(), &st) != 0) {
       if (errno == ENOENT) return {next, {}};
@@ -76,6 +77,42 @@ Resolved follow_dangling(const std::string& link) {
     cur = next;
   }
   return {{}, "it is a chain of more than " + std::to_string(kMaxLinks) + " symbolic links"};
+}
+
+// The descriptor number a name such as /dev/stdout's target stands for: /proc/self/fd/N,
+// /dev/fd/N, /proc/<this pid>/fd/N. Such a name means the descriptor this process holds (a
+// shell's `>> log` included), not a path to rename over.
+std::optional<int> fd_number(const std::string& p) {
+  const std::string own = "/proc/" + std::to_string(::getpid()) + "/fd/";
+  for (const std::string& prefix :
+       {std::string("/proc/self/fd/"), std::string("/dev/fd/"), std::string("/proc/thread-self/fd/"), own}) {
+    if (p.size() <= prefix.size() || p.size() > prefix.size() + 9 || p.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    int n = 0;
+    for (std::size_t i = prefix.size(); i < p.size(); ++i) {
+      if (p[i] < '0' || p[i] > '9') return std::nullopt;
+      n = n * 10 + (p[i] - '0');
+    }
+    return n;
+  }
+  return std::nullopt;
+}
+
+// Follows `path`'s symbolic links (bounded) looking for a descriptor name (fd_number()).
+std::optional<int> names_a_descriptor(const std::string& path) {
+  std::string cur = path;
+  for (int hops = 0; hops <= kMaxLinks; ++hops) {
+    if (auto n = fd_number(cur)) return n;
+    struct stat st {};
+    if (::lstat(cur.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return std::nullopt;
+    std::string target(PATH_MAX, '\0');
+    const ssize_t len = ::readlink(cur.c_str(), target.data(), target.size());
+    if (len < 0) return std::nullopt;
+    target.resize(static_cast<std::size_t>(len));
+    const fs::path base = fs::path(cur).parent_path();
+    cur = fs::path(target).is_absolute() || base.empty() ? target : (base / target).string();
+  }
+  return std::nullopt;
 }
 
 // The directory a new file or tree goes into must exist: say which one is missing.
@@ -164,6 +201,21 @@ Output Output::open(const std::optional<std::string>& path, std::string_view opt
   if (!path || *path == "-") return standard();
   Output o;
   o.where_ = std::string(option) + " " + *path;
+  if (const auto n = names_a_descriptor(*path)) {
+    // /dev/stdout and the like: written where the descriptor points, as a shell's redirection
+    // would be; never renamed over (that would drop an appended-to log's earlier lines).
+    const int fd = ::fcntl(*n, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) {
+      o.fail_errno(errno, "descriptor " + std::to_string(*n) + " is not open");
+      return o;
+    }
+    o.fd_ = fd;
+    o.own_fd_ = true;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+      o.fail("descriptor " + std::to_string(*n) + " is a directory");
+    return o;
+  }
   struct stat st {};
   bool exists = false;
   const Resolved r = locate(*path, st, exists);
@@ -210,7 +262,8 @@ Output Output::open(const std::optional<std::string>& path, std::string_view opt
   o.final_ = r.path;
   for (int attempt = 0; attempt < 16 && o.fd_ < 0; ++attempt) {
     std::string t = temp_name(o.final_, "tmp");
-    const int fd = ::open(t.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, exists ? 0600 : 0666);
+    const int fd =
+        ::open(t.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, exists ? 0600 : 0666);
     if (fd >= 0) {
       o.fd_ = fd;
       o.own_fd_ = true;
@@ -230,7 +283,8 @@ Output Output::open(const std::optional<std::string>& path, std::string_view opt
       o.fail_errno(errno, "cannot give the new file the old one's owner");
       return o;
     }
-    if (::fchmod(o.fd_, st.st_mode & 07777) != 0) o.fail_errno(errno, "cannot give the new file the old one's mode");
+    if (::fchmod(o.fd_, st.st_mode & 07777) != 0)
+      o.fail_errno(errno, "cannot give the new file the old one's mode");
   }
   return o;
 }
@@ -255,7 +309,7 @@ Output::~Output() {
   if (!temp_.empty()) ::unlink(temp_.c_str());
 }
 
-void Output::fail(std::string why) {
+void Output::fail(const std::string& why) {
   if (!error_) error_ = "output error: " + where_ + ": " + why;
   buf_.clear();
 }
@@ -320,12 +374,14 @@ Output& standard_output() {
 int finish_output(int code) {
   Output& out = standard_output();
   std::optional<std::string> err = out.commit();
-  // CLI11 prints --help and --version through std::cout, which (synchronised with stdio) writes
-  // through C's stdout: flush both and ask whether anything was lost there.
+  // Nothing of the tool's own writes to std::cout or C's stdout (--help goes through here too);
+  // should a library ever do, what it lost is caught here rather than dropped.
   errno = 0;
   std::cout.flush();
   const bool lost = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
-  if (lost && !err) err = "output error: stdout: " + (errno ? os_reason(errno) : std::string("a write failed"));
+  if (lost && !err)
+    err =
+        "output error: stdout: " + (errno ? os_reason(errno) : std::string("a write through C stdio failed"));
   // A file system may report a write error only when the file is closed (NFS). EBADF: stdout
   // was never open, which a write, had there been one, has already reported.
   if (::close(STDOUT_FILENO) != 0 && errno != EBADF && errno != EINTR && !err)
@@ -339,26 +395,56 @@ int output_error(const std::string& line) {
   return kExitUsage;
 }
 
-std::optional<std::string> write_tree(const std::string& given, std::string_view option, bool replace,
-                                      const std::function<result<void>(const fs::path&)>& fill) {
+namespace {
+
+// Where a tree goes (links followed), or why it cannot go there.
+struct TreeTarget {
+  std::string path;
+  bool exists = false;
+  mode_t mode = 0;
+  std::optional<std::string> error;
+};
+TreeTarget tree_target(const std::string& given, std::string_view option, bool replace) {
   std::string path = fs::path(given).lexically_normal().string();
   while (path.size() > 1 && path.back() == '/') path.pop_back();  // "out/" names the directory "out"
   const std::string where = "output error: " + std::string(option) + " " + given + ": ";
   struct stat st {};
-  bool exists = false;
-  const Resolved r = locate(path, st, exists);
-  if (!r.error.empty()) return where + r.error;
-  std::error_code ec;
-  if (exists) {
-    if (!S_ISDIR(st.st_mode)) return where + "it is " + kind_of(st.st_mode) + ", not a directory";
-    if (!fs::is_empty(r.path, ec) && !replace)
-      return where +
-             "it is not empty: writing into it would keep GIDs from what is there; give a new or empty "
-             "directory, or --replace to replace it";
+  TreeTarget t;
+  const Resolved r = locate(path, st, t.exists);
+  if (!r.error.empty()) {
+    t.error = where + r.error;
+    return t;
   }
+  t.path = r.path;
+  t.mode = st.st_mode & 07777;
+  std::error_code ec;
+  if (t.exists && !S_ISDIR(st.st_mode))
+    t.error = where + "it is " + kind_of(st.st_mode) + ", not a directory";
+  else if (t.exists && !fs::is_empty(t.path, ec) && !replace)
+    t.error = where +
+              "it is not empty: writing into it would keep GIDs from what is there; give a new or empty "
+              "directory, or --replace to replace it";
+  return t;
+}
+
+}  // namespace
+
+std::optional<std::string> check_tree(const std::string& path, std::string_view option, bool replace) {
+  return tree_target(path, option, replace).error;
+}
+
+std::optional<std::string> write_tree(const std::string& given, std::string_view option, bool replace,
+                                      const std::function<result<void>(const fs::path&)>& fill) {
+  const TreeTarget target = tree_target(given, option, replace);
+  if (target.error) return target.error;
+  const std::string where = "output error: " + std::string(option) + " " + given + ": ";
+  const bool exists = target.exists;
+  const std::string& real = target.path;
+  std::error_code ec;
   // mkdtemp: created exclusively (mkdir never follows a link), mode 0700 while it fills.
-  std::string tmp = temp_name(r.path, "tmp") + "XXXXXX";
-  if (!::mkdtemp(tmp.data())) return where + "cannot create a temporary directory in " + dir_of(r.path) + ": " + os_reason(errno);
+  std::string tmp = temp_name(real, "tmp") + "XXXXXX";
+  if (!::mkdtemp(tmp.data()))
+    return where + "cannot create a temporary directory in " + dir_of(real) + ": " + os_reason(errno);
   auto remove_tmp = [&] {
     std::error_code ignored;
     fs::remove_all(tmp, ignored);
@@ -367,7 +453,7 @@ std::optional<std::string> write_tree(const std::string& given, std::string_view
     remove_tmp();
     return where + filled.error().what();
   }
-  const mode_t mode = exists ? (st.st_mode & 07777) : (0777 & ~current_umask());
+  const mode_t mode = exists ? target.mode : (0777 & ~current_umask());
   if (::chmod(tmp.c_str(), mode) != 0) {
     const int err = errno;
     remove_tmp();
@@ -378,23 +464,23 @@ std::optional<std::string> write_tree(const std::string& given, std::string_view
   // tree goes back.
   std::string aside, old;
   if (exists) {
-    aside = temp_name(r.path, "old") + "XXXXXX";
+    aside = temp_name(real, "old") + "XXXXXX";
     if (!::mkdtemp(aside.data())) {
       const int err = errno;
       remove_tmp();
       return where + "cannot create a directory to move the old tree aside: " + os_reason(err);
     }
     old = (fs::path(aside) / "tree").string();
-    if (::rename(r.path.c_str(), old.c_str()) != 0) {
+    if (::rename(real.c_str(), old.c_str()) != 0) {
       const int err = errno;
       remove_tmp();
       ::rmdir(aside.c_str());
       return where + "cannot move the old tree aside: " + os_reason(err);
     }
   }
-  if (::rename(tmp.c_str(), r.path.c_str()) != 0) {
+  if (::rename(tmp.c_str(), real.c_str()) != 0) {
     const int err = errno;
-    if (!old.empty()) (void)::rename(old.c_str(), r.path.c_str());
+    if (!old.empty()) (void)::rename(old.c_str(), real.c_str());
     remove_tmp();
     if (!aside.empty()) ::rmdir(aside.c_str());
     return where + "cannot rename " + tmp + " into place: " + os_reason(err);

@@ -16,12 +16,12 @@
 
 #include <fmt/core.h>
 
+#include <sys/types.h>
 #include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 
 namespace gidpolicy::cli {
 
@@ -60,13 +60,13 @@ class Output {
 
  private:
   Output() = default;
-  void fail(std::string why);
+  void fail(const std::string& why);
   void fail_errno(int err, std::string_view doing = {});
   bool drain();
 
   int fd_ = -1;
-  bool own_fd_ = false;      // close fd_ at commit (not stdout's)
-  std::string where_;        // "stdout", "--output out.json", for the error line
+  bool own_fd_ = false;       // close fd_ at commit (not stdout's)
+  std::string where_;         // "stdout", "--output out.json", for the error line
   std::string temp_, final_;  // the atomic case: temporary name, and the path it is renamed to
   std::string buf_;
   bool wrote_ = false;
@@ -85,6 +85,9 @@ int finish_output(int code);
 /// Prints "gidpolicy: <line>" and returns kExitUsage: how an Output's error() or commit() failure
 /// ends a command.
 int output_error(const std::string& line);
+
+/// What write_tree() would refuse `path` for, said before the work that makes the tree.
+std::optional<std::string> check_tree(const std::string& path, std::string_view option, bool replace);
 
 /// A directory tree at `path` (`convert --to sysfs --output DIR`): `fill` writes the tree into a
 /// fresh private directory beside the target, which is renamed into place only once complete. A

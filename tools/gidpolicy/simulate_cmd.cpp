@@ -47,8 +47,8 @@ int run_simulate(const SimulateArgs& o) {
   auto report = fabric.connect(topology, {.preflight = o.preflight});
   if (!report) return usage_error(report.error());
   const auto& r = report.value();
-  standard_output().print("{} of {} hosts, profile {}{}\n", to_string(topology), names.size(), profile.value().spec(),
-             o.preflight ? ", with preflight" : "");
+  standard_output().print("{} of {} hosts, profile {}{}\n", to_string(topology), names.size(),
+                          profile.value().spec(), o.preflight ? ", with preflight" : "");
   standard_output().print("{}", r.to_string());
   standard_output().print("{} of {} pairs connected\n", r.connected_count(), r.pairs.size());
   return r.all_connected() ? kExitOk : kExitFinding;
