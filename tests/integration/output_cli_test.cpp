@@ -326,26 +326,52 @@ TEST_F(OutputTarget, ADirectoryIsAnOutputErrorNotAnInputError) {
   EXPECT_TRUE(fs::is_empty(d));
 }
 
+// Run the tool as an unprivileged user: root writes anywhere, so for root the mode bits are
+// tested as nobody (setpriv). Empty when that cannot be done (the caller skips, saying why).
+std::optional<CliResult> run_unprivileged(const std::vector<std::string>& args, std::string& why_not) {
+  if (::geteuid() != 0) return run_bounded(args);
+  if (!fs::exists("/usr/bin/setpriv")) {
+    why_not = "root, and no setpriv to run the tool unprivileged";
+    return std::nullopt;
+  }
+  std::vector<std::string> a{"--reuid=65534", "--regid=65534", "--clear-groups", cli_path().string()};
+  a.insert(a.end(), args.begin(), args.end());
+  CliResult r = run_program("/usr/bin/setpriv", a);
+  if (r.err.rfind("setpriv:", 0) == 0) {
+    why_not = "setpriv refused: " + r.err;
+    return std::nullopt;
+  }
+  return r;
+}
+
 TEST_F(OutputTarget, AnUnwritableDirectoryIsRefusedLeavingNothing) {
   const fs::path ro = dir_ / "ro";
   fs::create_directory(ro);
   ::chmod(dir_.c_str(), 0755);
   ::chmod(ro.c_str(), 0555);
   const fs::path target = ro / "out.json";
-  std::vector<std::string> args = convert_to(target);
-  CliResult r;
-  if (::geteuid() == 0) {
-    // Root writes anywhere: run the tool as nobody, for whom the mode bits hold.
-    if (!fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "root, and no setpriv to run the tool unprivileged";
-    std::vector<std::string> a{"--reuid=65534", "--regid=65534", "--clear-groups", cli_path().string()};
-    a.insert(a.end(), args.begin(), args.end());
-    r = run_program("/usr/bin/setpriv", a);
-    if (r.exit_code != 2 && r.err.find("setpriv") != npos) GTEST_SKIP() << "setpriv refused: " << r.err;
-  } else {
-    r = run_bounded(args);
-  }
-  expect_output_error(r, "--output " + target.string(), "Permission denied");
+  std::string why_not;
+  const auto r = run_unprivileged(convert_to(target), why_not);
+  if (!r) GTEST_SKIP() << why_not;
+  expect_output_error(*r, "--output " + target.string(), "Permission denied");
   EXPECT_TRUE(fs::is_empty(ro));
+}
+
+TEST_F(OutputTarget, AFileTheUserCannotWriteIsNotReplacedThroughItsDirectory) {
+  // The directory is writable (a rename would succeed), the file is not: as with a shell's `>`,
+  // that is a refusal, not a replacement.
+  ::chmod(dir_.c_str(), 0777);
+  const fs::path target = dir_ / "theirs.json";
+  { std::ofstream(target) << "theirs\n"; }
+  ::chmod(target.c_str(), 0444);
+  const struct stat before = lstat_of(target);
+  std::string why_not;
+  const auto r = run_unprivileged(convert_to(target), why_not);
+  if (!r) GTEST_SKIP() << why_not;
+  expect_output_error(*r, "--output " + target.string(), "Permission denied");
+  EXPECT_EQ(read_file(target), "theirs\n");
+  expect_same_node(before, target);
+  EXPECT_EQ(others(dir_, {"theirs.json"}), std::vector<std::string>{});
 }
 
 TEST_F(OutputTarget, APlantedTemporaryNameIsNotFollowed) {

@@ -250,10 +250,16 @@ Output Output::open(const std::optional<std::string>& path, std::string_view opt
     // What was opened must be what was looked at: had the name been swapped for a regular file
     // in between, writing into it without truncating would leave stale bytes after the output.
     if (::fstat(fd, &now) != 0 || (now.st_mode & S_IFMT) != (st.st_mode & S_IFMT)) {
-      o.fail(*path + " changed while it was being opened");
+      o.fail("it changed while it was being opened");
       return o;
     }
     if (S_ISFIFO(st.st_mode)) (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return o;
+  }
+  // An existing file the user could not write (a shell's `>` would say EACCES) is not swapped
+  // for a new one just because its directory is writable.
+  if (exists && ::faccessat(AT_FDCWD, r.path.c_str(), W_OK, AT_EACCESS) != 0) {
+    o.fail_errno(errno, "cannot write it");
     return o;
   }
   // Regular or absent: a fresh temporary file, renamed over the target at commit(). A new file's
@@ -298,7 +304,6 @@ Output& Output::operator=(Output&& o) noexcept {
   std::swap(temp_, o.temp_);
   std::swap(final_, o.final_);
   std::swap(buf_, o.buf_);
-  std::swap(wrote_, o.wrote_);
   std::swap(committed_, o.committed_);
   std::swap(error_, o.error_);
   return *this;
@@ -321,7 +326,6 @@ void Output::fail_errno(int err, std::string_view doing) {
 bool Output::drain() {
   if (error_) return false;
   if (buf_.empty()) return true;
-  wrote_ = true;
   if (const int err = write_all(fd_, buf_); err != 0) {
     fail_errno(err);
     return false;

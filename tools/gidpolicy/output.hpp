@@ -69,7 +69,6 @@ class Output {
   std::string where_;         // "stdout", "--output out.json", for the error line
   std::string temp_, final_;  // the atomic case: temporary name, and the path it is renamed to
   std::string buf_;
-  bool wrote_ = false;
   bool committed_ = false;
   std::optional<std::string> error_;
 };
