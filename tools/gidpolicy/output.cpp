@@ -455,7 +455,10 @@ std::optional<std::string> write_tree(const std::string& given, std::string_view
   };
   if (auto filled = fill(tmp); !filled) {
     remove_tmp();
-    return where + filled.error().what();
+    // A system error is the write failing (a full disk); anything else is the writer refusing
+    // what it was given, said as it says it.
+    const Error& e = filled.error();
+    return e.code.category() == std::generic_category() ? where + e.what() : e.what();
   }
   const mode_t mode = exists ? target.mode : (0777 & ~current_umask());
   if (::chmod(tmp.c_str(), mode) != 0) {

@@ -91,7 +91,8 @@ std::optional<std::string> check_tree(const std::string& path, std::string_view 
 /// A directory tree at `path` (`convert --to sysfs --output DIR`): `fill` writes the tree into a
 /// fresh private directory beside the target, which is renamed into place only once complete. A
 /// symlink to a directory is followed; an existing non-empty directory is refused unless
-/// `replace`; anything that is not a directory is refused. Returns the error line, if any.
+/// `replace`; anything that is not a directory is refused. Returns the error line, if any: an
+/// output error, or `fill`'s own refusal (what it was given cannot be written as a tree).
 std::optional<std::string> write_tree(const std::string& path, std::string_view option, bool replace,
                                       const std::function<result<void>(const std::filesystem::path&)>& fill);
 
