@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -251,6 +253,22 @@ TEST_F(OutputTarget, AFifoWithoutAReaderIsRefusedAtOnce) {
   r = run_bounded(with(fleet_args(), {"--svg", fifo.string()}));
   expect_output_error(r, "--svg " + fifo.string(), "nothing is reading");
   expect_same_node(before, fifo);
+}
+
+TEST_F(OutputTarget, ASocketIsRefusedAndKept) {
+  const fs::path sock = dir_ / "sock";
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(sock.string().size(), sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, sock.c_str(), sock.string().size());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  const struct stat before = lstat_of(sock);
+  const CliResult r = run_bounded(convert_to(sock));
+  ::close(fd);
+  expect_output_error(r, "--output " + sock.string(), "socket");
+  expect_same_node(before, sock);
 }
 
 TEST_F(OutputTarget, ADanglingSymlinkGetsItsTargetCreated) {
