@@ -9,18 +9,14 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace gidpolicy::cli {
 namespace {
 
-namespace fs = std::filesystem;
 using fleet::Analysis;
 using fleet::Direction;
 using fleet::Link;
