@@ -37,7 +37,8 @@ CliResult run_cli(const std::vector<std::string>& args, const std::optional<fs::
 }
 
 CliResult run_program(const fs::path& program, const std::vector<std::string>& args,
-                      const std::vector<std::string>& extra_env, const std::optional<fs::path>& stdin_file) {
+                      const std::vector<std::string>& extra_env, const std::optional<fs::path>& stdin_file,
+                      const std::optional<fs::path>& stdout_file) {
   // Output goes to files, not pipes: no deadlock however much the tool prints.
   std::string tmpl = (fs::temp_directory_path() / "gidpolicy-cli-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) return {};
@@ -48,7 +49,8 @@ CliResult run_program(const fs::path& program, const std::vector<std::string>& a
   posix_spawn_file_actions_init(&actions);
   const std::string in = stdin_file ? stdin_file->string() : std::string("/dev/null");
   posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const std::string out = stdout_file ? stdout_file->string() : out_path.string();
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
   const std::string exe = program.string();
@@ -84,7 +86,7 @@ CliResult run_program(const fs::path& program, const std::vector<std::string>& a
     r.err = "posix_spawn(" + exe + ") failed: errno " + std::to_string(rc);
   }
   if (rc == 0) {
-    r.out = read_file(out_path);
+    if (!stdout_file) r.out = read_file(out_path);
     r.err = read_file(err_path);
   }
   std::error_code ec;

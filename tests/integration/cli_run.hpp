@@ -27,8 +27,11 @@ CliResult run_cli(const std::vector<std::string>& args,
                   const std::optional<std::filesystem::path>& stdin_file = std::nullopt);
 
 /// Run any program with extra "NAME=value" environment entries (added to this process's).
+/// `stdout_file`: the program's stdout is this file, opened for writing as a shell's `>` would
+/// (/dev/full for a full disk); CliResult::out is then empty.
 CliResult run_program(const std::filesystem::path& exe, const std::vector<std::string>& args,
                       const std::vector<std::string>& extra_env = {},
-                      const std::optional<std::filesystem::path>& stdin_file = std::nullopt);
+                      const std::optional<std::filesystem::path>& stdin_file = std::nullopt,
+                      const std::optional<std::filesystem::path>& stdout_file = std::nullopt);
 
 }  // namespace gidpolicy::test

@@ -1,6 +1,7 @@
 // `gidpolicy check`: every named profile (or the ones given) on each table, with the RTR outcome
 // predicted for the attributes RtrBuilder builds, as text or JSON.
 #include "commands.hpp"
+#include "output.hpp"
 #include "render.hpp"
 
 #include <gidpolicy/diagnose.hpp>
@@ -40,13 +41,13 @@ int run_check(const CheckArgs& o) {
     Json jprofiles = Json::array();
     std::vector<std::string> notes;
     if (!o.json) {
-      if (!first) fmt::print("\n");
+      if (!first) standard_output().print("\n");
       first = false;
-      fmt::print("{} ({}, {}, {} GIDs listed; RTR predicted for {}{})\n", port_name(t),
-                 to_string(t.port().link_layer), to_string(t.port().state), t.size(), driver.name,
-                 o.platform ? ", from --platform" : "");
-      fmt::print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", "PROFILE", "INDEX", "ADVERTISED GID", "SGID",
-                 "AGREES", "PREDICTED RTR");
+      standard_output().print("{} ({}, {}, {} GIDs listed; RTR predicted for {}{})\n", port_name(t),
+                              to_string(t.port().link_layer), to_string(t.port().state), t.size(),
+                              driver.name, o.platform ? ", from --platform" : "");
+      standard_output().print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", "PROFILE", "INDEX",
+                              "ADVERTISED GID", "SGID", "AGREES", "PREDICTED RTR");
     }
     for (const auto& prof : profiles) {
       const std::string name = prof.spec();
@@ -79,17 +80,17 @@ int run_check(const CheckArgs& o) {
       if (!plan) {
         exit_code = kExitFinding;
         if (!o.json) {
-          fmt::print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name, "-", "(no GID selected)", "-", "-",
-                     "not attempted: the selection failed");
+          standard_output().print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name, "-",
+                                  "(no GID selected)", "-", "-", "not attempted: the selection failed");
           notes.push_back(name + ": " + plan.error().what());
         }
       } else {
         const Plan& p = plan.value();
         if (!p.agrees()) exit_code = kExitFinding;
         if (!o.json) {
-          fmt::print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name, p.selection.entry.index,
-                     p.selection.entry.gid.to_string(), p.sgid_index, p.agrees() ? "yes" : "NO",
-                     v->to_string(driver.platform));
+          standard_output().print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", name,
+                                  p.selection.entry.index, p.selection.entry.gid.to_string(), p.sgid_index,
+                                  p.agrees() ? "yes" : "NO", v->to_string(driver.platform));
           if (!p.agrees()) notes.push_back(name + ": " + p.agreement.explanation);
         }
       }
@@ -97,7 +98,7 @@ int run_check(const CheckArgs& o) {
     }
     jt["profiles"] = std::move(jprofiles);
     items.push_back(std::move(jt));
-    for (const auto& n : notes) fmt::print("  {}\n", n);
+    for (const auto& n : notes) standard_output().print("  {}\n", n);
   }
   if (o.json) print_json(one_or_array(std::move(items)));
   return exit_code;

@@ -1,6 +1,7 @@
 // The subcommands of `gidpolicy`. Each returns the process exit code:
 //   0 success; 1 a selection failed, a profile disagrees (check) or a pair does not connect
-//   (simulate); 2 bad usage or unreadable input (one line on stderr says what to do).
+//   (simulate); 2 bad usage, unreadable input or output that could not be written (one line on
+//   stderr says what to do).
 #pragma once
 
 #include "sources.hpp"

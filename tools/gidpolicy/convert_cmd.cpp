@@ -1,6 +1,7 @@
 // `gidpolicy convert`: tables from one format to another, saying what the target cannot hold,
-// written atomically.
+// written by the one output path (output.hpp).
 #include "commands.hpp"
+#include "output.hpp"
 #include "render.hpp"
 
 #include <gidpolicy/formats/detect.hpp>
@@ -10,12 +11,8 @@
 
 #include <fmt/core.h>
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
+#include <optional>
 
 namespace gidpolicy::cli {
 
@@ -66,88 +63,6 @@ std::string describe_loss(const std::vector<GidTable>& before, const std::vector
   return out;
 }
 
-// A name next to `target` for a temporary file or tree: same directory, so rename() is atomic.
-fs::path sibling(const fs::path& target, const char* what) {
-  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  return dir / ("." + target.filename().string() + ".gidpolicy-" + what + "-" + std::to_string(::getpid()));
-}
-
-// `target` without a trailing separator ("out/" names the directory "out").
-fs::path output_path(const std::string& given) {
-  fs::path p = fs::path(given).lexically_normal();
-  if (p.filename().empty()) p = p.parent_path();
-  return p;
-}
-
-// Text to a temporary file, then rename over `target`: a failed or interrupted write leaves
-// `target` as it was.
-result<void> write_text_atomically(const fs::path& target, const std::string& text) {
-  const fs::path tmp = sibling(target, "tmp");
-  errno = 0;
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  std::error_code ec;
-  if (!out) {
-    const int err = errno ? errno : EIO;
-    fs::remove(tmp, ec);
-    return fail_errno(err, target.string() + ": cannot write");
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    return fail(Error(ec, target.string() + ": cannot write (rename from " + tmp.string() + ")"));
-  }
-  return success();
-}
-
-// A sysfs tree into a fresh temporary directory, renamed into place when complete. An existing
-// non-empty `target` is refused unless `replace`: merging would keep stale GIDs from an
-// earlier tree.
-result<void> write_tree_atomically(const std::vector<GidTable>& tables, const fs::path& target,
-                                   bool replace) {
-  std::error_code ec;
-  const bool exists = fs::exists(fs::symlink_status(target, ec));
-  if (exists) {
-    if (!fs::is_directory(fs::symlink_status(target, ec)))
-      return fail(errc::invalid_argument, target.string() + " exists and is not a directory");
-    if (!fs::is_empty(target, ec) && !replace)
-      return fail(
-          errc::invalid_argument,
-          target.string() +
-              " is not empty: writing into it would keep GIDs from what is there; give a new or empty "
-              "directory, or --replace to replace it");
-  }
-  const fs::path tmp = sibling(target, "tmp");
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directory(tmp, ec) || ec)
-    return fail(Error(ec ? ec : std::make_error_code(std::errc::io_error), tmp.string() + ": cannot create"));
-  if (auto r = formats::write_sysfs(tables, tmp); !r) {
-    fs::remove_all(tmp, ec);
-    return r;
-  }
-  fs::path old;
-  if (exists) {
-    old = sibling(target, "old");
-    fs::rename(target, old, ec);
-    if (ec) {
-      std::error_code ignored;
-      fs::remove_all(tmp, ignored);
-      return fail(Error(ec, target.string() + ": cannot move aside to replace it"));
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    if (!old.empty()) fs::rename(old, target, ignored);
-    fs::remove_all(tmp, ignored);
-    return fail(Error(ec, target.string() + ": cannot write (rename from " + tmp.string() + ")"));
-  }
-  if (!old.empty()) fs::remove_all(old, ec);
-  return success();
-}
-
 }  // namespace
 
 int run_convert(const ConvertArgs& o) {
@@ -155,6 +70,15 @@ int run_convert(const ConvertArgs& o) {
   if (!format) return usage_error("--to " + o.to + ": expected json, devinfo, show_gids or sysfs");
   if (*format == formats::Format::sysfs && !o.output)
     return usage_error("--to sysfs writes a directory tree: give it with --output DIR");
+  // The output is looked at before the input is read: a target that cannot be written is said at
+  // once.
+  std::optional<Output> out;
+  if (*format == formats::Format::sysfs) {
+    if (auto err = check_tree(*o.output, "--output", o.replace)) return output_error(*err);
+  } else {
+    out.emplace(Output::open(o.output, "--output"));
+    if (out->error()) return output_error(*out->error());
+  }
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   const auto& tables = loaded.value().tables;
@@ -166,16 +90,13 @@ int run_convert(const ConvertArgs& o) {
   if (std::string loss = describe_loss(tables, kept); !loss.empty())
     print_error(fmt::format("note: {} cannot hold all of {}: {}", o.to, loaded.value().source, loss));
   if (*format == formats::Format::sysfs) {
-    auto r = write_tree_atomically(tables, output_path(*o.output), o.replace);
-    if (!r) return usage_error(r.error());
+    if (auto err = write_tree(*o.output, "--output", o.replace,
+                              [&](const fs::path& dir) { return formats::write_sysfs(tables, dir); }))
+      return output_error(*err);
     return kExitOk;
   }
-  std::string text = formats::write_tables(tables, *format).value();
-  if (!o.output || *o.output == "-") {
-    std::cout << text;
-    return kExitOk;
-  }
-  if (auto r = write_text_atomically(output_path(*o.output), text); !r) return usage_error(r.error());
+  out->write(formats::write_tables(tables, *format).value());
+  if (auto err = out->commit()) return output_error(*err);
   return kExitOk;
 }
 

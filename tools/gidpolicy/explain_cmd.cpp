@@ -1,5 +1,6 @@
 // `gidpolicy explain-errno`: what an errno from modify_qp means for a table and a selection.
 #include "commands.hpp"
+#include "output.hpp"
 #include "render.hpp"
 
 #include <gidpolicy/diagnose.hpp>
@@ -69,7 +70,7 @@ int run_explain(const ExplainArgs& o) {
     if (!err)
       return usage_error("explain-errno: expected an errno number or name such as 22 or EINVAL, found '" +
                          o.err + "'");
-    fmt::print("{}", diagnose(*err, p, context(nullptr)).to_string());
+    standard_output().print("{}", diagnose(*err, p, context(nullptr)).to_string());
     return kExitOk;
   }
   auto loaded = load_tables(o.source);
@@ -81,9 +82,10 @@ int run_explain(const ExplainArgs& o) {
     if (!err)
       return usage_error("explain-errno: expected an errno number or name such as 22 or EINVAL, found '" +
                          o.err + "'");
-    if (!first) fmt::print("\n");
+    if (!first) standard_output().print("\n");
     first = false;
-    fmt::print("{}:\n{}", port_name(t), indent(diagnose(*err, p, context(&t)).to_string(), "  "));
+    standard_output().print("{}:\n{}", port_name(t),
+                            indent(diagnose(*err, p, context(&t)).to_string(), "  "));
   }
   return kExitOk;
 }

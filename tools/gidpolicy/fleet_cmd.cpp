@@ -1,6 +1,7 @@
 #include "fleet_cmd.hpp"
 
 #include "commands.hpp"
+#include "output.hpp"
 
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/profiles.hpp>
@@ -8,86 +9,21 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace gidpolicy::cli {
 namespace {
 
-namespace fs = std::filesystem;
 using fleet::Analysis;
 using fleet::Direction;
 using fleet::Link;
 using fleet::Outcome;
 
-// ---------------------------------------------------------------------------------------------
-// Output that is either stdout or a file written atomically: a temporary file beside the
-// target, renamed over it only once everything was written (readers never see half a file).
-class Sink {
- public:
-  static result<Sink> open(const std::optional<std::string>& path) {
-    Sink s;
-    if (!path || *path == "-") {
-      s.f_ = stdout;
-      return s;
-    }
-    s.target_ = *path;
-    s.temp_ = *path + ".tmp." + std::to_string(::getpid());
-    s.f_ = std::fopen(s.temp_.c_str(), "wb");
-    if (!s.f_)
-      return fail(errc::io_error,
-                  *path + ": cannot write: " + std::error_code(errno, std::generic_category()).message());
-    s.own_ = true;
-    return s;
-  }
-  Sink() = default;
-  Sink(Sink&& o) noexcept { *this = std::move(o); }
-  Sink& operator=(Sink&& o) noexcept {
-    std::swap(f_, o.f_);
-    std::swap(own_, o.own_);
-    std::swap(target_, o.target_);
-    std::swap(temp_, o.temp_);
-    return *this;
-  }
-  ~Sink() {
-    if (own_ && f_) {  // not committed: leave nothing behind
-      std::fclose(f_);
-      std::remove(temp_.c_str());
-    }
-  }
-  void write(std::string_view s) { std::fwrite(s.data(), 1, s.size(), f_); }
-  std::FILE* file() { return f_; }
-  result<void> commit() {
-    if (!own_) {
-      std::fflush(f_);
-      return success();
-    }
-    const bool bad = std::ferror(f_) != 0;
-    const bool closed = std::fclose(f_) == 0;
-    f_ = nullptr;
-    own_ = false;
-    if (bad || !closed) {
-      std::remove(temp_.c_str());
-      return fail(errc::io_error, target_ + ": write failed");
-    }
-    if (std::rename(temp_.c_str(), target_.c_str()) != 0) {
-      const auto ec = std::error_code(errno, std::generic_category());
-      std::remove(temp_.c_str());
-      return fail(errc::io_error, target_ + ": cannot rename into place: " + ec.message());
-    }
-    return success();
-  }
-
- private:
-  std::FILE* f_ = nullptr;
-  bool own_ = false;
-  std::string target_, temp_;
-};
+// The report and the --svg matrix go through the one output path (output.hpp).
+using Sink = Output;
 
 std::string jstr(const std::string& s) { return nlohmann::json(s).dump(); }
 
@@ -259,7 +195,7 @@ const char* colour(std::uint8_t worst) {
   return "#eeeeee";
 }
 
-result<void> write_svg(const Analysis& an, const std::string& path) {
+void write_svg(const Analysis& an, Sink& sink) {
   const std::size_t n = an.host_count();
   const std::size_t block = (n + 999) / 1000;
   const std::size_t g = (n + block - 1) / block;
@@ -298,7 +234,6 @@ result<void> write_svg(const Analysis& an, const std::string& path) {
            an.host(static_cast<std::uint32_t>(hi)).host;
   };
 
-  GIDPOLICY_TRY(sink, Sink::open(path));
   sink.write(fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12">)"
       "\n",
@@ -425,7 +360,6 @@ result<void> write_svg(const Analysis& an, const std::string& path) {
                            y, s.groups.size() - shown_causes));
   }
   sink.write("</svg>\n");
-  return sink.commit();
 }
 
 }  // namespace
@@ -485,6 +419,15 @@ int FleetCommand::run() const {
 }
 
 int run_fleet(const FleetArgs& o) {
+  // Both outputs are looked at before any work: a target that cannot be written is said at once,
+  // not after reading a whole cluster's snapshots.
+  std::optional<Sink> svg;
+  if (o.svg) {
+    svg.emplace(Sink::open(o.svg, "--svg"));
+    if (svg->error()) return output_error(*svg->error());
+  }
+  auto sink = Sink::open(o.output, "--output");
+  if (sink.error()) return output_error(*sink.error());
   auto profile = parse_profile(o.profile);
   if (!profile)
     return usage_error(Error(profile.error().code, "--profile " + o.profile + ": " + profile.error().detail));
@@ -519,17 +462,15 @@ int run_fleet(const FleetArgs& o) {
   auto an = Analysis::run(std::move(hosts).value(), topo, opts);
   if (!an) return usage_error(an.error());
   const Analysis& a = an.value();
-  if (o.svg) {
-    auto r = write_svg(a, *o.svg);
-    if (!r) return usage_error(r.error());
+  if (svg) {
+    write_svg(a, *svg);
+    if (auto err = svg->commit()) return output_error(*err);
   }
-  auto sink = Sink::open(o.output);
-  if (!sink) return usage_error(sink.error());
   if (o.json)
-    print_json(a, o, sink.value());
+    print_json(a, o, sink);
   else
-    print_text(a, o, sink.value());
-  if (auto r = sink.value().commit(); !r) return usage_error(r.error());
+    print_text(a, o, sink);
+  if (auto err = sink.commit()) return output_error(*err);
   return a.summary().all_connected() ? kExitOk : kExitFinding;
 }
 

@@ -3,12 +3,14 @@
 // docs/cli.md documents every subcommand, the --json schemas and the exit codes.
 #include "commands.hpp"
 #include "fleet_cmd.hpp"
+#include "output.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -143,7 +145,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 success; 1 a selection failed, a profile disagrees (check) or a pair does not connect "
-      "(simulate); 2 bad usage or unreadable input.\nSee docs/cli.md.");
+      "(simulate); 2 bad usage, unreadable input or output that could not be written.\nSee docs/cli.md.");
 
   // show
   ShowArgs show;
@@ -258,14 +260,21 @@ int run(int argc, char** argv) {
            "--help)\n";
     return kExitUsage;
   }
+  // --help and --version go out like any other output (output.hpp), not through std::cout.
+  const auto print_out = [&](const CLI::Error& e) {
+    std::ostringstream text;
+    const int code = app.exit(e, text, std::cerr);
+    standard_output().write(text.str());
+    return code;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return print_out(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return print_out(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return print_out(e);
   } catch (const CLI::ParseError& e) {
     // One line, then where to look: CLI11's own report spans several.
     std::string sub;
@@ -313,7 +322,8 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    // Whatever the command concluded, output that did not get out is the failure to report.
+    return finish_output(run(argc, argv));
   } catch (const std::exception& e) {
     // The library reports errors as values; this catches allocation failures, iostream and
     // CLI11 set-up errors, so nothing escapes main.

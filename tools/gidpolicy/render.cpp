@@ -1,6 +1,7 @@
 // Text rendering shared by the subcommands (render.hpp) and the usage errors (commands.hpp).
 #include "render.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 #include <fmt/core.h>
 
@@ -47,7 +48,7 @@ DriverModel driver_for(const GidTable& t, const std::optional<std::string>& plat
   return DriverModel::for_link_layer(t.port().link_layer);
 }
 
-void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }
+void print_json(const Json& j) { standard_output().write(j.dump(2) + "\n"); }
 
 std::string bounded(const std::string& s, std::size_t max) {
   return s.size() <= max ? s : s.substr(0, max) + "...";

@@ -24,7 +24,7 @@ std::string entry_summary(const GidEntry& e);
 /// The driver whose RTR is predicted: Apple's for Thunderbolt ports, Linux otherwise, unless
 /// --platform says which machine the table is from.
 DriverModel driver_for(const GidTable& t, const std::optional<std::string>& platform);
-/// A --json document on stdout, indented by 2.
+/// A --json document on stdout (standard_output()), indented by 2.
 void print_json(const Json& j);
 /// At most `max` bytes of a user-given spec for an error prefix (the parser's own message
 /// quotes the part around the position).

@@ -1,6 +1,7 @@
 // `gidpolicy select`: what a policy selects on each table, with the plan's agreement, as text
 // or JSON.
 #include "commands.hpp"
+#include "output.hpp"
 #include "render.hpp"
 
 #include <gidpolicy/network.hpp>
@@ -73,8 +74,8 @@ int run_select(const SelectArgs& o) {
   std::vector<Json> items;
   if (view && !o.json)
     for (const Route& r : view->routes)
-      fmt::print("route to {}: dev {} (ifindex {}), src {}\n", r.peer.to_string(), r.netdev, r.ifindex,
-                 r.source ? r.source->to_string() : std::string("none"));
+      standard_output().print("route to {}: dev {} (ifindex {}), src {}\n", r.peer.to_string(), r.netdev,
+                              r.ifindex, r.source ? r.source->to_string() : std::string("none"));
   for (const auto& t : loaded.value().tables) {
     const std::string spec = spec_for_table(profile.value(), whole_spec, t);
     auto plan = profile.value().plan(t, {.trace = o.explain || o.json, .network = view ? &*view : nullptr});
@@ -110,14 +111,16 @@ int run_select(const SelectArgs& o) {
       continue;
     }
     if (!plan) {
-      fmt::print("{}: {}: FAILED: {}\n", port_name(t), spec, plan.error().what());
-      if (o.explain && plan.error().trace) fmt::print("{}", indent(plan.error().trace->to_string(), "    "));
+      standard_output().print("{}: {}: FAILED: {}\n", port_name(t), spec, plan.error().what());
+      if (o.explain && plan.error().trace)
+        standard_output().print("{}", indent(plan.error().trace->to_string(), "    "));
       continue;
     }
     const Plan& p = plan.value();
-    fmt::print("{}: {}: {} -> sgid_index {}, {}\n", port_name(t), spec, entry_summary(p.selection.entry),
-               p.sgid_index, p.agrees() ? "agrees" : "DISAGREES: " + p.agreement.explanation);
-    if (o.explain) fmt::print("{}", indent(p.selection.trace.to_string(), "    "));
+    standard_output().print("{}: {}: {} -> sgid_index {}, {}\n", port_name(t), spec,
+                            entry_summary(p.selection.entry), p.sgid_index,
+                            p.agrees() ? "agrees" : "DISAGREES: " + p.agreement.explanation);
+    if (o.explain) standard_output().print("{}", indent(p.selection.trace.to_string(), "    "));
   }
   if (o.json) print_json(one_or_array(std::move(items)));
   return exit_code;

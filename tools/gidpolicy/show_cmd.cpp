@@ -1,5 +1,6 @@
 // `gidpolicy show`: the tables as read, as text or JSON.
 #include "commands.hpp"
+#include "output.hpp"
 #include "render.hpp"
 
 #include <fmt/core.h>
@@ -22,22 +23,23 @@ std::string holes_note(const GidTable& t) {
 
 void print_show_table(const GidTable& t) {
   const PortInfo& p = t.port();
-  fmt::print("{}: {}, {}, gid_tbl_len {}, active_mtu {}\n", port_name(t), to_string(p.link_layer),
-             to_string(p.state), p.gid_tbl_len ? std::to_string(*p.gid_tbl_len) : std::string("unknown"),
-             mtu_bytes(p.active_mtu));
-  fmt::print("  {:>5}  {:<39}  {:<8}  {:<15}  {:<15}  {}\n", "INDEX", "GID", "TYPE", "IPv4", "NETDEV",
-             "FLAGS");
+  standard_output().print("{}: {}, {}, gid_tbl_len {}, active_mtu {}\n", port_name(t),
+                          to_string(p.link_layer), to_string(p.state),
+                          p.gid_tbl_len ? std::to_string(*p.gid_tbl_len) : std::string("unknown"),
+                          mtu_bytes(p.active_mtu));
+  standard_output().print("  {:>5}  {:<39}  {:<8}  {:<15}  {:<15}  {}\n", "INDEX", "GID", "TYPE", "IPv4",
+                          "NETDEV", "FLAGS");
   for (const auto& e : t) {
     std::string flags;
     for (const auto& f : entry_flags(e)) flags += (flags.empty() ? "" : ",") + f;
     if (e.state == EntryState::unreadable) flags += fmt::format(" (errno {})", e.read_error.value());
     const bool valid = e.state == EntryState::valid;
-    fmt::print("  {:>5}  {:<39}  {:<8}  {:<15}  {:<15}  {}\n", e.index, valid ? e.gid.to_string() : "-",
-               valid ? std::string(to_string(e.type)) : "-", valid ? e.gid.ipv4_string() : "",
-               e.netdev.empty() ? "" : e.netdev, flags);
+    standard_output().print("  {:>5}  {:<39}  {:<8}  {:<15}  {:<15}  {}\n", e.index,
+                            valid ? e.gid.to_string() : "-", valid ? std::string(to_string(e.type)) : "-",
+                            valid ? e.gid.ipv4_string() : "", e.netdev.empty() ? "" : e.netdev, flags);
   }
-  if (t.size() == 0) fmt::print("  (no GID listed)\n");
-  fmt::print("  {}\n", holes_note(t));
+  if (t.size() == 0) standard_output().print("  (no GID listed)\n");
+  standard_output().print("  {}\n", holes_note(t));
 }
 
 }  // namespace
@@ -68,7 +70,7 @@ int run_show(const ShowArgs& o) {
     return kExitOk;
   }
   for (std::size_t k = 0; k < tables.size(); ++k) {
-    if (k) fmt::print("\n");
+    if (k) standard_output().print("\n");
     print_show_table(tables[k]);
   }
   return kExitOk;

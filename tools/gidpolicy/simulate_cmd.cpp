@@ -1,5 +1,6 @@
 // `gidpolicy simulate`: hosts with the given tables connected over the fake fabric.
 #include "commands.hpp"
+#include "output.hpp"
 #include "render.hpp"
 
 #include <gidpolicy/profiles.hpp>
@@ -46,10 +47,10 @@ int run_simulate(const SimulateArgs& o) {
   auto report = fabric.connect(topology, {.preflight = o.preflight});
   if (!report) return usage_error(report.error());
   const auto& r = report.value();
-  fmt::print("{} of {} hosts, profile {}{}\n", to_string(topology), names.size(), profile.value().spec(),
-             o.preflight ? ", with preflight" : "");
-  fmt::print("{}", r.to_string());
-  fmt::print("{} of {} pairs connected\n", r.connected_count(), r.pairs.size());
+  standard_output().print("{} of {} hosts, profile {}{}\n", to_string(topology), names.size(),
+                          profile.value().spec(), o.preflight ? ", with preflight" : "");
+  standard_output().print("{}", r.to_string());
+  standard_output().print("{} of {} pairs connected\n", r.connected_count(), r.pairs.size());
   return r.all_connected() ? kExitOk : kExitFinding;
 #else
   (void)o;

@@ -2,6 +2,7 @@
 // line (or one JSON object) per change with the re-plan it leads to, until SIGINT or SIGTERM.
 #include "commands.hpp"
 #include "json_out.hpp"
+#include "output.hpp"
 #include "sources.hpp"
 
 #include <gidpolicy/change.hpp>
@@ -33,12 +34,12 @@ struct Watched {
   std::map<std::uint32_t, Plan> plans;  // ports with a plan; the watcher follows its entry
 };
 
-void emit(const std::string& line, const Json& j, bool json) {
-  if (json)
-    std::cout << j.dump() << "\n";
-  else
-    std::cout << line << "\n";
-  std::cout.flush();  // a script reads the lines as they come
+// One line out now (a script reads the lines as they come). False when stdout failed: watching
+// on would only lose every later line, so the caller stops and finish_output() says why.
+bool emit(const std::string& line, const Json& j, bool json) {
+  Output& out = standard_output();
+  out.write((json ? j.dump() : line) + "\n");
+  return out.flush();
 }
 
 Json json_change(const GidChange& c) {
@@ -157,15 +158,17 @@ int run_watch(const WatchArgs& o) {
         (void)entry.watcher->follow(p, plan.value().selection.entry);
         j["gid"] = plan.value().selection.entry.gid.to_string();
         j["index"] = plan.value().sgid_index;
-        emit(fmt::format("{}: watching {} ({})", port_name(t), plan_text(plan.value()),
-                         j["policy"].get<std::string>()),
-             j, o.json);
+        if (!emit(fmt::format("{}: watching {} ({})", port_name(t), plan_text(plan.value()),
+                              j["policy"].get<std::string>()),
+                  j, o.json))
+          return kExitUsage;
         entry.plans.emplace(p, std::move(plan).value());
       } else {
         j["gid"] = nullptr;
         j["index"] = nullptr;
         j["error"] = json_error(plan.error());
-        emit(fmt::format("{}: watching, no plan yet: {}", port_name(t), plan.error().what()), j, o.json);
+        if (!emit(fmt::format("{}: watching, no plan yet: {}", port_name(t), plan.error().what()), j, o.json))
+          return kExitUsage;
       }
     }
     watched.push_back(std::move(entry));
@@ -228,7 +231,10 @@ int run_watch(const WatchArgs& o) {
           rj["error"] = json_error(next.error());
         }
         j["replan"] = std::move(rj);
-        emit(line, j, o.json);
+        if (!emit(line, j, o.json)) {
+          ::close(sfd);
+          return kExitUsage;
+        }
       }
     }
   }
