@@ -259,7 +259,7 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
                    route_netdev + " (rdma_cm's choice)";
             else if (route)
               n += ": on " + route_netdev + ", the netdev of the route to " + peer_text +
-                   ", but not its source " + "address" +
+                   ", but not its source address" +
                    (route_source.empty() ? std::string(" (the route names none)")
                                          : " " + route_source + " (rdma_cm would refuse: ENODEV)");
             else if (tb_index0)
