@@ -75,6 +75,8 @@ class Category final : public std::error_category {
         return "operation not supported";
       case errc::invalid_argument:
         return "invalid argument";
+      case errc::no_route:
+        return "no usable route to the peer";
     }
     return "unknown gidpolicy error " + std::to_string(v);
   }
@@ -124,6 +126,8 @@ class Category final : public std::error_category {
         return std::errc::function_not_supported;
       case errc::port_not_active:
         return std::errc::network_down;
+      case errc::no_route:
+        return std::errc::network_unreachable;  // what rdma_resolve_addr says without a route
     }
     return {v, *this};
   }

@@ -71,11 +71,48 @@ std::optional<Gid> address_of(const void* data, std::size_t len) {
   return Gid::from_bytes(b.data());
 }
 
+/// rtm_type as a RouteType.
+RouteType route_type(unsigned char t) noexcept {
+  switch (t) {
+    case RTN_UNICAST:
+      return RouteType::unicast;
+    case RTN_LOCAL:
+      return RouteType::local;
+    case RTN_BROADCAST:
+      return RouteType::broadcast;
+    case RTN_ANYCAST:
+      return RouteType::anycast;
+    case RTN_MULTICAST:
+      return RouteType::multicast;
+    case RTN_BLACKHOLE:
+      return RouteType::blackhole;
+    case RTN_UNREACHABLE:
+      return RouteType::unreachable;
+    case RTN_PROHIBIT:
+      return RouteType::prohibit;
+    case RTN_THROW:
+      return RouteType::throw_route;
+    default:
+      break;
+  }
+  return RouteType::other;
+}
+
 }  // namespace
 
-result<Route> KernelRoutes::route_to(const Gid& peer) {
-  const std::string what = "route to " + peer.to_string() + " (rtnetlink RTM_GETROUTE)";
+result<Route> KernelRoutes::route_to(const PeerAddress& peer_address) {
+  const Gid& peer = peer_address.address;
+  const std::string what = "route to " + peer_address.to_string() + " (rtnetlink RTM_GETROUTE)";
   const bool v4 = peer.is_ipv4_mapped();
+  // A scoped (link-local) peer is looked up on its netdev, as rdma_cm binds to sin6_scope_id.
+  std::uint32_t oif = 0;
+  if (!peer_address.scope.empty()) {
+    oif = ::if_nametoindex(peer_address.scope.c_str());
+    if (oif == 0)
+      return fail(errc::invalid_argument, "peer " + peer_address.to_string() + ": the scope " +
+                                              peer_address.scope +
+                                              " names no netdev of this network namespace");
+  }
   Socket s(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
   if (s.fd() < 0) return fail_errno(errno, what + ": socket");
   timeval tv{2, 0};
@@ -87,9 +124,12 @@ result<Route> KernelRoutes::route_to(const Gid& peer) {
   constexpr std::size_t kHdr = align4(sizeof(nlmsghdr));
   constexpr std::size_t kRt = align4(sizeof(rtmsg));
   constexpr std::size_t kAttr = align4(sizeof(rtattr));
-  std::array<unsigned char, kHdr + kRt + kAttr + 16> req{};
+  constexpr std::size_t kOif = kAttr + align4(sizeof(std::uint32_t));
+  std::array<unsigned char, kHdr + kRt + kAttr + 16 + kOif> req{};
+  const std::size_t dst_at = kHdr + kRt;
+  const std::size_t oif_at = dst_at + align4(kAttr + alen);
   nlmsghdr nh{};
-  nh.nlmsg_len = static_cast<std::uint32_t>(kHdr + kRt + kAttr + alen);
+  nh.nlmsg_len = static_cast<std::uint32_t>(oif != 0 ? oif_at + kOif : dst_at + kAttr + alen);
   nh.nlmsg_type = RTM_GETROUTE;
   nh.nlmsg_flags = NLM_F_REQUEST;
   nh.nlmsg_seq = 1;
@@ -103,8 +143,15 @@ result<Route> KernelRoutes::route_to(const Gid& peer) {
   peer.copy_to(bytes);
   std::memcpy(req.data(), &nh, sizeof nh);
   std::memcpy(req.data() + kHdr, &rt, sizeof rt);
-  std::memcpy(req.data() + kHdr + kRt, &dst, sizeof dst);
-  std::memcpy(req.data() + kHdr + kRt + kAttr, v4 ? bytes + 12 : bytes, alen);
+  std::memcpy(req.data() + dst_at, &dst, sizeof dst);
+  std::memcpy(req.data() + dst_at + kAttr, v4 ? bytes + 12 : bytes, alen);
+  if (oif != 0) {
+    rtattr oa{};
+    oa.rta_type = RTA_OIF;
+    oa.rta_len = static_cast<unsigned short>(kAttr + sizeof oif);
+    std::memcpy(req.data() + oif_at, &oa, sizeof oa);
+    std::memcpy(req.data() + oif_at + kAttr, &oif, sizeof oif);
+  }
 
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
@@ -135,11 +182,38 @@ result<Route> KernelRoutes::route_to(const Gid& peer) {
         nlmsgerr e{};
         if (body + sizeof e > end) return fail_errno(EIO, what + ": short error message");
         std::memcpy(&e, buf.data() + body, sizeof e);
-        return fail_errno(e.error < 0 ? -e.error : EIO, what);
+        const int err = e.error < 0 ? -e.error : EIO;
+        // The kernel answers a route that sends nothing with that route's errno (fib_props in
+        // net/ipv4/fib_semantics.c; ip6_route_output likewise): turned back into its type here,
+        // so that check_route() refuses it in gidpolicy's words, as it does for FakeRoutes.
+        Route refused;
+        refused.peer = peer_address;
+        switch (err) {
+          case ENETUNREACH:
+            return fail(errc::no_route, "no route to " + peer_address.to_string() +
+                                            ": the kernel's routing table has none, not even a default route "
+                                            "(ENETUNREACH; rdma_resolve_addr fails the same way)");
+          case EINVAL:
+            refused.type = RouteType::blackhole;
+            return refused;
+          case EHOSTUNREACH:
+            refused.type = RouteType::unreachable;
+            return refused;
+          case EACCES:
+            refused.type = RouteType::prohibit;
+            return refused;
+          default:
+            break;
+        }
+        return fail_errno(err, what);
       }
       if (h.nlmsg_type != RTM_NEWROUTE) continue;
+      if (body + sizeof(rtmsg) > end) return fail_errno(EIO, what + ": short route message");
+      rtmsg got_rt{};
+      std::memcpy(&got_rt, buf.data() + body, sizeof got_rt);
       Route r;
-      r.peer = peer;
+      r.peer = peer_address;
+      r.type = route_type(got_rt.rtm_type);
       for (std::size_t at = body + kRt; at + sizeof(rtattr) <= end;) {
         rtattr ra{};
         std::memcpy(&ra, buf.data() + at, sizeof ra);
@@ -165,7 +239,7 @@ result<Route> KernelRoutes::route_to(const Gid& peer) {
 
 #else
 
-result<Route> KernelRoutes::route_to(const Gid& peer) {
+result<Route> KernelRoutes::route_to(const PeerAddress& peer) {
   return fail(errc::not_supported,
               "route to " + peer.to_string() + ": KernelRoutes asks rtnetlink, which exists on Linux only");
 }

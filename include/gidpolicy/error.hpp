@@ -64,6 +64,8 @@ enum class errc : int {
   symbol_missing,       ///< the loaded library lacks a symbol gidpolicy needs
   not_supported,        ///< the backend or driver does not implement this call
   invalid_argument,     ///< an argument gidpolicy was given is outside what it accepts
+  // Routes (network.hpp).
+  no_route,  ///< no usable kernel route to a peer: none, or blackhole/unreachable/prohibit/throw
 };
 
 }  // namespace gidpolicy

@@ -56,6 +56,7 @@ gidpolicy_status status_of(const Error& e) noexcept {
     case errc::not_supported:
       return GIDPOLICY_ERR_NOT_SUPPORTED;
     case errc::invalid_argument:
+    case errc::no_route:  // the C API asks no routes; a C++ caller's peer= could name one
       return GIDPOLICY_ERR_INVALID_ARGUMENT;
   }
   return GIDPOLICY_ERR_INTERNAL;

@@ -16,20 +16,21 @@ constexpr unsigned kIndexBits = 8;
 
 constexpr Key make_key(bool thunderbolt_index0, bool link_local, bool not_local, std::uint32_t type_rank,
                        bool not_mapped, std::uint32_t index, bool invisible = false,
-                       std::uint32_t route_rank = 0) noexcept {
-  return (Key{invisible} << 16) | (Key{thunderbolt_index0} << 15) | (Key{link_local} << 14) |
-         (route_rank << 12) | (Key{not_local} << 11) | (type_rank << 9) | (Key{not_mapped} << kIndexBits) |
-         index;
+                       bool not_route_source = false) noexcept {
+  return (Key{invisible} << 15) | (Key{not_route_source} << 14) | (Key{thunderbolt_index0} << 13) |
+         (Key{link_local} << 12) | (Key{not_local} << 11) | (type_rank << 9) |
+         (Key{not_mapped} << kIndexBits) | index;
 }
 /// Every component but the index at its best: no later (higher-index) entry can outrank it.
 constexpr bool unbeatable(Key k) noexcept { return (k >> kIndexBits) == 0; }
 static_assert(make_key(false, false, false, 0, false, 255) < make_key(false, false, false, 0, true, 0));
 static_assert(make_key(false, false, false, 3, true, 255) < make_key(false, false, true, 0, false, 0));
 static_assert(make_key(false, true, true, 3, true, 255) < make_key(true, false, false, 0, false, 1));
-static_assert(make_key(true, true, true, 3, true, 255, false, 2) <
+static_assert(make_key(true, true, true, 3, true, 255, false, true) <
               make_key(false, false, false, 0, false, 0, true));
-static_assert(make_key(false, false, true, 3, true, 255, false, 0) <
-              make_key(false, false, false, 0, false, 0, false, 1));
+// The GID holding the route's source address outranks every other key but visibility.
+static_assert(make_key(true, true, true, 3, true, 255, false, false) <
+              make_key(false, false, false, 0, false, 0, false, true));
 
 /// The untraced scan's skip loop: the first entry from `p` on that holds a non-zero GID and,
 /// with `SkipLinkLocal`, is not link-local. (A template so that the per-entry loop carries no
@@ -86,7 +87,7 @@ std::string Ranked::spec() const {
   for (const auto& c : o.excludes) add("exclude=" + c.to_string());
   if (!o.netdev.empty()) add("netdev=" + o.netdev);
   if (o.local) add("local=" + detail::address_to_spec(*o.local));
-  if (o.peer) add("peer=" + detail::address_to_spec(*o.peer));
+  if (o.peer) add("peer=" + o.peer->to_string());
   if (o.require_local) add("require-local");
   if (o.allow_link_local) add("allow-link-local");
   return s;
@@ -102,7 +103,9 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
         const GidEntry* best = nullptr;
         Key best_key{};
         const bool ll_unroutable = link_local_is_unroutable(ll);
-        const bool skip_link_local = ll_unroutable && !o.allow_link_local;
+        const bool skip_link_local =
+            ll_unroutable && !o.allow_link_local &&
+            !(o.peer && !o.peer->address.is_ipv4_mapped() && o.peer->address.is_link_local());
         const bool tracing = rec.on();
         const NetworkView* net = run.network;
         const Route* route = nullptr;
@@ -115,7 +118,26 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
                     " needs the kernel's route to the peer (SelectOptions::network from observe_network(); "
                     "gidpolicy select --peer does this)" +
                     (net ? ": the network view has no route to it" : ": none was given"));
+          // A view built by hand gets the checks observe_network() makes.
+          if (auto ok = check_peer(*o.peer); !ok)
+            return fail(Error(ok.error().code, detail::where(table) + ": " + ok.error().detail));
+          if (auto ok = check_route(*o.peer, *route); !ok)
+            return fail(Error(ok.error().code, detail::where(table) + ": " + ok.error().detail));
         }
+        // rdma_cm's rule (ranked.hpp): with a route, only GIDs of the peer's family on the route's
+        // netdev qualify. A link-local peer is reached from its link's link-local address, so
+        // link-local GIDs are not rejected then.
+        const bool peer_v4 = route && o.peer->address.is_ipv4_mapped();
+        const bool peer_link_local = route && !peer_v4 && o.peer->address.is_link_local();
+        const std::string peer_text = o.peer ? o.peer->to_string() : std::string();
+        const std::string route_netdev = !route ? std::string()
+                                         : !route->netdev.empty()
+                                             ? route->netdev
+                                             : "ifindex " + std::to_string(route->ifindex);
+        const std::string route_source = route && route->source
+                                             ? (route->source->is_ipv4_mapped() ? route->source->ipv4_string()
+                                                                                : route->source->to_string())
+                                             : std::string();
         // Untraced, only the entries an sgid_index can name are read (a 1024-slot table costs what
         // a 256-slot one does), and the entries most tables are full of (link-local pairs, empty
         // slots) are skipped by a tight loop of word compares; the full checks below then give the
@@ -135,6 +157,10 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
               return n;
             });
           };
+          // As reject(), the reason built only when a trace records it.
+          const auto reject_because = [&](Verdict v, const auto& why) {
+            rec.step(e.index, v, [&] { return detail::note_for(e) + ": " + why(); });
+          };
           if (e.index > 255) {
             // (Only reached when tracing: the untraced scan stops at table.sgid_entries().)
             reject(Verdict::index_above_255, "cannot be an sgid_index (uint8_t)");
@@ -152,7 +178,35 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
             reject(Verdict::zero, "");
             continue;
           }
-          const bool link_local = e.gid.is_link_local() && ll_unroutable;
+          bool route_source_entry = false;
+          if (route) {
+            const bool on_netdev = NetworkView::on_netdev(e, *route);
+            if (e.gid.is_ipv4_mapped() != peer_v4) {
+              reject(
+                  Verdict::wrong_family,
+                  peer_v4
+                      ? "the peer is IPv4: only an IPv4-mapped GID can reach it"
+                      : "the peer is IPv6: an IPv4-mapped GID cannot reach it (the RTR fails with EINVAL)");
+              continue;
+            }
+            const bool netdev_unknown = e.netdev.empty() && e.ifindex == 0;
+            // An entry whose netdev is unknown (a table that does not say) qualifies only by holding
+            // the source address itself: nothing else ties it to the route's netdev.
+            route_source_entry = route->source && e.gid == *route->source && (on_netdev || netdev_unknown);
+            if (!on_netdev && !route_source_entry) {
+              reject_because(Verdict::other_netdev, [&] {
+                return netdev_unknown
+                           ? "netdev unknown and not the route's source address: cannot be shown to be "
+                             "on " +
+                                 route_netdev + ", the netdev of the route to " + peer_text
+                           : "not on " + route_netdev + ", the netdev of the route to " + peer_text +
+                                 ": RoCE sends from a GID's own netdev, and rdma_cm never uses another "
+                                 "netdev's GID";
+              });
+              continue;
+            }
+          }
+          const bool link_local = e.gid.is_link_local() && ll_unroutable && !peer_link_local;
           if (link_local && !o.allow_link_local) {
             reject(Verdict::link_local,
                    "not routed on this link layer, RTR would time out (allow-link-local to accept)");
@@ -192,27 +246,22 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
 
           const bool tb_index0 = thunderbolt && e.index == 0;
           const bool invisible = net && net->visibility(e) == Visibility::invisible;
-          const bool on_route_netdev = route && NetworkView::on_netdev(e, *route);
-          // rdma_cm's match: the route's source address, on the route's netdev (an entry whose
-          // netdev is unknown matches by address alone).
-          const bool route_source = route && route->source && e.gid == *route->source &&
-                                    (on_route_netdev || (e.netdev.empty() && e.ifindex == 0));
-          const std::uint32_t route_rank = !route ? 0u : route_source ? 0u : on_route_netdev ? 1u : 2u;
           const Key key = make_key(tb_index0, link_local, o.local && !is_local, type_rank(e.type),
-                                   !e.gid.is_ipv4_mapped(), e.index, invisible, route_rank);
+                                   !e.gid.is_ipv4_mapped(), e.index, invisible, route && !route_source_entry);
           rec.step(e.index, Verdict::candidate, [&] {
             std::string n = detail::describe(e);
             if (invisible)
               n += ": netdev " + (e.netdev.empty() ? "ifindex " + std::to_string(e.ifindex) : e.netdev) +
                    " is not in this network namespace, ranks below every visible candidate (RTR would fail "
                    "with ENODEV)";
-            else if (route_source)
-              n += ": holds the source address of the route to " + o.peer->to_string() + " on " +
-                   route->netdev;
-            else if (on_route_netdev)
-              n += ": on " + route->netdev + ", the netdev of the route to " + o.peer->to_string();
+            else if (route_source_entry)
+              n += ": holds " + route_source + ", the source address of the route to " + peer_text + " on " +
+                   route_netdev + " (rdma_cm's choice)";
             else if (route)
-              n += ": not on " + route->netdev + ", the netdev of the route to " + o.peer->to_string();
+              n += ": on " + route_netdev + ", the netdev of the route to " + peer_text +
+                   ", but not its source address" +
+                   (route_source.empty() ? std::string(" (the route names none)")
+                                         : " " + route_source + " (rdma_cm would refuse: ENODEV)");
             else if (tb_index0)
               n += ": index 0 on Thunderbolt ranks last";
             else if (link_local)
@@ -228,6 +277,25 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
             // indices: nothing after this one can outrank it. Without a trace, stop here.
             if (!tracing && unbeatable(best_key)) break;
           }
+        }
+        if (!best && route) {
+          // Counted over the whole table here, not in the scan: the untraced scan skips entries the
+          // traced one looks at, and the message must not depend on tracing.
+          std::size_t on_route_netdev_seen = 0;
+          for (const GidEntry& e : table.entries())
+            if (e.state == EntryState::valid && !e.gid.is_zero() && NetworkView::on_netdev(e, *route))
+              ++on_route_netdev_seen;
+          std::string d = detail::where(table) + ": peer=" + peer_text + ": the kernel routes it through " +
+                          route_netdev +
+                          (route_source.empty() ? "" : " (source address " + route_source + ")");
+          if (on_route_netdev_seen == 0)
+            d += ", and no GID of this port is on " + route_netdev;
+          else
+            d += ", and none of the " + std::to_string(on_route_netdev_seen) + " GID(s) of this port on " +
+                 route_netdev + " qualifies (the trace says why)";
+          d +=
+              ": rdma_cm would fail with ENODEV; a GID of another netdev would send from the wrong interface";
+          return fail(errc::no_candidate, std::move(d));
         }
         if (!best) {
           std::string d = detail::where(table) + ": no entry qualifies";

@@ -2,6 +2,7 @@
 // in include/gidpolicy/policies/spec.hpp. Every error names the byte position and what was
 // expected there, because specs arrive through environment variables where nobody sees a
 // stack trace.
+#include <gidpolicy/network.hpp>
 #include <gidpolicy/policies/ds4_explicit_index.hpp>
 #include <gidpolicy/policies/ds4_linux.hpp>
 #include <gidpolicy/policies/ds4_scan.hpp>
@@ -364,8 +365,11 @@ class Parser {
         GIDPOLICY_TRY(g, address(o));
         r.local = g;
       } else if (o.key == "peer") {
-        GIDPOLICY_TRY(g, address(o));
-        r.peer = g;
+        GIDPOLICY_TRY(text, value(o, "an IPv4 or IPv6 address (fe80::/10 with its %NETDEV scope)"));
+        auto peer = PeerAddress::parse(text);
+        if (!peer || peer.value().address.is_zero())
+          return value_error(o, "an IPv4 or IPv6 address, not zero (fe80::/10 with its %NETDEV scope)");
+        r.peer = std::move(peer).value();
       } else if (o.key == "require-local") {
         GIDPOLICY_TRYV(flag(o));
         r.require_local = true;

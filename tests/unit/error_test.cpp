@@ -26,7 +26,7 @@ TEST(Error, CategoryHasNameAndMessages) {
   std::error_code ec = errc::entry_empty;
   EXPECT_STREQ(ec.category().name(), "gidpolicy");
   EXPECT_EQ(ec.message(), "GID entry is empty");
-  for (int v = 1; v <= static_cast<int>(errc::invalid_argument); ++v)
+  for (int v = 1; v <= static_cast<int>(errc::no_route); ++v)
     EXPECT_EQ(error_category().message(v).find("unknown"), std::string::npos) << v;
   EXPECT_NE(error_category().message(9999).find("unknown"), std::string::npos);
 }
@@ -36,6 +36,7 @@ TEST(Error, MapsToGenericConditions) {
   EXPECT_EQ(std::error_code(errc::index_out_of_range), std::errc::result_out_of_range);
   EXPECT_EQ(std::error_code(errc::invalid_gid_text), std::errc::invalid_argument);
   EXPECT_EQ(std::error_code(errc::no_devices), std::errc::no_such_device);
+  EXPECT_EQ(std::error_code(errc::no_route), std::errc::network_unreachable);
   EXPECT_NE(std::error_code(errc::entry_empty), std::errc::invalid_argument);
 }
 

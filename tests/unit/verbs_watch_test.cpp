@@ -363,17 +363,18 @@ TEST(NetworkView, ObserveAsksEachPeerOnceAndFailsOnAnUnroutablePeer) {
   routes.links = {{"eth0", 2}, {"eth1", 3}};
   routes.routes = {{gid("::ffff:10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.1")},
                    {Gid{}, "eth1", 3, gid("::ffff:10.2.0.1")}};  // default route
-  const std::vector<Gid> peers{gid("::ffff:10.1.0.9"), gid("::ffff:192.0.2.1"), gid("::ffff:10.1.0.9")};
+  const std::vector<PeerAddress> peers{gid("::ffff:10.1.0.9"), gid("::ffff:192.0.2.1"),
+                                       gid("::ffff:10.1.0.9")};
   ASSERT_OK_AND_ASSIGN(auto v, observe_network(routes, peers));
   EXPECT_EQ(routes.queries, 2u);
   ASSERT_NE(v.route_to(gid("::ffff:192.0.2.1")), nullptr);
   EXPECT_EQ(v.route_to(gid("::ffff:192.0.2.1"))->netdev, "eth1");
   routes.routes.pop_back();
-  auto bad = observe_network(routes, std::vector<Gid>{gid("::ffff:192.0.2.1")});
+  auto bad = observe_network(routes, std::vector<PeerAddress>{gid("::ffff:192.0.2.1")});
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error(), std::errc::network_unreachable);
   EXPECT_THAT(bad.error().detail, testing::HasSubstr("192.0.2.1"));
-  std::vector<Gid> many(65, gid("::ffff:10.1.0.9"));
+  std::vector<PeerAddress> many(65, gid("::ffff:10.1.0.9"));
   EXPECT_EQ(observe_network(routes, many).error(), errc::invalid_argument);
 }
 
@@ -388,9 +389,9 @@ GidTable two_netdevs() {
 TEST(RankedPeer, PrefersTheRouteSourceOnTheRouteNetdevAndRoundTrips) {
   ASSERT_OK_AND_ASSIGN(const auto p, parse_policy("auto:peer=10.2.0.9"));
   EXPECT_EQ(p.spec(), "auto:peer=10.2.0.9");
-  EXPECT_EQ(peers_of(p), std::vector<Gid>{gid("::ffff:10.2.0.9")});
+  EXPECT_EQ(peers_of(p), std::vector<PeerAddress>{gid("::ffff:10.2.0.9")});
   EXPECT_EQ(peers_of(VALUE_OR_FAIL(parse_policy("first(validated:index=1|auto:peer=10.1.0.9)"))),
-            std::vector<Gid>{gid("::ffff:10.1.0.9")});
+            std::vector<PeerAddress>{gid("::ffff:10.1.0.9")});
   const GidTable t = two_netdevs();
   NetworkView v{{{"eth0", 2}, {"eth1", 3}},
                 {{gid("::ffff:10.2.0.9"), "eth1", 3, gid("::ffff:10.2.0.1")},

@@ -33,7 +33,7 @@ int run_show(const ShowArgs& o);
 struct SelectArgs {
   SourceArgs source;
   std::string policy = "auto";
-  /// --peer ADDR: route to it (rtnetlink) and prefer the GID of that route (auto:peer=ADDR).
+  /// --peer ADDR[%NETDEV]: route to it (rtnetlink) and choose as rdma_cm does (auto:peer=ADDR).
   std::optional<std::string> peer;
   bool explain = false;
   bool json = false;

@@ -169,8 +169,9 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   select_cmd->add_flag("--explain", select.explain, "Print why each entry was accepted or rejected");
   select_cmd->add_option("--peer", select.peer,
-                         "Ask the kernel's route to this address and prefer the GID holding its source "
-                         "address on its netdev (auto:peer=ADDR)");
+                         "Ask the kernel's route to this address (fe80::/10 as fe80::1%NETDEV) and choose as "
+                         "rdma_cm does: the GID holding its source address on its netdev, else one on that "
+                         "netdev, never another netdev's (auto:peer=ADDR)");
   select_cmd->add_flag("--json", select.json, "Print JSON (schema in docs/cli.md)");
 
   // check

@@ -43,9 +43,15 @@ int run_select(const SelectArgs& o) {
   if (o.peer) {
     // --peer ADDR: auto (at the top of the spec) gets peer=ADDR; any other policy must name its
     // peer itself (auto:peer=ADDR inside first()/per-device()).
-    auto addr = parse_address(*o.peer);
-    if (!addr || addr.value().is_zero())
-      return usage_error("--peer " + *o.peer + ": expected an IPv4 or IPv6 address");
+    auto addr = PeerAddress::parse(*o.peer);
+    if (!addr)
+      return usage_error(Error(addr.error().code, "--peer " + bounded(*o.peer) +
+                                                      ": expected an IPv4 or IPv6 address "
+                                                      "(fe80::/10 with its %NETDEV scope): " +
+                                                      addr.error().detail));
+    // Refused before the kernel is asked: what the address is, and what rdma_cm does with it.
+    if (auto ok = check_peer(addr.value()); !ok)
+      return usage_error(Error(ok.error().code, "--peer: " + ok.error().detail));
     const auto* ranked = profile.value().policy.target<Ranked>();
     if (!ranked && peers_of(profile.value().policy).empty())
       return usage_error("--peer needs an auto policy (or a spec naming auto:peer=ADDR); --policy " +
@@ -61,12 +67,12 @@ int run_select(const SelectArgs& o) {
   // The caller's namespace: for live devices always (a GID whose netdev is elsewhere ranks
   // last), for table files only with peers to route to (a pasted table is another host's).
   std::optional<NetworkView> view;
-  const std::vector<Gid> peers = peers_of(profile.value().policy);
+  const std::vector<PeerAddress> peers = peers_of(profile.value().policy);
   const bool live = !o.source.input && !o.source.sysfs;
   if (live || !peers.empty()) {
     KernelRoutes kernel;
     auto v = observe_network(kernel, peers);
-    if (!v) return usage_error(Error(v.error().code, "the kernel's routes: " + v.error().what()));
+    if (!v) return usage_error(Error(v.error().code, "the kernel's routes: " + v.error().detail));
     view = std::move(v).value();
   }
   const std::string whole_spec = profile.value().spec();
@@ -74,8 +80,9 @@ int run_select(const SelectArgs& o) {
   std::vector<Json> items;
   if (view && !o.json)
     for (const Route& r : view->routes)
-      standard_output().print("route to {}: dev {} (ifindex {}), src {}\n", r.peer.to_string(), r.netdev,
-                              r.ifindex, r.source ? r.source->to_string() : std::string("none"));
+      standard_output().print("route to {}: dev {} (ifindex {}), src {}
+", r.peer.to_string(), r.netdev,
+                              r.ifindex, r.source ? PeerAddress(*r.source).to_string() : std::string("none"));
   for (const auto& t : loaded.value().tables) {
     const std::string spec = spec_for_table(profile.value(), whole_spec, t);
     auto plan = profile.value().plan(t, {.trace = o.explain || o.json, .network = view ? &*view : nullptr});

@@ -11,13 +11,14 @@
 //             | "auto" [ ":" opt ( "," opt )* ]            opt: family=F | roce=R | type=T
 //                                                                | subnet=CIDR | exclude=CIDR
 //                                                                | netdev=NAME | local=ADDR
-//                                                                | peer=ADDR (network.hpp)
+//                                                                | peer=PEER (network.hpp)
 //                                                                | require-local | allow-link-local
 //             | "first(" policy ( "|" policy )* ")"
 //             | "per-device(" dev "=" policy ( ";" dev "=" policy )* ")"   dev: NAME or "*"
 //   T := roce_v2 | roce_v1 | ib | any     F := ipv4 | ipv6 | any     R := v2 | v1 | any
 //   N := decimal 0 .. 4294967295          INT := decimal int32, may be negative (ds4's int)
 //   ADDR := IPv4 dotted quad or IPv6/GID text     CIDR := ADDR "/" prefix length
+//   PEER := ADDR, or an IPv6 link-local ADDR "%" NETDEV (its scope: "fe80::1%en3")
 // subnet= and exclude= may repeat; other options may not. Spaces around separators are ignored.
 //
 // Names: each name means one thing. `jaccl-fixed` is the policy JacclFirstMapped (JACCL's scan for
