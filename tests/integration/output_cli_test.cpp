@@ -400,9 +400,12 @@ TEST_F(OutputTarget, APlantedTemporaryNameIsNotFollowed) {
   const fs::path out = dir_ / "out.json", report = dir_ / "report.txt";
   for (const std::string planted : {"out.json.tmp.1", ".out.json.gidpolicy-tmp-1", "report.txt.tmp.1"})
     fs::create_symlink(victim, dir_ / planted);
-  const CliResult probe = run_program("/usr/bin/unshare", {"--pid", "--fork", "/bin/true"});
+  // Unprivileged, a user namespace (mapped to root) is what makes a PID namespace possible.
+  std::vector<std::string> ns{"--pid", "--fork"};
+  if (::geteuid() != 0) ns.insert(ns.begin(), "--map-root-user");
+  const CliResult probe = run_program("/usr/bin/unshare", with(ns, {"/bin/true"}));
   if (probe.exit_code != 0) GTEST_SKIP() << "no PID namespace here (unshare --pid: " << probe.err << ")";
-  std::vector<std::string> a{"--pid", "--fork", cli_path().string()};
+  std::vector<std::string> a = with(ns, {cli_path().string()});
   CliResult r = run_program(
       "/usr/bin/unshare", with(a, {"convert", "--to", "json", "--input", table(), "--output", out.string()}));
   EXPECT_EQ(r.exit_code, 0) << r.err;
