@@ -322,11 +322,13 @@ TEST_F(OutputTarget, ASymlinkToProcSelfFd1WritesStdout) {
   EXPECT_EQ(r.out, expected_);
   EXPECT_TRUE(fs::is_symlink(link));
   // stdout appending to a log: the log keeps its earlier lines (it is written, not replaced).
+  // Through the test's own link, never the system's /dev/stdout: a tool that replaced the link
+  // (the fault tested for) must not damage the machine.
   const fs::path log = dir_ / "log";
   { std::ofstream(log) << "earlier\n"; }
   r = run_program("/bin/sh",
                   {"-c", "exec \"$0\" \"$@\" >>\"$LOG\"", cli_path().string(), "convert", "--to", "json",
-                   "--input", table(), "--output", "/dev/stdout"},
+                   "--input", table(), "--output", link.string()},
                   {"LOG=" + log.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_file(log), "earlier\n" + expected_);
