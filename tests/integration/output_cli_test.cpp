@@ -322,11 +322,13 @@ TEST_F(OutputTarget, ASymlinkToProcSelfFd1WritesStdout) {
   EXPECT_EQ(r.out, expected_);
   EXPECT_TRUE(fs::is_symlink(link));
   // stdout appending to a log: the log keeps its earlier lines (it is written, not replaced).
+  // Through the test's own link, never the system's /dev/stdout: a tool that replaced the link
+  // (the fault tested for) must not damage the machine.
   const fs::path log = dir_ / "log";
   { std::ofstream(log) << "earlier\n"; }
   r = run_program("/bin/sh",
                   {"-c", "exec \"$0\" \"$@\" >>\"$LOG\"", cli_path().string(), "convert", "--to", "json",
-                   "--input", table(), "--output", "/dev/stdout"},
+                   "--input", table(), "--output", link.string()},
                   {"LOG=" + log.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_file(log), "earlier\n" + expected_);
@@ -400,9 +402,12 @@ TEST_F(OutputTarget, APlantedTemporaryNameIsNotFollowed) {
   const fs::path out = dir_ / "out.json", report = dir_ / "report.txt";
   for (const std::string planted : {"out.json.tmp.1", ".out.json.gidpolicy-tmp-1", "report.txt.tmp.1"})
     fs::create_symlink(victim, dir_ / planted);
-  const CliResult probe = run_program("/usr/bin/unshare", {"--pid", "--fork", "/bin/true"});
+  // Unprivileged, a user namespace (mapped to root) is what makes a PID namespace possible.
+  std::vector<std::string> ns{"--pid", "--fork"};
+  if (::geteuid() != 0) ns.insert(ns.begin(), "--map-root-user");
+  const CliResult probe = run_program("/usr/bin/unshare", with(ns, {"/bin/true"}));
   if (probe.exit_code != 0) GTEST_SKIP() << "no PID namespace here (unshare --pid: " << probe.err << ")";
-  std::vector<std::string> a{"--pid", "--fork", cli_path().string()};
+  std::vector<std::string> a = with(ns, {cli_path().string()});
   CliResult r = run_program(
       "/usr/bin/unshare", with(a, {"convert", "--to", "json", "--input", table(), "--output", out.string()}));
   EXPECT_EQ(r.exit_code, 0) << r.err;
