@@ -552,6 +552,22 @@ void finish_inbound(Library& lib, Qp& q, const Wire& h) {
   }
 }
 
+// A responder whose own receive failed: the requester is told (RC: a NAK with `status`) and this
+// QP enters the error state. The acknowledgements it owes and the NAK still leave: the error
+// state ends this QP's own requests, not the answers its peer waits for (a lost NAK would leave
+// the requester waiting forever).
+void nak_and_break(Library& lib, Qp& q, const Wire& h, ibv_wc_status status) {
+  flush_ack(lib, q);
+  if (q.kind == QpKind::rc) reply(lib, q, h, Kind::nak, status);
+  std::deque<OutMsg> answers;
+  for (OutMsg& m : q.outq)
+    if (static_cast<Kind>(m.h.kind) == Kind::ack || static_cast<Kind>(m.h.kind) == Kind::nak)
+      answers.push_back(std::move(m));
+  enter_error(lib, q, true);
+  q.outq = std::move(answers);
+  if (!q.outq.empty()) flush(lib, q);
+}
+
 // One fragment's bytes, where the message being received puts them. A region deregistered (or
 // memory unmapped) since the message began ends it: an RDMA write is NAKed with a remote access
 // error (the R_Key check of every packet), a receive completes in LOC_PROT_ERR and the requester
@@ -582,8 +598,7 @@ bool land(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> payload
   ibv_wc wc = make_wc(q, in.recv.wr_id, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV);
   complete(lib, *q.recv_cq, wc);
   in.has_recv = false;
-  if (q.kind == QpKind::rc) reply(lib, q, h, Kind::nak, IBV_WC_REM_OP_ERR);
-  enter_error(lib, q, true);
+  nak_and_break(lib, q, h, IBV_WC_REM_OP_ERR);
   return false;
 }
 
@@ -718,10 +733,7 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
           complete(lib, *q.recv_cq, wc);
           log_drop(lib, q, h,
                    st == IBV_WC_LOC_LEN_ERR ? "the receive buffer is too short" : "bad receive lkey");
-          if (rc)
-            reply(lib, q, h, Kind::nak,
-                  st == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR);
-          enter_error(lib, q, true);
+          nak_and_break(lib, q, h, st == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR);
           return Outcome::consumed;
         }
       }
