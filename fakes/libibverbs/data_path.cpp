@@ -46,6 +46,8 @@
 //    deregistered or unmapped mid-transfer ends the work request in REM_ACCESS_ERR (remote
 //    region), LOC_PROT_ERR (a local SGE) or, for a receive buffer, LOC_PROT_ERR with
 //    REM_OP_ERR at the sender. Zero-length RDMA operations name no region and check none.
+//    RDMA write fragments (the bulk of one-sided traffic) land straight from the socket:
+//    recvmsg into the region is one copy, and the kernel's, which is EFAULT for a missing page.
 // Drops are written to the control log ("call": "deliver"), so a run shows why data vanished.
 //
 // fork(): the child of a process with a progress thread has none (threads do not survive
@@ -997,10 +999,88 @@ void dispatch(Library& lib, Qp& q, std::span<const std::byte> datagram, bool rep
   if (handle_data(lib, q, h, payload) == Outcome::hold) hold(lib, q, h, datagram);
 }
 
+// Whether a data fragment passes every check handle_connected makes before it looks at the
+// opcode (path verdict, state, source QP, GRH), so it may land without that function. Any doubt
+// answers false: the fragment then takes the ordinary path, which logs why it is refused.
+bool plainly_accepted(const Qp& q, const Wire& h) {
+  if (q.kind == QpKind::ud || q.times_out || !q.connected || !q.held.empty() ||
+      (q.qp.state != IBV_QPS_RTR && q.qp.state != IBV_QPS_RTS) || h.src_qp != q.dest_qp_num)
+    return false;
+  if (!q.is_global) return true;
+  if (!(h.flags & kHasGrh) || Gid::from_bytes(h.sgid) != q.dgid) return false;
+  const auto it = q.port_gids.find(Gid::from_bytes(h.dgid));
+  const std::uint32_t mine = wire_gid_type(q.source_type);
+  return it != q.port_gids.end() && (h.gid_type == 0 || mine == 0 || h.gid_type == mine);
+}
+
+// An RDMA write fragment lands straight from the socket into the target region: one copy (the
+// kernel's, which answers EFAULT for an unmapped page instead of faulting) rather than two.
+// Taken only when the ordinary path would land it unchanged: a plain write (no immediate, so no
+// receive) whose region is live, in this QP's PD, allows remote write and covers the whole
+// message (first fragment), or the next fragment of the write being received. false: not taken
+// (the datagram is still queued). `h`: the datagram's header, peeked.
+bool land_write_directly(Library& lib, Qp& q, int fd, const Wire& h, std::size_t datagram_size) {
+  if (h.magic != kMagic || h.version != kWireVersion || h.dest_qp != q.qp.qp_num ||
+      static_cast<Kind>(h.kind) != Kind::data || h.length == 0 || h.length != datagram_size - sizeof h ||
+      h.offset > h.total || h.length > h.total - h.offset || !plainly_accepted(q, h))
+    return false;
+  const bool first = h.offset == 0;
+  if (first) {
+    if (h.opcode != IBV_WR_RDMA_WRITE || !(q.access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+        !live_region(lib, h.rkey, q.pd, h.remote_addr, h.total, true, IBV_ACCESS_REMOTE_WRITE))
+      return false;
+  } else if (!q.in.active || !q.in.write || q.in.dropping || q.in.seq != h.seq || q.in.opcode != h.opcode) {
+    return false;
+  }
+  const Mr* m =
+      live_region(lib, h.rkey, q.pd, h.remote_addr + h.offset, h.length, true, IBV_ACCESS_REMOTE_WRITE);
+  if (!m) return false;  // deregistered meanwhile: the ordinary path ends the message
+  Wire copy{};
+  iovec iov[2];
+  iov[0].iov_base = &copy;
+  iov[0].iov_len = sizeof copy;
+  iov[1].iov_base = static_cast<std::byte*>(m->mr.addr) + (h.remote_addr + h.offset - m->iova);
+  iov[1].iov_len = h.length;
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = 2;
+  const ssize_t r = ::recvmsg(fd, &msg, MSG_DONTWAIT);
+  if (r < 0 && errno != EFAULT) return false;  // nothing was taken
+  if (first) {
+    Inbound in;
+    in.active = true;
+    in.seq = h.seq;
+    in.opcode = h.opcode;
+    in.total = h.total;
+    in.write = true;
+    in.rkey = h.rkey;
+    in.remote_addr = h.remote_addr;
+    q.in = std::move(in);
+  }
+  const bool last = h.offset + h.length >= h.total;
+  if (r != static_cast<ssize_t>(sizeof h + h.length)) {
+    // The datagram is gone and its bytes did not all land: memory unmapped while registered.
+    log_drop(lib, q, h, "RDMA write: a page of the region is no longer mapped (unmapped while registered)");
+    if (q.kind == QpKind::rc) reply(lib, q, h, Kind::nak, IBV_WC_REM_ACCESS_ERR);
+    q.in.dropping = true;
+    q.in.active = !last;
+    return true;
+  }
+  if (last) finish_inbound(lib, q, h);
+  return true;
+}
+
 void drain(Library& lib, Qp& q) {
   static thread_local std::vector<std::byte> buf(sizeof(Wire) + kFragment);
   const std::uint32_t num = q.qp.qp_num;
   for (;;) {
+    // The next datagram's header and length (MSG_TRUNC), without taking it.
+    Wire h{};
+    const ssize_t next = ::recv(q.rx, &h, sizeof h, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+    if (next < 0) break;  // EAGAIN: nothing more
+    if (next > static_cast<ssize_t>(sizeof h) &&
+        land_write_directly(lib, q, q.rx, h, static_cast<std::size_t>(next)))
+      continue;
     const ssize_t n = ::recv(q.rx, buf.data(), buf.size(), MSG_DONTWAIT);
     if (n < 0) break;  // EAGAIN: nothing more
     dispatch(lib, q, std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), false);
