@@ -55,7 +55,7 @@ int check_maps(std::uintptr_t begin, std::uintptr_t end, bool writable) {
     if (n <= 0) break;
     pending.append(chunk, static_cast<std::size_t>(n));
     std::size_t start = 0;
-    for (std::size_t nl; !done && (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+    for (std::size_t nl = 0; !done && (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
       // "lo-hi perms offset dev inode path"
       const char* line = pending.c_str() + start;
       char* next = nullptr;
