@@ -38,7 +38,16 @@
 //    IBV_WC_REM_INV_REQ_ERR); local key and length errors in LOC_PROT_ERR / LOC_LEN_ERR.
 //  * UD receives start with the 40-byte GRH as RoCE hardware writes it: an IPv6 header with
 //    the source and destination GIDs, or for an IPv4-mapped RoCE v2 GID the IPv4 header in its
-//    last 20 bytes.
+//    last 20 bytes; wc.sl carries that header type as libmlx5 reports it. A UD message is one
+//    packet: longer than the port's active MTU is LOC_LEN_ERR at the sender.
+//  * Program memory is touched only through a region that is registered at that moment, checked
+//    for every fragment (an HCA checks keys per packet and never touches a region after
+//    ibv_dereg_mr), and only through copies that cannot fault (memory.cpp): a region
+//    deregistered or unmapped mid-transfer ends the work request in REM_ACCESS_ERR (remote
+//    region), LOC_PROT_ERR (a local SGE) or, for a receive buffer, LOC_PROT_ERR with
+//    REM_OP_ERR at the sender. Zero-length RDMA operations name no region and check none.
+//    RDMA write fragments (the bulk of one-sided traffic) land straight from the socket:
+//    recvmsg into the region is one copy, and the kernel's, which is EFAULT for a missing page.
 // Drops are written to the control log ("call": "deliver"), so a run shows why data vanished.
 //
 // fork(): the child of a process with a progress thread has none (threads do not survive
@@ -315,6 +324,38 @@ void arm_timer(Qp& q, std::uint32_t seq, bool lost) {
   }
 }
 
+// The front message of the out-queue cannot read its memory any more. A read response becomes
+// a NAK (remote access error, the responder's R_Key check failing mid-stream); a request of this
+// QP ends in a local protection error and the QP in the error state, as an HCA's L_Key check.
+void source_gone(Library& lib, Qp& q, const std::string& why) {
+  OutMsg m = std::move(q.outq.front());
+  q.outq.pop_front();
+  log_drop(lib, q, m.h, "not sent further: " + why);
+  const auto kind = static_cast<Kind>(m.h.kind);
+  if (kind != Kind::data && kind != Kind::read_resp) return;  // owned bytes only: never
+  if (kind == Kind::read_resp) {
+    OutMsg nak;
+    nak.h = m.h;
+    nak.h.kind = static_cast<std::uint8_t>(Kind::nak);
+    nak.h.status = static_cast<std::uint32_t>(IBV_WC_REM_ACCESS_ERR);
+    nak.h.total = 0;
+    q.outq.push_front(std::move(nak));
+    flush(lib, q);
+    return;
+  }
+  ibv_wc wc = m.wc;
+  if (m.rc_request) {
+    auto it =
+        std::find_if(q.unacked.begin(), q.unacked.end(), [&](const Unacked& u) { return u.seq == m.seq; });
+    if (it == q.unacked.end()) return;
+    wc = make_wc(q, it->wr_id, IBV_WC_LOC_PROT_ERR, it->opcode);
+    q.unacked.erase(it);
+  }
+  wc.status = IBV_WC_LOC_PROT_ERR;  // error completions are reported even when unsignaled
+  complete(lib, *q.send_cq, wc);
+  enter_error(lib, q, true);
+}
+
 // Write as much of the out-queue as the transport takes now. Never blocks. Caller holds mu.
 void flush(Library& lib, Qp& q) {
   while (!q.outq.empty()) {
@@ -332,9 +373,16 @@ void flush(Library& lib, Qp& q) {
       iov[n++].iov_len = sizeof h;
       std::size_t piece = m.piece, off = m.piece_off;
       std::uint64_t left = frag;
+      const char* gone = nullptr;
       while (left > 0 && piece < m.gather.size() && n < std::size(iov)) {
         const Piece& pc = m.gather[piece];
         const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(left, pc.size - off));
+        // The HCA reads a region only while it is registered: checked for every fragment.
+        if (pc.key != 0 && !live_region(lib, pc.key, q.pd, reinterpret_cast<std::uintptr_t>(pc.data + off),
+                                        take, false, 0)) {
+          gone = "the region was deregistered while the message was being sent";
+          break;
+        }
         iov[n].iov_base = const_cast<std::byte*>(pc.data + off);
         iov[n++].iov_len = take;
         left -= take;
@@ -352,7 +400,13 @@ void flush(Library& lib, Qp& q) {
       }
       msg.msg_iov = iov;
       msg.msg_iovlen = n;
-      const ssize_t r = ::sendmsg(q.tx, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+      const ssize_t r = gone ? -1 : ::sendmsg(q.tx, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (gone || (r < 0 && errno == EFAULT)) {
+        // The memory this message reads is gone (deregistered, or unmapped while registered).
+        source_gone(lib, q,
+                    gone ? gone : "a page of the region is no longer mapped (unmapped while registered)");
+        return;
+      }
       if (r < 0) {
         if ((errno == EAGAIN || errno == ENOBUFS) && q.kind != QpKind::ud) {
           // The peer is full: the progress thread resumes when it has room (one wake-up, not
@@ -439,8 +493,11 @@ ibv_wc_status check_receive(Library& lib, const Qp& q, const RecvWr& w, std::uin
   return len > room ? IBV_WC_LOC_LEN_ERR : IBV_WC_SUCCESS;
 }
 
-// Copy `bytes` to `offset` of the buffers a scatter list describes.
-void scatter_at(const std::vector<ibv_sge>& sges, std::uint64_t offset, std::span<const std::byte> bytes) {
+// Copy `bytes` to `offset` of the buffers a scatter list describes. Every SGE written is checked
+// against the live regions first (registered, in `pd`, local write, covering it) and written
+// without faulting: false when one fails (the caller ends the work request in LOC_PROT_ERR).
+bool scatter_at(const Library& lib, const Pd* pd, const std::vector<ibv_sge>& sges, std::uint64_t offset,
+                std::span<const std::byte> bytes) {
   std::size_t done = 0;
   for (const ibv_sge& s : sges) {
     if (done == bytes.size()) break;
@@ -450,10 +507,13 @@ void scatter_at(const std::vector<ibv_sge>& sges, std::uint64_t offset, std::spa
     }
     const std::size_t n =
         static_cast<std::size_t>(std::min<std::uint64_t>(s.length - offset, bytes.size() - done));
-    std::memcpy(at_address(s.addr) + offset, bytes.data() + done, n);
+    if (!live_region(lib, s.lkey, pd, s.addr + offset, n, false, IBV_ACCESS_LOCAL_WRITE) ||
+        !copy_to_program(s.addr + offset, bytes.data() + done, n))
+      return false;
     done += n;
     offset = 0;
   }
+  return true;
 }
 
 enum class Outcome { consumed, hold };
@@ -494,13 +554,54 @@ void finish_inbound(Library& lib, Qp& q, const Wire& h) {
   }
 }
 
-// One fragment's bytes, where the message being received puts them.
-void land(Qp& q, const Wire& h, std::span<const std::byte> payload) {
-  if (payload.empty()) return;
-  if (q.in.target)
-    std::memcpy(q.in.target + h.offset, payload.data(), payload.size());
-  else if (q.in.has_recv)
-    scatter_at(q.in.recv.sge, h.offset, payload);
+// A responder whose own receive failed: the requester is told (RC: a NAK with `status`) and this
+// QP enters the error state. The acknowledgements it owes and the NAK still leave: the error
+// state ends this QP's own requests, not the answers its peer waits for (a lost NAK would leave
+// the requester waiting forever).
+void nak_and_break(Library& lib, Qp& q, const Wire& h, ibv_wc_status status) {
+  flush_ack(lib, q);
+  if (q.kind == QpKind::rc) reply(lib, q, h, Kind::nak, status);
+  std::deque<OutMsg> answers;
+  for (OutMsg& m : q.outq)
+    if (static_cast<Kind>(m.h.kind) == Kind::ack || static_cast<Kind>(m.h.kind) == Kind::nak)
+      answers.push_back(std::move(m));
+  enter_error(lib, q, true);
+  q.outq = std::move(answers);
+  if (!q.outq.empty()) flush(lib, q);
+}
+
+// One fragment's bytes, where the message being received puts them. A region deregistered (or
+// memory unmapped) since the message began ends it: an RDMA write is NAKed with a remote access
+// error (the R_Key check of every packet), a receive completes in LOC_PROT_ERR and the requester
+// gets a remote operational error, as for a bad receive lkey. false: the message was ended.
+bool land(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> payload) {
+  if (payload.empty()) return true;
+  Inbound& in = q.in;
+  if (in.write) {
+    const Mr* m = live_region(lib, in.rkey, q.pd, in.remote_addr + h.offset, payload.size(), true,
+                              IBV_ACCESS_REMOTE_WRITE);
+    const char* why = nullptr;
+    if (!m)
+      why = "RDMA write: the region was deregistered while the message was arriving";
+    else if (!copy_to_program(
+                 reinterpret_cast<std::uintptr_t>(m->mr.addr) + (in.remote_addr + h.offset - m->iova),
+                 payload.data(), payload.size()))
+      why = "RDMA write: a page of the region is no longer mapped (unmapped while registered)";
+    if (!why) return true;
+    log_drop(lib, q, h, why);
+    if (q.kind == QpKind::rc) reply(lib, q, h, Kind::nak, IBV_WC_REM_ACCESS_ERR);
+    in.dropping = true;
+    in.active = h.offset + h.length < in.total;
+    return false;
+  }
+  if (!in.has_recv || scatter_at(lib, q.pd, in.recv.sge, h.offset, payload)) return true;
+  log_drop(lib, q, h,
+           "the receive buffer's region was deregistered or unmapped while the message was arriving");
+  ibv_wc wc = make_wc(q, in.recv.wr_id, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV);
+  complete(lib, *q.recv_cq, wc);
+  in.has_recv = false;
+  nak_and_break(lib, q, h, IBV_WC_REM_OP_ERR);
+  return false;
 }
 
 // RNR: tell the requester once per message that it must wait (no ACK timer meanwhile).
@@ -559,8 +660,7 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
       if (q.in.active && q.in.seq == h.seq && h.offset + h.length >= q.in.total) q.in.active = false;
       return Outcome::consumed;
     }
-    land(q, h, payload);
-    if (h.offset + h.length >= q.in.total) finish_inbound(lib, q, h);
+    if (land(lib, q, h, payload) && h.offset + h.length >= q.in.total) finish_inbound(lib, q, h);
     return Outcome::consumed;
   }
 
@@ -580,12 +680,17 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
     q.in = std::move(in);
     return Outcome::consumed;
   };
+  // nullptr with the message rejected, or the region; a zero-length write or read names none
+  // (no R_Key, bounds or region access check applies to zero bytes: UCX flushes with rkey 0),
+  // answered by `none`.
+  static Mr none;
   auto remote_region = [&](int access, std::uint64_t len, const char* what) -> Mr* {
     Mr* m = find_mr(lib, h.rkey);
     if (!(q.access_flags & static_cast<unsigned>(access))) {
       reject(std::string(what) + ": the QP's access flags do not allow it", IBV_WC_REM_ACCESS_ERR);
       return nullptr;
     }
+    if (len == 0 && access != IBV_ACCESS_REMOTE_ATOMIC) return &none;
     if (!m || m->pd != q.pd) {
       reject(std::string(what) + ": rkey " + std::to_string(h.rkey) + " names no region of this QP's PD",
              IBV_WC_REM_ACCESS_ERR);
@@ -630,17 +735,17 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
           complete(lib, *q.recv_cq, wc);
           log_drop(lib, q, h,
                    st == IBV_WC_LOC_LEN_ERR ? "the receive buffer is too short" : "bad receive lkey");
-          if (rc)
-            reply(lib, q, h, Kind::nak,
-                  st == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR);
-          enter_error(lib, q, true);
+          nak_and_break(lib, q, h, st == IBV_WC_LOC_LEN_ERR ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR);
           return Outcome::consumed;
         }
       }
-      if (write) in.target = static_cast<std::byte*>(m->mr.addr) + (h.remote_addr - m->iova);
+      if (write) {
+        in.write = true;
+        in.rkey = h.rkey;
+        in.remote_addr = h.remote_addr;
+      }
       q.in = std::move(in);
-      land(q, h, payload);
-      if (last) finish_inbound(lib, q, h);
+      if (land(lib, q, h, payload) && last) finish_inbound(lib, q, h);
       return Outcome::consumed;
     }
     case IBV_WR_RDMA_READ: {
@@ -659,7 +764,8 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
       r.h.opcode = h.opcode;
       r.h.total = h.total;
       if (h.total)
-        r.gather.push_back({static_cast<std::byte*>(m->mr.addr) + (h.remote_addr - m->iova), h.total});
+        r.gather.push_back(
+            {static_cast<std::byte*>(m->mr.addr) + (h.remote_addr - m->iova), h.total, h.rkey});
       r.total = h.total;
       enqueue(lib, q, std::move(r));
       return Outcome::consumed;
@@ -672,15 +778,18 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
       Mr* m = remote_region(IBV_ACCESS_REMOTE_ATOMIC, 8, "atomic");
       if (!m) return Outcome::consumed;
       // Atomic with respect to every other access through the fake: all of them hold mu.
-      std::byte* p = static_cast<std::byte*>(m->mr.addr) + (h.remote_addr - m->iova);
+      const std::uint64_t p = reinterpret_cast<std::uintptr_t>(m->mr.addr) + (h.remote_addr - m->iova);
       std::uint64_t old = 0;
-      std::memcpy(&old, p, 8);
-      std::uint64_t next = old;
+      std::uint64_t next = 0;
+      bool mapped = copy_from_program(&old, p, 8);
       if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
         next = old + h.compare_add;
-      else if (old == h.compare_add)
-        next = h.swap;
-      std::memcpy(p, &next, 8);
+      else
+        next = old == h.compare_add ? h.swap : old;
+      mapped = mapped && copy_to_program(p, &next, 8);
+      if (!mapped)
+        return reject("atomic: the region's page is no longer mapped (unmapped while registered)",
+                      IBV_WC_REM_ACCESS_ERR);
       std::vector<std::byte> value(8);
       std::memcpy(value.data(), &old, 8);
       reply(lib, q, h, Kind::atomic_resp, IBV_WC_SUCCESS, std::move(value));
@@ -692,13 +801,19 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
   }
 }
 
+// Whether the packet travels as RoCE v2 over IPv4 (an IPv4 header, not an IPv6 one).
+bool ipv4_header(const Wire& h) {
+  return h.gid_type == 2 && Gid::from_bytes(h.sgid).is_ipv4_mapped() &&
+         Gid::from_bytes(h.dgid).is_ipv4_mapped();
+}
+
 // The 40 bytes a RoCE NIC writes in front of a UD payload.
 std::array<std::byte, kGrhBytes> make_grh(const Wire& h) {
   std::array<std::uint8_t, kGrhBytes> g{};
   const Gid src = Gid::from_bytes(h.sgid);
   const Gid dst = Gid::from_bytes(h.dgid);
   const std::uint32_t payload = 12 + 8 + h.length + 4;  // BTH + DETH + data + ICRC
-  if (h.gid_type == 2 && src.is_ipv4_mapped() && dst.is_ipv4_mapped()) {
+  if (ipv4_header(h)) {
     // RoCE v2 over IPv4: the IPv4 header sits in the GRH's last 20 bytes.
     std::uint8_t* ip = g.data() + 20;
     const std::uint32_t len = 20 + 8 + payload;
@@ -755,14 +870,19 @@ void handle_ud(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> pa
   if (!has_receive(q)) return drop("no receive posted: UD drops the datagram");
   RecvWr w = take_receive(q);
   const std::uint32_t len = kGrhBytes + h.length;
-  const ibv_wc_status st = check_receive(lib, q, w, len);
+  ibv_wc_status st = check_receive(lib, q, w, len);
   ibv_wc wc = make_wc(q, w.wr_id, st, IBV_WC_RECV, len);
   if (st == IBV_WC_SUCCESS) {
     const auto grh = make_grh(h);
-    scatter_at(w.sge, 0, grh);
-    scatter_at(w.sge, kGrhBytes, payload);
+    if (!scatter_at(lib, q.pd, w.sge, 0, grh) || !scatter_at(lib, q.pd, w.sge, kGrhBytes, payload))
+      wc.status = st = IBV_WC_LOC_PROT_ERR;
+  }
+  if (st == IBV_WC_SUCCESS) {
     wc.src_qp = h.src_qp;
     wc.wc_flags |= IBV_WC_GRH;
+    // libmlx5 reports the RoCE header type in sl: 2 an IPv4 header, 1 IPv6 (RoCE v2), 0 a GRH
+    // (RoCE v1, InfiniBand). UCX reads it to find the destination GID in the 40 bytes.
+    wc.sl = ipv4_header(h) ? 2 : (h.gid_type == 2 ? 1 : 0);
     if (h.flags & kHasImm) {
       wc.wc_flags |= IBV_WC_WITH_IMM;
       wc.imm_data = h.imm;
@@ -812,13 +932,25 @@ void handle_reply(Library& lib, Qp& q, const Wire& h, std::span<const std::byte>
       return;
     }
     case Kind::read_resp:
-      scatter_at(it->local, h.offset, payload);
-      it->received += payload.size();
-      if (h.offset + h.length < h.total) return;
+    case Kind::atomic_resp: {
+      // The local buffers are checked as each fragment lands: deregistered or unmapped since
+      // the post, the request ends in a local protection error and nothing more lands.
+      const bool read = static_cast<Kind>(h.kind) == Kind::read_resp;
+      if ((read || (payload.size() == 8 && !it->local.empty())) &&
+          !scatter_at(lib, q.pd, it->local, read ? h.offset : 0, payload)) {
+        const Unacked u = std::move(*it);
+        q.unacked.erase(it);
+        log_drop(lib, q, h, "the response's local region was deregistered or unmapped while it arrived");
+        complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_LOC_PROT_ERR, u.opcode));
+        enter_error(lib, q, true);
+        return;
+      }
+      if (read) {
+        it->received += payload.size();
+        if (h.offset + h.length < h.total) return;
+      }
       break;
-    case Kind::atomic_resp:
-      if (payload.size() == 8 && !it->local.empty()) scatter_at(it->local, 0, payload);
-      break;
+    }
     default:
       return;
   }
@@ -867,10 +999,88 @@ void dispatch(Library& lib, Qp& q, std::span<const std::byte> datagram, bool rep
   if (handle_data(lib, q, h, payload) == Outcome::hold) hold(lib, q, h, datagram);
 }
 
+// Whether a data fragment passes every check handle_connected makes before it looks at the
+// opcode (path verdict, state, source QP, GRH), so it may land without that function. Any doubt
+// answers false: the fragment then takes the ordinary path, which logs why it is refused.
+bool plainly_accepted(const Qp& q, const Wire& h) {
+  if (q.kind == QpKind::ud || q.times_out || !q.connected || !q.held.empty() ||
+      (q.qp.state != IBV_QPS_RTR && q.qp.state != IBV_QPS_RTS) || h.src_qp != q.dest_qp_num)
+    return false;
+  if (!q.is_global) return true;
+  if (!(h.flags & kHasGrh) || Gid::from_bytes(h.sgid) != q.dgid) return false;
+  const auto it = q.port_gids.find(Gid::from_bytes(h.dgid));
+  const std::uint32_t mine = wire_gid_type(q.source_type);
+  return it != q.port_gids.end() && (h.gid_type == 0 || mine == 0 || h.gid_type == mine);
+}
+
+// An RDMA write fragment lands straight from the socket into the target region: one copy (the
+// kernel's, which answers EFAULT for an unmapped page instead of faulting) rather than two.
+// Taken only when the ordinary path would land it unchanged: a plain write (no immediate, so no
+// receive) whose region is live, in this QP's PD, allows remote write and covers the whole
+// message (first fragment), or the next fragment of the write being received. false: not taken
+// (the datagram is still queued). `h`: the datagram's header, peeked.
+bool land_write_directly(Library& lib, Qp& q, int fd, const Wire& h, std::size_t datagram_size) {
+  if (h.magic != kMagic || h.version != kWireVersion || h.dest_qp != q.qp.qp_num ||
+      static_cast<Kind>(h.kind) != Kind::data || h.length == 0 || h.length != datagram_size - sizeof h ||
+      h.offset > h.total || h.length > h.total - h.offset || !plainly_accepted(q, h))
+    return false;
+  const bool first = h.offset == 0;
+  if (first) {
+    if (h.opcode != IBV_WR_RDMA_WRITE || !(q.access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+        !live_region(lib, h.rkey, q.pd, h.remote_addr, h.total, true, IBV_ACCESS_REMOTE_WRITE))
+      return false;
+  } else if (!q.in.active || !q.in.write || q.in.dropping || q.in.seq != h.seq || q.in.opcode != h.opcode) {
+    return false;
+  }
+  const Mr* m =
+      live_region(lib, h.rkey, q.pd, h.remote_addr + h.offset, h.length, true, IBV_ACCESS_REMOTE_WRITE);
+  if (!m) return false;  // deregistered meanwhile: the ordinary path ends the message
+  Wire copy{};
+  iovec iov[2];
+  iov[0].iov_base = &copy;
+  iov[0].iov_len = sizeof copy;
+  iov[1].iov_base = static_cast<std::byte*>(m->mr.addr) + (h.remote_addr + h.offset - m->iova);
+  iov[1].iov_len = h.length;
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = 2;
+  const ssize_t r = ::recvmsg(fd, &msg, MSG_DONTWAIT);
+  if (r < 0 && errno != EFAULT) return false;  // nothing was taken
+  if (first) {
+    Inbound in;
+    in.active = true;
+    in.seq = h.seq;
+    in.opcode = h.opcode;
+    in.total = h.total;
+    in.write = true;
+    in.rkey = h.rkey;
+    in.remote_addr = h.remote_addr;
+    q.in = std::move(in);
+  }
+  const bool last = h.offset + h.length >= h.total;
+  if (r != static_cast<ssize_t>(sizeof h + h.length)) {
+    // The datagram is gone and its bytes did not all land: memory unmapped while registered.
+    log_drop(lib, q, h, "RDMA write: a page of the region is no longer mapped (unmapped while registered)");
+    if (q.kind == QpKind::rc) reply(lib, q, h, Kind::nak, IBV_WC_REM_ACCESS_ERR);
+    q.in.dropping = true;
+    q.in.active = !last;
+    return true;
+  }
+  if (last) finish_inbound(lib, q, h);
+  return true;
+}
+
 void drain(Library& lib, Qp& q) {
   static thread_local std::vector<std::byte> buf(sizeof(Wire) + kFragment);
   const std::uint32_t num = q.qp.qp_num;
   for (;;) {
+    // The next datagram's header and length (MSG_TRUNC), without taking it.
+    Wire h{};
+    const ssize_t next = ::recv(q.rx, &h, sizeof h, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+    if (next < 0) break;  // EAGAIN: nothing more
+    if (next > static_cast<ssize_t>(sizeof h) &&
+        land_write_directly(lib, q, q.rx, h, static_cast<std::size_t>(next)))
+      continue;
     const ssize_t n = ::recv(q.rx, buf.data(), buf.size(), MSG_DONTWAIT);
     if (n < 0) break;  // EAGAIN: nothing more
     dispatch(lib, q, std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), false);
@@ -1069,6 +1279,15 @@ void enter_error(Library& lib, Qp& q, bool tell_model) {
   }
 }
 
+namespace {
+// A UD message is one packet: at most the path MTU, the active MTU of the QP's port (an AH
+// carries no MTU of its own); larger is a local length error at the sender.
+std::uint64_t ud_path_mtu(Library& lib, const Qp& q) {
+  auto info = lib.model.port_attributes(q.owner->handle, q.port);
+  return info ? std::uint64_t{mtu_bytes(info.value().active_mtu)} : std::uint64_t{kMaxUdMessage};
+}
+}  // namespace
+
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   try {
     Library& lib = Library::get();
@@ -1115,8 +1334,7 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       // Local keys and lengths, checked the way the HCA does (inline data needs no key;
       // reads and atomics write their local buffers, which need local write access).
       ibv_wc_status st = IBV_WC_SUCCESS;
-      if (total > (q->kind == QpKind::ud ? std::uint64_t{kMaxUdMessage} : kMaxMessage))
-        st = IBV_WC_LOC_LEN_ERR;
+      if (total > (q->kind == QpKind::ud ? ud_path_mtu(lib, *q) : kMaxMessage)) st = IBV_WC_LOC_LEN_ERR;
       for (int i = 0; i < wr->num_sge && st == IBV_WC_SUCCESS && !inl; ++i) {
         const ibv_sge& s = wr->sg_list[i];
         const Mr* m = find_mr(lib, s.lkey);
@@ -1186,7 +1404,8 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         } else {
           for (int i = 0; i < wr->num_sge; ++i)
             if (wr->sg_list[i].length)
-              m.gather.push_back({at_address(wr->sg_list[i].addr), wr->sg_list[i].length});
+              m.gather.push_back(
+                  {at_address(wr->sg_list[i].addr), wr->sg_list[i].length, wr->sg_list[i].lkey});
         }
       }
 
@@ -1213,9 +1432,10 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         if (is_read || is_atomic) u.local.assign(wr->sg_list, wr->sg_list + wr->num_sge);
         q->unacked.push_back(std::move(u));
         m.rc_request = true;
-      } else if (signaled) {
-        // UC and UD have no acknowledgement: the send completes when it has left.
-        m.complete_when_sent = true;
+      } else {
+        // UC and UD have no acknowledgement: the send completes when it has left (an error
+        // completes it even when unsignaled).
+        m.complete_when_sent = signaled;
         m.wc = make_wc(*q, wr->wr_id, IBV_WC_SUCCESS, wc_op, static_cast<std::uint32_t>(total));
       }
       enqueue(lib, *q, std::move(m));

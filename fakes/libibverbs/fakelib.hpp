@@ -196,6 +196,11 @@ struct Unacked {
 struct Piece {
   const std::byte* data = nullptr;
   std::size_t size = 0;
+  /// 0: bytes the message owns. Otherwise the key of the region `data` lies in (the lkey of a
+  /// requester's SGE, the rkey a read response streams from): every fragment checks that the
+  /// region is still registered and covers it before the bytes are read (the HCA's rule after
+  /// ibv_dereg_mr).
+  std::uint32_t key = 0;
 };
 
 /// A message on its way out, fragmented when it is written to the transport; `h` is the header
@@ -224,7 +229,9 @@ struct Inbound {
   std::uint64_t total = 0;
   bool has_recv = false;
   RecvWr recv;
-  std::byte* target = nullptr;  // RDMA write: where offset 0 lands
+  bool write = false;      // an RDMA write: fragments land at remote_addr + offset
+  std::uint32_t rkey = 0;  // ... in the region of this key, looked up for every fragment
+  std::uint64_t remote_addr = 0;
   ibv_wc_status status = IBV_WC_SUCCESS;
 };
 
@@ -313,7 +320,10 @@ class Library {
   std::unordered_map<std::uint32_t, Qp*> qp_by_num;
   std::unordered_map<const ibv_srq*, std::unique_ptr<Srq>> srqs;
   std::unordered_map<const ibv_ah*, std::unique_ptr<Ah>> ahs;
-  std::uint32_t next_key = 0x100;
+  // Keys (memory.cpp): the per-process start of the index space, indices issued, freed keys.
+  std::uint32_t key_base = 0;
+  std::uint32_t keys_issued = 0;
+  std::deque<std::uint32_t> freed_keys;
   std::uint32_t next_handle = 1;
   /// The QP number the model's allocator hands out next (the name of the QP's socket).
   std::uint32_t pending_qp_number = 0;
@@ -369,6 +379,25 @@ std::string errno_name_for(const Device* device, int err);
 /// name in the device's numbering and, when given, why; then write it.
 void fail_record(Library& lib, nlohmann::ordered_json& r, const Device* d, int err,
                  const std::string& reason);
+
+// Memory regions (memory.cpp).
+/// ibv_reg_mr's checks, as the kernel makes them: 0, or the errno (EINVAL, EOPNOTSUPP, EFAULT)
+/// with `why` set. `access` without the optional-range bits is what is judged.
+int validate_registration(const void* addr, std::size_t length, std::uint64_t iova, unsigned access,
+                          std::string& why);
+/// A fresh key <index, variant> for a new region (lkey == rkey). Caller holds mu.
+std::uint32_t allocate_key(Library& lib);
+/// Forget a deregistered region's key; its index comes back later with another variant.
+void release_key(Library& lib, std::uint32_t key);
+/// The registered region of `key` that covers [addr, addr + len) (its iova space when `by_iova`,
+/// else its virtual addresses), belongs to `pd` (when given) and allows `need_access` (when
+/// non-zero); nullptr otherwise. Caller holds mu.
+const Mr* live_region(const Library& lib, std::uint32_t key, const Pd* pd, std::uint64_t addr,
+                      std::uint64_t len, bool by_iova, int need_access);
+/// Copy into / out of the program's memory without ever faulting: false when a page is not
+/// mapped (the program unmapped memory that was still registered).
+bool copy_to_program(std::uint64_t addr, const void* src, std::size_t n);
+bool copy_from_program(void* dst, std::uint64_t addr, std::size_t n);
 
 /// Start watching GIDPOLICY_FAKE_TABLES for rewrites, once per process (async_events.cpp).
 void start_table_watch(Library& lib);

@@ -58,11 +58,11 @@ void release_cq(Library& lib, Cq& c) {
 }
 
 void release_mr(Library& lib, Mr& m) {
-  lib.mr_by_key.erase(m.mr.lkey);
+  release_key(lib, m.mr.lkey);
   lib.mrs.erase(&m.mr);
 }
 
-ibv_mr* register_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t iova, int access) {
+ibv_mr* register_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t iova, unsigned access) {
   return locked_call([&](Library& lib) -> ibv_mr* {
     Pd* p = lib.pd(pd);
     if (!p) {
@@ -72,23 +72,19 @@ ibv_mr* register_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t io
     auto r = lib.record("reg_mr", p->owner->device);
     r["length"] = length;
     r["access"] = access;
-    // Remote write and atomics require local write (the verbs spec; the kernel returns EINVAL).
-    if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-        !(access & IBV_ACCESS_LOCAL_WRITE)) {
-      fail_record(lib, r, p->owner->device, EINVAL, "remote write/atomic access without local write");
-      errno = EINVAL;
-      return nullptr;
-    }
-    if (!addr && length != 0) {
-      fail_record(lib, r, p->owner->device, EFAULT, "no address");
-      errno = EFAULT;
+    // The optional-range bits (relaxed ordering ...) are hints a device may ignore: accepted.
+    access &= ~static_cast<unsigned>(IBV_ACCESS_OPTIONAL_RANGE);
+    std::string why;
+    if (const int err = validate_registration(addr, length, iova, access, why)) {
+      fail_record(lib, r, p->owner->device, err, why);
+      errno = err;
       return nullptr;
     }
     auto m = std::make_unique<Mr>();
     m->pd = p;
-    m->access = access;
+    m->access = static_cast<int>(access);
     m->iova = iova;
-    const std::uint32_t key = lib.next_key++;
+    const std::uint32_t key = allocate_key(lib);
     m->mr.context = &p->owner->ctx;
     m->mr.pd = pd;
     m->mr.addr = addr;
@@ -232,17 +228,16 @@ int ibv_dealloc_pd(ibv_pd* pd) {
 
 #undef ibv_reg_mr
 ibv_mr* ibv_reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
-  return register_mr(pd, addr, length, reinterpret_cast<std::uintptr_t>(addr), access);
+  return register_mr(pd, addr, length, reinterpret_cast<std::uintptr_t>(addr), static_cast<unsigned>(access));
 }
 
 #undef ibv_reg_mr_iova
 ibv_mr* ibv_reg_mr_iova(ibv_pd* pd, void* addr, size_t length, uint64_t iova, int access) {
-  return register_mr(pd, addr, length, iova, access);
+  return register_mr(pd, addr, length, iova, static_cast<unsigned>(access));
 }
 
 ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned int access) {
-  // IBV_ACCESS_OPTIONAL_RANGE bits are hints a provider may ignore.
-  return register_mr(pd, addr, length, iova, static_cast<int>(access & (IBV_ACCESS_OPTIONAL_FIRST - 1)));
+  return register_mr(pd, addr, length, iova, access);
 }
 
 int ibv_dereg_mr(ibv_mr* mr) {

@@ -8,6 +8,10 @@
  * "ipv4" (a RoCE v2 IPv4-mapped GID) as an IPv4 header in the GRH's last 20 bytes, "ipv6" (any
  * other) as an IPv6 header with the source GID at bytes 8-23. B then answers through
  * ibv_create_ah_from_wc() (which reads that GRH back) and A must receive the answer.
+ * The receive completion has IBV_WC_GRH and wc.sl as libmlx5 fills it for RoCE: the header type,
+ * 2 for IPv4 (a RoCE v2 IPv4-mapped GID), 1 for IPv6 (RoCE v2), 0 for a GRH (RoCE v1 / IB).
+ * A UD message is one packet: exactly the port's active MTU is delivered, one byte more ends
+ * in IBV_WC_LOC_LEN_ERR at the sender.
  * Exit 0 when every check passes, 1 otherwise, 2 on a setup failure.
  */
 #include <infiniband/verbs.h>
@@ -78,6 +82,36 @@ static int post_send(struct ibv_qp* qp, struct ibv_ah* ah, uint32_t qpn, char* b
   return ibv_post_send(qp, &wr, &bad);
 }
 
+/* A signaled send of `len` bytes with work request id `id`. */
+static int post_send_len(struct ibv_qp* qp, struct ibv_ah* ah, uint32_t qpn, char* buf, uint32_t len,
+                         uint32_t lkey, uint64_t id) {
+  struct ibv_sge sge = {(uintptr_t)buf, len, lkey};
+  struct ibv_send_wr wr, *bad;
+  memset(&wr, 0, sizeof wr);
+  wr.wr_id = id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.ud.ah = ah;
+  wr.wr.ud.remote_qpn = qpn;
+  wr.wr.ud.remote_qkey = QKEY;
+  return ibv_post_send(qp, &wr, &bad);
+}
+
+/* The completion of work request `id` on `cq` (others are skipped), or -1 after two seconds. */
+static int wait_id(struct ibv_cq* cq, uint64_t id, struct ibv_wc* out) {
+  time_t end = time(NULL) + 2;
+  while (time(NULL) < end) {
+    struct ibv_wc wc;
+    if (ibv_poll_cq(cq, 1, &wc) > 0 && wc.wr_id == id) {
+      *out = wc;
+      return 0;
+    }
+  }
+  return -1;
+}
+
 /* The next receive completion on `cq` (sends are skipped), or -1 after a second. */
 static int wait_recv(struct ibv_cq* cq, struct ibv_wc* out) {
   time_t end = time(NULL) + 2;
@@ -146,6 +180,16 @@ int main(int argc, char** argv) {
   check(wc.status == IBV_WC_SUCCESS && wc.byte_len == 40 + sizeof MSG,
         "B's receive holds the GRH and the payload");
   check((wc.wc_flags & IBV_WC_GRH) != 0, "the completion says a GRH is present");
+  {
+    /* libmlx5's wc.sl on RoCE: the L3 header type of the packet. */
+    struct ibv_gid_entry entry;
+    const int mapped = memcmp(gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0;
+    unsigned want = 0;
+    if (ibv_query_gid_ex(ctx, 1, (uint32_t)gidx, &entry, 0)) return 2;
+    if (entry.gid_type == IBV_GID_TYPE_ROCE_V2) want = mapped ? 2 : 1;
+    printf("wc.sl %u, expected %u\n", wc.sl, want);
+    check(wc.sl == want, "wc.sl is the RoCE header type (2 IPv4, 1 IPv6, 0 GRH)");
+  }
   check(wc.src_qp == qp_a->qp_num, "the completion names A's QP");
   check(memcmp(rx_b + 40, MSG, sizeof MSG) == 0, "the payload follows the 40-byte GRH");
   if (ipv4) {
@@ -174,6 +218,27 @@ int main(int argc, char** argv) {
     check(wait_recv(cq_a, &wc) == 0 && wc.status == IBV_WC_SUCCESS && memcmp(rx_a + 40, MSG, sizeof MSG) == 0,
           "A received B's answer");
     ibv_destroy_ah(reply_ah);
+  }
+  {
+    /* The path MTU: the port's active MTU is the largest UD message. */
+    static char big[2][8192];
+    struct ibv_port_attr pa;
+    struct ibv_mr* big_mr = ibv_reg_mr(pd, big, sizeof big, IBV_ACCESS_LOCAL_WRITE);
+    uint32_t mtu;
+    if (!big_mr || ibv_query_port(ctx, 1, &pa)) return 2;
+    mtu = 128u << pa.active_mtu;
+    memset(big[1], 0x77, sizeof big[1]);
+    if (post_recv(qp_b, big[0], sizeof big[0], big_mr->lkey) ||
+        post_send_len(qp_a, ah, qp_b->qp_num, big[1], mtu, big_mr->lkey, 98))
+      return 2;
+    check(wait_recv(cq_b, &wc) == 0 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 40 + mtu &&
+              (unsigned char)big[0][40 + mtu - 1] == 0x77,
+          "a message of exactly the path MTU is delivered");
+    printf("active MTU %u: sending %u bytes\n", mtu, mtu + 1);
+    if (post_send_len(qp_a, ah, qp_b->qp_num, big[1], mtu + 1, big_mr->lkey, 99)) return 2;
+    check(wait_id(cq_a, 99, &wc) == 0 && wc.status == IBV_WC_LOC_LEN_ERR,
+          "one byte more than the path MTU ends in LOCAL LENGTH ERROR at the sender");
+    ibv_dereg_mr(big_mr);
   }
   ibv_destroy_ah(ah);
   ibv_destroy_qp(qp_a);
