@@ -275,17 +275,31 @@ struct Qp {
   bool waits_for_receive = false;  // the driver model's UC rule (Apple: wait, Linux: drop)
 };
 
-/// One JSON object per line, appended with a single write() so two processes can share a file.
+/// One JSON object per line, appended with a single write() so two processes can share a file
+/// (control_log.cpp). The log is the fake's own I/O, so it never blocks, never raises SIGPIPE and
+/// never changes errno: a FIFO nobody reads yet is opened once a reader comes (retried at most
+/// every 100 ms), a full pipe or disk loses the record, and the first loss is said on stderr.
 class ControlLog {
  public:
+  ControlLog() = default;
+  ControlLog(const ControlLog&) = delete;
+  ControlLog& operator=(const ControlLog&) = delete;
   ~ControlLog();
-  /// Errors: the errno of open().
+  /// Open `path` for appending without blocking. A FIFO without a reader is no error (the open
+  /// is retried when a record is written). Errors: the errno of open().
   int open(const std::string& path) noexcept;
-  [[nodiscard]] bool enabled() const noexcept { return fd_ >= 0; }
+  [[nodiscard]] bool enabled() const noexcept { return !path_.empty(); }
+  /// Thread-safe: the progress and table-watch threads log too.
   void write(const nlohmann::ordered_json& record) const noexcept;
 
  private:
-  int fd_ = -1;
+  void lost(const char* reason) const noexcept;
+
+  std::string path_;
+  mutable std::mutex mu_;
+  mutable int fd_ = -1;                    // -1 while a FIFO has no reader
+  mutable std::int64_t next_open_ns_ = 0;  // the next retry of a FIFO's open (CLOCK_MONOTONIC)
+  mutable bool told_ = false;              // the one "records lost" line was printed
 };
 
 /// The process-wide library state. Every exported call takes `mu` (the model has its own lock).

@@ -49,29 +49,6 @@ void copy_name(char* dst, std::size_t size, const std::string& src) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-ControlLog::~ControlLog() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-int ControlLog::open(const std::string& path) noexcept {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  return fd_ < 0 ? errno : 0;
-}
-
-void ControlLog::write(const nlohmann::ordered_json& record) const noexcept {
-  if (fd_ < 0) return;
-  try {
-    std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    line += '\n';
-    // One write() per record: O_APPEND makes it land whole even with two writers.
-    const int saved = errno;
-    [[maybe_unused]] const ssize_t n = ::write(fd_, line.data(), line.size());
-    errno = saved;  // logging never changes what the program sees
-  } catch (...) {
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 Library& Library::get() {
   static Library* const instance = new Library();  // intentionally never destroyed
   return *instance;
