@@ -29,6 +29,7 @@ int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t siz
 
 #include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
+#include <gidpolicy/fakes/fake_c_core.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
@@ -54,8 +55,8 @@ int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t siz
 namespace gidpolicy::fakelib {
 
 /// rdma-core's private enum ibv_gid_type_sysfs: what ibv_devinfo prints as "RoCE v1" / "RoCE v2".
-inline constexpr int kGidTypeSysfsIbRoceV1 = 0;
-inline constexpr int kGidTypeSysfsRoceV2 = 1;
+inline constexpr int kGidTypeSysfsIbRoceV1 = fakes::c_core::kGidTypeSysfsIbRoceV1;
+inline constexpr int kGidTypeSysfsRoceV2 = fakes::c_core::kGidTypeSysfsRoceV2;
 
 /// The largest RC/UC message the data path carries, reported as the port's max_msg_sz: a
 /// message travels as fragments of kFragment bytes, so the limit is the device's, not a
@@ -347,23 +348,27 @@ class Library {
   Library();
 };
 
-/// An exported call's frame: `body(lib)` runs with Library::mu held, and an exception (only
-/// std::bad_alloc can arise) is answered as libibverbs answers running out of memory: NULL with
-/// errno ENOMEM from a call returning an object, ENOMEM from one returning an errno. No C++
-/// exception may cross the C ABI.
+/// An exported call's frame: `body(lib)` runs with Library::mu held, inside the core's frame for
+/// its return convention (fake_c_core.hpp), so an exception (only std::bad_alloc can arise) is
+/// answered as libibverbs answers running out of memory: NULL with errno ENOMEM from a call
+/// returning an object, ENOMEM from one returning an errno. No C++ exception may cross the C ABI.
 template <class Body>
 auto locked_call(Body&& body) noexcept -> decltype(body(std::declval<Library&>())) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
-    return body(lib);
-  } catch (...) {
-    if constexpr (std::is_pointer_v<decltype(body(std::declval<Library&>()))>) {
-      errno = ENOMEM;
-      return nullptr;
-    } else {
-      return ENOMEM;
-    }
+  using Result = decltype(body(std::declval<Library&>()));
+  if constexpr (std::is_pointer_v<Result>) {
+    return fakes::c_core::pointer_frame([&](int& err) -> Result {
+      Library& lib = Library::get();
+      std::lock_guard lock(lib.mu);
+      Result p = body(lib);
+      if (!p) err = errno;  // the body said why
+      return p;
+    });
+  } else {
+    return fakes::c_core::errno_frame([&]() -> Result {
+      Library& lib = Library::get();
+      std::lock_guard lock(lib.mu);
+      return body(lib);
+    });
   }
 }
 

@@ -190,8 +190,7 @@ Channel* Library::channel(const ibv_comp_channel* c) {
 }
 
 std::uint32_t abi_gid_type(GidType type, LinkLayer link_layer) noexcept {
-  if (type == GidType::roce_v2) return IBV_GID_TYPE_ROCE_V2;
-  return link_layer.kind() == LinkLayer::Kind::ethernet ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_IB;
+  return fakes::c_core::abi_gid_type(type, link_layer);
 }
 
 LinkLayer link_layer_of(const Device& device, std::uint32_t port) noexcept {
@@ -200,15 +199,7 @@ LinkLayer link_layer_of(const Device& device, std::uint32_t port) noexcept {
   return LinkLayer::ethernet();
 }
 
-int errno_of(const Error& e) noexcept {
-  if (e.code.category() == std::generic_category() || e.code.category() == std::system_category())
-    return e.code.value() != 0 ? e.code.value() : EIO;
-  if (e.code == errc::device_not_found || e.code == errc::no_devices) return ENODEV;
-  if (e.code == errc::not_supported) return EOPNOTSUPP;
-  const std::error_condition cond = e.code.default_error_condition();
-  if (cond.category() == std::generic_category() && cond.value() != 0) return cond.value();
-  return EINVAL;
-}
+int errno_of(const Error& e) noexcept { return fakes::c_core::to_errno(e); }
 
 std::string errno_name_for(const Device* device, int err) {
   Platform platform = Platform::linux_kernel;
