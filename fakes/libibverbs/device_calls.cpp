@@ -11,6 +11,8 @@
 //    _ibv_query_gid_table skips the slot and returns a count (or a negative errno).
 //  * ibv_query_gid_type (IBVERBS_PRIVATE_34) reports an empty slot as "IB/RoCE v1" with
 //    success, which is what rdma-core does to keep its old API behaviour.
+//  * Those four answer through the C-convention core (fake_c_core.hpp) that the in-process C ABI
+//    (fake_c_abi.cpp) uses too: flags, entry sizes, gid_type and errnos are decided once.
 //  * abi_compat stays NULL: the verbs.h inlines (ibv_query_device_ex, ibv_query_port) then use
 //    the legacy exported calls instead of a struct verbs_context the fake does not have.
 #include "fakelib.hpp"
@@ -38,6 +40,29 @@ Device* find_device(Library& lib, const ibv_device* dev) {
 }
 
 ibv_mtu to_ibv_mtu(Mtu m) { return static_cast<ibv_mtu>(static_cast<int>(m)); }
+
+/// Finish and write the record of a call that returned `result` (-1, a negative errno) for `err`.
+void log_failure(Library& lib, nlohmann::ordered_json& r, const Device* d, long result, int err,
+                 const std::string& why) {
+  r["result"] = result;
+  r["error"] = errno_name_for(d, err);
+  if (!why.empty()) r["reason"] = why;
+  lib.log.write(r);
+}
+
+/// The control log's name for an ibv_gid_entry::gid_type.
+const char* abi_gid_type_name(std::uint32_t t) {
+  switch (t) {
+    case IBV_GID_TYPE_IB:
+      return "IB";
+    case IBV_GID_TYPE_ROCE_V1:
+      return "RoCE v1";
+    case IBV_GID_TYPE_ROCE_V2:
+      return "RoCE v2";
+    default:
+      return "unknown";
+  }
+}
 
 // ibv_port_attr from the model's PortInfo. Only state, MTU, gid_tbl_len, LID and the link layer
 // come from the table; the rest are the values of a plain single-link port.
@@ -281,141 +306,95 @@ int ibv_query_port(ibv_context* context, uint8_t port_num, struct _compat_ibv_po
   }
 }
 
+// The GID reads: every answer is the core's (fake_c_core.hpp), shared with the in-process C ABI;
+// this front only finds the context and writes the control-log record.
 int ibv_query_gid(ibv_context* context, uint8_t port_num, int index, union ibv_gid* gid) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
-    Context* c = lib.context(context);
-    if (!c || !gid || index < 0) return -1;
-    auto r = lib.record("query_gid", c->device);
-    r["port"] = port_num;
-    r["index"] = index;
-    auto g = lib.model.read_gid(c->handle, port_num, static_cast<std::uint32_t>(index));
-    if (!g) {
+  return fakes::c_core::minus_one_frame([&] {
+    return locked_call([&](Library& lib) -> int {
+      Context* c = lib.context(context);
+      if (!c) return EINVAL;
+      auto r = lib.record("query_gid", c->device);
+      r["port"] = port_num;
+      r["index"] = index;
+      std::string why;
       // 0 / -1: the legacy convention; an in-range empty slot is a success with zeros.
-      r["result"] = -1;
-      r["reason"] = g.error().what();
+      if (int err = fakes::c_core::query_gid(lib.model, c->handle, port_num, index, gid, &why); err != 0) {
+        log_failure(lib, r, c->device, -1, err, why);
+        return err;
+      }
+      r["gid"] = Gid::from_bytes(gid->raw).to_string();
+      r["result"] = 0;
       lib.log.write(r);
-      errno = errno_of(g.error());
-      return -1;
-    }
-    g.value().copy_to(gid->raw);
-    r["gid"] = g.value().to_string();
-    r["result"] = 0;
-    lib.log.write(r);
-    return 0;
-  } catch (...) {
-    return -1;
-  }
+      return 0;
+    });
+  });
 }
 
 int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uint32_t gid_index, ibv_gid_entry* entry,
                       uint32_t flags, size_t entry_size) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
+  return locked_call([&](Library& lib) -> int {
     Context* c = lib.context(context);
-    if (!c || !entry) return EINVAL;
-    if (flags != 0) return EOPNOTSUPP;  // no flag is defined
-    if (entry_size < sizeof(ibv_gid_entry)) return EINVAL;
+    if (!c) return EINVAL;
     auto r = lib.record("query_gid_ex", c->device);
     r["port"] = port_num;
     r["index"] = gid_index;
-    auto e = lib.model.read_gid_entry(c->handle, port_num, gid_index);
-    if (!e) {
-      const int err = errno_of(e.error());  // ENODATA for an empty slot
-      r["result"] = err;
-      r["error"] = errno_name_for(c->device, err);
-      lib.log.write(r);
+    std::string why;
+    const int err = fakes::c_core::query_gid_ex(lib.model, c->handle, port_num, gid_index, entry, flags,
+                                                entry_size, &why);
+    if (err != 0) {
+      fail_record(lib, r, c->device, err, why);  // ENODATA for an empty slot
       return err;
     }
-    // A newer caller's larger struct: zero what this ABI does not know.
-    std::memset(static_cast<void*>(entry), 0, entry_size);
-    e.value().gid.copy_to(entry->gid.raw);
-    entry->gid_index = gid_index;
-    entry->port_num = port_num;
-    entry->gid_type = abi_gid_type(e.value().type, link_layer_of(*c->device, port_num));
-    entry->ndev_ifindex = e.value().ifindex;
-    r["gid"] = e.value().gid.to_string();
-    r["gid_type"] = to_string(e.value().type);
+    r["gid"] = Gid::from_bytes(entry->gid.raw).to_string();
+    r["gid_type"] = abi_gid_type_name(entry->gid_type);
     r["result"] = 0;
     lib.log.write(r);
     return 0;
-  } catch (...) {
-    return ENOMEM;
-  }
+  });
 }
 
 ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_t max_entries, uint32_t flags,
                              size_t entry_size) {
-  try {
+  return fakes::c_core::count_frame([&]() -> ssize_t {
     Library& lib = Library::get();
     std::lock_guard lock(lib.mu);
     Context* c = lib.context(context);
-    if (!c || (!entries && max_entries)) return -EINVAL;
-    if (flags != 0) return -EOPNOTSUPP;
-    if (entry_size < sizeof(ibv_gid_entry)) return -EINVAL;
+    if (!c) return -EINVAL;
     auto r = lib.record("query_gid_table", c->device);
     r["max_entries"] = max_entries;
-    const auto max32 = static_cast<std::uint32_t>(std::min<size_t>(max_entries, 0xffffffffu));
-    auto rows = lib.model.read_gid_table(c->handle, max32);
-    if (!rows) {
-      const int err = errno_of(rows.error());  // EINVAL: the buffer is too small
-      r["result"] = -err;
-      r["error"] = errno_name_for(c->device, err);
-      lib.log.write(r);
-      return -err;
+    std::string why;
+    const ssize_t n =
+        fakes::c_core::query_gid_table(lib.model, c->handle, entries, max_entries, flags, entry_size, &why);
+    if (n < 0) {
+      log_failure(lib, r, c->device, n, static_cast<int>(-n), why);  // EINVAL: the buffer is too small
+      return n;
     }
-    auto* out = reinterpret_cast<unsigned char*>(entries);
-    for (std::size_t i = 0; i < rows.value().size(); ++i) {
-      const verbs::GidTableRow& row = rows.value()[i];
-      auto* e = reinterpret_cast<ibv_gid_entry*>(out + i * entry_size);  // the caller's stride
-      std::memset(static_cast<void*>(e), 0, entry_size);
-      row.entry.gid.copy_to(e->gid.raw);
-      e->gid_index = row.entry.index;
-      e->port_num = row.port;
-      e->gid_type = abi_gid_type(row.entry.type, link_layer_of(*c->device, row.port));
-      e->ndev_ifindex = row.entry.ifindex;
-    }
-    r["result"] = rows.value().size();
+    r["result"] = n;
     lib.log.write(r);
-    return static_cast<ssize_t>(rows.value().size());
-  } catch (...) {
-    return -ENOMEM;
-  }
+    return n;
+  });
 }
 
 int ibv_query_gid_type(ibv_context* context, uint8_t port_num, unsigned int index, int* type) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
-    Context* c = lib.context(context);
-    if (!c || !type) return -1;
-    auto r = lib.record("query_gid_type", c->device);
-    r["port"] = port_num;
-    r["index"] = index;
-    auto e = lib.model.read_gid_entry(c->handle, port_num, index);
-    int result = 0;
-    if (!e) {
-      if (errno_of(e.error()) == ENODATA) {
-        *type = kGidTypeSysfsIbRoceV1;  // rdma-core keeps the old API: empty slot = v1, success
-      } else {
-        result = -1;
+  return fakes::c_core::minus_one_frame([&] {
+    return locked_call([&](Library& lib) -> int {
+      Context* c = lib.context(context);
+      if (!c) return EINVAL;
+      auto r = lib.record("query_gid_type", c->device);
+      r["port"] = port_num;
+      r["index"] = index;
+      std::string why;
+      if (int err = fakes::c_core::query_gid_type(lib.model, c->handle, port_num, index, type, &why);
+          err != 0) {
+        log_failure(lib, r, c->device, -1, err, why);
+        return err;
       }
-    } else {
-      // rdma-core derives this from ibv_query_gid_ex: RoCE v2 is "RoCE v2", everything else
-      // (IB, RoCE v1, and a type the table does not give, which _ibv_query_gid_ex reports as IB)
-      // is "IB/RoCE v1".
-      *type = e.value().type == GidType::roce_v2 ? kGidTypeSysfsRoceV2 : kGidTypeSysfsIbRoceV1;
-    }
-    r["result"] = result;
-    if (result == 0) r["type"] = *type == kGidTypeSysfsRoceV2 ? "RoCE v2" : "IB/RoCE v1";
-    lib.log.write(r);
-    if (result != 0) errno = EINVAL;
-    return result;
-  } catch (...) {
-    return -1;
-  }
+      r["result"] = 0;
+      r["type"] = *type == kGidTypeSysfsRoceV2 ? "RoCE v2" : "IB/RoCE v1";
+      lib.log.write(r);
+      return 0;
+    });
+  });
 }
 
 int ibv_query_pkey(ibv_context* context, uint8_t port_num, int index, __be16* pkey) {

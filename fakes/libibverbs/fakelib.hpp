@@ -29,6 +29,7 @@ int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t siz
 
 #include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
+#include <gidpolicy/fakes/fake_c_core.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
@@ -54,8 +55,8 @@ int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t siz
 namespace gidpolicy::fakelib {
 
 /// rdma-core's private enum ibv_gid_type_sysfs: what ibv_devinfo prints as "RoCE v1" / "RoCE v2".
-inline constexpr int kGidTypeSysfsIbRoceV1 = 0;
-inline constexpr int kGidTypeSysfsRoceV2 = 1;
+inline constexpr int kGidTypeSysfsIbRoceV1 = fakes::c_core::kGidTypeSysfsIbRoceV1;
+inline constexpr int kGidTypeSysfsRoceV2 = fakes::c_core::kGidTypeSysfsRoceV2;
 
 /// The largest RC/UC message the data path carries, reported as the port's max_msg_sz: a
 /// message travels as fragments of kFragment bytes, so the limit is the device's, not a
@@ -282,17 +283,31 @@ struct Qp {
   bool waits_for_receive = false;  // the driver model's UC rule (Apple: wait, Linux: drop)
 };
 
-/// One JSON object per line, appended with a single write() so two processes can share a file.
+/// One JSON object per line, appended with a single write() so two processes can share a file
+/// (control_log.cpp). The log is the fake's own I/O, so it never blocks, never raises SIGPIPE and
+/// never changes errno: a FIFO nobody reads yet is opened once a reader comes (retried at most
+/// every 100 ms), a full pipe or disk loses the record, and the first loss is said on stderr.
 class ControlLog {
  public:
+  ControlLog() = default;
+  ControlLog(const ControlLog&) = delete;
+  ControlLog& operator=(const ControlLog&) = delete;
   ~ControlLog();
-  /// Errors: the errno of open().
+  /// Open `path` for appending without blocking. A FIFO without a reader is no error (the open
+  /// is retried when a record is written). Errors: the errno of open().
   int open(const std::string& path) noexcept;
-  [[nodiscard]] bool enabled() const noexcept { return fd_ >= 0; }
+  [[nodiscard]] bool enabled() const noexcept { return !path_.empty(); }
+  /// Thread-safe: the progress and table-watch threads log too.
   void write(const nlohmann::ordered_json& record) const noexcept;
 
  private:
-  int fd_ = -1;
+  void lost(const char* reason) const noexcept;
+
+  std::string path_;
+  mutable std::mutex mu_;
+  mutable int fd_ = -1;                    // -1 while a FIFO has no reader
+  mutable std::int64_t next_open_ns_ = 0;  // the next retry of a FIFO's open (CLOCK_MONOTONIC)
+  mutable bool told_ = false;              // the one "records lost" line was printed
 };
 
 /// The process-wide library state. Every exported call takes `mu` (the model has its own lock).
@@ -343,23 +358,27 @@ class Library {
   Library();
 };
 
-/// An exported call's frame: `body(lib)` runs with Library::mu held, and an exception (only
-/// std::bad_alloc can arise) is answered as libibverbs answers running out of memory: NULL with
-/// errno ENOMEM from a call returning an object, ENOMEM from one returning an errno. No C++
-/// exception may cross the C ABI.
+/// An exported call's frame: `body(lib)` runs with Library::mu held, inside the core's frame for
+/// its return convention (fake_c_core.hpp), so an exception (only std::bad_alloc can arise) is
+/// answered as libibverbs answers running out of memory: NULL with errno ENOMEM from a call
+/// returning an object, ENOMEM from one returning an errno. No C++ exception may cross the C ABI.
 template <class Body>
 auto locked_call(Body&& body) noexcept -> decltype(body(std::declval<Library&>())) {
-  try {
-    Library& lib = Library::get();
-    std::lock_guard lock(lib.mu);
-    return body(lib);
-  } catch (...) {
-    if constexpr (std::is_pointer_v<decltype(body(std::declval<Library&>()))>) {
-      errno = ENOMEM;
-      return nullptr;
-    } else {
-      return ENOMEM;
-    }
+  using Result = decltype(body(std::declval<Library&>()));
+  if constexpr (std::is_pointer_v<Result>) {
+    return fakes::c_core::pointer_frame([&](int& err) -> Result {
+      Library& lib = Library::get();
+      std::lock_guard lock(lib.mu);
+      Result p = body(lib);
+      if (!p) err = errno;  // the body said why
+      return p;
+    });
+  } else {
+    return fakes::c_core::errno_frame([&]() -> Result {
+      Library& lib = Library::get();
+      std::lock_guard lock(lib.mu);
+      return body(lib);
+    });
   }
 }
 

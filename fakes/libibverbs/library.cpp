@@ -49,29 +49,6 @@ void copy_name(char* dst, std::size_t size, const std::string& src) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-ControlLog::~ControlLog() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-int ControlLog::open(const std::string& path) noexcept {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  return fd_ < 0 ? errno : 0;
-}
-
-void ControlLog::write(const nlohmann::ordered_json& record) const noexcept {
-  if (fd_ < 0) return;
-  try {
-    std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    line += '\n';
-    // One write() per record: O_APPEND makes it land whole even with two writers.
-    const int saved = errno;
-    [[maybe_unused]] const ssize_t n = ::write(fd_, line.data(), line.size());
-    errno = saved;  // logging never changes what the program sees
-  } catch (...) {
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 Library& Library::get() {
   static Library* const instance = new Library();  // intentionally never destroyed
   return *instance;
@@ -213,8 +190,7 @@ Channel* Library::channel(const ibv_comp_channel* c) {
 }
 
 std::uint32_t abi_gid_type(GidType type, LinkLayer link_layer) noexcept {
-  if (type == GidType::roce_v2) return IBV_GID_TYPE_ROCE_V2;
-  return link_layer.kind() == LinkLayer::Kind::ethernet ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_IB;
+  return fakes::c_core::abi_gid_type(type, link_layer);
 }
 
 LinkLayer link_layer_of(const Device& device, std::uint32_t port) noexcept {
@@ -223,15 +199,7 @@ LinkLayer link_layer_of(const Device& device, std::uint32_t port) noexcept {
   return LinkLayer::ethernet();
 }
 
-int errno_of(const Error& e) noexcept {
-  if (e.code.category() == std::generic_category() || e.code.category() == std::system_category())
-    return e.code.value() != 0 ? e.code.value() : EIO;
-  if (e.code == errc::device_not_found || e.code == errc::no_devices) return ENODEV;
-  if (e.code == errc::not_supported) return EOPNOTSUPP;
-  const std::error_condition cond = e.code.default_error_condition();
-  if (cond.category() == std::generic_category() && cond.value() != 0) return cond.value();
-  return EINVAL;
-}
+int errno_of(const Error& e) noexcept { return fakes::c_core::to_errno(e); }
 
 std::string errno_name_for(const Device* device, int err) {
   Platform platform = Platform::linux_kernel;

@@ -4,12 +4,15 @@
 // gidpolicy uses, operating on the FakeVerbs bound with c_abi::Binding. Two users:
 //  * tests of FunctionTableApi: a JACCL-shaped or ds4-shaped struct of function pointers is filled
 //    with these, so the backend's C-convention handling runs against the fake;
-//  * the drop-in fake libibverbs.so.1, which exports them under the real names.
+//  * tests of the C API (gidpolicy.h), which take the same pointers.
+// The drop-in fake libibverbs.so.1 is the other front over the same core (fakes/libibverbs/).
 // Return conventions are rdma-core 44's, on purpose: NULL + errno (get_device_list with no
 // device: NULL + ENOSYS as on a machine without RDMA; open_device, alloc_pd, create_cq,
 // create_qp), 0 / -1 + errno (query_gid, an empty slot reads as zeros), a positive errno
 // (query_port, query_gid_ex with ENODATA for an empty slot, modify_qp, query_qp, destroy_*),
-// a count or a negative errno (query_gid_table).
+// a count or a negative errno (query_gid_table). Each convention is one call frame of the C core
+// (fake_c_core.hpp), and the GID reads' answers (flags, entry sizes, gid_type, errnos) are the
+// core's, which the drop-in library answers with too: the two fronts give the same answers.
 //
 // The binding is process-wide (libibverbs' own list has no user pointer) and not meant to change
 // while calls are in flight; the model itself is thread-safe.

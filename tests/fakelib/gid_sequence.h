@@ -1,0 +1,145 @@
+/* One sequence of GID reads, run through both C fronts over the fake model: the drop-in
+ * libibverbs.so.1 (fakelib_gid_fronts, a C program) and the in-process C ABI
+ * (gidpolicy::fakes::c_abi, a unit test). Both print the same transcript and compare it with the
+ * same expected file (tests/data/c_fronts/<table>.expected), so the two fronts cannot drift
+ * apart: every errno, gid_type, index, byte zeroed and byte left alone is in the transcript.
+ *
+ * The sequence, per device: query_gid, _ibv_query_gid_ex and its tail (the bytes past the struct
+ * of a larger caller struct) for ports 0-2 and indices -1..17; query_gid_ex with a flag, a short
+ * entry_size, no buffer; _ibv_query_gid_table with room for 64, 1 and 0 entries, with a flag, and
+ * with a larger stride. Then the three calls on a context no front handed out.
+ * C99 and C++: a static function over a table of function pointers, written to a FILE. */
+#ifndef GIDPOLICY_TESTS_FAKELIB_GID_SEQUENCE_H
+#define GIDPOLICY_TESTS_FAKELIB_GID_SEQUENCE_H
+
+#include <infiniband/verbs.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+
+struct gid_fronts_ops {
+  struct ibv_device** (*get_device_list)(int* num_devices);
+  void (*free_device_list)(struct ibv_device** list);
+  const char* (*get_device_name)(struct ibv_device* device);
+  struct ibv_context* (*open_device)(struct ibv_device* device);
+  int (*close_device)(struct ibv_context* context);
+  int (*query_gid)(struct ibv_context* context, uint8_t port_num, int index, union ibv_gid* gid);
+  int (*query_gid_ex)(struct ibv_context* context, uint32_t port_num, uint32_t gid_index,
+                      struct ibv_gid_entry* entry, uint32_t flags, size_t entry_size);
+  ssize_t (*query_gid_table)(struct ibv_context* context, struct ibv_gid_entry* entries, size_t max_entries,
+                             uint32_t flags, size_t entry_size);
+};
+
+/* An entry followed by 8 bytes a larger caller struct would have: they must come back zeroed. */
+union gid_seq_big_entry {
+  struct ibv_gid_entry e;
+  unsigned char bytes[sizeof(struct ibv_gid_entry) + 8];
+};
+
+static void gid_seq_hex(FILE* out, const unsigned char* raw) {
+  int i;
+  for (i = 0; i < 16; ++i) fprintf(out, "%02x", raw[i]);
+}
+
+static const char* gid_seq_tail(const unsigned char* bytes) {
+  size_t i;
+  int zero = 1, kept = 1;
+  for (i = sizeof(struct ibv_gid_entry); i < sizeof(struct ibv_gid_entry) + 8; ++i) {
+    if (bytes[i] != 0) zero = 0;
+    if (bytes[i] != 0xab) kept = 0;
+  }
+  return zero ? "zeroed" : kept ? "untouched" : "garbled";
+}
+
+static void gid_seq_entry(FILE* out, const struct ibv_gid_entry* e) {
+  fprintf(out, " gid ");
+  gid_seq_hex(out, e->gid.raw);
+  fprintf(out, " index %u port %u type %u ifindex %u", e->gid_index, e->port_num, e->gid_type,
+          e->ndev_ifindex);
+}
+
+static void gid_seq_table(FILE* out, const struct gid_fronts_ops* ops, struct ibv_context* ctx, size_t max,
+                          uint32_t flags, int wide) {
+  static union gid_seq_big_entry big[64];
+  static struct ibv_gid_entry plain[64];
+  const size_t stride = wide ? sizeof(union gid_seq_big_entry) : sizeof(struct ibv_gid_entry);
+  ssize_t n, i;
+  memset(big, 0xab, sizeof big);
+  memset(plain, 0xab, sizeof plain);
+  n = ops->query_gid_table(ctx, wide ? &big[0].e : plain, max, flags, stride);
+  fprintf(out, "query_gid_table max %zu flags %u stride %s: %zd\n", max, flags, wide ? "wide" : "plain", n);
+  for (i = 0; i < n && i < 64; ++i) {
+    fprintf(out, "  [%zd]", i);
+    gid_seq_entry(out, wide ? &big[i].e : &plain[i]);
+    if (wide) fprintf(out, " tail %s", gid_seq_tail(big[i].bytes));
+    fprintf(out, "\n");
+  }
+}
+
+/* Run the sequence; 0 when the device list could be read. */
+static int gid_sequence(const struct gid_fronts_ops* ops, FILE* out) {
+  struct ibv_device** list;
+  struct ibv_context bogus;
+  union gid_seq_big_entry big;
+  union ibv_gid gid;
+  int num = 0, d, index, rc;
+  unsigned port;
+
+  list = ops->get_device_list(&num);
+  fprintf(out, "devices %d\n", num);
+  if (!list) return -1;
+  for (d = 0; d < num; ++d) {
+    struct ibv_context* ctx = ops->open_device(list[d]);
+    fprintf(out, "device %s: %s\n", ops->get_device_name(list[d]), ctx ? "open" : "not open");
+    if (!ctx) continue;
+    for (port = 0; port <= 2; ++port) {
+      for (index = -1; index <= 17; ++index) {
+        memset(&gid, 0xab, sizeof gid);
+        errno = 0;
+        rc = ops->query_gid(ctx, (uint8_t)port, index, &gid);
+        fprintf(out, "query_gid %u %d: %d", port, index, rc);
+        if (rc == 0) {
+          fprintf(out, " ");
+          gid_seq_hex(out, gid.raw);
+        } else {
+          fprintf(out, " errno %d", errno);
+        }
+        fprintf(out, "\n");
+        if (index < 0) continue;
+        memset(&big, 0xab, sizeof big);
+        rc = ops->query_gid_ex(ctx, port, (uint32_t)index, &big.e, 0, sizeof big);
+        fprintf(out, "query_gid_ex %u %d: %d", port, index, rc);
+        if (rc == 0) gid_seq_entry(out, &big.e);
+        fprintf(out, " tail %s\n", gid_seq_tail(big.bytes));
+      }
+    }
+    memset(&big, 0xab, sizeof big);
+    fprintf(out, "query_gid_ex flags 1: %d\n", ops->query_gid_ex(ctx, 1, 0, &big.e, 1, sizeof big.e));
+    fprintf(out, "query_gid_ex flags 0x80000000: %d\n",
+            ops->query_gid_ex(ctx, 1, 0, &big.e, 0x80000000u, sizeof big.e));
+    fprintf(out, "query_gid_ex entry_size short: %d\n",
+            ops->query_gid_ex(ctx, 1, 0, &big.e, 0, sizeof big.e - 1));
+    fprintf(out, "query_gid_ex no entry: %d\n", ops->query_gid_ex(ctx, 1, 0, NULL, 0, sizeof big.e));
+    gid_seq_table(out, ops, ctx, 64, 0, 0);
+    gid_seq_table(out, ops, ctx, 64, 0, 1);
+    gid_seq_table(out, ops, ctx, 1, 0, 0);
+    gid_seq_table(out, ops, ctx, 0, 0, 0);
+    gid_seq_table(out, ops, ctx, 64, 1, 0);
+    fprintf(out, "close: %d\n", ops->close_device(ctx));
+  }
+  /* A context no front handed out: refused, never read. */
+  memset(&bogus, 0, sizeof bogus);
+  errno = 0;
+  rc = ops->query_gid(&bogus, 1, 0, &gid);
+  fprintf(out, "foreign context query_gid: %d errno %d\n", rc, errno);
+  fprintf(out, "foreign context query_gid_ex: %d\n",
+          ops->query_gid_ex(&bogus, 1, 0, &big.e, 0, sizeof big.e));
+  gid_seq_table(out, ops, &bogus, 64, 0, 0);
+  ops->free_device_list(list);
+  return 0;
+}
+
+#endif
