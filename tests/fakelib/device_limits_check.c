@@ -131,6 +131,9 @@ static int descriptors(const char* name, uint8_t index, const char* log) {
   }
   rl.rlim_cur = 1024;
   if (setrlimit(RLIMIT_NOFILE, &rl)) return 2;
+  /* The log is appended to: start it empty, so that only this run's records are read below. */
+  FILE* empty = fopen(log, "w");
+  if (empty) fclose(empty);
 
   /* (a) The fake raises the soft limit; 1024 QPs fit. */
   struct ibv_context* ctx = pair_open(name);
