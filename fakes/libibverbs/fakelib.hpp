@@ -103,7 +103,7 @@ struct Wire {
 struct VerbsDeviceHead {
   ibv_device dev{};  // its address is what ibv_get_device_list hands out: never moves
   const void* ops = nullptr;
-  int refcount = 0;  // atomic_int there: same size and alignment
+  int refcount = 0;           // atomic_int there: same size and alignment
   void* list_next = nullptr;  // struct list_node
   void* list_prev = nullptr;
   void* sysfs = nullptr;
@@ -170,7 +170,7 @@ struct Srq {
   std::uint32_t max_wr = 0;
   std::uint32_t max_sge = 0;
   std::uint32_t limit = 0;
-  unsigned users = 0;  // QPs created with it
+  unsigned users = 0;          // QPs created with it
   std::uint32_t unpolled = 0;  // receives consumed whose completion is not polled yet: still held
 };
 

@@ -89,7 +89,8 @@ ibv_mr* register_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t io
       return nullptr;
     }
     Device* dev = p->owner->device;
-    if (const int err = over_limit(lib, r, dev, dev->in_use.mrs, device_limits(*dev).max_mr, "memory regions")) {
+    if (const int err =
+            over_limit(lib, r, dev, dev->in_use.mrs, device_limits(*dev).max_mr, "memory regions")) {
       errno = err;
       return nullptr;
     }
@@ -174,9 +175,12 @@ int ibv_close_device(ibv_context* context) {
       if (m->pd->owner == c) mrs.push_back(m.get());
     for (Mr* m : mrs) release_mr(lib, *m);
     InUse& used = c->device->in_use;
-    used.srqs -= static_cast<unsigned>(std::erase_if(lib.srqs, [c](const auto& kv) { return kv.second->owner == c; }));
-    used.ahs -= static_cast<unsigned>(std::erase_if(lib.ahs, [c](const auto& kv) { return kv.second->pd->owner == c; }));
-    used.pds -= static_cast<unsigned>(std::erase_if(lib.pds, [c](const auto& kv) { return kv.second->owner == c; }));
+    used.srqs -=
+        static_cast<unsigned>(std::erase_if(lib.srqs, [c](const auto& kv) { return kv.second->owner == c; }));
+    used.ahs -= static_cast<unsigned>(
+        std::erase_if(lib.ahs, [c](const auto& kv) { return kv.second->pd->owner == c; }));
+    used.pds -=
+        static_cast<unsigned>(std::erase_if(lib.pds, [c](const auto& kv) { return kv.second->owner == c; }));
     std::erase_if(lib.channels, [c](const auto& kv) {
       if (kv.second->owner != c) return false;
       ::close(kv.second->ch.fd);
@@ -333,12 +337,14 @@ ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
     const DeviceLimits lim = device_limits(*c->device);
     if (cqe < 1 || static_cast<unsigned>(cqe) > lim.max_cqe || comp_vector < 0 ||
         comp_vector >= context->num_comp_vectors || (channel && (!ch || ch->owner != c))) {
-      fail_record(lib, r, c->device, EINVAL,
-                  "cqe out of 1.." + std::to_string(lim.max_cqe) + ", bad completion vector or foreign channel");
+      fail_record(
+          lib, r, c->device, EINVAL,
+          "cqe out of 1.." + std::to_string(lim.max_cqe) + ", bad completion vector or foreign channel");
       errno = EINVAL;
       return nullptr;
     }
-    if (const int err = over_limit(lib, r, c->device, c->device->in_use.cqs, lim.max_cq, "completion queues")) {
+    if (const int err =
+            over_limit(lib, r, c->device, c->device->in_use.cqs, lim.max_cq, "completion queues")) {
       errno = err;
       return nullptr;
     }
@@ -463,11 +469,13 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     }
     ibv_qp_cap& cap = attr->cap;
     const DeviceLimits lim = device_limits(*c->device);
-    if (cap.max_send_wr > lim.max_qp_wr || cap.max_recv_wr > lim.max_qp_wr || cap.max_send_sge > lim.max_sge ||
-        cap.max_recv_sge > lim.max_sge || cap.max_inline_data > lim.max_inline) {
+    if (cap.max_send_wr > lim.max_qp_wr || cap.max_recv_wr > lim.max_qp_wr ||
+        cap.max_send_sge > lim.max_sge || cap.max_recv_sge > lim.max_sge ||
+        cap.max_inline_data > lim.max_inline) {
       fail_record(lib, r, c->device, EINVAL,
                   "capabilities above the device's (" + std::to_string(lim.max_qp_wr) + " WRs, " +
-                      std::to_string(lim.max_sge) + " SGEs, " + std::to_string(lim.max_inline) + " inline bytes)");
+                      std::to_string(lim.max_sge) + " SGEs, " + std::to_string(lim.max_inline) +
+                      " inline bytes)");
       errno = EINVAL;
       return nullptr;
     }

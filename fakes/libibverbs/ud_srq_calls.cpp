@@ -238,7 +238,8 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* srq_init_attr) {
     r["max_sge"] = srq_init_attr->attr.max_sge;
     const DeviceLimits lim = device_limits(*d);
     if (srq_init_attr->attr.max_wr == 0 || srq_init_attr->attr.max_wr > lim.max_srq_wr ||
-        srq_init_attr->attr.max_sge > lim.max_srq_sge || srq_init_attr->attr.srq_limit > srq_init_attr->attr.max_wr) {
+        srq_init_attr->attr.max_sge > lim.max_srq_sge ||
+        srq_init_attr->attr.srq_limit > srq_init_attr->attr.max_wr) {
       fail_record(lib, r, d, EINVAL,
                   "max_wr not in 1.." + std::to_string(lim.max_srq_wr) + ", max_sge above " +
                       std::to_string(lim.max_srq_sge) + " or srq_limit above max_wr");
@@ -277,8 +278,8 @@ int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) {
     const std::uint32_t max_wr = (mask & IBV_SRQ_MAX_WR) ? attr->max_wr : s->max_wr;
     const std::uint32_t limit = (mask & IBV_SRQ_LIMIT) ? attr->srq_limit : s->limit;
     // Shrinking below what is posted, or a limit above the size, is refused (the kernel's EINVAL).
-    if (max_wr == 0 || max_wr > device_limits(*s->owner->device).max_srq_wr || max_wr < s->rq.size() + s->unpolled ||
-        limit > max_wr)
+    if (max_wr == 0 || max_wr > device_limits(*s->owner->device).max_srq_wr ||
+        max_wr < s->rq.size() + s->unpolled || limit > max_wr)
       return EINVAL;
     s->max_wr = max_wr;
     s->limit = limit;

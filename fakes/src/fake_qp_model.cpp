@@ -45,13 +45,16 @@ constexpr std::array<std::array<Transition, kStates>, kStates> make_table() {
   const int rts_uc = IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE;
   t[IBV_QPS_RTR][IBV_QPS_RTS] = {
       true,
-      rc_uc_ud(IBV_QP_SQ_PSN, IBV_QP_SQ_PSN,
-               IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
+      rc_uc_ud(
+          IBV_QP_SQ_PSN, IBV_QP_SQ_PSN,
+          IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
       rc_uc_ud(IBV_QP_CUR_STATE | IBV_QP_QKEY, rts_uc, rts_uc | IBV_QP_MIN_RNR_TIMER)};
-  t[IBV_QPS_RTS][IBV_QPS_RTS] = {true, {}, rc_uc_ud(IBV_QP_CUR_STATE | IBV_QP_QKEY, rts_uc, rts_uc | IBV_QP_MIN_RNR_TIMER)};
+  t[IBV_QPS_RTS][IBV_QPS_RTS] = {
+      true, {}, rc_uc_ud(IBV_QP_CUR_STATE | IBV_QP_QKEY, rts_uc, rts_uc | IBV_QP_MIN_RNR_TIMER)};
   // RTS->SQD, SQD->RTS/SQD and SQE->RTS exist on hardware; the fake never drains a send queue
   // (modify_qp refuses them below as not modelled).
-  t[IBV_QPS_RTS][IBV_QPS_SQD] = {true, {}, rc_uc_ud(IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_EN_SQD_ASYNC_NOTIFY)};
+  t[IBV_QPS_RTS][IBV_QPS_SQD] = {
+      true, {}, rc_uc_ud(IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_EN_SQD_ASYNC_NOTIFY)};
   return t;
 }
 constexpr auto kTable = make_table();
@@ -125,7 +128,8 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
   const int required = t.required[kind_index(q.kind)] | IBV_QP_STATE;
   const int allowed = required | t.optional[kind_index(q.kind)];
   if ((mask & required) != required)
-    return fail_errno(E.einval, at + ": missing required attribute bits " + rtr_mask_to_string(required & ~mask));
+    return fail_errno(E.einval,
+                      at + ": missing required attribute bits " + rtr_mask_to_string(required & ~mask));
   if (const int extra = mask & ~allowed; extra != 0)
     return fail_errno(E.einval, at + ": " + std::string(to_string(q.kind)) + " does not take " +
                                     rtr_mask_to_string(extra) + " at this transition");
@@ -152,7 +156,8 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
   if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr.max_rd_atomic > kMaxRdAtomic)
     return fail_errno(E.einval, at + ": max_rd_atomic above the device's " + std::to_string(kMaxRdAtomic));
   if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && attr.max_dest_rd_atomic > kMaxRdAtomic)
-    return fail_errno(E.einval, at + ": max_dest_rd_atomic above the device's " + std::to_string(kMaxRdAtomic));
+    return fail_errno(E.einval,
+                      at + ": max_dest_rd_atomic above the device's " + std::to_string(kMaxRdAtomic));
 
   if (to == IBV_QPS_RESET) {
     q.state = IBV_QPS_RESET;

@@ -38,8 +38,8 @@ static int counts(const char* name, uint8_t index) {
   while (n < da.max_pd && (pds[n] = ibv_alloc_pd(ctx)) != NULL) ++n;
   errno = 0;
   struct ibv_pd* extra = n == da.max_pd ? ibv_alloc_pd(ctx) : NULL;
-  CHECK(n == da.max_pd && !extra && errno == ENOMEM, "max_pd %d PDs, then ENOMEM (%d made, errno %d)", da.max_pd, n,
-        errno);
+  CHECK(n == da.max_pd && !extra && errno == ENOMEM, "max_pd %d PDs, then ENOMEM (%d made, errno %d)",
+        da.max_pd, n, errno);
   for (int i = 1; i < n; ++i) ibv_dealloc_pd(pds[i]);
   struct ibv_pd* pd = pds[0];
 
@@ -48,12 +48,13 @@ static int counts(const char* name, uint8_t index) {
   while (n < da.max_cq && (cqs[n] = ibv_create_cq(ctx, 4, NULL, NULL, 0)) != NULL) ++n;
   errno = 0;
   struct ibv_cq* xcq = n == da.max_cq ? ibv_create_cq(ctx, 4, NULL, NULL, 0) : NULL;
-  CHECK(n == da.max_cq && !xcq && errno == ENOMEM, "max_cq %d CQs, then ENOMEM (%d made, errno %d)", da.max_cq, n,
-        errno);
+  CHECK(n == da.max_cq && !xcq && errno == ENOMEM, "max_cq %d CQs, then ENOMEM (%d made, errno %d)",
+        da.max_cq, n, errno);
   for (int i = 1; i < n; ++i) ibv_destroy_cq(cqs[i]);
   struct ibv_cq* cq = cqs[0];
   errno = 0;
-  CHECK(!ibv_create_cq(ctx, da.max_cqe + 1, NULL, NULL, 0) && errno == EINVAL, "cqe max_cqe+1: EINVAL (%d)", errno);
+  CHECK(!ibv_create_cq(ctx, da.max_cqe + 1, NULL, NULL, 0) && errno == EINVAL, "cqe max_cqe+1: EINVAL (%d)",
+        errno);
 
   static char mem[4096];
   static struct ibv_mr* mrs[1 << 16];
@@ -61,8 +62,8 @@ static int counts(const char* name, uint8_t index) {
   while (n < da.max_mr && (mrs[n] = ibv_reg_mr(pd, mem, sizeof mem, IBV_ACCESS_LOCAL_WRITE)) != NULL) ++n;
   errno = 0;
   struct ibv_mr* xmr = n == da.max_mr ? ibv_reg_mr(pd, mem, sizeof mem, IBV_ACCESS_LOCAL_WRITE) : NULL;
-  CHECK(n == da.max_mr && !xmr && errno == ENOMEM, "max_mr %d MRs, then ENOMEM (%d made, errno %d)", da.max_mr, n,
-        errno);
+  CHECK(n == da.max_mr && !xmr && errno == ENOMEM, "max_mr %d MRs, then ENOMEM (%d made, errno %d)",
+        da.max_mr, n, errno);
   for (int i = 0; i < n; ++i) ibv_dereg_mr(mrs[i]);
 
   static struct ibv_srq* srqs[1 << 16];
@@ -74,8 +75,8 @@ static int counts(const char* name, uint8_t index) {
   while (n < da.max_srq && (srqs[n] = ibv_create_srq(pd, &sa)) != NULL) ++n;
   errno = 0;
   struct ibv_srq* xsrq = n == da.max_srq ? ibv_create_srq(pd, &sa) : NULL;
-  CHECK(n == da.max_srq && !xsrq && errno == ENOMEM, "max_srq %d SRQs, then ENOMEM (%d made, errno %d)", da.max_srq,
-        n, errno);
+  CHECK(n == da.max_srq && !xsrq && errno == ENOMEM, "max_srq %d SRQs, then ENOMEM (%d made, errno %d)",
+        da.max_srq, n, errno);
   for (int i = 0; i < n; ++i) ibv_destroy_srq(srqs[i]);
   sa.attr.max_wr = (uint32_t)da.max_srq_wr + 1;
   errno = 0;
@@ -93,8 +94,8 @@ static int counts(const char* name, uint8_t index) {
   while (n < da.max_ah && n < (1 << 17) && (ahs[n] = ibv_create_ah(pd, &aa)) != NULL) ++n;
   errno = 0;
   struct ibv_ah* xah = n == da.max_ah ? ibv_create_ah(pd, &aa) : NULL;
-  CHECK(n == da.max_ah && !xah && errno == ENOMEM, "max_ah %d AHs, then ENOMEM (%d made, errno %d)", da.max_ah, n,
-        errno);
+  CHECK(n == da.max_ah && !xah && errno == ENOMEM, "max_ah %d AHs, then ENOMEM (%d made, errno %d)",
+        da.max_ah, n, errno);
   for (int i = 0; i < n; ++i) ibv_destroy_ah(ahs[i]);
 
   static struct ibv_qp* qps[1 << 16];
@@ -102,8 +103,8 @@ static int counts(const char* name, uint8_t index) {
   while (n < da.max_qp && (qps[n] = pair_qp(pd, IBV_QPT_UC, cq, cq, 1, 1)) != NULL) ++n;
   errno = 0;
   struct ibv_qp* xqp = n == da.max_qp ? pair_qp(pd, IBV_QPT_UC, cq, cq, 1, 1) : NULL;
-  CHECK(n == da.max_qp && !xqp && errno == ENOMEM, "max_qp %d QPs, then ENOMEM (%d made, errno %d)", da.max_qp, n,
-        errno);
+  CHECK(n == da.max_qp && !xqp && errno == ENOMEM, "max_qp %d QPs, then ENOMEM (%d made, errno %d)",
+        da.max_qp, n, errno);
   for (int i = 0; i < n; ++i) ibv_destroy_qp(qps[i]);
   errno = 0;
   CHECK(!pair_qp(pd, IBV_QPT_UC, cq, cq, (uint32_t)da.max_qp_wr + 1, 1) && errno == EINVAL,
@@ -150,8 +151,8 @@ static int descriptors(const char* name, uint8_t index, const char* log) {
   int n = 0;
   while (n < da.max_qp && n < 4096 && (qps[n] = pair_qp(pd, IBV_QPT_RC, cq, cq, 1, 1)) != NULL) ++n;
   const int err = errno;
-  CHECK(da.max_qp >= 1024 && n == da.max_qp, "max_qp %d reported, %d QPs created (errno %d at the end)", da.max_qp, n,
-        n < da.max_qp ? err : 0);
+  CHECK(da.max_qp >= 1024 && n == da.max_qp, "max_qp %d reported, %d QPs created (errno %d at the end)",
+        da.max_qp, n, n < da.max_qp ? err : 0);
   for (int i = 0; i < n; ++i) ibv_destroy_qp(qps[i]);
 
   /* (b) A lower limit for good: the figure follows it and holds. */
@@ -175,8 +176,8 @@ static int descriptors(const char* name, uint8_t index, const char* log) {
   while (open("/dev/null", O_RDONLY) >= 0) ++taken;
   errno = 0;
   struct ibv_qp* c = pair_qp(pd, IBV_QPT_RC, cq, cq, 1, 1);
-  CHECK(!c && errno == ENOMEM, "no descriptor left (%d taken by the program): create_qp fails with ENOMEM (errno %d)",
-        taken, errno);
+  CHECK(!c && errno == ENOMEM,
+        "no descriptor left (%d taken by the program): create_qp fails with ENOMEM (errno %d)", taken, errno);
   CHECK(pair_init(a) == 0 && pair_init(b) == 0 && pair_connect(ctx, a, b->qp_num, index) == 0 &&
             pair_connect(ctx, b, a->qp_num, index) == 0,
         "the two QPs created before reach RTS with no descriptor free");
@@ -229,7 +230,8 @@ static int descriptors(const char* name, uint8_t index, const char* log) {
 
 int main(int argc, char** argv) {
   int rc = 2;
-  if (argc == 4 && strcmp(argv[1], "counts") == 0) rc = counts(argv[2], (uint8_t)atoi(argv[3]));
+  if (argc == 4 && strcmp(argv[1], "counts") == 0)
+    rc = counts(argv[2], (uint8_t)atoi(argv[3]));
   else if (argc == 5 && strcmp(argv[1], "descriptors") == 0)
     rc = descriptors(argv[2], (uint8_t)atoi(argv[3]), argv[4]);
   else

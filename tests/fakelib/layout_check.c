@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
   memset(&dx, 0xa5, sizeof dx);
   const int rq = ibv_query_device(ctx, &da);
   const int rx = ibv_query_device_ex(ctx, NULL, &dx);
-  CHECK(rq == 0 && rx == 0 && dx.orig_attr.max_qp == da.max_qp && dx.orig_attr.phys_port_cnt == da.phys_port_cnt &&
-            dx.comp_mask == 0,
+  CHECK(rq == 0 && rx == 0 && dx.orig_attr.max_qp == da.max_qp &&
+            dx.orig_attr.phys_port_cnt == da.phys_port_cnt && dx.comp_mask == 0,
         "ibv_query_device_ex takes the legacy path and agrees with ibv_query_device (rc %d/%d)", rq, rx);
   struct ibv_port_attr pa;
   CHECK(ibv_query_port(ctx, 1, &pa) == 0, "ibv_query_port answers through the verbs.h inline");
@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
   memset(&ca, 0, sizeof ca);
   ca.cqe = 4;
   errno = 0;
-  CHECK(ibv_create_cq_ex(ctx, &ca) == NULL && errno == EOPNOTSUPP, "ibv_create_cq_ex: NULL, EOPNOTSUPP (%d)", errno);
+  CHECK(ibv_create_cq_ex(ctx, &ca) == NULL && errno == EOPNOTSUPP, "ibv_create_cq_ex: NULL, EOPNOTSUPP (%d)",
+        errno);
 
   /* rdma-core's struct verbs_device (driver.h) starts with the ibv_device, then the ops. */
   const void* ops = NULL;

@@ -21,7 +21,7 @@ static enum ibv_qp_state state_of(struct ibv_qp* qp) {
   struct ibv_qp_attr a;
   struct ibv_qp_init_attr ia;
   memset(&a, 0, sizeof a);
-  if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia)) return (enum ibv_qp_state)-1;
+  if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia)) return (enum ibv_qp_state) - 1;
   return a.qp_state;
 }
 
@@ -29,10 +29,11 @@ static const int kInit = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP
 static const int kInitUd = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
 static const int kRtrUc = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 static const int kRtrRc = kRtrUc | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-static const int kRtsRc =
-    IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+static const int kRtsRc = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                          IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 
-static struct ibv_qp_attr attr_for(enum ibv_qp_state to, const union ibv_gid* gid, uint8_t index, uint32_t dest) {
+static struct ibv_qp_attr attr_for(enum ibv_qp_state to, const union ibv_gid* gid, uint8_t index,
+                                   uint32_t dest) {
   struct ibv_qp_attr a;
   memset(&a, 0, sizeof a);
   a.qp_state = to;
@@ -56,7 +57,8 @@ static struct ibv_qp_attr attr_for(enum ibv_qp_state to, const union ibv_gid* gi
 }
 
 /* ibv_modify_qp must return EINVAL and leave the QP in `stays`. */
-static void refused(struct ibv_qp* qp, struct ibv_qp_attr a, int mask, enum ibv_qp_state stays, const char* what) {
+static void refused(struct ibv_qp* qp, struct ibv_qp_attr a, int mask, enum ibv_qp_state stays,
+                    const char* what) {
   const int rc = ibv_modify_qp(qp, &a, mask);
   const enum ibv_qp_state now = state_of(qp);
   CHECK(rc == EINVAL && now == stays, "%s: EINVAL, state unchanged (rc %d, state %d)", what, rc, (int)now);
@@ -76,7 +78,8 @@ int main(int argc, char** argv) {
   struct ibv_context* ctx = pair_open(argv[1]);
   struct ibv_port_attr pa;
   union ibv_gid gid;
-  if (!ctx || ibv_query_port(ctx, 1, &pa) || pa.active_mtu != IBV_MTU_1024 || ibv_query_gid(ctx, 1, index, &gid)) {
+  if (!ctx || ibv_query_port(ctx, 1, &pa) || pa.active_mtu != IBV_MTU_1024 ||
+      ibv_query_gid(ctx, 1, index, &gid)) {
     fprintf(stderr, "setup: the device's port 1 must be active at MTU 1024\n");
     return 2;
   }
@@ -117,7 +120,8 @@ int main(int argc, char** argv) {
   a.qp_state = IBV_QPS_RTR;
   const int rc_only[] = {IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MIN_RNR_TIMER, IBV_QP_TIMEOUT,
                          IBV_QP_RETRY_CNT,          IBV_QP_RNR_RETRY,     IBV_QP_MAX_QP_RD_ATOMIC};
-  const char* names[] = {"MAX_DEST_RD_ATOMIC", "MIN_RNR_TIMER", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "MAX_QP_RD_ATOMIC"};
+  const char* names[] = {"MAX_DEST_RD_ATOMIC", "MIN_RNR_TIMER", "TIMEOUT",
+                         "RETRY_CNT",          "RNR_RETRY",     "MAX_QP_RD_ATOMIC"};
   for (int i = 0; i < 6; ++i) {
     char what[96];
     snprintf(what, sizeof what, "UC INIT->RTR with %s", names[i]);

@@ -105,8 +105,9 @@ int main(int argc, char** argv) {
     wrs[i].next = i < 5 ? &wrs[i + 1] : NULL;
   }
   int rc = ibv_post_send(p.a, wrs, &bad);
-  CHECK(rc == ENOMEM && bad == &wrs[4], "a chain of 6 on a 4-deep send queue: ENOMEM at the 5th (rc %d, bad_wr #%d)",
-        rc, bad ? (int)(bad - wrs) : -1);
+  CHECK(rc == ENOMEM && bad == &wrs[4],
+        "a chain of 6 on a 4-deep send queue: ENOMEM at the 5th (rc %d, bad_wr #%d)", rc,
+        bad ? (int)(bad - wrs) : -1);
   long taken = 0;
   for (long i = 0; i < 1000000; ++i) {
     struct ibv_send_wr w;
@@ -142,7 +143,8 @@ int main(int argc, char** argv) {
   CHECK(pair_poll(p.rcq, 4, 5.0, wc) == 4, "B received the 4 unsignaled sends");
   send_wr(&w, &s, 304, 1);
   rc = ibv_post_send(p.a, &w, &bad);
-  CHECK(rc == ENOMEM && bad == &w, "4 unsignaled sends delivered, none polled: the 5th is ENOMEM (rc %d)", rc);
+  CHECK(rc == ENOMEM && bad == &w, "4 unsignaled sends delivered, none polled: the 5th is ENOMEM (rc %d)",
+        rc);
   free_pair(&p);
 
   /* 4. SRQ depth. */
