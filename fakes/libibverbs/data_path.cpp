@@ -945,7 +945,12 @@ void complete(Library& lib, Cq& cq, const ibv_wc& wc) {
       q.sq_generated = mark;
       q.sq_marks.push_back(mark);
     } else if ((wc.opcode & IBV_WC_RECV) && &cq == q.recv_cq) {
-      ++(q.srq ? q.srq->unpolled : q.rq_unpolled);
+      if (q.srq) {
+        ++q.srq->unpolled;
+        ++q.srq_unpolled;
+      } else {
+        ++q.rq_unpolled;
+      }
     }
   }
   cq.done.push_back(wc);
@@ -969,8 +974,12 @@ void retire_polled(Library& lib, const Cq& cq, const ibv_wc& wc) {
       ++q.sq_head;
     }
   } else if ((wc.opcode & IBV_WC_RECV) && &cq == q.recv_cq) {
-    std::uint32_t& n = q.srq ? q.srq->unpolled : q.rq_unpolled;
-    if (n > 0) --n;
+    if (!q.srq) {
+      if (q.rq_unpolled > 0) --q.rq_unpolled;
+    } else if (q.srq_unpolled > 0) {
+      --q.srq_unpolled;
+      --q.srq->unpolled;
+    }
   }
 }
 

@@ -287,6 +287,7 @@ struct Qp {
   std::uint64_t sq_generated = 0;       // post number after the last WR a queued completion covers
   std::deque<std::uint64_t> sq_marks;   // per queued send completion: the post number it retires to
   std::uint32_t rq_unpolled = 0;        // receives consumed whose completion is not polled yet
+  std::uint32_t srq_unpolled = 0;       // of the SRQ's unpolled receives, those this QP consumed
   // Data this side cannot take yet: no receive posted (RC's RNR wait, the Apple model's UC
   // wait) or the QP not yet at RTR. Kept in arrival order; re-examined when either changes.
   std::deque<std::vector<std::byte>> held;

@@ -42,7 +42,10 @@ void release_qp(Library& lib, Qp& q) {
   if (q.tx >= 0) ::close(q.tx);
   if (q.tx_reserve >= 0) ::close(q.tx_reserve);
   if (q.rx >= 0) ::close(q.rx);
-  if (q.srq) --q.srq->users;
+  if (q.srq) {
+    --q.srq->users;
+    q.srq->unpolled -= q.srq_unpolled;  // the HCA frees them with the QP (libmlx5 cleans its CQEs)
+  }
   --q.owner->device->in_use.qps;
   lib.qp_by_num.erase(q.qp.qp_num);
   (void)lib.model.destroy_qp(q.model);
@@ -597,6 +600,8 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
       q->sq_marks.clear();
       q->sq_head = q->sq_generated = 0;
       q->rq_unpolled = 0;
+      if (q->srq) q->srq->unpolled -= q->srq_unpolled;
+      q->srq_unpolled = 0;
     } else if (to == IBV_QPS_ERR) {
       enter_error(lib, *q, false);
     } else if (to == IBV_QPS_RTR && from == IBV_QPS_INIT) {

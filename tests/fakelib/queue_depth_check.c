@@ -10,7 +10,8 @@
  *    fill the queue for good; the 5th fails with ENOMEM even after they have all arrived.
  * 3. B's receive queue is 4 deep: a receive consumed by a message keeps its slot until its
  *    completion is polled.
- * 4. An SRQ of max_wr 2 takes 2 receives, the 3rd is ENOMEM.
+ * 4. An SRQ of max_wr 2 takes 2 receives, the 3rd is ENOMEM; a receive a QP of the SRQ consumed
+ *    keeps its slot until its completion is polled.
  * 5. A CQ of 2 entries that gets 3 completions overruns: IBV_EVENT_CQ_ERR arrives on the
  *    context's async fd with element.cq = that CQ, the QP using it moves to the error state,
  *    and polling it returns at most 2 completions.
@@ -165,6 +166,35 @@ int main(int argc, char** argv) {
   }
   rc = ibv_post_srq_recv(srq, rw, &rbad);
   CHECK(rc == ENOMEM && rbad == &rw[2], "3 receives on an SRQ of max_wr 2: ENOMEM at the 3rd (rc %d)", rc);
+  /* A receive an SRQ QP consumed keeps its SRQ slot until its completion is polled. */
+  struct ibv_cq* scq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+  struct ibv_cq* rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+  struct ibv_qp_init_attr ia;
+  memset(&ia, 0, sizeof ia);
+  ia.send_cq = scq;
+  ia.recv_cq = rcq;
+  ia.srq = srq;
+  ia.qp_type = IBV_QPT_RC;
+  ia.cap.max_send_wr = 4;
+  ia.cap.max_send_sge = 1;
+  struct ibv_qp* sb = ibv_create_qp(pd, &ia);
+  struct ibv_qp* sa_qp = pair_qp(pd, IBV_QPT_RC, scq, scq, 4, 4);
+  if (!scq || !rcq || !sb || !sa_qp || pair_init(sa_qp) || pair_init(sb) ||
+      pair_connect(ctx, sa_qp, sb->qp_num, index) || pair_connect(ctx, sb, sa_qp->qp_num, index))
+    return 2;
+  send_wr(&w, &s, 500, 1);
+  if (ibv_post_send(sa_qp, &w, &bad)) return 2;
+  CHECK(pair_poll(scq, 1, 5.0, wc) == 1 && wc[0].status == IBV_WC_SUCCESS, "a send to the SRQ QP completes");
+  rw[0].next = NULL;
+  rc = ibv_post_srq_recv(srq, rw, &rbad);
+  CHECK(rc == ENOMEM, "SRQ: 1 posted + 1 consumed, unpolled, of max_wr 2: ENOMEM (rc %d)", rc);
+  CHECK(pair_poll(rcq, 1, 5.0, wc) == 1, "the SRQ receive is polled");
+  rc = ibv_post_srq_recv(srq, rw, &rbad);
+  CHECK(rc == 0, "then the SRQ takes one again (rc %d)", rc);
+  ibv_destroy_qp(sb);
+  ibv_destroy_qp(sa_qp);
+  ibv_destroy_cq(scq);
+  ibv_destroy_cq(rcq);
   ibv_destroy_srq(srq);
 
   /* 5. CQ overrun: A's send CQ has 2 entries, A's send queue 4. */
