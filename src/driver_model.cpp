@@ -43,6 +43,8 @@ std::string errno_name(Platform p, int err) {
     name = "EOPNOTSUPP";
   else if (err == e.econnrefused)
     name = "ECONNREFUSED";
+  else if (err == ENOMEM)  // 12 on Linux and Darwin alike: a device out of resources
+    name = "ENOMEM";
   if (name) return name;
   return "errno " + std::to_string(err);
 }

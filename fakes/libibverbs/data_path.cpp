@@ -232,6 +232,7 @@ void* progress_main(void*) {
         drain(lib, *it->second);
     }
     for (auto& [k, q] : lib.qps) expire(lib, *q);
+    settle_overruns(lib);
   }
 }
 
@@ -1133,11 +1134,84 @@ void unblock(Library& lib, Qp& q) {
 }  // namespace
 
 void complete(Library& lib, Cq& cq, const ibv_wc& wc) {
+  // An HCA writes a CQE only into a free slot: a full CQ overruns and takes nothing more.
+  if (cq.overrun) return;
+  if (cq.done.size() >= static_cast<std::size_t>(std::max(cq.cq.cqe, 1))) {
+    cq.overrun = true;
+    lib.overruns_pending = true;
+    return;
+  }
+  if (auto it = lib.qp_by_num.find(wc.qp_num); it != lib.qp_by_num.end()) {
+    Qp& q = *it->second;
+    if (!(wc.opcode & IBV_WC_RECV) && &cq == q.send_cq) {
+      // The send WR this completion is for: the first not yet covered with its wr_id (the
+      // send queue completes in order). Polling it retires it and every WR before it.
+      std::uint64_t mark = q.sq_generated;
+      for (std::uint64_t i = std::max(q.sq_generated, q.sq_head); i < q.sq_head + q.sq_wr_ids.size(); ++i)
+        if (q.sq_wr_ids[i - q.sq_head] == wc.wr_id) {
+          mark = i + 1;
+          break;
+        }
+      q.sq_generated = mark;
+      q.sq_marks.push_back(mark);
+    } else if ((wc.opcode & IBV_WC_RECV) && &cq == q.recv_cq) {
+      if (q.srq) {
+        ++q.srq->unpolled;
+        ++q.srq_unpolled;
+      } else {
+        ++q.rq_unpolled;
+      }
+    }
+  }
   cq.done.push_back(wc);
   lib.completion.notify_all();
   if (cq.armed && cq.event_fd >= 0) {
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t n = ::write(cq.event_fd, &one, sizeof one);
+  }
+}
+
+void retire_polled(Library& lib, const Cq& cq, const ibv_wc& wc) {
+  auto it = lib.qp_by_num.find(wc.qp_num);
+  if (it == lib.qp_by_num.end()) return;  // destroyed meanwhile
+  Qp& q = *it->second;
+  if (!(wc.opcode & IBV_WC_RECV) && &cq == q.send_cq) {
+    if (q.sq_marks.empty()) return;  // queued before a reset of the QP
+    const std::uint64_t mark = q.sq_marks.front();
+    q.sq_marks.pop_front();
+    while (q.sq_head < mark && !q.sq_wr_ids.empty()) {
+      q.sq_wr_ids.pop_front();
+      ++q.sq_head;
+    }
+  } else if ((wc.opcode & IBV_WC_RECV) && &cq == q.recv_cq) {
+    if (!q.srq) {
+      if (q.rq_unpolled > 0) --q.rq_unpolled;
+    } else if (q.srq_unpolled > 0) {
+      --q.srq_unpolled;
+      --q.srq->unpolled;
+    }
+  }
+}
+
+void settle_overruns(Library& lib) {
+  if (!lib.overruns_pending) return;
+  lib.overruns_pending = false;
+  for (auto& [k, c] : lib.cqs) {
+    if (!c->overrun || c->overrun_settled) continue;
+    c->overrun_settled = true;
+    auto r = lib.record("cq_overrun", c->owner->device);
+    r["cqe"] = c->cq.cqe;
+    r["result"] = "IBV_EVENT_CQ_ERR";
+    r["reason"] = "a completion found the CQ full (" + std::to_string(c->cq.cqe) +
+                  " unpolled): it is lost, the CQ's queue pairs move to the error state";
+    lib.log.write(r);
+    ibv_async_event ev{};
+    ev.event_type = IBV_EVENT_CQ_ERR;
+    ev.element.cq = &c->cq;
+    (void)lib.model.raise_object_event(c->owner->handle, ev);
+    const std::vector<Qp*> qps = c->qps;
+    for (Qp* q : qps)
+      if (q->qp.state != IBV_QPS_RESET && q->qp.state != IBV_QPS_ERR) enter_error(lib, *q, true);
   }
 }
 
@@ -1166,10 +1240,11 @@ std::uint32_t open_qp_socket(Qp& q) {
   return 0;
 }
 
-void watch_qp(Library& lib, Qp& q) {
+bool watch_qp(Library& lib, Qp& q) {
   ensure_progress(lib);
   Progress& p = progress();
   if (p.running) watch_sockets(p, q);
+  return p.running;
 }
 
 void unwatch_qp(Library&, Qp& q) {
@@ -1181,12 +1256,12 @@ void unwatch_qp(Library&, Qp& q) {
 
 void connect_transport(Library& lib, Qp& q) {
   Progress& p = progress();
-  if (q.tx >= 0) {
-    if (p.running) ::epoll_ctl(p.ep, EPOLL_CTL_DEL, q.tx, nullptr);
-    ::close(q.tx);
-    q.tx = -1;
-  }
-  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  // The socket opened at create time (or the one of an earlier RTR, connected anew): no
+  // descriptor is taken here, so reaching RTR cannot fail for want of one.
+  int fd = q.tx >= 0 ? q.tx : q.tx_reserve;
+  if (q.tx >= 0 && p.running) ::epoll_ctl(p.ep, EPOLL_CTL_DEL, q.tx, nullptr);
+  q.tx = q.tx_reserve = -1;
+  if (fd < 0) fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return;
   // A deep send buffer: fragments in flight are charged to the sender until the peer reads them.
   const int sndbuf = 4 << 20;
@@ -1204,7 +1279,7 @@ void connect_transport(Library& lib, Qp& q) {
         r["reason"] = "no QP " + std::to_string(q.dest_qp_num) + " to send to";
         lib.log.write(r);
       }
-      ::close(fd);
+      q.tx_reserve = fd;  // kept for a later RTR (reset and connected again)
       return;
     }
   }
@@ -1297,11 +1372,17 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       if (bad_wr) *bad_wr = wr;
       return EINVAL;
     }
+    settle_overruns(lib);
     auto reject = [&](ibv_send_wr* w, int err) {
       if (bad_wr) *bad_wr = w;
+      if (err != ENOMEM) q->sq_wr_ids.pop_back();  // the WR was taken below: give its slot back
       return err;
     };
     for (; wr; wr = wr->next) {
+      // The send queue holds max_send_wr WRs until their completions are polled (the HCA's
+      // ring): one more is ENOMEM, the provider's answer for a full queue.
+      if (q->sq_wr_ids.size() >= q->init.cap.max_send_wr) return reject(wr, ENOMEM);
+      q->sq_wr_ids.push_back(wr->wr_id);
       const bool signaled = (wr->send_flags & IBV_SEND_SIGNALED) || q->init.sq_sig_all;
       const ibv_wc_opcode wc_op = send_wc_opcode(wr->opcode);
       if (q->qp.state == IBV_QPS_ERR) {
@@ -1451,6 +1532,7 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   try {
     Library& lib = Library::get();
     std::lock_guard lock(lib.mu);
+    settle_overruns(lib);
     Qp* q = lib.qp(qp);
     if (!q) {
       if (bad_wr) *bad_wr = wr;
@@ -1471,7 +1553,8 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
         if (bad_wr) *bad_wr = wr;
         return EINVAL;
       }
-      if (q->rq.size() >= q->init.cap.max_recv_wr) {
+      // Full until the completions of consumed receives are polled, as the HCA's ring.
+      if (q->rq.size() + q->rq_unpolled >= q->init.cap.max_recv_wr) {
         if (bad_wr) *bad_wr = wr;
         return ENOMEM;  // the receive queue is full
       }
@@ -1502,7 +1585,7 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
         if (bad_wr) *bad_wr = wr;
         return EINVAL;
       }
-      if (s->rq.size() >= s->max_wr) {
+      if (s->rq.size() + s->unpolled >= s->max_wr) {
         if (bad_wr) *bad_wr = wr;
         return ENOMEM;
       }
@@ -1560,9 +1643,11 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     }
     int n = 0;
     while (n < num_entries && !c->done.empty()) {
-      wc[n++] = c->done.front();
+      wc[n] = c->done.front();
       c->done.pop_front();
+      retire_polled(lib, *c, wc[n++]);
     }
+    settle_overruns(lib);
     if (n > 0) c->idle_since_ns = 0;
     lock.unlock();
     // An empty poll gives the CPU away: on a small machine the peer's progress thread, not

@@ -13,8 +13,10 @@
 //    success, which is what rdma-core does to keep its old API behaviour.
 //  * Those four answer through the C-convention core (fake_c_core.hpp) that the in-process C ABI
 //    (fake_c_abi.cpp) uses too: flags, entry sizes, gid_type and errnos are decided once.
-//  * abi_compat stays NULL: the verbs.h inlines (ibv_query_device_ex, ibv_query_port) then use
-//    the legacy exported calls instead of a struct verbs_context the fake does not have.
+//  * The context is the tail of a struct verbs_context (abi_compat = __VERBS_ABI_IS_EXTENDED,
+//    sz = its size) with every op NULL: verbs_get_ctx() works, as providers' dv calls need, and
+//    the verbs.h inlines (ibv_query_device_ex, ibv_query_port) find no op and use the legacy
+//    exported calls, or answer EOPNOTSUPP (ibv_create_cq_ex, ibv_create_qp_ex ...).
 #include "fakelib.hpp"
 
 #include <gidpolicy/verbs/verbs_api.hpp>
@@ -76,7 +78,7 @@ ibv_port_attr port_attr_of(const PortInfo& info, std::uint32_t tbl_len) {
                          ? 0u
                          : static_cast<std::uint32_t>(IBV_PORT_IP_BASED_GIDS);
   a.max_msg_sz = static_cast<std::uint32_t>(kMaxMessage);
-  a.pkey_tbl_len = 1;
+  a.pkey_tbl_len = static_cast<std::uint16_t>(fakes::FakeVerbs::kPkeyTableLength);
   a.lid = info.lid;
   a.max_vl_num = 1;
   a.active_width = 1;  // 1X
@@ -203,6 +205,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
       return nullptr;
     }
     ibv_context& ctx = c->ctx;
+    c->vctx.sz = sizeof(verbs_context);
     ctx.device = device;
     ctx.cmd_fd = -1;
     ctx.async_fd = c->async_pipe[0];
@@ -211,7 +214,8 @@ ibv_context* ibv_open_device(ibv_device* device) {
     start_table_watch(lib);
     ctx.num_comp_vectors = 1;
     pthread_mutex_init(&ctx.mutex, nullptr);
-    ctx.abi_compat = nullptr;
+    ctx.abi_compat = __VERBS_ABI_IS_EXTENDED;
+    r["fd_limit"] = raise_descriptor_limit();
     // The data-path calls have no exported symbol: verbs.h inlines call these pointers, and
     // pingpong posts receives before RTR, so a NULL post_recv would crash before RTR.
     ctx.ops.post_send = &fakelib::post_send;
@@ -238,9 +242,11 @@ int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
     Context* c = lib.context(context);
     if (!c || !attr) return EINVAL;
     const Device* d = c->device;
-    unsigned max_qp = 1024;
+    // What creation enforces (limits.cpp); a driver model's own QP ceiling is lower still.
+    const DeviceLimits lim = device_limits(*d);
+    unsigned max_qp = lim.max_qp;
     if (auto p = lib.model.driver_model(d->name); p && p.value().max_qps_per_device != 0)
-      max_qp = p.value().max_qps_per_device;
+      max_qp = std::min(max_qp, p.value().max_qps_per_device);
     std::memset(attr, 0, sizeof *attr);
     std::snprintf(attr->fw_ver, sizeof attr->fw_ver, "%s", "0.0.0");
     attr->node_guid = htobe64(d->guid);
@@ -248,25 +254,26 @@ int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
     attr->max_mr_size = ~0ull;
     attr->page_size_cap = 0x1000;
     attr->max_qp = static_cast<int>(max_qp);
-    attr->max_qp_wr = 4096;
-    attr->max_sge = 16;
-    attr->max_cq = 1024;
-    attr->max_cqe = 65535;
-    attr->max_mr = 4096;
-    attr->max_pd = 1024;
+    attr->max_qp_wr = static_cast<int>(lim.max_qp_wr);
+    attr->max_sge = static_cast<int>(lim.max_sge);
+    attr->max_cq = static_cast<int>(lim.max_cq);
+    attr->max_cqe = static_cast<int>(lim.max_cqe);
+    attr->max_mr = static_cast<int>(lim.max_mr);
+    attr->max_pd = static_cast<int>(lim.max_pd);
     // One-sided operations, SRQ and address handles are modelled (data_path.cpp).
-    attr->max_qp_rd_atom = 16;
-    attr->max_qp_init_rd_atom = 16;
-    attr->max_res_rd_atom = 16 * 1024;
+    attr->max_qp_rd_atom = static_cast<int>(lim.max_rd_atom);
+    attr->max_qp_init_rd_atom = static_cast<int>(lim.max_rd_atom);
+    attr->max_res_rd_atom = static_cast<int>(lim.max_rd_atom * 1024);
     attr->atomic_cap = IBV_ATOMIC_HCA;
-    attr->max_srq = 1024;
-    attr->max_srq_wr = 4096;
-    attr->max_srq_sge = 16;
-    attr->max_ah = 65536;
-    attr->max_pkeys = 1;
+    attr->max_srq = static_cast<int>(lim.max_srq);
+    attr->max_srq_wr = static_cast<int>(lim.max_srq_wr);
+    attr->max_srq_sge = static_cast<int>(lim.max_srq_sge);
+    attr->max_ah = static_cast<int>(lim.max_ah);
+    attr->max_pkeys = static_cast<std::uint16_t>(lim.pkey_tbl_len);
     attr->phys_port_cnt = static_cast<std::uint8_t>(d->phys_port_cnt);
     auto r = lib.record("query_device", d);
     r["max_qp"] = max_qp;
+    r["max_cq"] = lim.max_cq;
     r["result"] = 0;
     lib.log.write(r);
     return 0;

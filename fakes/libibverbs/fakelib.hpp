@@ -97,8 +97,30 @@ struct Wire {
   std::uint8_t dgid[16];  // the GID it addressed
 };
 
-struct Device {
+/// rdma-core's struct verbs_device (its private driver.h, not installed): every provider takes an
+/// ibv_device to be the head of one. libmlx5's and libefa's dv calls compare `ops` with their
+/// own device ops (mlx5dv_query_device, efadv_query_device): NULL, so they answer EOPNOTSUPP
+/// instead of reading past a bare ibv_device.
+struct VerbsDeviceHead {
   ibv_device dev{};  // its address is what ibv_get_device_list hands out: never moves
+  const void* ops = nullptr;
+  int refcount = 0;           // atomic_int there: same size and alignment
+  void* list_next = nullptr;  // struct list_node
+  void* list_prev = nullptr;
+  void* sysfs = nullptr;
+  std::uint64_t core_support = 0;
+};
+static_assert(std::is_standard_layout_v<VerbsDeviceHead>);
+static_assert(offsetof(VerbsDeviceHead, dev) == 0 && sizeof(VerbsDeviceHead) == sizeof(ibv_device) + 48);
+
+/// What the process counts against the limits ibv_query_device reports (limits.cpp).
+struct InUse {
+  unsigned pds = 0, cqs = 0, qps = 0, mrs = 0, srqs = 0, ahs = 0;
+};
+
+// The verbs_device head comes first: the base of a single, non-virtual inheritance sits at the
+// object's start, so &device->dev is the verbs_device a provider casts it to.
+struct Device : VerbsDeviceHead {
   std::string name;
   std::vector<std::uint32_t> ports;    // port numbers, in the order the table file lists them
   std::vector<LinkLayer> link_layers;  // per entry of `ports`
@@ -106,10 +128,16 @@ struct Device {
   std::uint64_t guid = 0;  // host order
   int index = 0;
   bool thunderbolt = false;
+  InUse in_use;  // objects this process holds on the device
 };
 
 struct Context {
-  ibv_context ctx{};
+  // The context is the tail of a struct verbs_context, as every modern provider's is
+  // (abi_compat = __VERBS_ABI_IS_EXTENDED, sz set): verbs_get_ctx() and the provider dv
+  // libraries dereference it. Its ops are NULL: the verbs.h inlines take their legacy paths
+  // (ibv_query_device_ex, ibv_query_port) or answer EOPNOTSUPP (ibv_create_cq_ex ...).
+  verbs_context vctx{};
+  ibv_context& ctx = vctx.context;
   Device* device = nullptr;
   verbs::DeviceHandle handle;
   int async_pipe[2] = {-1, -1};  // fallback async_fd when the model has none (never written)
@@ -143,7 +171,8 @@ struct Srq {
   std::uint32_t max_wr = 0;
   std::uint32_t max_sge = 0;
   std::uint32_t limit = 0;
-  unsigned users = 0;  // QPs created with it
+  unsigned users = 0;          // QPs created with it
+  std::uint32_t unpolled = 0;  // receives consumed whose completion is not polled yet: still held
 };
 
 /// An address handle: a UD destination, judged by the driver model when it is created (the
@@ -173,6 +202,11 @@ struct Cq {
   std::deque<ibv_wc> done;
   std::vector<Qp*> qps;  // QPs using this CQ for sends or receives: their sockets feed it
   bool armed = false;
+  // Overrun: a completion found the CQ full (done.size() == cqe). The CQ takes nothing more; the
+  // IBV_EVENT_CQ_ERR event and the error state of its QPs follow at the next safe point
+  // (settle_overruns), not inside complete(), whose callers may be walking a QP's queues.
+  bool overrun = false;
+  bool overrun_settled = false;
   int event_fd = -1;               // raised when a completion is added while armed (sends complete locally)
   std::int64_t idle_since_ns = 0;  // first of the current run of empty polls (0: none): back-off
 };
@@ -247,8 +281,21 @@ struct Qp {
   verbs::QpHandle model;
   int rx = -1;  // Unix datagram socket bound to the QP number's abstract address
   int tx = -1;  // connected QPs: a socket connected to the peer's rx (flow control); UD: unconnected
+  // The transmit socket, opened with rx at create time and not yet connected: a QP that exists
+  // can always reach RTR and send, whatever the program did to its descriptors meanwhile.
+  int tx_reserve = -1;
   ibv_qp_init_attr init{};
   std::deque<RecvWr> rq;
+  // Queue occupancy as the HCA counts it (libmlx5 frees a slot when poll_cq hands out its
+  // completion): a send WR holds its slot until its own completion, or a later one of the same
+  // send queue, has been polled (unsignaled WRs retire with the next signaled one); a receive
+  // until its completion has been polled. Full: ibv_post_send / ibv_post_recv return ENOMEM.
+  std::deque<std::uint64_t> sq_wr_ids;  // outstanding send WRs in post order
+  std::uint64_t sq_head = 0;            // the post number of sq_wr_ids.front()
+  std::uint64_t sq_generated = 0;       // post number after the last WR a queued completion covers
+  std::deque<std::uint64_t> sq_marks;   // per queued send completion: the post number it retires to
+  std::uint32_t rq_unpolled = 0;        // receives consumed whose completion is not polled yet
+  std::uint32_t srq_unpolled = 0;       // of the SRQ's unpolled receives, those this QP consumed
   // Data this side cannot take yet: no receive posted (RC's RNR wait, the Apple model's UC
   // wait) or the QP not yet at RTR. Kept in arrival order; re-examined when either changes.
   std::deque<std::vector<std::byte>> held;
@@ -339,6 +386,7 @@ class Library {
   std::uint32_t key_base = 0;
   std::uint32_t keys_issued = 0;
   std::deque<std::uint32_t> freed_keys;
+  bool overruns_pending = false;  ///< a CQ overran and settle_overruns() has not seen it yet
   std::uint32_t next_handle = 1;
   /// The QP number the model's allocator hands out next (the name of the QP's socket).
   std::uint32_t pending_qp_number = 0;
@@ -427,12 +475,21 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);
 int req_notify_cq(ibv_cq* cq, int solicited_only);
-/// Add a completion; raises the CQ's event when it is armed. Caller holds Library::mu.
+/// Add a completion; raises the CQ's event when it is armed. A full CQ (cqe completions
+/// queued) overruns instead: the completion is lost and the CQ marked, see Cq::overrun. Caller
+/// holds Library::mu.
 void complete(Library& lib, Cq& cq, const ibv_wc& wc);
+/// poll_cq handed out `wc` from `cq`: free the send or receive queue slots it retires.
+void retire_polled(Library& lib, const Cq& cq, const ibv_wc& wc);
+/// For every CQ that overran since the last call: log it, raise IBV_EVENT_CQ_ERR on its context
+/// and move its QPs to the error state, as an HCA does. Called where no QP's queues are being
+/// walked (the entry of post_send / post_recv / poll_cq, the progress thread). Caller holds mu.
+void settle_overruns(Library& lib);
 /// Open the QP's receive socket at a fresh QP number (its abstract Unix address); 0 on failure
 /// with errno set. Register / unregister it with the progress thread. Caller holds mu.
 std::uint32_t open_qp_socket(Qp& qp);
-void watch_qp(Library& lib, Qp& qp);
+/// false (errno set) when the progress thread is not running and could not be started.
+bool watch_qp(Library& lib, Qp& qp);
 void unwatch_qp(Library& lib, Qp& qp);
 /// Connect a QP that reached RTR to its peer's socket. Caller holds mu.
 void connect_transport(Library& lib, Qp& qp);
@@ -447,6 +504,28 @@ void retry_held(Library& lib, Qp& qp);
 /// IBV_WC_WR_FLUSH_ERR. `tell_model`: also take the model's QP to ERR (when the data path,
 /// not ibv_modify_qp, broke it). Caller holds Library::mu.
 void enter_error(Library& lib, Qp& qp, bool tell_model);
+
+// Device limits (limits.cpp).
+/// What ibv_query_device reports, and what creation enforces: the fake's own figures, capped by
+/// what the process's descriptor limit lets the fake honour (a QP costs two sockets, a CQ with a
+/// completion channel one eventfd).
+struct DeviceLimits {
+  unsigned max_qp = 0, max_cq = 0, max_pd = 0, max_mr = 0, max_srq = 0, max_ah = 0;
+  unsigned max_qp_wr = 0, max_sge = 0, max_cqe = 0, max_srq_wr = 0, max_srq_sge = 0;
+  unsigned max_inline = 0, max_rd_atom = 0, pkey_tbl_len = 0;
+};
+/// The limits of `device`, for this process now. The QP figure is the fake's own ceiling; a
+/// driver model's smaller one (Apple: 10 QPs, the 11th EBUSY) is reported by ibv_query_device
+/// and enforced by the model.
+DeviceLimits device_limits(const Device& device) noexcept;
+/// Raise RLIMIT_NOFILE's soft limit to the hard one, once: a QP costs the fake two descriptors
+/// and a real device none, so a program that creates 1,000 QPs on hardware must not run out of
+/// descriptors on the fake. Returns the soft limit in force.
+unsigned long raise_descriptor_limit() noexcept;
+/// ENOMEM when `count` objects of `what` already exist against `limit` (logged in `r`, which is
+/// written); 0 otherwise.
+int over_limit(Library& lib, nlohmann::ordered_json& r, const Device* d, unsigned count, unsigned limit,
+               const char* what);
 
 /// The providers (libmlx5, libefa ...) whose constructors called verbs_register_driver_34, in
 /// order (abi_helpers.cpp). The fake drives no device through them; they are only logged.

@@ -30,6 +30,27 @@ constexpr const char* kPrefix = "gidpolicy fake libibverbs: ";
 
 // A GUID for a device: the interface id of its first link-local GID when it has one (what a
 // NIC's EUI-64 node GUID looks like next to its fe80:: GID), else a stable hash of the name.
+/// The ports below a device's highest listed one that its table does not list: DOWN, no GIDs,
+/// the link layer, MTU and table length of the device's lowest listed port.
+std::vector<GidTable> unlisted_ports(const std::vector<GidTable>& tables) {
+  std::map<std::string, std::map<std::uint32_t, const GidTable*>> listed;
+  for (const GidTable& t : tables) listed[t.port().device].emplace(t.port().port, &t);
+  std::vector<GidTable> out;
+  for (const auto& [name, ports] : listed) {
+    const PortInfo& like = ports.begin()->second->port();
+    for (std::uint32_t p = 1; p < ports.rbegin()->first; ++p) {
+      if (ports.count(p)) continue;
+      PortInfo info = like;
+      info.port = p;
+      info.state = PortState::down;
+      info.lid = 0;
+      if (!info.gid_tbl_len) info.gid_tbl_len = ports.begin()->second->length();
+      if (auto t = GidTable::make(std::move(info), {})) out.push_back(std::move(t.value()));
+    }
+  }
+  return out;
+}
+
 std::uint64_t device_guid(const std::vector<const GidTable*>& ports, const std::string& name) {
   for (const GidTable* t : ports)
     for (const GidEntry& e : *t)
@@ -82,6 +103,14 @@ Library::Library() {
     bad("GIDPOLICY_FAKE_TABLES=" + std::string(tables_env) + ": " + added.error().what());
     return;
   }
+  // Port numbers count from 1 (phys_port_cnt is the highest): a table that lists only port 2
+  // still describes a device with a port 1, which answers ibv_query_port as DOWN with no GIDs.
+  std::vector<GidTable> unlisted = unlisted_ports(tables.value());
+  for (const GidTable& t : unlisted)
+    if (auto added = model.add_port(t, driver); !added) {
+      bad("GIDPOLICY_FAKE_TABLES=" + std::string(tables_env) + ": " + added.error().what());
+      return;
+    }
   if (const char* l = std::getenv("GIDPOLICY_FAKE_LOG"); l && *l) {
     if (int err = log.open(l); err != 0) {
       bad(std::string("GIDPOLICY_FAKE_LOG=") + l + ": " + std::strerror(err));
@@ -113,6 +142,10 @@ Library::Library() {
     if (!by_device.count(t.port().device)) order.push_back(t.port().device);
     by_device[t.port().device].push_back(&t);
   }
+  for (const GidTable& t : unlisted) by_device[t.port().device].push_back(&t);
+  for (auto& [name, ports] : by_device)
+    std::stable_sort(ports.begin(), ports.end(),
+                     [](const GidTable* a, const GidTable* b) { return a->port().port < b->port().port; });
   const std::filesystem::path tables_path(tables_env);
   std::error_code ec;
   const bool sysfs_dir = std::filesystem::is_directory(tables_path, ec);

@@ -40,8 +40,13 @@ void release_qp(Library& lib, Qp& q) {
   for (Cq* c : {q.send_cq, q.recv_cq})
     if (c) c->qps.erase(std::remove(c->qps.begin(), c->qps.end(), &q), c->qps.end());
   if (q.tx >= 0) ::close(q.tx);
+  if (q.tx_reserve >= 0) ::close(q.tx_reserve);
   if (q.rx >= 0) ::close(q.rx);
-  if (q.srq) --q.srq->users;
+  if (q.srq) {
+    --q.srq->users;
+    q.srq->unpolled -= q.srq_unpolled;  // the HCA frees them with the QP (libmlx5 cleans its CQEs)
+  }
+  --q.owner->device->in_use.qps;
   lib.qp_by_num.erase(q.qp.qp_num);
   (void)lib.model.destroy_qp(q.model);
   pthread_cond_destroy(&q.qp.cond);
@@ -54,11 +59,13 @@ void release_cq(Library& lib, Cq& c) {
   if (c.event_fd >= 0) ::close(c.event_fd);
   pthread_cond_destroy(&c.cq.cond);
   pthread_mutex_destroy(&c.cq.mutex);
+  --c.owner->device->in_use.cqs;
   lib.cqs.erase(&c.cq);
 }
 
 void release_mr(Library& lib, Mr& m) {
   release_key(lib, m.mr.lkey);
+  --m.pd->owner->device->in_use.mrs;
   lib.mrs.erase(&m.mr);
 }
 
@@ -80,6 +87,12 @@ ibv_mr* register_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t io
       errno = err;
       return nullptr;
     }
+    Device* dev = p->owner->device;
+    if (const int err =
+            over_limit(lib, r, dev, dev->in_use.mrs, device_limits(*dev).max_mr, "memory regions")) {
+      errno = err;
+      return nullptr;
+    }
     auto m = std::make_unique<Mr>();
     m->pd = p;
     m->access = static_cast<int>(access);
@@ -95,6 +108,7 @@ ibv_mr* register_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t io
     ibv_mr* out = &m->mr;
     lib.mr_by_key[key] = m.get();
     lib.mrs.emplace(out, std::move(m));
+    ++dev->in_use.mrs;
     r["lkey"] = key;
     r["result"] = 0;
     lib.log.write(r);
@@ -159,9 +173,13 @@ int ibv_close_device(ibv_context* context) {
     for (auto& [k, m] : lib.mrs)
       if (m->pd->owner == c) mrs.push_back(m.get());
     for (Mr* m : mrs) release_mr(lib, *m);
-    std::erase_if(lib.srqs, [c](const auto& kv) { return kv.second->owner == c; });
-    std::erase_if(lib.ahs, [c](const auto& kv) { return kv.second->pd->owner == c; });
-    std::erase_if(lib.pds, [c](const auto& kv) { return kv.second->owner == c; });
+    InUse& used = c->device->in_use;
+    used.srqs -=
+        static_cast<unsigned>(std::erase_if(lib.srqs, [c](const auto& kv) { return kv.second->owner == c; }));
+    used.ahs -= static_cast<unsigned>(
+        std::erase_if(lib.ahs, [c](const auto& kv) { return kv.second->pd->owner == c; }));
+    used.pds -=
+        static_cast<unsigned>(std::erase_if(lib.pds, [c](const auto& kv) { return kv.second->owner == c; }));
     std::erase_if(lib.channels, [c](const auto& kv) {
       if (kv.second->owner != c) return false;
       ::close(kv.second->ch.fd);
@@ -191,13 +209,19 @@ ibv_pd* ibv_alloc_pd(ibv_context* context) {
       errno = EINVAL;
       return nullptr;
     }
+    auto r = lib.record("alloc_pd", c->device);
+    if (const int err = over_limit(lib, r, c->device, c->device->in_use.pds, device_limits(*c->device).max_pd,
+                                   "protection domains")) {
+      errno = err;
+      return nullptr;
+    }
     auto p = std::make_unique<Pd>();
     p->owner = c;
     p->pd.context = context;
     p->pd.handle = lib.next_handle++;
     ibv_pd* out = &p->pd;
     lib.pds.emplace(out, std::move(p));
-    auto r = lib.record("alloc_pd", c->device);
+    ++c->device->in_use.pds;
     r["result"] = 0;
     lib.log.write(r);
     return out;
@@ -219,6 +243,7 @@ int ibv_dealloc_pd(ibv_pd* pd) {
                   "memory regions, queue pairs, SRQs or AHs still use the PD");
       return EBUSY;
     }
+    --p->owner->device->in_use.pds;
     lib.pds.erase(pd);
     r["result"] = 0;
     lib.log.write(r);
@@ -307,10 +332,18 @@ ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
     auto r = lib.record("create_cq", c->device);
     r["cqe"] = cqe;
     Channel* ch = channel ? lib.channel(channel) : nullptr;
-    if (cqe < 1 || cqe > 65535 || comp_vector < 0 || comp_vector >= context->num_comp_vectors ||
-        (channel && (!ch || ch->owner != c))) {
-      fail_record(lib, r, c->device, EINVAL, "cqe out of 1..65535, bad completion vector or foreign channel");
+    const DeviceLimits lim = device_limits(*c->device);
+    if (cqe < 1 || static_cast<unsigned>(cqe) > lim.max_cqe || comp_vector < 0 ||
+        comp_vector >= context->num_comp_vectors || (channel && (!ch || ch->owner != c))) {
+      fail_record(
+          lib, r, c->device, EINVAL,
+          "cqe out of 1.." + std::to_string(lim.max_cqe) + ", bad completion vector or foreign channel");
       errno = EINVAL;
+      return nullptr;
+    }
+    if (const int err =
+            over_limit(lib, r, c->device, c->device->in_use.cqs, lim.max_cq, "completion queues")) {
+      errno = err;
       return nullptr;
     }
     auto q = std::make_unique<Cq>();
@@ -318,7 +351,12 @@ ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
     q->channel = ch;
     if (ch) {
       q->event_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-      if (q->event_fd < 0) return nullptr;
+      if (q->event_fd < 0) {
+        // A CQ is no descriptor on a device: the fake's own need for one is its ENOMEM.
+        fail_record(lib, r, c->device, ENOMEM, std::string("no eventfd for the CQ: ") + std::strerror(errno));
+        errno = ENOMEM;
+        return nullptr;
+      }
       epoll_event ev{};
       ev.events = 0;  // disarmed until ibv_req_notify_cq
       ev.data.ptr = &q->cq;
@@ -333,6 +371,7 @@ ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_
     pthread_cond_init(&q->cq.cond, nullptr);
     ibv_cq* out = &q->cq;
     lib.cqs.emplace(out, std::move(q));
+    ++c->device->in_use.cqs;
     r["result"] = 0;
     lib.log.write(r);
     return out;
@@ -427,21 +466,33 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
       return nullptr;
     }
     ibv_qp_cap& cap = attr->cap;
-    if (cap.max_send_wr > 4096 || cap.max_recv_wr > 4096 || cap.max_send_sge > 16 || cap.max_recv_sge > 16 ||
-        cap.max_inline_data > 512) {
+    const DeviceLimits lim = device_limits(*c->device);
+    if (cap.max_send_wr > lim.max_qp_wr || cap.max_recv_wr > lim.max_qp_wr ||
+        cap.max_send_sge > lim.max_sge || cap.max_recv_sge > lim.max_sge ||
+        cap.max_inline_data > lim.max_inline) {
       fail_record(lib, r, c->device, EINVAL,
-                  "capabilities above the device's (4096 WRs, 16 SGEs, 512 inline bytes)");
+                  "capabilities above the device's (" + std::to_string(lim.max_qp_wr) + " WRs, " +
+                      std::to_string(lim.max_sge) + " SGEs, " + std::to_string(lim.max_inline) +
+                      " inline bytes)");
       errno = EINVAL;
       return nullptr;
     }
+    if (const int err = over_limit(lib, r, c->device, c->device->in_use.qps, lim.max_qp, "queue pairs")) {
+      errno = err;
+      return nullptr;
+    }
 
-    // The QP's number names its socket (an abstract Unix address).
+    // The QP's number names its socket (an abstract Unix address). Both sockets are taken now:
+    // a device has no descriptor to run out of at RTR, and a QP that exists must be able to send.
+    // Failing here is ENOMEM (the device's "no resources"), never EMFILE.
     auto q = std::make_unique<Qp>();
     const std::uint32_t number = open_qp_socket(*q);
-    if (number == 0) {
-      const int err = errno;
-      fail_record(lib, r, c->device, err, std::string("no socket for the QP: ") + std::strerror(err));
-      errno = err;
+    if (number != 0) q->tx_reserve = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (number == 0 || q->tx_reserve < 0) {
+      const std::string why = std::strerror(errno);
+      if (q->rx >= 0) ::close(q->rx);
+      fail_record(lib, r, c->device, ENOMEM, "no socket for the QP: " + why);
+      errno = ENOMEM;
       return nullptr;
     }
     lib.pending_qp_number = number;
@@ -450,6 +501,7 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     if (!h) {
       const int err = errno_of(h.error());
       ::close(q->rx);
+      ::close(q->tx_reserve);
       fail_record(lib, r, c->device, err, h.error().what());
       errno = err;
       return nullptr;
@@ -481,7 +533,15 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     lib.qp_by_num[number] = raw;
     scq->qps.push_back(raw);
     if (rcq != scq) rcq->qps.push_back(raw);
-    watch_qp(lib, *raw);
+    ++c->device->in_use.qps;
+    if (!watch_qp(lib, *raw)) {
+      // No progress thread (no epoll instance, eventfd or thread): nothing would ever move.
+      const std::string why = std::strerror(errno);
+      release_qp(lib, *raw);
+      fail_record(lib, r, c->device, ENOMEM, "the data path's progress thread could not start: " + why);
+      errno = ENOMEM;
+      return nullptr;
+    }
     r["qp_num"] = number;
     r["result"] = 0;
     lib.log.write(r);
@@ -531,6 +591,12 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
       q->ack_pending = 0;
       q->connected = false;
       q->broken = false;
+      q->sq_wr_ids.clear();
+      q->sq_marks.clear();
+      q->sq_head = q->sq_generated = 0;
+      q->rq_unpolled = 0;
+      if (q->srq) q->srq->unpolled -= q->srq_unpolled;
+      q->srq_unpolled = 0;
     } else if (to == IBV_QPS_ERR) {
       enter_error(lib, *q, false);
     } else if (to == IBV_QPS_RTR && from == IBV_QPS_INIT) {

@@ -31,7 +31,7 @@ bool has_port(const Device& d, std::uint32_t port) {
 
 // Create an AH under the lock. Errors: the errno, with errno set.
 ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
-  const Device* d = p.owner->device;
+  Device* d = p.owner->device;
   auto r = lib.record("create_ah", d);
   r["is_global"] = attr.is_global;
   r["port_num"] = attr.port_num;
@@ -42,6 +42,10 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
   if (!has_port(*d, attr.port_num)) {
     fail_record(lib, r, d, EINVAL, "port " + std::to_string(attr.port_num) + " does not exist");
     errno = EINVAL;
+    return nullptr;
+  }
+  if (const int err = over_limit(lib, r, d, d->in_use.ahs, device_limits(*d).max_ah, "address handles")) {
+    errno = err;
     return nullptr;
   }
   auto table = lib.model.table(d->name, attr.port_num);
@@ -79,6 +83,7 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
   a->ah.handle = lib.next_handle++;
   ibv_ah* out = &a->ah;
   lib.ahs.emplace(out, std::move(a));
+  ++d->in_use.ahs;
   if (v.outcome == RtrOutcome::times_out) {
     r["verdict"] = "times_out";
     r["reason"] = v.reason;
@@ -212,6 +217,7 @@ int ibv_destroy_ah(ibv_ah* ah) {
     Ah* a = lib.ah(ah);
     if (!a) return EINVAL;
     auto r = lib.record("destroy_ah", a->pd->owner->device);
+    --a->pd->owner->device->in_use.ahs;
     lib.ahs.erase(ah);
     r["result"] = 0;
     lib.log.write(r);
@@ -226,14 +232,22 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* srq_init_attr) {
       errno = EINVAL;
       return nullptr;
     }
-    const Device* d = p->owner->device;
+    Device* d = p->owner->device;
     auto r = lib.record("create_srq", d);
     r["max_wr"] = srq_init_attr->attr.max_wr;
     r["max_sge"] = srq_init_attr->attr.max_sge;
-    if (srq_init_attr->attr.max_wr == 0 || srq_init_attr->attr.max_wr > 4096 ||
-        srq_init_attr->attr.max_sge > 16 || srq_init_attr->attr.srq_limit > srq_init_attr->attr.max_wr) {
-      fail_record(lib, r, d, EINVAL, "max_wr not in 1..4096, max_sge above 16 or srq_limit above max_wr");
+    const DeviceLimits lim = device_limits(*d);
+    if (srq_init_attr->attr.max_wr == 0 || srq_init_attr->attr.max_wr > lim.max_srq_wr ||
+        srq_init_attr->attr.max_sge > lim.max_srq_sge ||
+        srq_init_attr->attr.srq_limit > srq_init_attr->attr.max_wr) {
+      fail_record(lib, r, d, EINVAL,
+                  "max_wr not in 1.." + std::to_string(lim.max_srq_wr) + ", max_sge above " +
+                      std::to_string(lim.max_srq_sge) + " or srq_limit above max_wr");
       errno = EINVAL;
+      return nullptr;
+    }
+    if (const int err = over_limit(lib, r, d, d->in_use.srqs, lim.max_srq, "shared receive queues")) {
+      errno = err;
       return nullptr;
     }
     auto s = std::make_unique<Srq>();
@@ -250,6 +264,7 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* srq_init_attr) {
     pthread_cond_init(&s->srq.cond, nullptr);
     ibv_srq* out = &s->srq;
     lib.srqs.emplace(out, std::move(s));
+    ++d->in_use.srqs;
     r["result"] = 0;
     lib.log.write(r);
     return out;
@@ -263,7 +278,9 @@ int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) {
     const std::uint32_t max_wr = (mask & IBV_SRQ_MAX_WR) ? attr->max_wr : s->max_wr;
     const std::uint32_t limit = (mask & IBV_SRQ_LIMIT) ? attr->srq_limit : s->limit;
     // Shrinking below what is posted, or a limit above the size, is refused (the kernel's EINVAL).
-    if (max_wr == 0 || max_wr > 4096 || max_wr < s->rq.size() || limit > max_wr) return EINVAL;
+    if (max_wr == 0 || max_wr > device_limits(*s->owner->device).max_srq_wr ||
+        max_wr < s->rq.size() + s->unpolled || limit > max_wr)
+      return EINVAL;
     s->max_wr = max_wr;
     s->limit = limit;
     return 0;
@@ -292,6 +309,7 @@ int ibv_destroy_srq(ibv_srq* srq) {
     }
     pthread_cond_destroy(&s->srq.cond);
     pthread_mutex_destroy(&s->srq.mutex);
+    --s->owner->device->in_use.srqs;
     lib.srqs.erase(srq);
     r["result"] = 0;
     lib.log.write(r);

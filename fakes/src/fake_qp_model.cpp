@@ -4,23 +4,60 @@
 
 #include <gidpolicy/rtr.hpp>
 
+#include <array>
+#include <cstddef>
+
 namespace gidpolicy::fakes {
 
 namespace {
 
-/// The kernel's required attribute bits (ib_modify_qp_is_ok) for RESET->INIT and RTR->RTS. The
-/// INIT->RTR bits come from rtr.hpp's table (required_rtr_mask) so that the builder and the fake
-/// cannot disagree about them.
-int required_init_mask(QpKind k) {
-  if (k == QpKind::ud) return IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
-  return IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+/// One transition of the kernel's QP state table (ib_modify_qp_is_ok): whether it exists, and
+/// the attribute bits it requires and allows per QP type (UD, UC, RC).
+struct Transition {
+  bool valid = false;
+  std::array<int, 3> required{};
+  std::array<int, 3> optional{};
+};
+constexpr std::size_t kind_index(QpKind k) { return k == QpKind::ud ? 0 : (k == QpKind::uc ? 1 : 2); }
+constexpr std::size_t kStates = 7;  // RESET, INIT, RTR, RTS, SQD, SQE, ERR
+
+/// The table, in the kernel's terms (drivers/infiniband/core/verbs.c). INIT->RTR's required bits
+/// come from rtr.hpp's kRtrRequirements, so that the builder and the fake cannot disagree.
+constexpr std::array<std::array<Transition, kStates>, kStates> make_table() {
+  std::array<std::array<Transition, kStates>, kStates> t{};
+  auto rc_uc_ud = [](int ud, int uc, int rc) { return std::array<int, 3>{ud, uc, rc}; };
+  for (std::size_t from = IBV_QPS_INIT; from < kStates; ++from) {
+    t[from][IBV_QPS_RESET].valid = true;  // any state but RESET itself -> RESET / ERR, no bits
+    t[from][IBV_QPS_ERR].valid = true;
+  }
+  t[IBV_QPS_RESET][IBV_QPS_RESET].valid = true;
+  const int init_ud = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+  const int init_conn = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+  t[IBV_QPS_RESET][IBV_QPS_INIT] = {true, rc_uc_ud(init_ud, init_conn, init_conn), {}};
+  t[IBV_QPS_INIT][IBV_QPS_INIT] = {true, {}, rc_uc_ud(init_ud, init_conn, init_conn)};
+  const int strip = ~IBV_QP_STATE;
+  t[IBV_QPS_INIT][IBV_QPS_RTR] = {
+      true,
+      rc_uc_ud(required_rtr_mask(QpKind::ud) & strip, required_rtr_mask(QpKind::uc) & strip,
+               required_rtr_mask(QpKind::rc) & strip),
+      rc_uc_ud(IBV_QP_PKEY_INDEX | IBV_QP_QKEY, IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
+               IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX)};
+  const int rts_uc = IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE;
+  t[IBV_QPS_RTR][IBV_QPS_RTS] = {
+      true,
+      rc_uc_ud(
+          IBV_QP_SQ_PSN, IBV_QP_SQ_PSN,
+          IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
+      rc_uc_ud(IBV_QP_CUR_STATE | IBV_QP_QKEY, rts_uc, rts_uc | IBV_QP_MIN_RNR_TIMER)};
+  t[IBV_QPS_RTS][IBV_QPS_RTS] = {
+      true, {}, rc_uc_ud(IBV_QP_CUR_STATE | IBV_QP_QKEY, rts_uc, rts_uc | IBV_QP_MIN_RNR_TIMER)};
+  // RTS->SQD, SQD->RTS/SQD and SQE->RTS exist on hardware; the fake never drains a send queue
+  // (modify_qp refuses them below as not modelled).
+  t[IBV_QPS_RTS][IBV_QPS_SQD] = {
+      true, {}, rc_uc_ud(IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_EN_SQD_ASYNC_NOTIFY)};
+  return t;
 }
-int required_rts_mask(QpKind k) {
-  if (k == QpKind::rc)
-    return IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-           IBV_QP_MAX_QP_RD_ATOMIC;
-  return IBV_QP_STATE | IBV_QP_SQ_PSN;
-}
+constexpr auto kTable = make_table();
 
 /// Copy the attributes `mask` names, as the kernel stores them.
 void merge_attr(ibv_qp_attr& into, const ibv_qp_attr& from, int mask) {
@@ -79,14 +116,49 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
   GIDPOLICY_TRYV(impl_->enter(VerbsCall::modify_qp, at));
   const Device* d = impl_->device(q.device);
   const Errnos E = Errnos::of(d->profile.platform);
-  auto missing = [&](int required) -> result<void> {
-    if ((mask & required) != required)
-      return fail_errno(E.einval, at + ": missing required attribute bits " + hex(required & ~mask));
-    return success();
-  };
 
   if (!(mask & IBV_QP_STATE))
     return fail_errno(E.einval, at + ": no IBV_QP_STATE (attribute-only changes are not modelled)");
+  if (static_cast<unsigned>(from) >= kStates || static_cast<unsigned>(to) >= kStates)
+    return fail_errno(E.einval, at + ": not a QP state");
+  // The kernel's check (ib_modify_qp_is_ok): the transition exists, every required bit is set
+  // and no bit is set that the QP type does not take there. EINVAL, which names nothing.
+  const Transition& t = kTable[from][to];
+  if (!t.valid) return fail_errno(E.einval, at + ": not a valid transition");
+  const int required = t.required[kind_index(q.kind)] | IBV_QP_STATE;
+  const int allowed = required | t.optional[kind_index(q.kind)];
+  if ((mask & required) != required)
+    return fail_errno(E.einval,
+                      at + ": missing required attribute bits " + rtr_mask_to_string(required & ~mask));
+  if (const int extra = mask & ~allowed; extra != 0)
+    return fail_errno(E.einval, at + ": " + std::string(to_string(q.kind)) + " does not take " +
+                                    rtr_mask_to_string(extra) + " at this transition");
+  if (to == IBV_QPS_SQD) return fail_errno(E.einval, at + ": the fake does not model draining (SQD)");
+  // The values the kernel and the drivers check (uverbs' modify_qp, mlx5, rxe): a port of the
+  // device, a P_Key index inside the one-entry table, a path MTU no larger than the port's.
+  const std::uint32_t port = (mask & IBV_QP_PORT) ? attr.port_num : q.port;
+  if ((mask & IBV_QP_PORT) && !impl_->port(q.device, attr.port_num))
+    return fail_errno(E.einval, at + ": port " + std::to_string(attr.port_num) + " does not exist");
+  if ((mask & IBV_QP_AV) && !impl_->port(q.device, attr.ah_attr.port_num))
+    return fail_errno(E.einval, at + ": ah_attr.port_num " + std::to_string(attr.ah_attr.port_num) +
+                                    " is not a port of the device");
+  if ((mask & IBV_QP_PKEY_INDEX) && attr.pkey_index >= kPkeyTableLength)
+    return fail_errno(E.einval, at + ": pkey_index " + std::to_string(attr.pkey_index) +
+                                    " is not below pkey_tbl_len " + std::to_string(kPkeyTableLength));
+  if (mask & IBV_QP_PATH_MTU) {
+    const auto mtu = static_cast<int>(attr.path_mtu);
+    auto p = impl_->port(q.device, port);
+    const int active = p ? static_cast<int>(p.value()->info.active_mtu) : 0;
+    if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096 || mtu > active)
+      return fail_errno(E.einval, at + ": path_mtu " + std::to_string(128 << mtu) +
+                                      " is above the port's active MTU " + std::to_string(128 << active));
+  }
+  if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr.max_rd_atomic > kMaxRdAtomic)
+    return fail_errno(E.einval, at + ": max_rd_atomic above the device's " + std::to_string(kMaxRdAtomic));
+  if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && attr.max_dest_rd_atomic > kMaxRdAtomic)
+    return fail_errno(E.einval,
+                      at + ": max_dest_rd_atomic above the device's " + std::to_string(kMaxRdAtomic));
+
   if (to == IBV_QPS_RESET) {
     q.state = IBV_QPS_RESET;
     q.attr = ibv_qp_attr{};
@@ -101,13 +173,8 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
     q.attr.qp_state = IBV_QPS_ERR;
     return success();
   }
-  if (from == IBV_QPS_RESET && to == IBV_QPS_INIT) {
-    GIDPOLICY_TRYV(missing(required_init_mask(q.kind)));
-    if (!impl_->port(q.device, attr.port_num))
-      return fail_errno(E.einval, at + ": port " + std::to_string(attr.port_num) + " does not exist");
-    q.port = attr.port_num;
-  } else if (from == IBV_QPS_INIT && to == IBV_QPS_RTR) {
-    GIDPOLICY_TRYV(missing(required_rtr_mask(q.kind)));
+  if (mask & IBV_QP_PORT) q.port = attr.port_num;
+  if (from == IBV_QPS_INIT && to == IBV_QPS_RTR) {
     // A UD QP has no address vector of its own: each address handle is judged when created.
     if (q.kind == QpKind::ud) {
       merge_attr(q.attr, attr, mask);
@@ -130,12 +197,6 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
     auto e = p->entries.find(req.sgid_index);
     if (req.is_global && e != p->entries.end() && e->second.state == EntryState::valid)
       q.source_gid = e->second.gid;
-  } else if (from == IBV_QPS_RTR && to == IBV_QPS_RTS) {
-    GIDPOLICY_TRYV(missing(required_rts_mask(q.kind)));
-  } else if (from == to && (from == IBV_QPS_INIT || from == IBV_QPS_RTS)) {
-    // INIT->INIT and RTS->RTS: attributes only.
-  } else {
-    return fail_errno(E.einval, at + ": not a valid transition");
   }
   merge_attr(q.attr, attr, mask);
   q.attr_mask |= mask;

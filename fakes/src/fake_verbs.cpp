@@ -350,6 +350,24 @@ result<void> FakeVerbs::raise_event(std::string_view device, std::uint32_t port,
   return success();
 }
 
+result<void> FakeVerbs::raise_object_event(DeviceHandle device, const ibv_async_event& event) {
+  std::lock_guard lock(impl_->mu);
+  GIDPOLICY_TRY(name, impl_->handle_device(device));
+  (void)name;
+  auto& e = impl_->events[device.id];
+  if (e.queue.size() >= FakeVerbs::kMaxQueuedEvents) return success();  // as raise(): dropped
+  verbs::AsyncEvent ev;
+  ev.type = event.event_type;
+  ev.port = 0;
+  ev.raw = event;
+  e.queue.push_back(ev);
+  if (e.fd >= 0) {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(e.fd, &one, sizeof one);
+  }
+  return success();
+}
+
 unsigned FakeVerbs::unacked_events() const {
   std::lock_guard lock(impl_->mu);
   unsigned n = 0;

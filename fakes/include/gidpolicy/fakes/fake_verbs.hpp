@@ -150,6 +150,10 @@ class FakeVerbs final : public verbs::VerbsApi {
   /// Queue an asynchronous event of `type` for `port` on every open handle of `device`, as a
   /// driver would (tests of event handling beyond table changes).
   result<void> raise_event(std::string_view device, std::uint32_t port, ibv_event_type type);
+  /// Queue `event` (a CQ, QP or SRQ event: its element names the object) on the one open handle
+  /// that owns the object, as the kernel reports an object's event to its own context only.
+  /// errc::invalid_argument for a handle that is not open.
+  result<void> raise_object_event(DeviceHandle device, const ibv_async_event& event);
   /// Events read through read_async_event() and not yet acked, over all handles.
   [[nodiscard]] unsigned unacked_events() const;
   /// A QP by handle, or by number on a device (the data path and the drop-in library need it).
@@ -214,6 +218,10 @@ class FakeVerbs final : public verbs::VerbsApi {
   /// read_async_event()'s, or poll()'s errno.
   result<verbs::AsyncEvent> wait_async_event(DeviceHandle device, int fd);
   static constexpr std::size_t kMaxQueuedEvents = 4096;
+  /// The P_Key table every fake port has: the one default partition (pkey_index 0 only).
+  static constexpr std::uint32_t kPkeyTableLength = 1;
+  /// max_qp_rd_atom / max_qp_init_rd_atom of every fake device: modify_qp refuses more.
+  static constexpr std::uint32_t kMaxRdAtomic = 16;
 
  private:
   struct Impl;
