@@ -80,8 +80,7 @@ int run_select(const SelectArgs& o) {
   std::vector<Json> items;
   if (view && !o.json)
     for (const Route& r : view->routes)
-      standard_output().print("route to {}: dev {} (ifindex {}), src {}
-", r.peer.to_string(), r.netdev,
+      standard_output().print("route to {}: dev {} (ifindex {}), src {}\n", r.peer.to_string(), r.netdev,
                               r.ifindex, r.source ? PeerAddress(*r.source).to_string() : std::string("none"));
   for (const auto& t : loaded.value().tables) {
     const std::string spec = spec_for_table(profile.value(), whole_spec, t);
