@@ -1435,9 +1435,13 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   // A poll never waits: an empty poll costs what it costs on hardware, microseconds, however
   // long the CQ has been idle, so a program polling many CQs in turn is never slowed by the
   // empty ones. What keeps a spinning program from starving its peer (or its own progress
-  // thread) on a small machine is the sched_yield() after an empty poll: whenever another thread
-  // is runnable on this CPU it runs first, and an idle program costs a core only when the core
-  // has nothing else to do.
+  // thread) on a small machine is a sched_yield() once this thread has polled nothing for
+  // kYieldNs: another thread runnable on this CPU then runs first, so an idle program costs a
+  // core only when the core has nothing else to do. Not after every empty poll: on a busy
+  // machine each yield may give the CPU away for a time slice, which would make a loop over
+  // many CQs slow.
+  constexpr std::int64_t kYieldNs = 100'000;
+  static thread_local std::int64_t empty_since = 0;  // this thread's current run of empty polls
   try {
     Library& lib = Library::get();
     // When another thread (the progress thread) holds the lock it is doing the work: wait for
@@ -1461,9 +1465,17 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
       c->done.pop_front();
     }
     lock.unlock();
-    // An empty poll gives the CPU away: on a small machine the peer's progress thread, not
-    // this loop, is what completes the work.
-    if (n == 0) sched_yield();
+    if (n > 0) {
+      empty_since = 0;
+    } else {
+      const std::int64_t now = now_ns();
+      if (empty_since == 0) {
+        empty_since = now;
+      } else if (now - empty_since >= kYieldNs) {
+        sched_yield();
+        empty_since = now;
+      }
+    }
     return n;
   } catch (...) {
     return -1;
