@@ -1435,12 +1435,13 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   // A poll never waits: an empty poll costs what it costs on hardware, microseconds, however
   // long the CQ has been idle, so a program polling many CQs in turn is never slowed by the
   // empty ones. What keeps a spinning program from starving its peer (or its own progress
-  // thread) on a small machine is a sched_yield() once this thread has polled nothing for
-  // kYieldNs: another thread runnable on this CPU then runs first, so an idle program costs a
-  // core only when the core has nothing else to do. Not after every empty poll: on a busy
-  // machine each yield may give the CPU away for a time slice, which would make a loop over
-  // many CQs slow.
-  constexpr std::int64_t kYieldNs = 100'000;
+  // thread) on a small machine is sched_yield(): another thread runnable on this CPU then runs
+  // first, so a spinning program costs a core only when the core has nothing else to do. An
+  // empty poll of a CQ whose QPs wait for answers to their own requests yields every time (the
+  // answer needs the peer to run); otherwise a thread yields once per kYieldNs of empty polls.
+  // Not always: on a busy machine each yield may give the CPU away for a time slice, which
+  // would make a loop over many idle CQs slow.
+  constexpr std::int64_t kYieldNs = 1'000'000;
   static thread_local std::int64_t empty_since = 0;  // this thread's current run of empty polls
   try {
     Library& lib = Library::get();
@@ -1464,14 +1465,16 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
       wc[n++] = c->done.front();
       c->done.pop_front();
     }
+    const bool awaits_peer = n == 0 && std::any_of(c->qps.begin(), c->qps.end(), [c](const Qp* q) {
+      return q->send_cq == c && (!q->unacked.empty() || !q->outq.empty());
+    });
     lock.unlock();
     if (n > 0) {
       empty_since = 0;
     } else {
       const std::int64_t now = now_ns();
-      if (empty_since == 0) {
-        empty_since = now;
-      } else if (now - empty_since >= kYieldNs) {
+      if (empty_since == 0) empty_since = now;
+      if (awaits_peer || now - empty_since >= kYieldNs) {
         sched_yield();
         empty_since = now;
       }

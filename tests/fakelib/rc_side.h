@@ -28,13 +28,13 @@ struct rc_attrs {
   uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 };
 
-static double rc_now(void) {
+static inline double rc_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void rc_sleep_ms(long ms) {
+static inline void rc_sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
 }
@@ -42,7 +42,7 @@ static void rc_sleep_ms(long ms) {
 /* The device list, kept until rc_free_devices(): a device is valid while it is. */
 static struct ibv_device** rc_devices;
 
-static struct ibv_device* rc_find_device(const char* name) {
+static inline struct ibv_device* rc_find_device(const char* name) {
   int n = 0, i;
   if (!rc_devices) rc_devices = ibv_get_device_list(&n);
   for (i = 0; rc_devices && rc_devices[i]; ++i)
@@ -51,13 +51,13 @@ static struct ibv_device* rc_find_device(const char* name) {
   return NULL;
 }
 
-static void rc_free_devices(void) {
+static inline void rc_free_devices(void) {
   if (rc_devices) ibv_free_device_list(rc_devices);
   rc_devices = NULL;
 }
 
 /* 0 on success. `size` bytes of buffer, registered for local and remote access. */
-static int rc_open(struct rc_side* s, struct ibv_device* dev, size_t size, int depth) {
+static inline int rc_open(struct rc_side* s, struct ibv_device* dev, size_t size, int depth) {
   struct ibv_qp_init_attr init;
   memset(s, 0, sizeof *s);
   s->size = size;
@@ -79,7 +79,7 @@ static int rc_open(struct rc_side* s, struct ibv_device* dev, size_t size, int d
 }
 
 /* INIT -> RTR -> RTS towards QP `dest`, both sides routing from GID `index` of port 1. */
-static int rc_connect(struct rc_side* s, uint32_t dest, int index, const struct rc_attrs* at) {
+static inline int rc_connect(struct rc_side* s, uint32_t dest, int index, const struct rc_attrs* at) {
   struct ibv_qp_attr a;
   union ibv_gid gid;
   if (ibv_query_gid(s->ctx, 1, index, &gid)) return 1;
@@ -117,7 +117,7 @@ static int rc_connect(struct rc_side* s, uint32_t dest, int index, const struct 
 
 /* Post one signaled work request of `opcode` with wr_id `id`: `len` bytes at `off` of the own
  * buffer; remote operations target `raddr`/`rkey`. Returns ibv_post_send's result. */
-static int rc_post(struct rc_side* s, enum ibv_wr_opcode opcode, uint64_t id, size_t off, uint32_t len,
+static inline int rc_post(struct rc_side* s, enum ibv_wr_opcode opcode, uint64_t id, size_t off, uint32_t len,
                    uint64_t raddr, uint32_t rkey) {
   struct ibv_sge sge;
   struct ibv_send_wr wr, *bad;
@@ -142,7 +142,7 @@ static int rc_post(struct rc_side* s, enum ibv_wr_opcode opcode, uint64_t id, si
 }
 
 /* Post a receive of `len` bytes at `off` of the own buffer. */
-static int rc_post_recv(struct rc_side* s, uint64_t id, size_t off, uint32_t len) {
+static inline int rc_post_recv(struct rc_side* s, uint64_t id, size_t off, uint32_t len) {
   struct ibv_sge sge;
   struct ibv_recv_wr wr, *bad;
   sge.addr = (uintptr_t)(s->buf + off);
@@ -156,7 +156,7 @@ static int rc_post_recv(struct rc_side* s, uint64_t id, size_t off, uint32_t len
 }
 
 /* Poll until `want` completions are in `wc` or `seconds` passed; returns how many arrived. */
-static int rc_poll_for(struct ibv_cq* cq, struct ibv_wc* wc, int want, double seconds) {
+static inline int rc_poll_for(struct ibv_cq* cq, struct ibv_wc* wc, int want, double seconds) {
   int got = 0;
   const double end = rc_now() + seconds;
   while (got < want && rc_now() < end) {
@@ -167,7 +167,7 @@ static int rc_poll_for(struct ibv_cq* cq, struct ibv_wc* wc, int want, double se
   return got;
 }
 
-static void rc_close(struct rc_side* s) {
+static inline void rc_close(struct rc_side* s) {
   if (s->qp) ibv_destroy_qp(s->qp);
   if (s->mr) ibv_dereg_mr(s->mr);
   if (s->cq) ibv_destroy_cq(s->cq);
