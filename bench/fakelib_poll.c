@@ -149,15 +149,17 @@ static double round_trip(struct ibv_device* dev, int index, int n, int messages)
     struct many s;
     if (many_open(&s, dev, n)) _exit(2);
     for (i = 0; i < n; ++i) mine[i] = s.side[i].qp->qp_num;
-    if (full_io(up[1], mine, sizeof mine[0] * (size_t)n, 1) || full_io(down[0], theirs, sizeof theirs[0] * (size_t)n, 0) ||
-        many_connect(&s, theirs, index) || full_io(up[1], "r", 1, 1))
+    if (full_io(up[1], mine, sizeof mine[0] * (size_t)n, 1) ||
+        full_io(down[0], theirs, sizeof theirs[0] * (size_t)n, 0) || many_connect(&s, theirs, index) ||
+        full_io(up[1], "r", 1, 1))
       _exit(2);
     _exit(serve(&s, messages) ? 3 : 0);
   }
   if (many_open(&m, dev, n)) return -1;
   for (i = 0; i < n; ++i) mine[i] = m.side[i].qp->qp_num;
-  if (full_io(up[0], theirs, sizeof theirs[0] * (size_t)n, 0) || full_io(down[1], mine, sizeof mine[0] * (size_t)n, 1) ||
-      many_connect(&m, theirs, index) || full_io(up[0], (char[1]){0}, 1, 0))
+  if (full_io(up[0], theirs, sizeof theirs[0] * (size_t)n, 0) ||
+      full_io(down[1], mine, sizeof mine[0] * (size_t)n, 1) || many_connect(&m, theirs, index) ||
+      full_io(up[0], (char[1]){0}, 1, 0))
     return -1;
   median = client(&m, messages);
   waitpid(pid, &status, 0);
@@ -198,10 +200,11 @@ int main(int argc, char** argv) {
   int status;
   if (!dev) return 2;
   median = empty_poll(dev, &p99);
-  printf("empty ibv_poll_cq after 300 ms idle: median %.2f us, 99th percentile %.2f us\n", median * 1e6, p99 * 1e6);
+  printf("empty ibv_poll_cq after 300 ms idle: median %.2f us, 99th percentile %.2f us\n", median * 1e6,
+         p99 * 1e6);
   median = round_trip(dev, index, QPS, MESSAGES);
-  printf("server polling %d CQs round robin: %.3f ms per message (median round trip of %d)\n", QPS, median * 1e3,
-         MESSAGES);
+  printf("server polling %d CQs round robin: %.3f ms per message (median round trip of %d)\n", QPS,
+         median * 1e3, MESSAGES);
 
   /* 3. On one CPU: alone, then beside a spinner. */
   if (sched_getaffinity(0, sizeof all, &all)) return 2;
@@ -221,8 +224,10 @@ int main(int argc, char** argv) {
   kill(spinner, SIGKILL);
   waitpid(spinner, &status, 0);
   sched_setaffinity(0, sizeof all, &all);
-  printf("one QP, all on one CPU: %.3f ms per round trip alone, %.3f ms beside a process spinning on an empty CQ\n",
-         alone * 1e3, beside * 1e3);
+  printf(
+      "one QP, all on one CPU: %.3f ms per round trip alone, %.3f ms beside a process spinning on an empty "
+      "CQ\n",
+      alone * 1e3, beside * 1e3);
   rc_free_devices();
   return median < 0 || alone < 0 || beside < 0 ? 1 : 0;
 }

@@ -204,7 +204,7 @@ std::int64_t retry_budget_ns(const Qp& q) {
 // 12 is 0.64 ms, 31 is 491.52 ms, and 0 is the longest, 655.36 ms.
 std::int64_t rnr_delay_ns(std::uint32_t code) {
   static constexpr std::array<std::int32_t, 32> k10us = {
-      65536, 1,   2,   3,   4,    6,    8,    12,   16,   24,   32,    48,    64,    96,    128,   192,
+      65536, 1,   2,   3,   4,    6,    8,    12,   16,   24,   32,   48,    64,    96,    128,   192,
       256,   384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
   return std::int64_t{k10us[code & 31]} * 10000;
 }
@@ -963,7 +963,8 @@ bool peer_alive(const Qp& q) {
   if (fd < 0) return true;  // no descriptor to look with: assume the peer lives
   sockaddr_un a{};
   const socklen_t len = qp_address(q.dest_qp_num, a);
-  const bool refused = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), len) != 0 && errno == ECONNREFUSED;
+  const bool refused =
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&a), len) != 0 && errno == ECONNREFUSED;
   ::close(fd);
   return !refused;
 }
@@ -1466,8 +1467,8 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
       c->done.pop_front();
     }
     const bool awaits_peer = n == 0 && std::any_of(c->qps.begin(), c->qps.end(), [c](const Qp* q) {
-      return q->send_cq == c && (!q->unacked.empty() || !q->outq.empty());
-    });
+                               return q->send_cq == c && (!q->unacked.empty() || !q->outq.empty());
+                             });
     lock.unlock();
     if (n > 0) {
       empty_since = 0;

@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   index = atoi(argv[2]);
   own_qp = strcmp(argv[3], "own_qp") == 0;
   if (!(dev = rc_find_device(argv[1]))) return 2;
-  if (rc_open(&a, dev, 4096, MESSAGES + 4) || rc_open(&b, dev, RECV_OFF + MESSAGES * MSG_BYTES, MESSAGES + 14))
+  if (rc_open(&a, dev, 4096, MESSAGES + 4) ||
+      rc_open(&b, dev, RECV_OFF + MESSAGES * MSG_BYTES, MESSAGES + 14))
     return 2;
   if (rc_connect(&a, b.qp->qp_num, index, &at) || rc_connect(&b, a.qp->qp_num, index, &at)) return 2;
   for (i = 0; i < MESSAGES + 14; ++i)
@@ -97,8 +98,9 @@ int main(int argc, char** argv) {
   }
   CHECK(in_order, "each arrived intact, in order, in its own receive");
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-        "the child (%s) took no completion (exit %d, signal %d)", own_qp ? "with a QP of its own" : "polling B's CQ",
-        WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        "the child (%s) took no completion (exit %d, signal %d)",
+        own_qp ? "with a QP of its own" : "polling B's CQ", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+        WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   rc_close(&a);
   rc_close(&b);
   rc_free_devices();

@@ -239,8 +239,8 @@ int main(int argc, char** argv) {
     lat[i] = clock_s(CLOCK_MONOTONIC) - t;
   }
   qsort(lat, TIMED_POLLS, sizeof lat[0], cmp_double);
-  printf("empty poll after 300 ms idle: median %.2f us, 99th percentile %.2f us\n", lat[TIMED_POLLS / 2] * 1e6,
-         lat[TIMED_POLLS * 99 / 100] * 1e6);
+  printf("empty poll after 300 ms idle: median %.2f us, 99th percentile %.2f us\n",
+         lat[TIMED_POLLS / 2] * 1e6, lat[TIMED_POLLS * 99 / 100] * 1e6);
   if (lat[TIMED_POLLS / 2] > 100e-6) {
     printf("FAIL: an empty poll on an idle CQ takes more than 100 us (median)\n");
     status = 1;
@@ -280,8 +280,8 @@ int main(int argc, char** argv) {
     if (rc_poll_a(&pr)) return 2;
   }
   qsort(per_msg, RING_MESSAGES, sizeof per_msg[0], cmp_double);
-  printf("a loop over %d CQs finds a message: median %.3f ms, worst %.3f ms\n", RING, per_msg[RING_MESSAGES / 2] * 1e3,
-         per_msg[RING_MESSAGES - 1] * 1e3);
+  printf("a loop over %d CQs finds a message: median %.3f ms, worst %.3f ms\n", RING,
+         per_msg[RING_MESSAGES / 2] * 1e3, per_msg[RING_MESSAGES - 1] * 1e3);
   if (per_msg[RING_MESSAGES / 2] > 0.025) {
     printf("FAIL: a loop over %d CQs takes more than 25 ms (median) to find a completion\n", RING);
     status = 1;

@@ -65,9 +65,9 @@ static inline int rc_open(struct rc_side* s, struct ibv_device* dev, size_t size
   if (!s->buf || !(s->ctx = ibv_open_device(dev)) || !(s->pd = ibv_alloc_pd(s->ctx)) ||
       !(s->cq = ibv_create_cq(s->ctx, 2 * depth, NULL, NULL, 0)))
     return 1;
-  s->mr = ibv_reg_mr(s->pd, s->buf, size,
-                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                         IBV_ACCESS_REMOTE_ATOMIC);
+  s->mr = ibv_reg_mr(
+      s->pd, s->buf, size,
+      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
   if (!s->mr) return 1;
   memset(&init, 0, sizeof init);
   init.qp_type = IBV_QPT_RC;
@@ -88,7 +88,8 @@ static inline int rc_connect(struct rc_side* s, uint32_t dest, int index, const 
   a.port_num = 1;
   a.qp_access_flags =
       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-  if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) return 1;
+  if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+    return 1;
   memset(&a, 0, sizeof a);
   a.qp_state = IBV_QPS_RTR;
   a.path_mtu = IBV_MTU_1024;
@@ -118,7 +119,7 @@ static inline int rc_connect(struct rc_side* s, uint32_t dest, int index, const 
 /* Post one signaled work request of `opcode` with wr_id `id`: `len` bytes at `off` of the own
  * buffer; remote operations target `raddr`/`rkey`. Returns ibv_post_send's result. */
 static inline int rc_post(struct rc_side* s, enum ibv_wr_opcode opcode, uint64_t id, size_t off, uint32_t len,
-                   uint64_t raddr, uint32_t rkey) {
+                          uint64_t raddr, uint32_t rkey) {
   struct ibv_sge sge;
   struct ibv_send_wr wr, *bad;
   sge.addr = (uintptr_t)(s->buf + off);

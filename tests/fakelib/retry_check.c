@@ -118,7 +118,8 @@ static int post_mix(struct rc_side* s, const struct peer_info* to, int rounds, u
     if (rc_post(s, IBV_WR_SEND, (*next_id)++, off, 64, 0, 0) ||
         rc_post(s, IBV_WR_RDMA_WRITE, (*next_id)++, off, 4096, to->addr + WRITE_OFF, to->rkey) ||
         rc_post(s, IBV_WR_RDMA_READ, (*next_id)++, 16384 + off, 4096, to->addr + WRITE_OFF, to->rkey) ||
-        rc_post(s, IBV_WR_ATOMIC_FETCH_AND_ADD, (*next_id)++, 32768 + 8u * (unsigned)r, 8, to->addr, to->rkey))
+        rc_post(s, IBV_WR_ATOMIC_FETCH_AND_ADD, (*next_id)++, 32768 + 8u * (unsigned)r, 8, to->addr,
+                to->rkey))
       return 1;
   }
   return 0;
