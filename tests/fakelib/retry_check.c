@@ -8,6 +8,8 @@
  *                   (the transport takes some, the rest wait for room), then the peer is
  *                   killed: every request completes, the first with IBV_WC_RETRY_EXC_ERR, the
  *                   rest with IBV_WC_WR_FLUSH_ERR, within 10 s (timeout 14: ~0.54 s).
+ *   killed_streaming  the peer is killed while 1 MiB writes, reads and sends stream: what
+ *                   completed before succeeded, then one RETRY_EXC_ERR, then flushes (10 s).
  *   killed_in_rnr   the peer posts no receive: the first SEND is RNR-NAKed (rnr_retry 7, it
  *                   waits), the requests behind it wait too; nothing completes in 200 ms; then
  *                   the peer is killed: all complete as above.
@@ -61,8 +63,8 @@ static int full_io(int fd, void* p, size_t n, int out) {
 
 /* A forked peer process: its own RC QP connected to `self`, `receives` receives posted, then it
  * waits to be stopped or killed. */
-static int spawn_peer(struct peer* p, struct ibv_device* dev, int index, struct rc_side* self,
-                      const struct rc_attrs* at, int receives) {
+static int spawn_peer_sized(struct peer* p, struct ibv_device* dev, int index, struct rc_side* self,
+                            const struct rc_attrs* at, int receives, size_t size) {
   int up[2], down[2];
   char ready = 0;
   if (pipe(up) || pipe(down)) return 2;
@@ -75,7 +77,7 @@ static int spawn_peer(struct peer* p, struct ibv_device* dev, int index, struct 
     int i;
     close(up[0]);
     close(down[1]);
-    if (rc_open(&s, dev, SMALL, 32)) _exit(2);
+    if (rc_open(&s, dev, size, 32)) _exit(2);
     mine.qpn = s.qp->qp_num;
     mine.rkey = s.mr->rkey;
     mine.addr = (uintptr_t)s.buf;
@@ -102,6 +104,11 @@ static int stop_peer(struct peer* p) {
   int status;
   kill(p->pid, SIGSTOP);
   return waitpid(p->pid, &status, WUNTRACED) == p->pid && WIFSTOPPED(status) ? 0 : 2;
+}
+
+static int spawn_peer(struct peer* p, struct ibv_device* dev, int index, struct rc_side* self,
+                      const struct rc_attrs* at, int receives) {
+  return spawn_peer_sized(p, dev, index, self, at, receives, SMALL);
 }
 
 static void kill_peer(struct peer* p) {
@@ -163,6 +170,39 @@ static int killed(struct ibv_device* dev, int index, int in_rnr) {
   t0 = rc_now();
   got = rc_poll_for(a.cq, wc, (int)id - 1, 10.0);
   check_failed_in_order(wc, got, (int)id - 1, IBV_WC_RETRY_EXC_ERR, rc_now() - t0);
+  rc_close(&a);
+  return 0;
+}
+
+/* Killed while 1 MiB writes, reads and sends stream to and from it: what completed before the
+ * kill succeeded, then one RETRY_EXC_ERR, then flushes, all within 10 s. */
+static int killed_streaming(struct ibv_device* dev, int index) {
+  enum { MIB = 1 << 20, ROUNDS = 8 };
+  struct rc_side a;
+  struct peer p;
+  struct rc_attrs at = {14, 7, 7, 12};
+  struct ibv_wc wc[64];
+  uint64_t id = 1;
+  double t0;
+  int r, got, i, ok = 0, bad_order = 0;
+  if (rc_open(&a, dev, 2u * MIB, 32) || spawn_peer_sized(&p, dev, index, &a, &at, ROUNDS, 8u * MIB)) return 2;
+  for (r = 0; r < ROUNDS; ++r)
+    if (rc_post(&a, IBV_WR_RDMA_WRITE, id++, 0, MIB, p.info.addr + (uint64_t)r * MIB, p.info.rkey) ||
+        rc_post(&a, IBV_WR_RDMA_READ, id++, MIB, MIB, p.info.addr + (uint64_t)r * MIB, p.info.rkey) ||
+        rc_post(&a, IBV_WR_SEND, id++, 0, 4096, 0, 0))
+      return 2;
+  rc_sleep_ms(5); /* some of it moves meanwhile (how much depends on the machine's load) */
+  kill_peer(&p);
+  t0 = rc_now();
+  got = rc_poll_for(a.cq, wc, (int)id - 1, 10.0);
+  while (ok < got && wc[ok].status == IBV_WC_SUCCESS) ++ok;
+  for (i = ok + 1; i < got; ++i)
+    if (wc[i].status != IBV_WC_WR_FLUSH_ERR) bad_order = 1;
+  printf("%d of %d requests completed before the kill\n", ok, (int)id - 1);
+  CHECK(got == (int)id - 1, "all %d requests completed (%d) within %.2f s", (int)id - 1, got, rc_now() - t0);
+  CHECK(ok == got || wc[ok].status == IBV_WC_RETRY_EXC_ERR, "the first one after the kill ended in %s (%s)",
+        ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR), ok < got ? ibv_wc_status_str(wc[ok].status) : "none");
+  CHECK(!bad_order, "every later one was flushed");
   rc_close(&a);
   return 0;
 }
@@ -336,6 +376,8 @@ int main(int argc, char** argv) {
     setup = killed(dev, index, 0);
   else if (strcmp(mode, "killed_in_rnr") == 0)
     setup = killed(dev, index, 1);
+  else if (strcmp(mode, "killed_streaming") == 0)
+    setup = killed_streaming(dev, index);
   else if (strcmp(mode, "timeout0") == 0)
     setup = timeout0(dev, index);
   else if (strcmp(mode, "rnr_budget") == 0)
