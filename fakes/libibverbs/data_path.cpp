@@ -62,7 +62,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -74,9 +73,11 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -308,6 +309,11 @@ void fork_child() {
   // progress thread of the child's own nor its polls can read (and acknowledge) their traffic.
   // (The sockets stay open in the parent; a closed copy is invisible to it.)
   Library& lib = Library::get();
+  // Threads sleeping in poll_cq did not survive either, but the condition variable still counts
+  // them, and glibc's broadcast may wait for counted waiters to leave its group: a fresh one.
+  // (The old one is not destroyed, which is undefined with waiters; its memory is reused.)
+  // fakelib.datapath.empty_poll_never_waits forks while a thread polls.
+  new (&lib.completion) std::condition_variable();
   for (auto& [k, q] : lib.qps) {
     if (q->rx >= 0) ::close(q->rx);
     if (q->tx >= 0) ::close(q->tx);
@@ -1046,8 +1052,9 @@ void unblock(Library& lib, Qp& q) {
 
 }  // namespace
 
-void complete(Library&, Cq& cq, const ibv_wc& wc) {
+void complete(Library& lib, Cq& cq, const ibv_wc& wc) {
   cq.done.push_back(wc);
+  lib.completion.notify_all();
   if (cq.armed && cq.event_fd >= 0) {
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t n = ::write(cq.event_fd, &one, sizeof one);
@@ -1433,16 +1440,17 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 }
 
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
-  // A poll never waits: an empty poll costs what it costs on hardware, microseconds, however
-  // long the CQ has been idle, so a program polling many CQs in turn is never slowed by the
-  // empty ones. What keeps a spinning program from starving its peer (or its own progress
-  // thread) on a small machine is sched_yield(): another thread runnable on this CPU then runs
-  // first, so a spinning program costs a core only when the core has nothing else to do. An
-  // empty poll of a CQ whose QPs wait for answers to their own requests yields every time (the
-  // answer needs the peer to run); otherwise a thread yields once per kYieldNs of empty polls.
-  // Not always: on a busy machine each yield may give the CPU away for a time slice, which
-  // would make a loop over many idle CQs slow.
-  constexpr std::int64_t kYieldNs = 1'000'000;
+  // An empty poll costs what it costs on hardware, microseconds, however long the CQ has been
+  // idle, and nothing it does to save CPU may delay a completion queued on any CQ. Yet programs
+  // spin on ibv_poll_cq (perftest, the pingpongs, JACCL), and on a small machine a spinning
+  // poller takes the CPU its peer, or its own progress thread, needs to produce the answer it
+  // waits for. So once this thread has polled nothing for kSpinNs, and no CQ of the process
+  // holds a completion, an empty poll sleeps up to kWait, woken by the first completion
+  // (complete() notifies); then it spins kSpinNs again. The CPU goes to whoever needs it at
+  // least part of the time, a completion ends the sleep at once, one already queued on another
+  // CQ prevents it, and most empty polls (a loop over many CQs) return without sleeping.
+  constexpr std::int64_t kSpinNs = 50'000;
+  constexpr auto kWait = std::chrono::microseconds(50);
   static thread_local std::int64_t empty_since = 0;  // this thread's current run of empty polls
   try {
     Library& lib = Library::get();
@@ -1461,25 +1469,27 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
         if (q->send_cq == c) expire(lib, *q);
       }
     }
+    if (c->done.empty() && num_entries > 0) {
+      const std::int64_t now = now_ns();
+      if (empty_since == 0) {
+        empty_since = now;
+      } else if (now - empty_since >= kSpinNs) {
+        const bool queued = std::any_of(lib.cqs.begin(), lib.cqs.end(),
+                                        [](const auto& e) { return !e.second->done.empty(); });
+        if (!queued) {
+          lib.completion.wait_for(lock, kWait);
+          c = lib.cq(cq);  // the program may have destroyed it meanwhile (its own race)
+          if (!c) return 0;
+        }
+        empty_since = now_ns();
+      }
+    }
     int n = 0;
     while (n < num_entries && !c->done.empty()) {
       wc[n++] = c->done.front();
       c->done.pop_front();
     }
-    const bool awaits_peer = n == 0 && std::any_of(c->qps.begin(), c->qps.end(), [c](const Qp* q) {
-                               return q->send_cq == c && (!q->unacked.empty() || !q->outq.empty());
-                             });
-    lock.unlock();
-    if (n > 0) {
-      empty_since = 0;
-    } else {
-      const std::int64_t now = now_ns();
-      if (empty_since == 0) empty_since = now;
-      if (awaits_peer || now - empty_since >= kYieldNs) {
-        sched_yield();
-        empty_since = now;
-      }
-    }
+    if (n > 0) empty_since = 0;
     return n;
   } catch (...) {
     return -1;

@@ -36,6 +36,7 @@ int ibv_read_sysfs_file(const char* dir, const char* file, char* buf, size_t siz
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -307,6 +308,8 @@ class Library {
   static Library& get();
 
   std::mutex mu;
+  /// Notified (under `mu`) whenever a completion is queued: a poll_cq that sleeps waits on it.
+  std::condition_variable completion;
   bool configured = false;  ///< false: bad configuration, zero devices (the line was printed)
   fakes::FakeVerbs model;
   std::vector<std::unique_ptr<Device>> devices;
