@@ -11,9 +11,9 @@
  *    loop within a median of 25 ms of its post (a loop that waits on each idle CQ takes 100+).
  * 3. fork() while a thread spins on an idle CQ of this pair: the child, on a pair of its own,
  *    still completes a send.
- * The CPU an idle poll loop uses is printed, not judged: an empty poll yields the CPU
- * (sched_yield) at most every 100 us, so it costs a core only when nothing else wants it
- * (bench/fakelib_poll.c measures what a spinner costs its peer).
+ * The CPU an idle poll loop uses is printed, not judged: after 50 us of empty polls a thread
+ * sleeps up to 50 us in one poll when no CQ holds a completion (bench/fakelib_poll.c measures
+ * what a spinner costs its peers).
  * Exit 0 when all hold, 1 otherwise, 2 on a setup failure.
  */
 #include <infiniband/verbs.h>
