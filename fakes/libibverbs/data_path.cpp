@@ -30,9 +30,18 @@
 //    direction: nothing it sends arrives and it takes (and acknowledges) nothing.
 //  * Dropped packets are silent, as on a wire: an RC requester ends in IBV_WC_RETRY_EXC_ERR
 //    after (retry_cnt + 1) * 4.096 us * 2^timeout (timeout 0: it waits forever, as hardware).
-//  * Receive semantics per driver model: a message that finds no receive posted waits on RC
-//    (RNR retry; treated as rnr_retry 7, "forever") and, under the Apple Thunderbolt model, on
-//    UC; under the Linux model UC drops it (the InfiniBand rule); UD always drops it.
+//    Every request has that deadline from its post. When it passes, a request the responder
+//    said it dropped, or the transport could not deliver, fails; otherwise the peer's socket is
+//    looked up: gone (the process died, the QP was destroyed) fails it, alive extends the
+//    deadline (the peer's progress thread, its "HCA", may just be descheduled on a busy
+//    machine). The failing request ends in RETRY_EXC_ERR, the rest are flushed.
+//  * Receive semantics per driver model: an RC message that finds no receive posted is
+//    RNR-NAKed and not kept: the requester sends it (and everything after it) again after the
+//    responder's min_rnr_timer, rnr_retry times (7: forever), then fails it with
+//    IBV_WC_RNR_RETRY_EXC_ERR. So a message the requester abandons is never delivered, and a
+//    message of any size completes once the receive is posted. Under the Apple Thunderbolt
+//    model a UC message waits for its receive; under the Linux model UC drops it (the
+//    InfiniBand rule); UD always drops it.
 //  * Remote keys, bounds and access flags are checked by the responder: violations end the
 //    requester's work request in IBV_WC_REM_ACCESS_ERR (misaligned atomics and bad lengths in
 //    IBV_WC_REM_INV_REQ_ERR); local key and length errors in LOC_PROT_ERR / LOC_LEN_ERR.
@@ -52,14 +61,16 @@
 //
 // fork(): the child of a process with a progress thread has none (threads do not survive
 // fork) and its inherited QPs are not usable, as the child of a real verbs process without
-// ibv_fork_init() cannot use the parent's registered memory; the library lock is taken around
-// fork() so the child never inherits it held.
+// ibv_fork_init() cannot use the parent's registered memory. The child closes its copies of
+// the inherited QPs' sockets, so nothing it does (a QP of its own, whose progress thread
+// watches every QP, or a poll of an inherited CQ) takes a datagram meant for the parent: the
+// HCA writes the parent's pages. The library lock is taken around fork() so the child never
+// inherits it held.
 #include "fakelib.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -175,7 +186,8 @@ ibv_wc_opcode send_wc_opcode(std::uint32_t wr_opcode) {
   }
 }
 
-void log_drop(Library& lib, const Qp& q, const Wire& h, const std::string& why) {
+void log_drop(Library& lib, const Qp& q, const Wire& h, const std::string& why,
+              const char* result = "dropped") {
   if (!lib.log.enabled()) return;
   auto r = lib.record("deliver", q.owner->device);
   r["qp_num"] = q.qp.qp_num;
@@ -185,9 +197,40 @@ void log_drop(Library& lib, const Qp& q, const Wire& h, const std::string& why) 
     r["dgid"] = Gid::from_bytes(h.dgid).to_string();
     r["gid_type"] = wire_gid_type_name(h.gid_type);
   }
-  r["result"] = "dropped";
+  r["result"] = result;
   r["reason"] = why;
   lib.log.write(r);
+}
+
+// The RC retry budget: (retry_cnt + 1) tries of 4.096 us * 2^timeout each. 0: timeout 0, the
+// requester waits forever (the InfiniBand rule for a local ACK timeout of 0).
+std::int64_t retry_budget_ns(const Qp& q) {
+  if (q.timeout == 0) return 0;
+  const unsigned t = std::min<unsigned>(q.timeout, 31);
+  return (std::int64_t{4096} << t) * (static_cast<std::int64_t>(q.retry_cnt) + 1);
+}
+
+// The InfiniBand RNR NAK timer encoding (min_rnr_timer 0-31), in units of 10 us: 1 is 0.01 ms,
+// 12 is 0.64 ms, 31 is 491.52 ms, and 0 is the longest, 655.36 ms.
+std::int64_t rnr_delay_ns(std::uint32_t code) {
+  static constexpr std::array<std::int32_t, 32> k10us = {
+      65536, 1,   2,   3,   4,    6,    8,    12,   16,   24,   32,   48,    64,    96,    128,   192,
+      256,   384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+  return std::int64_t{k10us[code & 31]} * 10000;
+}
+
+// A copy of a message to send again: its pieces that point into the message's own bytes
+// (inline data) point into the copy's.
+OutMsg copy_msg(const OutMsg& m) {
+  OutMsg c = m;
+  const std::byte* base = m.owned.data();
+  for (Piece& p : c.gather)
+    if (!m.owned.empty() && p.data >= base && p.data < base + m.owned.size())
+      p.data = c.owned.data() + (p.data - base);
+  c.piece = 0;
+  c.piece_off = 0;
+  c.sent = 0;
+  return c;
 }
 
 // ---- the progress thread -------------------------------------------------------------------
@@ -210,15 +253,17 @@ Progress& progress() {
 
 void drain(Library& lib, Qp& q);
 void flush(Library& lib, Qp& q);
-void expire(Library& lib, Qp& q);
+std::int64_t expire(Library& lib, Qp& q);
 
 void* progress_main(void*) {
   Library& lib = Library::get();
   const int ep = progress().ep;
   epoll_event evs[64];
+  int wait_ms = 10;
   for (;;) {
-    // 10 ms: RC acknowledgement timers fire even when nobody polls.
-    const int n = ::epoll_wait(ep, evs, 64, 10);
+    // At most 10 ms, sooner when an RC timer (retry budget, RNR resend) is due: they fire even
+    // when nobody polls.
+    const int n = ::epoll_wait(ep, evs, 64, wait_ms);
     std::lock_guard lock(lib.mu);
     if (progress().stopping) return nullptr;
     for (int i = 0; i < n; ++i) {
@@ -231,7 +276,16 @@ void* progress_main(void*) {
       else
         drain(lib, *it->second);
     }
-    for (auto& [k, q] : lib.qps) expire(lib, *q);
+    std::int64_t next = 0;
+    for (auto& [k, q] : lib.qps) {
+      const std::int64_t t = expire(lib, *q);
+      if (t != 0 && (next == 0 || t < next)) next = t;
+    }
+    wait_ms = 10;
+    if (next != 0) {
+      const std::int64_t ms = (next - now_ns() + 999'999) / 1'000'000;
+      wait_ms = static_cast<int>(std::clamp<std::int64_t>(ms, 0, 10));
+    }
     settle_overruns(lib);
   }
 }
@@ -261,12 +315,20 @@ void fork_child() {
     ::close(p.wake);
     p = Progress{};
   }
-  // Threads waiting in poll_cq's back-off did not survive either, but the condition variable
-  // still counts them, and glibc's broadcast may wait for counted waiters to leave its group: a
-  // fresh one. (The old one is not destroyed, which is undefined with waiters; its memory is
-  // reused.) fakelib.datapath.idle_poll_backs_off_and_wakes_on_completion forks with a waiter.
+  // The parent's QPs stay the parent's: the child's copies of their sockets go, so neither a
+  // progress thread of the child's own nor its polls can read (and acknowledge) their traffic.
+  // (The sockets stay open in the parent; a closed copy is invisible to it.)
   Library& lib = Library::get();
+  // Threads sleeping in poll_cq did not survive either, but the condition variable still counts
+  // them, and glibc's broadcast may wait for counted waiters to leave its group: a fresh one.
+  // (The old one is not destroyed, which is undefined with waiters; its memory is reused.)
+  // fakelib.datapath.empty_poll_never_waits forks while a thread polls.
   new (&lib.completion) std::condition_variable();
+  for (auto& [k, q] : lib.qps) {
+    if (q->rx >= 0) ::close(q->rx);
+    if (q->tx >= 0) ::close(q->tx);
+    q->rx = q->tx = -1;
+  }
   lib.mu.unlock();
 }
 
@@ -310,19 +372,13 @@ void enqueue(Library& lib, Qp& q, OutMsg&& m) {
   if (q.outq.size() == 1) flush(lib, q);
 }
 
-void arm_timer(Qp& q, std::uint32_t seq, bool lost) {
-  for (Unacked& u : q.unacked) {
-    if (u.seq != seq) continue;
-    u.sent = true;
-    // Only a request that could not be handed to the peer starts its timer here; otherwise an
-    // ACK, a NAK or the responder's drop notice ends the wait.
-    if (!u.rnr_wait && lost) {
-      const unsigned t = std::min<unsigned>(q.timeout, 31);
-      const std::int64_t one = 4096LL << t;  // 4.096 us * 2^timeout, in ns
-      u.deadline_ns = now_ns() + one * (static_cast<std::int64_t>(q.retry_cnt) + 1);
+// A request that could not be handed to the peer: it fails when its retry budget ends.
+void mark_lost(Qp& q, std::uint32_t seq) {
+  for (Unacked& u : q.unacked)
+    if (u.seq == seq) {
+      u.lost = true;
+      return;
     }
-    return;
-  }
 }
 
 // The front message of the out-queue cannot read its memory any more. A read response becomes
@@ -435,7 +491,7 @@ void flush(Library& lib, Qp& q) {
       if (m.sent >= m.total) break;
     }
     if (m.complete_when_sent) complete(lib, *q.send_cq, m.wc);
-    if (m.rc_request) arm_timer(q, m.seq, lost);
+    if (m.rc_request && lost) mark_lost(q, m.seq);
     q.outq.pop_front();
   }
 }
@@ -605,13 +661,21 @@ bool land(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> payload
   return false;
 }
 
-// RNR: tell the requester once per message that it must wait (no ACK timer meanwhile).
-Outcome wait_for_receive(Library& lib, Qp& q, const Wire& h) {
-  if (q.kind == QpKind::rc && q.rnr_told != h.seq) {
+// RNR: an RC message that finds no receive is NAKed with this side's min_rnr_timer and not
+// kept (the rest of its fragments, and the messages after it, are discarded until the
+// requester sends it again). Logged once per message, not once per retry.
+Outcome rnr_nak(Library& lib, Qp& q, const Wire& h, Inbound&& in, bool last) {
+  if (q.rnr_told != h.seq) {
     q.rnr_told = h.seq;
-    reply(lib, q, h, Kind::rnr, IBV_WC_SUCCESS);
+    log_drop(lib, q, h, "no receive posted: RNR NAK, the requester sends it again after min_rnr_timer",
+             "rnr_nak");
   }
-  return Outcome::hold;
+  reply(lib, q, h, Kind::rnr, static_cast<ibv_wc_status>(q.min_rnr_timer));
+  q.rnr_seq = h.seq;
+  in.dropping = true;
+  in.active = !last;
+  q.in = std::move(in);
+  return Outcome::consumed;
 }
 
 // The responder's side of one data fragment on a connected (RC / UC) QP.
@@ -654,6 +718,14 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
       return drop(std::string("a ") + wire_gid_type_name(h.gid_type) + " packet reaches a QP that routes " +
                   wire_gid_type_name(mine) + " (sgid_index " + std::to_string(q.sgid_index) +
                   "): the other encapsulation, dropped, the requester times out");
+  }
+
+  // After an RNR NAK the requester sends the NAKed message and all after it again: until that
+  // message's first fragment is back, what was already on its way is discarded (in order, as an
+  // HCA discards packets past the PSN it NAKed).
+  if (rc && q.rnr_seq != 0) {
+    if (h.seq != q.rnr_seq) return Outcome::consumed;
+    if (first) q.rnr_seq = 0;
   }
 
   if (!first) {
@@ -721,7 +793,8 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
       }
       if (op != IBV_WR_RDMA_WRITE) {
         if (!has_receive(q)) {
-          if (rc || q.waits_for_receive) return wait_for_receive(lib, q, h);
+          if (rc) return rnr_nak(lib, q, h, std::move(in), last);
+          if (q.waits_for_receive) return Outcome::hold;
           log_drop(lib, q, h, "no receive posted: UC drops the message (the InfiniBand rule, Linux model)");
           in.dropping = true;
           in.active = !last;
@@ -899,19 +972,29 @@ void handle_reply(Library& lib, Qp& q, const Wire& h, std::span<const std::byte>
       std::find_if(q.unacked.begin(), q.unacked.end(), [&](const Unacked& u) { return u.seq == h.seq; });
   if (it == q.unacked.end()) return;  // stale (after a timeout or reset)
   switch (static_cast<Kind>(h.kind)) {
-    case Kind::rnr:
-      it->rnr_wait = true;
-      it->deadline_ns = 0;
-      return;
-    case Kind::dropped:
-      // As long as the retries would take (timeout 0: hardware waits forever, so does this).
-      if (q.timeout != 0) {
-        const unsigned t = std::min<unsigned>(q.timeout, 31);
-        const std::int64_t one = 4096LL << t;  // 4.096 us * 2^timeout, in ns
-        it->rnr_wait = false;
-        it->deadline_ns = now_ns() + one * (static_cast<std::int64_t>(q.retry_cnt) + 1);
+    case Kind::rnr: {
+      // rnr_retry retries (7: forever), each after the responder's min_rnr_timer; then the
+      // request fails and the QP goes to the error state.
+      if (q.rnr_retry != 7 && ++it->rnr_naks > q.rnr_retry) {
+        const Unacked u = std::move(*it);
+        q.unacked.erase(it);
+        complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_RNR_RETRY_EXC_ERR, u.opcode));
+        enter_error(lib, q, true);
+        return;
       }
+      // Send it and everything after it again, later: what is still queued waits too.
+      q.resend_from = h.seq;
+      q.resend_at_ns = now_ns() + rnr_delay_ns(h.status);
+      std::erase_if(q.outq, [&](const OutMsg& m) { return m.rc_request && m.seq >= h.seq; });
       return;
+    }
+    case Kind::dropped: {
+      // Fails when the retries would have ended (timeout 0: hardware waits forever, so does this).
+      const std::int64_t budget = retry_budget_ns(q);
+      it->lost = true;
+      it->deadline_ns = budget == 0 ? 0 : now_ns() + budget;
+      return;
+    }
     case Kind::ack: {
       // Cumulative: every send and write up to this one was taken (reads and atomics end with
       // their responses, which arrive before any later ACK).
@@ -1090,15 +1173,62 @@ void drain(Library& lib, Qp& q) {
   flush_ack(lib, q);
 }
 
-// RC requests whose acknowledgement is overdue: retry exceeded.
-void expire(Library& lib, Qp& q) {
-  // Timers start in order (a request's when its last fragment left): the oldest is first.
-  if (q.unacked.empty() || q.unacked.front().deadline_ns == 0 || now_ns() < q.unacked.front().deadline_ns)
-    return;
-  const Unacked u = std::move(q.unacked.front());
-  q.unacked.pop_front();
-  complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_RETRY_EXC_ERR, u.opcode));
-  enter_error(lib, q, true);
+// Whether the peer QP's socket still exists: a connect() to its address succeeds (nothing is
+// sent). A process that died, or a QP destroyed, has none.
+bool peer_alive(const Qp& q) {
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return true;  // no descriptor to look with: assume the peer lives
+  sockaddr_un a{};
+  const socklen_t len = qp_address(q.dest_qp_num, a);
+  const bool refused =
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&a), len) != 0 && errno == ECONNREFUSED;
+  ::close(fd);
+  return !refused;
+}
+
+// Send the requests an RNR NAK stopped again, in order.
+void resend(Library& lib, Qp& q) {
+  const std::uint32_t from = q.resend_from;
+  q.resend_from = 0;
+  q.resend_at_ns = 0;
+  for (const Unacked& u : q.unacked)
+    if (u.seq >= from) q.outq.push_back(copy_msg(u.msg));
+  flush(lib, q);
+}
+
+// The RC requester's timers: the RNR resend, and every outstanding request's retry budget (not
+// only the oldest's: any of them may be the one the peer never answers). Returns when it must
+// run next (0: no timer).
+std::int64_t expire(Library& lib, Qp& q) {
+  if (q.unacked.empty()) return 0;
+  std::int64_t now = now_ns();
+  if (q.resend_from != 0 && now >= q.resend_at_ns) {
+    resend(lib, q);
+    now = now_ns();
+  }
+  int alive = -1;  // looked up at most once per call
+  std::int64_t next = q.resend_from != 0 ? q.resend_at_ns : 0;
+  for (auto it = q.unacked.begin(); it != q.unacked.end(); ++it) {
+    if (it->deadline_ns == 0) continue;
+    if (now < it->deadline_ns) {
+      if (next == 0 || it->deadline_ns < next) next = it->deadline_ns;
+      continue;
+    }
+    if (!it->lost) {
+      if (alive < 0) alive = peer_alive(q) ? 1 : 0;
+      if (alive == 1) {
+        it->deadline_ns = now + retry_budget_ns(q);
+        if (next == 0 || it->deadline_ns < next) next = it->deadline_ns;
+        continue;
+      }
+    }
+    const Unacked u = std::move(*it);
+    q.unacked.erase(it);
+    complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_RETRY_EXC_ERR, u.opcode));
+    enter_error(lib, q, true);
+    return 0;
+  }
+  return next;
 }
 
 void set_watch(int epfd, int fd, void* cq, bool armed, int op) {
@@ -1329,6 +1459,8 @@ void retry_held(Library& lib, Qp& q) {
 
 void enter_error(Library& lib, Qp& q, bool tell_model) {
   q.broken = true;
+  q.resend_from = 0;  // nothing flushed is ever sent again
+  q.rnr_seq = 0;
   for (const Unacked& u : q.unacked)
     complete(lib, *q.send_cq, make_wc(q, u.wr_id, IBV_WC_WR_FLUSH_ERR, u.opcode));
   q.unacked.clear();
@@ -1492,27 +1624,32 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 
       if (path_times_out) {
         log_drop(lib, *q, h, "not sent: the driver model judged this path to time out (" + why + ")");
-        if (q->kind == QpKind::rc) {
-          // Without waiting the retry time: the verdict is certain.
-          complete(lib, *q->send_cq, make_wc(*q, wr->wr_id, IBV_WC_RETRY_EXC_ERR, wc_op));
-          enter_error(lib, *q, true);
-        } else if (signaled) {
+        if (q->kind != QpKind::rc && signaled)
           complete(lib, *q->send_cq,
                    make_wc(*q, wr->wr_id, IBV_WC_SUCCESS, wc_op, static_cast<std::uint32_t>(total)));
-        }
-        continue;
+        if (q->kind != QpKind::rc) continue;
       }
       m.seq = h.seq;
       if (q->kind == QpKind::rc) {
+        // The retry budget runs from the post (the transport takes it at once unless the peer is
+        // full); an RC request on a path that does not exist fails when it ends, as its retries
+        // would (timeout 0: never).
+        const std::int64_t budget = retry_budget_ns(*q);
         Unacked u;
         u.seq = h.seq;
         u.wr_id = wr->wr_id;
         u.signaled = signaled;
         u.opcode = wc_op;
         u.length = static_cast<std::uint32_t>(total);
+        u.lost = path_times_out;
+        u.deadline_ns = budget == 0 ? 0 : now_ns() + budget;
         if (is_read || is_atomic) u.local.assign(wr->sg_list, wr->sg_list + wr->num_sge);
-        q->unacked.push_back(std::move(u));
         m.rc_request = true;
+        u.msg = copy_msg(m);
+        q->unacked.push_back(std::move(u));
+        // Not sent: on a path that does not exist, or (after an RNR NAK) behind the requests
+        // that are sent again first.
+        if (path_times_out || q->resend_from != 0) continue;
       } else {
         // UC and UD have no acknowledgement: the send completes when it has left (an error
         // completes it even when unsignaled).
@@ -1606,14 +1743,18 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 }
 
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
-  // Back-off: programs spin on ibv_poll_cq (perftest, the pingpongs, JACCL), and a spinning
-  // process on a 2-core machine takes the CPU its peer (or the peer's progress thread) needs to
-  // complete the work. After kSpinNs of empty polls, an empty poll instead waits up to kWait for
-  // any completion (complete() notifies), so a waiting program sleeps instead of spinning, yet
-  // wakes as soon as work completes. A poll still never blocks longer than kWait: to the
-  // program it is a poll that was descheduled for a moment.
-  constexpr std::int64_t kSpinNs = 200'000;
-  constexpr auto kWait = std::chrono::milliseconds(2);
+  // An empty poll costs what it costs on hardware, microseconds, however long the CQ has been
+  // idle, and nothing it does to save CPU may delay a completion queued on any CQ. Yet programs
+  // spin on ibv_poll_cq (perftest, the pingpongs, JACCL), and on a small machine a spinning
+  // poller takes the CPU its peer, or its own progress thread, needs to produce the answer it
+  // waits for. So once this thread has polled nothing for kSpinNs, and no CQ of the process
+  // holds a completion, an empty poll sleeps up to kWait, woken by the first completion
+  // (complete() notifies); then it spins kSpinNs again. The CPU goes to whoever needs it at
+  // least part of the time, a completion ends the sleep at once, one already queued on another
+  // CQ prevents it, and most empty polls (a loop over many CQs) return without sleeping.
+  constexpr std::int64_t kSpinNs = 50'000;
+  constexpr auto kWait = std::chrono::microseconds(50);
+  static thread_local std::int64_t empty_since = 0;  // this thread's current run of empty polls
   try {
     Library& lib = Library::get();
     // When another thread (the progress thread) holds the lock it is doing the work: wait for
@@ -1633,12 +1774,17 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     }
     if (c->done.empty() && num_entries > 0) {
       const std::int64_t now = now_ns();
-      if (c->idle_since_ns == 0) {
-        c->idle_since_ns = now;
-      } else if (now - c->idle_since_ns > kSpinNs) {
-        lib.completion.wait_for(lock, kWait);
-        c = lib.cq(cq);  // the program may have destroyed it meanwhile (its own race)
-        if (!c) return 0;
+      if (empty_since == 0) {
+        empty_since = now;
+      } else if (now - empty_since >= kSpinNs) {
+        const bool queued = std::any_of(lib.cqs.begin(), lib.cqs.end(),
+                                        [](const auto& e) { return !e.second->done.empty(); });
+        if (!queued) {
+          lib.completion.wait_for(lock, kWait);
+          c = lib.cq(cq);  // the program may have destroyed it meanwhile (its own race)
+          if (!c) return 0;
+        }
+        empty_since = now_ns();
       }
     }
     int n = 0;
@@ -1648,11 +1794,7 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
       retire_polled(lib, *c, wc[n++]);
     }
     settle_overruns(lib);
-    if (n > 0) c->idle_since_ns = 0;
-    lock.unlock();
-    // An empty poll gives the CPU away: on a small machine the peer's progress thread, not
-    // this loop, is what completes the work.
-    if (n == 0) sched_yield();
+    if (n > 0) empty_since = 0;
     return n;
   } catch (...) {
     return -1;

@@ -83,7 +83,7 @@ struct Wire {
   std::uint32_t opcode;  // ibv_wr_opcode of the request
   std::uint32_t imm;     // as posted (network order)
   std::uint32_t seq;     // the requester's message number, echoed by responses
-  std::uint32_t status;  // NAK: the ibv_wc_status the requester's work request ends with
+  std::uint32_t status;  // NAK: the requester's ibv_wc_status; RNR NAK: the responder's min_rnr_timer
   std::uint64_t remote_addr;
   std::uint32_t rkey;
   std::uint32_t gid_type;  // of the sender's source entry: 0 unknown, 1 IB/RoCE v1, 2 RoCE v2
@@ -208,22 +208,6 @@ struct Cq {
   bool overrun = false;
   bool overrun_settled = false;
   int event_fd = -1;               // raised when a completion is added while armed (sends complete locally)
-  std::int64_t idle_since_ns = 0;  // first of the current run of empty polls (0: none): back-off
-};
-
-/// An RC request waiting for the responder: an acknowledgement (send, write), the read
-/// response (scattered into `local` as it arrives) or the atomic's original value.
-struct Unacked {
-  std::uint32_t seq = 0;
-  std::uint64_t wr_id = 0;
-  bool signaled = false;
-  ibv_wc_opcode opcode = IBV_WC_SEND;
-  std::uint32_t length = 0;
-  std::vector<ibv_sge> local;    // read / atomic: where the response lands
-  std::uint64_t received = 0;    // read: response bytes landed so far
-  bool sent = false;             // every fragment handed to the transport: the ACK timer runs
-  bool rnr_wait = false;         // the responder has no receive posted yet: no timer (RNR retry)
-  std::int64_t deadline_ns = 0;  // 0: no timer (not yet sent, attr.timeout 0, or RNR wait)
 };
 
 /// One piece of an outgoing message: program memory (registered, checked at post time) or
@@ -253,6 +237,24 @@ struct OutMsg {
   bool rc_request = false;          // starts the ACK timer of `seq` when fully written
   bool complete_when_sent = false;  // UC / UD: the send completes when it leaves
   ibv_wc wc{};
+};
+
+/// An RC request the responder has not answered yet: an acknowledgement (send, write), the
+/// read response (scattered into `local` as it arrives) or the atomic's original value. `msg` is
+/// the request as posted, kept until it is answered: an RNR NAK makes the requester send it
+/// again, as an HCA retransmits from the NAKed packet.
+struct Unacked {
+  std::uint32_t seq = 0;
+  std::uint64_t wr_id = 0;
+  bool signaled = false;
+  ibv_wc_opcode opcode = IBV_WC_SEND;
+  std::uint32_t length = 0;
+  std::vector<ibv_sge> local;    // read / atomic: where the response lands
+  std::uint64_t received = 0;    // read: response bytes landed so far
+  bool lost = false;             // certainly unanswered: the peer dropped it, or it could not be sent
+  unsigned rnr_naks = 0;         // RNR NAKs received for it (the rnr_retry budget)
+  std::int64_t deadline_ns = 0;  // the retry budget's end (0: none, attr.timeout 0 waits forever)
+  OutMsg msg;
 };
 
 /// The message a connected QP is receiving, fragment by fragment.
@@ -296,11 +298,19 @@ struct Qp {
   std::deque<std::uint64_t> sq_marks;   // per queued send completion: the post number it retires to
   std::uint32_t rq_unpolled = 0;        // receives consumed whose completion is not polled yet
   std::uint32_t srq_unpolled = 0;       // of the SRQ's unpolled receives, those this QP consumed
-  // Data this side cannot take yet: no receive posted (RC's RNR wait, the Apple model's UC
-  // wait) or the QP not yet at RTR. Kept in arrival order; re-examined when either changes.
+  // Data this side cannot take yet: no receive posted (the Apple model's UC wait) or the QP not
+  // yet at RTR. Kept in arrival order; re-examined when either changes. (RC data that finds no
+  // receive is not held: it is RNR-NAKed and the requester sends it again.)
   std::deque<std::vector<std::byte>> held;
   std::size_t held_bytes = 0;
-  std::uint32_t rnr_told = 0;  // the seq an RNR notice was last sent for
+  std::uint32_t rnr_told = 0;  // the seq an RNR NAK was last logged for
+  // Responder: the RC message it RNR-NAKed and waits to see again; later messages the requester
+  // had already sent are discarded meanwhile (it sends them again after that one). 0: none.
+  std::uint32_t rnr_seq = 0;
+  // Requester: after an RNR NAK, the requests from `resend_from` on are sent again at
+  // `resend_at_ns` (the responder's RNR timer); new posts wait behind them. 0: none.
+  std::uint32_t resend_from = 0;
+  std::int64_t resend_at_ns = 0;
   // RC: the newest message taken and not yet acknowledged. One cumulative ACK per batch of
   // datagrams (hardware coalesces acknowledgements too); 0: none pending.
   std::uint32_t ack_pending = 0;
@@ -327,6 +337,8 @@ struct Qp {
   unsigned access_flags = 0;
   std::uint8_t timeout = 0;  // RC: local ACK timeout exponent (4.096 us * 2^timeout)
   std::uint8_t retry_cnt = 0;
+  std::uint8_t rnr_retry = 7;      // RC requester: RNR NAKs retried (7: forever)
+  std::uint8_t min_rnr_timer = 0;  // RC responder: the RNR NAK timer code it sends (0: 655.36 ms)
   bool waits_for_receive = false;  // the driver model's UC rule (Apple: wait, Linux: drop)
 };
 
@@ -365,7 +377,7 @@ class Library {
   static Library& get();
 
   std::mutex mu;
-  /// Notified (under `mu`) whenever a completion is queued: poll_cq's back-off waits on it.
+  /// Notified (under `mu`) whenever a completion is queued: a poll_cq that sleeps waits on it.
   std::condition_variable completion;
   bool configured = false;  ///< false: bad configuration, zero devices (the line was printed)
   fakes::FakeVerbs model;

@@ -597,6 +597,8 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
       q->rq_unpolled = 0;
       if (q->srq) q->srq->unpolled -= q->srq_unpolled;
       q->srq_unpolled = 0;
+      q->rnr_seq = 0;
+      q->resend_from = 0;
     } else if (to == IBV_QPS_ERR) {
       enter_error(lib, *q, false);
     } else if (to == IBV_QPS_RTR && from == IBV_QPS_INIT) {
@@ -609,6 +611,8 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     }
     if (attr_mask & IBV_QP_TIMEOUT) q->timeout = attr->timeout;
     if (attr_mask & IBV_QP_RETRY_CNT) q->retry_cnt = attr->retry_cnt;
+    if (attr_mask & IBV_QP_RNR_RETRY) q->rnr_retry = attr->rnr_retry;
+    if (attr_mask & IBV_QP_MIN_RNR_TIMER) q->min_rnr_timer = attr->min_rnr_timer;
     if (attr_mask & IBV_QP_QKEY) q->qkey = attr->qkey;
     r["result"] = 0;
     lib.log.write(r);
