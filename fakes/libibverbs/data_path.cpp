@@ -101,7 +101,7 @@ static_assert(std::has_unique_object_representations_v<Wire>, "no padding on the
 static_assert(std::is_trivially_copyable_v<Wire>);
 
 constexpr std::uint32_t kMagic = 0x56465047;  // "GPFV"
-constexpr std::uint16_t kWireVersion = 2;
+constexpr std::uint16_t kWireVersion = 3;     // 3: RNR NAKs carry min_rnr_timer; RNR-NAKed data is not held
 // `dropped` is the fake's own bookkeeping, not a packet of the protocol: a responder that drops
 // a request silently (as a wire would) tells the requester's library, which then starts the
 // retry timer. A requester thus never times out merely because a busy machine delayed a live
