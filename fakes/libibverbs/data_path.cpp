@@ -1090,6 +1090,9 @@ bool plainly_accepted(const Qp& q, const Wire& h) {
   if (q.kind == QpKind::ud || q.times_out || !q.connected || !q.held.empty() ||
       (q.qp.state != IBV_QPS_RTR && q.qp.state != IBV_QPS_RTS) || h.src_qp != q.dest_qp_num)
     return false;
+  // After an RNR NAK the ordinary path discards what follows the NAKed message until the
+  // requester sends it again: nothing may land directly meanwhile.
+  if (q.kind == QpKind::rc && q.rnr_seq != 0) return false;
   if (!q.is_global) return true;
   if (!(h.flags & kHasGrh) || Gid::from_bytes(h.sgid) != q.dgid) return false;
   const auto it = q.port_gids.find(Gid::from_bytes(h.dgid));
