@@ -106,7 +106,7 @@ result<void> write_text_atomically(const fs::path& target, const std::string& te
 // non-empty `target` is refused unless `replace`: merging would keep stale GIDs from an
 // earlier tree.
 result<void> write_tree_atomically(const std::vector<GidTable>& tables, const fs::path& target,
-                                   bool replace) {
+                                   bool replace, const formats::SysfsWriteOptions& options) {
   std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(target, ec));
   if (exists) {
@@ -123,7 +123,7 @@ result<void> write_tree_atomically(const std::vector<GidTable>& tables, const fs
   fs::remove_all(tmp, ec);
   if (!fs::create_directory(tmp, ec) || ec)
     return fail(Error(ec ? ec : std::make_error_code(std::errc::io_error), tmp.string() + ": cannot create"));
-  if (auto r = formats::write_sysfs(tables, tmp); !r) {
+  if (auto r = formats::write_sysfs(tables, tmp, options); !r) {
     fs::remove_all(tmp, ec);
     return r;
   }
@@ -158,6 +158,12 @@ int run_convert(const ConvertArgs& o) {
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   const auto& tables = loaded.value().tables;
+  // A sysfs tree is bounded before anything is written (the temporary tree included).
+  formats::SysfsWriteOptions tree;
+  tree.max_files = o.max_files;
+  tree.max_bytes = o.max_bytes;
+  if (*format == formats::Format::sysfs)
+    if (auto r = formats::check_sysfs_tree(tables, tree); !r) return usage_error(r.error());
   // Say what the target cannot hold rather than dropping it silently.
   std::vector<GidTable> kept = tables;
   if (*format == formats::Format::devinfo) kept = formats::devinfo_view(tables);
@@ -166,7 +172,7 @@ int run_convert(const ConvertArgs& o) {
   if (std::string loss = describe_loss(tables, kept); !loss.empty())
     print_error(fmt::format("note: {} cannot hold all of {}: {}", o.to, loaded.value().source, loss));
   if (*format == formats::Format::sysfs) {
-    auto r = write_tree_atomically(tables, output_path(*o.output), o.replace);
+    auto r = write_tree_atomically(tables, output_path(*o.output), o.replace, tree);
     if (!r) return usage_error(r.error());
     return kExitOk;
   }

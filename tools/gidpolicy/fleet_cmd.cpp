@@ -496,21 +496,22 @@ int run_fleet(const FleetArgs& o) {
     topo.pairing = fleet::Pairing::rail;
     topo.rails = o.rails;
   }
+  if (o.topology == "jaccl" && !o.jaccl_devices)
+    return usage_error(
+        "fleet --topology jaccl: give the device file with --jaccl-devices FILE (or set "
+        "JACCL_IBV_DEVICES)");
+  fleet::ReadLimits limits;
+  limits.threads = o.threads;
+  auto hosts = fleet::read_snapshots(o.hosts, limits);
+  if (!hosts) return usage_error(hosts.error());
   if (o.topology == "jaccl") {
-    if (!o.jaccl_devices)
-      return usage_error(
-          "fleet --topology jaccl: give the device file with --jaccl-devices FILE (or set "
-          "JACCL_IBV_DEVICES)");
-    auto devices = fleet::read_jaccl_devices(*o.jaccl_devices);
+    // The hosts first: the device file is checked against their count before it is built.
+    auto devices = fleet::read_jaccl_devices(*o.jaccl_devices, hosts.value().size());
     if (!devices) return usage_error(devices.error());
     topo.pairing = fleet::Pairing::jaccl;
     topo.jaccl = std::move(devices).value();
     topo.jaccl_prefer_ring = o.jaccl_ring;
   }
-  fleet::ReadLimits limits;
-  limits.threads = o.threads;
-  auto hosts = fleet::read_snapshots(o.hosts, limits);
-  if (!hosts) return usage_error(hosts.error());
   fleet::Options opts;
   opts.profile = profile.value();
   opts.threads = o.threads;
