@@ -75,6 +75,8 @@ class Category final : public std::error_category {
         return "operation not supported";
       case errc::invalid_argument:
         return "invalid argument";
+      case errc::mtu_too_large:
+        return "path MTU too large";
     }
     return "unknown gidpolicy error " + std::to_string(v);
   }
@@ -95,6 +97,7 @@ class Category final : public std::error_category {
       case errc::peer_gid_zero:
       case errc::family_mismatch:
       case errc::roce_version_mismatch:
+      case errc::mtu_too_large:
       case errc::disagreement:
         return std::errc::invalid_argument;
       case errc::index_too_large:

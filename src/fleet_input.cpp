@@ -117,7 +117,7 @@ result<std::vector<HostSnapshot>> read_snapshots(std::span<const std::string> ar
         if (!it->is_regular_file(ec)) continue;
         const std::string name = it->path().filename().string();
         if (!(name.size() > 5 && name.ends_with(".json"))) continue;
-        if (auto why = name_problem(it->path().string(), NameKind::path))
+        if (auto why = name_problem(name, NameKind::path))
           return fail(errc::invalid_argument, path + ": file name " + quote_name(name, 200) + ": " + *why);
         files.push_back(it->path().string());
         if (files.size() > limits.max_hosts)

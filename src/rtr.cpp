@@ -241,11 +241,11 @@ result<RtrAttributes> RtrBuilder::build() const {
   if ((mask_ & IBV_QP_PATH_MTU) != 0) {
     const Mtu m = to_mtu(out.attr.path_mtu);
     if (m > local_mtu)
-      return fail(errc::invalid_argument, "path MTU " + std::to_string(mtu_bytes(m)) +
+      return fail(errc::mtu_too_large, "path MTU " + std::to_string(mtu_bytes(m)) +
                                               " exceeds the local active MTU " +
                                               std::to_string(mtu_bytes(local_mtu)) + " of " + port_.device);
     if (peer_mtu_ && m > *peer_mtu_)
-      return fail(errc::invalid_argument, "path MTU " + std::to_string(mtu_bytes(m)) +
+      return fail(errc::mtu_too_large, "path MTU " + std::to_string(mtu_bytes(m)) +
                                               " exceeds the peer's MTU " +
                                               std::to_string(mtu_bytes(*peer_mtu_)));
   }
@@ -277,7 +277,8 @@ result<RtrAttributes> RtrBuilder::build() const {
   if (!out.is_global()) {
     // InfiniBand inside one subnet: LID-routed, no GRH (unchecked() decided it by rtr_needs_grh).
     if (out.attr.ah_attr.dlid == 0)
-      return fail(errc::invalid_argument, "InfiniBand peer without a global GID needs its LID (dlid is 0)");
+      return fail(errc::missing_required_attribute,
+                  "InfiniBand peer without a global GID needs its LID (dlid is 0)");
     return out;
   }
   if (dgid.is_zero())

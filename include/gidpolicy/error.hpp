@@ -64,6 +64,8 @@ enum class errc : int {
   symbol_missing,       ///< the loaded library lacks a symbol gidpolicy needs
   not_supported,        ///< the backend or driver does not implement this call
   invalid_argument,     ///< an argument gidpolicy was given is outside what it accepts
+  // RTR building, added after the list above was numbered (kept last so no value moves).
+  mtu_too_large,  ///< an explicit path MTU above the local port's active MTU or the peer's
 };
 
 }  // namespace gidpolicy

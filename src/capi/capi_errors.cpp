@@ -41,6 +41,7 @@ gidpolicy_status status_of(const Error& e) noexcept {
     case errc::peer_gid_zero:
     case errc::family_mismatch:
     case errc::roce_version_mismatch:
+    case errc::mtu_too_large:
       return GIDPOLICY_ERR_RTR;
     case errc::gid_changed:
       return GIDPOLICY_ERR_GID_CHANGED;

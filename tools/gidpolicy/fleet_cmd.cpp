@@ -3,6 +3,7 @@
 #include "commands.hpp"
 
 #include <gidpolicy/fleet.hpp>
+#include <gidpolicy/names.hpp>
 #include <gidpolicy/profiles.hpp>
 
 #include <fmt/core.h>
@@ -92,6 +93,18 @@ class Sink {
 std::string jstr(const std::string& s) { return nlohmann::json(s).dump(); }
 
 std::string xml_escape(std::string_view s) {
+  // Names pass the name rule (names.hpp) before they get here; this keeps the file valid XML
+  // whatever a text holds: text that is not UTF-8, or holds a control character XML 1.0 cannot
+  // carry (not even as a character reference), is written as quote_name() shows it.
+  std::string safe;
+  const bool control = std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && u != '\t' && u != '\n' && u != '\r') || u == 0x7f;
+  });
+  if (control || !is_utf8(s)) {
+    safe = quote_name(s, s.size());
+    s = safe;
+  }
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -107,6 +120,9 @@ std::string xml_escape(std::string_view s) {
         break;
       case '"':
         out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
         break;
       default:
         out += c;
@@ -412,7 +428,8 @@ result<void> write_svg(const Analysis& an, const std::string& path) {
     // the full text is on hover.
     const std::string full = an.describe(grp);
     const std::size_t fit = static_cast<std::size_t>(std::max(40, (width - 40) / 7));
-    const std::string shown = full.size() > fit ? full.substr(0, fit - 3) + "..." : full;
+    // Cut on a code point (cut_utf8): a cut inside a UTF-8 sequence is not UTF-8, so not XML.
+    const std::string shown = full.size() > fit ? std::string(cut_utf8(full, fit - 3)) + "..." : full;
     sink.write(fmt::format(
         R"(<g><title>{}</title><rect x="10" y="{}" width="12" height="12" fill="{}"/><text x="28" y="{}">{}</text></g>)"
         "\n",

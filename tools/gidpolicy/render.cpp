@@ -50,7 +50,7 @@ DriverModel driver_for(const GidTable& t, const std::optional<std::string>& plat
 void print_json(const Json& j) { std::cout << j.dump(2) << "\n"; }
 
 std::string bounded(const std::string& s, std::size_t max) {
-  return s.size() <= max ? s : s.substr(0, max) + "...";
+  return s.size() <= max ? s : std::string(cut_utf8(s, max)) + "...";
 }
 
 int usage_error(const Error& e) {
