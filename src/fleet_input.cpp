@@ -222,7 +222,8 @@ namespace {
 /// ranks), counting at most `max_ranks + 1`. No allocation: a 64 MiB file costs one read pass.
 struct DevicesShape {
   int depth = 0;
-  bool array = false;  // the document is an array (else the parser says what it is)
+  bool array = false;     // the document is an array (else the parser says what it is)
+  bool complete = false;  // its top-level array closes (else the text is cut short)
   std::size_t ranks = 0;
 };
 DevicesShape devices_shape(std::string_view text, int limit, std::size_t max_ranks) {
@@ -256,7 +257,10 @@ DevicesShape devices_shape(std::string_view text, int limit, std::size_t max_ran
       }
       out.depth = std::max(out.depth, depth);
     } else if (c == ']' || c == '}') {
-      if (--depth == 0) return out;  // the top-level array closed
+      if (--depth == 0) {  // the top-level array closed
+        out.complete = true;
+        return out;
+      }
     } else if (c == ',' && depth == 1) {
       entry = false;
     }
@@ -269,8 +273,11 @@ DevicesShape devices_shape(std::string_view text, int limit, std::size_t max_ran
 /// it is longer than the rank count the shape pass found.
 class DevicesSax : public nlohmann::json_sax<Json> {
  public:
-  DevicesSax(std::string_view source, std::size_t ranks) : src_(source), n_(ranks) {
-    d_.names.reserve(ranks);
+  /// `ranks`: the rank count the shape pass found; `known` false when the text was cut short
+  /// (then rows are only bounded by the rank limit, and the parser reports where it ends).
+  DevicesSax(std::string_view source, std::size_t ranks, bool known)
+      : src_(source), n_(ranks), known_(known) {
+    if (known) d_.names.reserve(ranks);
   }
 
   bool null() override { return value(nullptr); }
@@ -289,10 +296,11 @@ class DevicesSax : public nlohmann::json_sax<Json> {
       case 0:
         return true;
       case 1:  // a rank's row
-        if (d_.names.size() == n_) return stop(row_at(d_.names.size()) + ": one rank more than the " +
-                                               std::to_string(n_) + " counted");
+        if (d_.names.size() == n_)
+          return stop(row_at(d_.names.size()) + ": one rank more than the " + std::to_string(n_) +
+                      " counted");
         d_.names.emplace_back();
-        d_.names.back().reserve(n_);
+        if (known_) d_.names.back().reserve(n_);
         return true;
       case 2:  // an entry's list of names
         if (!cell()) return false;
@@ -306,7 +314,7 @@ class DevicesSax : public nlohmann::json_sax<Json> {
     switch (--depth_) {
       case 1: {
         const std::size_t have = d_.names.back().size();
-        if (have != n_)
+        if (known_ && have != n_)
           return stop(row_at(d_.names.size() - 1) + ": has " + std::to_string(have) +
                       " entries; every rank needs one per rank (" + std::to_string(n_) + ")");
         return true;
@@ -339,7 +347,8 @@ class DevicesSax : public nlohmann::json_sax<Json> {
     return false;
   }
   bool wrong(const char* what) {
-    if (depth_ == 0) return stop(std::string(src_) + ": the device file should start with an array (JACCL's rule)");
+    if (depth_ == 0)
+      return stop(std::string(src_) + ": the device file should start with an array (JACCL's rule)");
     if (depth_ == 1) return stop(row_at(d_.names.size()) + ": expected an array of devices, one per rank");
     if (in_list_) return stop(here() + ": device names should be strings, found " + what);
     return stop(here() + ": expected null, a device name or an array of names, found " + what);
@@ -383,6 +392,7 @@ class DevicesSax : public nlohmann::json_sax<Json> {
 
   std::string_view src_;
   std::size_t n_;
+  bool known_;
   int depth_ = 0;
   bool in_list_ = false;
 };
@@ -400,13 +410,13 @@ result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view
     return fail(errc::parse_error,
                 src + ": nested deeper than a JACCL device file (an array of arrays of names)");
   if (shape.ranks > kMaxJacclRanks)
-    return fail(errc::invalid_field, src + ": more than " + std::to_string(kMaxJacclRanks) + " ranks (at most " +
-                                         std::to_string(kMaxJacclRanks) + ")");
-  if (shape.array && expected_ranks && shape.ranks != *expected_ranks)
+    return fail(errc::invalid_field, src + ": more than " + std::to_string(kMaxJacclRanks) +
+                                         " ranks (at most " + std::to_string(kMaxJacclRanks) + ")");
+  if (shape.array && shape.complete && expected_ranks && shape.ranks != *expected_ranks)
     return fail(errc::invalid_argument, src + ": " + std::to_string(shape.ranks) + " ranks but " +
                                             std::to_string(*expected_ranks) +
                                             " hosts were given (one host per rank, in rank order)");
-  DevicesSax sax(source, shape.ranks);
+  DevicesSax sax(source, shape.complete ? shape.ranks : kMaxJacclRanks, shape.complete);
   const bool ok = Json::sax_parse(text.begin(), text.end(), &sax);
   if (sax.error_) return fail(*sax.error_);
   if (sax.syntax_ || !ok) {
@@ -417,7 +427,7 @@ result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view
     return fail(errc::parse_error,
                 src + ":" + formats::detail::line_column(text, off) + ": invalid JSON: " + what);
   }
-  if (sax.d_.names.size() != shape.ranks)  // not reached: the shape pass counted the same entries
+  if (shape.complete && sax.d_.names.size() != shape.ranks)  // not reached: both passes count alike
     return fail(errc::parse_error, src + ": the rank count changed between passes");
   return std::move(sax.d_);
 }

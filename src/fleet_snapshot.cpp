@@ -625,7 +625,9 @@ result<HostSnapshot> parse_snapshot(std::string_view text, std::string_view sour
   SnapshotReader reader(text, source, limits);
   GIDPOLICY_TRY(ports, reader.read(from_doc));
   h.ports = std::move(ports);
-  const char* from = !host.empty() ? "given with HOST=FILE" : !from_doc.empty() ? "its \"host\"" : "its file name";
+  const char* from = !host.empty()       ? "given with HOST=FILE"
+                     : !from_doc.empty() ? "its \"host\""
+                                         : "its file name";
   h.host = !host.empty() ? std::string(host) : !from_doc.empty() ? from_doc : stem_of(source);
   // The name rule (names.hpp): a host name is printed in report lines, JSON and SVG.
   if (auto why = name_problem(h.host, NameKind::host))

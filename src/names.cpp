@@ -69,7 +69,8 @@ std::optional<std::string> kernel_name_problem(std::string_view name, NameKind k
   for (std::size_t k = 0; k < name.size(); ++k) {
     const auto c = static_cast<unsigned char>(name[k]);
     if (c <= 0x20 || c >= 0x7f)
-      return "byte " + std::to_string(k + 1) + " is " + hex(c) + " (names are printable ASCII without spaces)";
+      return "byte " + std::to_string(k + 1) + " is " + hex(c) +
+             " (names are printable ASCII without spaces)";
     if (c == '/') return std::string("contains '/'");
     if (!dev && c == ':') return std::string("contains ':' (not allowed in a netdev name)");
   }
@@ -85,15 +86,17 @@ std::optional<std::string> text_name_problem(std::string_view name, NameKind kin
     char32_t cp = 0;
     const std::size_t n = utf8_sequence(name, k, cp);
     if (n == 0)
-      return "is not UTF-8 (byte " + std::to_string(k + 1) + " is " + hex(static_cast<unsigned char>(name[k])) +
-             ")";
+      return "is not UTF-8 (byte " + std::to_string(k + 1) + " is " +
+             hex(static_cast<unsigned char>(name[k])) + ")";
     if (const char* why = unprintable(cp))
       return "byte " + std::to_string(k + 1) + " starts " + why + " (" +
-             (cp < 0x80 ? hex(static_cast<unsigned char>(cp)) : "U+" + [&] {
-               char buf[12];
-               std::snprintf(buf, sizeof buf, "%04X", static_cast<unsigned>(cp));
-               return std::string(buf);
-             }()) +
+             (cp < 0x80 ? hex(static_cast<unsigned char>(cp))
+                        : "U+" +
+                              [&] {
+                                char buf[12];
+                                std::snprintf(buf, sizeof buf, "%04X", static_cast<unsigned>(cp));
+                                return std::string(buf);
+                              }()) +
              ")";
     k += n;
   }

@@ -79,8 +79,8 @@ struct ReadLimits {
 /// Parse the text `gidpolicy show --json` printed on one host: one port object, or an array of
 /// them. `host` (HOST=FILE) wins over the document's "host" field, which wins over `source`'s
 /// file name without its extension; whichever it is must follow the host-name rule (names.hpp),
-/// and device and netdev names the device and netdev rules. Unknown keys are ignored (newer gidpolicy versions add
-/// keys); a missing or malformed known key is an error naming source, port, entry and field:
+/// and device and netdev names the device and netdev rules. Unknown keys are ignored (newer gidpolicy
+/// versions add keys); a missing or malformed known key is an error naming source, port, entry and field:
 /// "h3.json: [1].entries[4].gid: invalid GID text: ...". Nesting deeper than the schema is an
 /// error before any parsing happens.
 result<HostSnapshot> parse_snapshot(std::string_view text, std::string_view source,

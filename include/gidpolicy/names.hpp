@@ -55,8 +55,8 @@ inline constexpr std::size_t kMaxPathName = 4095;
 std::optional<std::string> name_problem(std::string_view name, NameKind kind);
 
 /// `s` quoted for a message, at most `max` bytes of it: printable ASCII as is, '"' as \", a tab
-/// as \t, every other byte (controls, DEL, bytes of UTF-8 sequences) as \xNN, and "..." after
-/// the quote when cut. Always one line of printable ASCII.
+/// as \t, '\' as \\, every other byte (controls, DEL, bytes of UTF-8 sequences) as \xNN, and
+/// "..." before the closing quote when cut. Always one line of printable ASCII.
 std::string quote_name(std::string_view s, std::size_t max = 40);
 
 /// Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).

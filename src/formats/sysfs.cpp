@@ -373,8 +373,8 @@ result<void> lay_out(const GidTable& t, const fs::path& dir, SysfsWriteOptions o
                      File&& file, Link&& link) {
   const PortInfo& p = t.port();
   GIDPOLICY_TRYV(mkdir(dir / "gids"));
-  GIDPOLICY_TRYV(
-      file(dir / "state", std::to_string(static_cast<unsigned>(p.state)) + ": " + kernel_state_name(p.state) + "\n"));
+  GIDPOLICY_TRYV(file(dir / "state", std::to_string(static_cast<unsigned>(p.state)) + ": " +
+                                         kernel_state_name(p.state) + "\n"));
   GIDPOLICY_TRYV(file(dir / "link_layer", std::string(detail::link_layer_name(p.link_layer)) + "\n"));
   char lid[16];
   std::snprintf(lid, sizeof lid, "0x%x\n", unsigned{p.lid});
@@ -406,10 +406,10 @@ result<void> check_port(const GidTable& t) {
   if (p.device.empty() || p.device.find('/') != std::string::npos || p.device == "." || p.device == "..")
     return fail(errc::invalid_argument, "device name " + excerpt(p.device) + " cannot be a directory name");
   if (t.length() > kMaxSysfsSlots)
-    return fail(errc::invalid_argument, p.device + " port " + std::to_string(p.port) + ": gid_tbl_len " +
-                                            std::to_string(t.length()) + " would be " +
-                                            std::to_string(t.length()) + " files; a sysfs tree holds at most " +
-                                            std::to_string(kMaxSysfsSlots) + " slots per port");
+    return fail(errc::invalid_argument,
+                p.device + " port " + std::to_string(p.port) + ": gid_tbl_len " + std::to_string(t.length()) +
+                    " would be " + std::to_string(t.length()) + " files; a sysfs tree holds at most " +
+                    std::to_string(kMaxSysfsSlots) + " slots per port");
   return success();
 }
 
@@ -429,8 +429,8 @@ SysfsFootprint sysfs_footprint(const std::vector<GidTable>& tables, SysfsWriteOp
     f.directories += options.gid_attrs ? 7 : 4;
     f.files += 3;
     char lid[16];
-    f.bytes += std::to_string(static_cast<unsigned>(p.state)).size() + 2 + kernel_state_name(p.state).size() + 1 +
-               std::string_view(detail::link_layer_name(p.link_layer)).size() + 1 +
+    f.bytes += std::to_string(static_cast<unsigned>(p.state)).size() + 2 + kernel_state_name(p.state).size() +
+               1 + std::string_view(detail::link_layer_name(p.link_layer)).size() + 1 +
                static_cast<std::uint64_t>(std::snprintf(lid, sizeof lid, "0x%x\n", unsigned{p.lid}));
     const std::uint64_t len = t.length();
     std::uint64_t links = 0;
@@ -462,13 +462,14 @@ result<void> check_sysfs_tree(const std::vector<GidTable>& tables, SysfsWriteOpt
   // slots hold anything, so a short document can ask for a large tree.
   const SysfsFootprint f = sysfs_footprint(tables, options);
   if (f.files > options.max_files)
-    return fail(errc::invalid_argument,
-                "the sysfs tree would be " + std::to_string(f.files) + " files (gid_tbl_len makes one per slot), " +
-                    "more than the limit of " + std::to_string(options.max_files) +
-                    " files; nothing was written (raise the limit: --max-files)");
+    return fail(errc::invalid_argument, "the sysfs tree would be " + std::to_string(f.files) +
+                                            " files (gid_tbl_len makes one per slot), " +
+                                            "more than the limit of " + std::to_string(options.max_files) +
+                                            " files; nothing was written (raise the limit: --max-files)");
   if (f.bytes > options.max_bytes)
     return fail(errc::invalid_argument, "the sysfs tree would be " + std::to_string(f.bytes) +
-                                            " bytes, more than the limit of " + std::to_string(options.max_bytes) +
+                                            " bytes, more than the limit of " +
+                                            std::to_string(options.max_bytes) +
                                             " bytes; nothing was written (raise the limit: --max-bytes)");
   return success();
 }

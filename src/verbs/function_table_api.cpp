@@ -188,8 +188,8 @@ result<DeviceHandle> FunctionTableApi::open_device(std::string_view name) {
     devices_.emplace(id, Device{ctx, std::move(n), false, false, false});
     return DeviceHandle{id};
   }
-  return fail(errc::device_not_found, "no RDMA device named " + quote_name(name, kMaxDeviceName + 1) +
-                                          "; devices: " + join(seen));
+  return fail(errc::device_not_found,
+              "no RDMA device named " + quote_name(name, kMaxDeviceName + 1) + "; devices: " + join(seen));
 }
 
 result<DeviceHandle> FunctionTableApi::adopt(ibv_context* context) {
@@ -268,7 +268,8 @@ result<PortInfo> FunctionTableApi::port_attributes(DeviceHandle device, std::uin
     return fail_errno(EPROTO, "ibv_query_port(" + d->name + ", " + std::to_string(port) +
                                   ") reported gid_tbl_len " + std::to_string(attr.gid_tbl_len) +
                                   " (negative: driver bug?)");
-  return port_info_from_ibv(d->name, port, attr, "ibv_query_port(" + d->name + ", " + std::to_string(port) + ")");
+  return port_info_from_ibv(d->name, port, attr,
+                            "ibv_query_port(" + d->name + ", " + std::to_string(port) + ")");
 }
 
 result<Gid> FunctionTableApi::read_gid(DeviceHandle device, std::uint32_t port, std::uint32_t index) {

@@ -21,7 +21,9 @@ namespace cli_bounds {
 namespace fs = std::filesystem;
 
 fs::path bounds_jaccl_dir() { return example_tables_dir().parent_path() / "fleet" / "jaccl"; }
-std::string host_file(int k) { return (bounds_jaccl_dir() / "hosts" / ("m3-ultra-" + std::to_string(k) + ".json")).string(); }
+std::string host_file(int k) {
+  return (bounds_jaccl_dir() / "hosts" / ("m3-ultra-" + std::to_string(k) + ".json")).string();
+}
 
 class CliBounds : public ::testing::Test {
  protected:
@@ -61,7 +63,8 @@ TEST_F(CliBounds, AJacclFileOfAnotherRankCountIsRefusedNamingBothCounts) {
   for (int i = 1; i < 4096; ++i) text += "," + row;
   text += "]";
   const auto file = write("devices.json", text);
-  const auto r = run_cli({"fleet", "--jaccl-devices", file.string(), (bounds_jaccl_dir() / "hosts").string()});
+  const auto r =
+      run_cli({"fleet", "--jaccl-devices", file.string(), (bounds_jaccl_dir() / "hosts").string()});
   refused(r, "devices.json: 4096 ranks but 4 hosts were given");
 }
 
@@ -82,8 +85,8 @@ TEST_F(CliBounds, ConvertToSysfsRefusesATreeAboveMaxFilesBeforeWriting) {
   // --max-files sets the limit either way: a 4-slot port is 7 files.
   const auto small = write("small.json", R"({"schema": "gidpolicy.tables", "version": 1, "ports": [
     {"device": "a", "port": 1, "gid_tbl_len": 4, "entries": []}]})");
-  refused(run_cli({"convert", "--input", small.string(), "--to", "sysfs", "--output", out.string(), "--max-files",
-                   "6"}),
+  refused(run_cli({"convert", "--input", small.string(), "--to", "sysfs", "--output", out.string(),
+                   "--max-files", "6"}),
           "7 files");
   EXPECT_FALSE(fs::exists(out));
   const auto ok = run_cli(
@@ -136,9 +139,9 @@ TEST_F(CliBounds, SvgEscapesEveryMarkupCharacterAndCutsOnCodePoints) {
   for (int k = 0; k < 80; ++k) euros += "\xE2\x82\xAC";  // 240 bytes of U+20AC
   const fs::path svg = dir_ / "m.svg";
   // m3-ultra-3 breaks its links under the jaccl profile: its (one-host) cause names it.
-  const auto r = run_cli({"fleet", "--jaccl-devices", (bounds_jaccl_dir() / "devices.json").string(), "--profile",
-                          "jaccl", "--svg", svg.string(), "o'neil&<co>\"=" + host_file(1), host_file(2),
-                          euros + "=" + host_file(3), host_file(4)});
+  const auto r = run_cli({"fleet", "--jaccl-devices", (bounds_jaccl_dir() / "devices.json").string(),
+                          "--profile", "jaccl", "--svg", svg.string(), "o'neil&<co>\"=" + host_file(1),
+                          host_file(2), euros + "=" + host_file(3), host_file(4)});
   ASSERT_EQ(r.exit_code, 1) << r.err;
   const std::string text = read_file(svg);
   ASSERT_FALSE(text.empty());

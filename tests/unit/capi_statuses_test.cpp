@@ -53,7 +53,8 @@ class CApiStatuses : public ::testing::Test {
   void SetUp() override {
     g_active_mtu = -1;
     g_device_name = nullptr;
-    ASSERT_TRUE(fake_.load_file(gidpolicy::test::example_tables_dir() / "macmini-mapped-at-2.json").has_value());
+    ASSERT_TRUE(
+        fake_.load_file(gidpolicy::test::example_tables_dir() / "macmini-mapped-at-2.json").has_value());
     int n = 0;
     ibv_device** list = c::get_device_list(&n);
     ASSERT_NE(list, nullptr);
@@ -166,8 +167,8 @@ TEST_F(CApiStatuses, AnUnknownActiveMtuIsRefusedNotTakenAs1024) {
 // could forge a line, an escape sequence reach the terminal. Refused (EPROTO), quoted with
 // \xNN escapes, never printed raw.
 TEST_F(CApiStatuses, ADeviceNameThatBreaksTheNameRuleIsRefusedQuoted) {
-  for (const char* bad : {"mlx5_0\n999 of 999 links connected", "rdma\x1b[31m", "dev\xff", "two words",
-                          "a/b"}) {
+  for (const char* bad :
+       {"mlx5_0\n999 of 999 links connected", "rdma\x1b[31m", "dev\xff", "two words", "a/b"}) {
     g_device_name = bad;
     gidpolicy_table* t = nullptr;
     EXPECT_EQ(snapshot(&t), GIDPOLICY_ERR_DRIVER) << bad;
@@ -197,7 +198,8 @@ TEST_F(CApiStatuses, ADeviceNameThatBreaksTheNameRuleIsRefusedQuoted) {
 
 // gidpolicy_table_from_json's "no such port" names the caller's device quoted.
 TEST_F(CApiStatuses, TheCallersDeviceNameIsQuotedInMessages) {
-  const std::string doc = gidpolicy::test::read_file(gidpolicy::test::example_tables_dir() / "macmini-mapped-at-2.json");
+  const std::string doc =
+      gidpolicy::test::read_file(gidpolicy::test::example_tables_dir() / "macmini-mapped-at-2.json");
   gidpolicy_table* t = nullptr;
   EXPECT_EQ(gidpolicy_table_from_json(doc.data(), doc.size(), "x\n999 of 999", 1, &t, err_, sizeof err_),
             GIDPOLICY_ERR_INVALID_ARGUMENT);

@@ -102,12 +102,13 @@ TEST(FleetJacclBounds, ValidFilesReadAsBefore) {
 
 // JACCL device names are device names: a newline in one would forge a report line.
 TEST(FleetJacclBounds, DeviceNamesFollowTheNameRule) {
-  for (const char* bad : {R"("rdma\n999 of 999 links connected")", R"("rdma\u001b[31m")", R"("two words")",
-                          R"("caf\u00e9")"}) {
+  for (const char* bad :
+       {R"("rdma\n999 of 999 links connected")", R"("rdma\u001b[31m")", R"("two words")", R"("caf\u00e9")"}) {
     const std::string text = std::string("[[null, ") + bad + "], [\"a\", null]]";
     auto d = fleet::parse_jaccl_devices(text, "dev.json");
     ASSERT_FALSE(d.has_value()) << text;
-    EXPECT_NE(d.error().what().find("dev.json: [0][1]: device name \""), std::string::npos) << d.error().what();
+    EXPECT_NE(d.error().what().find("dev.json: [0][1]: device name \""), std::string::npos)
+        << d.error().what();
     EXPECT_EQ(d.error().what().find('\n'), std::string::npos) << d.error().what();
   }
   auto in_list = fleet::parse_jaccl_devices(R"([[null, ["ok", "b\tc"]], ["a", null]])", "dev.json");
@@ -150,7 +151,8 @@ TEST_F(FleetNames, HostNamesFromEverySourceFollowTheRule) {
   // HOST=FILE.
   r = read({good.string(), "mac\x1b[2J=" + good.string()});
   ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().what().find("host name \"mac\\x1b[2J\" (HOST=FILE)"), std::string::npos) << r.error().what();
+  EXPECT_NE(r.error().what().find("host name \"mac\\x1b[2J\" (HOST=FILE)"), std::string::npos)
+      << r.error().what();
   // HOST= that is not UTF-8.
   r = read({good.string(), "mac\xff=" + good.string()});
   ASSERT_FALSE(r.has_value());

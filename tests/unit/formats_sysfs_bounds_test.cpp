@@ -18,12 +18,14 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path bounds_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("gidpolicy-sysfs-bounds-" + std::to_string(::getpid()) + "-" + name);
+  fs::path p =
+      fs::temp_directory_path() / ("gidpolicy-sysfs-bounds-" + std::to_string(::getpid()) + "-" + name);
   fs::remove_all(p);
   return p;
 }
 
-GidTable bounds_port(std::string device, std::uint32_t number, std::uint32_t len, std::vector<GidEntry> entries) {
+GidTable bounds_port(std::string device, std::uint32_t number, std::uint32_t len,
+                     std::vector<GidEntry> entries) {
   PortInfo p;
   p.device = std::move(device);
   p.port = number;
@@ -51,10 +53,10 @@ formats::SysfsFootprint count_tree(const fs::path& root) {
 TEST(SysfsBounds, TheFootprintIsWhatIsWritten) {
   const std::vector<GidTable> tables{
       bounds_port("mlx5_0", 1, 8,
-           {GidEntry::valid(0, G("fe80::1"), GidType::roce_v1, "eth0"),
-            GidEntry::valid(1, G("::ffff:10.0.0.1"), GidType::roce_v2, "eth0"),
-            GidEntry::valid(2, G("::ffff:10.0.0.2")),  // no type: no types/ file
-            GidEntry::unreadable(3, std::make_error_code(std::errc::io_error)), GidEntry::empty(4)}),
+                  {GidEntry::valid(0, G("fe80::1"), GidType::roce_v1, "eth0"),
+                   GidEntry::valid(1, G("::ffff:10.0.0.1"), GidType::roce_v2, "eth0"),
+                   GidEntry::valid(2, G("::ffff:10.0.0.2")),  // no type: no types/ file
+                   GidEntry::unreadable(3, std::make_error_code(std::errc::io_error)), GidEntry::empty(4)}),
       bounds_port("mlx5_1", 1, 3, {GidEntry::valid(0, G("fe80::2"), GidType::roce_v2)})};
   const fs::path root = bounds_dir("footprint");
   ASSERT_TRUE(formats::write_sysfs(tables, root).has_value());

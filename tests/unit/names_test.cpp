@@ -15,16 +15,20 @@ using gidpolicy::quote_name;
 
 TEST(NameRule, HostNamesMayBeUtf8ButNeverBreakALine) {
   EXPECT_FALSE(name_problem("mac-a", NameKind::host));
-  EXPECT_FALSE(name_problem("rack 1 / m\xC3\xBC" "de", NameKind::host));  // "müde": UTF-8 and spaces are fine
+  EXPECT_FALSE(
+      name_problem("rack 1 / m\xC3\xBC"
+                   "de",
+                   NameKind::host));  // "müde": UTF-8 and spaces are fine
   EXPECT_FALSE(name_problem(std::string(255, 'h'), NameKind::host));
   // Each of these could forge or hide a report line.
   for (const std::string& bad : {std::string("a\n999 of 999 links connected"), std::string("a\rb"),
-                                std::string("esc\x1b[2J"), std::string("nul\0x", 5), std::string("del\x7f"),
-                                std::string("c1\xC2\x85"),                // U+0085, NEXT LINE
-                                std::string("ls\xE2\x80\xA8"),            // U+2028
-                                std::string("bidi\xE2\x80\xAE" "evil"),  // U+202E, RIGHT-TO-LEFT OVERRIDE
-                                std::string("iso\xE2\x81\xA6"),           // U+2066
-                                std::string(), std::string(256, 'h')}) {
+                                 std::string("esc\x1b[2J"), std::string("nul\0x", 5), std::string("del\x7f"),
+                                 std::string("c1\xC2\x85"),      // U+0085, NEXT LINE
+                                 std::string("ls\xE2\x80\xA8"),  // U+2028
+                                 std::string("bidi\xE2\x80\xAE"
+                                             "evil"),             // U+202E, RIGHT-TO-LEFT OVERRIDE
+                                 std::string("iso\xE2\x81\xA6"),  // U+2066
+                                 std::string(), std::string(256, 'h')}) {
     auto why = name_problem(bad, NameKind::host);
     ASSERT_TRUE(why) << quote_name(bad);
   }
@@ -34,11 +38,11 @@ TEST(NameRule, HostNamesMayBeUtf8ButNeverBreakALine) {
 }
 
 TEST(NameRule, NamesThatAreNotUtf8AreRefusedSayingWhere) {
-  for (const std::string& bad : {std::string("\xff"), std::string("a\xC3"),   // cut short
-                                std::string("\xC0\xAF"),                     // overlong '/'
-                                std::string("\xED\xA0\x80"),                 // a surrogate
-                                std::string("\xF4\x90\x80\x80"),             // above U+10FFFF
-                                std::string("\x80")}) {                      // stray continuation
+  for (const std::string& bad : {std::string("\xff"), std::string("a\xC3"),  // cut short
+                                 std::string("\xC0\xAF"),                    // overlong '/'
+                                 std::string("\xED\xA0\x80"),                // a surrogate
+                                 std::string("\xF4\x90\x80\x80"),            // above U+10FFFF
+                                 std::string("\x80")}) {                     // stray continuation
     EXPECT_FALSE(is_utf8(bad)) << quote_name(bad);
     auto why = name_problem(bad, NameKind::path);
     ASSERT_TRUE(why) << quote_name(bad);
@@ -64,11 +68,14 @@ TEST(NameRule, QuotedNamesAreOnePrintableAsciiLine) {
   EXPECT_EQ(quote_name("a\n\"b\"\\\xff\t"), "\"a\\x0a\\\"b\\\"\\\\\\xff\\t\"");
   EXPECT_EQ(quote_name("abcdef", 3), "\"abc...\"");
   const std::string q = quote_name(std::string("\x1b[31m\r\n\xE2\x80\xAE", 9));
-  for (char c : q) EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f) << q;
+  for (char c : q)
+    EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f) << q;
 }
 
 TEST(NameRule, CutsFallOnCodePoints) {
-  const std::string s = "ab\xE2\x82\xAC" "cd";  // "ab€cd": the euro sign is bytes 3-5
+  const std::string s =
+      "ab\xE2\x82\xAC"
+      "cd";  // "ab€cd": the euro sign is bytes 3-5
   EXPECT_EQ(cut_utf8(s, 2), "ab");
   EXPECT_EQ(cut_utf8(s, 3), "ab");  // not "ab\xE2"
   EXPECT_EQ(cut_utf8(s, 4), "ab");

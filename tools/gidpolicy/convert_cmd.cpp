@@ -105,8 +105,8 @@ result<void> write_text_atomically(const fs::path& target, const std::string& te
 // A sysfs tree into a fresh temporary directory, renamed into place when complete. An existing
 // non-empty `target` is refused unless `replace`: merging would keep stale GIDs from an
 // earlier tree.
-result<void> write_tree_atomically(const std::vector<GidTable>& tables, const fs::path& target,
-                                   bool replace, const formats::SysfsWriteOptions& options) {
+result<void> write_tree_atomically(const std::vector<GidTable>& tables, const fs::path& target, bool replace,
+                                   const formats::SysfsWriteOptions& options) {
   std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(target, ec));
   if (exists) {

@@ -52,8 +52,8 @@ struct SysfsWriteOptions {
   /// The tree's bounds, checked (sysfs_footprint) before anything is written. A real host is a
   /// few thousand files (256 slots per port); a table's gid_tbl_len makes one file per slot
   /// whether or not the slot holds a GID, so a short document can ask for a large tree.
-  std::uint64_t max_files = 65'536;         ///< regular files and links
-  std::uint64_t max_bytes = 16ull << 20;    ///< bytes of file content
+  std::uint64_t max_files = 65'536;       ///< regular files and links
+  std::uint64_t max_bytes = 16ull << 20;  ///< bytes of file content
 };
 
 /// What write_sysfs(tables, root, options) would create: files (regular files and links),
