@@ -270,7 +270,8 @@ typedef struct gidpolicy_plan gidpolicy_plan;
 /** Plan on `table` with `profile`. The trace (every entry looked at and why it was taken or rejected)
  *  is always recorded; on failure it follows the message in `err`.
  *  Errors: GIDPOLICY_ERR_NO_CANDIDATE ("no candidate: index 0: link-local fe80::... rejected on
- *  thunderbolt ..."), GIDPOLICY_ERR_INVALID_ARGUMENT. */
+ *  thunderbolt ...", or a per-device(...) spec that covers neither the table's device nor '*'),
+ *  GIDPOLICY_ERR_INVALID_ARGUMENT. */
 gidpolicy_status gidpolicy_select(const gidpolicy_profile* profile, const gidpolicy_table* table,
                                   gidpolicy_plan** out, char* err, size_t errlen);
 

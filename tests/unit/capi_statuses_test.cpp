@@ -196,6 +196,23 @@ TEST_F(CApiStatuses, ADeviceNameThatBreaksTheNameRuleIsRefusedQuoted) {
   EXPECT_EQ(err().find('\n'), std::string::npos) << err();
 }
 
+// gidpolicy_select documents NO_CANDIDATE and INVALID_ARGUMENT: a per-device spec that covers
+// neither the table's device nor '*' found no candidate (it used to be GIDPOLICY_ERR_DRIVER,
+// the status of a failed verbs call, though no call failed).
+TEST_F(CApiStatuses, APerDeviceSpecWithoutTheDeviceIsNoCandidate) {
+  gidpolicy_table* t = nullptr;
+  ASSERT_EQ(snapshot(&t), GIDPOLICY_OK) << err();
+  std::unique_ptr<gidpolicy_table, TableDel> table(t);
+  gidpolicy_profile* p = nullptr;
+  ASSERT_EQ(gidpolicy_profile_parse("per-device(mlx5_9=auto)", &p, err_, sizeof err_), GIDPOLICY_OK) << err();
+  std::unique_ptr<gidpolicy_profile, ProfileDel> profile(p);
+  gidpolicy_plan* out = nullptr;
+  EXPECT_EQ(gidpolicy_select(profile.get(), table.get(), &out, err_, sizeof err_),
+            GIDPOLICY_ERR_NO_CANDIDATE);
+  EXPECT_EQ(out, nullptr);
+  gidpolicy_plan_free(out);
+}
+
 // gidpolicy_table_from_json's "no such port" names the caller's device quoted.
 TEST_F(CApiStatuses, TheCallersDeviceNameIsQuotedInMessages) {
   const std::string doc =

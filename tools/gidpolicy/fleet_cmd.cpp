@@ -1,6 +1,7 @@
 #include "fleet_cmd.hpp"
 
 #include "commands.hpp"
+#include "render.hpp"
 
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/names.hpp>
@@ -504,7 +505,8 @@ int FleetCommand::run() const {
 int run_fleet(const FleetArgs& o) {
   auto profile = parse_profile(o.profile);
   if (!profile)
-    return usage_error(Error(profile.error().code, "--profile " + o.profile + ": " + profile.error().detail));
+    return usage_error(
+        Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
   fleet::Topology topo;
   topo.device = o.device;
   topo.port = o.port;
