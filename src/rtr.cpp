@@ -277,8 +277,7 @@ result<RtrAttributes> RtrBuilder::build() const {
   if (!out.is_global()) {
     // InfiniBand inside one subnet: LID-routed, no GRH (unchecked() decided it by rtr_needs_grh).
     if (out.attr.ah_attr.dlid == 0)
-      return fail(errc::missing_required_attribute,
-                  "InfiniBand peer without a global GID needs its LID (dlid is 0)");
+      return fail(errc::invalid_argument, "InfiniBand peer without a global GID needs its LID (dlid is 0)");
     return out;
   }
   if (dgid.is_zero())

@@ -102,7 +102,7 @@ typedef enum gidpolicy_status {
   GIDPOLICY_ERR_NOT_SUPPORTED = 7,    /**< missing function pointers, a UD queue pair, ... */
   GIDPOLICY_ERR_RTR = 8,              /**< RTR refused before the driver: zero peer GID, IPv4/IPv6
                                            family mismatch, RoCE v1/v2 mismatch, a path MTU above
-                                           either side's, an InfiniBand peer with neither GID nor LID */
+                                           either side's */
   GIDPOLICY_ERR_DISAGREEMENT = 9,     /**< the entry at sgid_index does not hold the advertised GID */
   GIDPOLICY_ERR_GID_CHANGED = 10,     /**< the table changed since the snapshot (re-select) */
   GIDPOLICY_ERR_NO_MEMORY = 11,       /**< an allocation failed */
@@ -440,11 +440,11 @@ void gidpolicy_rtr_options_init(gidpolicy_rtr_options* options);
  *  bits the QP type requires are checked. `options` is required: its qp_type must be the type the
  *  QP was created with (ds4 on Linux: IBV_QPT_RC; JACCL and ds4 on macOS: IBV_QPT_UC).
  *  Errors: GIDPOLICY_ERR_RTR (peer GID zero, IPv4-mapped source with an IPv6 peer or the reverse,
- *  RoCE v1/v2 mismatch, options->path_mtu above the local port's active MTU or peer->mtu, an
- *  InfiniBand peer with neither a global GID nor a LID), GIDPOLICY_ERR_NOT_SUPPORTED (UD),
- *  GIDPOLICY_ERR_INVALID_ARGUMENT (NULL plan/peer/options/attr/attr_mask, qp_type not set or
- *  not a QP type, peer->mtu, options->path_mtu or peer->gid_type outside its enum, a value
- *  wider than its field: qpn, psn, flow_label).
+ *  RoCE v1/v2 mismatch, options->path_mtu above the local port's active MTU or peer->mtu),
+ *  GIDPOLICY_ERR_NOT_SUPPORTED (UD), GIDPOLICY_ERR_INVALID_ARGUMENT (NULL
+ *  plan/peer/options/attr/attr_mask, qp_type not set or not a QP type, peer->mtu,
+ *  options->path_mtu or peer->gid_type outside its enum, a value wider than its field: qpn,
+ *  psn, flow_label; an InfiniBand peer with neither a global GID nor a LID).
  *  Example: struct ibv_qp_attr attr; int mask; gidpolicy_rtr_options o;
  *           gidpolicy_rtr_options_init(&o);
  *           o.qp_type = IBV_QPT_RC;

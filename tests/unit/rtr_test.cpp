@@ -177,9 +177,9 @@ TEST(RtrBuilder, GrhAlwaysOnThunderboltOnInfinibandOnlyForGlobalPeers) {
   EXPECT_TRUE(global.value().is_global());
   auto nolid =
       RtrBuilder(QpKind::uc, ib, sel(ib)).remote({.qpn = 1, .psn = 2, .gid = gid("fe80::2")}).build();
-  // Neither a global GID nor a LID: the address vector the QP type needs is missing (the C
-  // API's GIDPOLICY_ERR_RTR, as gidpolicy.h documents).
-  EXPECT_EQ(nolid.error(), errc::missing_required_attribute);
+  // Neither a global GID nor a LID: the peer's address is unusable, an argument error (the C
+  // API's GIDPOLICY_ERR_INVALID_ARGUMENT, as gidpolicy.h documents).
+  EXPECT_EQ(nolid.error(), errc::invalid_argument);
   EXPECT_NE(nolid.error().detail.find("needs its LID"), std::string::npos) << nolid.error().what();
 }
 
