@@ -77,6 +77,8 @@ class Category final : public std::error_category {
         return "invalid argument";
       case errc::no_route:
         return "no usable route to the peer";
+      case errc::mtu_too_large:
+        return "path MTU too large";
     }
     return "unknown gidpolicy error " + std::to_string(v);
   }
@@ -97,6 +99,7 @@ class Category final : public std::error_category {
       case errc::peer_gid_zero:
       case errc::family_mismatch:
       case errc::roce_version_mismatch:
+      case errc::mtu_too_large:
       case errc::disagreement:
         return std::errc::invalid_argument;
       case errc::index_too_large:

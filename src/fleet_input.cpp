@@ -1,5 +1,6 @@
 // Fleet input: reading host snapshot files (parsed by fleet_snapshot.cpp) and JACCL device files.
 #include <gidpolicy/fleet.hpp>
+#include <gidpolicy/names.hpp>
 
 #include "formats/text.hpp"
 
@@ -29,41 +30,6 @@ constexpr std::size_t kMaxJacclRanks = 4096;
 constexpr std::size_t kMaxJacclNames = 16;
 constexpr std::size_t kMaxJacclFileBytes = std::size_t{64} << 20;
 
-/// The deepest nesting of arrays/objects in a JSON text (strings skipped), or -1 past `limit`.
-int nesting_depth(std::string_view text, int limit) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return -1;
-      deepest = std::max(deepest, depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
-/// "src:3:15: invalid JSON: ..." with the line and column of a syntax error.
-Error syntax_error(std::string_view text, std::string_view source, const Json::parse_error& e) {
-  const std::size_t off = e.byte > 0 ? e.byte - 1 : 0;
-  std::string what = e.what();
-  // nlohmann's message repeats the position; keep its last part (what went wrong).
-  if (auto p = what.find(": syntax error"); p != std::string::npos) what = what.substr(p + 2);
-  return Error(errc::parse_error, std::string(source) + ":" + formats::detail::line_column(text, off) +
-                                      ": invalid JSON: " + what);
-}
-
 result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
   // One open, one fstat, one read in the common case: 10,000 small files are mostly syscalls.
   // O_NONBLOCK: a FIFO without a writer would block open() itself, before fstat can refuse it.
@@ -82,13 +48,19 @@ result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
   }
   std::string data(static_cast<std::size_t>(st.st_size), '\0');
   std::size_t have = 0;
-  // Read what fstat promised and check for more: the file may grow while being read.
+  // Read what fstat promised and check for more: the file may grow while being read. The check
+  // reads into a small buffer first, so a file that did not grow costs its own size in memory,
+  // not twice that.
+  char probe[4096];
   while (true) {
-    if (have == data.size()) {
+    char* into = data.data() + have;
+    std::size_t room = data.size() - have;
+    if (room == 0) {
       if (data.size() >= max_bytes + 1) break;
-      data.resize(std::min(max_bytes + 1, std::max<std::size_t>(data.size() * 2, 4096)));
+      into = probe;
+      room = sizeof probe;
     }
-    const ssize_t got = ::read(fd, data.data() + have, data.size() - have);
+    const ssize_t got = ::read(fd, into, room);
     if (got < 0) {
       if (errno == EINTR) continue;
       const auto ec = std::error_code(errno, std::generic_category());
@@ -96,6 +68,14 @@ result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
       return fail(errc::io_error, path + ": read error: " + ec.message());
     }
     if (got == 0) break;
+    if (into == probe) {
+      const auto more = static_cast<std::size_t>(got);
+      data.resize(std::min(max_bytes + 1, std::max({data.size() * 2, have + more, std::size_t{4096}})));
+      const std::size_t keep = std::min(more, data.size() - have);
+      std::copy_n(probe, keep, data.data() + have);
+      have += keep;
+      continue;
+    }
     have += static_cast<std::size_t>(got);
   }
   ::close(fd);
@@ -123,13 +103,23 @@ result<std::vector<HostSnapshot>> read_snapshots(std::span<const std::string> ar
         path = arg.substr(eq + 1);
       }
     }
+    // The name rule (names.hpp): paths and host names reach messages and reports.
+    if (auto why = name_problem(path, NameKind::path))
+      return fail(errc::invalid_argument, "host file " + quote_name(path, 200) + ": " + *why);
+    if (!host.empty())
+      if (auto why = name_problem(host, NameKind::host))
+        return fail(errc::invalid_argument,
+                    quote_name(arg, 200) + ": host name " + quote_name(host, 80) + " (HOST=FILE): " + *why);
     std::error_code ec;
     if (host.empty() && fs::is_directory(path, ec)) {
       std::vector<std::string> files;
       for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
         if (!it->is_regular_file(ec)) continue;
         const std::string name = it->path().filename().string();
-        if (name.size() > 5 && name.ends_with(".json")) files.push_back(it->path().string());
+        if (!(name.size() > 5 && name.ends_with(".json"))) continue;
+        if (auto why = name_problem(name, NameKind::path))
+          return fail(errc::invalid_argument, path + ": file name " + quote_name(name, 200) + ": " + *why);
+        files.push_back(it->path().string());
         if (files.size() > limits.max_hosts)
           return fail(errc::invalid_argument,
                       path + ": more than " + std::to_string(limits.max_hosts) + " host files");
@@ -225,65 +215,228 @@ bool JacclDevices::valid_ring(std::string* why) const {
   return true;
 }
 
-result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view source) {
-  const std::string src(source);
-  if (nesting_depth(text, kMaxDevicesDepth) < 0)
-    return fail(errc::parse_error,
-                src + ": nested deeper than a JACCL device file (an array of arrays of names)");
-  Json doc;
-  try {
-    doc = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    return fail(syntax_error(text, source, e));
-  }
-  if (!doc.is_array())
-    return fail(errc::invalid_field, src + ": the device file should start with an array (JACCL's rule)");
-  const std::size_t n = doc.size();
-  if (n > kMaxJacclRanks)
-    return fail(errc::invalid_field,
-                src + ": " + std::to_string(n) + " ranks (at most " + std::to_string(kMaxJacclRanks) + ")");
-  JacclDevices d;
-  d.names.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Json& row = doc[i];
-    const std::string at = src + ": [" + std::to_string(i) + "]";
-    if (!row.is_array())
-      return fail(errc::invalid_field, at + ": expected an array of devices, one per rank");
-    if (row.size() != n)
-      return fail(errc::invalid_field, at + ": has " + std::to_string(row.size()) +
-                                           " entries; every rank needs one per rank (" + std::to_string(n) +
-                                           ")");
-    d.names[i].resize(n);
-    for (std::size_t j = 0; j < n; ++j) {
-      const Json& e = row[j];
-      const std::string here = at + "[" + std::to_string(j) + "]";
-      auto add = [&](const Json& name) -> result<void> {
-        if (!name.is_string()) return fail(errc::invalid_field, here + ": device names should be strings");
-        const auto& s = name.get_ref<const std::string&>();
-        if (s.empty() || s.size() > 64)
-          return fail(errc::invalid_field, here + ": expected a device name of 1-64 characters");
-        d.names[i][j].push_back(s);
-        return success();
-      };
-      if (e.is_null()) continue;
-      if (e.is_string()) {
-        GIDPOLICY_TRYV(add(e));
-      } else if (e.is_array()) {
-        if (e.size() > kMaxJacclNames)
-          return fail(errc::invalid_field, here + ": " + std::to_string(e.size()) + " names (at most " +
-                                               std::to_string(kMaxJacclNames) + ")");
-        for (const auto& name : e) GIDPOLICY_TRYV(add(name));
-      } else {
-        return fail(errc::invalid_field, here + ": expected null, a device name or an array of names");
+namespace {
+
+/// What a cheap pass over a device file finds before anything is built: its deepest nesting
+/// (strings skipped; -1 past `limit`) and the number of entries of the top-level array (its
+/// ranks), counting at most `max_ranks + 1`. No allocation: a 64 MiB file costs one read pass.
+struct DevicesShape {
+  int depth = 0;
+  bool array = false;     // the document is an array (else the parser says what it is)
+  bool complete = false;  // its top-level array closes (else the text is cut short)
+  std::size_t ranks = 0;
+};
+DevicesShape devices_shape(std::string_view text, int limit, std::size_t max_ranks) {
+  DevicesShape out;
+  int depth = 0;
+  bool in_string = false, entry = false;  // entry: the current top-level entry has begun
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    if (depth == 0 && !out.array) {
+      if (c != '[') return out;
+      out.array = true;
+    }
+    if (depth == 1 && c != ',' && c != ']' && !entry) {
+      entry = true;
+      if (++out.ranks > max_ranks) return out;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) {
+        out.depth = -1;
+        return out;
       }
+      out.depth = std::max(out.depth, depth);
+    } else if (c == ']' || c == '}') {
+      if (--depth == 0) {  // the top-level array closed
+        out.complete = true;
+        return out;
+      }
+    } else if (c == ',' && depth == 1) {
+      entry = false;
     }
   }
-  return d;
+  return out;
 }
 
-result<JacclDevices> read_jaccl_devices(const std::string& path) {
+/// Builds the device matrix straight from the parser's events (no JSON tree: a tree of a
+/// 4,096-rank file is ~20 bytes of input per ~100 bytes of nodes), refusing a row as soon as
+/// it is longer than the rank count the shape pass found.
+class DevicesSax : public nlohmann::json_sax<Json> {
+ public:
+  /// `ranks`: the rank count the shape pass found; `known` false when the text was cut short
+  /// (then rows are only bounded by the rank limit, and the parser reports where it ends).
+  DevicesSax(std::string_view source, std::size_t ranks, bool known)
+      : src_(source), n_(ranks), known_(known) {
+    if (known) d_.names.reserve(ranks);
+  }
+
+  bool null() override { return value(nullptr); }
+  bool boolean(bool) override { return wrong("a boolean"); }
+  bool number_integer(number_integer_t) override { return wrong("a number"); }
+  bool number_unsigned(number_unsigned_t) override { return wrong("a number"); }
+  bool number_float(number_float_t, const string_t&) override { return wrong("a number"); }
+  bool binary(binary_t&) override { return wrong("binary data"); }
+  bool string(string_t& s) override { return value(&s); }
+  bool start_object(std::size_t) override { return wrong("an object"); }
+  bool key(string_t&) override { return wrong("an object"); }
+  bool end_object() override { return wrong("an object"); }
+
+  bool start_array(std::size_t) override {
+    switch (depth_++) {
+      case 0:
+        return true;
+      case 1:  // a rank's row
+        if (d_.names.size() == n_)
+          return stop(row_at(d_.names.size()) + ": one rank more than the " + std::to_string(n_) +
+                      " counted");
+        d_.names.emplace_back();
+        if (known_) d_.names.back().reserve(n_);
+        return true;
+      case 2:  // an entry's list of names
+        if (!cell()) return false;
+        in_list_ = true;
+        return true;
+      default:
+        return stop(here() + ": expected null, a device name or an array of names");
+    }
+  }
+  bool end_array() override {
+    switch (--depth_) {
+      case 1: {
+        const std::size_t have = d_.names.back().size();
+        if (known_ && have != n_)
+          return stop(row_at(d_.names.size() - 1) + ": has " + std::to_string(have) +
+                      " entries; every rank needs one per rank (" + std::to_string(n_) + ")");
+        return true;
+      }
+      case 2:
+        in_list_ = false;
+        return true;
+      default:
+        return true;
+    }
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
+    syntax_ = true;
+    byte_ = position;
+    what_ = ex.what();
+    return false;
+  }
+
+  [[nodiscard]] bool failed() const noexcept { return error_.has_value() || syntax_; }
+  std::optional<Error> error_;
+  bool syntax_ = false;
+  std::size_t byte_ = 0;
+  std::string what_;
+  JacclDevices d_;
+
+ private:
+  std::string row_at(std::size_t i) const { return std::string(src_) + ": [" + std::to_string(i) + "]"; }
+  bool stop(std::string what, errc code = errc::invalid_field) {
+    error_ = Error(code, std::move(what));
+    return false;
+  }
+  bool wrong(const char* what) {
+    if (depth_ == 0)
+      return stop(std::string(src_) + ": the device file should start with an array (JACCL's rule)");
+    if (depth_ == 1) return stop(row_at(d_.names.size()) + ": expected an array of devices, one per rank");
+    if (in_list_) return stop(here() + ": device names should be strings, found " + what);
+    return stop(here() + ": expected null, a device name or an array of names, found " + what);
+  }
+  /// A new entry in the current row (refused past the rank count).
+  bool cell() {
+    auto& row = d_.names.back();
+    if (row.size() == n_)
+      return stop(row_at(d_.names.size() - 1) + ": has more than " + std::to_string(n_) +
+                  " entries; every rank needs one per rank (" + std::to_string(n_) + ")");
+    row.emplace_back();
+    return true;
+  }
+  /// null or a string, as a whole entry or inside an entry's list.
+  bool value(const string_t* s) {
+    if (depth_ == 0) return wrong(s ? "a string" : "null");
+    if (depth_ == 1) return stop(row_at(d_.names.size()) + ": expected an array of devices, one per rank");
+    if (!in_list_) {
+      if (!cell()) return false;
+      if (!s) return true;
+    } else if (!s) {
+      return wrong("null");
+    }
+    auto& names = d_.names.back().back();
+    if (names.size() == kMaxJacclNames)
+      return stop(here(true) + ": more than " + std::to_string(kMaxJacclNames) + " names (at most " +
+                  std::to_string(kMaxJacclNames) + ")");
+    // The name rule (names.hpp): device names are printed in every report line.
+    if (auto why = name_problem(*s, NameKind::device))
+      return stop(here(true) + ": device name " + quote_name(*s) + ": " + *why);
+    names.push_back(*s);
+    return true;
+  }
+  /// "[i][j]" of the entry being read: the last one begun (inside a list, or once a value made
+  /// it), else the next one.
+  std::string here(bool begun = false) const {
+    const auto& row = d_.names.back();
+    begun = begun || in_list_;
+    return row_at(d_.names.size() - 1) + "[" + std::to_string(begun ? row.size() - 1 : row.size()) + "]";
+  }
+
+  std::string_view src_;
+  std::size_t n_;
+  bool known_;
+  int depth_ = 0;
+  bool in_list_ = false;
+};
+
+}  // namespace
+
+result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view source,
+                                         std::optional<std::size_t> expected_ranks) {
+  const std::string src(source);
+  // First the shape, without building anything: a file nested deeper than the format, with
+  // more ranks than the bound, or with another rank count than the hosts given is refused
+  // after one pass over its bytes.
+  const DevicesShape shape = devices_shape(text, kMaxDevicesDepth, kMaxJacclRanks);
+  if (shape.depth < 0)
+    return fail(errc::parse_error,
+                src + ": nested deeper than a JACCL device file (an array of arrays of names)");
+  if (shape.ranks > kMaxJacclRanks)
+    return fail(errc::invalid_field, src + ": more than " + std::to_string(kMaxJacclRanks) +
+                                         " ranks (at most " + std::to_string(kMaxJacclRanks) + ")");
+  if (shape.array && shape.complete && expected_ranks && shape.ranks != *expected_ranks)
+    return fail(errc::invalid_argument, src + ": " + std::to_string(shape.ranks) + " ranks but " +
+                                            std::to_string(*expected_ranks) +
+                                            " hosts were given (one host per rank, in rank order)");
+  DevicesSax sax(source, shape.complete ? shape.ranks : kMaxJacclRanks, shape.complete);
+  const bool ok = Json::sax_parse(text.begin(), text.end(), &sax);
+  if (sax.error_) return fail(*sax.error_);
+  if (sax.syntax_ || !ok) {
+    const std::size_t off = sax.byte_ > 0 ? sax.byte_ - 1 : 0;
+    std::string what = sax.what_;
+    // nlohmann's message repeats the position; keep its last part (what went wrong).
+    if (auto p = what.find(": syntax error"); p != std::string::npos) what = what.substr(p + 2);
+    return fail(errc::parse_error,
+                src + ":" + formats::detail::line_column(text, off) + ": invalid JSON: " + what);
+  }
+  if (shape.complete && sax.d_.names.size() != shape.ranks)  // not reached: both passes count alike
+    return fail(errc::parse_error, src + ": the rank count changed between passes");
+  return std::move(sax.d_);
+}
+
+result<JacclDevices> read_jaccl_devices(const std::string& path, std::optional<std::size_t> expected_ranks) {
+  if (auto why = name_problem(path, NameKind::path))
+    return fail(errc::invalid_argument, "device file " + quote_name(path, 200) + ": " + *why);
   GIDPOLICY_TRY(text, read_file(path, kMaxJacclFileBytes));
-  return parse_jaccl_devices(text, path);
+  return parse_jaccl_devices(text, path, expected_ranks);
 }
 
 }  // namespace gidpolicy::fleet

@@ -7,6 +7,7 @@
 // checked for well-formedness (escapes, numbers, literals), nesting is bounded, and a syntax
 // error names the line and column.
 #include <gidpolicy/fleet.hpp>
+#include <gidpolicy/names.hpp>
 
 #include "formats/text.hpp"
 
@@ -458,7 +459,10 @@ class SnapshotReader {
           GIDPOLICY_TRY(set, opt_string(at, type));
           has_type = set;
         } else if (key == "netdev") {
-          GIDPOLICY_TRYV(opt_string(at, netdev));
+          GIDPOLICY_TRY(set, opt_string(at, netdev));
+          if (set && !netdev.empty())
+            if (auto why = name_problem(netdev, NameKind::netdev))
+              return fail(field_error(at.str(), "netdev name " + quote_name(netdev) + ": " + *why));
         } else if (key == "errno") {
           std::uint64_t v = 0;
           GIDPOLICY_TRY(set, opt_uint(at, 4095, v));
@@ -522,8 +526,10 @@ class SnapshotReader {
           if (set && host.empty()) host = s;
         } else if (key == "device") {
           GIDPOLICY_TRY(set, opt_string(at, p.device));
-          if (!set || p.device.empty() || p.device.size() > 64)
-            return fail(field_error(at.str(), "expected a device name of 1-64 characters"));
+          if (!set) return fail(field_error(at.str(), "expected a device name, found null"));
+          // The name rule (names.hpp): the device name is printed in every report line.
+          if (auto why = name_problem(p.device, NameKind::device))
+            return fail(field_error(at.str(), "device name " + quote_name(p.device) + ": " + *why));
           has_device = true;
         } else if (key == "port") {
           GIDPOLICY_TRY(set, opt_uint(at, 255, v));
@@ -619,9 +625,15 @@ result<HostSnapshot> parse_snapshot(std::string_view text, std::string_view sour
   SnapshotReader reader(text, source, limits);
   GIDPOLICY_TRY(ports, reader.read(from_doc));
   h.ports = std::move(ports);
+  const char* from = !host.empty()       ? "given with HOST=FILE"
+                     : !from_doc.empty() ? "its \"host\""
+                                         : "its file name";
   h.host = !host.empty() ? std::string(host) : !from_doc.empty() ? from_doc : stem_of(source);
-  if (h.host.empty() || h.host.size() > 255)
-    return fail(errc::invalid_field, std::string(source) + ": the host name must be 1-255 characters");
+  // The name rule (names.hpp): a host name is printed in report lines, JSON and SVG.
+  if (auto why = name_problem(h.host, NameKind::host))
+    return fail(errc::invalid_field, std::string(source) + ": host name " + quote_name(h.host, 80) + " (" +
+                                         from + "): " + *why +
+                                         (host.empty() ? "; name the host with HOST=FILE" : ""));
   return h;
 }
 

@@ -241,13 +241,13 @@ result<RtrAttributes> RtrBuilder::build() const {
   if ((mask_ & IBV_QP_PATH_MTU) != 0) {
     const Mtu m = to_mtu(out.attr.path_mtu);
     if (m > local_mtu)
-      return fail(errc::invalid_argument, "path MTU " + std::to_string(mtu_bytes(m)) +
-                                              " exceeds the local active MTU " +
-                                              std::to_string(mtu_bytes(local_mtu)) + " of " + port_.device);
+      return fail(errc::mtu_too_large, "path MTU " + std::to_string(mtu_bytes(m)) +
+                                           " exceeds the local active MTU " +
+                                           std::to_string(mtu_bytes(local_mtu)) + " of " + port_.device);
     if (peer_mtu_ && m > *peer_mtu_)
-      return fail(errc::invalid_argument, "path MTU " + std::to_string(mtu_bytes(m)) +
-                                              " exceeds the peer's MTU " +
-                                              std::to_string(mtu_bytes(*peer_mtu_)));
+      return fail(errc::mtu_too_large, "path MTU " + std::to_string(mtu_bytes(m)) +
+                                           " exceeds the peer's MTU " +
+                                           std::to_string(mtu_bytes(*peer_mtu_)));
   }
   const int required = required_rtr_mask(type_);
   if (const int missing = required & ~out.mask; missing != 0) {

@@ -66,6 +66,8 @@ enum class errc : int {
   invalid_argument,     ///< an argument gidpolicy was given is outside what it accepts
   // Routes (network.hpp).
   no_route,  ///< no usable kernel route to a peer: none, or blackhole/unreachable/prohibit/throw
+  // RTR building, added after the list above was numbered (kept last so no value moves).
+  mtu_too_large,  ///< an explicit path MTU above the local port's active MTU or the peer's
 };
 
 }  // namespace gidpolicy

@@ -78,8 +78,9 @@ struct ReadLimits {
 
 /// Parse the text `gidpolicy show --json` printed on one host: one port object, or an array of
 /// them. `host` (HOST=FILE) wins over the document's "host" field, which wins over `source`'s
-/// file name without its extension. Unknown keys are ignored (newer gidpolicy versions add
-/// keys); a missing or malformed known key is an error naming source, port, entry and field:
+/// file name without its extension; whichever it is must follow the host-name rule (names.hpp),
+/// and device and netdev names the device and netdev rules. Unknown keys are ignored (newer gidpolicy
+/// versions add keys); a missing or malformed known key is an error naming source, port, entry and field:
 /// "h3.json: [1].entries[4].gid: invalid GID text: ...". Nesting deeper than the schema is an
 /// error before any parsing happens.
 result<HostSnapshot> parse_snapshot(std::string_view text, std::string_view source,
@@ -87,7 +88,8 @@ result<HostSnapshot> parse_snapshot(std::string_view text, std::string_view sour
 
 /// Read hosts from arguments, each "FILE", "HOST=FILE" or a directory (its regular files
 /// ending in .json, in natural name order). Errors: a file too large, too many hosts, two
-/// hosts of one name (both files named), an unreadable or malformed file. Nothing is
+/// hosts of one name (both files named), an unreadable or malformed file, a path or host name
+/// that breaks the name rule (names.hpp: not UTF-8, a control character...), quoted. Nothing is
 /// returned half-read.
 result<std::vector<HostSnapshot>> read_snapshots(std::span<const std::string> args,
                                                  const ReadLimits& limits = {});
@@ -105,10 +107,17 @@ struct JacclDevices {
   [[nodiscard]] bool valid_ring(std::string* why = nullptr) const;
 };
 /// Parse a device file as JACCL does: an array of N arrays of N entries, each null, a string or
-/// an array of strings. At most 4,096 ranks and 16 names per entry.
-result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view source = "<devices>");
-/// Read and parse a device file (at most 64 MiB).
-result<JacclDevices> read_jaccl_devices(const std::string& path);
+/// an array of strings; the names follow the device-name rule (names.hpp). At most 4,096 ranks
+/// and 16 names per entry. The work is bounded by what is used: one pass over the bytes counts
+/// the ranks first (no allocation), so a file nested deeper than the format, with more than
+/// 4,096 ranks or, when `expected_ranks` is given (the host count), with another rank count is
+/// refused before any of the matrix is built; the matrix is then built from the parser's events
+/// (no JSON tree), a row refused as soon as it has more entries than there are ranks.
+result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view source = "<devices>",
+                                         std::optional<std::size_t> expected_ranks = std::nullopt);
+/// Read and parse a device file (at most 64 MiB; its path follows the path-name rule).
+result<JacclDevices> read_jaccl_devices(const std::string& path,
+                                        std::optional<std::size_t> expected_ranks = std::nullopt);
 
 // ---------------------------------------------------------------------------------------------
 // Topology and options.

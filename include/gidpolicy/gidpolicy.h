@@ -94,11 +94,15 @@ typedef enum gidpolicy_status {
   GIDPOLICY_ERR_PARSE = 3,            /**< a GID text or table document that does not parse */
   GIDPOLICY_ERR_NO_CANDIDATE = 4,     /**< the policy found no acceptable entry, or rejected the
                                            forced index (empty, zero, wrong type, > 255...) */
-  GIDPOLICY_ERR_DRIVER = 5,           /**< a verbs call failed: the message names it and its errno */
+  GIDPOLICY_ERR_DRIVER = 5,           /**< a verbs call failed, or answered what no driver can mean
+                                           (EPROTO: a negative gid_tbl_len, an active_mtu outside
+                                           1..5, a device name that breaks the name rule): the
+                                           message names the call and its errno */
   GIDPOLICY_ERR_PORT_NOT_ACTIVE = 6,  /**< the port is not ACTIVE/ARMED: its table is not meaningful */
   GIDPOLICY_ERR_NOT_SUPPORTED = 7,    /**< missing function pointers, a UD queue pair, ... */
   GIDPOLICY_ERR_RTR = 8,              /**< RTR refused before the driver: zero peer GID, IPv4/IPv6
-                                           family mismatch, RoCE v1/v2 mismatch, bad MTU */
+                                           family mismatch, RoCE v1/v2 mismatch, a path MTU above
+                                           either side's */
   GIDPOLICY_ERR_DISAGREEMENT = 9,     /**< the entry at sgid_index does not hold the advertised GID */
   GIDPOLICY_ERR_GID_CHANGED = 10,     /**< the table changed since the snapshot (re-select) */
   GIDPOLICY_ERR_NO_MEMORY = 11,       /**< an allocation failed */
@@ -212,9 +216,15 @@ enum {
  *  Nothing is kept: the context is not closed and may be used concurrently by the caller only
  *  if its verbs functions allow that. A slot whose read fails with an errno other than "empty"
  *  becomes an unreadable entry (selection skips it), not an error.
- *  Errors: GIDPOLICY_ERR_INVALID_ARGUMENT (NULL fns/ctx/out, port 0), GIDPOLICY_ERR_NOT_SUPPORTED
- *  (no query_port or no GID read), GIDPOLICY_ERR_DRIVER (query_port failed: errno in the
- *  message; a gid_tbl_len below 0 or above 65536: EPROTO), GIDPOLICY_ERR_PORT_NOT_ACTIVE.
+ *  The port's active MTU is what query_port reports; an active_mtu outside 1..5 (IBV_MTU_256 ..
+ *  IBV_MTU_4096) is an unknown MTU, refused (never taken as 1024, which would become the path
+ *  MTU of every RTR). The device name (get_device_name, else ctx->device->name) follows the
+ *  device-name rule: 1-63 bytes of printable ASCII without spaces or '/'; a name with a newline,
+ *  an escape sequence or bytes that are not ASCII is refused, shown quoted with \xNN escapes.
+ *  Errors: GIDPOLICY_ERR_INVALID_ARGUMENT (NULL fns/ctx/out, port 0, unknown flags),
+ *  GIDPOLICY_ERR_NOT_SUPPORTED (no query_port or no GID read), GIDPOLICY_ERR_DRIVER (query_port
+ *  failed: errno in the message; EPROTO for a gid_tbl_len below 0 or above 65536, an unknown
+ *  active_mtu or a device name that breaks the rule), GIDPOLICY_ERR_PORT_NOT_ACTIVE.
  *  Example (ds4's API struct): gidpolicy_verbs_fns fns = {0}; fns.query_port = api->query_port;
  *                 fns.query_gid = api->query_gid;
  *                 gidpolicy_snapshot(&fns, ctx, 1, 0, &table, err, sizeof err); */
@@ -260,7 +270,8 @@ typedef struct gidpolicy_plan gidpolicy_plan;
 /** Plan on `table` with `profile`. The trace (every entry looked at and why it was taken or rejected)
  *  is always recorded; on failure it follows the message in `err`.
  *  Errors: GIDPOLICY_ERR_NO_CANDIDATE ("no candidate: index 0: link-local fe80::... rejected on
- *  thunderbolt ..."), GIDPOLICY_ERR_INVALID_ARGUMENT. */
+ *  thunderbolt ...", or a per-device(...) spec that covers neither the table's device nor '*'),
+ *  GIDPOLICY_ERR_INVALID_ARGUMENT. */
 gidpolicy_status gidpolicy_select(const gidpolicy_profile* profile, const gidpolicy_table* table,
                                   gidpolicy_plan** out, char* err, size_t errlen);
 
@@ -429,8 +440,11 @@ void gidpolicy_rtr_options_init(gidpolicy_rtr_options* options);
  *  bits the QP type requires are checked. `options` is required: its qp_type must be the type the
  *  QP was created with (ds4 on Linux: IBV_QPT_RC; JACCL and ds4 on macOS: IBV_QPT_UC).
  *  Errors: GIDPOLICY_ERR_RTR (peer GID zero, IPv4-mapped source with an IPv6 peer or the reverse,
- *  RoCE v1/v2 mismatch, an MTU above either side), GIDPOLICY_ERR_NOT_SUPPORTED (UD),
- *  GIDPOLICY_ERR_INVALID_ARGUMENT (NULL options, qp_type not set, a value wider than its field).
+ *  RoCE v1/v2 mismatch, options->path_mtu above the local port's active MTU or peer->mtu),
+ *  GIDPOLICY_ERR_NOT_SUPPORTED (UD), GIDPOLICY_ERR_INVALID_ARGUMENT (NULL
+ *  plan/peer/options/attr/attr_mask, qp_type not set or not a QP type, peer->mtu,
+ *  options->path_mtu or peer->gid_type outside its enum, a value wider than its field: qpn,
+ *  psn, flow_label; an InfiniBand peer with neither a global GID nor a LID).
  *  Example: struct ibv_qp_attr attr; int mask; gidpolicy_rtr_options o;
  *           gidpolicy_rtr_options_init(&o);
  *           o.qp_type = IBV_QPT_RC;

@@ -141,8 +141,9 @@ class RtrBuilder {
   RtrBuilder& min_rnr_timer(std::uint8_t code);    ///< IBV_QP_MIN_RNR_TIMER (RC)
 
   /// The attributes, or the first problem: errc::not_supported (UD), errc::invalid_argument
-  /// (a value wider than its field, an RC-only attribute on UC, an explicit MTU above either
-  /// side), errc::missing_required_attribute (names the bits), errc::peer_gid_zero,
+  /// (a value wider than its field, an RC-only attribute on UC, an InfiniBand peer with neither
+  /// a global GID nor a LID), errc::mtu_too_large (an explicit path MTU above either side: the
+  /// driver's EINVAL), errc::missing_required_attribute (names the bits), errc::peer_gid_zero,
   /// errc::family_mismatch, errc::roce_version_mismatch.
   [[nodiscard]] result<RtrAttributes> build() const;
   /// The attributes build() returns, without its checks: the fields as set, the path-MTU

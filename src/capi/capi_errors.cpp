@@ -36,18 +36,22 @@ gidpolicy_status status_of(const Error& e) noexcept {
     case errc::wrong_gid_type:
     case errc::wrong_family:
     case errc::link_local_rejected:
+    // The C API adopts contexts and never opens a device by name: its only device_not_found is
+    // a per-device(...) spec that covers neither the table's device nor '*', a selection that
+    // found nothing (gidpolicy_select() documents NO_CANDIDATE).
+    case errc::device_not_found:
       return GIDPOLICY_ERR_NO_CANDIDATE;
     case errc::missing_required_attribute:
     case errc::peer_gid_zero:
     case errc::family_mismatch:
     case errc::roce_version_mismatch:
+    case errc::mtu_too_large:
       return GIDPOLICY_ERR_RTR;
     case errc::gid_changed:
       return GIDPOLICY_ERR_GID_CHANGED;
     case errc::disagreement:
       return GIDPOLICY_ERR_DISAGREEMENT;
     case errc::no_devices:
-    case errc::device_not_found:
     case errc::library_unavailable:
       return GIDPOLICY_ERR_DRIVER;
     case errc::port_not_active:

@@ -6,6 +6,7 @@
 
 #include <gidpolicy/formats/json.hpp>
 #include <gidpolicy/gid.hpp>
+#include <gidpolicy/names.hpp>
 #include <gidpolicy/verbs/function_table_api.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
 
@@ -91,8 +92,9 @@ gidpolicy_status gidpolicy_table_from_json(const char* text, size_t text_len, co
       *out = new gidpolicy_table{std::move(t)};
       return GIDPOLICY_OK;
     }
-    std::string what =
-        device ? "no port " + std::string(device) + ":" + std::to_string(port) : std::string("no port");
+    // The caller's device name is quoted (names.hpp): it may hold anything.
+    std::string what = device ? "no port " + gidpolicy::quote_name(device, 64) + ":" + std::to_string(port)
+                              : std::string("no port");
     std::string seen;
     for (const gidpolicy::GidTable& t : tables.value())
       seen += (seen.empty() ? "" : ", ") + t.port().device + ":" + std::to_string(t.port().port);

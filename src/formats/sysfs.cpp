@@ -365,50 +365,130 @@ result<std::vector<GidTable>> read_sysfs(const fs::path& root) {
   return out;
 }
 
-result<void> write_sysfs(const std::vector<GidTable>& tables, const fs::path& root,
-                         SysfsWriteOptions options) {
+namespace {
+
+// What write_sysfs makes of one port: its directories, files and the links of unreadable slots.
+template <class Dir, class File, class Link>
+result<void> lay_out(const GidTable& t, const fs::path& dir, SysfsWriteOptions options, Dir&& mkdir,
+                     File&& file, Link&& link) {
+  const PortInfo& p = t.port();
+  GIDPOLICY_TRYV(mkdir(dir / "gids"));
+  GIDPOLICY_TRYV(file(dir / "state", std::to_string(static_cast<unsigned>(p.state)) + ": " +
+                                         kernel_state_name(p.state) + "\n"));
+  GIDPOLICY_TRYV(file(dir / "link_layer", std::string(detail::link_layer_name(p.link_layer)) + "\n"));
+  char lid[16];
+  std::snprintf(lid, sizeof lid, "0x%x\n", unsigned{p.lid});
+  GIDPOLICY_TRYV(file(dir / "lid", lid));
+  if (options.gid_attrs) {
+    GIDPOLICY_TRYV(mkdir(dir / "gid_attrs" / "types"));
+    GIDPOLICY_TRYV(mkdir(dir / "gid_attrs" / "ndevs"));
+  }
+  const std::uint32_t len = t.length();
+  for (std::uint32_t i = 0; i < len; ++i) {
+    const std::string name = std::to_string(i);
+    const GidEntry* e = t.find(i);
+    if (e && e->state == EntryState::unreadable) {
+      GIDPOLICY_TRYV(link(dir / "gids" / name));
+      continue;
+    }
+    const bool valid = e && e->state == EntryState::valid;
+    GIDPOLICY_TRYV(file(dir / "gids" / name, (valid ? e->gid : Gid{}).to_full_string() + "\n"));
+    if (!valid || !options.gid_attrs) continue;
+    if (const char* type = sysfs_type_text(e->type))
+      GIDPOLICY_TRYV(file(dir / "gid_attrs" / "types" / name, std::string(type) + "\n"));
+    if (!e->netdev.empty()) GIDPOLICY_TRYV(file(dir / "gid_attrs" / "ndevs" / name, e->netdev + "\n"));
+  }
+  return success();
+}
+
+result<void> check_port(const GidTable& t) {
+  const PortInfo& p = t.port();
+  if (p.device.empty() || p.device.find('/') != std::string::npos || p.device == "." || p.device == "..")
+    return fail(errc::invalid_argument, "device name " + excerpt(p.device) + " cannot be a directory name");
+  if (t.length() > kMaxSysfsSlots)
+    return fail(errc::invalid_argument,
+                p.device + " port " + std::to_string(p.port) + ": gid_tbl_len " + std::to_string(t.length()) +
+                    " would be " + std::to_string(t.length()) + " files; a sysfs tree holds at most " +
+                    std::to_string(kMaxSysfsSlots) + " slots per port");
+  return success();
+}
+
+fs::path port_dir(const fs::path& root, const PortInfo& p) {
+  return root / p.device / "ports" / std::to_string(p.port);
+}
+
+}  // namespace
+
+SysfsFootprint sysfs_footprint(const std::vector<GidTable>& tables, SysfsWriteOptions options) {
+  // Counted from the entries, not the slots: the cost of the count is the table's size in
+  // memory, not the tree it asks for. Must match lay_out (a unit test writes a tree and counts).
+  constexpr std::uint64_t kGidFileBytes = 40;  // to_full_string(): 8 groups of 4 hex digits, 7 ':', '\n'
+  SysfsFootprint f;
   for (const auto& t : tables) {
     const PortInfo& p = t.port();
-    if (p.device.empty() || p.device.find('/') != std::string::npos || p.device == "." || p.device == "..")
-      return fail(errc::invalid_argument, "device name " + excerpt(p.device) + " cannot be a directory name");
-    if (t.length() > kMaxSysfsSlots)
-      return fail(errc::invalid_argument, p.device + " port " + std::to_string(p.port) + ": gid_tbl_len " +
-                                              std::to_string(t.length()) + " would be " +
-                                              std::to_string(t.length()) +
-                                              " files; a sysfs tree holds at most " +
-                                              std::to_string(kMaxSysfsSlots) + " slots per port");
-    const fs::path dir = root / p.device / "ports" / std::to_string(p.port);
-    GIDPOLICY_TRYV(make_dirs(dir / "gids"));
-    GIDPOLICY_TRYV(write_file(dir / "state", std::to_string(static_cast<unsigned>(p.state)) + ": " +
-                                                 kernel_state_name(p.state) + "\n"));
-    GIDPOLICY_TRYV(write_file(dir / "link_layer", std::string(detail::link_layer_name(p.link_layer)) + "\n"));
+    f.directories += options.gid_attrs ? 7 : 4;
+    f.files += 3;
     char lid[16];
-    std::snprintf(lid, sizeof lid, "0x%x\n", unsigned{p.lid});
-    GIDPOLICY_TRYV(write_file(dir / "lid", lid));
-    if (options.gid_attrs) {
-      GIDPOLICY_TRYV(make_dirs(dir / "gid_attrs" / "types"));
-      GIDPOLICY_TRYV(make_dirs(dir / "gid_attrs" / "ndevs"));
-    }
-    const std::uint32_t len = t.length();
-    for (std::uint32_t i = 0; i < len; ++i) {
-      const std::string name = std::to_string(i);
-      const GidEntry* e = t.find(i);
-      if (e && e->state == EntryState::unreadable) {
-        // A plain directory cannot make read() fail on demand; a dangling link makes open() fail.
-        std::error_code ec;
-        fs::remove(dir / "gids" / name, ec);
-        fs::create_symlink("unreadable-slot", dir / "gids" / name, ec);
-        if (ec) return fail(Error(ec, (dir / "gids" / name).string() + ": cannot create the link"));
+    f.bytes += std::to_string(static_cast<unsigned>(p.state)).size() + 2 + kernel_state_name(p.state).size() +
+               1 + std::string_view(detail::link_layer_name(p.link_layer)).size() + 1 +
+               static_cast<std::uint64_t>(std::snprintf(lid, sizeof lid, "0x%x\n", unsigned{p.lid}));
+    const std::uint64_t len = t.length();
+    std::uint64_t links = 0;
+    for (const auto& e : t) {
+      if (e.index >= len) continue;
+      if (e.state == EntryState::unreadable) {
+        ++links;
         continue;
       }
-      const bool valid = e && e->state == EntryState::valid;
-      GIDPOLICY_TRYV(write_file(dir / "gids" / name, (valid ? e->gid : Gid{}).to_full_string() + "\n"));
-      if (!valid || !options.gid_attrs) continue;
-      if (const char* type = sysfs_type_text(e->type))
-        GIDPOLICY_TRYV(write_file(dir / "gid_attrs" / "types" / name, std::string(type) + "\n"));
-      if (!e->netdev.empty())
-        GIDPOLICY_TRYV(write_file(dir / "gid_attrs" / "ndevs" / name, e->netdev + "\n"));
+      if (e.state != EntryState::valid || !options.gid_attrs) continue;
+      if (const char* type = sysfs_type_text(e.type)) {
+        ++f.files;
+        f.bytes += std::string_view(type).size() + 1;
+      }
+      if (!e.netdev.empty()) {
+        ++f.files;
+        f.bytes += e.netdev.size() + 1;
+      }
     }
+    f.files += len;  // a gids file or link per slot
+    f.bytes += (len - links) * kGidFileBytes;
+  }
+  return f;
+}
+
+result<void> check_sysfs_tree(const std::vector<GidTable>& tables, SysfsWriteOptions options) {
+  for (const auto& t : tables) GIDPOLICY_TRYV(check_port(t));
+  // The whole tree's size before its first file: a gid_tbl_len makes files whether or not its
+  // slots hold anything, so a short document can ask for a large tree.
+  const SysfsFootprint f = sysfs_footprint(tables, options);
+  if (f.files > options.max_files)
+    return fail(errc::invalid_argument, "the sysfs tree would be " + std::to_string(f.files) +
+                                            " files (gid_tbl_len makes one per slot), " +
+                                            "more than the limit of " + std::to_string(options.max_files) +
+                                            " files; nothing was written (raise the limit: --max-files)");
+  if (f.bytes > options.max_bytes)
+    return fail(errc::invalid_argument, "the sysfs tree would be " + std::to_string(f.bytes) +
+                                            " bytes, more than the limit of " +
+                                            std::to_string(options.max_bytes) +
+                                            " bytes; nothing was written (raise the limit: --max-bytes)");
+  return success();
+}
+
+result<void> write_sysfs(const std::vector<GidTable>& tables, const fs::path& root,
+                         SysfsWriteOptions options) {
+  GIDPOLICY_TRYV(check_sysfs_tree(tables, options));
+  for (const auto& t : tables) {
+    GIDPOLICY_TRYV(lay_out(
+        t, port_dir(root, t.port()), options, [](const fs::path& d) { return make_dirs(d); },
+        [](const fs::path& p, const std::string& content) { return write_file(p, content); },
+        [](const fs::path& p) -> result<void> {
+          // A plain directory cannot make read() fail on demand; a dangling link makes open() fail.
+          std::error_code ec;
+          fs::remove(p, ec);
+          fs::create_symlink("unreadable-slot", p, ec);
+          if (ec) return fail(Error(ec, p.string() + ": cannot create the link"));
+          return success();
+        }));
   }
   return success();
 }

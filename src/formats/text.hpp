@@ -4,6 +4,7 @@
 
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/names.hpp>
 
 #include <charconv>
 #include <cstddef>
@@ -98,61 +99,20 @@ inline std::string line_column(std::string_view text, std::size_t byte) {
 }
 
 /// At most `max` bytes of `s`, quoted, for "found ..." parts of messages; non-printing bytes
-/// shown as \xNN so a message about binary input stays one readable line.
-inline std::string excerpt(std::string_view s, std::size_t max = 40) {
-  std::string out = "\"";
-  for (std::size_t k = 0; k < s.size() && k < max; ++k) {
-    auto c = static_cast<unsigned char>(s[k]);
-    if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c >= 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(c));
-      out += buf;
-    } else if (c == '"') {
-      out += "\\\"";
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (s.size() > max) out += "...";
-  out += "\"";
-  return out;
-}
+/// shown as \xNN so a message about binary input stays one readable line (the name rule's
+/// quote_name(), names.hpp).
+inline std::string excerpt(std::string_view s, std::size_t max = 40) { return quote_name(s, max); }
 
-/// The two kinds of names a table carries.
-enum class NameKind { device, netdev };
-
-/// Longest names the kernel accepts: IB_DEVICE_NAME_MAX and IFNAMSIZ are 64 and 16 bytes with
-/// the terminating NUL.
-inline constexpr std::size_t kMaxDeviceName = 63;
-inline constexpr std::size_t kMaxNetdevName = 15;
-
-/// What is wrong with a device or netdev name, or nullopt when it is fine. One rule for every
-/// reader (JSON, ibv_devinfo, show_gids, sysfs, the fake's table files) so that whatever one
-/// reader accepts every writer can write and read back: non-empty, at most 63 (device) or 15
-/// (netdev) bytes, printable ASCII without spaces (the text formats separate columns with
-/// whitespace and a control byte breaks lines), no '/' (a sysfs directory name), not "." or
-/// "..", and for netdevs no ':' (the kernel's dev_valid_name()).
-inline std::optional<std::string> name_problem(std::string_view name, NameKind kind) {
-  const bool dev = kind == NameKind::device;
-  const std::size_t max = dev ? kMaxDeviceName : kMaxNetdevName;
-  if (name.empty()) return std::string("must not be empty");
-  if (name.size() > max)
-    return std::to_string(name.size()) + " bytes is longer than the kernel allows for a " +
-           (dev ? "device name (63)" : "netdev name (15, IFNAMSIZ - 1)");
-  if (name == "." || name == "..") return "'" + std::string(name) + "' is not a name";
-  for (std::size_t k = 0; k < name.size(); ++k) {
-    const auto c = static_cast<unsigned char>(name[k]);
-    if (c <= 0x20 || c >= 0x7f) {
-      return "byte " + std::to_string(k + 1) + " is " + hex_byte(name, k + 1) +
-             " (names are printable ASCII without spaces)";
-    }
-    if (c == '/') return "contains '/'";
-    if (!dev && c == ':') return "contains ':' (not allowed in a netdev name)";
-  }
-  return std::nullopt;
-}
+/// The two kinds of names a table carries, under the one name rule of names.hpp: non-empty, at
+/// most 63 (device) or 15 (netdev) bytes, printable ASCII without spaces (the text formats
+/// separate columns with whitespace and a control byte breaks lines), no '/' (a sysfs directory
+/// name), not "." or "..", and for netdevs no ':' (the kernel's dev_valid_name()). Every reader
+/// (JSON, ibv_devinfo, show_gids, sysfs, the fake's table files) applies it, so whatever one
+/// reader accepts every writer can write and read back.
+using gidpolicy::kMaxDeviceName;
+using gidpolicy::kMaxNetdevName;
+using gidpolicy::name_problem;
+using gidpolicy::NameKind;
 
 /// A whole decimal number in [0, max]; nullopt for anything else (sign, spaces, overflow).
 inline std::optional<std::uint64_t> parse_decimal(std::string_view s, std::uint64_t max) noexcept {

@@ -185,7 +185,9 @@ class Parser {
     std::string out;
     for (char c : t) {
       auto u = static_cast<unsigned char>(c);
-      if (u < 0x20 || u == 0x7f) {
+      // Bytes above 0x7f too: a window or an excerpt may cut a UTF-8 sequence, and a message
+      // stays one line of printable ASCII (as the name rule's quote_name(), names.hpp).
+      if (u < 0x20 || u >= 0x7f) {
         static constexpr char kHex[] = "0123456789abcdef";
         out += "\\x";
         out += kHex[u >> 4];

@@ -1,5 +1,7 @@
 #include <gidpolicy/verbs/function_table_api.hpp>
 
+#include <gidpolicy/names.hpp>
+
 #include <net/if.h>
 #include <poll.h>
 
@@ -30,13 +32,28 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-std::string device_name_of(const VerbsFunctions& f, ibv_device* d) {
+/// A device name a provider (or a C caller's function table) gave, under the name rule
+/// (names.hpp): it reaches every message, report and JSON document, so a name that is not a
+/// kernel device name (a newline, an escape sequence, bytes that are not UTF-8) is refused,
+/// quoted, as a driver that cannot be trusted (EPROTO), never printed.
+result<std::string> checked_device_name(std::string name, std::string_view where) {
+  if (auto why = name_problem(name, NameKind::device))
+    return fail_errno(EPROTO, std::string(where) + " gave the device name " + quote_name(name) + ": " + *why +
+                                  " (driver or function table bug?)");
+  return name;
+}
+
+/// get_device_name() bounded: a name longer than the kernel's is refused without reading past
+/// IB_DEVICE_NAME_MAX (+1 to see that it is longer).
+std::string bounded_c_string(const char* n) { return std::string(n, strnlen(n, kMaxDeviceName + 2)); }
+
+result<std::string> device_name_of(const VerbsFunctions& f, ibv_device* d) {
   if (f.get_device_name) {
     const char* n = f.get_device_name(d);
-    if (n) return n;
+    if (n) return checked_device_name(bounded_c_string(n), "ibv_get_device_name()");
   }
   // ibv_device::name is a fixed array; bound the read even if a provider forgot the NUL.
-  return std::string(d->name, strnlen(d->name, sizeof d->name));
+  return checked_device_name(std::string(d->name, strnlen(d->name, sizeof d->name)), "ibv_device::name");
 }
 
 /// The device list, freed on scope exit whatever happens.
@@ -139,7 +156,10 @@ result<std::vector<std::string>> FunctionTableApi::device_names() {
   DeviceList guard(fns_, raw);
   if (!devices) return std::move(devices).as_failure();
   std::vector<std::string> names;
-  for (ibv_device* d : devices.value()) names.push_back(device_name_of(fns_, d));
+  for (ibv_device* d : devices.value()) {
+    GIDPOLICY_TRY(n, device_name_of(fns_, d));
+    names.push_back(std::move(n));
+  }
   return names;
 }
 
@@ -151,7 +171,7 @@ result<DeviceHandle> FunctionTableApi::open_device(std::string_view name) {
   if (!devices) return std::move(devices).as_failure();
   std::vector<std::string> seen;
   for (ibv_device* d : devices.value()) {
-    std::string n = device_name_of(fns_, d);
+    GIDPOLICY_TRY(n, device_name_of(fns_, d));
     if (n != name) {
       seen.push_back(std::move(n));
       continue;
@@ -169,7 +189,7 @@ result<DeviceHandle> FunctionTableApi::open_device(std::string_view name) {
     return DeviceHandle{id};
   }
   return fail(errc::device_not_found,
-              "no RDMA device named '" + std::string(name) + "'; devices: " + join(seen));
+              "no RDMA device named " + quote_name(name, kMaxDeviceName + 1) + "; devices: " + join(seen));
 }
 
 result<DeviceHandle> FunctionTableApi::adopt(ibv_context* context) {
@@ -178,13 +198,18 @@ result<DeviceHandle> FunctionTableApi::adopt(ibv_context* context) {
   std::string name;
   if (context->device) {
     if (fns_.get_device_name) {
-      if (const char* n = fns_.get_device_name(context->device)) name = n;
+      if (const char* n = fns_.get_device_name(context->device)) name = bounded_c_string(n);
     }
     // ibv_device::name is a fixed array: bound the read in case a provider left it unterminated.
     if (name.empty())
       name.assign(context->device->name, strnlen(context->device->name, sizeof context->device->name));
   }
-  if (name.empty()) name = "<context>";
+  if (name.empty()) {
+    name = "<context>";
+  } else {
+    GIDPOLICY_TRY(checked, checked_device_name(std::move(name), "the context's device"));
+    name = std::move(checked);
+  }
   const std::uint64_t id = next_id_++;
   devices_.emplace(id, Device{context, std::move(name), false, false, true});
   return DeviceHandle{id};
@@ -243,7 +268,8 @@ result<PortInfo> FunctionTableApi::port_attributes(DeviceHandle device, std::uin
     return fail_errno(EPROTO, "ibv_query_port(" + d->name + ", " + std::to_string(port) +
                                   ") reported gid_tbl_len " + std::to_string(attr.gid_tbl_len) +
                                   " (negative: driver bug?)");
-  return port_info_from_ibv(d->name, port, attr);
+  return port_info_from_ibv(d->name, port, attr,
+                            "ibv_query_port(" + d->name + ", " + std::to_string(port) + ")");
 }
 
 result<Gid> FunctionTableApi::read_gid(DeviceHandle device, std::uint32_t port, std::uint32_t index) {

@@ -1,6 +1,8 @@
 #include <gidpolicy/verbs/functions.hpp>
 #include <gidpolicy/verbs/verbs_api.hpp>
 
+#include <cerrno>
+
 namespace gidpolicy::verbs {
 
 std::string_view to_string(VerbsCall c) noexcept {
@@ -120,7 +122,8 @@ std::uint32_t to_ibv(GidType type) noexcept {
   return IBV_GID_TYPE_IB;
 }
 
-PortInfo port_info_from_ibv(std::string device, std::uint32_t port, const ibv_port_attr& attr) {
+result<PortInfo> port_info_from_ibv(std::string device, std::uint32_t port, const ibv_port_attr& attr,
+                                    std::string_view call) {
   PortInfo p;
   p.device = std::move(device);
   p.port = port;
@@ -130,8 +133,14 @@ PortInfo port_info_from_ibv(std::string device, std::uint32_t port, const ibv_po
   p.link_layer = attr.link_layer == IBV_LINK_LAYER_UNSPECIFIED ? LinkLayer::infiniband()
                                                                : LinkLayer::from_raw(attr.link_layer);
   p.gid_tbl_len = attr.gid_tbl_len < 0 ? 0u : static_cast<std::uint32_t>(attr.gid_tbl_len);
+  // An MTU the seam does not know is not a guess: a 1024 assumed here would become every RTR's
+  // path MTU. A driver that reports one is refused as a driver that cannot be trusted.
   const auto mtu = static_cast<unsigned>(attr.active_mtu);
-  p.active_mtu = (mtu >= 1 && mtu <= 5) ? static_cast<Mtu>(mtu) : Mtu::mtu_1024;
+  if (mtu < 1 || mtu > 5)
+    return fail_errno(EPROTO, std::string(call.empty() ? "ibv_query_port" : call) + " reported active_mtu " +
+                                  std::to_string(mtu) +
+                                  " (not IBV_MTU_256..IBV_MTU_4096, 1..5): the port's MTU is unknown");
+  p.active_mtu = static_cast<Mtu>(mtu);
   p.lid = attr.lid;
   return p;
 }

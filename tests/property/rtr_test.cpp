@@ -142,9 +142,11 @@ RC_GTEST_PROP(RtrBuilder, prop_rtr_path_mtu_never_exceeds_either_side, ()) {
   const unsigned local = mtu_bytes(t.port().active_mtu);
   const unsigned remote = peer.mtu ? mtu_bytes(*peer.mtu) : 4096u;
   if (calls.path_mtu && (mtu_bytes(*calls.path_mtu) > local || mtu_bytes(*calls.path_mtu) > remote)) {
-    // An explicit MTU above either side is refused, not clamped silently.
+    // An explicit MTU above either side is refused, not clamped silently: errc::mtu_too_large
+    // (the C API's GIDPOLICY_ERR_RTR), whose condition is the driver's EINVAL.
     RC_ASSERT(!rtr);
-    RC_ASSERT(rtr.error() == errc::invalid_argument);
+    RC_ASSERT(rtr.error() == errc::mtu_too_large);
+    RC_ASSERT(rtr.error() == std::errc::invalid_argument);
     return;
   }
   if (!rtr) return;  // refused for another documented reason (family, version, zero peer...)

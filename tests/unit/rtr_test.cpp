@@ -109,11 +109,15 @@ TEST(RtrBuilder, PathMtu) {
   EXPECT_EQ(
       VALUE_OR_FAIL(RtrBuilder(QpKind::uc, t, sel(t)).remote(p).path_mtu(Mtu::mtu_256).build()).attr.path_mtu,
       IBV_MTU_256);
+  // An MTU above either side is an RTR refusal of its own (the driver's EINVAL), which the C API
+  // reports as GIDPOLICY_ERR_RTR, as gidpolicy.h documents; not a malformed argument.
   auto big = RtrBuilder(QpKind::uc, t, sel(t)).remote(p).path_mtu(Mtu::mtu_4096).build();
-  EXPECT_EQ(big.error(), errc::invalid_argument);
+  EXPECT_EQ(big.error(), errc::mtu_too_large);
+  EXPECT_TRUE(big.error() == std::errc::invalid_argument);  // its condition: EINVAL, as the driver's
   EXPECT_NE(big.error().detail.find("exceeds the local active MTU 1024"), std::string::npos);
   auto peer =
       RtrBuilder(QpKind::uc, t, sel(t)).remote(p).peer_mtu(Mtu::mtu_256).path_mtu(Mtu::mtu_512).build();
+  EXPECT_EQ(peer.error(), errc::mtu_too_large);
   EXPECT_NE(peer.error().detail.find("exceeds the peer's MTU 256"), std::string::npos);
 }
 
@@ -173,7 +177,10 @@ TEST(RtrBuilder, GrhAlwaysOnThunderboltOnInfinibandOnlyForGlobalPeers) {
   EXPECT_TRUE(global.value().is_global());
   auto nolid =
       RtrBuilder(QpKind::uc, ib, sel(ib)).remote({.qpn = 1, .psn = 2, .gid = gid("fe80::2")}).build();
+  // Neither a global GID nor a LID: the peer's address is unusable, an argument error (the C
+  // API's GIDPOLICY_ERR_INVALID_ARGUMENT, as gidpolicy.h documents).
   EXPECT_EQ(nolid.error(), errc::invalid_argument);
+  EXPECT_NE(nolid.error().detail.find("needs its LID"), std::string::npos) << nolid.error().what();
 }
 
 TEST(RtrBuilder, HopLimitTrafficClassServiceLevel) {

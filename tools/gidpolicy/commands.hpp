@@ -7,7 +7,9 @@
 #include "sources.hpp"
 
 #include <gidpolicy/error.hpp>
+#include <gidpolicy/formats/sysfs.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +66,8 @@ struct ConvertArgs {
   std::string to;                     ///< json, devinfo, show_gids, sysfs
   std::optional<std::string> output;  ///< a file (a directory for sysfs); stdout otherwise
   bool replace = false;               ///< --replace: a non-empty sysfs --output is replaced whole
+  std::uint64_t max_files = formats::SysfsWriteOptions{}.max_files;  ///< --max-files (sysfs)
+  std::uint64_t max_bytes = formats::SysfsWriteOptions{}.max_bytes;  ///< --max-bytes (sysfs)
 };
 int run_convert(const ConvertArgs& o);
 

@@ -82,6 +82,12 @@ int run_convert(const ConvertArgs& o) {
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   const auto& tables = loaded.value().tables;
+  // A sysfs tree is bounded before anything is written (the temporary tree included).
+  formats::SysfsWriteOptions tree;
+  tree.max_files = o.max_files;
+  tree.max_bytes = o.max_bytes;
+  if (*format == formats::Format::sysfs)
+    if (auto r = formats::check_sysfs_tree(tables, tree); !r) return usage_error(r.error());
   // Say what the target cannot hold rather than dropping it silently.
   std::vector<GidTable> kept = tables;
   if (*format == formats::Format::devinfo) kept = formats::devinfo_view(tables);
@@ -91,7 +97,7 @@ int run_convert(const ConvertArgs& o) {
     print_error(fmt::format("note: {} cannot hold all of {}: {}", o.to, loaded.value().source, loss));
   if (*format == formats::Format::sysfs) {
     if (auto err = write_tree(*o.output, "--output", o.replace,
-                              [&](const fs::path& dir) { return formats::write_sysfs(tables, dir); }))
+                              [&](const fs::path& dir) { return formats::write_sysfs(tables, dir, tree); }))
       return output_error(*err);
     return kExitOk;
   }

@@ -2,8 +2,10 @@
 
 #include "commands.hpp"
 #include "output.hpp"
+#include "render.hpp"
 
 #include <gidpolicy/fleet.hpp>
+#include <gidpolicy/names.hpp>
 #include <gidpolicy/profiles.hpp>
 
 #include <fmt/core.h>
@@ -28,6 +30,18 @@ using Sink = Output;
 std::string jstr(const std::string& s) { return nlohmann::json(s).dump(); }
 
 std::string xml_escape(std::string_view s) {
+  // Names pass the name rule (names.hpp) before they get here; this keeps the file valid XML
+  // whatever a text holds: text that is not UTF-8, or holds a control character XML 1.0 cannot
+  // carry (not even as a character reference), is written as quote_name() shows it.
+  std::string safe;
+  const bool control = std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && u != '\t' && u != '\n' && u != '\r') || u == 0x7f;
+  });
+  if (control || !is_utf8(s)) {
+    safe = quote_name(s, s.size());
+    s = safe;
+  }
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -43,6 +57,9 @@ std::string xml_escape(std::string_view s) {
         break;
       case '"':
         out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
         break;
       default:
         out += c;
@@ -347,7 +364,8 @@ void write_svg(const Analysis& an, Sink& sink) {
     // the full text is on hover.
     const std::string full = an.describe(grp);
     const std::size_t fit = static_cast<std::size_t>(std::max(40, (width - 40) / 7));
-    const std::string shown = full.size() > fit ? full.substr(0, fit - 3) + "..." : full;
+    // Cut on a code point (cut_utf8): a cut inside a UTF-8 sequence is not UTF-8, so not XML.
+    const std::string shown = full.size() > fit ? std::string(cut_utf8(full, fit - 3)) + "..." : full;
     sink.write(fmt::format(
         R"(<g><title>{}</title><rect x="10" y="{}" width="12" height="12" fill="{}"/><text x="28" y="{}">{}</text></g>)"
         "\n",
@@ -430,7 +448,8 @@ int run_fleet(const FleetArgs& o) {
   if (sink.error()) return output_error(*sink.error());
   auto profile = parse_profile(o.profile);
   if (!profile)
-    return usage_error(Error(profile.error().code, "--profile " + o.profile + ": " + profile.error().detail));
+    return usage_error(
+        Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
   fleet::Topology topo;
   topo.device = o.device;
   topo.port = o.port;
@@ -439,21 +458,22 @@ int run_fleet(const FleetArgs& o) {
     topo.pairing = fleet::Pairing::rail;
     topo.rails = o.rails;
   }
+  if (o.topology == "jaccl" && !o.jaccl_devices)
+    return usage_error(
+        "fleet --topology jaccl: give the device file with --jaccl-devices FILE (or set "
+        "JACCL_IBV_DEVICES)");
+  fleet::ReadLimits limits;
+  limits.threads = o.threads;
+  auto hosts = fleet::read_snapshots(o.hosts, limits);
+  if (!hosts) return usage_error(hosts.error());
   if (o.topology == "jaccl") {
-    if (!o.jaccl_devices)
-      return usage_error(
-          "fleet --topology jaccl: give the device file with --jaccl-devices FILE (or set "
-          "JACCL_IBV_DEVICES)");
-    auto devices = fleet::read_jaccl_devices(*o.jaccl_devices);
+    // The hosts first: the device file is checked against their count before it is built.
+    auto devices = fleet::read_jaccl_devices(*o.jaccl_devices, hosts.value().size());
     if (!devices) return usage_error(devices.error());
     topo.pairing = fleet::Pairing::jaccl;
     topo.jaccl = std::move(devices).value();
     topo.jaccl_prefer_ring = o.jaccl_ring;
   }
-  fleet::ReadLimits limits;
-  limits.threads = o.threads;
-  auto hosts = fleet::read_snapshots(o.hosts, limits);
-  if (!hosts) return usage_error(hosts.error());
   fleet::Options opts;
   opts.profile = profile.value();
   opts.threads = o.threads;

@@ -7,7 +7,7 @@ namespace gidpolicy::cli {
 namespace {
 
 // Same order as enum class errc (error.hpp), starting at 1.
-constexpr std::array<std::string_view, 33> kErrcNames{"invalid_gid_text",
+constexpr std::array<std::string_view, 34> kErrcNames{"invalid_gid_text",
                                                       "parse_error",
                                                       "invalid_field",
                                                       "unsupported_version",
@@ -39,8 +39,9 @@ constexpr std::array<std::string_view, 33> kErrcNames{"invalid_gid_text",
                                                       "library_unavailable",
                                                       "symbol_missing",
                                                       "not_supported",
-                                                      "invalid_argument"};
-static_assert(static_cast<int>(errc::invalid_argument) == static_cast<int>(kErrcNames.size()),
+                                                      "invalid_argument",
+                                                      "mtu_too_large"};
+static_assert(static_cast<int>(errc::mtu_too_large) == static_cast<int>(kErrcNames.size()),
               "kErrcNames must list every errc enumerator in order");
 
 Json nullable(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }

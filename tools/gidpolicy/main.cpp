@@ -213,6 +213,16 @@ int run(int argc, char** argv) {
   convert_cmd->add_option("--output", convert.output, "Write here (a directory for sysfs) instead of stdout");
   convert_cmd->add_flag("--replace", convert.replace,
                         "With --to sysfs: replace a non-empty --output directory (refused otherwise)");
+  convert_cmd
+      ->add_option("--max-files", convert.max_files,
+                   "With --to sysfs: refuse a tree of more files than this, before writing any")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
+      ->capture_default_str();
+  convert_cmd
+      ->add_option("--max-bytes", convert.max_bytes,
+                   "With --to sysfs: refuse a tree of more bytes of content than this, before writing any")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+      ->capture_default_str();
 
   // simulate
   SimulateArgs simulate;

@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -51,7 +52,14 @@ DriverModel driver_for(const GidTable& t, const std::optional<std::string>& plat
 void print_json(const Json& j) { standard_output().write(j.dump(2) + "\n"); }
 
 std::string bounded(const std::string& s, std::size_t max) {
-  return s.size() <= max ? s : s.substr(0, max) + "...";
+  // Text that would break the line it is printed in (a control character, bytes that are not
+  // UTF-8) is shown as the name rule quotes names (names.hpp), never raw.
+  const bool printable = is_utf8(s) && std::none_of(s.begin(), s.end(), [](char c) {
+                           const auto u = static_cast<unsigned char>(c);
+                           return u < 0x20 || u == 0x7f;
+                         });
+  if (!printable) return quote_name(s, max);
+  return s.size() <= max ? s : std::string(cut_utf8(s, max)) + "...";
 }
 
 int usage_error(const Error& e) {

@@ -7,6 +7,7 @@
 
 #include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/names.hpp>
 
 #include <cstddef>
 #include <optional>
@@ -27,7 +28,8 @@ DriverModel driver_for(const GidTable& t, const std::optional<std::string>& plat
 /// A --json document on stdout (standard_output()), indented by 2.
 void print_json(const Json& j);
 /// At most `max` bytes of a user-given spec for an error prefix (the parser's own message
-/// quotes the part around the position).
+/// quotes the part around the position), cut on a code point (cut_utf8), never inside a UTF-8
+/// sequence.
 std::string bounded(const std::string& s, std::size_t max = 60);
 
 }  // namespace gidpolicy::cli

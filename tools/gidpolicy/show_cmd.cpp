@@ -53,10 +53,18 @@ int run_show(const ShowArgs& o) {
     // from anywhere, so only live devices default to this machine's name.
     Json host = nullptr;
     if (o.host) {
+      // The name rule (names.hpp): `gidpolicy fleet` prints this name in every report line.
+      if (auto why = name_problem(*o.host, NameKind::host))
+        return usage_error("--host " + quote_name(*o.host, 80) + ": " + *why);
       host = *o.host;
     } else if (!o.source.input && !o.source.sysfs) {
       char name[256] = {};
-      if (::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') host = std::string(name);
+      if (::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
+        if (auto why = name_problem(name, NameKind::host))
+          return usage_error("this machine's host name " + quote_name(name, 80) + ": " + *why +
+                             "; give one with --host NAME");
+        host = std::string(name);
+      }
     }
     std::vector<Json> items;
     items.reserve(tables.size());

@@ -31,6 +31,9 @@ int run_simulate(const SimulateArgs& o) {
   fakes::FakeFabric fabric;
   std::set<std::string> names;
   for (const auto& spec : o.tables) {
+    // A host is named after its file: the name rule (names.hpp) before it reaches the report.
+    if (auto why = name_problem(spec, NameKind::path))
+      return usage_error("simulate: table " + quote_name(spec, 200) + ": " + *why);
     auto table = load_host_table(spec);
     if (!table) return usage_error(table.error());
     // A host is named after its file (and device/port when given): short, and what the user typed.

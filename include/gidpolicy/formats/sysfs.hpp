@@ -30,6 +30,7 @@
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <vector>
 
@@ -48,7 +49,27 @@ result<std::vector<GidTable>> read_sysfs(const std::filesystem::path& root);
 struct SysfsWriteOptions {
   /// false: no gid_attrs/ directory, as on kernels before 4.6 (types then read back as v1).
   bool gid_attrs = true;
+  /// The tree's bounds, checked (sysfs_footprint) before anything is written. A real host is a
+  /// few thousand files (256 slots per port); a table's gid_tbl_len makes one file per slot
+  /// whether or not the slot holds a GID, so a short document can ask for a large tree.
+  std::uint64_t max_files = 65'536;       ///< regular files and links
+  std::uint64_t max_bytes = 16ull << 20;  ///< bytes of file content
 };
+
+/// What write_sysfs(tables, root, options) would create: files (regular files and links),
+/// directories, and bytes of content (each file also takes an inode, and on most file systems
+/// a block).
+struct SysfsFootprint {
+  std::uint64_t files = 0;
+  std::uint64_t directories = 0;  ///< counted per port, as if no two ports shared a directory
+  std::uint64_t bytes = 0;
+};
+SysfsFootprint sysfs_footprint(const std::vector<GidTable>& tables, SysfsWriteOptions options = {});
+/// What write_sysfs checks before its first file: every device name can be a directory, no
+/// port above 65536 slots, and the footprint within `options.max_files` and `.max_bytes`
+/// (errc::invalid_argument saying how many files or bytes, and the limit). Costs the tables'
+/// size, not the tree's.
+result<void> check_sysfs_tree(const std::vector<GidTable>& tables, SysfsWriteOptions options = {});
 
 /// Write tables as a sysfs-like tree under `root` (created if missing), with the quirks above:
 /// every slot in [0, length()) gets a gids file (zeros when empty or absent); types/ndevs files
@@ -57,7 +78,9 @@ struct SysfsWriteOptions {
 /// fakes use this. It writes into `root` as it is (merging with what is there); the CLI's
 /// `convert --to sysfs` writes a fresh temporary tree and renames it into place instead.
 /// Errors: the errno of a failed write or mkdir, naming the path; errc::invalid_argument for a
-/// device name that cannot be a directory or a gid_tbl_len above 65536 (that many files).
+/// device name that cannot be a directory, a gid_tbl_len above 65536, or a tree above
+/// `options.max_files` or `options.max_bytes` (refused before the first file, the count in the
+/// message).
 result<void> write_sysfs(const std::vector<GidTable>& tables, const std::filesystem::path& root,
                          SysfsWriteOptions options = {});
 

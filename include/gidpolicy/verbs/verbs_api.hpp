@@ -181,7 +181,10 @@ GidType gid_type_from_ibv(std::uint32_t gid_type) noexcept;
 /// The inverse for the three known types; unknown maps to 0 (IB/RoCE v1, rdma-core's default).
 std::uint32_t to_ibv(GidType type) noexcept;
 /// PortInfo from an ibv_port_attr. link_layer 0 (IBV_LINK_LAYER_UNSPECIFIED, legacy providers)
-/// means InfiniBand, as in rdma-core's own tools; an out-of-range MTU reads as 1024.
-PortInfo port_info_from_ibv(std::string device, std::uint32_t port, const ibv_port_attr& attr);
+/// means InfiniBand, as in rdma-core's own tools. An active_mtu outside 1..5 (IBV_MTU_256 ..
+/// IBV_MTU_4096) is an unknown MTU and refused: EPROTO naming `call` (default
+/// "ibv_query_port") and the value, never a guessed 1024.
+result<PortInfo> port_info_from_ibv(std::string device, std::uint32_t port, const ibv_port_attr& attr,
+                                    std::string_view call = {});
 
 }  // namespace gidpolicy::verbs
