@@ -7,7 +7,7 @@ namespace gidpolicy::cli {
 namespace {
 
 // Same order as enum class errc (error.hpp), starting at 1.
-constexpr std::array<std::string_view, 34> kErrcNames{"invalid_gid_text",
+constexpr std::array<std::string_view, 35> kErrcNames{"invalid_gid_text",
                                                       "parse_error",
                                                       "invalid_field",
                                                       "unsupported_version",
@@ -40,6 +40,7 @@ constexpr std::array<std::string_view, 34> kErrcNames{"invalid_gid_text",
                                                       "symbol_missing",
                                                       "not_supported",
                                                       "invalid_argument",
+                                                      "no_route",
                                                       "mtu_too_large"};
 static_assert(static_cast<int>(errc::mtu_too_large) == static_cast<int>(kErrcNames.size()),
               "kErrcNames must list every errc enumerator in order");
