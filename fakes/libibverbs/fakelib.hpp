@@ -207,7 +207,7 @@ struct Cq {
   // (settle_overruns), not inside complete(), whose callers may be walking a QP's queues.
   bool overrun = false;
   bool overrun_settled = false;
-  int event_fd = -1;               // raised when a completion is added while armed (sends complete locally)
+  int event_fd = -1;  // raised when a completion is added while armed (sends complete locally)
 };
 
 /// One piece of an outgoing message: program memory (registered, checked at post time) or
