@@ -1,5 +1,5 @@
-// diagnose(): the known causes of an RTR errno per platform (FACTS.md sections 4 and 5), each
-// confirmed, supported or ruled out by what the table holds at the index that was used.
+// diagnose(): the known causes of an RTR errno per platform (docs/facts.md#linux-rtr, #apple-thunderbolt),
+// each confirmed, supported or ruled out by what the table holds at the index that was used.
 #include <gidpolicy/diagnose.hpp>
 
 #include "describe.hpp"

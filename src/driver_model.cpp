@@ -79,7 +79,7 @@ DriverModel DriverModel::apple_thunderbolt() {
   p.family_mismatch_is_einval = false;
   p.link_local_source_times_out = false;  // index 0 (the fe80) is its own rule below
   p.roce_version_mismatch_times_out = false;
-  p.uc_only = true;                     // RC create: errno 102 (FACTS.md 5)
+  p.uc_only = true;                     // RC create: errno 102 (docs/facts.md#apple-thunderbolt)
   p.max_qps_per_device = 10;            // the 11th QP: errno 16 EBUSY
   p.index0_times_out = true;            // PR 3468, tmc/apple: errno 60
   p.source_must_be_ipv4_mapped = true;  // exo 1390, MLX 3467, PR 4191, PR 3389: errno 22

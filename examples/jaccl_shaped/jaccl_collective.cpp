@@ -5,7 +5,7 @@
 // What real JACCL clusters do, in this project's own words: every rank opens its Thunderbolt
 // device, creates one UC queue pair per peer (mesh: every other rank; ring: its two
 // neighbours), advertises the first IPv4-mapped GID it finds and routes its RTR from the
-// literal sgid_index 1 (FACTS.md section 2). Then it runs back-to-back all-sums with NO receive
+// literal sgid_index 1 (docs/facts.md#jaccl-current). Then it runs back-to-back all-sums with NO receive
 // credits: each step posts its sends first and its receive after, so a fast rank's message
 // regularly reaches a peer that has not re-posted its receive yet. Under the Apple Thunderbolt
 // model the message waits for the receive (what real clusters depend on); under the Linux

@@ -4,7 +4,7 @@
 // gidpolicy) use these steps; they differ only in which GID is advertised and which sgid_index
 // the RTR routes from.
 //
-// The steps, as FACTS.md section 2 describes JACCL since MLX PR 3412:
+// The steps, as docs/facts.md#jaccl-current describes JACCL since MLX PR 3412:
 //   open the device, PD, CQ, one UC queue pair (Thunderbolt RDMA has no RC);
 //   INIT with STATE | PKEY_INDEX | PORT | ACCESS_FLAGS on port 1;
 //   info(): a Destination {queue pair number, PSN (the constant 7), GID} sent to the peer;

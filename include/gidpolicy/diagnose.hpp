@@ -13,7 +13,8 @@
 // once; so a diagnosis never confirms and rules out the same cause, and never disagrees with
 // the prediction.
 //
-// Sources: FACTS.md sections 4 (Linux: 22, 61, 19, 101, 110) and 5 (Darwin: 22, 60, 96, 16, 102).
+// Sources: docs/facts.md#linux-rtr (Linux: 22, 61, 19, 101, 110) and #apple-thunderbolt (Darwin: 22, 60, 96,
+// 16, 102).
 //
 // Example:
 //   auto d = gidpolicy::diagnose(22, gidpolicy::Platform::darwin,

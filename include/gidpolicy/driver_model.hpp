@@ -3,7 +3,7 @@
 // One model serves three places so they can never disagree: predict_rtr() in the CLI's
 // `check`, the in-process FakeVerbs' modify_qp, and the drop-in fake libibverbs.so.1.
 //
-// Hardware gotchas encoded here (sources in FACTS.md sections 4 and 5):
+// Hardware gotchas encoded here (sources in docs/facts.md#linux-rtr and #apple-thunderbolt):
 //  Linux (kernel rdma_fill_sgid_attr and friends):
 //   * sgid_index >= gid_tbl_len, RoCE without a GRH, sgid/dgid family mismatch: EINVAL (22);
 //   * an in-range empty slot: ENODATA (61) since kernel 5.10, EINVAL before;
@@ -91,12 +91,13 @@ struct DriverModel {
   bool grh_required = false;                ///< any port: no GRH is EINVAL (Thunderbolt)
   /// A UC message that finds no receive posted waits for one instead of being dropped.
   /// InfiniBand (and Linux RoCE) drop it; JACCL's mesh and ring post no receive credits and
-  /// run on real Thunderbolt clusters, so Apple's driver evidently holds it (FAKE-LIBIBVERBS).
+  /// run on real Thunderbolt clusters, so Apple's driver evidently holds it
+  /// (docs/facts.md#model-assumptions).
   bool uc_waits_for_receive = false;
 
-  /// Linux kernel >= 5.10 with rdma-core >= 32, as FACTS.md section 4 describes.
+  /// Linux kernel >= 5.10 with rdma-core >= 32, as docs/facts.md#linux-rtr describes.
   static DriverModel linux_kernel();
-  /// Apple's Thunderbolt RDMA driver as reported (FACTS.md section 5).
+  /// Apple's Thunderbolt RDMA driver as reported (docs/facts.md#apple-thunderbolt).
   static DriverModel apple_thunderbolt();
   /// "linux" or "apple_thunderbolt" (also "apple", "darwin", "thunderbolt").
   static std::optional<DriverModel> by_name(std::string_view name);

@@ -22,7 +22,7 @@
  * gidpolicy::Profile); a gidpolicy_plan is what it makes of one table: the selection (entry and
  * trace), the sgid_index it routes from and their agreement (C++ gidpolicy::Plan).
  *
- * Hardware gotchas this API exists for (sources: FACTS.md in the gidpolicy repository):
+ * Hardware gotchas this API exists for (sources: docs/facts.md in the gidpolicy repository):
  *  - JACCL advertises the first IPv4-mapped GID but routes from the literal index 1: on a Mac
  *    mini with that GID at index 2 the RTR fails with errno 22 (MLX PR 3389).
  *  - ds4's macOS path accepts any forced index ibv_query_gid can read, zeros included, and casts

@@ -51,7 +51,8 @@ void expect_one_line_error(const CliResult& r, const std::string& mentions) {
 
 // ---------------------------------------------------------------------------------------------
 // check over every example table: what each named profile advertises, routes from, and what the
-// driver model predicts. The reasons are domain facts (FACTS.md, examples/tables/SOURCES.md).
+// driver model predicts. The reasons are domain facts (docs/facts.md#driver-models,
+// examples/tables/SOURCES.md).
 
 struct ProfileVerdict {
   const char* name;

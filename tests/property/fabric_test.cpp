@@ -63,7 +63,7 @@ void check_pairs(const FabricReport& report, const std::function<bool(std::size_
 RC_GTEST_PROP(Fabric, prop_fabric_jaccl_connects_exactly_the_pairs_routing_from_the_advertised_gid, ()) {
   // JACCL as it ships: each host advertises its first IPv4-mapped GID and routes from index 1.
   // Derived from the fabric model (a direction delivers only when the sender's slot 1 holds
-  // the GID its peer was told and both RTRs pass) and FACTS.md: a pair connects iff on both
+  // the GID its peer was told and both RTRs pass) and docs/facts.md#agreement: a pair connects iff on both
   // hosts index 1 holds the first mapped GID (ref::jaccl_agrees). That is the issue's "the
   // mapped GID at index 1 on both sides", with one refinement the mlx5 family exercises: a host
   // whose first address pair sits at 0 (v1) / 1 (v2) advertises the v1 entry's bytes and routes

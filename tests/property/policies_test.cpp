@@ -327,7 +327,7 @@ RC_GTEST_PROP(Ds4, prop_ds4_scan_takes_the_first_mapped_gid_and_reports_a_wrap, 
   }
 }
 
-/// ds4's tp_rdma_linux_gid restated from FACTS.md section 2.
+/// ds4's tp_rdma_linux_gid restated from docs/facts.md#ds4-linux.
 std::optional<GidEntry> reference_ds4_linux(const GidTable& t, const Ds4Linux& p) {
   const auto usable_v2 = [](const GidEntry* e) {
     return e != nullptr && e->state == EntryState::valid && e->type == GidType::roce_v2 &&

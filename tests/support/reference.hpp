@@ -99,7 +99,7 @@ inline const GidEntry* first_mapped(const GidTable& t) {
 }
 
 /// Whether jaccl() (first mapped GID advertised, RTR from the literal index 1) routes from the
-/// advertised GID, derived from FACTS.md section 2 and agreement.hpp (bytes compared; a slot
+/// advertised GID, derived from docs/facts.md#jaccl-current and agreement.hpp (bytes compared; a slot
 /// holding no GID never agrees).
 ///
 /// The issue states it as "iff the first IPv4-mapped entry is at index 1". Exactly: iff index 1

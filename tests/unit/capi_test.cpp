@@ -239,7 +239,7 @@ TEST_F(CApi, JacclProfileReproducesTheDisagreement) {
   EXPECT_NE(std::string(why).find("index 2"), std::string::npos) << why;
 }
 
-// ds4's own unit table for tp_rdma_linux_gid (FACTS.md section 2).
+// ds4's own unit table for tp_rdma_linux_gid (docs/facts.md#ds4-linux).
 TEST_F(CApi, Ds4LinuxTableGivesDs4sAnswers) {
   load("ds4-linux-unit.json");
   Table t = snapshot();

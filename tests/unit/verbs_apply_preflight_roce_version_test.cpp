@@ -8,7 +8,7 @@
 //   after:   2 v1 ::ffff:10.0.0.7   3 v1 ::ffff:10.0.0.1   4 v2 ::ffff:10.0.0.1
 // preflight(rtr) compared the 16 bytes only, so modify_qp routed from a RoCE v1 entry while the
 // peer was told (and builds its own RTR for) RoCE v2: the RTR passes and traffic times out
-// (FACTS.md section 4, "v1/v2 mismatch"). preflight() already knew the selected entry's type
+// (docs/facts.md#linux-rtr, "v1/v2 mismatch"). preflight() already knew the selected entry's type
 // (it uses it to say where the GID went); it now refuses the changed slot too.
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/fakes/testing/mock_verbs.hpp>
