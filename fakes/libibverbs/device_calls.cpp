@@ -260,7 +260,7 @@ int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
     attr->max_cqe = static_cast<int>(lim.max_cqe);
     attr->max_mr = static_cast<int>(lim.max_mr);
     attr->max_pd = static_cast<int>(lim.max_pd);
-    // One-sided operations, SRQ and address handles are modelled (data_path.cpp).
+    // One-sided operations, SRQ and address handles are modelled (the data path).
     attr->max_qp_rd_atom = static_cast<int>(lim.max_rd_atom);
     attr->max_qp_init_rd_atom = static_cast<int>(lim.max_rd_atom);
     attr->max_res_rd_atom = static_cast<int>(lim.max_rd_atom * 1024);

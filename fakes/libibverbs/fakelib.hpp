@@ -5,7 +5,8 @@
 // GIDPOLICY_FAKE_TABLES); this layer adds only what a C program needs on top of it: the C
 // structs it hands out (ibv_device, ibv_context, ibv_pd, ibv_mr, ibv_cq, ibv_qp, ibv_srq,
 // ibv_ah, ibv_comp_channel), memory regions, completion queues, and a data path between
-// processes (Unix datagrams and a progress thread per process, data_path.cpp).
+// processes (Unix datagrams and a progress thread per process: transport.cpp and
+// the files data_path.hpp names).
 //
 // Threads: every exported call and the progress thread take Library::mu; the model has its own
 // lock, always taken after it (never the other way round).
@@ -76,7 +77,7 @@ inline constexpr std::size_t kMaxHeldBytes = std::size_t{256} << 20;
 struct Wire {
   std::uint32_t magic;
   std::uint16_t version;
-  std::uint8_t kind;  // data, ack, nak, rnr, read_resp, atomic_resp (data_path.cpp)
+  std::uint8_t kind;  // data, ack, nak, rnr, read_resp, atomic_resp (data_path.hpp)
   std::uint8_t flags;
   std::uint32_t src_qp;
   std::uint32_t dest_qp;
@@ -481,7 +482,7 @@ bool copy_from_program(void* dst, std::uint64_t addr, std::size_t n);
 /// Start watching GIDPOLICY_FAKE_TABLES for rewrites, once per process (async_events.cpp).
 void start_table_watch(Library& lib);
 
-// Data path (data_path.cpp).
+// Data path (transport.cpp, requester.cpp, responder.cpp, completions.cpp; data_path.hpp).
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
@@ -516,6 +517,10 @@ void retry_held(Library& lib, Qp& qp);
 /// IBV_WC_WR_FLUSH_ERR. `tell_model`: also take the model's QP to ERR (when the data path,
 /// not ibv_modify_qp, broke it). Caller holds Library::mu.
 void enter_error(Library& lib, Qp& qp, bool tell_model);
+
+/// Free a QP: its sockets, its place on its CQs and SRQ, its model QP (ibv_destroy_qp, and
+/// ibv_close_device for the QPs a program left; qp_calls.cpp). Caller holds mu.
+void release_qp(Library& lib, Qp& qp);
 
 // Device limits (limits.cpp).
 /// What ibv_query_device reports, and what creation enforces: the fake's own figures, capped by

@@ -1,6 +1,6 @@
 // Address handles and shared receive queues: ibv_create_ah, ibv_create_ah_from_wc,
 // ibv_init_ah_from_wc, ibv_destroy_ah, ibv_create_srq, ibv_modify_srq, ibv_query_srq,
-// ibv_destroy_srq (ibv_post_srq_recv is ctx->ops.post_srq_recv, in data_path.cpp).
+// ibv_destroy_srq (ibv_post_srq_recv is ctx->ops.post_srq_recv, in completions.cpp).
 //
 // Gotchas encoded here:
 //  * The kernel resolves an AH's source GID attribute at ibv_create_ah, as it does for a

@@ -6,7 +6,7 @@
 // producing a wrong answer.
 //
 // The set is the `symbols.txt` rows whose third column is not `modelled`; that column also
-// states each stub's return convention, and tests/fakelib checks both (the set matches this
+// states each stub's return convention, and fakes/libibverbs/tests checks both (the set matches this
 // file exactly; each stub returns what the column says, sets errno, and logs its name).
 //
 // Signatures and the C ABI. Entry points that verbs.h declares are defined with its exact

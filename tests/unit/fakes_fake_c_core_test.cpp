@@ -2,7 +2,7 @@
 // errno and gid_type rules, its call frames, and the proof that the fronts agree: the
 // in-process C ABI (fakes::c_abi) gives, call for call, the transcript of
 // tests/data/c_fronts/<table>.expected, which the drop-in libibverbs.so.1 must give too
-// (fakelib.gid_fronts_agree.*, the same sequence from tests/fakelib/gid_sequence.h).
+// (fakelib.gid_fronts_agree.*, the same sequence from fakes/libibverbs/tests/gid_sequence.h).
 #include <gidpolicy/fakes/fake_c_abi.hpp>
 #include <gidpolicy/fakes/fake_c_core.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
@@ -22,7 +22,7 @@
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 #pragma GCC diagnostic ignored "-Wconversion"
 #pragma GCC diagnostic ignored "-Wsign-conversion"
-#include "../fakelib/gid_sequence.h"
+#include "../../fakes/libibverbs/tests/gid_sequence.h"
 #pragma GCC diagnostic pop
 
 namespace {
