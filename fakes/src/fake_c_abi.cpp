@@ -168,26 +168,13 @@ int query_port(ibv_context* context, std::uint8_t port_num, ibv_port_attr* attr)
     State& s = state();
     std::lock_guard lock(s.mu);
     Context* c = s.model ? context_of(s, context) : nullptr;
-    if (!c || !attr) return EINVAL;
-    auto p = s.model->port_attributes(c->handle, port_num);
-    if (!p) return to_errno(p.error());
-    const PortInfo& info = p.value();
-    std::memset(attr, 0, sizeof(ibv_port_attr));
-    attr->state = static_cast<ibv_port_state>(info.state);
-    attr->active_mtu = static_cast<ibv_mtu>(info.active_mtu);
-    attr->max_mtu = attr->active_mtu;
-    attr->gid_tbl_len = static_cast<int>(std::min<std::uint32_t>(info.gid_tbl_len.value_or(0), 0x7fffffffu));
-    attr->lid = info.lid;
-    attr->pkey_tbl_len = 1;
-    attr->max_msg_sz = 1u << 30;
-    // link_layer is a uint8_t: Thunderbolt's 100 fits; an unknown raw value above 255 reads as 0.
-    attr->link_layer = info.link_layer.raw() <= 0xff ? static_cast<std::uint8_t>(info.link_layer.raw()) : 0;
-    attr->phys_state = info.state == PortState::active ? 5 : 3;  // LinkUp / Disabled
-    return 0;
+    if (!c) return EINVAL;
+    return c_core::query_port(*s.model, c->handle, port_num, attr);
   });
 }
 
-// The GID reads: the answers are the core's (fake_c_core.hpp), shared with the drop-in library.
+// query_port and the GID reads: the answers are the core's (fake_c_core.hpp), shared with the drop-in
+// library.
 int query_gid(ibv_context* context, std::uint8_t port_num, int index, ibv_gid* gid) {
   return c_core::minus_one_frame([&] {
     State& s = state();

@@ -40,8 +40,8 @@ std::string transcript(const std::filesystem::path& table) {
   EXPECT_TRUE(loaded.has_value()) << loaded.error().what();
   c_abi::Binding bind(fake);
   const gid_fronts_ops ops = {c_abi::get_device_list, c_abi::free_device_list, c_abi::get_device_name,
-                              c_abi::open_device,     c_abi::close_device,     c_abi::query_gid,
-                              c_abi::query_gid_ex,    c_abi::query_gid_table};
+                              c_abi::open_device,     c_abi::close_device,     c_abi::query_port,
+                              c_abi::query_gid,       c_abi::query_gid_ex,     c_abi::query_gid_table};
   char* buf = nullptr;
   std::size_t size = 0;
   FILE* out = open_memstream(&buf, &size);
