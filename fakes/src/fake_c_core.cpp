@@ -148,6 +148,21 @@ int query_gid_type(FakeVerbs& model, DeviceHandle device, std::uint32_t port, st
   return 0;
 }
 
+void describe_device(const FakeVerbs& model, const std::string& name, int index, ibv_device* out) {
+  bool thunderbolt = false;
+  for (std::uint32_t port = 1; port <= 255 && !thunderbolt; ++port)  // verbs ports are 8-bit
+    if (auto t = model.table(name, port))
+      thunderbolt = t.value().port().link_layer.kind() == LinkLayer::Kind::thunderbolt;
+  std::memset(out, 0, sizeof *out);
+  out->node_type = IBV_NODE_CA;
+  // 100 is outside the C++ enum's value range: stored as the int the C ABI holds there.
+  static_assert(sizeof(ibv_transport_type) == sizeof(int));
+  const int transport = thunderbolt ? 100 : static_cast<int>(IBV_TRANSPORT_IB);
+  std::memcpy(&out->transport_type, &transport, sizeof transport);
+  std::snprintf(out->name, sizeof out->name, "%s", name.c_str());
+  std::snprintf(out->dev_name, sizeof out->dev_name, "uverbs%d", index);
+}
+
 int query_port(FakeVerbs& model, DeviceHandle device, std::uint32_t port, ibv_port_attr* attr,
                std::string* why) {
   if (!attr) {

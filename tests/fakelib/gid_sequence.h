@@ -117,7 +117,9 @@ static int gid_sequence(const struct gid_fronts_ops* ops, FILE* out) {
   if (!list) return -1;
   for (d = 0; d < num; ++d) {
     struct ibv_context* ctx = ops->open_device(list[d]);
-    fprintf(out, "device %s: %s\n", ops->get_device_name(list[d]), ctx ? "open" : "not open");
+    fprintf(out, "device %s: %s node_type %d transport %d dev_name %s\n", ops->get_device_name(list[d]),
+            ctx ? "open" : "not open", (int)list[d]->node_type, (int)list[d]->transport_type,
+            list[d]->dev_name);
     if (!ctx) continue;
     for (port = 0; port <= 3; ++port) gid_seq_port(out, ops, ctx, port);
     for (port = 0; port <= 2; ++port) {
@@ -155,8 +157,20 @@ static int gid_sequence(const struct gid_fronts_ops* ops, FILE* out) {
     gid_seq_table(out, ops, ctx, 64, 1, 0);
     fprintf(out, "close: %d\n", ops->close_device(ctx));
   }
+  /* A device no front handed out, even one carrying a real device's name: ENODEV. */
+  if (num > 0) {
+    static struct ibv_device fake_device;
+    struct ibv_context* opened;
+    memcpy(&fake_device, list[0], sizeof fake_device);
+    errno = 0;
+    opened = ops->open_device(&fake_device);
+    rc = errno; /* read after the call: argument evaluation order is unspecified */
+    fprintf(out, "foreign device open_device: %s errno %d\n", opened ? "open" : "NULL", rc);
+    if (opened) ops->close_device(opened);
+  }
   /* A context no front handed out: refused, never read. */
   memset(&bogus, 0, sizeof bogus);
+  fprintf(out, "foreign context close_device: %d\n", ops->close_device(&bogus));
   errno = 0;
   rc = ops->query_gid(&bogus, 1, 0, &gid);
   fprintf(out, "foreign context query_gid: %d errno %d\n", rc, errno);

@@ -180,7 +180,8 @@ TEST(CCore, QueryPortAsTheKernelAnswers) {
 }
 
 // The device attributes come from the front's limits (an Ethernet port: the Linux driver model,
-// no QP ceiling of its own), the Apple driver model's QP ceiling lowers max_qp, and the GUID is big-endian on the wire.
+// no QP ceiling of its own), the Apple driver model's QP ceiling lowers max_qp, and the GUID is big-endian on
+// the wire.
 TEST(CCore, QueryDeviceFromTheLimits) {
   gidpolicy::fakes::FakeVerbs fake;
   auto loaded = fake.load_text(R"({"schema": "gidpolicy.tables", "version": 1, "ports": [

@@ -74,6 +74,13 @@ ssize_t query_gid_table(FakeVerbs& model, DeviceHandle device, ibv_gid_entry* en
 int query_gid_type(FakeVerbs& model, DeviceHandle device, std::uint32_t port, std::uint32_t index, int* type,
                    std::string* why = nullptr);
 
+/// The ibv_device of the model's device `name`, the `index`-th of the device list: the whole
+/// struct written. node_type IBV_NODE_CA; transport IBV_TRANSPORT_IB, or 100 when a port of the
+/// device is Thunderbolt (what Apple's RDMA devices report, and what ibv_devinfo prints as a
+/// number); name the device's, dev_name "uverbs<index>" as the kernel names the character
+/// device. The sysfs paths are each front's (the drop-in points them at its table directory).
+void describe_device(const FakeVerbs& model, const std::string& name, int index, ibv_device* out);
+
 /// The largest message a port of the fake carries (ibv_port_attr::max_msg_sz): 1 GiB, the
 /// figure mlx5 reports.
 inline constexpr std::uint32_t kMaxMessageSize = std::uint32_t{1} << 30;
