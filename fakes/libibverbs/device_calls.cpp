@@ -41,8 +41,6 @@ Device* find_device(Library& lib, const ibv_device* dev) {
   return nullptr;
 }
 
-ibv_mtu to_ibv_mtu(Mtu m) { return static_cast<ibv_mtu>(static_cast<int>(m)); }
-
 /// Finish and write the record of a call that returned `result` (-1, a negative errno) for `err`.
 void log_failure(Library& lib, nlohmann::ordered_json& r, const Device* d, long result, int err,
                  const std::string& why) {
@@ -64,30 +62,6 @@ const char* abi_gid_type_name(std::uint32_t t) {
     default:
       return "unknown";
   }
-}
-
-// ibv_port_attr from the model's PortInfo. Only state, MTU, gid_tbl_len, LID and the link layer
-// come from the table; the rest are the values of a plain single-link port.
-ibv_port_attr port_attr_of(const PortInfo& info, std::uint32_t tbl_len) {
-  ibv_port_attr a{};
-  a.state = static_cast<ibv_port_state>(static_cast<int>(info.state));
-  a.active_mtu = to_ibv_mtu(info.active_mtu);
-  a.max_mtu = a.active_mtu;  // the table knows only the active MTU
-  a.gid_tbl_len = static_cast<int>(tbl_len);
-  a.port_cap_flags = info.link_layer.kind() == LinkLayer::Kind::infiniband
-                         ? 0u
-                         : static_cast<std::uint32_t>(IBV_PORT_IP_BASED_GIDS);
-  a.max_msg_sz = static_cast<std::uint32_t>(kMaxMessage);
-  a.pkey_tbl_len = static_cast<std::uint16_t>(fakes::FakeVerbs::kPkeyTableLength);
-  a.lid = info.lid;
-  a.max_vl_num = 1;
-  a.active_width = 1;  // 1X
-  a.active_speed = 1;  // SDR
-  // IB phys_state: 5 LinkUp for a usable port, 3 Disabled otherwise.
-  a.phys_state =
-      static_cast<std::uint8_t>(info.state == PortState::active || info.state == PortState::armed ? 5 : 3);
-  a.link_layer = static_cast<std::uint8_t>(info.link_layer.raw() > 0xff ? 0 : info.link_layer.raw());
-  return a;
 }
 
 const char* const kWcStatus[] = {"success",
@@ -242,38 +216,14 @@ int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
     Context* c = lib.context(context);
     if (!c || !attr) return EINVAL;
     const Device* d = c->device;
-    // What creation enforces (limits.cpp); a driver model's own QP ceiling is lower still.
-    const DeviceLimits lim = device_limits(*d);
-    unsigned max_qp = lim.max_qp;
-    if (auto p = lib.model.driver_model(d->name); p && p.value().max_qps_per_device != 0)
-      max_qp = std::min(max_qp, p.value().max_qps_per_device);
-    std::memset(attr, 0, sizeof *attr);
-    std::snprintf(attr->fw_ver, sizeof attr->fw_ver, "%s", "0.0.0");
-    attr->node_guid = htobe64(d->guid);
-    attr->sys_image_guid = htobe64(d->guid);
-    attr->max_mr_size = ~0ull;
-    attr->page_size_cap = 0x1000;
-    attr->max_qp = static_cast<int>(max_qp);
-    attr->max_qp_wr = static_cast<int>(lim.max_qp_wr);
-    attr->max_sge = static_cast<int>(lim.max_sge);
-    attr->max_cq = static_cast<int>(lim.max_cq);
-    attr->max_cqe = static_cast<int>(lim.max_cqe);
-    attr->max_mr = static_cast<int>(lim.max_mr);
-    attr->max_pd = static_cast<int>(lim.max_pd);
-    // One-sided operations, SRQ and address handles are modelled (the data path).
-    attr->max_qp_rd_atom = static_cast<int>(lim.max_rd_atom);
-    attr->max_qp_init_rd_atom = static_cast<int>(lim.max_rd_atom);
-    attr->max_res_rd_atom = static_cast<int>(lim.max_rd_atom * 1024);
-    attr->atomic_cap = IBV_ATOMIC_HCA;
-    attr->max_srq = static_cast<int>(lim.max_srq);
-    attr->max_srq_wr = static_cast<int>(lim.max_srq_wr);
-    attr->max_srq_sge = static_cast<int>(lim.max_srq_sge);
-    attr->max_ah = static_cast<int>(lim.max_ah);
-    attr->max_pkeys = static_cast<std::uint16_t>(lim.pkey_tbl_len);
-    attr->phys_port_cnt = static_cast<std::uint8_t>(d->phys_port_cnt);
+    // The answer is the core's (fake_c_core.hpp), from what creation enforces (limits.cpp).
+    if (int err = fakes::c_core::query_device(lib.model, c->handle, device_limits(*d), d->guid,
+                                              d->phys_port_cnt, attr);
+        err != 0)
+      return err;
     auto r = lib.record("query_device", d);
-    r["max_qp"] = max_qp;
-    r["max_cq"] = lim.max_cq;
+    r["max_qp"] = attr->max_qp;
+    r["max_cq"] = attr->max_cq;
     r["result"] = 0;
     lib.log.write(r);
     return 0;
@@ -291,18 +241,14 @@ int ibv_query_port(ibv_context* context, uint8_t port_num, struct _compat_ibv_po
     if (!c || !port_attr) return EINVAL;
     auto r = lib.record("query_port", c->device);
     r["port"] = port_num;
-    auto info = lib.model.port_attributes(c->handle, port_num);
-    if (!info) {
-      const int err = errno_of(info.error());
+    ibv_port_attr a;
+    std::string why;
+    if (int err = fakes::c_core::query_port(lib.model, c->handle, port_num, &a, &why); err != 0) {
       r["result"] = err;
-      r["reason"] = info.error().what();
+      r["reason"] = why;
       lib.log.write(r);
       return err;
     }
-    std::uint32_t len = info.value().gid_tbl_len.value_or(0);
-    if (!info.value().gid_tbl_len)
-      if (auto t = lib.model.table(c->device->name, port_num)) len = t.value().length();
-    const ibv_port_attr a = port_attr_of(info.value(), len);
     // Only the compat prefix: the caller's struct may be the one without port_cap_flags2.
     std::memcpy(static_cast<void*>(port_attr), &a, offsetof(ibv_port_attr, port_cap_flags2));
     r["result"] = 0;

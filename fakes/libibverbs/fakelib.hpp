@@ -526,11 +526,8 @@ void release_qp(Library& lib, Qp& qp);
 /// What ibv_query_device reports, and what creation enforces: the fake's own figures, capped by
 /// what the process's descriptor limit lets the fake honour (a QP costs two sockets, a CQ with a
 /// completion channel one eventfd).
-struct DeviceLimits {
-  unsigned max_qp = 0, max_cq = 0, max_pd = 0, max_mr = 0, max_srq = 0, max_ah = 0;
-  unsigned max_qp_wr = 0, max_sge = 0, max_cqe = 0, max_srq_wr = 0, max_srq_sge = 0;
-  unsigned max_inline = 0, max_rd_atom = 0, pkey_tbl_len = 0;
-};
+/// The C core's limits (fake_c_core.hpp), which ibv_query_device reports.
+using DeviceLimits = fakes::c_core::DeviceLimits;
 /// The limits of `device`, for this process now. The QP figure is the fake's own ceiling; a
 /// driver model's smaller one (Apple: 10 QPs, the 11th EBUSY) is reported by ibv_query_device
 /// and enforced by the model.

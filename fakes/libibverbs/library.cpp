@@ -160,15 +160,7 @@ Library::Library() {
       if (t->port().link_layer.kind() == LinkLayer::Kind::thunderbolt) d->thunderbolt = true;
     }
     d->guid = device_guid(by_device[name], name);
-    d->dev.node_type = IBV_NODE_CA;
-    // Apple reports Thunderbolt RDMA devices with transport 100, which ibv_devinfo prints as a
-    // number and gidpolicy's devinfo reader maps back to Thunderbolt. 100 is outside the C++
-    // enum's value range, so it is stored as the int the C ABI holds there.
-    static_assert(sizeof(ibv_transport_type) == sizeof(int));
-    const int transport = d->thunderbolt ? 100 : static_cast<int>(IBV_TRANSPORT_IB);
-    std::memcpy(&d->dev.transport_type, &transport, sizeof transport);
-    copy_name(d->dev.name, sizeof d->dev.name, name);
-    copy_name(d->dev.dev_name, sizeof d->dev.dev_name, "uverbs" + std::to_string(d->index));
+    fakes::c_core::describe_device(model, name, d->index, &d->dev);  // shared with the C ABI
     // Tables read from a sysfs-like directory: the device's directory there is its sysfs path
     // (ibv_read_sysfs_file then reads real files). Otherwise a path that cannot exist, so no
     // program mistakes this machine's /sys for the fake device's.

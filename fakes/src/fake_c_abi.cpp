@@ -52,16 +52,11 @@ State& state() {
 
 using c_core::to_errno;
 
-ibv_device* device_object(State& s, const std::string& name) {
+ibv_device* device_object(State& s, const std::string& name, int index) {
   auto& slot = s.devices[name];
   if (!slot) {
     slot = std::make_unique<ibv_device>();
-    std::memset(slot.get(), 0, sizeof(ibv_device));
-    slot->node_type = IBV_NODE_CA;
-    slot->transport_type = IBV_TRANSPORT_IB;
-    const std::size_t n = std::min(name.size(), sizeof(slot->name) - 1);
-    std::memcpy(slot->name, name.data(), n);
-    std::memcpy(slot->dev_name, name.data(), std::min(name.size(), sizeof(slot->dev_name) - 1));
+    c_core::describe_device(*s.model, name, index, slot.get());  // the core's, as the drop-in's
   }
   return slot.get();
 }
@@ -109,7 +104,7 @@ ibv_device** get_device_list(int* num_devices) {
       return nullptr;
     }
     auto* out = new ibv_device*[list.size() + 1];
-    for (std::size_t i = 0; i < list.size(); ++i) out[i] = device_object(s, list[i]);
+    for (std::size_t i = 0; i < list.size(); ++i) out[i] = device_object(s, list[i], static_cast<int>(i));
     out[list.size()] = nullptr;
     if (num_devices) *num_devices = static_cast<int>(list.size());
     return out;
@@ -124,11 +119,19 @@ ibv_context* open_device(ibv_device* device) {
   return c_core::pointer_frame([&](int& err) -> ibv_context* {
     State& s = state();
     std::lock_guard lock(s.mu);
-    if (!s.model || !device) {
-      err = s.model ? EINVAL : ENOSYS;
+    if (!s.model) {
+      err = ENOSYS;
       return nullptr;
     }
-    auto h = s.model->open_device(device->name);
+    // Only a device this front's list handed out (never one looked up by the name a caller's
+    // struct holds); anything else is ENODEV, as the drop-in answers.
+    auto known = std::find_if(s.devices.begin(), s.devices.end(),
+                              [&](const auto& kv) { return kv.second.get() == device; });
+    if (!device || known == s.devices.end()) {
+      err = ENODEV;
+      return nullptr;
+    }
+    auto h = s.model->open_device(known->first);
     if (!h) {
       err = to_errno(h.error());
       return nullptr;
@@ -168,26 +171,13 @@ int query_port(ibv_context* context, std::uint8_t port_num, ibv_port_attr* attr)
     State& s = state();
     std::lock_guard lock(s.mu);
     Context* c = s.model ? context_of(s, context) : nullptr;
-    if (!c || !attr) return EINVAL;
-    auto p = s.model->port_attributes(c->handle, port_num);
-    if (!p) return to_errno(p.error());
-    const PortInfo& info = p.value();
-    std::memset(attr, 0, sizeof(ibv_port_attr));
-    attr->state = static_cast<ibv_port_state>(info.state);
-    attr->active_mtu = static_cast<ibv_mtu>(info.active_mtu);
-    attr->max_mtu = attr->active_mtu;
-    attr->gid_tbl_len = static_cast<int>(std::min<std::uint32_t>(info.gid_tbl_len.value_or(0), 0x7fffffffu));
-    attr->lid = info.lid;
-    attr->pkey_tbl_len = 1;
-    attr->max_msg_sz = 1u << 30;
-    // link_layer is a uint8_t: Thunderbolt's 100 fits; an unknown raw value above 255 reads as 0.
-    attr->link_layer = info.link_layer.raw() <= 0xff ? static_cast<std::uint8_t>(info.link_layer.raw()) : 0;
-    attr->phys_state = info.state == PortState::active ? 5 : 3;  // LinkUp / Disabled
-    return 0;
+    if (!c) return EINVAL;
+    return c_core::query_port(*s.model, c->handle, port_num, attr);
   });
 }
 
-// The GID reads: the answers are the core's (fake_c_core.hpp), shared with the drop-in library.
+// query_port and the GID reads: the answers are the core's (fake_c_core.hpp), shared with the drop-in
+// library.
 int query_gid(ibv_context* context, std::uint8_t port_num, int index, ibv_gid* gid) {
   return c_core::minus_one_frame([&] {
     State& s = state();

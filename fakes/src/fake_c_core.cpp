@@ -1,6 +1,9 @@
 #include <gidpolicy/fakes/fake_c_core.hpp>
 
+#include <endian.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -142,6 +145,103 @@ int query_gid_type(FakeVerbs& model, DeviceHandle device, std::uint32_t port, st
   }
   // rdma-core derives it from the sysfs type: "RoCE v2", or "IB/RoCE v1" for everything else.
   *type = e.value().type == GidType::roce_v2 ? kGidTypeSysfsRoceV2 : kGidTypeSysfsIbRoceV1;
+  return 0;
+}
+
+void describe_device(const FakeVerbs& model, const std::string& name, int index, ibv_device* out) {
+  bool thunderbolt = false;
+  for (std::uint32_t port = 1; port <= 255 && !thunderbolt; ++port)  // verbs ports are 8-bit
+    if (auto t = model.table(name, port))
+      thunderbolt = t.value().port().link_layer.kind() == LinkLayer::Kind::thunderbolt;
+  std::memset(out, 0, sizeof *out);
+  out->node_type = IBV_NODE_CA;
+  // 100 is outside the C++ enum's value range: stored as the int the C ABI holds there.
+  static_assert(sizeof(ibv_transport_type) == sizeof(int));
+  const int transport = thunderbolt ? 100 : static_cast<int>(IBV_TRANSPORT_IB);
+  std::memcpy(&out->transport_type, &transport, sizeof transport);
+  std::snprintf(out->name, sizeof out->name, "%s", name.c_str());
+  std::snprintf(out->dev_name, sizeof out->dev_name, "uverbs%d", index);
+}
+
+int query_port(FakeVerbs& model, DeviceHandle device, std::uint32_t port, ibv_port_attr* attr,
+               std::string* why) {
+  if (!attr) {
+    set_why(why, "no attribute buffer");
+    return EINVAL;
+  }
+  auto p = model.port_attributes(device, port);
+  if (!p) {
+    set_why(why, p.error().what());
+    return to_errno(p.error());
+  }
+  const PortInfo& info = p.value();
+  std::uint32_t len = info.gid_tbl_len.value_or(0);
+  if (!info.gid_tbl_len)
+    if (auto name = model.device_name(device))
+      if (auto t = model.table(name.value(), port)) len = t.value().length();
+  ibv_port_attr a;
+  std::memset(&a, 0, sizeof a);
+  a.state = static_cast<ibv_port_state>(static_cast<int>(info.state));
+  a.active_mtu = static_cast<ibv_mtu>(static_cast<int>(info.active_mtu));
+  a.max_mtu = a.active_mtu;
+  a.gid_tbl_len = static_cast<int>(std::min<std::uint32_t>(len, 0x7fffffffu));
+  a.port_cap_flags = info.link_layer.kind() == LinkLayer::Kind::infiniband
+                         ? 0u
+                         : static_cast<std::uint32_t>(IBV_PORT_IP_BASED_GIDS);
+  a.max_msg_sz = kMaxMessageSize;
+  a.pkey_tbl_len = static_cast<std::uint16_t>(FakeVerbs::kPkeyTableLength);
+  a.lid = info.lid;
+  a.max_vl_num = 1;
+  a.active_width = 1;  // 1X
+  a.active_speed = 1;  // SDR
+  const bool link_up = info.state == PortState::init || info.state == PortState::armed ||
+                       info.state == PortState::active || info.state == PortState::active_defer;
+  a.phys_state = static_cast<std::uint8_t>(link_up ? 5 : 3);  // LinkUp / Disabled
+  // link_layer is a uint8_t: Thunderbolt's 100 fits; an unknown raw value above 255 reads as 0.
+  a.link_layer = static_cast<std::uint8_t>(info.link_layer.raw() > 0xff ? 0 : info.link_layer.raw());
+  std::memcpy(attr, &a, sizeof a);
+  return 0;
+}
+
+int query_device(FakeVerbs& model, DeviceHandle device, const DeviceLimits& lim, std::uint64_t node_guid,
+                 unsigned phys_port_cnt, ibv_device_attr* attr, std::string* why) {
+  if (!attr) {
+    set_why(why, "no attribute buffer");
+    return EINVAL;
+  }
+  auto name = model.device_name(device);
+  if (!name) {
+    set_why(why, name.error().what());
+    return to_errno(name.error());
+  }
+  unsigned max_qp = lim.max_qp;
+  if (auto p = model.driver_model(name.value()); p && p.value().max_qps_per_device != 0)
+    max_qp = std::min(max_qp, p.value().max_qps_per_device);
+  ibv_device_attr a;
+  std::memset(&a, 0, sizeof a);
+  std::snprintf(a.fw_ver, sizeof a.fw_ver, "%s", "0.0.0");
+  a.node_guid = htobe64(node_guid);
+  a.sys_image_guid = htobe64(node_guid);
+  a.max_mr_size = ~0ull;
+  a.page_size_cap = 0x1000;
+  a.max_qp = static_cast<int>(max_qp);
+  a.max_qp_wr = static_cast<int>(lim.max_qp_wr);
+  a.max_sge = static_cast<int>(lim.max_sge);
+  a.max_cq = static_cast<int>(lim.max_cq);
+  a.max_cqe = static_cast<int>(lim.max_cqe);
+  a.max_mr = static_cast<int>(lim.max_mr);
+  a.max_pd = static_cast<int>(lim.max_pd);
+  a.max_qp_rd_atom = static_cast<int>(lim.max_rd_atom);
+  a.max_qp_init_rd_atom = static_cast<int>(lim.max_rd_atom);
+  a.max_res_rd_atom = static_cast<int>(lim.max_rd_atom * 1024);
+  a.atomic_cap = IBV_ATOMIC_HCA;
+  a.max_srq = static_cast<int>(lim.max_srq);
+  a.max_srq_wr = static_cast<int>(lim.max_srq_wr);
+  a.max_srq_sge = static_cast<int>(lim.max_srq_sge);
+  a.max_ah = static_cast<int>(lim.max_ah);
+  a.max_pkeys = static_cast<std::uint16_t>(lim.pkey_tbl_len);
+  a.phys_port_cnt = static_cast<std::uint8_t>(std::min(phys_port_cnt, 255u));
+  std::memcpy(attr, &a, sizeof a);
   return 0;
 }
 

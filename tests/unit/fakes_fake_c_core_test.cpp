@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -40,8 +41,8 @@ std::string transcript(const std::filesystem::path& table) {
   EXPECT_TRUE(loaded.has_value()) << loaded.error().what();
   c_abi::Binding bind(fake);
   const gid_fronts_ops ops = {c_abi::get_device_list, c_abi::free_device_list, c_abi::get_device_name,
-                              c_abi::open_device,     c_abi::close_device,     c_abi::query_gid,
-                              c_abi::query_gid_ex,    c_abi::query_gid_table};
+                              c_abi::open_device,     c_abi::close_device,     c_abi::query_port,
+                              c_abi::query_gid,       c_abi::query_gid_ex,     c_abi::query_gid_table};
   char* buf = nullptr;
   std::size_t size = 0;
   FILE* out = open_memstream(&buf, &size);
@@ -130,6 +131,93 @@ TEST(CCore, FramesKeepExceptionsInsideAndSetErrno) {
 
   EXPECT_EQ(c_core::count_frame([]() -> ssize_t { return 3; }), 3);
   EXPECT_EQ(c_core::count_frame([]() -> ssize_t { throw std::bad_alloc(); }), -ENOMEM);
+}
+
+// A port past Down has a trained physical link (LinkUp, a width and a speed); a RoCE port has
+// IP-based GIDs; a table without gid_tbl_len reports the slots it lists.
+TEST(CCore, QueryPortAsTheKernelAnswers) {
+  gidpolicy::fakes::FakeVerbs fake;
+  auto loaded = fake.load_text(R"({"schema": "gidpolicy.tables", "version": 1, "ports": [
+    {"device": "mlx5_0", "port": 1, "state": "init", "link_layer": "infiniband", "active_mtu": 4096,
+     "lid": 7, "entries": [{"index": 0, "gid": "fe80::1", "type": "ib", "state": "valid"},
+                           {"index": 2, "gid": "fe80::2", "type": "ib", "state": "valid"}]},
+    {"device": "mlx5_0", "port": 2, "state": "down", "link_layer": "ethernet", "gid_tbl_len": 255,
+     "active_mtu": 1024, "lid": 0, "entries": []}]})");
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().what();
+  auto h = fake.open_device("mlx5_0");
+  ASSERT_TRUE(h.has_value()) << h.error().what();
+
+  ibv_port_attr a;
+  std::memset(&a, 0xab, sizeof a);
+  ASSERT_EQ(c_core::query_port(fake, h.value(), 1, &a), 0);
+  EXPECT_EQ(a.state, IBV_PORT_INIT);
+  EXPECT_EQ(a.phys_state, 5);  // LinkUp: INIT needs a trained link
+  EXPECT_EQ(a.active_mtu, IBV_MTU_4096);
+  EXPECT_EQ(a.max_mtu, IBV_MTU_4096);
+  EXPECT_EQ(a.gid_tbl_len, 3);  // the slots listed, 0..2
+  EXPECT_EQ(a.port_cap_flags, 0u);
+  EXPECT_EQ(a.lid, 7);
+  EXPECT_EQ(a.link_layer, IBV_LINK_LAYER_INFINIBAND);
+  EXPECT_EQ(a.active_width, 1);
+  EXPECT_EQ(a.active_speed, 1);
+  EXPECT_EQ(a.max_vl_num, 1);
+  EXPECT_EQ(a.pkey_tbl_len, gidpolicy::fakes::FakeVerbs::kPkeyTableLength);
+  EXPECT_EQ(a.port_cap_flags2, 0);  // the whole struct is written, nothing left from the caller
+  EXPECT_EQ(a.sm_lid, 0);
+
+  std::memset(&a, 0xab, sizeof a);
+  ASSERT_EQ(c_core::query_port(fake, h.value(), 2, &a), 0);
+  EXPECT_EQ(a.state, IBV_PORT_DOWN);
+  EXPECT_EQ(a.phys_state, 3);  // Disabled
+  EXPECT_EQ(a.gid_tbl_len, 255);
+  EXPECT_EQ(a.port_cap_flags, static_cast<std::uint32_t>(IBV_PORT_IP_BASED_GIDS));
+  EXPECT_EQ(a.link_layer, IBV_LINK_LAYER_ETHERNET);
+
+  std::string why;
+  EXPECT_EQ(c_core::query_port(fake, h.value(), 3, &a, &why), EINVAL);
+  EXPECT_FALSE(why.empty());
+  EXPECT_EQ(c_core::query_port(fake, h.value(), 1, nullptr), EINVAL);
+}
+
+// The device attributes come from the front's limits (an Ethernet port: the Linux driver model,
+// no QP ceiling of its own), the Apple driver model's QP ceiling lowers max_qp, and the GUID is big-endian on
+// the wire.
+TEST(CCore, QueryDeviceFromTheLimits) {
+  gidpolicy::fakes::FakeVerbs fake;
+  auto loaded = fake.load_text(R"({"schema": "gidpolicy.tables", "version": 1, "ports": [
+    {"device": "rdma_en2", "port": 1, "state": "active", "link_layer": "ethernet", "active_mtu": 1024,
+     "lid": 0, "entries": [{"index": 0, "gid": "fe80::1", "type": "unknown", "state": "valid"}]}]})");
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().what();
+  auto h = fake.open_device("rdma_en2");
+  ASSERT_TRUE(h.has_value()) << h.error().what();
+  c_core::DeviceLimits lim;
+  lim.max_qp = 1024;
+  lim.max_cq = 512;
+  lim.max_qp_wr = 4096;
+  lim.max_sge = 16;
+  lim.max_rd_atom = 16;
+  lim.pkey_tbl_len = 1;
+  ibv_device_attr d;
+  std::memset(&d, 0xab, sizeof d);
+  ASSERT_EQ(c_core::query_device(fake, h.value(), lim, 0x0102030405060708ull, 2, &d), 0);
+  EXPECT_EQ(d.max_qp, 1024);
+  EXPECT_EQ(d.max_cq, 512);
+  EXPECT_EQ(d.max_qp_wr, 4096);
+  EXPECT_EQ(d.max_qp_rd_atom, 16);
+  EXPECT_EQ(d.max_pkeys, 1);
+  EXPECT_EQ(d.phys_port_cnt, 2);
+  EXPECT_EQ(d.max_mw, 0);  // not modelled: zero, never the caller's bytes
+  unsigned char guid[8];
+  std::memcpy(guid, &d.node_guid, sizeof guid);
+  EXPECT_EQ(guid[0], 0x01);
+  EXPECT_EQ(guid[7], 0x08);
+
+  auto apple = gidpolicy::DriverModel::by_name("apple_thunderbolt");
+  ASSERT_TRUE(apple.has_value());
+  ASSERT_TRUE(fake.set_driver_model("rdma_en2", *apple).has_value());
+  ASSERT_EQ(c_core::query_device(fake, h.value(), lim, 1, 1, &d), 0);
+  EXPECT_EQ(static_cast<unsigned>(d.max_qp), apple->max_qps_per_device);
+  EXPECT_EQ(c_core::query_device(fake, h.value(), lim, 1, 1, nullptr), EINVAL);
 }
 
 }  // namespace

@@ -13,9 +13,15 @@
 
 #include "gid_sequence.h"
 
+/* ibv_query_port is verbs.h's macro over an inline (it zeroes the struct and calls the exported
+ * compat symbol): a function of our own gives the sequence a pointer to it. */
+static int drop_in_query_port(struct ibv_context* context, uint8_t port_num, struct ibv_port_attr* attr) {
+  return ibv_query_port(context, port_num, attr);
+}
+
 static const struct gid_fronts_ops drop_in = {
-    ibv_get_device_list, ibv_free_device_list, ibv_get_device_name, ibv_open_device,
-    ibv_close_device,    ibv_query_gid,        _ibv_query_gid_ex,   _ibv_query_gid_table,
+    ibv_get_device_list, ibv_free_device_list, ibv_get_device_name, ibv_open_device,      ibv_close_device,
+    drop_in_query_port,  ibv_query_gid,        _ibv_query_gid_ex,   _ibv_query_gid_table,
 };
 
 static char* slurp(const char* path, size_t* size) {

@@ -5,10 +5,11 @@
  * apart: every errno, gid_type, index, byte zeroed and byte left alone is in the transcript.
  *
  * The sequence, per device: query_gid, _ibv_query_gid_ex and its tail (the bytes past the struct
- * of a larger caller struct) for ports 0-2 and indices -1..17; query_gid_ex with a flag, a short
- * entry_size, no buffer; _ibv_query_gid_table with room for 64, 1 and 0 entries, with a flag, and
- * with a larger stride. Then the three calls on a context no front handed out.
- * C99 and C++: a static function over a table of function pointers, written to a FILE. */
+ * of a larger caller struct) for ports 0-2, after query_port for ports 0-3
+ * (never without a buffer: verbs.h's inline zeroes it first, so a NULL one crashes in libibverbs too) and
+ * indices -1..17; query_gid_ex with a flag, a short entry_size, no buffer; _ibv_query_gid_table with room for
+ * 64, 1 and 0 entries, with a flag, and with a larger stride. Then the three calls on a context no front
+ * handed out. C99 and C++: a static function over a table of function pointers, written to a FILE. */
 #ifndef GIDPOLICY_TESTS_FAKELIB_GID_SEQUENCE_H
 #define GIDPOLICY_TESTS_FAKELIB_GID_SEQUENCE_H
 
@@ -26,6 +27,7 @@ struct gid_fronts_ops {
   const char* (*get_device_name)(struct ibv_device* device);
   struct ibv_context* (*open_device)(struct ibv_device* device);
   int (*close_device)(struct ibv_context* context);
+  int (*query_port)(struct ibv_context* context, uint8_t port_num, struct ibv_port_attr* attr);
   int (*query_gid)(struct ibv_context* context, uint8_t port_num, int index, union ibv_gid* gid);
   int (*query_gid_ex)(struct ibv_context* context, uint32_t port_num, uint32_t gid_index,
                       struct ibv_gid_entry* entry, uint32_t flags, size_t entry_size);
@@ -52,6 +54,28 @@ static const char* gid_seq_tail(const unsigned char* bytes) {
     if (bytes[i] != 0xab) kept = 0;
   }
   return zero ? "zeroed" : kept ? "untouched" : "garbled";
+}
+
+/* Every field of ibv_port_attr both fronts write (the drop-in's ABI stops before
+ * port_cap_flags2, so that one is not compared). */
+static void gid_seq_port(FILE* out, const struct gid_fronts_ops* ops, struct ibv_context* ctx,
+                         unsigned port) {
+  struct ibv_port_attr a;
+  int rc;
+  memset(&a, 0xab, sizeof a);
+  rc = ops->query_port(ctx, (uint8_t)port, &a);
+  fprintf(out, "query_port %u: %d", port, rc);
+  if (rc == 0)
+    fprintf(out,
+            " state %d max_mtu %d active_mtu %d gid_tbl_len %d port_cap_flags 0x%x max_msg_sz %u"
+            " bad_pkey_cntr %u qkey_viol_cntr %u pkey_tbl_len %u lid %u sm_lid %u lmc %u max_vl_num %u"
+            " sm_sl %u subnet_timeout %u init_type_reply %u active_width %u active_speed %u"
+            " phys_state %u link_layer %u flags %u",
+            (int)a.state, (int)a.max_mtu, (int)a.active_mtu, a.gid_tbl_len, a.port_cap_flags, a.max_msg_sz,
+            a.bad_pkey_cntr, a.qkey_viol_cntr, a.pkey_tbl_len, a.lid, a.sm_lid, a.lmc, a.max_vl_num, a.sm_sl,
+            a.subnet_timeout, a.init_type_reply, a.active_width, a.active_speed, a.phys_state, a.link_layer,
+            a.flags);
+  fprintf(out, "\n");
 }
 
 static void gid_seq_entry(FILE* out, const struct ibv_gid_entry* e) {
@@ -93,8 +117,11 @@ static int gid_sequence(const struct gid_fronts_ops* ops, FILE* out) {
   if (!list) return -1;
   for (d = 0; d < num; ++d) {
     struct ibv_context* ctx = ops->open_device(list[d]);
-    fprintf(out, "device %s: %s\n", ops->get_device_name(list[d]), ctx ? "open" : "not open");
+    fprintf(out, "device %s: %s node_type %d transport %d dev_name %s\n", ops->get_device_name(list[d]),
+            ctx ? "open" : "not open", (int)list[d]->node_type, (int)list[d]->transport_type,
+            list[d]->dev_name);
     if (!ctx) continue;
+    for (port = 0; port <= 3; ++port) gid_seq_port(out, ops, ctx, port);
     for (port = 0; port <= 2; ++port) {
       for (index = -1; index <= 17; ++index) {
         memset(&gid, 0xab, sizeof gid);
@@ -130,11 +157,24 @@ static int gid_sequence(const struct gid_fronts_ops* ops, FILE* out) {
     gid_seq_table(out, ops, ctx, 64, 1, 0);
     fprintf(out, "close: %d\n", ops->close_device(ctx));
   }
+  /* A device no front handed out, even one carrying a real device's name: ENODEV. */
+  if (num > 0) {
+    static struct ibv_device fake_device;
+    struct ibv_context* opened;
+    memcpy(&fake_device, list[0], sizeof fake_device);
+    errno = 0;
+    opened = ops->open_device(&fake_device);
+    rc = errno; /* read after the call: argument evaluation order is unspecified */
+    fprintf(out, "foreign device open_device: %s errno %d\n", opened ? "open" : "NULL", rc);
+    if (opened) ops->close_device(opened);
+  }
   /* A context no front handed out: refused, never read. */
   memset(&bogus, 0, sizeof bogus);
+  fprintf(out, "foreign context close_device: %d\n", ops->close_device(&bogus));
   errno = 0;
   rc = ops->query_gid(&bogus, 1, 0, &gid);
   fprintf(out, "foreign context query_gid: %d errno %d\n", rc, errno);
+  fprintf(out, "foreign context query_port: %d\n", ops->query_port(&bogus, 1, (struct ibv_port_attr*)&big));
   fprintf(out, "foreign context query_gid_ex: %d\n",
           ops->query_gid_ex(&bogus, 1, 0, &big.e, 0, sizeof big.e));
   gid_seq_table(out, ops, &bogus, 64, 0, 0);

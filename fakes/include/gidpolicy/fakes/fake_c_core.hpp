@@ -74,6 +74,45 @@ ssize_t query_gid_table(FakeVerbs& model, DeviceHandle device, ibv_gid_entry* en
 int query_gid_type(FakeVerbs& model, DeviceHandle device, std::uint32_t port, std::uint32_t index, int* type,
                    std::string* why = nullptr);
 
+/// The ibv_device of the model's device `name`, the `index`-th of the device list: the whole
+/// struct written. node_type IBV_NODE_CA; transport IBV_TRANSPORT_IB, or 100 when a port of the
+/// device is Thunderbolt (what Apple's RDMA devices report, and what ibv_devinfo prints as a
+/// number); name the device's, dev_name "uverbs<index>" as the kernel names the character
+/// device. The sysfs paths are each front's (the drop-in points them at its table directory).
+void describe_device(const FakeVerbs& model, const std::string& name, int index, ibv_device* out);
+
+/// The largest message a port of the fake carries (ibv_port_attr::max_msg_sz): 1 GiB, the
+/// figure mlx5 reports.
+inline constexpr std::uint32_t kMaxMessageSize = std::uint32_t{1} << 30;
+
+/// ibv_query_port: 0 with the whole of `*attr` written (zeros where the model has no figure),
+/// else the errno (EINVAL for a port the device lacks). A front that receives rdma-core's
+/// shorter _compat_ibv_port_attr copies only its prefix. Where the two fronts used to differ,
+/// the kernel's answer (ib_query_port, rdma-core 44's ibv_query_port) decides:
+///  * gid_tbl_len: the table's declared length, else the number of slots it lists;
+///  * phys_state: LinkUp (5) whenever the logical state is past Down (INIT, ARMED, ACTIVE need
+///    a trained physical link), Disabled (3) for a Down port;
+///  * port_cap_flags: IBV_PORT_IP_BASED_GIDS on a port that is not InfiniBand, as the kernel
+///    sets it for every RoCE port (its GIDs come from IP addresses);
+///  * pkey_tbl_len: the model's P_Key table (FakeVerbs::kPkeyTableLength);
+///  * max_vl_num 1, active_width 1X, active_speed SDR: a trained link reports a width and a
+///    speed, never 0; max_mtu is the active MTU (the table knows no other).
+int query_port(FakeVerbs& model, DeviceHandle device, std::uint32_t port, ibv_port_attr* attr,
+               std::string* why = nullptr);
+
+/// The capacities a front reports in ibv_query_device (and enforces at creation).
+struct DeviceLimits {
+  unsigned max_qp = 0, max_cq = 0, max_pd = 0, max_mr = 0, max_srq = 0, max_ah = 0;
+  unsigned max_qp_wr = 0, max_sge = 0, max_cqe = 0, max_srq_wr = 0, max_srq_sge = 0;
+  unsigned max_inline = 0, max_rd_atom = 0, pkey_tbl_len = 0;
+};
+
+/// ibv_query_device for a device of `node_guid` (host order) with `phys_port_cnt` ports: the
+/// whole of `*attr` written from `limits`, max_qp lowered to the device's driver model's QP
+/// ceiling when it has one (Apple: 10). 0, or the errno (EINVAL without `attr`).
+int query_device(FakeVerbs& model, DeviceHandle device, const DeviceLimits& limits, std::uint64_t node_guid,
+                 unsigned phys_port_cnt, ibv_device_attr* attr, std::string* why = nullptr);
+
 // ---- call frames: one per rdma-core return convention ----------------------------------------
 // `body` returns the errno-style answer; the frame maps it to the convention and keeps every
 // exception inside.
