@@ -130,7 +130,7 @@ int errno_frame(Body&& body) noexcept {
 /// Calls that return 0, or -1 with errno (query_gid, get_async_event): `body` returns 0 or the errno.
 template <class Body>
 int minus_one_frame(Body&& body) noexcept {
-  int err;
+  int err = 0;
   try {
     err = body();
   } catch (...) {
