@@ -2,6 +2,8 @@
 #include <gidpolicy/verbs/verbs_api.hpp>
 
 #include <cerrno>
+#include <cstring>
+#include <type_traits>
 
 namespace gidpolicy::verbs {
 
@@ -127,15 +129,22 @@ result<PortInfo> port_info_from_ibv(std::string device, std::uint32_t port, cons
   PortInfo p;
   p.device = std::move(device);
   p.port = port;
+  std::underlying_type_t<ibv_port_state> raw_state{};
+  std::memcpy(&raw_state, &attr.state, sizeof raw_state);
   p.state =
-      static_cast<PortState>(static_cast<unsigned>(attr.state) <= 5 ? static_cast<unsigned>(attr.state) : 0u);
+      static_cast<PortState>(static_cast<unsigned>(raw_state) <= 5 ? static_cast<unsigned>(raw_state) : 0u);
   // IBV_LINK_LAYER_UNSPECIFIED (0) comes from legacy providers, which are all InfiniBand.
   p.link_layer = attr.link_layer == IBV_LINK_LAYER_UNSPECIFIED ? LinkLayer::infiniband()
                                                                : LinkLayer::from_raw(attr.link_layer);
   p.gid_tbl_len = attr.gid_tbl_len < 0 ? 0u : static_cast<std::uint32_t>(attr.gid_tbl_len);
   // An MTU the seam does not know is not a guess: a 1024 assumed here would become every RTR's
   // path MTU. A driver that reports one is refused as a driver that cannot be trusted.
-  const auto mtu = static_cast<unsigned>(attr.active_mtu);
+  // Read as the integer the C struct holds: a driver (a C caller's function table) may store any
+  // value there, and loading an enum object that holds one outside the enum's range is undefined
+  // in C++.
+  std::underlying_type_t<ibv_mtu> raw_mtu{};
+  std::memcpy(&raw_mtu, &attr.active_mtu, sizeof raw_mtu);
+  const auto mtu = static_cast<unsigned>(raw_mtu);
   if (mtu < 1 || mtu > 5)
     return fail_errno(EPROTO, std::string(call.empty() ? "ibv_query_port" : call) + " reported active_mtu " +
                                   std::to_string(mtu) +

@@ -31,7 +31,8 @@ const char* g_device_name = nullptr;
 
 int query_port_with_mtu(ibv_context* context, std::uint8_t port, ibv_port_attr* attr) {
   const int rc = c::query_port(context, port, attr);
-  if (rc == 0 && g_active_mtu >= 0) attr->active_mtu = static_cast<ibv_mtu>(g_active_mtu);
+  if (rc == 0 && g_active_mtu >= 0)
+    std::memcpy(&attr->active_mtu, &g_active_mtu, sizeof attr->active_mtu);  // any int: as a C driver may
   return rc;
 }
 const char* device_name_override(ibv_device* device) {

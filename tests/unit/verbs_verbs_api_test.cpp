@@ -17,7 +17,8 @@ ibv_port_attr attr_with_mtu(int mtu) {
   a.state = IBV_PORT_ACTIVE;
   a.link_layer = IBV_LINK_LAYER_ETHERNET;
   a.gid_tbl_len = 16;
-  a.active_mtu = static_cast<ibv_mtu>(mtu);
+  // memcpy: a value outside ibv_mtu's range cannot be stored through the enum type in C++.
+  std::memcpy(&a.active_mtu, &mtu, sizeof a.active_mtu);
   return a;
 }
 

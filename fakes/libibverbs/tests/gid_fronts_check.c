@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
     if (got[i] == '\n') ++line;
   if (i == got_size && i == want_size) {
     printf("the drop-in's %zu transcript lines match %s\n", line - 1, argv[1]);
+    free(got);
+    free(want);
     return 0;
   }
   printf("FAILED: line %zu differs from %s\n", line, argv[1]);

@@ -108,6 +108,7 @@ static int gid_sequence(const struct gid_fronts_ops* ops, FILE* out) {
   struct ibv_device** list;
   struct ibv_context bogus;
   union gid_seq_big_entry big;
+  struct ibv_port_attr bogus_port; /* whole: verbs.h's inline zeroes all of it before the call */
   union ibv_gid gid;
   int num = 0, d, index, rc;
   unsigned port;
@@ -117,9 +118,13 @@ static int gid_sequence(const struct gid_fronts_ops* ops, FILE* out) {
   if (!list) return -1;
   for (d = 0; d < num; ++d) {
     struct ibv_context* ctx = ops->open_device(list[d]);
+    int node_type, transport;
+    /* Copied as integers: Apple's transport (100) is outside enum ibv_transport_type, and this
+     * header is compiled as C++ too, where loading such an enum value is undefined. */
+    memcpy(&node_type, &list[d]->node_type, sizeof node_type);
+    memcpy(&transport, &list[d]->transport_type, sizeof transport);
     fprintf(out, "device %s: %s node_type %d transport %d dev_name %s\n", ops->get_device_name(list[d]),
-            ctx ? "open" : "not open", (int)list[d]->node_type, (int)list[d]->transport_type,
-            list[d]->dev_name);
+            ctx ? "open" : "not open", node_type, transport, list[d]->dev_name);
     if (!ctx) continue;
     for (port = 0; port <= 3; ++port) gid_seq_port(out, ops, ctx, port);
     for (port = 0; port <= 2; ++port) {
@@ -174,7 +179,7 @@ static int gid_sequence(const struct gid_fronts_ops* ops, FILE* out) {
   errno = 0;
   rc = ops->query_gid(&bogus, 1, 0, &gid);
   fprintf(out, "foreign context query_gid: %d errno %d\n", rc, errno);
-  fprintf(out, "foreign context query_port: %d\n", ops->query_port(&bogus, 1, (struct ibv_port_attr*)&big));
+  fprintf(out, "foreign context query_port: %d\n", ops->query_port(&bogus, 1, &bogus_port));
   fprintf(out, "foreign context query_gid_ex: %d\n",
           ops->query_gid_ex(&bogus, 1, 0, &big.e, 0, sizeof big.e));
   gid_seq_table(out, ops, &bogus, 64, 0, 0);
