@@ -1,7 +1,8 @@
 # gidpolicy_extract_snippets(<out-dir> <result-var> <markdown files>...)
 #
-# Every fenced code block tagged c, cpp or c++ in the given Markdown files must be preceded by a
-# marker naming the harness that compiles it:
+# Every fenced code block tagged as C or C++ (c, cpp, c++, cc, cxx, h, hpp, in any case, with or
+# without words after the language) in the given Markdown files must be preceded by a marker
+# naming the harness that compiles it:
 #
 #   <!-- snippet: HARNESS -->          or     <!-- snippet: HARNESS PART -->
 #   ```cpp
@@ -12,7 +13,10 @@
 # text where it belongs (`#include SNIPPET_<PART>`; PART defaults to MAIN). A block without a
 # marker is a configure error: every C/C++ snippet in the docs compiles as written.
 #
-# Sets <result-var> to a list of "HARNESS|PART|FILE" entries, FILE being the extracted text.
+# Sets <result-var> to a list of "HARNESS|PART|FILE" entries, FILE being the extracted text, named
+# after the Markdown file's path in the source tree (README.md -> README_<n>_..., docs/testing.md
+# -> docs_testing_<n>_..., fakes/libibverbs/README.md -> fakes_libibverbs_README_<n>_...), so two
+# files of the same name never share a snippet file or a test name.
 # String functions only (no list operations on the text: C code is full of semicolons).
 function(gidpolicy_extract_snippets out_dir result)
   set(_entries)
@@ -20,7 +24,20 @@ function(gidpolicy_extract_snippets out_dir result)
   foreach(_md IN LISTS ARGN)
     file(READ "${_md}" _text)
     set(_text "\n${_text}")
-    get_filename_component(_stem "${_md}" NAME_WE)
+    file(RELATIVE_PATH _stem "${PROJECT_SOURCE_DIR}" "${_md}")
+    string(REGEX REPLACE "\\.md$" "" _stem "${_stem}")
+    string(MAKE_C_IDENTIFIER "${_stem}" _stem)
+    # Only a ``` fence at the start of a line is extracted: an indented or ~~~ fence tagged as C or
+    # C++ would escape the compiler, so it is refused here rather than skipped.
+    string(REGEX MATCHALL "\n[ \t]*(```|~~~)[ \t]*[A-Za-z+]*" _fences "${_text}")
+    foreach(_fence IN LISTS _fences)
+      string(REGEX MATCH "^\n([ \t]*)(```|~~~)[ \t]*([A-Za-z+]*)$" _ "${_fence}")
+      string(TOLOWER "${CMAKE_MATCH_3}" _fence_lang)
+      if(_fence_lang MATCHES "^(c|cpp|c\\+\\+|cc|cxx|h|hpp)$" AND (CMAKE_MATCH_1 OR CMAKE_MATCH_2 STREQUAL "~~~"))
+        message(FATAL_ERROR "${_md}: a ${CMAKE_MATCH_2}${CMAKE_MATCH_3} block is indented or fenced with ~~~: "
+                            "start C/C++ blocks with ``` at the start of a line so they are compiled")
+      endif()
+    endforeach()
     set(_n 0)
     while(TRUE)
       string(FIND "${_text}" "\n```" _open)
@@ -37,6 +54,8 @@ function(gidpolicy_extract_snippets out_dir result)
       string(FIND "${_rest}" "\n" _eol)
       string(SUBSTRING "${_rest}" 0 ${_eol} _lang)
       string(STRIP "${_lang}" _lang)
+      string(REGEX REPLACE "[ \t{].*$" "" _lang "${_lang}")
+      string(TOLOWER "${_lang}" _lang)
       math(EXPR _body_start "${_eol} + 1")
       string(SUBSTRING "${_rest}" ${_body_start} -1 _rest)
       string(FIND "${_rest}" "\n```" _close)
@@ -46,7 +65,7 @@ function(gidpolicy_extract_snippets out_dir result)
       string(SUBSTRING "${_rest}" 0 ${_close} _body)
       math(EXPR _after "${_close} + 4")
       string(SUBSTRING "${_rest}" ${_after} -1 _text)
-      if(NOT _lang MATCHES "^(c|cpp|c\\+\\+)$")
+      if(NOT _lang MATCHES "^(c|cpp|c\\+\\+|cc|cxx|h|hpp)$")
         continue()
       endif()
       math(EXPR _n "${_n} + 1")
