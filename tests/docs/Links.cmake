@@ -46,7 +46,11 @@ endfunction()
 # The anchors a Markdown file offers, as GitHub makes them: explicit ids, and each heading's
 # slug (lower case, punctuation dropped, spaces to hyphens, -1, -2 ... for repeats).
 function(_anchors md out)
-  file(STRINGS "${md}" _lines)
+  # Lines as a list: ";" would split a line and an unbalanced "[" would join the lines after it,
+  # and neither can be part of a slug, so both go (with "]") before the split.
+  file(READ "${md}" _text)
+  string(REGEX REPLACE "[][;]" "" _text "${_text}")
+  string(REPLACE "\n" ";" _lines "${_text}")
   set(_anchors "")
   set(_in_fence FALSE)
   foreach(_line IN LISTS _lines)
