@@ -37,9 +37,10 @@ function(_prose md out)
     endif()
   endwhile()
   string(APPEND _kept "${_text}")
-  # Inline code: ``...`` spans first, then `...` spans (neither crosses a blank line here).
+  # Inline code: ``...`` spans first, then `...` spans, which may wrap over up to four lines but
+  # never cross a blank one.
   string(REGEX REPLACE "``[^`]+``" "" _kept "${_kept}")
-  string(REGEX REPLACE "`[^`\n]+`" "" _kept "${_kept}")
+  string(REGEX REPLACE "`[^`\n]+(\n[^`\n]+)?(\n[^`\n]+)?(\n[^`\n]+)?`" "" _kept "${_kept}")
   set(${out} "${_kept}" PARENT_SCOPE)
 endfunction()
 
@@ -103,7 +104,8 @@ foreach(_md IN LISTS _docs)
     list(APPEND _targets "link|${_t}")
   endforeach()
   # Prose mentions of a document with an anchor, from the repository's root.
-  string(REGEX MATCHALL "(^|[ (\"'])((docs|fakes)/[A-Za-z0-9_./-]+\\.md#[a-z0-9_-]+)" _mentions "${_text}")
+  # (In the marked text, so a link's own target is not counted twice.)
+  string(REGEX MATCHALL "(^|[ (\"'])((docs|fakes)/[A-Za-z0-9_./-]+\\.md#[a-z0-9_-]+)" _mentions "${_marked}")
   foreach(_m IN LISTS _mentions)
     string(REGEX REPLACE "^[ (\"']" "" _m "${_m}")
     list(APPEND _targets "root|${_m}")

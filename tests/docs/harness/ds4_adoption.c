@@ -1,14 +1,14 @@
-/* Harness for README "Adopting gidpolicy in a ds4 fork": a program shaped like the Linux RoCE path
+/* Harness for docs/adopting-ds4.md: a program shaped like the Linux RoCE path
  * of ds4's ds4_tp.c, with its struct, field and function names (ds4_tp, ds4_tp_rdma,
  * ds4_tp_verbs_api, ds4_tp_rdma_info, tp_rdma_load_api, tp_rdma_open,
- * tp_rdma_register_and_exchange, tp_rdma_recreate_qp, tp_rdma_close) so that the README's
+ * tp_rdma_register_and_exchange, tp_rdma_recreate_qp, tp_rdma_close) so that the guide's
  * snippets compile here exactly as they are pasted there. The bodies are this project's own code,
  * reduced to what the GID choice and the queue pair transitions need.
  *
  * Two ranks run in one process, each with its own context on the same device; the "control
  * socket" exchange is a copy of one rank's ds4_tp_rdma_info into the other's r->peer. After both
  * RC queue pairs reach RTS, both ranks recreate theirs (tp_rdma_recreate_qp) and connect again: a
- * second RTR from the same selection. The README's snippets are included where a fork puts them
+ * second RTR from the same selection. The guide's snippets are included where a fork puts them
  * (SNIPPET_STATE, SNIPPET_CHOOSE, SNIPPET_OPEN, SNIPPET_RTR, SNIPPET_CALL, SNIPPET_CLOSE).
  *
  *   docs_ds4_adoption LIBIBVERBS CONTROL_ADDR GID_INDEX        (GID_INDEX -1: not forced)

@@ -1,4 +1,5 @@
-// Harness for README "FakeFabric": hosts from tables, connected as a mesh.
+// Harness for docs/testing.md "Fakes instead of RDMA hardware" (FakeFabric): hosts from tables, connected as
+// a mesh.
 #include <gidpolicy/fakes/fake_fabric.hpp>
 #include <gidpolicy/profiles.hpp>
 

@@ -1,4 +1,4 @@
-// Harness for README "In tests": a test body using the in-process fake verbs.
+// Harness for docs/testing.md "Fakes instead of RDMA hardware": a test body using the in-process fake verbs.
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
 

@@ -1,7 +1,7 @@
-// Harness for README "Adopting gidpolicy in a JACCL fork": a program shaped like JACCL's
+// Harness for docs/adopting-jaccl.md: a program shaped like JACCL's
 // connection setup (mlx/distributed/jaccl/lib/jaccl/rdma.{h,cpp}): an IBVWrapper of dlopen()ed
 // verbs, a Destination exchanged over the side channel, and a Connection per peer whose info()
-// chooses the GID and whose queue_pair_rtr() routes from it. The README's snippets are the header
+// chooses the GID and whose queue_pair_rtr() routes from it. The guide's snippets are the header
 // part (SNIPPET_HEADER: the Connection declaration) and the source part (SNIPPET_SOURCE: the
 // members that change); the rest of Connection is written here the way JACCL writes it.
 //
@@ -62,7 +62,7 @@ struct Destination {
 
 namespace jaccl {
 
-// Connection as JACCL writes it, except the members the README changes.
+// Connection as JACCL writes it, except the members the guide changes.
 Connection::Connection(ibv_context* ctx_)
     : ctx(ctx_), protection_domain(nullptr), completion_queue(nullptr), queue_pair(nullptr) {
   src.local_id = -1;

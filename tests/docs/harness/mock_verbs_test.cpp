@@ -1,4 +1,4 @@
-// Harness for README "MockVerbs": a gmock expectation over a FakeVerbs named `fake`.
+// Harness for docs/testing.md (MockVerbs): a gmock expectation over a FakeVerbs named `fake`.
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/fakes/testing/mock_verbs.hpp>
 

@@ -1,4 +1,4 @@
-// Harness for README "Policies and the spec grammar": plan on a table, advertise, build RTR.
+// Harness for README "Example": plan on a table, advertise, build RTR.
 #include <gidpolicy/gidpolicy.hpp>
 #include <gidpolicy/rtr.hpp>
 

@@ -1,4 +1,4 @@
-// Harness for README "Using gidpolicy from CMake": a fragment that reads a JSON table text.
+// Harness for docs/formats.md "Reading tables from code": a fragment that reads a JSON table text.
 // The snippet's own #include lands inside the function; the header is included here first, so
 // that one is a no-op (#pragma once).
 #include <gidpolicy/formats/json.hpp>

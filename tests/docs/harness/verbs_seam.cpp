@@ -1,4 +1,4 @@
-// Harness for README "Verbs seam and fakes": snapshot a live port, plan, build and apply RTR.
+// Harness for docs/live-hosts.md "The verbs seam": snapshot a live port, plan, build and apply RTR.
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
 #include <gidpolicy/verbs/apply.hpp>

@@ -1,4 +1,4 @@
-// Harness for README "Live hosts": follow the advertised GID, re-plan on every change.
+// Harness for docs/live-hosts.md "GID changes": follow the advertised GID, re-plan on every change.
 #include <gidpolicy/change.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/verbs/watch.hpp>
