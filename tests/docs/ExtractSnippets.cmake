@@ -33,9 +33,11 @@ function(gidpolicy_extract_snippets out_dir result)
     string(REGEX MATCHALL "\n[ \t]*(```|~~~)[ \t]*[A-Za-z+]*" _fences "${_text}")
     foreach(_fence IN LISTS _fences)
       string(REGEX MATCH "^\n([ \t]*)(```|~~~)[ \t]*([A-Za-z+]*)$" _ "${_fence}")
+      set(_indent "${CMAKE_MATCH_1}")
+      set(_fence_mark "${CMAKE_MATCH_2}")
       string(TOLOWER "${CMAKE_MATCH_3}" _fence_lang)
-      if(_fence_lang MATCHES "^(c|cpp|c\\+\\+|cc|cxx|h|hpp)$" AND (CMAKE_MATCH_1 OR CMAKE_MATCH_2 STREQUAL "~~~"))
-        message(FATAL_ERROR "${_md}: a ${CMAKE_MATCH_2}${CMAKE_MATCH_3} block is indented or fenced with ~~~: "
+      if(_fence_lang MATCHES "^(c|cpp|c\\+\\+|cc|cxx|h|hpp)$" AND (NOT _indent STREQUAL "" OR _fence_mark STREQUAL "~~~"))
+        message(FATAL_ERROR "${_md}: a ${_fence_mark}${_fence_lang} block is indented or fenced with ~~~: "
                             "start C/C++ blocks with ``` at the start of a line so they are compiled")
       endif()
     endforeach()
