@@ -2,7 +2,7 @@
 //
 //   bench_fleet [--hosts N]... [--no-today] [--mesh-only]   (default sizes: 1024 and 10000)
 //
-// Prints, for the release build the README quotes:
+// Prints, for the release build docs/performance.md quotes:
 //  * today: FakeFabric::connect (what `gidpolicy simulate` runs) on meshes of 50-200 hosts,
 //    its time per pair growing with the host count;
 //  * fleet: Analysis::run (plan each host once, judge every pair from the two plans, count per

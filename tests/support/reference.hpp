@@ -2,7 +2,7 @@
 //
 // Written differently from the library on purpose: everything is decided on a copied-out byte
 // array (no Gid member predicates), indices are found by linear scan (no GidTable::find), and
-// the documented rules are restated from README.md / the policy headers, not from the sources.
+// the documented rules are restated from docs/policies.md / the policy headers, not from the sources.
 // If the library and these disagree, one of them misreads the documentation.
 #pragma once
 
@@ -113,7 +113,7 @@ inline bool jaccl_agrees(const GidTable& t) {
   return length(t) > 1 && one != nullptr && one->state == EntryState::valid && raw(one->gid) == raw(m->gid);
 }
 
-/// Ranked's filters restated from README.md ("drops entries that cannot work") and ranked.hpp.
+/// Ranked's filters restated from docs/policies.md ("The ranked order") and ranked.hpp.
 inline bool ranked_candidate(const GidTable& t, const GidEntry& e, const RankedOptions& o) {
   if (e.index >= length(t) || e.index > 255) return false;
   if (e.state != EntryState::valid) return false;
