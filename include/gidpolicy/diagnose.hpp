@@ -79,8 +79,14 @@ struct Diagnosis {
   [[nodiscard]] std::string to_string() const;
 };
 
-/// Rank the known causes of `err` from an INIT->RTR (or QP creation) on `platform`.
+/// Rank the known causes of `err` from an INIT->RTR (or QP creation) on a driver that behaves
+/// as `model` says: the errno numbering is model.platform's, the prediction that confirms or
+/// rules out a cause is judge_rtr() with this model, and the QP cap is the model's own
+/// (max_qps_per_device, judged by judge_create_qp's qp_limit rule), so a model of another
+/// kernel or a new report is diagnosed as it would be judged.
 /// An errno gidpolicy has no model for yields one "unknown" cause naming it.
+Diagnosis diagnose(int err, const DriverModel& model, const DiagnoseContext& context = {});
+/// The same with the stock model of `platform` (DriverModel::for_platform).
 Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context = {});
 
 /// What an RTR would do, from the one path every prediction takes: the attributes RtrBuilder

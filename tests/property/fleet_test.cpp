@@ -42,7 +42,7 @@ Seen fleet_direction(const fleet::Analysis& an, const fleet::Direction& d, std::
   Seen s{d.ok(), std::nullopt};
   // The fabric keeps the errno on the sender's direction when the sender's own modify_qp failed
   // (a builder refusal has none).
-  if (d.outcome == fleet::Outcome::rtr_error && d.culprit == sender && an.causes()[d.cause].err != 0)
+  if (d.outcome == LinkOutcome::rtr_error && d.culprit == sender && an.causes()[d.cause].err != 0)
     s.rtr_errno = an.causes()[d.cause].err;
   return s;
 }
@@ -69,7 +69,7 @@ std::vector<fleet::HostSnapshot> host_snapshots(const std::vector<GidTable>& tab
 /// `hosts` is host_snapshots(tables, driver): it depends on no profile, so a case that checks
 /// several profiles on one fabric reads it once.
 void check_same(const std::vector<GidTable>& tables, const std::vector<fleet::HostSnapshot>& hosts,
-                const Profile& profile, fakes::Topology topology, std::optional<DriverModel> driver) {
+                const Profile& profile, fleet::Pairing topology, std::optional<DriverModel> driver) {
   fakes::FakeFabric fabric;
   for (std::size_t i = 0; i < tables.size(); ++i)
     RC_ASSERT(fabric.add_host({fleet_host(i), tables[i], profile, driver}).has_value());
@@ -77,7 +77,7 @@ void check_same(const std::vector<GidTable>& tables, const std::vector<fleet::Ho
   RC_ASSERT(report.has_value());
 
   fleet::Topology topo;
-  topo.pairing = topology == fakes::Topology::ring ? fleet::Pairing::ring : fleet::Pairing::mesh;
+  topo.pairing = topology == fleet::Pairing::ring ? fleet::Pairing::ring : fleet::Pairing::mesh;
   // Each host has one port: "" selects it (its device name differs between hosts).
   auto an = fleet::Analysis::run(hosts, topo, {.profile = profile, .driver = driver, .threads = 2});
   RC_ASSERT(an.has_value());
@@ -115,7 +115,7 @@ void check_same(const std::vector<GidTable>& tables, const std::vector<fleet::Ho
 
 RC_GTEST_PROP(Fleet, prop_fleet_pairs_equal_the_fabric_simulation_for_every_profile, ()) {
   const auto tables = *test::gen_host_tables(2, 8);
-  const auto topology = *rc::gen::element(fakes::Topology::mesh, fakes::Topology::ring);
+  const auto topology = *rc::gen::element(fleet::Pairing::mesh, fleet::Pairing::ring);
   const auto hosts = host_snapshots(tables, std::nullopt);
   for (const Profile& profile : profiles::all()) check_same(tables, hosts, profile, topology, std::nullopt);
 }
@@ -124,7 +124,7 @@ RC_GTEST_PROP(Fleet, prop_fleet_pairs_equal_the_fabric_simulation_for_random_pro
   // Profiles beyond the named ones (ranked options, literal source indices, first(...)) and a
   // driver forced on every host (`--platform`), as `simulate --platform` does.
   const auto tables = *test::gen_host_tables(2, 8);
-  const auto topology = *rc::gen::element(fakes::Topology::mesh, fakes::Topology::ring);
+  const auto topology = *rc::gen::element(fleet::Pairing::mesh, fleet::Pairing::ring);
   const Profile profile = *test::gen_profile();
   const auto driver =
       *rc::gen::element(std::optional<DriverModel>{}, std::optional(DriverModel::linux_kernel()),

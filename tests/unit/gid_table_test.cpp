@@ -56,7 +56,7 @@ TEST(GidTable, RejectsDuplicateIndex) {
   auto t = GidTable::make(eth_port(), {GidEntry::valid(1, g("fe80::1")), GidEntry::empty(1)});
   ASSERT_FALSE(t);
   EXPECT_EQ(t.error(), errc::duplicate_index);
-  EXPECT_NE(t.error().detail.find("GID index 1 appears twice"), std::string::npos) << t.error().detail;
+  EXPECT_NE(t.error().detail.find("port 1 index 1 appears twice"), std::string::npos) << t.error().detail;
 }
 
 TEST(GidTable, RejectsIndexBeyondTableOrTwoToThe31) {
