@@ -157,7 +157,7 @@ class Builder {
   Builder(const Facts& f, const DiagnoseContext& c, std::string errno_label)
       : f_(f), c_(c), errno_label_(std::move(errno_label)) {}
   void add(std::string id, Likelihood l, std::string summary, std::string remedy) {
-    causes_.push_back(Cause{std::move(id), l, std::move(summary), std::move(remedy)});
+    causes_.push_back(CandidateCause{std::move(id), l, std::move(summary), std::move(remedy)});
   }
   /// A cause the driver model decides: `rule` fired -> confirmed with the model's reason; the
   /// request passed it -> ruled out with `passed`; not reached -> `evidence` when the table
@@ -188,7 +188,7 @@ class Builder {
     else
       add(std::move(id), Likelihood::ruled_out, passed, remedy);
   }
-  std::vector<Cause> take() {
+  std::vector<CandidateCause> take() {
     // The model's decision always appears: when no cause of this errno is the rule that fired,
     // say what the model predicts instead, so the reader sees the disagreement.
     if (f_.model && f_.model->verdict.rule != RtrRule::none && f_.model->verdict.rule != RtrRule::not_shown &&
@@ -198,7 +198,7 @@ class Builder {
               errno_label_,
           "compare the errno with the platform the table comes from (--platform)");
     std::stable_sort(causes_.begin(), causes_.end(),
-                     [](const Cause& a, const Cause& b) { return a.likelihood < b.likelihood; });
+                     [](const CandidateCause& a, const CandidateCause& b) { return a.likelihood < b.likelihood; });
     return std::move(causes_);
   }
 
@@ -362,7 +362,7 @@ class Builder {
  private:
   const Facts& f_;
   const DiagnoseContext& c_;
-  std::vector<Cause> causes_;
+  std::vector<CandidateCause> causes_;
   std::uint32_t covered_ = 0;  // rules some cause of this errno stands for
   std::string errno_label_;    // "EINVAL (22)"
 };
@@ -545,7 +545,7 @@ Diagnosis diagnose(int err, const DriverModel& model, const DiagnoseContext& con
     if (other_name.rfind("errno ", 0) != 0)
       s += "; on " + std::string(to_string(other)) + " " + std::to_string(err) + " is " + other_name +
            ": was the number captured on the other platform?";
-    d.causes.push_back(Cause{"unknown", Likelihood::possible, std::move(s), ""});
+    d.causes.push_back(CandidateCause{"unknown", Likelihood::possible, std::move(s), ""});
   }
   return d;
 }

@@ -61,20 +61,25 @@ enum class Likelihood : std::uint8_t {
 };
 std::string_view to_string(Likelihood l) noexcept;  ///< "confirmed", "likely", ...
 
-/// One known cause of an errno.
-struct Cause {
+/// One known cause of an errno, with how strongly the evidence supports it (a candidate: the
+/// established reason a fleet link failed is fleet::Cause).
+struct CandidateCause {
   std::string id;  ///< stable identifier: "empty_slot", "index_0_thunderbolt", ...
   Likelihood likelihood = Likelihood::possible;
   std::string summary;  ///< what happened, with the evidence: "sgid_index 1 is empty; ..."
   std::string remedy;   ///< what to do
 };
+#ifndef GIDPOLICY_NO_DEPRECATED
+using Cause [[deprecated("diagnose()'s Cause is CandidateCause (fleet::Cause is a link's failure)")]] =
+    CandidateCause;
+#endif
 
 /// The causes of one errno on one platform, most likely first.
 struct Diagnosis {
   int err = 0;
   Platform platform = Platform::linux_kernel;
   std::string name;           ///< "EINVAL", "ENODATA", ... on that platform
-  std::vector<Cause> causes;  ///< sorted: confirmed, likely, possible, ruled_out
+  std::vector<CandidateCause> causes;  ///< sorted: confirmed, likely, possible, ruled_out
   /// Multi-line text: "EINVAL (22) on linux:" then one line per cause.
   [[nodiscard]] std::string to_string() const;
 };

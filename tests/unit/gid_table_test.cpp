@@ -105,5 +105,19 @@ TEST(Mtu, BytesRoundTrip) {
   EXPECT_EQ(mtu_from_bytes(1500), std::nullopt);
 }
 
+TEST(GidTableNames, PortsAndEntriesAreNamedOneWay) {
+  const PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 16, Mtu::mtu_1024, 0};
+  EXPECT_EQ(port_name("mlx5_0", 1), "mlx5_0 port 1");
+  EXPECT_EQ(port_name(p), "mlx5_0 port 1");
+  EXPECT_EQ(entry_name("mlx5_0", 1, 3), "mlx5_0 port 1 index 3");
+  EXPECT_EQ(entry_name(p, 3), "mlx5_0 port 1 index 3");
+  const GidTable t = VALUE_OR_FAIL(GidTable::make(p, {}));
+  EXPECT_EQ(port_name(t), "mlx5_0 port 1");
+  // The table's own errors name the entry that way.
+  auto dup = GidTable::make(p, {GidEntry::empty(2), GidEntry::empty(2)});
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().detail, "mlx5_0 port 1 index 2 appears twice");
+}
+
 }  // namespace
 }  // namespace gidpolicy
