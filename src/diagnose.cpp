@@ -51,8 +51,8 @@ struct Facts {
   bool empty = false;  // empty slot, hole in a complete listing, or zero GID
   bool unreadable = false;
   bool usable = false;
-  std::optional<Agreement> agreement;  // with the advertised GID, when given
-  std::optional<RtrPrediction> model;  // when table and index are known
+  std::optional<Agreement> agreement;   // with the advertised GID, when given
+  std::optional<RtrPrediction> model;   // when table and index are known
   const DriverModel* driver = nullptr;  // the model that judges (never null after gather())
   Platform platform = Platform::linux_kernel;
   std::string at;  // "sgid_index 1"
@@ -197,8 +197,9 @@ class Builder {
           "for this RTR the driver model predicts " + f_.model->to_string(f_.platform) + ", not " +
               errno_label_,
           "compare the errno with the platform the table comes from (--platform)");
-    std::stable_sort(causes_.begin(), causes_.end(),
-                     [](const CandidateCause& a, const CandidateCause& b) { return a.likelihood < b.likelihood; });
+    std::stable_sort(causes_.begin(), causes_.end(), [](const CandidateCause& a, const CandidateCause& b) {
+      return a.likelihood < b.likelihood;
+    });
     return std::move(causes_);
   }
 
@@ -325,7 +326,8 @@ class Builder {
   void qp_limit(Likelihood unknown_l) {
     const DriverModel& m = *f_.driver;
     if (m.max_qps_per_device == 0) return;
-    const std::string remedy = "share QPs, or destroy unused ones (a full mesh of N hosts needs N-1 per port)";
+    const std::string remedy =
+        "share QPs, or destroy unused ones (a full mesh of N hosts needs N-1 per port)";
     const std::string cap = std::to_string(m.max_qps_per_device);
     if (!c_.qps_on_device) {
       add("qp_limit", unknown_l,
@@ -339,7 +341,8 @@ class Builder {
     if (v.rule == RtrRule::qp_limit)
       add("qp_limit", Likelihood::confirmed, have + "; the " + m.name + " driver allows " + cap, remedy);
     else if ((v.passed & rule_bit(RtrRule::qp_limit)) != 0)
-      add("qp_limit", Likelihood::ruled_out, have + ", below the " + m.name + " driver's cap of " + cap, remedy);
+      add("qp_limit", Likelihood::ruled_out, have + ", below the " + m.name + " driver's cap of " + cap,
+          remedy);
     else
       add("qp_limit", unknown_l, have + "; the driver stops earlier: " + v.to_string(m.platform), remedy);
   }

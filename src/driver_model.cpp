@@ -274,7 +274,10 @@ RtrVerdict judge_create_qp(QpKind type, unsigned existing_qps, const DriverModel
     return {RtrOutcome::error, E.ebusy,
             "the device allows " + std::to_string(model.max_qps_per_device) + " queue pairs",
             RtrRule::qp_limit, passed};
-  return {RtrOutcome::ok, 0, {}, RtrRule::none,
+  return {RtrOutcome::ok,
+          0,
+          {},
+          RtrRule::none,
           passed | (model.max_qps_per_device != 0 ? rule_bit(RtrRule::qp_limit) : 0u)};
 }
 

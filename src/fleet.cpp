@@ -30,7 +30,6 @@ std::string_view to_string(Pairing p) noexcept {
   return "mesh";
 }
 
-
 namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
@@ -108,7 +107,8 @@ result<void> check_hosts(const std::vector<HostSnapshot>& hosts) {
     return fail(errc::invalid_argument, "too many hosts: " + std::to_string(n));
   std::map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < n; ++i) {
-    if (hosts[i].host.empty()) return fail(errc::invalid_argument, hosts[i].source + ": the host has no name");
+    if (hosts[i].host.empty())
+      return fail(errc::invalid_argument, hosts[i].source + ": the host has no name");
     auto [it, fresh] = seen.try_emplace(hosts[i].host, i);
     if (!fresh)
       return fail(errc::invalid_argument, "host '" + hosts[i].host + "' appears twice: " +
@@ -136,9 +136,10 @@ void plan_side(const Layout::Want& w, const Profile& profile, const std::string&
   S.slot_cause.fill(kNone);
   if (!w.table) {
     // What was asked for and is not there: a named device, a rail position, or any port.
-    std::string text = w.device.empty()               ? std::string("lists no port in its snapshot")
-                       : w.device.starts_with("rail ") ? "has fewer ports than rails: no port for " + w.device
-                                                       : "has no " + port_name(w.device, w.port) + " in its snapshot";
+    std::string text = w.device.empty() ? std::string("lists no port in its snapshot")
+                       : w.device.starts_with("rail ")
+                           ? "has fewer ports than rails: no port for " + w.device
+                           : "has no " + port_name(w.device, w.port) + " in its snapshot";
     S.unusable = causes.add(LinkOutcome::unusable, I.device.empty() ? std::string("(none)") : I.device, 0,
                             Platform::linux_kernel, std::move(text));
     return;
@@ -147,7 +148,8 @@ void plan_side(const Layout::Want& w, const Profile& profile, const std::string&
   S.driver = options.driver ? *options.driver : DriverModel::for_table(*w.table);
   const Platform pf = S.driver.platform;
   // What snapshot() refuses on the host itself: a port that is not up.
-  const bool up = p.state == PortState::active || p.state == PortState::armed || p.state == PortState::active_defer;
+  const bool up =
+      p.state == PortState::active || p.state == PortState::armed || p.state == PortState::active_defer;
   if (!up) {
     S.unusable = causes.add(LinkOutcome::unusable, I.device, 0, pf,
                             port_name(p) + " is " + std::string(to_string(p.state)) +
@@ -161,8 +163,8 @@ void plan_side(const Layout::Want& w, const Profile& profile, const std::string&
   }
   auto plan = profile.plan(*w.table);
   if (!plan) {
-    S.unusable =
-        causes.add(LinkOutcome::unusable, I.device, 0, pf, "(" + spec + ") selects nothing: " + plan.error().what());
+    S.unusable = causes.add(LinkOutcome::unusable, I.device, 0, pf,
+                            "(" + spec + ") selects nothing: " + plan.error().what());
     return;
   }
   S.plan = std::move(plan).value();
@@ -268,7 +270,8 @@ result<void> Analysis::lay_links(const Topology& topo, const Layout& L) {
   return success();
 }
 
-result<Analysis> Analysis::run(std::vector<HostSnapshot> hosts, const Topology& topo, const Options& options) {
+result<Analysis> Analysis::run(std::vector<HostSnapshot> hosts, const Topology& topo,
+                               const Options& options) {
   GIDPOLICY_TRYV(check_hosts(hosts));
   Analysis an;
   an.hosts_ = std::move(hosts);

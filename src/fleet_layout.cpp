@@ -62,7 +62,6 @@ std::vector<const GidTable*> natural_ports(const HostSnapshot& h) {
   return v;
 }
 
-
 /// rail: rails named by device, or each host's k-th port in natural order.
 result<void> lay_out_rails(const std::vector<HostSnapshot>& hosts, const Topology& topo, Layout& L) {
   const auto n = static_cast<std::uint32_t>(hosts.size());
@@ -74,7 +73,8 @@ result<void> lay_out_rails(const std::vector<HostSnapshot>& hosts, const Topolog
       lanes = std::max(lanes, ordered[h].size());
     }
   if (lanes == 0) return fail(errc::invalid_argument, "rail: no host lists a port, so there is no rail");
-  if (lanes > 4096) return fail(errc::invalid_argument, "rail: " + std::to_string(lanes) + " rails (at most 4096)");
+  if (lanes > 4096)
+    return fail(errc::invalid_argument, "rail: " + std::to_string(lanes) + " rails (at most 4096)");
   L.lanes = static_cast<std::uint32_t>(lanes);
   for (std::uint32_t h = 0; h < n; ++h)
     for (std::size_t k = 0; k < lanes; ++k) {
@@ -93,8 +93,9 @@ result<void> lay_out_jaccl(const std::vector<HostSnapshot>& hosts, const Topolog
   const std::size_t n = hosts.size();
   const JacclDevices& J = topo.jaccl;
   if (J.ranks() != n)
-    return fail(errc::invalid_argument, "the JACCL device file has " + std::to_string(J.ranks()) + " ranks but " +
-                                            std::to_string(n) + " hosts were given (rank i is the i-th host)");
+    return fail(errc::invalid_argument, "the JACCL device file has " + std::to_string(J.ranks()) +
+                                            " ranks but " + std::to_string(n) +
+                                            " hosts were given (rank i is the i-th host)");
   std::string why_mesh, why_ring;
   const bool mesh_ok = J.valid_mesh(&why_mesh);
   const bool ring_ok = J.valid_ring(&why_ring);

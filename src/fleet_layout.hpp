@@ -27,7 +27,6 @@ struct Analysis::Layout {
   bool jaccl_ring = false;
 };
 
-
 /// The sides `topo` uses on `hosts`. Errors: a JACCL file that does not fit the hosts or forms
 /// neither a valid mesh nor ring; rail with no rails or more than 4096.
 result<Analysis::Layout> lay_out(const std::vector<HostSnapshot>& hosts, const Topology& topo);

@@ -38,7 +38,8 @@ PeerInfo told_by(const GidTable& table, const Plan& plan, std::uint32_t qpn, std
   return info;
 }
 
-SideRtr judge_side_rtr(const GidTable& table, const Plan& plan, const PeerInfo& peer, const DriverModel& model) {
+SideRtr judge_side_rtr(const GidTable& table, const Plan& plan, const PeerInfo& peer,
+                       const DriverModel& model) {
   SideRtr out;
   auto built = RtrBuilder(QpKind::uc, table, plan).remote(peer).build();
   if (!built) {

@@ -327,8 +327,8 @@ class Watcher {
           if (e.usable()) ++had;
         for (const GidEntry& e : *t) {
           if (e.index >= current.value().length())
-            return entry_name(d->name, port, e.index) +
-                   " is not below gid_tbl_len " + std::to_string(current.value().length());
+            return entry_name(d->name, port, e.index) + " is not below gid_tbl_len " +
+                   std::to_string(current.value().length());
           if (e.usable()) ++gids;
         }
       }

@@ -141,7 +141,8 @@ struct FakeFabric::Side {
   void create_and_init() {
     Host& h = *host;
     auto q = h.verbs.create_qp(h.device, QpKind::uc);
-    if (!q) return failed(LinkOutcome::qp_refused, "cannot create a QP: " + driver_error(q.error(), platform()));
+    if (!q)
+      return failed(LinkOutcome::qp_refused, "cannot create a QP: " + driver_error(q.error(), platform()));
     qp = q.value();
     h.qps.push_back(qp);
     qpn = h.verbs.qp(qp).value().qp_num;
@@ -150,7 +151,8 @@ struct FakeFabric::Side {
     init.pkey_index = 0;
     init.port_num = static_cast<std::uint8_t>(h.table->port().port);
     init.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-    auto r = h.verbs.modify_qp(qp, init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    auto r =
+        h.verbs.modify_qp(qp, init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (!r) failed(LinkOutcome::rtr_error, "INIT failed: " + r.error().what());
   }
 };
@@ -165,7 +167,8 @@ void FakeFabric::bring_up(Side& self, const Side& peer, const FabricOptions& opt
   const Host& p = *peer.host;
   const Platform platform = self.platform();
   const DriverModel model = h.verbs.driver_model(h.table->port().device).value();
-  const SideRtr built = judge_side_rtr(*h.table, *h.plan, told_by(*p.table, *p.plan, peer.qpn, options.psn), model);
+  const SideRtr built =
+      judge_side_rtr(*h.table, *h.plan, told_by(*p.table, *p.plan, peer.qpn, options.psn), model);
   if (!built.attributes) return self.failed(LinkOutcome::rtr_error, built.text);
   const RtrAttributes& rtr = *built.attributes;
   const std::uint32_t port = h.table->port().port;
@@ -173,7 +176,8 @@ void FakeFabric::bring_up(Side& self, const Side& peer, const FabricOptions& opt
                      ? verbs::apply_rtr(h.verbs, self.qp, h.device, port, rtr, {.platform = platform})
                      : h.verbs.modify_qp(self.qp, rtr.attr, rtr.mask);
   if (!applied) {
-    if (applied.error().code.category() == std::generic_category()) self.rtr_errno = applied.error().code.value();
+    if (applied.error().code.category() == std::generic_category())
+      self.rtr_errno = applied.error().code.value();
     return self.failed(LinkOutcome::rtr_error,
                        rtr_failure_text(rtr.sgid_index(), driver_error(applied.error(), platform)));
   }

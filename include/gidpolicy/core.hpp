@@ -43,6 +43,6 @@
 #include <gidpolicy/profiles.hpp>
 // RTR: the builder, the driver models, prediction and diagnosis.
 #include <gidpolicy/diagnose.hpp>
-#include <gidpolicy/link.hpp>
 #include <gidpolicy/driver_model.hpp>
+#include <gidpolicy/link.hpp>
 #include <gidpolicy/rtr.hpp>

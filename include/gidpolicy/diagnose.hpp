@@ -78,7 +78,7 @@ using Cause [[deprecated("diagnose()'s Cause is CandidateCause (fleet::Cause is 
 struct Diagnosis {
   int err = 0;
   Platform platform = Platform::linux_kernel;
-  std::string name;           ///< "EINVAL", "ENODATA", ... on that platform
+  std::string name;                    ///< "EINVAL", "ENODATA", ... on that platform
   std::vector<CandidateCause> causes;  ///< sorted: confirmed, likely, possible, ruled_out
   /// Multi-line text: "EINVAL (22) on linux:" then one line per cause.
   [[nodiscard]] std::string to_string() const;

@@ -40,7 +40,8 @@ class Recorder {
   /// step EntryVerdict::lower_rank.
   void finish(std::uint32_t chosen) noexcept {
     for (auto& s : steps_)
-      if (is_accepted(s.verdict)) s.verdict = s.index == chosen ? EntryVerdict::chosen : EntryVerdict::lower_rank;
+      if (is_accepted(s.verdict))
+        s.verdict = s.index == chosen ? EntryVerdict::chosen : EntryVerdict::lower_rank;
   }
   std::vector<TraceStep> take() noexcept { return std::move(steps_); }
 

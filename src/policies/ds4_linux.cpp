@@ -91,7 +91,8 @@ result<Selection> Ds4Linux::select(const GidTable& table, SelectOptions run) con
             continue;
           }
           if (e.type != GidType::roce_v2) {
-            rec.step(e.index, EntryVerdict::wrong_type, [&] { return detail::describe(e) + ": not RoCE v2"; });
+            rec.step(e.index, EntryVerdict::wrong_type,
+                     [&] { return detail::describe(e) + ": not RoCE v2"; });
             continue;
           }
           if (e.gid.is_zero()) {

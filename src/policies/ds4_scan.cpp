@@ -26,7 +26,8 @@ result<Selection> Ds4Scan::select(const GidTable& table, SelectOptions run) cons
                           std::to_string(e.index) + " = " + std::to_string(e.index & 0xffu) +
                           ", another entry");
         }
-        rec.step(e.index, EntryVerdict::chosen, [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
+        rec.step(e.index, EntryVerdict::chosen,
+                 [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
         return detail::select_entry(e);
       });
 }

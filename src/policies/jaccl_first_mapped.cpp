@@ -30,7 +30,8 @@ result<Selection> JacclFirstMapped::select(const GidTable& table, SelectOptions 
                           ", is at index " + std::to_string(e.index) +
                           ": JACCL would advertise it, but no sgid_index (a uint8_t) can name it");
         }
-        rec.step(e.index, EntryVerdict::chosen, [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
+        rec.step(e.index, EntryVerdict::chosen,
+                 [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
         return detail::select_entry(e);
       });
 }

@@ -30,7 +30,8 @@ const GidEntry* first_ipv4_mapped(const GidTable& table, Recorder& rec, NoteFn&&
       continue;
     }
     if (!e.gid.is_ipv4_mapped()) {
-      rec.step(e.index, e.gid.is_zero() ? EntryVerdict::zero : EntryVerdict::not_ipv4_mapped, [&] { return note(e); });
+      rec.step(e.index, e.gid.is_zero() ? EntryVerdict::zero : EntryVerdict::not_ipv4_mapped,
+               [&] { return note(e); });
       continue;
     }
     return &e;

@@ -28,7 +28,8 @@ result<Selection> ValidatedExplicit::select(const GidTable& table, SelectOptions
                           std::to_string(len));
         }
         if (index > 255) {
-          rec.step(index, EntryVerdict::index_above_255, [] { return std::string("sgid_index is a uint8_t"); });
+          rec.step(index, EntryVerdict::index_above_255,
+                   [] { return std::string("sgid_index is a uint8_t"); });
           return fail(errc::index_exceeds_uint8,
                       at() + idx() + " cannot be an sgid_index (a uint8_t): it would wrap to " +
                           std::to_string(index & 0xffu));

@@ -15,7 +15,6 @@ bool is_errno(const Error& e, int err) noexcept {
   return e.code.category() == std::generic_category() && e.code.value() == err;
 }
 
-
 /// Counts the calls snapshot makes, whatever the backend.
 struct Counter {
   SnapshotReport& report;

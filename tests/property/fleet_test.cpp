@@ -30,16 +30,17 @@ std::string fleet_host(std::size_t i) { return "h" + std::to_string(i); }
 struct Seen {
   bool delivered;
   std::optional<int> rtr_errno;
+  LinkOutcome outcome;  // both report the link judgment's outcome (link.hpp)
   friend bool operator==(const Seen&, const Seen&) = default;
 };
 
 std::string show(const Seen& s) {
-  return std::string(s.delivered ? "delivered" : "not delivered") +
+  return std::string(s.delivered ? "delivered" : "not delivered") + " " + std::string(to_string(s.outcome)) +
          (s.rtr_errno ? " (RTR errno " + std::to_string(*s.rtr_errno) + ")" : "");
 }
 
 Seen fleet_direction(const fleet::Analysis& an, const fleet::Direction& d, std::uint32_t sender) {
-  Seen s{d.ok(), std::nullopt};
+  Seen s{d.ok(), std::nullopt, d.outcome};
   // The fabric keeps the errno on the sender's direction when the sender's own modify_qp failed
   // (a builder refusal has none).
   if (d.outcome == LinkOutcome::rtr_error && d.culprit == sender && an.causes()[d.cause].err != 0)
@@ -90,8 +91,8 @@ void check_same(const std::vector<GidTable>& tables, const std::vector<fleet::Ho
     const std::string ha = a.host(a.sides()[l.a].host).host, hb = a.host(a.sides()[l.b].host).host;
     RC_ASSERT(ha == pair.a);
     RC_ASSERT(hb == pair.b);
-    const Seen fab_ab{pair.a_to_b.delivered, pair.a_to_b.rtr_errno};
-    const Seen fab_ba{pair.b_to_a.delivered, pair.b_to_a.rtr_errno};
+    const Seen fab_ab{pair.a_to_b.delivered, pair.a_to_b.rtr_errno, pair.a_to_b.outcome};
+    const Seen fab_ba{pair.b_to_a.delivered, pair.b_to_a.rtr_errno, pair.b_to_a.outcome};
     const Seen fl_ab = fleet_direction(a, l.a_to_b, l.a);
     const Seen fl_ba = fleet_direction(a, l.b_to_a, l.b);
     if (!(fab_ab == fl_ab) || !(fab_ba == fl_ba)) {

@@ -144,8 +144,9 @@ TEST(Diagnose, EveryModelledErrnoHasCausesAndTheyAreSorted) {
     auto d = diagnose(e, Platform::linux_kernel);
     ASSERT_FALSE(d.causes.empty()) << e;
     EXPECT_NE(d.causes[0].id, "unknown") << e;
-    EXPECT_TRUE(std::is_sorted(d.causes.begin(), d.causes.end(),
-                               [](const CandidateCause& a, const CandidateCause& b) { return a.likelihood < b.likelihood; }));
+    EXPECT_TRUE(std::is_sorted(
+        d.causes.begin(), d.causes.end(),
+        [](const CandidateCause& a, const CandidateCause& b) { return a.likelihood < b.likelihood; }));
   }
   for (int e : {22, 60, 96, 16, 102}) {
     auto d = diagnose(e, Platform::darwin);

@@ -161,8 +161,9 @@ TEST(DriverModel, TheQpCapHasItsOwnRule) {
   EXPECT_NE(room.passed & rule_bit(RtrRule::qp_type), 0u);
   EXPECT_EQ(judge_create_qp(QpKind::rc, 0, apple).rule, RtrRule::qp_type);
   // No cap: the rule is never checked.
-  EXPECT_EQ(judge_create_qp(QpKind::uc, 1000, DriverModel::linux_kernel()).passed & rule_bit(RtrRule::qp_limit),
-            0u);
+  EXPECT_EQ(
+      judge_create_qp(QpKind::uc, 1000, DriverModel::linux_kernel()).passed & rule_bit(RtrRule::qp_limit),
+      0u);
 }
 
 }  // namespace

@@ -28,12 +28,12 @@ Plan plan_of(const GidTable& t, std::uint32_t advertise, std::uint8_t route) {
 /// Linux RoCE v2: fe80 at 0, two IPv4-mapped GIDs at 1 and 2, a global IPv6 at 3.
 GidTable roce(const std::string& device, std::uint8_t host) {
   const std::string h = std::to_string(host);
-  return VALUE_OR_FAIL(GidTable::make(test::port(device, LinkLayer::ethernet(), 16),
-                                      {GidEntry::valid(0, gid("fe80::" + h), GidType::roce_v2),
-                                       GidEntry::valid(1, gid("::ffff:10.0.0." + h), GidType::roce_v2),
-                                       GidEntry::valid(2, gid("::ffff:10.0.1." + h), GidType::roce_v2),
-                                       GidEntry::valid(3, gid("2001:db8::" + h), GidType::roce_v2),
-                                       GidEntry::empty(4)}));
+  return VALUE_OR_FAIL(
+      GidTable::make(test::port(device, LinkLayer::ethernet(), 16),
+                     {GidEntry::valid(0, gid("fe80::" + h), GidType::roce_v2),
+                      GidEntry::valid(1, gid("::ffff:10.0.0." + h), GidType::roce_v2),
+                      GidEntry::valid(2, gid("::ffff:10.0.1." + h), GidType::roce_v2),
+                      GidEntry::valid(3, gid("2001:db8::" + h), GidType::roce_v2), GidEntry::empty(4)}));
 }
 
 TEST(Link, BothSidesAgreeingConnect) {
@@ -77,7 +77,8 @@ TEST(Link, DeliveryRuleMismatchIsDropped) {
   const LinkJudgment j = judge_link({&a, &pa, &linux_model}, {&b, &pb, &linux_model});
   EXPECT_EQ(j.a_to_b.outcome, LinkOutcome::dropped);
   EXPECT_TRUE(j.a_to_b.sender_at_fault);
-  EXPECT_EQ(j.a_to_b.text, "sends from ::ffff:10.0.0.1 (sgid_index 1) but advertises ::ffff:10.0.1.1: dropped");
+  EXPECT_EQ(j.a_to_b.text,
+            "sends from ::ffff:10.0.0.1 (sgid_index 1) but advertises ::ffff:10.0.1.1: dropped");
   EXPECT_TRUE(j.b_to_a.ok()) << j.b_to_a.text;
 }
 
@@ -151,7 +152,8 @@ TEST(Link, TheFakeFabricEndsEachDirectionAsTheJudgmentDoes) {
     // The same choice as a profile the fabric runs: the policy picks the entry, the literal
     // source index routes.
     auto profile_for = [](std::uint32_t adv, std::uint32_t route) {
-      return VALUE_OR_FAIL(parse_profile("ds4:index=" + std::to_string(adv) + "@sgid=" + std::to_string(route)));
+      return VALUE_OR_FAIL(
+          parse_profile("ds4:index=" + std::to_string(adv) + "@sgid=" + std::to_string(route)));
     };
     fakes::FakeFabric fabric;
     ASSERT_OK(fabric.add_host({"a", c.a, profile_for(c.adv_a, c.route_a), std::nullopt}));

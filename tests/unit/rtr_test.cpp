@@ -323,8 +323,9 @@ TEST(RtrRequestOf, WithoutAvTheDriverReadsNoAddress) {
 TEST(RtrRequestOf, OtherMaskBitsChangeNothing) {
   const ibv_qp_attr a = full_attr();
   const RtrRequest base = rtr_request(a, IBV_QP_AV, QpKind::uc);
-  for (const int bit : {IBV_QP_STATE, IBV_QP_PATH_MTU, IBV_QP_DEST_QPN, IBV_QP_RQ_PSN, IBV_QP_MAX_DEST_RD_ATOMIC,
-                        IBV_QP_MIN_RNR_TIMER, IBV_QP_PKEY_INDEX, IBV_QP_ACCESS_FLAGS, IBV_QP_ALT_PATH}) {
+  for (const int bit :
+       {IBV_QP_STATE, IBV_QP_PATH_MTU, IBV_QP_DEST_QPN, IBV_QP_RQ_PSN, IBV_QP_MAX_DEST_RD_ATOMIC,
+        IBV_QP_MIN_RNR_TIMER, IBV_QP_PKEY_INDEX, IBV_QP_ACCESS_FLAGS, IBV_QP_ALT_PATH}) {
     const RtrRequest r = rtr_request(a, IBV_QP_AV | bit, QpKind::uc);
     EXPECT_EQ(r.is_global, base.is_global) << rtr_mask_to_string(bit);
     EXPECT_EQ(r.sgid_index, base.sgid_index) << rtr_mask_to_string(bit);

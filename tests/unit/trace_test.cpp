@@ -60,9 +60,10 @@ TEST(Trace, OnlyChosenCandidateAndLowerRankAreAccepted) {
 
 TEST(Trace, ToStringRendersOneLinePerAttemptAndOneIndentedLinePerStep) {
   Trace t;
-  t.attempts.push_back({"jaccl",
-                        {{0, EntryVerdict::not_ipv4_mapped, "fe80::1 (roce_v2)"}, {1, EntryVerdict::empty, ""}},
-                        "no IPv4-mapped GID"});
+  t.attempts.push_back(
+      {"jaccl",
+       {{0, EntryVerdict::not_ipv4_mapped, "fe80::1 (roce_v2)"}, {1, EntryVerdict::empty, ""}},
+       "no IPv4-mapped GID"});
   t.attempts.push_back({"auto", {{2, EntryVerdict::chosen, "::ffff:10.0.0.1 (roce_v2)"}}, ""});
   EXPECT_EQ(t.to_string(),
             "jaccl: failed: no IPv4-mapped GID\n"

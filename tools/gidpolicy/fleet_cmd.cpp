@@ -478,7 +478,8 @@ int run_fleet(const FleetArgs& o) {
   opts.profile = profile.value();
   opts.threads = o.threads;
   if (o.platform)
-    opts.driver = DriverModel::for_platform(platform_from_string(*o.platform).value_or(Platform::linux_kernel));
+    opts.driver =
+        DriverModel::for_platform(platform_from_string(*o.platform).value_or(Platform::linux_kernel));
   auto an = Analysis::run(std::move(hosts).value(), topo, opts);
   if (!an) return usage_error(an.error());
   const Analysis& a = an.value();

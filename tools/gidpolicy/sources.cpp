@@ -129,7 +129,6 @@ result<Loaded> load_live(const SourceArgs& o) {
 
 }  // namespace
 
-
 result<Loaded> load_tables(const SourceArgs& o) {
   if (o.input && o.sysfs)
     return fail(errc::invalid_argument, "give one source: --input or --sysfs, not both");

@@ -67,8 +67,8 @@ struct FabricOptions {
 struct DirectionResult {
   bool delivered = false;
   LinkOutcome outcome = LinkOutcome::unusable;  ///< ok exactly when delivered (link.hpp)
-  std::string why;               ///< empty when delivered
-  std::optional<int> rtr_errno;  ///< the sender's RTR errno when modify_qp failed
+  std::string why;                              ///< empty when delivered
+  std::optional<int> rtr_errno;                 ///< the sender's RTR errno when modify_qp failed
 };
 
 /// One pair of the topology.
