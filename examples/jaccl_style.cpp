@@ -75,13 +75,12 @@ bool connect(const Connection& self, const Destination& peer, bool unchecked) {
     std::cout << name << ": refusing RTR: " << rtr.error().what() << "\n";
     return false;
   }
-  const auto profile = gidpolicy::DriverModel::for_link_layer(self.table().port().link_layer);
-  const auto verdict = gidpolicy::predict_rtr(self.table(), rtr.value(), profile);
+  const auto model = gidpolicy::DriverModel::for_table(self.table());
+  const auto verdict = gidpolicy::predict_rtr(self.table(), rtr.value(), model);
   std::cout << name << ": RTR sgid_index " << unsigned{rtr.value().sgid_index()} << " dgid "
-            << rtr.value().dgid().to_string() << ": predicted " << verdict.to_string(profile.platform)
-            << "\n";
+            << rtr.value().dgid().to_string() << ": predicted " << verdict.to_string(model.platform) << "\n";
   if (verdict.outcome == gidpolicy::RtrOutcome::ok) return true;
-  const auto d = gidpolicy::diagnose(verdict.err, profile.platform,
+  const auto d = gidpolicy::diagnose(verdict.err, model,
                                      {.table = &self.table(),
                                       .sgid_index = rtr.value().sgid_index(),
                                       .advertised = rtr.value().agreement.advertised,

@@ -87,7 +87,7 @@ GidChange classify_change(const GidTable& before, const GidTable& after,
 }
 
 std::string GidChange::to_string() const {
-  std::string s = device + " port " + std::to_string(port) + ": ";
+  std::string s = port_name(device, port) + ": ";
   if (kind == ChangeKind::untracked) {
     s += "table changed, no GID followed";
   } else {
@@ -124,7 +124,7 @@ result<Replan> replan(const Profile& profile, const Plan& current, const GidChan
                       SelectOptions run) {
   const GidTable& table = change.table;
   if (!usable(change.port_state))
-    return fail(errc::port_not_active, change.device + " port " + std::to_string(change.port) + " is " +
+    return fail(errc::port_not_active, port_name(change.device, change.port) + " is " +
                                            std::string(to_string(change.port_state)) +
                                            ": nothing to advertise until it is active again");
   const Gid old_gid = current.selection.entry.gid;

@@ -2,9 +2,7 @@
 
 namespace gidpolicy::detail {
 
-std::string where(const GidTable& table) {
-  return table.port().device + " port " + std::to_string(table.port().port);
-}
+std::string where(const GidTable& table) { return port_name(table); }
 
 std::string describe(const GidEntry& e) {
   switch (e.state) {

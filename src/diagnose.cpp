@@ -37,11 +37,6 @@ std::string Diagnosis::to_string() const {
 
 namespace {
 
-/// The driver model for a platform's errno numbering.
-DriverModel driver_of(Platform p) {
-  return p == Platform::darwin ? DriverModel::apple_thunderbolt() : DriverModel::linux_kernel();
-}
-
 /// What the context says about the index used, computed once, and the one prediction: the
 /// attributes RtrBuilder builds from the context, judged by judge_rtr() (predict_rtr()).
 struct Facts {
@@ -56,8 +51,9 @@ struct Facts {
   bool empty = false;  // empty slot, hole in a complete listing, or zero GID
   bool unreadable = false;
   bool usable = false;
-  std::optional<Agreement> agreement;  // with the advertised GID, when given
-  std::optional<RtrPrediction> model;  // when table and index are known
+  std::optional<Agreement> agreement;   // with the advertised GID, when given
+  std::optional<RtrPrediction> model;   // when table and index are known
+  const DriverModel* driver = nullptr;  // the model that judges (never null after gather())
   Platform platform = Platform::linux_kernel;
   std::string at;  // "sgid_index 1"
 
@@ -100,7 +96,8 @@ Gid stand_in_peer(const GidEntry* source) {
   return Gid::ipv4_mapped(0xc0000201u);        // 192.0.2.1 (TEST-NET-1, RFC 5737)
 }
 
-std::optional<RtrPrediction> model_of(const DiagnoseContext& c, Platform platform, const GidEntry* entry) {
+std::optional<RtrPrediction> model_of(const DiagnoseContext& c, const DriverModel& driver,
+                                      const GidEntry* entry) {
   if (!c.table || !c.sgid_index) return std::nullopt;
   const QpKind qp = c.qp_type.value_or(QpKind::uc);
   if (qp == QpKind::ud) return std::nullopt;  // UD carries no address at RTR
@@ -120,12 +117,13 @@ std::optional<RtrPrediction> model_of(const DiagnoseContext& c, Platform platfor
                      SourceIndex::literal(static_cast<std::uint8_t>(*c.sgid_index & 0xffu)));
   builder.remote(peer);
   if (qp == QpKind::rc) builder.max_dest_rd_atomic(1).min_rnr_timer(12);
-  return predict_rtr(*c.table, builder, driver_of(platform));
+  return predict_rtr(*c.table, builder, driver);
 }
 
-Facts gather(const DiagnoseContext& c, Platform platform) {
+Facts gather(const DiagnoseContext& c, const DriverModel& driver) {
   Facts f;
-  f.platform = platform;
+  f.driver = &driver;
+  f.platform = driver.platform;
   f.table = c.table;
   f.requested = c.sgid_index;
   if (c.sgid_index) {
@@ -150,7 +148,7 @@ Facts gather(const DiagnoseContext& c, Platform platform) {
     }
   }
   if (c.advertised) f.agreement = check_agreement(t, *c.advertised, *c.sgid_index);
-  f.model = model_of(c, platform, f.entry);
+  f.model = model_of(c, driver, f.entry);
   return f;
 }
 
@@ -159,7 +157,7 @@ class Builder {
   Builder(const Facts& f, const DiagnoseContext& c, std::string errno_label)
       : f_(f), c_(c), errno_label_(std::move(errno_label)) {}
   void add(std::string id, Likelihood l, std::string summary, std::string remedy) {
-    causes_.push_back(Cause{std::move(id), l, std::move(summary), std::move(remedy)});
+    causes_.push_back(CandidateCause{std::move(id), l, std::move(summary), std::move(remedy)});
   }
   /// A cause the driver model decides: `rule` fired -> confirmed with the model's reason; the
   /// request passed it -> ruled out with `passed`; not reached -> `evidence` when the table
@@ -190,7 +188,7 @@ class Builder {
     else
       add(std::move(id), Likelihood::ruled_out, passed, remedy);
   }
-  std::vector<Cause> take() {
+  std::vector<CandidateCause> take() {
     // The model's decision always appears: when no cause of this errno is the rule that fired,
     // say what the model predicts instead, so the reader sees the disagreement.
     if (f_.model && f_.model->verdict.rule != RtrRule::none && f_.model->verdict.rule != RtrRule::not_shown &&
@@ -199,8 +197,9 @@ class Builder {
           "for this RTR the driver model predicts " + f_.model->to_string(f_.platform) + ", not " +
               errno_label_,
           "compare the errno with the platform the table comes from (--platform)");
-    std::stable_sort(causes_.begin(), causes_.end(),
-                     [](const Cause& a, const Cause& b) { return a.likelihood < b.likelihood; });
+    std::stable_sort(causes_.begin(), causes_.end(), [](const CandidateCause& a, const CandidateCause& b) {
+      return a.likelihood < b.likelihood;
+    });
     return std::move(causes_);
   }
 
@@ -322,6 +321,31 @@ class Builder {
                  (f_.entry->gid.is_link_local() ? ": link-local, towards a link-local destination"
                                                 : ": not link-local"));
   }
+  /// The device's QP cap, as the driver model sets it (max_qps_per_device) and judges it at
+  /// create_qp (judge_create_qp, rule qp_limit). Nothing when the model sets no cap.
+  void qp_limit(Likelihood unknown_l) {
+    const DriverModel& m = *f_.driver;
+    if (m.max_qps_per_device == 0) return;
+    const std::string remedy =
+        "share QPs, or destroy unused ones (a full mesh of N hosts needs N-1 per port)";
+    const std::string cap = std::to_string(m.max_qps_per_device);
+    if (!c_.qps_on_device) {
+      add("qp_limit", unknown_l,
+          "the " + m.name + " driver allows " + cap + " QPs per device; the next create_qp fails with " +
+              errno_label_,
+          remedy);
+      return;
+    }
+    const std::string have = std::to_string(*c_.qps_on_device) + " QPs already exist on the device";
+    const RtrVerdict v = judge_create_qp(c_.qp_type.value_or(QpKind::uc), *c_.qps_on_device, m);
+    if (v.rule == RtrRule::qp_limit)
+      add("qp_limit", Likelihood::confirmed, have + "; the " + m.name + " driver allows " + cap, remedy);
+    else if ((v.passed & rule_bit(RtrRule::qp_limit)) != 0)
+      add("qp_limit", Likelihood::ruled_out, have + ", below the " + m.name + " driver's cap of " + cap,
+          remedy);
+    else
+      add("qp_limit", unknown_l, have + "; the driver stops earlier: " + v.to_string(m.platform), remedy);
+  }
   void roce_version(Likelihood unknown_l) {
     const auto roce = [](GidType t) { return t == GidType::roce_v1 || t == GidType::roce_v2; };
     const std::string remedy = "use RoCE v2 entries on both sides (auto:roce=v2)";
@@ -341,7 +365,7 @@ class Builder {
  private:
   const Facts& f_;
   const DiagnoseContext& c_;
-  std::vector<Cause> causes_;
+  std::vector<CandidateCause> causes_;
   std::uint32_t covered_ = 0;  // rules some cause of this errno stands for
   std::string errno_label_;    // "EINVAL (22)"
 };
@@ -420,6 +444,7 @@ void linux_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b)
   } else if (err == E.eopnotsupp) {
     b.add("not_supported", Likelihood::likely, "the driver does not support this QP type or attribute", "");
   } else if (err == E.ebusy) {
+    b.qp_limit(Likelihood::likely);
     b.add("resource_busy", Likelihood::likely, "the device is out of a resource (QPs, PDs)",
           "release unused QPs");
   }
@@ -477,17 +502,19 @@ void darwin_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b
           "destroy QPs and PDs on every exit path; restart the process (or reboot if the port is wedged)");
     b.empty_slot("empty_slot", Likelihood::possible, "an absent source GID");
   } else if (err == E.ebusy) {
-    const bool known = c.qps_on_device.has_value();
-    const bool hit = known && *c.qps_on_device >= 10;
-    b.add("qp_limit", known ? (hit ? Likelihood::confirmed : Likelihood::ruled_out) : Likelihood::likely,
-          known ? std::to_string(*c.qps_on_device) + " QPs already exist on the device; about 10 are allowed"
-                : "about 10 QPs per Thunderbolt device; the 11th fails with EBUSY",
-          "share QPs, or destroy unused ones (a full mesh of N hosts needs N-1 per port)");
+    b.qp_limit(Likelihood::likely);
+    if (f.driver->max_qps_per_device == 0)
+      b.add("resource_busy", Likelihood::likely, "the device is out of a resource (QPs, PDs)",
+            "release unused QPs");
   } else if (err == E.eopnotsupp) {
     const bool known = c.qp_type.has_value();
     const bool rc = known && *c.qp_type == QpKind::rc;
-    b.add("rc_unsupported", known ? (rc ? Likelihood::confirmed : Likelihood::ruled_out) : Likelihood::likely,
-          "Apple's Thunderbolt RDMA supports UC queue pairs only; RC fails with EOPNOTSUPP (102)",
+    const bool uc_only = f.driver->uc_only;
+    b.add("rc_unsupported",
+          !uc_only ? Likelihood::ruled_out
+                   : (known ? (rc ? Likelihood::confirmed : Likelihood::ruled_out) : Likelihood::likely),
+          uc_only ? "Apple's Thunderbolt RDMA supports UC queue pairs only; RC fails with EOPNOTSUPP (102)"
+                  : "the " + f.driver->name + " driver model supports RC queue pairs",
           "create UC queue pairs");
   }
 }
@@ -495,11 +522,16 @@ void darwin_causes(int err, const Facts& f, const DiagnoseContext& c, Builder& b
 }  // namespace
 
 Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context) {
+  return diagnose(err, DriverModel::for_platform(platform), context);
+}
+
+Diagnosis diagnose(int err, const DriverModel& model, const DiagnoseContext& context) {
+  const Platform platform = model.platform;
   Diagnosis d;
   d.err = err;
   d.platform = platform;
   d.name = errno_name(platform, err);
-  const Facts f = gather(context, platform);
+  const Facts f = gather(context, model);
   Builder b(f, context, d.name + " (" + std::to_string(err) + ")");
   if (platform == Platform::darwin)
     darwin_causes(err, f, context, b);
@@ -516,7 +548,7 @@ Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context) {
     if (other_name.rfind("errno ", 0) != 0)
       s += "; on " + std::string(to_string(other)) + " " + std::to_string(err) + " is " + other_name +
            ": was the number captured on the other platform?";
-    d.causes.push_back(Cause{"unknown", Likelihood::possible, std::move(s), ""});
+    d.causes.push_back(CandidateCause{"unknown", Likelihood::possible, std::move(s), ""});
   }
   return d;
 }

@@ -101,6 +101,14 @@ DriverModel DriverModel::for_link_layer(LinkLayer l) {
   return l.kind() == LinkLayer::Kind::thunderbolt ? apple_thunderbolt() : linux_kernel();
 }
 
+DriverModel DriverModel::for_platform(Platform p) {
+  return p == Platform::darwin ? apple_thunderbolt() : linux_kernel();
+}
+
+DriverModel DriverModel::for_table(const GidTable& table, std::optional<Platform> platform) {
+  return platform ? for_platform(*platform) : for_link_layer(table.port().link_layer);
+}
+
 std::string RtrVerdict::to_string(Platform p) const {
   switch (outcome) {
     case RtrOutcome::ok:
@@ -145,6 +153,8 @@ std::string_view to_string(RtrRule r) noexcept {
       return "link_local_source";
     case RtrRule::roce_version_mismatch:
       return "roce_version_mismatch";
+    case RtrRule::qp_limit:
+      return "qp_limit";
   }
   return "none";
 }
@@ -259,11 +269,16 @@ RtrVerdict judge_create_qp(QpKind type, unsigned existing_qps, const DriverModel
   if (model.uc_only && type == QpKind::rc)
     return {RtrOutcome::error, E.eopnotsupp, "RC queue pairs are not supported (UC only)", RtrRule::qp_type,
             0};
+  const std::uint32_t passed = model.uc_only ? rule_bit(RtrRule::qp_type) : 0u;
   if (model.max_qps_per_device != 0 && existing_qps >= model.max_qps_per_device)
     return {RtrOutcome::error, E.ebusy,
-            "the device allows " + std::to_string(model.max_qps_per_device) + " queue pairs", RtrRule::none,
-            0};
-  return {};
+            "the device allows " + std::to_string(model.max_qps_per_device) + " queue pairs",
+            RtrRule::qp_limit, passed};
+  return {RtrOutcome::ok,
+          0,
+          {},
+          RtrRule::none,
+          passed | (model.max_qps_per_device != 0 ? rule_bit(RtrRule::qp_limit) : 0u)};
 }
 
 }  // namespace gidpolicy

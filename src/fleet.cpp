@@ -1,6 +1,9 @@
 // Fleet analysis: plan each side once, judge each link from the two plans (see fleet.hpp).
 #include <gidpolicy/fleet.hpp>
+#include <gidpolicy/link.hpp>
 #include <gidpolicy/rtr.hpp>
+
+#include "fleet_layout.hpp"
 
 #include <algorithm>
 #include <array>
@@ -27,50 +30,6 @@ std::string_view to_string(Pairing p) noexcept {
   return "mesh";
 }
 
-std::string_view to_string(Outcome o) noexcept {
-  switch (o) {
-    case Outcome::ok:
-      return "ok";
-    case Outcome::dropped:
-      return "dropped";
-    case Outcome::times_out:
-      return "times_out";
-    case Outcome::rtr_error:
-      return "rtr_error";
-    case Outcome::qp_refused:
-      return "qp_refused";
-    case Outcome::unusable:
-      return "unusable";
-  }
-  return "ok";
-}
-
-bool natural_less(std::string_view a, std::string_view b) noexcept {
-  std::size_t i = 0, j = 0;
-  auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
-  while (i < a.size() && j < b.size()) {
-    if (digit(a[i]) && digit(b[j])) {
-      // Compare digit runs by value: skip leading zeros, then by length, then lexically.
-      std::size_t si = i, sj = j;
-      while (si < a.size() && a[si] == '0') ++si;
-      while (sj < b.size() && b[sj] == '0') ++sj;
-      std::size_t ei = si, ej = sj;
-      while (ei < a.size() && digit(a[ei])) ++ei;
-      while (ej < b.size() && digit(b[ej])) ++ej;
-      if (ei - si != ej - sj) return ei - si < ej - sj;
-      const int c = a.substr(si, ei - si).compare(b.substr(sj, ej - sj));
-      if (c != 0) return c < 0;
-      i = ei;
-      j = ej;
-      continue;
-    }
-    if (a[i] != b[j]) return a[i] < b[j];
-    ++i;
-    ++j;
-  }
-  return a.size() - i < b.size() - j;
-}
-
 namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
@@ -95,10 +54,6 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
   if (from.empty()) return;
   for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
     s.replace(p, from.size(), to);
-}
-
-std::string port_label(const std::string& device, std::uint32_t port) {
-  return device + " port " + std::to_string(port);
 }
 
 }  // namespace
@@ -128,7 +83,7 @@ namespace {
 class CauseTable {
  public:
   explicit CauseTable(std::vector<Cause>& out) : out_(out) {}
-  std::uint32_t add(Outcome o, const std::string& device, int err, Platform p, std::string text) {
+  std::uint32_t add(LinkOutcome o, const std::string& device, int err, Platform p, std::string text) {
     std::string key = std::string(to_string(o)) + '\0' + device + '\0' + text;
     auto [it, fresh] = ids_.try_emplace(std::move(key), static_cast<std::uint32_t>(out_.size()));
     if (fresh) out_.push_back(Cause{o, device, err, p, std::move(text)});
@@ -140,211 +95,108 @@ class CauseTable {
   std::unordered_map<std::string, std::uint32_t> ids_;
 };
 
-/// The port a host uses for `device` (empty: its first port in natural order), or nullptr.
-const GidTable* find_port(const HostSnapshot& h, const std::string& device, std::uint32_t port) {
-  const GidTable* best = nullptr;
-  for (const auto& t : h.ports) {
-    if (device.empty()) {
-      if (!best || natural_less(t.port().device, best->port().device) ||
-          (t.port().device == best->port().device && t.port().port < best->port().port))
-        best = &t;
-    } else if (t.port().device == device && t.port().port == port) {
-      return &t;
-    }
-  }
-  return best;
-}
-
-/// A host's ports in natural order (rails by position).
-std::vector<const GidTable*> natural_ports(const HostSnapshot& h) {
-  std::vector<const GidTable*> v;
-  for (const auto& t : h.ports) v.push_back(&t);
-  std::stable_sort(v.begin(), v.end(), [](const GidTable* x, const GidTable* y) {
-    if (x->port().device != y->port().device) return natural_less(x->port().device, y->port().device);
-    return x->port().port < y->port().port;
-  });
-  return v;
-}
-
 }  // namespace
 
-result<Analysis> Analysis::run(std::vector<HostSnapshot> hosts, const Topology& topo,
-                               const Options& options) {
+namespace {
+
+/// The hosts' names are unique and non-empty (a fleet names each host in its messages).
+result<void> check_hosts(const std::vector<HostSnapshot>& hosts) {
   const std::size_t n = hosts.size();
   if (n < 2) return fail(errc::invalid_argument, "a fleet needs at least two hosts");
   if (n > std::numeric_limits<std::uint32_t>::max() / 2)
     return fail(errc::invalid_argument, "too many hosts: " + std::to_string(n));
-  {
-    std::map<std::string, std::size_t> seen;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (hosts[i].host.empty())
-        return fail(errc::invalid_argument, hosts[i].source + ": the host has no name");
-      auto [it, fresh] = seen.try_emplace(hosts[i].host, i);
-      if (!fresh)
-        return fail(errc::invalid_argument, "host '" + hosts[i].host + "' appears twice: " +
-                                                hosts[it->second].source + " and " + hosts[i].source);
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (hosts[i].host.empty())
+      return fail(errc::invalid_argument, hosts[i].source + ": the host has no name");
+    auto [it, fresh] = seen.try_emplace(hosts[i].host, i);
+    if (!fresh)
+      return fail(errc::invalid_argument, "host '" + hosts[i].host + "' appears twice: " +
+                                              hosts[it->second].source + " and " + hosts[i].source);
+  }
+  return success();
+}
+
+}  // namespace
+
+namespace {
+
+using Layout = Analysis::Layout;
+
+/// Plan one side: what snapshot() and the profile say about its port, and the QP the driver
+/// refuses. Leaves S.plan empty (and S.unusable set) when the side cannot take part.
+void plan_side(const Layout::Want& w, const Profile& profile, const std::string& spec, const Options& options,
+               Analysis::Side& S, SideInfo& I, CauseTable& causes) {
+  S.host = I.host = w.host;
+  S.table = w.table;
+  I.device = w.table ? w.table->port().device : w.device;
+  I.port = w.table ? w.table->port().port : w.port;
+  S.rtr.fill(kNone);
+  S.deliver.fill(kNone);
+  S.slot_cause.fill(kNone);
+  if (!w.table) {
+    // What was asked for and is not there: a named device, a rail position, or any port.
+    std::string text = w.device.empty() ? std::string("lists no port in its snapshot")
+                       : w.device.starts_with("rail ")
+                           ? "has fewer ports than rails: no port for " + w.device
+                           : "has no " + port_name(w.device, w.port) + " in its snapshot";
+    S.unusable = causes.add(LinkOutcome::unusable, I.device.empty() ? std::string("(none)") : I.device, 0,
+                            Platform::linux_kernel, std::move(text));
+    return;
+  }
+  const PortInfo& p = w.table->port();
+  S.driver = options.driver ? *options.driver : DriverModel::for_table(*w.table);
+  const Platform pf = S.driver.platform;
+  // What snapshot() refuses on the host itself: a port that is not up.
+  const bool up =
+      p.state == PortState::active || p.state == PortState::armed || p.state == PortState::active_defer;
+  if (!up) {
+    S.unusable = causes.add(LinkOutcome::unusable, I.device, 0, pf,
+                            port_name(p) + " is " + std::string(to_string(p.state)) +
+                                ": its GID table is not meaningful until the link is up");
+    return;
+  }
+  if (p.port == 0 || p.port > 255) {
+    S.unusable = causes.add(LinkOutcome::unusable, I.device, 0, pf,
+                            "port number " + std::to_string(p.port) + " is outside 1..255");
+    return;
+  }
+  auto plan = profile.plan(*w.table);
+  if (!plan) {
+    S.unusable = causes.add(LinkOutcome::unusable, I.device, 0, pf,
+                            "(" + spec + ") selects nothing: " + plan.error().what());
+    return;
+  }
+  S.plan = std::move(plan).value();
+  I.usable = true;
+  I.advertised = S.plan->selection.entry.gid;
+  I.sgid_index = S.plan->sgid_index;
+  S.cls = peer_class(S.plan->selection.entry.gid, p.lid);
+  if (S.driver.max_qps_per_device != 0) {
+    // The QP the device refuses: judged by the same model the fake's create_qp uses.
+    const RtrVerdict v = judge_create_qp(QpKind::uc, S.driver.max_qps_per_device, S.driver);
+    if (v.outcome == RtrOutcome::error) {
+      S.qp_limit = S.driver.max_qps_per_device;
+      S.qp_cause =
+          causes.add(LinkOutcome::qp_refused, I.device, v.err, pf, "cannot create a QP: " + v.to_string(pf));
     }
   }
+}
 
-  Analysis an;
-  an.hosts_ = std::move(hosts);
-  an.profile_ = options.profile;
-  an.pairing_ = topo.pairing;
-  an.topology_name_ = std::string(to_string(topo.pairing));
-  CauseTable causes(an.causes_);
-
-  // ---- the sides each host takes part with, in host-major order
-  struct Want {
-    std::uint32_t host;
-    const GidTable* table;
-    std::string device;  // for a missing device
-    std::uint32_t port;
-  };
-  std::vector<Want> want;
-  // jaccl: (host, device name) -> side
-  std::vector<std::map<std::string, std::uint32_t>> jaccl_side;
-  bool jaccl_ring = false;
-  if (topo.pairing == Pairing::mesh || topo.pairing == Pairing::ring) {
-    for (std::uint32_t h = 0; h < n; ++h)
-      want.push_back({h, find_port(an.hosts_[h], topo.device, topo.port), topo.device, topo.port});
-  } else if (topo.pairing == Pairing::rail) {
-    std::vector<std::vector<const GidTable*>> ordered(n);
-    std::size_t lanes = topo.rails.size();
-    if (topo.rails.empty())
-      for (std::uint32_t h = 0; h < n; ++h) {
-        ordered[h] = natural_ports(an.hosts_[h]);
-        lanes = std::max(lanes, ordered[h].size());
-      }
-    if (lanes == 0) return fail(errc::invalid_argument, "rail: no host lists a port, so there is no rail");
-    if (lanes > 4096)
-      return fail(errc::invalid_argument, "rail: " + std::to_string(lanes) + " rails (at most 4096)");
-    an.lanes_ = static_cast<std::uint32_t>(lanes);
-    for (std::uint32_t h = 0; h < n; ++h)
-      for (std::size_t k = 0; k < lanes; ++k) {
-        if (!topo.rails.empty()) {
-          want.push_back({h, find_port(an.hosts_[h], topo.rails[k], topo.port), topo.rails[k], topo.port});
-        } else {
-          const GidTable* t = k < ordered[h].size() ? ordered[h][k] : nullptr;
-          want.push_back({h, t, t ? t->port().device : "rail " + std::to_string(k), t ? t->port().port : 1});
-        }
-      }
-  } else {
-    const JacclDevices& J = topo.jaccl;
-    if (J.ranks() != n)
-      return fail(errc::invalid_argument, "the JACCL device file has " + std::to_string(J.ranks()) +
-                                              " ranks but " + std::to_string(n) +
-                                              " hosts were given (rank i is the i-th host)");
-    std::string why_mesh, why_ring;
-    const bool mesh_ok = J.valid_mesh(&why_mesh);
-    const bool ring_ok = J.valid_ring(&why_ring);
-    // JACCL's own choice (jaccl::init): ring when asked and valid, else mesh, else ring.
-    if (!mesh_ok && !ring_ok)
-      return fail(errc::invalid_argument, "the JACCL device file forms neither a valid mesh (" + why_mesh +
-                                              ") nor a valid ring (" + why_ring + "): JACCL would refuse it");
-    jaccl_ring = ring_ok && (topo.jaccl_prefer_ring || !mesh_ok);
-    an.topology_name_ = jaccl_ring ? "jaccl-ring" : "jaccl-mesh";
-    jaccl_side.resize(n);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      std::vector<std::string> used;
-      if (jaccl_ring) {
-        const std::size_t left = (i + n - 1) % n, right = (i + 1) % n;
-        for (const auto& d : J.names[i][left]) used.push_back(d);
-        for (const auto& d : J.names[i][right]) used.push_back(d);
-      } else {
-        for (std::size_t j = 0; j < n; ++j)
-          if (j != i) used.push_back(J.names[i][j][0]);
-      }
-      std::sort(used.begin(), used.end(),
-                [](const std::string& x, const std::string& y) { return natural_less(x, y); });
-      used.erase(std::unique(used.begin(), used.end()), used.end());
-      for (const auto& d : used) {
-        jaccl_side[i].emplace(d, static_cast<std::uint32_t>(want.size()));
-        // JACCL opens each device and uses port 1.
-        want.push_back({i, find_port(an.hosts_[i], d, 1), d, 1});
-      }
-    }
-  }
-
-  // ---- plan every side once
-  an.sides_.resize(want.size());
-  an.side_info_.resize(want.size());
-  const std::string spec = an.profile_.spec();
-  for (std::size_t s = 0; s < want.size(); ++s) {
-    const Want& w = want[s];
-    Side& S = an.sides_[s];
-    SideInfo& I = an.side_info_[s];
-    S.host = I.host = w.host;
-    S.table = w.table;
-    I.device = w.table ? w.table->port().device : w.device;
-    I.port = w.table ? w.table->port().port : w.port;
-    S.rtr.fill(kNone);
-    S.deliver.fill(kNone);
-    S.slot_cause.fill(kNone);
-    const Platform none_platform = Platform::linux_kernel;
-    if (!w.table) {
-      // What was asked for and is not there: a named device, a rail position, or any port.
-      std::string text = w.device.empty() ? std::string("lists no port in its snapshot")
-                         : w.device.starts_with("rail ")
-                             ? "has fewer ports than rails: no port for " + w.device
-                             : "has no " + port_label(w.device, w.port) + " in its snapshot";
-      S.unusable = causes.add(Outcome::unusable, I.device.empty() ? std::string("(none)") : I.device, 0,
-                              none_platform, std::move(text));
-      continue;
-    }
-    const PortInfo& p = w.table->port();
-    S.driver = options.driver ? *options.driver : DriverModel::for_link_layer(p.link_layer);
-    // What snapshot() refuses on the host itself: a port that is not up.
-    const bool up =
-        p.state == PortState::active || p.state == PortState::armed || p.state == PortState::active_defer;
-    if (!up) {
-      S.unusable = causes.add(Outcome::unusable, I.device, 0, S.driver.platform,
-                              port_label(p.device, p.port) + " is " + std::string(to_string(p.state)) +
-                                  ": its GID table is not meaningful until the link is up");
-      continue;
-    }
-    if (p.port == 0 || p.port > 255) {
-      S.unusable = causes.add(Outcome::unusable, I.device, 0, S.driver.platform,
-                              "port number " + std::to_string(p.port) + " is outside 1..255");
-      continue;
-    }
-    auto plan = an.profile_.plan(*w.table);
-    if (!plan) {
-      S.unusable = causes.add(Outcome::unusable, I.device, 0, S.driver.platform,
-                              "(" + spec + ") selects nothing: " + plan.error().what());
-      continue;
-    }
-    S.plan = std::move(plan).value();
-    I.usable = true;
-    I.advertised = S.plan->selection.entry.gid;
-    I.sgid_index = S.plan->sgid_index;
-    S.cls = peer_class(S.plan->selection.entry.gid, p.lid);
-    if (S.driver.max_qps_per_device != 0) {
-      // The QP the device refuses: judged by the same model the fake's create_qp uses.
-      const RtrVerdict v = judge_create_qp(QpKind::uc, S.driver.max_qps_per_device, S.driver);
-      if (v.outcome == RtrOutcome::error) {
-        S.qp_limit = S.driver.max_qps_per_device;
-        S.qp_cause = causes.add(Outcome::qp_refused, I.device, v.err, S.driver.platform,
-                                "cannot create a QP: " + v.to_string(S.driver.platform));
-      }
-    }
-  }
-
-  // ---- one real peer per class present in the fleet
+/// Per side and peer class present in the fleet: the link judgment's steps 1-3 (link.hpp) with
+/// one real peer of that class, as FakeFabric::connect runs them.
+void judge_classes(std::vector<Analysis::Side>& sides, CauseTable& causes) {
   std::array<std::optional<std::uint32_t>, kClasses> rep{};
-  for (std::uint32_t s = 0; s < an.sides_.size(); ++s)
-    if (an.sides_[s].plan && !rep[an.sides_[s].cls]) rep[an.sides_[s].cls] = s;
-
-  // ---- per side and present class: the fabric's RTR and delivery, through the real builder
-  // and driver model (as FakeFabric::connect and FakeVerbs::modify_qp run them)
-  for (auto& S : an.sides_) {
+  for (std::uint32_t s = 0; s < sides.size(); ++s)
+    if (sides[s].plan && !rep[sides[s].cls]) rep[sides[s].cls] = s;
+  for (auto& S : sides) {
     if (!S.plan) continue;
     const GidTable& t = *S.table;
     const std::string& dev = t.port().device;
     const Platform pf = S.driver.platform;
-    const Gid told = S.plan->selection.entry.gid;
     for (unsigned c = 0; c < kClasses; ++c) {
       if (!rep[c]) continue;
-      const Side& R = an.sides_[*rep[c]];
+      const Analysis::Side& R = sides[*rep[c]];
       const std::string rep_gid = R.plan->selection.entry.gid.to_string();
       auto generic = [&](std::string text) {
         // The verdict is the same for every peer of this class; name none of them.
@@ -352,49 +204,17 @@ result<Analysis> Analysis::run(std::vector<HostSnapshot> hosts, const Topology& 
         replace_all(text, "the destination " + rep_gid + " ", "the destination ");
         return text;
       };
-      PeerInfo info;
-      info.qpn = 1;
-      info.psn = 7;
-      info.gid = R.plan->selection.entry.gid;
-      info.lid = R.table->port().lid;
-      info.mtu = R.table->port().active_mtu;
-      auto rtr = RtrBuilder(QpKind::uc, t, *S.plan).remote(info).build();
-      if (!rtr) {
-        S.rtr[c] = causes.add(Outcome::rtr_error, dev, 0, pf,
-                              generic("cannot build its RTR: " + rtr.error().what()));
-        continue;
-      }
-      RtrRequest req = rtr.value().request();
-      req.peer_gid_type.reset();  // the fake's modify_qp judges what ibv_qp_attr carries
-      req.source_netdev_present = true;
-      const RtrVerdict v = judge_rtr(t, req, S.driver);
-      const std::uint8_t idx = rtr.value().sgid_index();
-      if (v.outcome == RtrOutcome::error) {
-        S.rtr[c] =
-            causes.add(Outcome::rtr_error, dev, v.err, pf,
-                       generic("RTR from sgid_index " + std::to_string(idx) + " failed: " + v.to_string(pf)));
-        continue;
-      }
-      if (v.outcome == RtrOutcome::times_out) {
-        S.deliver[c] =
-            causes.add(Outcome::times_out, dev, v.err, pf, generic("traffic times out: " + v.reason));
-        continue;
-      }
-      // Delivery: the GID the sender's packets carry (its entry at sgid_index) must be the one
-      // its peer was told.
-      const GidEntry* e = t.find(idx);
-      if (!e || !e->usable()) {
-        S.deliver[c] = causes.add(Outcome::dropped, dev, 0, pf,
-                                  "sends from sgid_index " + std::to_string(idx) +
-                                      ", which holds no GID; its peers expect " + told.to_string());
-      } else if (e->gid != told) {
-        S.deliver[c] = causes.add(Outcome::dropped, dev, 0, pf,
-                                  "sends from " + e->gid.to_string() + " (sgid_index " + std::to_string(idx) +
-                                      ") but advertises " + told.to_string() + ": dropped");
+      const SideRtr rtr = judge_side_rtr(t, *S.plan, told_by(*R.table, *R.plan, 1, 7), S.driver);
+      if (rtr.outcome == LinkOutcome::rtr_error) {
+        S.rtr[c] = causes.add(LinkOutcome::rtr_error, dev, rtr.verdict.err, pf, generic(rtr.text));
+      } else if (rtr.outcome == LinkOutcome::times_out) {
+        S.deliver[c] = causes.add(LinkOutcome::times_out, dev, rtr.verdict.err, pf, generic(rtr.text));
+      } else if (auto why = delivery_failure(t, rtr.attributes->sgid_index(), S.plan->selection.entry.gid)) {
+        S.deliver[c] = causes.add(LinkOutcome::dropped, dev, 0, pf, std::move(*why));
       }
     }
   }
-  for (auto& S : an.sides_) {
+  for (auto& S : sides) {
     S.slot_cause[0] = S.unusable;
     S.slot_cause[1] = S.qp_cause;
     for (unsigned c = 0; c < kClasses; ++c) {
@@ -402,48 +222,76 @@ result<Analysis> Analysis::run(std::vector<HostSnapshot> hosts, const Topology& 
       S.slot_cause[2 + kClasses + c] = S.deliver[c];
     }
   }
+}
 
-  // ---- links
+}  // namespace
+
+result<void> Analysis::lay_links(const Topology& topo, const Layout& L) {
+  const std::uint32_t n = static_cast<std::uint32_t>(hosts_.size());
   if (topo.pairing == Pairing::mesh || topo.pairing == Pairing::rail) {
     const std::uint64_t pairs = static_cast<std::uint64_t>(n) * (n - 1) / 2;
-    if (pairs > (std::uint64_t{1} << 40) / an.lanes_)
+    if (pairs > (std::uint64_t{1} << 40) / lanes_)
       return fail(errc::invalid_argument, "too many links: " + std::to_string(pairs) + " pairs");
-    an.link_count_ = pairs * an.lanes_;
-    an.usable_prefix_.assign(an.lanes_, std::vector<std::uint32_t>(n + 1, 0));
-    for (std::uint32_t k = 0; k < an.lanes_; ++k)
+    link_count_ = pairs * lanes_;
+    usable_prefix_.assign(lanes_, std::vector<std::uint32_t>(n + 1, 0));
+    for (std::uint32_t k = 0; k < lanes_; ++k)
       for (std::size_t h = 0; h < n; ++h)
-        an.usable_prefix_[k][h + 1] = an.usable_prefix_[k][h] + (an.sides_[h * an.lanes_ + k].plan ? 1u : 0u);
-  } else {
-    // Explicit links, and each side's QP count before each link (what create_qp sees).
-    std::vector<std::uint32_t> qps(an.sides_.size(), 0);
-    auto add = [&](std::uint32_t a, std::uint32_t b, std::uint32_t lane) {
-      Explicit e{a, b, lane, qps[a], qps[b]};
-      if (an.sides_[a].plan && an.sides_[b].plan) {
-        for (std::uint32_t s : {a, b})
-          if (an.sides_[s].qp_limit == 0 || qps[s] < an.sides_[s].qp_limit) ++qps[s];
-      }
-      an.explicit_.push_back(e);
-    };
-    if (topo.pairing == Pairing::ring) {
-      // gidpolicy simulate's ring: i with i+1, one link for two hosts.
-      for (std::uint32_t i = 0; i < n; ++i)
-        if (n > 2 || i == 0) add(i, static_cast<std::uint32_t>((i + 1) % n), 0);
-    } else if (jaccl_ring) {
-      const JacclDevices& J = topo.jaccl;
-      for (std::uint32_t i = 0; i < n; ++i) {
-        const auto r = static_cast<std::uint32_t>((i + 1) % n);
-        for (std::size_t k = 0; k < J.names[i][r].size(); ++k)
-          add(jaccl_side[i].at(J.names[i][r][k]), jaccl_side[r].at(J.names[r][i][k]),
-              static_cast<std::uint32_t>(k));
-      }
-    } else {
-      const JacclDevices& J = topo.jaccl;
-      for (std::uint32_t i = 0; i < n; ++i)
-        for (std::uint32_t j = i + 1; j < n; ++j)
-          add(jaccl_side[i].at(J.names[i][j][0]), jaccl_side[j].at(J.names[j][i][0]), 0);
-    }
-    an.link_count_ = an.explicit_.size();
+        usable_prefix_[k][h + 1] = usable_prefix_[k][h] + (sides_[h * lanes_ + k].plan ? 1u : 0u);
+    return success();
   }
+  // Explicit links, and each side's QP count before each link (what create_qp sees).
+  std::vector<std::uint32_t> qps(sides_.size(), 0);
+  auto add = [&](std::uint32_t a, std::uint32_t b, std::uint32_t lane) {
+    Explicit e{a, b, lane, qps[a], qps[b]};
+    if (sides_[a].plan && sides_[b].plan) {
+      for (std::uint32_t s : {a, b})
+        if (sides_[s].qp_limit == 0 || qps[s] < sides_[s].qp_limit) ++qps[s];
+    }
+    explicit_.push_back(e);
+  };
+  const JacclDevices& J = topo.jaccl;
+  if (topo.pairing == Pairing::ring) {
+    // gidpolicy simulate's ring: i with i+1, one link for two hosts.
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (n > 2 || i == 0) add(i, (i + 1) % n, 0);
+  } else if (L.jaccl_ring) {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t r = (i + 1) % n;
+      for (std::size_t k = 0; k < J.names[i][r].size(); ++k)
+        add(L.jaccl_side[i].at(J.names[i][r][k]), L.jaccl_side[r].at(J.names[r][i][k]),
+            static_cast<std::uint32_t>(k));
+    }
+  } else {
+    for (std::uint32_t i = 0; i < n; ++i)
+      for (std::uint32_t j = i + 1; j < n; ++j)
+        add(L.jaccl_side[i].at(J.names[i][j][0]), L.jaccl_side[j].at(J.names[j][i][0]), 0);
+  }
+  link_count_ = explicit_.size();
+  return success();
+}
+
+result<Analysis> Analysis::run(std::vector<HostSnapshot> hosts, const Topology& topo,
+                               const Options& options) {
+  GIDPOLICY_TRYV(check_hosts(hosts));
+  Analysis an;
+  an.hosts_ = std::move(hosts);
+  an.profile_ = options.profile;
+  an.pairing_ = topo.pairing;
+  auto layout = lay_out(an.hosts_, topo);
+  if (!layout) return layout.error();
+  const Layout& L = layout.value();
+  an.topology_name_ = L.name;
+  an.lanes_ = L.lanes;
+
+  // Plan every side once, then judge each side towards each peer class, then the links.
+  CauseTable causes(an.causes_);
+  an.sides_.resize(L.want.size());
+  an.side_info_.resize(L.want.size());
+  const std::string spec = an.profile_.spec();
+  for (std::size_t s = 0; s < L.want.size(); ++s)
+    plan_side(L.want[s], an.profile_, spec, options, an.sides_[s], an.side_info_[s], causes);
+  judge_classes(an.sides_, causes);
+  GIDPOLICY_TRYV(an.lay_links(topo, L));
   an.summarize(std::max(1u, options.threads));
   return an;
 }

@@ -116,15 +116,12 @@ result<GidTable> GidTable::make(PortInfo port, std::vector<GidEntry> entries, Ho
   for (std::size_t k = 0; k < entries.size(); ++k) {
     const auto& e = entries[k];
     if (e.index > kMaxIndex)
-      return fail(errc::index_too_large, port.device + " port " + std::to_string(port.port) + ": GID index " +
-                                             std::to_string(e.index) + " is not below 2^31");
+      return fail(errc::index_too_large, entry_name(port, e.index) + " is not below 2^31");
     if (port.gid_tbl_len && e.index >= *port.gid_tbl_len)
-      return fail(errc::index_too_large, port.device + " port " + std::to_string(port.port) + ": GID index " +
-                                             std::to_string(e.index) + " is not below gid_tbl_len " +
+      return fail(errc::index_too_large, entry_name(port, e.index) + " is not below gid_tbl_len " +
                                              std::to_string(*port.gid_tbl_len));
     if (k > 0 && entries[k - 1].index == e.index)
-      return fail(errc::duplicate_index, port.device + " port " + std::to_string(port.port) + ": GID index " +
-                                             std::to_string(e.index) + " appears twice");
+      return fail(errc::duplicate_index, entry_name(port, e.index) + " appears twice");
   }
   GidTable t;
   t.port_ = std::move(port);
@@ -148,6 +145,22 @@ const GidEntry* GidTable::find(const Gid& gid) const noexcept {
   for (const auto& e : entries_)
     if (e.state == EntryState::valid && e.gid == gid) return &e;
   return nullptr;
+}
+
+std::string port_name(std::string_view device, std::uint32_t port) {
+  return std::string(device) + " port " + std::to_string(port);
+}
+
+std::string port_name(const PortInfo& port) { return port_name(port.device, port.port); }
+
+std::string port_name(const GidTable& table) { return port_name(table.port()); }
+
+std::string entry_name(std::string_view device, std::uint32_t port, std::uint32_t index) {
+  return port_name(device, port) + " index " + std::to_string(index);
+}
+
+std::string entry_name(const PortInfo& port, std::uint32_t index) {
+  return entry_name(port.device, port.port, index);
 }
 
 }  // namespace gidpolicy

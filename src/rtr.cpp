@@ -87,12 +87,23 @@ std::string rtr_mask_to_string(int mask) {
   return out.empty() ? "0" : out;
 }
 
-RtrRequest RtrAttributes::request() const {
+RtrRequest rtr_request(const ibv_qp_attr& attr, int mask, QpKind kind) noexcept {
   RtrRequest r;
-  r.qp_type = qp_type;
-  r.is_global = is_global();
-  r.sgid_index = sgid_index();
-  r.dgid = dgid();
+  r.qp_type = kind;
+  if ((mask & IBV_QP_AV) == 0) {
+    // The driver does not read ah_attr: no GRH, no source index, no destination.
+    r.is_global = false;
+    r.sgid_index = 0;
+    return r;
+  }
+  r.is_global = attr.ah_attr.is_global != 0;
+  r.sgid_index = attr.ah_attr.grh.sgid_index;
+  r.dgid = Gid::from_bytes(attr.ah_attr.grh.dgid.raw);
+  return r;
+}
+
+RtrRequest RtrAttributes::request() const {
+  RtrRequest r = rtr_request(attr, mask, qp_type);
   r.peer_gid_type = peer_gid_type;
   return r;
 }

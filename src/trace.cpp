@@ -2,43 +2,43 @@
 
 namespace gidpolicy {
 
-std::string_view to_string(Verdict v) noexcept {
+std::string_view to_string(EntryVerdict v) noexcept {
   switch (v) {
-    case Verdict::chosen:
+    case EntryVerdict::chosen:
       return "chosen";
-    case Verdict::candidate:
+    case EntryVerdict::candidate:
       return "candidate";
-    case Verdict::lower_rank:
+    case EntryVerdict::lower_rank:
       return "lower_rank";
-    case Verdict::empty:
+    case EntryVerdict::empty:
       return "empty";
-    case Verdict::not_shown:
+    case EntryVerdict::not_shown:
       return "not_shown";
-    case Verdict::unreadable:
+    case EntryVerdict::unreadable:
       return "unreadable";
-    case Verdict::zero:
+    case EntryVerdict::zero:
       return "zero";
-    case Verdict::link_local:
+    case EntryVerdict::link_local:
       return "link_local";
-    case Verdict::wrong_type:
+    case EntryVerdict::wrong_type:
       return "wrong_type";
-    case Verdict::wrong_family:
+    case EntryVerdict::wrong_family:
       return "wrong_family";
-    case Verdict::not_ipv4_mapped:
+    case EntryVerdict::not_ipv4_mapped:
       return "not_ipv4_mapped";
-    case Verdict::outside_subnet:
+    case EntryVerdict::outside_subnet:
       return "outside_subnet";
-    case Verdict::excluded_subnet:
+    case EntryVerdict::excluded_subnet:
       return "excluded_subnet";
-    case Verdict::other_netdev:
+    case EntryVerdict::other_netdev:
       return "other_netdev";
-    case Verdict::not_local_address:
+    case EntryVerdict::not_local_address:
       return "not_local_address";
-    case Verdict::index_above_255:
+    case EntryVerdict::index_above_255:
       return "index_above_255";
-    case Verdict::out_of_range:
+    case EntryVerdict::out_of_range:
       return "out_of_range";
-    case Verdict::not_requested:
+    case EntryVerdict::not_requested:
       return "not_requested";
   }
   return "unknown";

@@ -319,7 +319,7 @@ class Watcher {
       for (std::uint32_t port : d->ports) {
         const GidTable* t = find(d->name, port);
         if (!t)
-          return d->name + " port " + std::to_string(port) +
+          return port_name(d->name, port) +
                  " is not in the file (devices and ports cannot change while programs run; a partial file?)";
         auto current = lib_.model.table(d->name, port);
         if (!current) continue;
@@ -327,8 +327,8 @@ class Watcher {
           if (e.usable()) ++had;
         for (const GidEntry& e : *t) {
           if (e.index >= current.value().length())
-            return d->name + " port " + std::to_string(port) + ": index " + std::to_string(e.index) +
-                   " is not below gid_tbl_len " + std::to_string(current.value().length());
+            return entry_name(d->name, port, e.index) + " is not below gid_tbl_len " +
+                   std::to_string(current.value().length());
           if (e.usable()) ++gids;
         }
       }

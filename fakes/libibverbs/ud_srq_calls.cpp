@@ -13,6 +13,8 @@
 //    addressed to, with the same GID type (what rdma-core's ibv_find_gid_index does).
 #include "fakelib.hpp"
 
+#include <gidpolicy/rtr.hpp>
+
 #include <arpa/inet.h>
 
 #include <cstring>
@@ -55,11 +57,10 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
     errno = EINVAL;
     return nullptr;
   }
-  RtrRequest req;
-  req.qp_type = QpKind::ud;
-  req.is_global = attr.is_global != 0;
-  req.sgid_index = attr.grh.sgid_index;
-  req.dgid = Gid::from_bytes(attr.grh.dgid.raw);
+  // An AH is an address vector judged as a UD QP's RTR would judge it (rtr.hpp's one reduction).
+  ibv_qp_attr as_qp{};
+  as_qp.ah_attr = attr;
+  const RtrRequest req = rtr_request(as_qp, IBV_QP_AV, QpKind::ud);
   const RtrVerdict v = judge_rtr(table.value(), req, profile.value());
   if (v.outcome == RtrOutcome::error) {
     fail_record(lib, r, d, v.err, v.reason);

@@ -184,11 +184,9 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
       return success();
     }
     const Port* p = impl_->port(q.device, q.port).value();
-    RtrRequest req;
-    req.qp_type = q.kind;
-    req.is_global = attr.ah_attr.is_global != 0;
-    req.sgid_index = attr.ah_attr.grh.sgid_index;
-    req.dgid = Gid::from_bytes(attr.ah_attr.grh.dgid.raw);
+    // What the driver reads of these attributes (rtr.hpp's one reduction), and this host's
+    // state of the source GID's netdev.
+    RtrRequest req = rtr_request(attr, mask, q.kind);
     req.source_netdev_present = p->netdev_gone.count(req.sgid_index) == 0;
     // The one driver model (driver_model.hpp), judged on the table as it is at this call.
     const RtrVerdict v = judge_rtr(p->table(), req, d->profile);

@@ -30,15 +30,11 @@ result<void> FakeVerbs::add_port(const GidTable& table, std::optional<DriverMode
   if (!info.gid_tbl_len) info.gid_tbl_len = table.length();
   Device* d = impl_->device(info.device);
   if (!d) {
-    impl_->devices.push_back(Device{info.device,
-                                    model ? std::move(*model) : DriverModel::for_link_layer(info.link_layer),
-                                    {true, true, true},
-                                    {}});
+    impl_->devices.push_back(Device{
+        info.device, model ? std::move(*model) : DriverModel::for_table(table), {true, true, true}, {}});
     d = &impl_->devices.back();
   }
-  if (d->ports.count(info.port))
-    return fail(errc::invalid_argument,
-                info.device + " port " + std::to_string(info.port) + " was added twice");
+  if (d->ports.count(info.port)) return fail(errc::invalid_argument, port_name(info) + " was added twice");
   Port p;
   p.holes = table.holes();
   for (const GidEntry& e : table) p.entries.emplace(e.index, e);

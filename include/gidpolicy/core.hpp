@@ -44,4 +44,5 @@
 // RTR: the builder, the driver models, prediction and diagnosis.
 #include <gidpolicy/diagnose.hpp>
 #include <gidpolicy/driver_model.hpp>
+#include <gidpolicy/link.hpp>
 #include <gidpolicy/rtr.hpp>

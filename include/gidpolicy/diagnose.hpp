@@ -61,26 +61,37 @@ enum class Likelihood : std::uint8_t {
 };
 std::string_view to_string(Likelihood l) noexcept;  ///< "confirmed", "likely", ...
 
-/// One known cause of an errno.
-struct Cause {
+/// One known cause of an errno, with how strongly the evidence supports it (a candidate: the
+/// established reason a fleet link failed is fleet::Cause).
+struct CandidateCause {
   std::string id;  ///< stable identifier: "empty_slot", "index_0_thunderbolt", ...
   Likelihood likelihood = Likelihood::possible;
   std::string summary;  ///< what happened, with the evidence: "sgid_index 1 is empty; ..."
   std::string remedy;   ///< what to do
 };
+#ifndef GIDPOLICY_NO_DEPRECATED
+using Cause [[deprecated("diagnose()'s Cause is CandidateCause (fleet::Cause is a link's failure)")]] =
+    CandidateCause;
+#endif
 
 /// The causes of one errno on one platform, most likely first.
 struct Diagnosis {
   int err = 0;
   Platform platform = Platform::linux_kernel;
-  std::string name;           ///< "EINVAL", "ENODATA", ... on that platform
-  std::vector<Cause> causes;  ///< sorted: confirmed, likely, possible, ruled_out
+  std::string name;                    ///< "EINVAL", "ENODATA", ... on that platform
+  std::vector<CandidateCause> causes;  ///< sorted: confirmed, likely, possible, ruled_out
   /// Multi-line text: "EINVAL (22) on linux:" then one line per cause.
   [[nodiscard]] std::string to_string() const;
 };
 
-/// Rank the known causes of `err` from an INIT->RTR (or QP creation) on `platform`.
+/// Rank the known causes of `err` from an INIT->RTR (or QP creation) on a driver that behaves
+/// as `model` says: the errno numbering is model.platform's, the prediction that confirms or
+/// rules out a cause is judge_rtr() with this model, and the QP cap is the model's own
+/// (max_qps_per_device, judged by judge_create_qp's qp_limit rule), so a model of another
+/// kernel or a new report is diagnosed as it would be judged.
 /// An errno gidpolicy has no model for yields one "unknown" cause naming it.
+Diagnosis diagnose(int err, const DriverModel& model, const DiagnoseContext& context = {});
+/// The same with the stock model of `platform` (DriverModel::for_platform).
 Diagnosis diagnose(int err, Platform platform, const DiagnoseContext& context = {});
 
 /// What an RTR would do, from the one path every prediction takes: the attributes RtrBuilder

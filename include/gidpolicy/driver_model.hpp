@@ -103,6 +103,12 @@ struct DriverModel {
   static std::optional<DriverModel> by_name(std::string_view name);
   /// The model that fits a port: apple_thunderbolt for Thunderbolt, linux otherwise.
   static DriverModel for_link_layer(LinkLayer l);
+  /// The stock model of a platform's driver: apple_thunderbolt for darwin, linux otherwise.
+  static DriverModel for_platform(Platform p);
+  /// The one answer to "which driver judges this table": the stock model of `platform` when
+  /// one is named (a --platform flag, a C caller's platform), else the model its port's link
+  /// layer implies (for_link_layer). A caller holding a model of its own uses that instead.
+  static DriverModel for_table(const GidTable& table, std::optional<Platform> platform = std::nullopt);
 };
 
 /// How an RTR would end.
@@ -132,6 +138,9 @@ enum class RtrRule : std::uint8_t {
   family_mismatch,        ///< IPv4-mapped source with a native IPv6 destination, or the reverse
   link_local_source,      ///< an fe80::/10 source towards a routed destination: times out
   roce_version_mismatch,  ///< RoCE v1 on one side, v2 on the other: times out
+  /// QP creation (judge_create_qp): the device already has DriverModel::max_qps_per_device QPs.
+  /// Last, so the bits of the RTR rules above keep their values.
+  qp_limit,
 };
 std::string_view to_string(RtrRule r) noexcept;  ///< "dgid_zero", "empty_slot", ...
 /// The bit of `r` in RtrVerdict::passed.
@@ -152,8 +161,8 @@ struct RtrVerdict {
 /// truncate it, and the verdict's reason says when that happened.
 RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& request, const DriverModel& model);
 
-/// Judge QP creation: UC-only drivers refuse RC, QP caps refuse the (cap+1)th QP.
-/// `existing_qps` counts QPs already created on the device.
+/// Judge QP creation: UC-only drivers refuse RC (rule qp_type), QP caps refuse the (cap+1)th QP
+/// (rule qp_limit). `existing_qps` counts QPs already created on the device.
 RtrVerdict judge_create_qp(QpKind type, unsigned existing_qps, const DriverModel& model);
 
 }  // namespace gidpolicy

@@ -44,6 +44,7 @@
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/link.hpp>
 #include <gidpolicy/profiles.hpp>
 
 #include <cstddef>
@@ -144,7 +145,7 @@ struct Topology {
 /// What every host runs.
 struct Options {
   Profile profile = profiles::automatic();
-  /// Driver model for every host; default DriverModel::for_link_layer of each port.
+  /// Driver model for every host; default DriverModel::for_table of each port.
   std::optional<DriverModel> driver;
   /// Judge the links on this many threads (at least 1).
   unsigned threads = 2;
@@ -153,20 +154,16 @@ struct Options {
 // ---------------------------------------------------------------------------------------------
 // Results.
 
-/// How one direction of a link ends, worst last. A link connects when both directions are ok.
-enum class Outcome : std::uint8_t {
-  ok,          ///< delivered
-  dropped,     ///< the sender's packets carry another GID (or none) than the peer was told
-  times_out,   ///< RTR passes, traffic never arrives
-  rtr_error,   ///< RtrBuilder refuses, or modify_qp to RTR fails (errno)
-  qp_refused,  ///< create_qp fails (Apple's ~10 QPs per device)
-  unusable,    ///< a side cannot take part: device missing, port down, nothing selected
-};
-std::string_view to_string(Outcome o) noexcept;  ///< "ok", "dropped", ..., "unusable"
+/// How one direction of a link ends: the link judgment's outcome (link.hpp), which the fake
+/// fabric reports too.
+using gidpolicy::LinkOutcome;
+#ifndef GIDPOLICY_NO_DEPRECATED
+using Outcome [[deprecated("fleet::Outcome is gidpolicy::LinkOutcome (link.hpp)")]] = LinkOutcome;
+#endif
 
 /// Why a direction failed: one entry per distinct (outcome, device, text).
 struct Cause {
-  Outcome outcome = Outcome::ok;
+  LinkOutcome outcome = LinkOutcome::ok;
   std::string device;  ///< the device of the side at fault, "rdma_en2"
   int err = 0;         ///< the driver's errno for rtr_error/qp_refused/times_out, else 0
   Platform platform = Platform::linux_kernel;  ///< whose errno numbering `err` uses
@@ -185,10 +182,10 @@ struct SideInfo {
 
 /// One direction of a judged link.
 struct Direction {
-  Outcome outcome = Outcome::ok;
+  LinkOutcome outcome = LinkOutcome::ok;
   std::uint32_t cause = 0;    ///< index into causes(); meaningful when outcome != ok
   std::uint32_t culprit = 0;  ///< the side (index into sides()) the cause belongs to
-  [[nodiscard]] bool ok() const noexcept { return outcome == Outcome::ok; }
+  [[nodiscard]] bool ok() const noexcept { return outcome == LinkOutcome::ok; }
 };
 
 /// One link of the topology, judged.
@@ -254,10 +251,12 @@ class Analysis {
   Analysis& operator=(Analysis&&) noexcept;
   ~Analysis();
 
-  struct Side;  // per-side precomputed verdicts (internal)
+  struct Side;    // per-side precomputed verdicts (internal)
+  struct Layout;  // the sides a topology uses and how it pairs them (internal)
 
  private:
   Analysis();
+  result<void> lay_links(const Topology& topology, const Layout& layout);
   [[nodiscard]] Link judge(std::uint64_t index, std::uint32_t a, std::uint32_t b, std::uint32_t lane,
                            std::uint32_t rank_a, std::uint32_t rank_b) const;
   void summarize(unsigned threads);

@@ -194,4 +194,12 @@ class GidTable {
   Holes holes_ = Holes::empty;
 };
 
+/// How every message names a port: "mlx5_0 port 1" (the library, the fakes and the CLI alike).
+[[nodiscard]] std::string port_name(std::string_view device, std::uint32_t port);
+[[nodiscard]] std::string port_name(const PortInfo& port);
+[[nodiscard]] std::string port_name(const GidTable& table);
+/// How every message names one GID table entry: "mlx5_0 port 1 index 3".
+[[nodiscard]] std::string entry_name(std::string_view device, std::uint32_t port, std::uint32_t index);
+[[nodiscard]] std::string entry_name(const PortInfo& port, std::uint32_t index);
+
 }  // namespace gidpolicy

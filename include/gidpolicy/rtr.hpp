@@ -87,6 +87,19 @@ constexpr bool rtr_needs_grh(LinkLayer ll, const Gid& dgid) noexcept {
   return !dgid.is_zero() && !dgid.is_link_local();
 }
 
+/// What a driver judges of `modify_qp(qp, &attr, mask)` taking a QP of kind `kind` to RTR, and
+/// of `ibv_create_ah(pd, &attr.ah_attr)` for a UD QP (call it with mask IBV_QP_AV): the one
+/// reduction of verbs attributes to an RtrRequest, used by the builder (RtrAttributes::request),
+/// the in-process fake's modify_qp, the drop-in fake's address handles and the fleet analysis.
+///
+/// The driver reads only the fields the mask names: without IBV_QP_AV the request has no GRH,
+/// no sgid_index and no destination (is_global false, index 0, dgid zero), whatever `attr`
+/// holds. With it: is_global, grh.sgid_index and grh.dgid as the caller set them. ibv_qp_attr
+/// has no field for the peer's GID type, so peer_gid_type is left unset; source_netdev_present
+/// stays true (whether the source GID's netdev exists is the host's state, not the call's: the
+/// fakes set it from theirs).
+[[nodiscard]] RtrRequest rtr_request(const ibv_qp_attr& attr, int mask, QpKind kind) noexcept;
+
 /// Defaults the builder uses when a value is not set, and why.
 /// Hop limit 64: RoCE v2 packets cross routers like IP packets; JACCL's 1 works only on one L2
 /// segment or a direct Thunderbolt cable (set hop_limit(1) to reproduce it). Traffic class 0:
@@ -108,7 +121,8 @@ struct RtrAttributes {
   [[nodiscard]] bool is_global() const noexcept { return attr.ah_attr.is_global != 0; }
   [[nodiscard]] std::uint8_t sgid_index() const noexcept { return attr.ah_attr.grh.sgid_index; }
   [[nodiscard]] Gid dgid() const noexcept { return Gid::from_bytes(attr.ah_attr.grh.dgid.raw); }
-  /// The request judge_rtr() and predict_rtr() evaluate.
+  /// The request judge_rtr() and predict_rtr() evaluate: rtr_request(attr, mask, qp_type), plus
+  /// the peer's GID type the builder was told (a prediction input no ibv_qp_attr carries).
   [[nodiscard]] RtrRequest request() const;
   /// One line: "uc RTR mask=STATE|AV|... sgid_index=3 dgid=... hop_limit=64 ... agrees".
   [[nodiscard]] std::string to_string() const;

@@ -17,8 +17,9 @@
 
 namespace gidpolicy {
 
-/// The outcome for one entry. Accepted verdicts first, then one per rejection reason.
-enum class Verdict : std::uint8_t {
+/// What a policy decided about one entry (not the driver's RtrVerdict, driver_model.hpp).
+/// Accepted verdicts first, then one per rejection reason.
+enum class EntryVerdict : std::uint8_t {
   chosen,             ///< the entry the policy returned
   candidate,          ///< acceptable, but something ranked higher (or came first)
   lower_rank,         ///< acceptable, ranked below the chosen entry
@@ -38,17 +39,20 @@ enum class Verdict : std::uint8_t {
   out_of_range,       ///< at or beyond gid_tbl_len
   not_requested,      ///< an explicit-index policy looked only at its index
 };
+#ifndef GIDPOLICY_NO_DEPRECATED
+using Verdict [[deprecated("the trace's Verdict is EntryVerdict")]] = EntryVerdict;
+#endif
 /// "chosen", "candidate", "empty", "link_local", ... (stable: used in --json output).
-std::string_view to_string(Verdict v) noexcept;
+std::string_view to_string(EntryVerdict v) noexcept;
 /// Whether the verdict means the entry was acceptable (chosen, candidate, lower_rank).
-constexpr bool is_accepted(Verdict v) noexcept {
-  return v == Verdict::chosen || v == Verdict::candidate || v == Verdict::lower_rank;
+constexpr bool is_accepted(EntryVerdict v) noexcept {
+  return v == EntryVerdict::chosen || v == EntryVerdict::candidate || v == EntryVerdict::lower_rank;
 }
 
 /// One entry looked at by one policy.
 struct TraceStep {
   std::uint32_t index = 0;
-  Verdict verdict = Verdict::empty;
+  EntryVerdict verdict = EntryVerdict::empty;
   std::string note;  ///< what the entry held and why, for people: "fe80::1 (RoCE v2) on eth0"
   friend bool operator==(const TraceStep&, const TraceStep&) = default;
 };

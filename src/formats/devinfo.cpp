@@ -234,9 +234,8 @@ class Reader {
     PortBuild& p = *port_;
     if (auto prev = p.index_lines.find(static_cast<std::uint32_t>(*index)); prev != p.index_lines.end())
       return fail(errc::duplicate_index, at(source_, l.number) + ": GID[" + std::to_string(*index) +
-                                             "] appears twice in " + p.info.device + " port " +
-                                             std::to_string(p.info.port) + " (first at line " +
-                                             std::to_string(prev->second) + ")");
+                                             "] appears twice in " + port_name(p.info.device, p.info.port) +
+                                             " (first at line " + std::to_string(prev->second) + ")");
     if (p.info.gid_tbl_len && *index >= *p.info.gid_tbl_len)
       return fail(errc::index_too_large, at(source_, l.number) + ": GID index " + std::to_string(*index) +
                                              " is not below gid_tbl_len " +
@@ -266,13 +265,13 @@ class Reader {
     PortBuild p = std::move(*port_);
     port_.reset();
     if (full_output_ && !p.link_layer_line)
-      return fail(errc::parse_error, at(source_, p.line) + ": " + p.info.device + " port " +
-                                         std::to_string(p.info.port) + ": the section ends at line " +
+      return fail(errc::parse_error, at(source_, p.line) + ": " + port_name(p.info.device, p.info.port) +
+                                         ": the section ends at line " +
                                          std::to_string(std::min(next_line, last_line_ + 1) - 1) +
                                          " without a link_layer line (truncated paste?)");
     if (full_output_ && device_ && device_->verbose && !p.tbl_len_line)
       return fail(errc::parse_error,
-                  at(source_, p.line) + ": " + p.info.device + " port " + std::to_string(p.info.port) +
+                  at(source_, p.line) + ": " + port_name(p.info.device, p.info.port) +
                       ": the section ends at line " +
                       std::to_string(std::min(next_line, last_line_ + 1) - 1) +
                       " without the gid_tbl_len line ibv_devinfo -v prints (truncated paste?)");
@@ -289,8 +288,7 @@ class Reader {
       entries.push_back(std::move(g.entry));
     }
     if (!seen_ports_.emplace(p.info.device, p.info.port).second)  // a set: linear in ports
-      return fail(errc::parse_error, at(source_, p.line) + ": " + p.info.device + " port " +
-                                         std::to_string(p.info.port) +
+      return fail(errc::parse_error, at(source_, p.line) + ": " + port_name(p.info.device, p.info.port) +
                                          " appears twice (a second section for the same port)");
     auto table = GidTable::make(std::move(p.info), std::move(entries), Holes::not_shown);
     if (!table) return fail(Error(table.error().code, at(source_, p.line) + ": " + table.error().detail));

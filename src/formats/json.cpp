@@ -353,8 +353,7 @@ result<std::vector<GidTable>> read_json(std::string_view text, std::string_view 
     GIDPOLICY_TRY(t, read_port(c, ports[k], "ports[" + std::to_string(k) + "]"));
     if (!seen.emplace(t.port().device, t.port().port).second)
       return fail(c.err("ports[" + std::to_string(k) + "]",
-                        "device " + t.port().device + " port " + std::to_string(t.port().port) +
-                            " appears twice (one entry per port)",
+                        "device " + port_name(t) + " appears twice (one entry per port)",
                         errc::invalid_field));
     out.push_back(std::move(t));
   }

@@ -165,8 +165,7 @@ result<std::vector<GidTable>> read_show_gids(std::string_view text, std::string_
     PortRows* pr = &ports[slot->second];
     auto idx = static_cast<std::uint32_t>(*index);
     if (auto prev = pr->index_lines.find(idx); prev != pr->index_lines.end())
-      return fail(errc::duplicate_index, at(source, l.number) + ": " + pr->device + " port " +
-                                             std::to_string(pr->port) + " index " + std::to_string(idx) +
+      return fail(errc::duplicate_index, at(source, l.number) + ": " + entry_name(pr->device, pr->port, idx) +
                                              " appears twice (first at line " + std::to_string(prev->second) +
                                              ")");
     pr->index_lines.emplace(idx, l.number);

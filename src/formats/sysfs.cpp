@@ -406,10 +406,10 @@ result<void> check_port(const GidTable& t) {
   if (p.device.empty() || p.device.find('/') != std::string::npos || p.device == "." || p.device == "..")
     return fail(errc::invalid_argument, "device name " + excerpt(p.device) + " cannot be a directory name");
   if (t.length() > kMaxSysfsSlots)
-    return fail(errc::invalid_argument,
-                p.device + " port " + std::to_string(p.port) + ": gid_tbl_len " + std::to_string(t.length()) +
-                    " would be " + std::to_string(t.length()) + " files; a sysfs tree holds at most " +
-                    std::to_string(kMaxSysfsSlots) + " slots per port");
+    return fail(errc::invalid_argument, port_name(p) + ": gid_tbl_len " + std::to_string(t.length()) +
+                                            " would be " + std::to_string(t.length()) +
+                                            " files; a sysfs tree holds at most " +
+                                            std::to_string(kMaxSysfsSlots) + " slots per port");
   return success();
 }
 

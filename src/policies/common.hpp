@@ -33,14 +33,15 @@ class Recorder {
   [[nodiscard]] bool on() const noexcept { return on_; }
 
   template <class NoteFn>
-  void step(std::uint32_t index, Verdict verdict, NoteFn&& note) {
+  void step(std::uint32_t index, EntryVerdict verdict, NoteFn&& note) {
     if (on_) steps_.push_back(TraceStep{index, verdict, std::forward<NoteFn>(note)()});
   }
-  /// After a scan: the accepted step at `chosen` becomes Verdict::chosen, every other accepted
-  /// step Verdict::lower_rank.
+  /// After a scan: the accepted step at `chosen` becomes EntryVerdict::chosen, every other accepted
+  /// step EntryVerdict::lower_rank.
   void finish(std::uint32_t chosen) noexcept {
     for (auto& s : steps_)
-      if (is_accepted(s.verdict)) s.verdict = s.index == chosen ? Verdict::chosen : Verdict::lower_rank;
+      if (is_accepted(s.verdict))
+        s.verdict = s.index == chosen ? EntryVerdict::chosen : EntryVerdict::lower_rank;
   }
   std::vector<TraceStep> take() noexcept { return std::move(steps_); }
 

@@ -23,7 +23,7 @@ result<Selection> Ds4ExplicitIndex::select(const GidTable& table, SelectOptions 
               // ds4 reads the entry fine, then `sgid_index = (uint8_t)index` routes from another slot.
               const auto wrapped = static_cast<std::uint32_t>(index & 0xffu);
               const GidEntry* w = table.find(wrapped);
-              rec.step(index, Verdict::index_above_255,
+              rec.step(index, EntryVerdict::index_above_255,
                        [&] { return e ? detail::describe(*e) : std::string("not listed"); });
               return fail(
                   errc::index_exceeds_uint8,

@@ -31,41 +31,41 @@ result<Selection> Ds4Linux::select(const GidTable& table, SelectOptions run) con
           const std::int32_t i = *index;
           // ds4: `if (idx < 0 || idx >= gid_tbl_len || idx > 255)` then query_gid_ex, type, zero.
           if (i < 0 || static_cast<std::uint32_t>(i) >= len) {
-            rec.step(i < 0 ? 0u : static_cast<std::uint32_t>(i), Verdict::out_of_range,
+            rec.step(i < 0 ? 0u : static_cast<std::uint32_t>(i), EntryVerdict::out_of_range,
                      [&] { return "forced index " + std::to_string(i); });
             return fail(errc::index_out_of_range, at() + "forced index " + std::to_string(i) +
                                                       " is not in [0, " + std::to_string(len) + ")");
           }
           const auto u = static_cast<std::uint32_t>(i);
           if (u > 255) {
-            rec.step(u, Verdict::index_above_255, [] { return std::string("forced"); });
+            rec.step(u, EntryVerdict::index_above_255, [] { return std::string("forced"); });
             return fail(errc::index_exceeds_uint8,
                         at() + "forced index " + std::to_string(u) + " is above 255");
           }
           const GidEntry* e = table.find(u);
           if (!e && table.holes() == Holes::not_shown) {
-            rec.step(u, Verdict::not_shown, [] { return std::string("not printed by the source"); });
+            rec.step(u, EntryVerdict::not_shown, [] { return std::string("not printed by the source"); });
             return fail(errc::entry_not_shown,
                         at() + "forced index " + std::to_string(u) + " was not printed by the source");
           }
           if (!e || e->state == EntryState::empty) {
-            rec.step(u, Verdict::empty, [] { return std::string("ENODATA from ibv_query_gid_ex"); });
+            rec.step(u, EntryVerdict::empty, [] { return std::string("ENODATA from ibv_query_gid_ex"); });
             return fail(errc::entry_empty,
                         at() + "forced index " + std::to_string(u) + " is empty (ENODATA)");
           }
           if (e->state == EntryState::unreadable) {
-            rec.step(u, Verdict::unreadable, [&] { return detail::describe(*e); });
+            rec.step(u, EntryVerdict::unreadable, [&] { return detail::describe(*e); });
             return fail(errc::entry_unreadable, at() + "forced " + detail::holds(*e));
           }
           if (e->type != GidType::roce_v2) {
-            rec.step(u, Verdict::wrong_type, [&] { return detail::describe(*e) + ": not RoCE v2"; });
+            rec.step(u, EntryVerdict::wrong_type, [&] { return detail::describe(*e) + ": not RoCE v2"; });
             return fail(errc::wrong_gid_type, at() + "forced " + detail::holds(*e) + ", not RoCE v2");
           }
           if (e->gid.is_zero()) {
-            rec.step(u, Verdict::zero, [&] { return detail::describe(*e); });
+            rec.step(u, EntryVerdict::zero, [&] { return detail::describe(*e); });
             return fail(errc::entry_zero, at() + "forced index " + std::to_string(u) + " holds the zero GID");
           }
-          rec.step(u, Verdict::chosen, [&] { return detail::describe(*e) + ": forced"; });
+          rec.step(u, EntryVerdict::chosen, [&] { return detail::describe(*e) + ": forced"; });
           return detail::select_entry(*e);
         }
 
@@ -78,28 +78,29 @@ result<Selection> Ds4Linux::select(const GidTable& table, SelectOptions run) con
         for (const GidEntry& e : tracing ? table.entries() : table.sgid_entries()) {
           if (!tracing && (e.type != GidType::roce_v2 || e.state != EntryState::valid)) continue;
           if (e.index >= limit) {
-            rec.step(e.index, e.index >= len ? Verdict::out_of_range : Verdict::index_above_255,
+            rec.step(e.index, e.index >= len ? EntryVerdict::out_of_range : EntryVerdict::index_above_255,
                      [&] { return detail::describe(e) + ": ds4 scans [0, 256) only"; });
             continue;
           }
           if (e.state == EntryState::empty) {
-            rec.step(e.index, Verdict::empty, [] { return std::string("ENODATA"); });
+            rec.step(e.index, EntryVerdict::empty, [] { return std::string("ENODATA"); });
             continue;
           }
           if (e.state == EntryState::unreadable) {
-            rec.step(e.index, Verdict::unreadable, [&] { return detail::describe(e); });
+            rec.step(e.index, EntryVerdict::unreadable, [&] { return detail::describe(e); });
             continue;
           }
           if (e.type != GidType::roce_v2) {
-            rec.step(e.index, Verdict::wrong_type, [&] { return detail::describe(e) + ": not RoCE v2"; });
+            rec.step(e.index, EntryVerdict::wrong_type,
+                     [&] { return detail::describe(e) + ": not RoCE v2"; });
             continue;
           }
           if (e.gid.is_zero()) {
-            rec.step(e.index, Verdict::zero, [] { return std::string("the zero GID"); });
+            rec.step(e.index, EntryVerdict::zero, [] { return std::string("the zero GID"); });
             continue;
           }
           const int score = (local && e.gid == *local) ? 2 : 1;
-          rec.step(e.index, Verdict::candidate, [&] {
+          rec.step(e.index, EntryVerdict::candidate, [&] {
             return detail::describe(e) + ": score " + std::to_string(score) +
                    (score == 2 ? " (the local address)" : "");
           });

@@ -19,14 +19,15 @@ result<Selection> Ds4Scan::select(const GidTable& table, SelectOptions run) cons
                                                     ") holds an IPv4-mapped (::ffff:a.b.c.d) GID");
         const GidEntry& e = *found;
         if (e.index > 255) {
-          rec.step(e.index, Verdict::index_above_255, [&] { return detail::describe(e); });
+          rec.step(e.index, EntryVerdict::index_above_255, [&] { return detail::describe(e); });
           return fail(errc::index_exceeds_uint8,
                       detail::where(table) + ": the first IPv4-mapped GID is at index " +
                           std::to_string(e.index) + ": ds4 would route from (uint8_t)" +
                           std::to_string(e.index) + " = " + std::to_string(e.index & 0xffu) +
                           ", another entry");
         }
-        rec.step(e.index, Verdict::chosen, [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
+        rec.step(e.index, EntryVerdict::chosen,
+                 [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
         return detail::select_entry(e);
       });
 }

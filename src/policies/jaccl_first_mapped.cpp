@@ -24,13 +24,14 @@ result<Selection> JacclFirstMapped::select(const GidTable& table, SelectOptions 
                           ") holds an IPv4-mapped (::ffff:a.b.c.d) GID; " + kNoMappedHint);
         const GidEntry& e = *found;
         if (e.index > 255) {
-          rec.step(e.index, Verdict::index_above_255, [&] { return detail::describe(e); });
+          rec.step(e.index, EntryVerdict::index_above_255, [&] { return detail::describe(e); });
           return fail(errc::index_exceeds_uint8,
                       detail::where(table) + ": the first IPv4-mapped GID, " + detail::describe(e) +
                           ", is at index " + std::to_string(e.index) +
                           ": JACCL would advertise it, but no sgid_index (a uint8_t) can name it");
         }
-        rec.step(e.index, Verdict::chosen, [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
+        rec.step(e.index, EntryVerdict::chosen,
+                 [&] { return detail::describe(e) + ": first IPv4-mapped GID"; });
         return detail::select_entry(e);
       });
 }

@@ -150,7 +150,7 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
         };
         for (const GidEntry* p = next(scan.data()); p != end; p = next(p + 1)) {
           const GidEntry& e = *p;
-          const auto reject = [&](Verdict v, const char* why) {
+          const auto reject = [&](EntryVerdict v, const char* why) {
             rec.step(e.index, v, [&] {
               std::string n = detail::note_for(e);
               if (*why) n += (n.empty() ? "" : ": ") + std::string(why);
@@ -158,24 +158,24 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
             });
           };
           // As reject(), the reason built only when a trace records it.
-          const auto reject_because = [&](Verdict v, const auto& why) {
+          const auto reject_because = [&](EntryVerdict v, const auto& why) {
             rec.step(e.index, v, [&] { return detail::note_for(e) + ": " + why(); });
           };
           if (e.index > 255) {
             // (Only reached when tracing: the untraced scan stops at table.sgid_entries().)
-            reject(Verdict::index_above_255, "cannot be an sgid_index (uint8_t)");
+            reject(EntryVerdict::index_above_255, "cannot be an sgid_index (uint8_t)");
             continue;
           }
           if (e.state == EntryState::empty) {
-            reject(Verdict::empty, "");
+            reject(EntryVerdict::empty, "");
             continue;
           }
           if (e.state == EntryState::unreadable) {
-            reject(Verdict::unreadable, "");
+            reject(EntryVerdict::unreadable, "");
             continue;
           }
           if (e.gid.is_zero()) {
-            reject(Verdict::zero, "");
+            reject(EntryVerdict::zero, "");
             continue;
           }
           bool route_source_entry = false;
@@ -183,7 +183,7 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
             const bool on_netdev = NetworkView::on_netdev(e, *route);
             if (e.gid.is_ipv4_mapped() != peer_v4) {
               reject(
-                  Verdict::wrong_family,
+                  EntryVerdict::wrong_family,
                   peer_v4
                       ? "the peer is IPv4: only an IPv4-mapped GID can reach it"
                       : "the peer is IPv6: an IPv4-mapped GID cannot reach it (the RTR fails with EINVAL)");
@@ -194,7 +194,7 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
             // the source address itself: nothing else ties it to the route's netdev.
             route_source_entry = route->source && e.gid == *route->source && (on_netdev || netdev_unknown);
             if (!on_netdev && !route_source_entry) {
-              reject_because(Verdict::other_netdev, [&] {
+              reject_because(EntryVerdict::other_netdev, [&] {
                 return netdev_unknown
                            ? "netdev unknown and not the route's source address: cannot be shown to be "
                              "on " +
@@ -208,39 +208,39 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
           }
           const bool link_local = e.gid.is_link_local() && ll_unroutable && !peer_link_local;
           if (link_local && !o.allow_link_local) {
-            reject(Verdict::link_local,
+            reject(EntryVerdict::link_local,
                    "not routed on this link layer, RTR would time out (allow-link-local to accept)");
             continue;
           }
           if (!matches(o.type, e.type)) {
-            reject(Verdict::wrong_type, "type filter");
+            reject(EntryVerdict::wrong_type, "type filter");
             continue;
           }
           if (!matches(o.family, e.gid)) {
-            reject(Verdict::wrong_family, "family filter");
+            reject(EntryVerdict::wrong_family, "family filter");
             continue;
           }
           if (!o.subnets.empty()) {
             bool inside = false;
             for (const auto& c : o.subnets) inside = inside || c.contains(e.gid);
             if (!inside) {
-              reject(Verdict::outside_subnet, "outside every subnet= prefix");
+              reject(EntryVerdict::outside_subnet, "outside every subnet= prefix");
               continue;
             }
           }
           bool excluded = false;
           for (const auto& c : o.excludes) excluded = excluded || c.contains(e.gid);
           if (excluded) {
-            reject(Verdict::excluded_subnet, "inside an exclude= prefix");
+            reject(EntryVerdict::excluded_subnet, "inside an exclude= prefix");
             continue;
           }
           if (!o.netdev.empty() && e.netdev != o.netdev) {
-            reject(Verdict::other_netdev, e.netdev.empty() ? "netdev unknown" : "another netdev");
+            reject(EntryVerdict::other_netdev, e.netdev.empty() ? "netdev unknown" : "another netdev");
             continue;
           }
           const bool is_local = o.local && e.gid == *o.local;
           if (o.require_local && !is_local) {
-            reject(Verdict::not_local_address, "require-local");
+            reject(EntryVerdict::not_local_address, "require-local");
             continue;
           }
 
@@ -248,7 +248,7 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
           const bool invisible = net && net->visibility(e) == Visibility::invisible;
           const Key key = make_key(tb_index0, link_local, o.local && !is_local, type_rank(e.type),
                                    !e.gid.is_ipv4_mapped(), e.index, invisible, route && !route_source_entry);
-          rec.step(e.index, Verdict::candidate, [&] {
+          rec.step(e.index, EntryVerdict::candidate, [&] {
             std::string n = detail::describe(e);
             if (invisible)
               n += ": netdev " + (e.netdev.empty() ? "ifindex " + std::to_string(e.ifindex) : e.netdev) +

@@ -25,12 +25,13 @@ const GidEntry* first_ipv4_mapped(const GidTable& table, Recorder& rec, NoteFn&&
     if (!tracing && (!e.gid.is_ipv4_mapped() || e.state != EntryState::valid)) continue;
     if (e.state != EntryState::valid) {
       // An empty slot, or query_gid failed: the scan skips the index and keeps going.
-      rec.step(e.index, e.state == EntryState::empty ? Verdict::empty : Verdict::unreadable,
+      rec.step(e.index, e.state == EntryState::empty ? EntryVerdict::empty : EntryVerdict::unreadable,
                [&] { return note(e); });
       continue;
     }
     if (!e.gid.is_ipv4_mapped()) {
-      rec.step(e.index, e.gid.is_zero() ? Verdict::zero : Verdict::not_ipv4_mapped, [&] { return note(e); });
+      rec.step(e.index, e.gid.is_zero() ? EntryVerdict::zero : EntryVerdict::not_ipv4_mapped,
+               [&] { return note(e); });
       continue;
     }
     return &e;
@@ -48,23 +49,23 @@ result<Selection> read_explicit_index(const GidTable& table, std::uint32_t index
                                       BeyondFn&& beyond, CheckFn&& check, NotShownFn&& not_shown,
                                       ChosenNoteFn&& chosen_note) {
   if (index >= table.length()) {
-    rec.step(index, Verdict::out_of_range, [] { return std::string("beyond the table"); });
+    rec.step(index, EntryVerdict::out_of_range, [] { return std::string("beyond the table"); });
     return fail(errc::index_out_of_range, beyond());
   }
   const GidEntry* e = table.find(index);
   if (auto checked = check(e); !checked) return fail(std::move(checked).error());
   if (!e && table.holes() == Holes::not_shown) {
-    rec.step(index, Verdict::not_shown, [] { return std::string("not printed by the source"); });
+    rec.step(index, EntryVerdict::not_shown, [] { return std::string("not printed by the source"); });
     return fail(errc::entry_not_shown, not_shown());
   }
   if (e && e->state == EntryState::unreadable) {
-    rec.step(index, Verdict::unreadable, [&] { return describe(*e); });
+    rec.step(index, EntryVerdict::unreadable, [&] { return describe(*e); });
     return fail(errc::entry_unreadable, where(table) + ": " + holds(*e));
   }
   // (Made only for an unlisted slot: a listed entry is copied once, into the Selection.)
   std::optional<GidEntry> hole;
   const GidEntry& chosen = e ? *e : hole.emplace(GidEntry::empty(index));
-  rec.step(index, Verdict::chosen, [&] { return chosen_note(chosen); });
+  rec.step(index, EntryVerdict::chosen, [&] { return chosen_note(chosen); });
   return select_entry(chosen);
 }
 

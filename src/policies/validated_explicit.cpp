@@ -21,45 +21,46 @@ result<Selection> ValidatedExplicit::select(const GidTable& table, SelectOptions
         const auto at = [&] { return detail::where(table) + ": "; };
         const auto idx = [&] { return "index " + std::to_string(index); };
         if (index >= len) {
-          rec.step(index, Verdict::out_of_range, [] { return std::string("beyond the table"); });
+          rec.step(index, EntryVerdict::out_of_range, [] { return std::string("beyond the table"); });
           return fail(errc::index_out_of_range,
                       at() + idx() + " is not below " +
                           (table.port().gid_tbl_len ? "gid_tbl_len " : "the entries listed: ") +
                           std::to_string(len));
         }
         if (index > 255) {
-          rec.step(index, Verdict::index_above_255, [] { return std::string("sgid_index is a uint8_t"); });
+          rec.step(index, EntryVerdict::index_above_255,
+                   [] { return std::string("sgid_index is a uint8_t"); });
           return fail(errc::index_exceeds_uint8,
                       at() + idx() + " cannot be an sgid_index (a uint8_t): it would wrap to " +
                           std::to_string(index & 0xffu));
         }
         const GidEntry* e = table.find(index);
         if (!e && table.holes() == Holes::not_shown) {
-          rec.step(index, Verdict::not_shown, [] { return std::string("not printed by the source"); });
+          rec.step(index, EntryVerdict::not_shown, [] { return std::string("not printed by the source"); });
           return fail(errc::entry_not_shown,
                       at() + idx() +
                           " was not printed by the source (ibv_devinfo hides empty slots and GIDs "
                           "with a zero interface id): read the table with show_gids or sysfs");
         }
         if (!e || e->state == EntryState::empty) {
-          rec.step(index, Verdict::empty, [] { return std::string("empty slot"); });
+          rec.step(index, EntryVerdict::empty, [] { return std::string("empty slot"); });
           return fail(errc::entry_empty, at() + idx() + " is empty");
         }
         if (e->state == EntryState::unreadable) {
-          rec.step(index, Verdict::unreadable, [&] { return detail::describe(*e); });
+          rec.step(index, EntryVerdict::unreadable, [&] { return detail::describe(*e); });
           return fail(errc::entry_unreadable, at() + detail::holds(*e));
         }
         if (e->gid.is_zero()) {
-          rec.step(index, Verdict::zero, [] { return std::string("the zero GID"); });
+          rec.step(index, EntryVerdict::zero, [] { return std::string("the zero GID"); });
           return fail(errc::entry_zero, at() + idx() + " holds the zero GID");
         }
         if (!matches(type, e->type)) {
-          rec.step(index, Verdict::wrong_type, [&] { return detail::describe(*e); });
+          rec.step(index, EntryVerdict::wrong_type, [&] { return detail::describe(*e); });
           return fail(errc::wrong_gid_type,
                       at() + detail::holds(*e) + ", not " + std::string(to_string(type)));
         }
         if (!matches(family, e->gid)) {
-          rec.step(index, Verdict::wrong_family, [&] { return detail::describe(*e); });
+          rec.step(index, EntryVerdict::wrong_family, [&] { return detail::describe(*e); });
           return fail(
               errc::wrong_family,
               at() + detail::holds(*e) + ", not " +
@@ -67,14 +68,14 @@ result<Selection> ValidatedExplicit::select(const GidTable& table, SelectOptions
         }
         if (e->gid.is_link_local() && !allow_link_local &&
             link_local_is_unroutable(table.port().link_layer)) {
-          rec.step(index, Verdict::link_local, [&] { return detail::describe(*e); });
+          rec.step(index, EntryVerdict::link_local, [&] { return detail::describe(*e); });
           return fail(errc::link_local_rejected, at() + detail::holds(*e) +
                                                      ", a link-local GID: not routed on " +
                                                      to_string(table.port().link_layer) +
                                                      " (the RTR passes and traffic times out); add "
                                                      "allow-link-local if both ends share the link");
         }
-        rec.step(index, Verdict::chosen, [&] { return detail::describe(*e); });
+        rec.step(index, EntryVerdict::chosen, [&] { return detail::describe(*e); });
         return detail::select_entry(*e);
       });
 }

@@ -34,7 +34,7 @@ result<void> preflight(VerbsApi& api, DeviceHandle device, std::uint32_t port, s
     return fail(errc::index_exceeds_uint8, "sgid_index " + std::to_string(sgid_index) + " would wrap to " +
                                                std::to_string(sgid_index & 0xffu));
   GIDPOLICY_TRY(name, api.device_name(device));
-  const std::string at = name + " port " + std::to_string(port) + " sgid_index " + std::to_string(sgid_index);
+  const std::string at = entry_name(name, port, sgid_index);
   GIDPOLICY_TRY(now, read_entry(api, device, port, sgid_index));
   if (now.state == EntryState::unreadable)
     return fail(Error(now.read_error, "preflight: " + at + " cannot be re-read; refusing to modify_qp"));

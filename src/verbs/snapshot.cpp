@@ -15,8 +15,6 @@ bool is_errno(const Error& e, int err) noexcept {
   return e.code.category() == std::generic_category() && e.code.value() == err;
 }
 
-std::string port_name(const PortInfo& p) { return p.device + " port " + std::to_string(p.port); }
-
 /// Counts the calls snapshot makes, whatever the backend.
 struct Counter {
   SnapshotReport& report;

@@ -20,26 +20,26 @@
 #include <vector>
 
 namespace gidpolicy {
-namespace fakes {
-void showValue(Topology t, std::ostream& os) { os << to_string(t); }
-}  // namespace fakes
+namespace fleet {
+void showValue(Pairing t, std::ostream& os) { os << to_string(t); }
+}  // namespace fleet
 namespace {
 
 namespace ref = test::ref;
 using fakes::FabricReport;
-using fakes::Topology;
+using fleet::Pairing;
 
 std::string host_name(std::size_t i) { return "h" + std::to_string(i); }
 
 /// Connect one host per table, every host running `profile` (one program, one behaviour).
-FabricReport connect(const std::vector<GidTable>& tables, const Profile& profile, Topology topology) {
+FabricReport connect(const std::vector<GidTable>& tables, const Profile& profile, Pairing topology) {
   fakes::FakeFabric fabric;
   for (std::size_t i = 0; i < tables.size(); ++i)
     RC_ASSERT(fabric.add_host({host_name(i), tables[i], profile, std::nullopt}).has_value());
   auto report = fabric.connect(topology);
   RC_ASSERT(report.has_value());
   const std::size_t n = tables.size();
-  const std::size_t expected_pairs = topology == Topology::mesh ? n * (n - 1) / 2 : (n == 2 ? 1 : n);
+  const std::size_t expected_pairs = topology == Pairing::mesh ? n * (n - 1) / 2 : (n == 2 ? 1 : n);
   RC_ASSERT(report.value().pairs.size() == expected_pairs);
   return report.value();
 }
@@ -71,7 +71,7 @@ RC_GTEST_PROP(Fabric, prop_fabric_jaccl_connects_exactly_the_pairs_routing_from_
   // slot 1 is never index 0 (Apple's timeout) and holds an IPv4-mapped GID (Apple's EINVAL
   // otherwise), and peers' GIDs are IPv4-mapped too (no family mismatch on Linux).
   const auto tables = *test::gen_host_tables(2, 6);
-  const Topology topology = *rc::gen::element(Topology::mesh, Topology::ring);
+  const Pairing topology = *rc::gen::element(Pairing::mesh, Pairing::ring);
   const FabricReport report = connect(tables, profiles::jaccl(), topology);
   std::vector<bool> agrees;
   for (const auto& t : tables) agrees.push_back(ref::jaccl_agrees(t));
@@ -112,7 +112,7 @@ RC_GTEST_PROP(Fabric, prop_fabric_ipv4_profiles_connect_every_pair_with_a_candid
   const Profile profile = *rc::gen::element(
       profiles::jaccl_fixed(), profiles::ds4(), profiles::automatic({.family = FamilyFilter::ipv4}),
       VALUE_OR_FAIL(parse_profile("first(validated:index=3|auto:family=ipv4)")));
-  const Topology topology = *rc::gen::element(Topology::mesh, Topology::ring);
+  const Pairing topology = *rc::gen::element(Pairing::mesh, Pairing::ring);
   const FabricReport report = connect(tables, profile, topology);
   std::vector<bool> ok;
   for (const auto& t : tables) ok.push_back(has_ipv4_candidate(t));
@@ -124,7 +124,7 @@ RC_GTEST_PROP(Fabric, prop_fabric_auto_connects_every_pair_whose_choices_share_a
   // both hosts have a choice that is not Thunderbolt index 0 and the two are of one family
   // (an IPv4-mapped source with an IPv6 destination is refused before the driver, by design).
   const auto tables = *test::gen_host_tables(2, 6);
-  const Topology topology = *rc::gen::element(Topology::mesh, Topology::ring);
+  const Pairing topology = *rc::gen::element(Pairing::mesh, Pairing::ring);
   const FabricReport report = connect(tables, profiles::automatic(), topology);
   std::vector<std::optional<GidEntry>> pick;
   for (const auto& t : tables) {

@@ -30,19 +30,20 @@ std::string fleet_host(std::size_t i) { return "h" + std::to_string(i); }
 struct Seen {
   bool delivered;
   std::optional<int> rtr_errno;
+  LinkOutcome outcome;  // both report the link judgment's outcome (link.hpp)
   friend bool operator==(const Seen&, const Seen&) = default;
 };
 
 std::string show(const Seen& s) {
-  return std::string(s.delivered ? "delivered" : "not delivered") +
+  return std::string(s.delivered ? "delivered" : "not delivered") + " " + std::string(to_string(s.outcome)) +
          (s.rtr_errno ? " (RTR errno " + std::to_string(*s.rtr_errno) + ")" : "");
 }
 
 Seen fleet_direction(const fleet::Analysis& an, const fleet::Direction& d, std::uint32_t sender) {
-  Seen s{d.ok(), std::nullopt};
+  Seen s{d.ok(), std::nullopt, d.outcome};
   // The fabric keeps the errno on the sender's direction when the sender's own modify_qp failed
   // (a builder refusal has none).
-  if (d.outcome == fleet::Outcome::rtr_error && d.culprit == sender && an.causes()[d.cause].err != 0)
+  if (d.outcome == LinkOutcome::rtr_error && d.culprit == sender && an.causes()[d.cause].err != 0)
     s.rtr_errno = an.causes()[d.cause].err;
   return s;
 }
@@ -69,7 +70,7 @@ std::vector<fleet::HostSnapshot> host_snapshots(const std::vector<GidTable>& tab
 /// `hosts` is host_snapshots(tables, driver): it depends on no profile, so a case that checks
 /// several profiles on one fabric reads it once.
 void check_same(const std::vector<GidTable>& tables, const std::vector<fleet::HostSnapshot>& hosts,
-                const Profile& profile, fakes::Topology topology, std::optional<DriverModel> driver) {
+                const Profile& profile, fleet::Pairing topology, std::optional<DriverModel> driver) {
   fakes::FakeFabric fabric;
   for (std::size_t i = 0; i < tables.size(); ++i)
     RC_ASSERT(fabric.add_host({fleet_host(i), tables[i], profile, driver}).has_value());
@@ -77,7 +78,7 @@ void check_same(const std::vector<GidTable>& tables, const std::vector<fleet::Ho
   RC_ASSERT(report.has_value());
 
   fleet::Topology topo;
-  topo.pairing = topology == fakes::Topology::ring ? fleet::Pairing::ring : fleet::Pairing::mesh;
+  topo.pairing = topology == fleet::Pairing::ring ? fleet::Pairing::ring : fleet::Pairing::mesh;
   // Each host has one port: "" selects it (its device name differs between hosts).
   auto an = fleet::Analysis::run(hosts, topo, {.profile = profile, .driver = driver, .threads = 2});
   RC_ASSERT(an.has_value());
@@ -90,8 +91,8 @@ void check_same(const std::vector<GidTable>& tables, const std::vector<fleet::Ho
     const std::string ha = a.host(a.sides()[l.a].host).host, hb = a.host(a.sides()[l.b].host).host;
     RC_ASSERT(ha == pair.a);
     RC_ASSERT(hb == pair.b);
-    const Seen fab_ab{pair.a_to_b.delivered, pair.a_to_b.rtr_errno};
-    const Seen fab_ba{pair.b_to_a.delivered, pair.b_to_a.rtr_errno};
+    const Seen fab_ab{pair.a_to_b.delivered, pair.a_to_b.rtr_errno, pair.a_to_b.outcome};
+    const Seen fab_ba{pair.b_to_a.delivered, pair.b_to_a.rtr_errno, pair.b_to_a.outcome};
     const Seen fl_ab = fleet_direction(a, l.a_to_b, l.a);
     const Seen fl_ba = fleet_direction(a, l.b_to_a, l.b);
     if (!(fab_ab == fl_ab) || !(fab_ba == fl_ba)) {
@@ -115,7 +116,7 @@ void check_same(const std::vector<GidTable>& tables, const std::vector<fleet::Ho
 
 RC_GTEST_PROP(Fleet, prop_fleet_pairs_equal_the_fabric_simulation_for_every_profile, ()) {
   const auto tables = *test::gen_host_tables(2, 8);
-  const auto topology = *rc::gen::element(fakes::Topology::mesh, fakes::Topology::ring);
+  const auto topology = *rc::gen::element(fleet::Pairing::mesh, fleet::Pairing::ring);
   const auto hosts = host_snapshots(tables, std::nullopt);
   for (const Profile& profile : profiles::all()) check_same(tables, hosts, profile, topology, std::nullopt);
 }
@@ -124,7 +125,7 @@ RC_GTEST_PROP(Fleet, prop_fleet_pairs_equal_the_fabric_simulation_for_random_pro
   // Profiles beyond the named ones (ranked options, literal source indices, first(...)) and a
   // driver forced on every host (`--platform`), as `simulate --platform` does.
   const auto tables = *test::gen_host_tables(2, 8);
-  const auto topology = *rc::gen::element(fakes::Topology::mesh, fakes::Topology::ring);
+  const auto topology = *rc::gen::element(fleet::Pairing::mesh, fleet::Pairing::ring);
   const Profile profile = *test::gen_profile();
   const auto driver =
       *rc::gen::element(std::optional<DriverModel>{}, std::optional(DriverModel::linux_kernel()),

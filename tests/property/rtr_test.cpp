@@ -305,8 +305,8 @@ RC_GTEST_PROP(Diagnose, prop_never_confirms_and_rules_out_the_same_cause, ()) {
   if (zero_peer && err == E.einval && c.table && c.sgid_index &&
       t.port().link_layer.kind() != LinkLayer::Kind::infiniband) {
     RC_TAG("zero peer");
-    const auto it =
-        std::find_if(d.causes.begin(), d.causes.end(), [](const Cause& x) { return x.id == "dgid_zero"; });
+    const auto it = std::find_if(d.causes.begin(), d.causes.end(),
+                                 [](const CandidateCause& x) { return x.id == "dgid_zero"; });
     RC_ASSERT(it != d.causes.end());
     RC_ASSERT(it->likelihood == Likelihood::confirmed);
     RC_ASSERT(it->summary.rfind("the destination GID is zero", 0) == 0u);

@@ -632,7 +632,7 @@ TEST_F(CApiTwins, SelectionPreflightRefusesTheOtherRoceVersionAtTheSameIndex) {
   EXPECT_EQ(gidpolicy_preflight_plan(&fns_, ctx_, 1, sel.get(), err_, sizeof err_),
             GIDPOLICY_ERR_GID_CHANGED);
   const std::string msg = err_;
-  EXPECT_NE(msg.find("sgid_index 3 holds ::ffff:10.0.0.1 (roce_v1)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("mlx5_0 port 1 index 3 holds ::ffff:10.0.0.1 (roce_v1)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("now at index 2"), std::string::npos) << msg;  // followed by bytes and type
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 using test::gid;
 
-const Cause* find(const Diagnosis& d, std::string_view id) {
+const CandidateCause* find(const Diagnosis& d, std::string_view id) {
   for (const auto& c : d.causes)
     if (c.id == id) return &c;
   return nullptr;
@@ -144,8 +144,9 @@ TEST(Diagnose, EveryModelledErrnoHasCausesAndTheyAreSorted) {
     auto d = diagnose(e, Platform::linux_kernel);
     ASSERT_FALSE(d.causes.empty()) << e;
     EXPECT_NE(d.causes[0].id, "unknown") << e;
-    EXPECT_TRUE(std::is_sorted(d.causes.begin(), d.causes.end(),
-                               [](const Cause& a, const Cause& b) { return a.likelihood < b.likelihood; }));
+    EXPECT_TRUE(std::is_sorted(
+        d.causes.begin(), d.causes.end(),
+        [](const CandidateCause& a, const CandidateCause& b) { return a.likelihood < b.likelihood; }));
   }
   for (int e : {22, 60, 96, 16, 102}) {
     auto d = diagnose(e, Platform::darwin);
@@ -252,7 +253,7 @@ TEST(Diagnose, ZeroDestinationIsNamedAsThePredictionNamesIt) {
     EXPECT_EQ(d.causes[0].summary.rfind(p.verdict.reason, 0), 0u) << d.causes[0].summary;
     EXPECT_NE(d.causes[0].summary.find(p.refused->detail), std::string::npos) << d.causes[0].summary;
     // The family is not blamed for a zero GID.
-    if (const Cause* fam = find(d, "family_mismatch")) {
+    if (const CandidateCause* fam = find(d, "family_mismatch")) {
       EXPECT_NE(fam->likelihood, Likelihood::confirmed);
     }
   }
@@ -274,6 +275,44 @@ TEST(Diagnose, AnErrnoWithoutANameIsSaidOnce) {
   const Diagnosis d = diagnose(5, Platform::linux_kernel);
   EXPECT_EQ(d.to_string().rfind("errno 5 on linux:\n", 0), 0u) << d.to_string();
   EXPECT_EQ(d.to_string().find("(5)"), std::string::npos) << d.to_string();
+}
+
+TEST(Diagnose, ACustomModelsQpCapIsTheOneDiagnosed) {
+  // An Apple driver reported to allow 4 QPs, not about 10: the 5th create_qp fails with EBUSY.
+  DriverModel four = DriverModel::apple_thunderbolt();
+  four.name = "apple_thunderbolt_4qps";
+  four.max_qps_per_device = 4;
+  const Diagnosis hit = diagnose(16, four, {.qps_on_device = 4});
+  ASSERT_FALSE(hit.causes.empty());
+  EXPECT_EQ(hit.causes[0].id, "qp_limit");
+  EXPECT_EQ(hit.causes[0].likelihood, Likelihood::confirmed) << hit.to_string();
+  EXPECT_NE(hit.causes[0].summary.find("allows 4"), std::string::npos) << hit.causes[0].summary;
+  // The stock model's cap of 10 rules the same count out: the model decides, not the platform.
+  EXPECT_EQ(find(diagnose(16, Platform::darwin, {.qps_on_device = 4}), "qp_limit")->likelihood,
+            Likelihood::ruled_out);
+  EXPECT_EQ(find(diagnose(16, four, {.qps_on_device = 3}), "qp_limit")->likelihood, Likelihood::ruled_out);
+  // A Linux model with a cap is diagnosed with it too (the stock Linux model has none).
+  DriverModel capped = DriverModel::linux_kernel();
+  capped.max_qps_per_device = 2;
+  EXPECT_EQ(find(diagnose(16, capped, {.qps_on_device = 2}), "qp_limit")->likelihood, Likelihood::confirmed);
+  EXPECT_EQ(find(diagnose(16, Platform::linux_kernel, {.qps_on_device = 2}), "qp_limit"), nullptr);
+}
+
+TEST(Diagnose, TheModelsSwitchesDecideTheCauses) {
+  // A Thunderbolt driver reported to take RC: EOPNOTSUPP for an RC QP is then not "UC only".
+  DriverModel rc_ok = DriverModel::apple_thunderbolt();
+  rc_ok.uc_only = false;
+  EXPECT_EQ(find(diagnose(102, rc_ok, {.qp_type = QpKind::rc}), "rc_unsupported")->likelihood,
+            Likelihood::ruled_out);
+  EXPECT_EQ(find(diagnose(102, Platform::darwin, {.qp_type = QpKind::rc}), "rc_unsupported")->likelihood,
+            Likelihood::confirmed);
+}
+
+TEST(Diagnose, ThePlatformOverloadIsTheStockModel) {
+  const GidTable t = test::macmini();
+  for (const Platform p : {Platform::linux_kernel, Platform::darwin})
+    EXPECT_EQ(diagnose(22, p, {.table = &t, .sgid_index = 1}).to_string(),
+              diagnose(22, DriverModel::for_platform(p), {.table = &t, .sgid_index = 1}).to_string());
 }
 
 }  // namespace

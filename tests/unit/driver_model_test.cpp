@@ -1,6 +1,7 @@
 #include <gidpolicy/driver_model.hpp>
 
 #include <gtest/gtest.h>
+#include "example_tables.hpp"
 #include "support/assert_ok.hpp"
 #include "support/gid_literals.hpp"
 
@@ -135,6 +136,34 @@ TEST(DriverModel, UcWaitsForReceiveOnlyOnApple) {
   EXPECT_FALSE(DriverModel::linux_kernel().uc_waits_for_receive);
   EXPECT_TRUE(DriverModel::apple_thunderbolt().uc_waits_for_receive);
   EXPECT_TRUE(DriverModel::for_link_layer(LinkLayer::thunderbolt()).uc_waits_for_receive);
+}
+
+TEST(DriverModel, ForTableIsTheOneChoice) {
+  const GidTable tb = test::apple_ds4qa();
+  const GidTable roce = test::nccl_769();
+  EXPECT_EQ(DriverModel::for_table(tb).name, "apple_thunderbolt");
+  EXPECT_EQ(DriverModel::for_table(roce).name, "linux");
+  // A named platform wins over the link layer.
+  EXPECT_EQ(DriverModel::for_table(roce, Platform::darwin).name, "apple_thunderbolt");
+  EXPECT_EQ(DriverModel::for_table(tb, Platform::linux_kernel).name, "linux");
+  EXPECT_EQ(DriverModel::for_platform(Platform::darwin).name, "apple_thunderbolt");
+  EXPECT_EQ(DriverModel::for_platform(Platform::linux_kernel).name, "linux");
+}
+
+TEST(DriverModel, TheQpCapHasItsOwnRule) {
+  const DriverModel apple = DriverModel::apple_thunderbolt();
+  const RtrVerdict full = judge_create_qp(QpKind::uc, 10, apple);
+  EXPECT_EQ(full.rule, RtrRule::qp_limit);
+  EXPECT_EQ(to_string(full.rule), "qp_limit");
+  const RtrVerdict room = judge_create_qp(QpKind::uc, 9, apple);
+  EXPECT_EQ(room.rule, RtrRule::none);
+  EXPECT_NE(room.passed & rule_bit(RtrRule::qp_limit), 0u);
+  EXPECT_NE(room.passed & rule_bit(RtrRule::qp_type), 0u);
+  EXPECT_EQ(judge_create_qp(QpKind::rc, 0, apple).rule, RtrRule::qp_type);
+  // No cap: the rule is never checked.
+  EXPECT_EQ(
+      judge_create_qp(QpKind::uc, 1000, DriverModel::linux_kernel()).passed & rule_bit(RtrRule::qp_limit),
+      0u);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ void three_macs(FakeFabric& fabric, const Profile& profile) {
 TEST(FakeFabric, JacclMeshFailsEveryPairWithTheMacMiniWhoseMappedGidIsAtIndex2) {
   FakeFabric fabric;
   three_macs(fabric, profiles::jaccl());
-  auto r = fabric.connect(Topology::mesh);
+  auto r = fabric.connect(Pairing::mesh);
   ASSERT_OK(r);
   const FabricReport& report = r.value();
   ASSERT_EQ(report.pairs.size(), 3u) << report.to_string();
@@ -64,7 +64,7 @@ TEST(FakeFabric, JacclFixedAndTheRankedPolicyConnectTheWholeMesh) {
     SCOPED_TRACE(profile.spec());
     FakeFabric fabric;
     three_macs(fabric, profile);
-    auto r = fabric.connect(Topology::mesh);
+    auto r = fabric.connect(Pairing::mesh);
     ASSERT_OK(r);
     EXPECT_TRUE(r.value().all_connected()) << r.value().to_string();
     EXPECT_EQ(r.value().pairs.size(), 3u);
@@ -76,7 +76,7 @@ TEST(FakeFabric, RingConnectsNeighboursOnlyAndBreaksAtTheMacMini) {
   FakeFabric fabric;
   three_macs(fabric, profiles::jaccl());
   ASSERT_TRUE(fabric.add_host({"mac-d", mac_mapped_at_1("10.99.0.5"), profiles::jaccl(), {}}));
-  auto r = fabric.connect(Topology::ring);
+  auto r = fabric.connect(Pairing::ring);
   ASSERT_OK(r);
   const FabricReport& report = r.value();
   ASSERT_EQ(report.pairs.size(), 4u);  // a-b, b-c, c-d, d-a
@@ -92,7 +92,7 @@ TEST(FakeFabric, PreflightRefusesJacclsDisagreementBeforeTheDriverSeesIt) {
   three_macs(fabric, profiles::jaccl());
   FakeVerbs* macb = fabric.verbs("mac-b");
   ASSERT_NE(macb, nullptr);
-  auto r = fabric.connect(Topology::mesh, {.preflight = true});
+  auto r = fabric.connect(Pairing::mesh, {.preflight = true});
   ASSERT_OK(r);
   EXPECT_EQ(r.value().connected_count(), 1u);
   const PairResult* bc = r.value().pair("mac-b", "mac-c");
@@ -121,7 +121,7 @@ TEST(FakeFabric, LinuxJacclAdvertisesTheV1EntryAndRoutesFromTheLinkLocalOne) {
     FakeFabric fabric;
     ASSERT_TRUE(fabric.add_host({"node-1", host("200.0.209.6"), profile, {}}));
     ASSERT_TRUE(fabric.add_host({"node-2", host("200.0.209.7"), profile, {}}));
-    auto r = fabric.connect(Topology::mesh);
+    auto r = fabric.connect(Pairing::mesh);
     ASSERT_OK(r);
     ASSERT_EQ(r.value().pairs.size(), 1u);
     EXPECT_EQ(r.value().pairs[0].connected(), connects) << r.value().to_string();
@@ -142,7 +142,7 @@ TEST(FakeFabric, ATableChangeBetweenSelectionAndRtrDropsTrafficOrIsCaughtByPrefl
     // mac-c's address changes after it advertised ::ffff:10.99.0.4 (at its first create_qp).
     ASSERT_TRUE(fabric.verbs("mac-c")->mutate_at(
         VerbsCall::create_qp, 1, TableMutation::stale_entry("rdma_en1", 1, 1, g("::ffff:10.99.0.44"))));
-    auto r = fabric.connect(Topology::mesh, {.preflight = preflight});
+    auto r = fabric.connect(Pairing::mesh, {.preflight = preflight});
     ASSERT_OK(r);
     EXPECT_TRUE(r.value().pair("mac-a", "mac-b")->connected());
     const PairResult* ac = r.value().pair("mac-a", "mac-c");
@@ -161,7 +161,7 @@ TEST(FakeFabric, HostsThatSelectNothingFailTheirPairsWithTheReason) {
   ASSERT_TRUE(fabric.add_host({"mac-a", mac_mapped_at_1("10.99.0.2"), profiles::jaccl(), {}}));
   ASSERT_TRUE(fabric.add_host(
       {"mac-x", example("apple-mlx4191-rdma_en3-noipv4.devinfo.txt"), profiles::jaccl(), {}}));
-  auto r = fabric.connect(Topology::mesh);
+  auto r = fabric.connect(Pairing::mesh);
   ASSERT_TRUE(r);
   EXPECT_FALSE(r.value().pairs[0].connected());
   EXPECT_NE(r.value().pairs[0].why().find("mac-x (jaccl) selects nothing"), std::string::npos)
@@ -170,7 +170,7 @@ TEST(FakeFabric, HostsThatSelectNothingFailTheirPairsWithTheReason) {
             errc::invalid_argument);
   FakeFabric lonely;
   ASSERT_TRUE(lonely.add_host({"solo", mac_mapped_at_1("10.99.0.2"), profiles::jaccl(), {}}));
-  EXPECT_EQ(lonely.connect(Topology::mesh).error(), errc::invalid_argument);
+  EXPECT_EQ(lonely.connect(Pairing::mesh).error(), errc::invalid_argument);
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ TEST(FleetJaccl, UnderJacclExactlyTheLinksTouchingTheMappedAtTwoHostFail) {
   ASSERT_EQ(an.value().summary().groups.size(), 3u);
   for (const auto& g : an.value().summary().groups) {
     const auto& c = an.value().causes()[g.cause];
-    EXPECT_EQ(c.outcome, fleet::Outcome::rtr_error);
+    EXPECT_EQ(c.outcome, LinkOutcome::rtr_error);
     EXPECT_EQ(c.err, 22);
     EXPECT_EQ(g.hosts, 1u);
     EXPECT_EQ(g.links, 1u);
@@ -244,7 +244,7 @@ TEST(FleetRail, NamedRailsAndAMissingDevice) {
   EXPECT_EQ(an.value().summary().connected, 4u);
   ASSERT_EQ(an.value().summary().groups.size(), 1u);
   const auto& g = an.value().summary().groups[0];
-  EXPECT_EQ(an.value().causes()[g.cause].outcome, fleet::Outcome::unusable);
+  EXPECT_EQ(an.value().causes()[g.cause].outcome, LinkOutcome::unusable);
   EXPECT_EQ(an.value().describe(g),
             "mlx5_7 on 1 host (gpu1): has no mlx5_7 port 1 in its snapshot -> 2 links fail");
 }
@@ -278,7 +278,7 @@ TEST(FleetMesh, ApplesQpCapFailsTheSamePairsAsTheFabric) {
     ASSERT_TRUE(fabric.add_host({"h" + std::to_string(h), t, profiles::jaccl(), std::nullopt}).has_value());
     hosts.push_back({"h" + std::to_string(h), "synthetic", {t}});
   }
-  auto report = fabric.connect(fakes::Topology::mesh);
+  auto report = fabric.connect(fleet::Pairing::mesh);
   ASSERT_TRUE(report.has_value());
   auto an = Analysis::run(hosts, {}, {.profile = profiles::jaccl()});
   ASSERT_TRUE(an.has_value()) << an.error().what();
@@ -289,7 +289,7 @@ TEST(FleetMesh, ApplesQpCapFailsTheSamePairsAsTheFabric) {
     const auto& p = report.value().pairs[k];
     EXPECT_EQ(l.a_to_b.ok(), p.a_to_b.delivered) << p.a << " <-> " << p.b << ": " << p.why();
     EXPECT_EQ(l.b_to_a.ok(), p.b_to_a.delivered) << p.a << " <-> " << p.b << ": " << p.why();
-    if (l.a_to_b.outcome == fleet::Outcome::qp_refused || l.b_to_a.outcome == fleet::Outcome::qp_refused) {
+    if (l.a_to_b.outcome == LinkOutcome::qp_refused || l.b_to_a.outcome == LinkOutcome::qp_refused) {
       ++refused;
       EXPECT_NE(p.why().find("cannot create a QP"), std::string::npos) << p.why();
     }

@@ -95,7 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadJson{"missing_gid", port(R"({"index":0})"), errc::invalid_field,
                 "ports[0].entries[0].gid: missing"},
         BadJson{"duplicate_index", port(R"({"index":2,"gid":"::1"},{"index":2,"state":"empty"})"),
-                errc::duplicate_index, "GID index 2 appears twice"},
+                errc::duplicate_index, "index 2 appears twice"},
         BadJson{"index_2_31", port(R"({"index":2147483648,"gid":"::1"})"), errc::index_too_large,
                 "ports[0].entries[0].index: 2147483648 is above the maximum"},
         BadJson{"negative_index", port(R"({"index":-1,"gid":"::1"})"), errc::invalid_field,

@@ -56,7 +56,7 @@ TEST(GidTable, RejectsDuplicateIndex) {
   auto t = GidTable::make(eth_port(), {GidEntry::valid(1, g("fe80::1")), GidEntry::empty(1)});
   ASSERT_FALSE(t);
   EXPECT_EQ(t.error(), errc::duplicate_index);
-  EXPECT_NE(t.error().detail.find("GID index 1 appears twice"), std::string::npos) << t.error().detail;
+  EXPECT_NE(t.error().detail.find("port 1 index 1 appears twice"), std::string::npos) << t.error().detail;
 }
 
 TEST(GidTable, RejectsIndexBeyondTableOrTwoToThe31) {
@@ -103,6 +103,20 @@ TEST(Mtu, BytesRoundTrip) {
   EXPECT_EQ(mtu_bytes(Mtu::mtu_4096), 4096u);
   EXPECT_EQ(mtu_from_bytes(2048), Mtu::mtu_2048);
   EXPECT_EQ(mtu_from_bytes(1500), std::nullopt);
+}
+
+TEST(GidTableNames, PortsAndEntriesAreNamedOneWay) {
+  const PortInfo p{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), 16, Mtu::mtu_1024, 0};
+  EXPECT_EQ(port_name("mlx5_0", 1), "mlx5_0 port 1");
+  EXPECT_EQ(port_name(p), "mlx5_0 port 1");
+  EXPECT_EQ(entry_name("mlx5_0", 1, 3), "mlx5_0 port 1 index 3");
+  EXPECT_EQ(entry_name(p, 3), "mlx5_0 port 1 index 3");
+  const GidTable t = VALUE_OR_FAIL(GidTable::make(p, {}));
+  EXPECT_EQ(port_name(t), "mlx5_0 port 1");
+  // The table's own errors name the entry that way.
+  auto dup = GidTable::make(p, {GidEntry::empty(2), GidEntry::empty(2)});
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().detail, "mlx5_0 port 1 index 2 appears twice");
 }
 
 }  // namespace

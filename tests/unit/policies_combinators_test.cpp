@@ -51,7 +51,7 @@ TEST(FirstOf, AllFailListsEveryAlternative) {
   ASSERT_EQ(r.error().trace->attempts.size(), 2u);
   EXPECT_FALSE(r.error().trace->attempts[0].error.empty());
   EXPECT_FALSE(r.error().trace->attempts[1].error.empty());
-  EXPECT_EQ(r.error().trace->attempts[1].steps.at(0).verdict, Verdict::link_local);
+  EXPECT_EQ(r.error().trace->attempts[1].steps.at(0).verdict, EntryVerdict::link_local);
   EXPECT_EQ(FirstOf{}.select(test::macmini()).error(), errc::no_candidate);
 }
 

@@ -96,18 +96,18 @@ TEST(Ds4Linux, ForcedEmptyUnreadableNotShownAbove255) {
   // The scan never looks past 255 either.
   auto r = Ds4Linux{}.select(t, {.trace = true});
   EXPECT_EQ(r.error(), errc::no_candidate);
-  EXPECT_EQ(r.error().trace->attempts[0].steps.back().verdict, Verdict::index_above_255);
+  EXPECT_EQ(r.error().trace->attempts[0].steps.back().verdict, EntryVerdict::index_above_255);
 }
 
 TEST(Ds4Linux, TraceMarksTheWinnerAndTheLowerScores) {
   auto r = Ds4Linux{.local = gid("::ffff:127.0.0.1")}.select(test::ds4_linux_unit(), {.trace = true});
   const auto& steps = r.value().trace.attempts.at(0).steps;
   ASSERT_EQ(steps.size(), 5u);
-  EXPECT_EQ(steps[0].verdict, Verdict::wrong_type);
-  EXPECT_EQ(steps[1].verdict, Verdict::wrong_type);
-  EXPECT_EQ(steps[2].verdict, Verdict::lower_rank);
-  EXPECT_EQ(steps[3].verdict, Verdict::chosen);
-  EXPECT_EQ(steps[4].verdict, Verdict::zero);
+  EXPECT_EQ(steps[0].verdict, EntryVerdict::wrong_type);
+  EXPECT_EQ(steps[1].verdict, EntryVerdict::wrong_type);
+  EXPECT_EQ(steps[2].verdict, EntryVerdict::lower_rank);
+  EXPECT_EQ(steps[3].verdict, EntryVerdict::chosen);
+  EXPECT_EQ(steps[4].verdict, EntryVerdict::zero);
 }
 
 TEST(Ds4Linux, Spec) {
@@ -153,7 +153,7 @@ TEST(Ds4ExplicitIndex, IndexAbove255ReportsTheWrapAndWhatItHits) {
   EXPECT_NE(d.find("index 259"), std::string::npos) << d;
   EXPECT_NE(d.find("route from index 3"), std::string::npos) << d;
   EXPECT_NE(d.find("::ffff:10.0.0.3"), std::string::npos) << d;
-  EXPECT_EQ(r.error().trace->attempts[0].steps.at(0).verdict, Verdict::index_above_255);
+  EXPECT_EQ(r.error().trace->attempts[0].steps.at(0).verdict, EntryVerdict::index_above_255);
 }
 
 // --- Ds4Scan -------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ TEST(JacclFirstMapped, NoIpv4OnThunderboltIsJacclsErrorWithTheHint) {
   EXPECT_EQ(a.policy, "jaccl-fixed");
   ASSERT_EQ(a.steps.size(), 1u);
   EXPECT_EQ(a.steps[0].index, 0u);
-  EXPECT_EQ(a.steps[0].verdict, Verdict::not_ipv4_mapped);
+  EXPECT_EQ(a.steps[0].verdict, EntryVerdict::not_ipv4_mapped);
   EXPECT_NE(a.steps[0].note.find("fe80::347c:94ff:fecd:45c4"), std::string::npos);
 }
 
@@ -57,9 +57,9 @@ TEST(JacclFirstMapped, TraceOnlyWhenAskedOnSuccess) {
   ASSERT_EQ(traced.value().trace.attempts.size(), 1u);
   const auto& steps = traced.value().trace.attempts[0].steps;
   ASSERT_EQ(steps.size(), 3u);  // stops at the first mapped entry, as JACCL does
-  EXPECT_EQ(steps[0].verdict, Verdict::not_ipv4_mapped);
-  EXPECT_EQ(steps[1].verdict, Verdict::not_ipv4_mapped);
-  EXPECT_EQ(steps[2].verdict, Verdict::chosen);
+  EXPECT_EQ(steps[0].verdict, EntryVerdict::not_ipv4_mapped);
+  EXPECT_EQ(steps[1].verdict, EntryVerdict::not_ipv4_mapped);
+  EXPECT_EQ(steps[2].verdict, EntryVerdict::chosen);
   EXPECT_EQ(steps[2].index, 2u);
 }
 
@@ -71,9 +71,9 @@ TEST(JacclFirstMapped, SkipsEmptyAndUnreadableSlotsLikeJaccl) {
   auto r = JacclFirstMapped{}.select(t, {.trace = true});
   EXPECT_EQ(jaccl_picked(r), 3u);
   const auto& steps = r.value().trace.attempts[0].steps;
-  EXPECT_EQ(steps[0].verdict, Verdict::empty);
-  EXPECT_EQ(steps[1].verdict, Verdict::unreadable);
-  EXPECT_EQ(steps[2].verdict, Verdict::zero);
+  EXPECT_EQ(steps[0].verdict, EntryVerdict::empty);
+  EXPECT_EQ(steps[1].verdict, EntryVerdict::unreadable);
+  EXPECT_EQ(steps[2].verdict, EntryVerdict::zero);
 }
 
 TEST(JacclFirstMapped, MappedGidAbove255IsReportedNotReturned) {

@@ -43,12 +43,12 @@ TEST(Ranked, NoSilentFallbackToLinkLocal) {
   const auto& steps = r.error().trace->attempts.at(0).steps;
   ASSERT_EQ(steps.size(), 2u);
   for (const auto& s : steps) {
-    EXPECT_EQ(s.verdict, Verdict::link_local);
+    EXPECT_EQ(s.verdict, EntryVerdict::link_local);
     EXPECT_NE(s.note.find("fe80::7ec2:55ff:feba:ff88"), std::string::npos) << s.note;
   }
   auto tb = Ranked{}.select(test::apple_noipv4());
   EXPECT_EQ(tb.error(), errc::no_candidate);
-  EXPECT_EQ(tb.error().trace->attempts.at(0).steps.at(0).verdict, Verdict::link_local);
+  EXPECT_EQ(tb.error().trace->attempts.at(0).steps.at(0).verdict, EntryVerdict::link_local);
 }
 
 TEST(Ranked, AllowLinkLocalRanksItLast) {
@@ -68,9 +68,9 @@ TEST(Ranked, ThunderboltIndex0RanksBelowEveryOtherCandidate) {
   auto r = Ranked{}.select(tb, {.trace = true});
   EXPECT_EQ(ranked_picked(r), 1u);
   const auto& steps = r.value().trace.attempts.at(0).steps;
-  EXPECT_EQ(steps.at(0).verdict, Verdict::lower_rank);
+  EXPECT_EQ(steps.at(0).verdict, EntryVerdict::lower_rank);
   EXPECT_NE(steps.at(0).note.find("index 0 on Thunderbolt"), std::string::npos);
-  EXPECT_EQ(steps.at(1).verdict, Verdict::chosen);
+  EXPECT_EQ(steps.at(1).verdict, EntryVerdict::chosen);
   // Even a link-local candidate (allowed) ranks above Thunderbolt's index 0.
   auto tb2 = VALUE_OR_FAIL(
       GidTable::make(test::port("rdma_en1", LinkLayer::thunderbolt(), 16),
@@ -95,7 +95,7 @@ TEST(Ranked, OrderV2OverV1OverUnknownThenIpv4ThenIndex) {
             3u);  // absent: a preference only
   auto req = Ranked{{.local = gid("::ffff:10.9.9.9"), .require_local = true}}.select(t);
   EXPECT_EQ(req.error(), errc::no_candidate);
-  EXPECT_EQ(req.error().trace->attempts.at(0).steps.at(0).verdict, Verdict::not_local_address);
+  EXPECT_EQ(req.error().trace->attempts.at(0).steps.at(0).verdict, EntryVerdict::not_local_address);
 }
 
 TEST(Ranked, SubnetExcludeAndNetdevFilters) {
@@ -116,7 +116,7 @@ TEST(Ranked, SubnetExcludeAndNetdevFilters) {
   EXPECT_EQ(ranked_picked(nd.select(pod1)), 7u);
   auto wrong = nd.select(pod0, {.trace = true});
   EXPECT_EQ(wrong.error(), errc::no_candidate);
-  EXPECT_EQ(wrong.error().trace->attempts.at(0).steps.at(3).verdict, Verdict::other_netdev);
+  EXPECT_EQ(wrong.error().trace->attempts.at(0).steps.at(3).verdict, EntryVerdict::other_netdev);
   Ranked ula{{.subnets = {cidr("fd93:16d3:59b6:10e::/64")}}};
   EXPECT_EQ(ula.select(test::mooncake_ipv6(0)).error(), errc::no_candidate);
   EXPECT_EQ(ranked_picked(ula.select(test::mooncake_ipv6(1))), 1u);
@@ -131,10 +131,10 @@ TEST(Ranked, NeverEmptyZeroUnreadableOrAbove255) {
   ASSERT_FALSE(r);
   const auto& steps = r.error().trace->attempts.at(0).steps;
   ASSERT_EQ(steps.size(), 4u);
-  EXPECT_EQ(steps[0].verdict, Verdict::empty);
-  EXPECT_EQ(steps[1].verdict, Verdict::zero);
-  EXPECT_EQ(steps[2].verdict, Verdict::unreadable);
-  EXPECT_EQ(steps[3].verdict, Verdict::index_above_255);
+  EXPECT_EQ(steps[0].verdict, EntryVerdict::empty);
+  EXPECT_EQ(steps[1].verdict, EntryVerdict::zero);
+  EXPECT_EQ(steps[2].verdict, EntryVerdict::unreadable);
+  EXPECT_EQ(steps[3].verdict, EntryVerdict::index_above_255);
 }
 
 TEST(Ranked, InfinibandLinkLocalIsFine) {
@@ -162,10 +162,10 @@ TEST(Ranked, SuccessWithoutTraceRecordsNothing) {
   ASSERT_OK(t);
   const auto& steps = t.value().trace.attempts.at(0).steps;
   ASSERT_EQ(steps.size(), 4u);
-  EXPECT_EQ(steps[0].verdict, Verdict::link_local);
-  EXPECT_EQ(steps[1].verdict, Verdict::link_local);
-  EXPECT_EQ(steps[2].verdict, Verdict::lower_rank);
-  EXPECT_EQ(steps[3].verdict, Verdict::chosen);
+  EXPECT_EQ(steps[0].verdict, EntryVerdict::link_local);
+  EXPECT_EQ(steps[1].verdict, EntryVerdict::link_local);
+  EXPECT_EQ(steps[2].verdict, EntryVerdict::lower_rank);
+  EXPECT_EQ(steps[3].verdict, EntryVerdict::chosen);
   EXPECT_EQ(t.value().trace.attempts.at(0).policy, "auto");
 }
 

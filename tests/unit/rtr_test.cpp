@@ -267,5 +267,95 @@ TEST(RtrMaskToString, UnknownBits) {
   EXPECT_EQ(rtr_mask_to_string(IBV_QP_STATE | (1 << 30)), "STATE|0x40000000");
 }
 
+// rtr_request(): the one reduction of verbs attributes to what a driver model judges.
+
+/// Attributes with every field rtr_request() could read set to a recognisable value.
+ibv_qp_attr full_attr() {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = IBV_MTU_2048;
+  a.dest_qp_num = 0x4321;
+  a.rq_psn = 9;
+  a.ah_attr.is_global = 1;
+  a.ah_attr.port_num = 1;
+  a.ah_attr.dlid = 7;
+  a.ah_attr.grh.sgid_index = 5;
+  a.ah_attr.grh.hop_limit = 3;
+  gid("::ffff:10.1.2.3").copy_to(a.ah_attr.grh.dgid.raw);
+  return a;
+}
+
+TEST(RtrRequestOf, AvCarriesTheGrhFields) {
+  const ibv_qp_attr a = full_attr();
+  for (const QpKind kind : {QpKind::uc, QpKind::rc, QpKind::ud}) {
+    const RtrRequest r = rtr_request(a, IBV_QP_STATE | IBV_QP_AV, kind);
+    EXPECT_EQ(r.qp_type, kind);
+    EXPECT_TRUE(r.is_global);
+    EXPECT_EQ(r.sgid_index, 5u);
+    EXPECT_EQ(r.dgid, gid("::ffff:10.1.2.3"));
+    // Nothing in ibv_qp_attr says the peer's GID type, and the netdev is the host's state.
+    EXPECT_FALSE(r.peer_gid_type.has_value());
+    EXPECT_TRUE(r.source_netdev_present);
+  }
+}
+
+TEST(RtrRequestOf, IsGlobalIsReadAsTheCallerSetIt) {
+  ibv_qp_attr a = full_attr();
+  a.ah_attr.is_global = 0;
+  const RtrRequest r = rtr_request(a, IBV_QP_AV, QpKind::uc);
+  EXPECT_FALSE(r.is_global);
+  EXPECT_EQ(r.sgid_index, 5u);  // the field is still what the driver would read
+  a.ah_attr.is_global = 2;      // any non-zero value is a GRH
+  EXPECT_TRUE(rtr_request(a, IBV_QP_AV, QpKind::uc).is_global);
+}
+
+TEST(RtrRequestOf, WithoutAvTheDriverReadsNoAddress) {
+  const ibv_qp_attr a = full_attr();
+  const int all_but_av = IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                         IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  const RtrRequest r = rtr_request(a, all_but_av, QpKind::rc);
+  EXPECT_EQ(r.qp_type, QpKind::rc);
+  EXPECT_FALSE(r.is_global);
+  EXPECT_EQ(r.sgid_index, 0u);
+  EXPECT_TRUE(r.dgid.is_zero());
+}
+
+TEST(RtrRequestOf, OtherMaskBitsChangeNothing) {
+  const ibv_qp_attr a = full_attr();
+  const RtrRequest base = rtr_request(a, IBV_QP_AV, QpKind::uc);
+  for (const int bit :
+       {IBV_QP_STATE, IBV_QP_PATH_MTU, IBV_QP_DEST_QPN, IBV_QP_RQ_PSN, IBV_QP_MAX_DEST_RD_ATOMIC,
+        IBV_QP_MIN_RNR_TIMER, IBV_QP_PKEY_INDEX, IBV_QP_ACCESS_FLAGS, IBV_QP_ALT_PATH}) {
+    const RtrRequest r = rtr_request(a, IBV_QP_AV | bit, QpKind::uc);
+    EXPECT_EQ(r.is_global, base.is_global) << rtr_mask_to_string(bit);
+    EXPECT_EQ(r.sgid_index, base.sgid_index) << rtr_mask_to_string(bit);
+    EXPECT_EQ(r.dgid, base.dgid) << rtr_mask_to_string(bit);
+  }
+}
+
+TEST(RtrRequestOf, TheBuildersRequestIsTheReductionPlusThePeerType) {
+  const GidTable t = test::nccl_769();
+  PeerInfo peer = kPeer4;
+  peer.gid_type = GidType::roce_v2;
+  for (const QpKind kind : {QpKind::uc, QpKind::rc}) {
+    RtrBuilder b(kind, t, sel(t));
+    b.remote(peer);
+    if (kind == QpKind::rc) b.max_dest_rd_atomic(1).min_rnr_timer(12);
+    auto built = b.build();
+    ASSERT_OK(built);
+    const RtrAttributes& a = built.value();
+    const RtrRequest reduced = rtr_request(a.attr, a.mask, a.qp_type);
+    const RtrRequest r = a.request();
+    EXPECT_EQ(r.qp_type, kind);
+    EXPECT_EQ(r.qp_type, reduced.qp_type);
+    EXPECT_EQ(r.is_global, reduced.is_global);
+    EXPECT_EQ(r.sgid_index, reduced.sgid_index);
+    EXPECT_EQ(r.sgid_index, 3u);
+    EXPECT_EQ(r.dgid, reduced.dgid);
+    EXPECT_EQ(r.peer_gid_type, GidType::roce_v2);
+    EXPECT_FALSE(reduced.peer_gid_type.has_value());
+  }
+}
+
 }  // namespace
 }  // namespace gidpolicy

@@ -17,34 +17,34 @@
 namespace gidpolicy {
 namespace {
 
-constexpr auto kLastVerdict = Verdict::not_requested;
+constexpr auto kLastVerdict = EntryVerdict::not_requested;
 
 TEST(Trace, EveryVerdictHasItsStableName) {
-  const std::pair<Verdict, const char*> names[] = {
-      {Verdict::chosen, "chosen"},
-      {Verdict::candidate, "candidate"},
-      {Verdict::lower_rank, "lower_rank"},
-      {Verdict::empty, "empty"},
-      {Verdict::not_shown, "not_shown"},
-      {Verdict::unreadable, "unreadable"},
-      {Verdict::zero, "zero"},
-      {Verdict::link_local, "link_local"},
-      {Verdict::wrong_type, "wrong_type"},
-      {Verdict::wrong_family, "wrong_family"},
-      {Verdict::not_ipv4_mapped, "not_ipv4_mapped"},
-      {Verdict::outside_subnet, "outside_subnet"},
-      {Verdict::excluded_subnet, "excluded_subnet"},
-      {Verdict::other_netdev, "other_netdev"},
-      {Verdict::not_local_address, "not_local_address"},
-      {Verdict::index_above_255, "index_above_255"},
-      {Verdict::out_of_range, "out_of_range"},
-      {Verdict::not_requested, "not_requested"},
+  const std::pair<EntryVerdict, const char*> names[] = {
+      {EntryVerdict::chosen, "chosen"},
+      {EntryVerdict::candidate, "candidate"},
+      {EntryVerdict::lower_rank, "lower_rank"},
+      {EntryVerdict::empty, "empty"},
+      {EntryVerdict::not_shown, "not_shown"},
+      {EntryVerdict::unreadable, "unreadable"},
+      {EntryVerdict::zero, "zero"},
+      {EntryVerdict::link_local, "link_local"},
+      {EntryVerdict::wrong_type, "wrong_type"},
+      {EntryVerdict::wrong_family, "wrong_family"},
+      {EntryVerdict::not_ipv4_mapped, "not_ipv4_mapped"},
+      {EntryVerdict::outside_subnet, "outside_subnet"},
+      {EntryVerdict::excluded_subnet, "excluded_subnet"},
+      {EntryVerdict::other_netdev, "other_netdev"},
+      {EntryVerdict::not_local_address, "not_local_address"},
+      {EntryVerdict::index_above_255, "index_above_255"},
+      {EntryVerdict::out_of_range, "out_of_range"},
+      {EntryVerdict::not_requested, "not_requested"},
   };
   EXPECT_EQ(std::size(names), static_cast<std::size_t>(kLastVerdict) + 1) << "a verdict is missing here";
   for (const auto& [v, name] : names) EXPECT_EQ(to_string(v), name);
   std::set<std::string_view> distinct;
   for (int v = 0; v <= static_cast<int>(kLastVerdict); ++v) {
-    const std::string_view s = to_string(static_cast<Verdict>(v));
+    const std::string_view s = to_string(static_cast<EntryVerdict>(v));
     EXPECT_NE(s, "unknown") << v;
     distinct.insert(s);
   }
@@ -52,18 +52,19 @@ TEST(Trace, EveryVerdictHasItsStableName) {
 }
 
 TEST(Trace, OnlyChosenCandidateAndLowerRankAreAccepted) {
-  static_assert(is_accepted(Verdict::chosen) && is_accepted(Verdict::candidate) &&
-                is_accepted(Verdict::lower_rank));
-  for (int v = static_cast<int>(Verdict::empty); v <= static_cast<int>(kLastVerdict); ++v)
-    EXPECT_FALSE(is_accepted(static_cast<Verdict>(v))) << to_string(static_cast<Verdict>(v));
+  static_assert(is_accepted(EntryVerdict::chosen) && is_accepted(EntryVerdict::candidate) &&
+                is_accepted(EntryVerdict::lower_rank));
+  for (int v = static_cast<int>(EntryVerdict::empty); v <= static_cast<int>(kLastVerdict); ++v)
+    EXPECT_FALSE(is_accepted(static_cast<EntryVerdict>(v))) << to_string(static_cast<EntryVerdict>(v));
 }
 
 TEST(Trace, ToStringRendersOneLinePerAttemptAndOneIndentedLinePerStep) {
   Trace t;
-  t.attempts.push_back({"jaccl",
-                        {{0, Verdict::not_ipv4_mapped, "fe80::1 (roce_v2)"}, {1, Verdict::empty, ""}},
-                        "no IPv4-mapped GID"});
-  t.attempts.push_back({"auto", {{2, Verdict::chosen, "::ffff:10.0.0.1 (roce_v2)"}}, ""});
+  t.attempts.push_back(
+      {"jaccl",
+       {{0, EntryVerdict::not_ipv4_mapped, "fe80::1 (roce_v2)"}, {1, EntryVerdict::empty, ""}},
+       "no IPv4-mapped GID"});
+  t.attempts.push_back({"auto", {{2, EntryVerdict::chosen, "::ffff:10.0.0.1 (roce_v2)"}}, ""});
   EXPECT_EQ(t.to_string(),
             "jaccl: failed: no IPv4-mapped GID\n"
             "  [0] not_ipv4_mapped: fe80::1 (roce_v2)\n"
@@ -77,11 +78,11 @@ TEST(Trace, ToStringRendersOneLinePerAttemptAndOneIndentedLinePerStep) {
 }
 
 TEST(Trace, EqualityComparesEveryField) {
-  const TraceStep s{3, Verdict::link_local, "fe80::1"};
-  EXPECT_EQ(s, (TraceStep{3, Verdict::link_local, "fe80::1"}));
-  EXPECT_NE(s, (TraceStep{4, Verdict::link_local, "fe80::1"}));
-  EXPECT_NE(s, (TraceStep{3, Verdict::zero, "fe80::1"}));
-  EXPECT_NE(s, (TraceStep{3, Verdict::link_local, ""}));
+  const TraceStep s{3, EntryVerdict::link_local, "fe80::1"};
+  EXPECT_EQ(s, (TraceStep{3, EntryVerdict::link_local, "fe80::1"}));
+  EXPECT_NE(s, (TraceStep{4, EntryVerdict::link_local, "fe80::1"}));
+  EXPECT_NE(s, (TraceStep{3, EntryVerdict::zero, "fe80::1"}));
+  EXPECT_NE(s, (TraceStep{3, EntryVerdict::link_local, ""}));
   Trace a, b;
   a.attempts.push_back({"auto", {s}, ""});
   b.attempts.push_back({"auto", {s}, ""});
@@ -103,7 +104,7 @@ TEST(Trace, AFailedSelectionCarriesAStepForEveryEntryItLookedAt) {
   ASSERT_EQ(attempt.steps.size(), 2u);
   for (std::uint32_t i = 0; i < 2; ++i) {
     EXPECT_EQ(attempt.steps[i].index, i);
-    EXPECT_EQ(attempt.steps[i].verdict, Verdict::link_local);
+    EXPECT_EQ(attempt.steps[i].verdict, EntryVerdict::link_local);
   }
   const std::string text = r.error().trace->to_string();
   EXPECT_EQ(text.rfind("auto: failed: ", 0), 0u) << text;

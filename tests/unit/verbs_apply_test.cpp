@@ -146,7 +146,7 @@ TEST_F(Apply, PreflightCatchesAStaleEntryInEveryInjectedCase) {
       ASSERT_FALSE(r);
       EXPECT_EQ(r.error(), errc::gid_changed) << r.error().what();
       EXPECT_NE(r.error().detail.find(c.says), std::string::npos) << r.error().detail;
-      EXPECT_NE(r.error().detail.find("mlx5_0 port 1 sgid_index " + std::to_string(idx)), std::string::npos)
+      EXPECT_NE(r.error().detail.find("mlx5_0 port 1 index " + std::to_string(idx)), std::string::npos)
           << r.error().detail;
       EXPECT_EQ(f.pending_faults(), 0u);  // the mutation fired where intended
       ::testing::Mock::VerifyAndClearExpectations(&m);

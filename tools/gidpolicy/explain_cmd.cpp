@@ -45,9 +45,12 @@ int run_explain(const ExplainArgs& o) {
     if (!g) return usage_error(Error(g.error().code, "--peer " + *o.peer + ": " + g.error().detail));
     peer = g.value();
   }
-  auto platform_of = [&](const GidTable* t) {
-    if (o.platform) return platform_from_string(*o.platform).value_or(Platform::linux_kernel);
-    return t ? DriverModel::for_link_layer(t->port().link_layer).platform : host_platform();
+  // The driver that judges: the named platform's, else the table's (DriverModel::for_table),
+  // else this host's.
+  auto model_of = [&](const GidTable* t) {
+    std::optional<Platform> named;
+    if (o.platform) named = platform_from_string(*o.platform).value_or(Platform::linux_kernel);
+    return t ? DriverModel::for_table(*t, named) : DriverModel::for_platform(named.value_or(host_platform()));
   };
   // A live table was read in this namespace: its netdevs can be checked against it (ENODEV).
   std::optional<NetworkView> view;
@@ -65,27 +68,27 @@ int run_explain(const ExplainArgs& o) {
     return c;
   };
   if (!o.has_source) {
-    const Platform p = platform_of(nullptr);
-    auto err = parse_errno(o.err, p);
+    const DriverModel model = model_of(nullptr);
+    auto err = parse_errno(o.err, model.platform);
     if (!err)
       return usage_error("explain-errno: expected an errno number or name such as 22 or EINVAL, found '" +
                          o.err + "'");
-    standard_output().print("{}", diagnose(*err, p, context(nullptr)).to_string());
+    standard_output().print("{}", diagnose(*err, model, context(nullptr)).to_string());
     return kExitOk;
   }
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   bool first = true;
   for (const auto& t : loaded.value().tables) {
-    const Platform p = platform_of(&t);
-    auto err = parse_errno(o.err, p);
+    const DriverModel model = model_of(&t);
+    auto err = parse_errno(o.err, model.platform);
     if (!err)
       return usage_error("explain-errno: expected an errno number or name such as 22 or EINVAL, found '" +
                          o.err + "'");
     if (!first) standard_output().print("\n");
     first = false;
     standard_output().print("{}:\n{}", port_name(t),
-                            indent(diagnose(*err, p, context(&t)).to_string(), "  "));
+                            indent(diagnose(*err, model, context(&t)).to_string(), "  "));
   }
   return kExitOk;
 }

@@ -22,7 +22,7 @@ namespace {
 using fleet::Analysis;
 using fleet::Direction;
 using fleet::Link;
-using fleet::Outcome;
+using gidpolicy::LinkOutcome;
 
 // The report and the --svg matrix go through the one output path (output.hpp).
 using Sink = Output;
@@ -113,7 +113,7 @@ void print_text(const Analysis& an, const FleetArgs& o, Sink& out) {
 std::string json_direction(const Analysis& an, const Direction& d) {
   if (d.ok()) return R"({"outcome":"ok","cause":null,"by":null})";
   const auto& side = an.sides()[d.culprit];
-  return fmt::format(R"({{"outcome":"{}","cause":{},"by":{},"device":{}}})", fleet::to_string(d.outcome),
+  return fmt::format(R"({{"outcome":"{}","cause":{},"by":{},"device":{}}})", gidpolicy::to_string(d.outcome),
                      d.cause, jstr(an.host(side.host).host), jstr(side.device));
 }
 
@@ -136,7 +136,7 @@ void print_json(const Analysis& an, const FleetArgs& o, Sink& out) {
     const auto& cause = an.causes()[c];
     Json j;
     j["id"] = c;
-    j["outcome"] = std::string(fleet::to_string(cause.outcome));
+    j["outcome"] = std::string(gidpolicy::to_string(cause.outcome));
     j["device"] = cause.device;
     j["errno"] = cause.err ? Json(cause.err) : Json(nullptr);
     j["errno_name"] = cause.err ? Json(errno_name(cause.platform, cause.err)) : Json(nullptr);
@@ -187,7 +187,7 @@ void print_json(const Analysis& an, const FleetArgs& o, Sink& out) {
 // 1,000 hosts is a few thousand elements, not a million.
 
 struct Cell {
-  std::uint8_t worst = 0;  // 0: no link; else 1 + Outcome
+  std::uint8_t worst = 0;  // 0: no link; else 1 + LinkOutcome
   std::uint32_t cause = 0;
   std::uint32_t culprit = 0;
   std::uint32_t failed = 0, total = 0;
@@ -195,18 +195,18 @@ struct Cell {
 
 const char* colour(std::uint8_t worst) {
   if (worst == 0) return "#eeeeee";
-  switch (static_cast<Outcome>(worst - 1)) {
-    case Outcome::ok:
+  switch (static_cast<LinkOutcome>(worst - 1)) {
+    case LinkOutcome::ok:
       return "#2ca02c";
-    case Outcome::dropped:
+    case LinkOutcome::dropped:
       return "#e6b800";
-    case Outcome::times_out:
+    case LinkOutcome::times_out:
       return "#ff7f0e";
-    case Outcome::rtr_error:
+    case LinkOutcome::rtr_error:
       return "#d62728";
-    case Outcome::qp_refused:
+    case LinkOutcome::qp_refused:
       return "#9467bd";
-    case Outcome::unusable:
+    case LinkOutcome::unusable:
       return "#444444";
   }
   return "#eeeeee";
@@ -334,11 +334,11 @@ void write_svg(const Analysis& an, Sink& sink) {
           title += total == 1 ? "connected" : fmt::format("{} directions, all connected", total);
         } else {
           Direction d;
-          d.outcome = static_cast<Outcome>(first.worst - 1);
+          d.outcome = static_cast<LinkOutcome>(first.worst - 1);
           d.cause = first.cause;
           d.culprit = first.culprit;
           if (total > 1) title += fmt::format("{} of {} directions fail; worst: ", failed, total);
-          title += fleet::to_string(d.outcome);
+          title += gidpolicy::to_string(d.outcome);
           title += ": " + an.describe(d);
         }
         buf =
@@ -478,7 +478,8 @@ int run_fleet(const FleetArgs& o) {
   opts.profile = profile.value();
   opts.threads = o.threads;
   if (o.platform)
-    opts.driver = *o.platform == "darwin" ? DriverModel::apple_thunderbolt() : DriverModel::linux_kernel();
+    opts.driver =
+        DriverModel::for_platform(platform_from_string(*o.platform).value_or(Platform::linux_kernel));
   auto an = Analysis::run(std::move(hosts).value(), topo, opts);
   if (!an) return usage_error(an.error());
   const Analysis& a = an.value();

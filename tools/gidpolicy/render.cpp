@@ -45,8 +45,8 @@ std::string entry_summary(const GidEntry& e) {
 }
 
 DriverModel driver_for(const GidTable& t, const std::optional<std::string>& platform) {
-  if (platform) return *platform == "darwin" ? DriverModel::apple_thunderbolt() : DriverModel::linux_kernel();
-  return DriverModel::for_link_layer(t.port().link_layer);
+  if (!platform) return DriverModel::for_table(t);
+  return DriverModel::for_table(t, platform_from_string(*platform).value_or(Platform::linux_kernel));
 }
 
 void print_json(const Json& j) { standard_output().write(j.dump(2) + "\n"); }

@@ -27,7 +27,7 @@ int run_simulate(const SimulateArgs& o) {
   if (!profile)
     return usage_error(
         Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
-  const auto topology = o.topology == "ring" ? fakes::Topology::ring : fakes::Topology::mesh;
+  const auto topology = o.topology == "ring" ? fleet::Pairing::ring : fleet::Pairing::mesh;
   fakes::FakeFabric fabric;
   std::set<std::string> names;
   for (const auto& spec : o.tables) {

@@ -129,10 +129,6 @@ result<Loaded> load_live(const SourceArgs& o) {
 
 }  // namespace
 
-std::string port_name(const GidTable& t) {
-  return t.port().device + " port " + std::to_string(t.port().port);
-}
-
 result<Loaded> load_tables(const SourceArgs& o) {
   if (o.input && o.sysfs)
     return fail(errc::invalid_argument, "give one source: --input or --sysfs, not both");

@@ -48,7 +48,6 @@ result<GidTable> load_host_table(const std::string& spec,
 /// The live backend --verbs names: "dlopen" (DlopenApi) or "linked" (LibibverbsApi).
 result<std::unique_ptr<verbs::VerbsApi>> make_api(const std::string& which);
 
-/// "<device> port <n>" as every message names a table.
-std::string port_name(const GidTable& t);
+// Ports are named by gidpolicy::port_name() (gid_table.hpp), as every message names them.
 
 }  // namespace gidpolicy::cli

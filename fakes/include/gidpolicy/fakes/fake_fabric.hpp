@@ -5,9 +5,9 @@
 // automatic()...). connect() does, for every pair of the topology, what a JACCL-style program
 // does: snapshot the port through the VerbsApi, plan (select + source index), create and INIT a UC
 // QP, exchange {QPN, PSN, GID, MTU}, build the RTR with RtrBuilder, modify_qp to RTR and RTS.
-// The fabric then delivers a message from A to B only when A's source GID (the entry at A's
-// sgid_index in A's table at send time) is the GID B was told about, both QPs are up, and the
-// driver model did not say the traffic times out.
+// Whether a message from A reaches B is the link judgment (link.hpp) the fleet analysis applies
+// too: both QPs are up, the driver model did not say the traffic times out, and the delivery rule
+// holds (A's entry at its sgid_index, in A's table at send time, is the GID B was told about).
 //
 // The gotcha this reproduces: MLX PR 3389. A Mac mini with its IPv4-mapped GID at index 2
 // advertises that GID but JACCL routes from the literal index 1, so every pair involving that
@@ -17,14 +17,16 @@
 //   gidpolicy::fakes::FakeFabric fabric;
 //   fabric.add_host({.name = "mac-a", .table = a, .profile = gidpolicy::profiles::jaccl()});
 //   ...
-//   auto report = fabric.connect(gidpolicy::fakes::Topology::mesh).value();
+//   auto report = fabric.connect(gidpolicy::fleet::Pairing::mesh).value();
 //   std::cout << report.to_string();   // one line per pair: connected, or why not
 #pragma once
 
 #include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
+#include <gidpolicy/fleet.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/link.hpp>
 #include <gidpolicy/profiles.hpp>
 
 #include <cstddef>
@@ -36,16 +38,19 @@
 
 namespace gidpolicy::fakes {
 
-/// JACCL's two topologies: every pair (mesh), or each host with its successor (ring).
-enum class Topology : std::uint8_t { mesh, ring };
-std::string_view to_string(Topology t) noexcept;  ///< "mesh", "ring"
+/// Who pairs with whom: the fleet's Pairing (fleet.hpp). The fabric connects one port per host,
+/// so it takes JACCL's two: every pair (mesh), or each host with its successor (ring).
+using fleet::Pairing;
+#ifndef GIDPOLICY_NO_DEPRECATED
+using Topology [[deprecated("fakes::Topology is fleet::Pairing")]] = fleet::Pairing;
+#endif
 
 /// One host: its port's table, what it runs, and its driver.
 struct FabricHost {
   std::string name;  ///< "mac-a"
   GidTable table;    ///< the port it uses (device and port number come from table.port())
   Profile profile = profiles::automatic();
-  /// Default: DriverModel::for_link_layer(table.port().link_layer).
+  /// Default: DriverModel::for_table(table).
   std::optional<DriverModel> driver;
 };
 
@@ -61,8 +66,9 @@ struct FabricOptions {
 /// One direction of a pair.
 struct DirectionResult {
   bool delivered = false;
-  std::string why;               ///< empty when delivered
-  std::optional<int> rtr_errno;  ///< the sender's RTR errno when modify_qp failed
+  LinkOutcome outcome = LinkOutcome::unusable;  ///< ok exactly when delivered (link.hpp)
+  std::string why;                              ///< empty when delivered
+  std::optional<int> rtr_errno;                 ///< the sender's RTR errno when modify_qp failed
 };
 
 /// One pair of the topology.
@@ -80,7 +86,7 @@ struct PairResult {
 
 /// What connect() found.
 struct FabricReport {
-  Topology topology = Topology::mesh;
+  Pairing pairing = Pairing::mesh;
   std::vector<PairResult> pairs;
   [[nodiscard]] bool all_connected() const noexcept;
   [[nodiscard]] std::size_t connected_count() const noexcept;
@@ -105,12 +111,18 @@ class FakeFabric {
   /// A host's fake, to inject faults or mutate its table before connect(). nullptr if unknown.
   [[nodiscard]] FakeVerbs* verbs(std::string_view host) noexcept;
 
-  /// Connect every pair of `topology` and report. Fails only for fewer than two hosts; every
-  /// per-host or per-pair problem is a result in the report. QPs are destroyed at the end.
-  result<FabricReport> connect(Topology topology, const FabricOptions& options = {});
+  /// Connect every pair of `pairing` and report. Fails only for fewer than two hosts or a
+  /// pairing other than mesh and ring (errc::invalid_argument); every per-host or per-pair
+  /// problem is a result in the report. QPs are destroyed at the end.
+  result<FabricReport> connect(Pairing pairing, const FabricOptions& options = {});
 
  private:
   struct Host;
+  struct Side;
+  void open_and_plan();
+  void bring_up(Side& self, const Side& peer, const FabricOptions& options);
+  [[nodiscard]] PairResult connect_pair(Host& a, Host& b, const FabricOptions& options);
+  void tear_down();
   std::vector<std::unique_ptr<Host>> hosts_;
 };
 

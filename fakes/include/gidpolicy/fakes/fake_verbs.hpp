@@ -111,7 +111,7 @@ class FakeVerbs final : public verbs::VerbsApi {
 
   // ---- building the model ----------------------------------------------------------------
   /// Add one port's table. The device is created on its first port, with `model` or, when
-  /// none is given, DriverModel::for_link_layer(table.port().link_layer). Errors:
+  /// none is given, DriverModel::for_table(table). Errors:
   /// errc::invalid_argument for a port that exists already or a port number outside 1..255.
   result<void> add_port(const GidTable& table, std::optional<DriverModel> model = std::nullopt);
   /// add_port() for each table.
