@@ -1,5 +1,5 @@
 # The specs the docs quote with "@sgid=" mean what the tool does with them: one the docs say
-# "is refused" exits 2 from `gidpolicy select --policy SPEC`, every other one is accepted.
+# "is refused" exits 2 from `gidpolicy select --profile SPEC`, every other one is accepted.
 #
 #   cmake -DCLI=<gidpolicy> -DTABLE=<table file> -DDOCS="<md files>" -P SpecExamples.cmake
 cmake_policy(VERSION 3.20)
@@ -12,7 +12,7 @@ foreach(_md IN LISTS _docs)
   foreach(_m IN LISTS _specs)
     string(REGEX MATCH "`([^`]+)`" _ "${_m}")
     set(_spec "${CMAKE_MATCH_1}")
-    execute_process(COMMAND "${CLI}" select --policy "${_spec}" --input "${TABLE}"
+    execute_process(COMMAND "${CLI}" select --profile "${_spec}" --input "${TABLE}"
                     RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_VARIABLE _err)
     if(_m MATCHES "refused$")
       if(NOT _rc EQUAL 2)

@@ -322,15 +322,19 @@ TEST(ExampleTables, ShowSysfsFixtureWithDeviceFilter) {
 
 // ---------------------------------------------------------------------------------------------
 TEST(Select, JsonObjectForOnePort) {
-  CliResult r = run_cli({"select", "--policy", "auto", "--input", example("nccl-769.devinfo.txt"), "--json"});
+  CliResult r =
+      run_cli({"select", "--profile", "auto", "--input", example("nccl-769.devinfo.txt"), "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   Json j = parse_json(r);
   ASSERT_TRUE(j.is_object());
-  for (const char* key :
-       {"device", "port", "policy", "ok", "index", "gid", "sgid_index", "agrees", "error", "trace"})
+  for (const char* key : {"schema", "version", "device", "port", "profile", "ok", "index", "gid",
+                          "sgid_index", "agrees", "error", "trace"})
     EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j.at("schema"), "gidpolicy.select");
+  EXPECT_EQ(j.at("version"), 2);
+  EXPECT_FALSE(j.contains("policy")) << "version 2 names the spec \"profile\"";
   EXPECT_EQ(j.at("device"), "mlx5_bond_0");
-  EXPECT_EQ(j.at("policy"), "auto");
+  EXPECT_EQ(j.at("profile"), "auto");
   EXPECT_EQ(j.at("ok"), true);
   EXPECT_EQ(j.at("index"), 3);
   EXPECT_EQ(j.at("gid"), "::ffff:200.0.209.6");

@@ -34,7 +34,7 @@ int run_show(const ShowArgs& o);
 
 struct SelectArgs {
   SourceArgs source;
-  std::string policy = "auto";
+  std::string profile = "auto";  ///< --profile (or its old name --policy)
   /// --peer ADDR[%NETDEV]: route to it (rtnetlink) and choose as rdma_cm does (auto:peer=ADDR).
   std::optional<std::string> peer;
   bool explain = false;
@@ -84,7 +84,7 @@ struct WatchArgs {
   std::optional<std::string> device;  ///< empty: every device
   std::optional<std::uint32_t> port;  ///< empty: every port of each device
   std::string verbs = "dlopen";
-  std::string policy = "auto";
+  std::string profile = "auto";  ///< --profile (or its old name --policy)
   bool json = false;
 };
 /// Follow GID table changes until SIGINT/SIGTERM: one line (or JSON object) per change.

@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "render.hpp"
+#include "subcommands.hpp"
 
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/names.hpp>
@@ -384,8 +385,7 @@ void write_svg(const Analysis& an, Sink& sink) {
 
 // ---------------------------------------------------------------------------------------------
 FleetCommand::FleetCommand(CLI::App& app) {
-  cmd_ = app.add_subcommand(
-      "fleet", "Which links of a whole cluster connect, from one `show --json` snapshot per host");
+  cmd_ = add_subcommand(app, "fleet");
   cmd_->add_option("hosts", o_.hosts, "FILE, HOST=FILE or a directory of *.json snapshots, one host each")
       ->required();
   cmd_->add_option("--topology", o_.topology, "mesh, ring, rail, or jaccl (a JACCL device file)")

@@ -4,13 +4,14 @@
 #include "commands.hpp"
 #include "fleet_cmd.hpp"
 #include "output.hpp"
+#include "subcommands.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <map>
-#include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace {
@@ -66,6 +67,13 @@ struct SourceFlags {
     return o;
   }
 };
+
+// --profile SPEC, and --policy as its old name: kept so scripts written for select/watch before
+// every subcommand said --profile still run; hidden from --help, refused together with --profile.
+void add_profile_option(CLI::App* cmd, std::string& spec, const std::string& help) {
+  auto* profile = cmd->add_option("--profile", spec, help)->capture_default_str();
+  cmd->add_option("--policy", spec, "The old name of --profile")->group("")->excludes(profile);
+}
 
 // What each option takes, in the words of the tool's own errors.
 std::string expected_value(const std::string& option) {
@@ -150,8 +158,7 @@ int run(int argc, char** argv) {
   // show
   ShowArgs show;
   SourceFlags show_src;
-  auto* show_cmd =
-      app.add_subcommand("show", "Print the GID table(s): index, GID, type, IPv4, netdev, flags");
+  auto* show_cmd = add_subcommand(app, "show");
   show_src.add(show_cmd);
   show_cmd->add_flag("--json", show.json, "Print JSON (schema in docs/cli.md)");
   show_cmd->add_option("--host", show.host,
@@ -161,12 +168,9 @@ int run(int argc, char** argv) {
   // select
   SelectArgs select;
   SourceFlags select_src;
-  auto* select_cmd =
-      app.add_subcommand("select", "The entry a policy advertises and the sgid_index it routes from");
+  auto* select_cmd = add_subcommand(app, "select");
   select_src.add(select_cmd);
-  select_cmd
-      ->add_option("--policy", select.policy, "Policy or profile spec, e.g. auto, jaccl, validated:index=3")
-      ->capture_default_str();
+  add_profile_option(select_cmd, select.profile, "Profile spec, e.g. auto, jaccl, validated:index=3");
   select_cmd->add_flag("--explain", select.explain, "Print why each entry was accepted or rejected");
   select_cmd->add_option("--peer", select.peer,
                          "Ask the kernel's route to this address (fe80::/10 as fe80::1%NETDEV) and choose as "
@@ -177,8 +181,7 @@ int run(int argc, char** argv) {
   // check
   CheckArgs check;
   SourceFlags check_src;
-  auto* check_cmd = app.add_subcommand(
-      "check", "Every named profile side by side: advertised GID, sgid_index, agreement, predicted RTR");
+  auto* check_cmd = add_subcommand(app, "check");
   check_src.add(check_cmd);
   check_cmd
       ->add_option("--platform", check.platform, "Predict RTR for this platform (default: by link layer)")
@@ -191,8 +194,7 @@ int run(int argc, char** argv) {
   ExplainArgs explain;
   SourceFlags explain_src;
   std::uint32_t sgid_index = 0;
-  auto* explain_cmd =
-      app.add_subcommand("explain-errno", "What an RTR errno means on a platform, for a table's entry");
+  auto* explain_cmd = add_subcommand(app, "explain-errno");
   explain_cmd->add_option("errno", explain.err, "The errno number (or name, e.g. EINVAL)")->required();
   explain_src.add(explain_cmd);
   explain_cmd
@@ -205,7 +207,7 @@ int run(int argc, char** argv) {
   // convert
   ConvertArgs convert;
   SourceFlags convert_src;
-  auto* convert_cmd = app.add_subcommand("convert", "Write the table(s) in another format");
+  auto* convert_cmd = add_subcommand(app, "convert");
   convert_src.add(convert_cmd);
   convert_cmd->add_option("--to", convert.to, "json, devinfo, show_gids or sysfs")
       ->required()
@@ -226,8 +228,7 @@ int run(int argc, char** argv) {
 
   // simulate
   SimulateArgs simulate;
-  auto* simulate_cmd = app.add_subcommand(
-      "simulate", "Connect fake hosts built from tables (one each) and report which pairs work");
+  auto* simulate_cmd = add_subcommand(app, "simulate");
   simulate_cmd->add_option("--topology", simulate.topology, "mesh (every pair) or ring")
       ->check(CLI::IsMember({"mesh", "ring"}))
       ->capture_default_str();
@@ -245,30 +246,26 @@ int run(int argc, char** argv) {
   WatchArgs watch;
   std::string watch_device;
   std::uint32_t watch_port = 0;
-  auto* watch_cmd = app.add_subcommand(
-      "watch",
-      "Follow live GID tables through async events: one line per change and its re-plan, until SIGINT");
+  auto* watch_cmd = add_subcommand(app, "watch");
   auto* watch_device_opt = watch_cmd->add_option("--device", watch_device, "Only this device (default: all)");
   auto* watch_port_opt =
       watch_cmd->add_option("--port", watch_port, "Only this port (1-255)")->check(CLI::Range(1, 255));
   watch_cmd->add_option("--verbs", watch.verbs, "Live backend: dlopen or linked")
       ->check(CLI::IsMember({"dlopen", "linked"}))
       ->capture_default_str();
-  watch_cmd->add_option("--policy", watch.policy, "The profile whose plan is followed and re-planned")
-      ->capture_default_str();
+  add_profile_option(watch_cmd, watch.profile, "The profile whose plan is followed and re-planned");
   watch_cmd->add_flag("--json", watch.json, "One JSON object per line (schema in docs/cli.md)");
 
   // fleet (tools/gidpolicy/fleet_cmd.cpp)
   FleetCommand fleet(app);
 
+  // Every subcommand registered above is a row of the table the messages below list, and back.
+  if (std::string why; !subcommands_match_table(app, why)) throw std::logic_error(why);
+
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
-  const std::set<std::string> subcommands{"show",    "select",   "check", "explain-errno",
-                                          "convert", "simulate", "watch", "fleet"};
-  if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
-    std::cerr
-        << "gidpolicy: unknown subcommand '" << argv[1]
-        << "': expected show, select, check, explain-errno, convert, simulate, watch or fleet (see gidpolicy "
-           "--help)\n";
+  if (argc > 1 && argv[1][0] != '-' && !find_subcommand(argv[1])) {
+    std::cerr << "gidpolicy: unknown subcommand '" << argv[1] << "': expected " << subcommand_names()
+              << " (see gidpolicy --help)\n";
     return kExitUsage;
   }
   // --help and --version go out like any other output (output.hpp), not through std::cout.
@@ -291,8 +288,7 @@ int run(int argc, char** argv) {
     std::string sub;
     for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
     std::string what = own_words(e);
-    if (app.get_subcommands().empty())
-      what = "expected a subcommand: show, select, check, explain-errno, convert, simulate, watch or fleet";
+    if (app.get_subcommands().empty()) what = "expected a subcommand: " + subcommand_names();
     std::cerr << "gidpolicy: " << what << " (see gidpolicy" << sub << " --help)\n";
     return kExitUsage;
   }

@@ -36,10 +36,10 @@ std::string spec_for_table(const Profile& profile, const std::string& whole, con
 }  // namespace
 
 int run_select(const SelectArgs& o) {
-  auto profile = parse_profile(o.policy);
+  auto profile = parse_profile(o.profile);
   if (!profile)
     return usage_error(
-        Error(profile.error().code, "--policy " + bounded(o.policy) + ": " + profile.error().detail));
+        Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
   if (o.peer) {
     // --peer ADDR: auto (at the top of the spec) gets peer=ADDR; any other policy must name its
     // peer itself (auto:peer=ADDR inside first()/per-device()).
@@ -54,8 +54,8 @@ int run_select(const SelectArgs& o) {
       return usage_error(Error(ok.error().code, "--peer: " + ok.error().detail));
     const auto* ranked = profile.value().policy.target<Ranked>();
     if (!ranked && peers_of(profile.value().policy).empty())
-      return usage_error("--peer needs an auto policy (or a spec naming auto:peer=ADDR); --policy " +
-                         bounded(o.policy) + " has none");
+      return usage_error("--peer needs an auto policy (or a spec naming auto:peer=ADDR); --profile " +
+                         bounded(o.profile) + " has none");
     if (ranked && !ranked->options.peer) {
       Ranked with_peer = *ranked;
       with_peer.options.peer = addr.value();
@@ -88,9 +88,12 @@ int run_select(const SelectArgs& o) {
     if (!plan || !plan.value().agrees()) exit_code = kExitFinding;
     if (o.json) {
       Json j;
+      // Version 2: the spec's key is "profile" (version 1, unversioned, said "policy").
+      j["schema"] = "gidpolicy.select";
+      j["version"] = 2;
       j["device"] = t.port().device;
       j["port"] = t.port().port;
-      j["policy"] = spec;
+      j["profile"] = spec;
       if (view && !view->routes.empty()) {
         Json routes = Json::array();
         for (const Route& r : view->routes)

@@ -113,9 +113,9 @@ std::string plan_text(const Plan& p) {
 }  // namespace
 
 int run_watch(const WatchArgs& o) {
-  auto profile = parse_profile(o.policy);
+  auto profile = parse_profile(o.profile);
   if (!profile)
-    return usage_error(Error(profile.error().code, "--policy " + o.policy + ": " + profile.error().detail));
+    return usage_error(Error(profile.error().code, "--profile " + o.profile + ": " + profile.error().detail));
   auto api = make_api(o.verbs);
   if (!api) return usage_error(api.error());
   std::vector<std::string> names;
@@ -151,15 +151,19 @@ int run_watch(const WatchArgs& o) {
       auto plan = profile.value().plan(t);
       Json j;
       j["event"] = "watching";
+      // Version 2: the spec's key is "profile" (version 1, unversioned, said "policy"). Each
+      // port's stream starts with its "watching" line, so the version is read before any change.
+      j["schema"] = "gidpolicy.watch";
+      j["version"] = 2;
       j["device"] = name;
       j["port"] = p;
-      j["policy"] = profile.value().spec();
+      j["profile"] = profile.value().spec();
       if (plan) {
         (void)entry.watcher->follow(p, plan.value().selection.entry);
         j["gid"] = plan.value().selection.entry.gid.to_string();
         j["index"] = plan.value().sgid_index;
         if (!emit(fmt::format("{}: watching {} ({})", port_name(t), plan_text(plan.value()),
-                              j["policy"].get<std::string>()),
+                              j["profile"].get<std::string>()),
                   j, o.json))
           return kExitUsage;
         entry.plans.emplace(p, std::move(plan).value());
