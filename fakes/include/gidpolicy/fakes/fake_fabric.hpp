@@ -42,7 +42,9 @@ namespace gidpolicy::fakes {
 /// so it takes JACCL's two: every pair (mesh), or each host with its successor (ring).
 using fleet::Pairing;
 #ifndef GIDPOLICY_NO_DEPRECATED
-using Topology [[deprecated("fakes::Topology is fleet::Pairing")]] = fleet::Pairing;
+/// The old spelling of fleet::Pairing (the same type), kept for callers written against it;
+/// not marked [[deprecated]] yet because published snippets still spell it.
+using Topology = fleet::Pairing;
 #endif
 
 /// One host: its port's table, what it runs, and its driver.
