@@ -116,7 +116,16 @@ void watch_sockets(Progress& p, const Qp& q) {
   if (q.tx >= 0) add_watch(p.ep, q.tx, token | 1, 0);  // armed by flush() on EAGAIN
 }
 
-void on_exit_stop() { stop_progress(); }
+void on_exit_stop() {
+  stop_progress();
+  // Socket files (GIDPOLICY_FAKE_FABRIC) outlive the sockets: a program that exits without
+  // destroying its QPs leaves no file behind either.
+  if (fabric_dir().empty()) return;
+  Library& lib = Library::get();
+  std::lock_guard lock(lib.mu);
+  for (auto& [k, q] : lib.qps)
+    if (q->rx >= 0) remove_qp_address(q->qp.qp_num);
+}
 
 void fork_prepare() { Library::get().mu.lock(); }
 void fork_parent() { Library::get().mu.unlock(); }

@@ -35,6 +35,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -348,6 +349,27 @@ int run_fake_host(const FakeHostArgs& o) {
       return say("--fabric " + fabric + ": not a directory");
     if (!o.fabric && st.st_uid != ::geteuid())
       return say(fabric + " belongs to another user: give a directory of your own with --fabric");
+  }
+
+  // Socket files of QPs whose processes were killed (nothing listens on them any more): gone,
+  // so the directory does not grow without bound. At most 65536 entries are looked at.
+  {
+    std::size_t n = 0;
+    for (auto it = fs::directory_iterator(fabric, ec); !ec && it != fs::directory_iterator() && n < 65536;
+         it.increment(ec), ++n) {
+      const std::string path = it->path().string();
+      if (it->path().filename().string().rfind("qp-", 0) != 0 || path.size() >= sizeof(sockaddr_un{}.sun_path))
+        continue;
+      sockaddr_un a{};
+      a.sun_family = AF_UNIX;
+      std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+      const int probe = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+      if (probe < 0) break;
+      if (::connect(probe, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 && errno == ECONNREFUSED)
+        ::unlink(path.c_str());
+      ::close(probe);
+    }
+    ec.clear();
   }
 
   // The private tmpfs' mount point: an empty directory, removed again when the command ends.

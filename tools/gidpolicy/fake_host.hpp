@@ -69,6 +69,7 @@ result<void> sync_tree(const std::filesystem::path& staged, const std::filesyste
 struct NetdevState {
   bool in_user_namespace = false;  ///< `ip` then needs CAP_NET_ADMIN handed on as an ambient capability
   bool loopback_up = false;
+  unsigned peers = 0;  ///< veth peers made (their names: gpfh0, gpfh1, ...)
   std::set<std::string> created;
 };
 

@@ -135,7 +135,7 @@ result<void> apply_netdevs(const std::vector<GidTable>& tables, NetdevState& sta
     if (name.size() > 15 || name.find_first_of(" /\t\n:") != std::string::npos)
       return fail(errc::invalid_field, "netdev " + name + ": not a Linux interface name (at most 15 bytes)");
     if (!state.created.count(name)) {
-      std::string peer = "gpfh" + std::to_string(state.created.size());
+      std::string peer = "gpfh" + std::to_string(state.peers++);
       while (devs.count(peer)) peer += "p";
       script += "link add " + name + " type veth peer name " + peer + "\n";
       script += "link set dev " + name + " addrgenmode none\n";
