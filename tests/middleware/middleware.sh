@@ -11,10 +11,13 @@
 #   mpi BINARY        mpirun -np 2 --mca pml ucx BINARY (tests/middleware/mpi_pingpong.c)
 #   fi_info           fi_info -p verbs lists each device of TABLE
 #   fi_pingpong       fi_pingpong -p verbs -e rdm with data checks (-v), two fake hosts
+#   fi_pingpong_refused
+#                     the same on a table whose GID slot 0 is empty ends in fi_av_insert's error
 #   ucx_rejects       UCX refuses every port ("invalid gid[N]") and opens no verbs transport
 #   ucx_times_out DEV:PORT INDEX
 #                     the server pins UCX_IB_GID_INDEX=INDEX (a user's setting), the client
-#                     chooses: UCX ends in its timeout error (transport retry counter exceeded)
+#                     chooses: UCX ends in its timeout error (RC: "transport retry counter
+#                     exceeded"; UD: "unhandled timeout error", after UCX's 30 s UD timeout)
 #                     and the fake's control log says why the packets were dropped
 #   netns             `fake-host --netns`: the table's netdevs hold the GIDs' addresses, and two
 #                     UCX processes in two fake hosts with their own network namespaces talk
@@ -173,7 +176,8 @@ case $check in
     command -v fi_info >/dev/null || skip "fi_info not installed (Debian libfabric-bin)"
     out=$(host -- fi_info -p verbs 2>&1) || fail "fi_info -p verbs failed: $(printf '%s\n' "$out" | tail -3)"
     for dp in $(ethernet_ports); do
-      printf '%s\n' "$out" | grep -q "domain: ${dp%:*}\$" || fail "fi_info -p verbs does not list ${dp%:*}"
+      # The RDM endpoint fi_pingpong uses runs over the UD ("-dgram") domain; the MSG one needs rdma_cm.
+      printf '%s\n' "$out" | grep -E -q "domain: ${dp%:*}(-dgram)?\$" || fail "fi_info -p verbs does not list ${dp%:*}"
       echo "$name: fi_info -p verbs lists ${dp%:*}"
     done
     ;;
@@ -196,6 +200,23 @@ case $check in
     echo "$name fi_pingpong -p verbs -e rdm -v: $line"
     ;;
 
+  fi_pingpong_refused)
+    # libfabric's verbs datagram endpoint names itself by GID index 0: an empty slot 0 gives an
+    # address the peer's address vector refuses.
+    command -v fi_pingpong >/dev/null || skip "fi_pingpong not installed (Debian libfabric-bin)"
+    env timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+      -B "$port" >"$work/server.out" 2>&1 &
+    spid=$!
+    pids+=("$spid")
+    wait_listen "$port" || fail "fi_pingpong server did not listen: $(tail -3 "$work/server.out")"
+    timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+      -P "$port" 127.0.0.1 >"$work/client.out" 2>&1 && fail "fi_pingpong succeeded on a port whose GID 0 is empty"
+    wait "$spid"
+    err=$(grep -h '^\[error\].*fi_av_insert' "$work/client.out" "$work/server.out" | head -1)
+    [ -n "$err" ] || fail "fi_pingpong failed, but not at fi_av_insert: $(grep -h '^\[error\]' "$work/client.out" | head -2)"
+    echo "$name fi_pingpong -p verbs -e rdm refused: $err"
+    ;;
+
   ucx_rejects)
     command -v ucx_info >/dev/null || skip "ucx_info not installed (Debian ucx-utils)"
     out=$(UCX_LOG_LEVEL=diag "$gidpolicy" fake-host --tables "$table" -- ucx_info -d 2>&1)
@@ -211,22 +232,23 @@ case $check in
     command -v ucx_perftest >/dev/null || skip "ucx_perftest not installed (Debian ucx-utils)"
     export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
     export GIDPOLICY_FAKE_LOG=$work/control.jsonl
-    UCX_IB_GID_INDEX=$index timeout 30 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" \
+    UCX_IB_GID_INDEX=$index timeout 60 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" \
       -t tag_lat -n 100 >"$work/server.out" 2>&1 &
     spid=$!
     pids+=("$spid")
     wait_listen "$port" || fail "server did not listen: $(tail -3 "$work/server.out")"
-    timeout 30 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" -t tag_lat -n 100 127.0.0.1 \
+    timeout 60 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" -t tag_lat -n 100 127.0.0.1 \
       >"$work/client.out" 2>&1 &
     cpid=$!
     pids+=("$cpid")
     # UCX's own error on either side ends the check; the other side may wait for its peer forever.
-    for _ in $(seq 1 300); do
-      grep -h -o "transport retry counter exceeded" "$work/server.out" "$work/client.out" >/dev/null 2>&1 && break
+    timeout_error="transport retry counter exceeded|unhandled timeout error"
+    for _ in $(seq 1 600); do
+      grep -E -q "$timeout_error" "$work/server.out" "$work/client.out" 2>/dev/null && break
       kill -0 "$spid" 2>/dev/null || kill -0 "$cpid" 2>/dev/null || break
       sleep 0.1
     done
-    err=$(grep -h "transport retry counter exceeded" "$work/server.out" "$work/client.out" | head -2)
+    err=$(grep -E -h "$timeout_error" "$work/server.out" "$work/client.out" | head -2)
     [ -n "$err" ] || fail "UCX did not end in its timeout error: $(tail -n 3 "$work/server.out" "$work/client.out")"
     why=$(grep -h '"call":"deliver"' "$work/control.jsonl" | grep -o '"reason":"[^"]*"' | sort -u | head -2)
     [ -n "$why" ] || fail "the control log says nothing about the drops"
