@@ -19,6 +19,9 @@
 #                     chooses: UCX ends in its timeout error (RC: "transport retry counter
 #                     exceeded"; UD: "unhandled timeout error", after UCX's 30 s UD timeout)
 #                     and the fake's control log says why the packets were dropped
+#   status            the command's exit status comes back (7; 143 for SIGTERM; 127 when missing)
+#   host_untouched    the caller's mounts, /dev and /sys/class do not change
+#   rewrite           a rewrite of the table rewrites the sysfs view and (--netns) the netdevs
 #   netns             `fake-host --netns`: the table's netdevs hold the GIDs' addresses, and two
 #                     UCX processes in two fake hosts with their own network namespaces talk
 #                     through the fake (their out-of-band TCP carried over a Unix socket)
@@ -291,6 +294,77 @@ case $check in
     src=$?
     [ $crc -eq 0 ] && [ $src -eq 0 ] || fail "across network namespaces: client exit $crc, server exit $src: $(tail -n 3 "$work/client.out" "$work/server.out")"
     echo "$name across two --netns fake hosts, $dp tag_lat: $(grep '^Final:' "$work/client.out")"
+    ;;
+
+  status)
+    # The command's exit status is fake-host's; a signal's is 128 + N; a missing command 127.
+    host -- sh -c 'exit 7'
+    [ $? -eq 7 ] || fail "exit 7 did not come back as 7"
+    host -- sh -c 'kill -TERM $$'
+    [ $? -eq 143 ] || fail "a command killed by SIGTERM did not give 143"
+    host -- /nonexistent/command 2>"$work/err"
+    [ $? -eq 127 ] || fail "a missing command did not give 127"
+    grep -q "cannot run /nonexistent/command" "$work/err" || fail "no line says the command cannot be run"
+    host -- true --tables-is-the-command >/dev/null || fail "arguments after -- are the command's"
+    echo "$name: exit statuses 7, 143 (SIGTERM) and 127 (missing command) come back"
+    ;;
+
+  host_untouched)
+    # While a fake host runs, the caller's mounts, /dev and /sys/class are what they were.
+    before=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
+    host -- sh -c "ls /dev/infiniband /sys/class/infiniband >/dev/null && touch '$work/ready' && sleep 2" &
+    hpid=$!
+    pids+=("$hpid")
+    for _ in $(seq 1 100); do [ -e "$work/ready" ] && break; sleep 0.1; done
+    [ -e "$work/ready" ] || fail "the fake host did not show /dev/infiniband and /sys/class/infiniband"
+    during=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
+    wait "$hpid" || fail "the fake host failed"
+    after=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
+    [ "$before" = "$during" ] || fail "the caller's mounts, /dev or /sys/class changed while the fake host ran: $(diff <(echo "$before") <(echo "$during") | head -5)"
+    [ "$before" = "$after" ] || fail "the caller's mounts, /dev or /sys/class changed after the fake host ran"
+    ls -d /tmp/gidpolicy-fake-host.* >/dev/null 2>&1 && ! pgrep -f "gidpolicy fake-host" >/dev/null &&
+      fail "a fake host's work directory was left in /tmp"
+    echo "$name: the caller's mounts, /dev and /sys/class are unchanged during and after"
+    ;;
+
+  rewrite)
+    # A rewrite of the table rewrites the sysfs view (and, with --netns, the netdevs): the GID at
+    # index 2 changes, the port goes DOWN. The table is a copy whose netdev is a veth (fh0).
+    copy=$work/table.json
+    sed 's/"netdev": "lo"/"netdev": "fh0"/' "$table" >"$copy"
+    netns=(--netns)
+    "$gidpolicy" fake-host --netns --tables "$copy" -- true 2>/dev/null || netns=()
+    sysfs=/sys/class/infiniband/ds4_test0/ports/1
+    # shellcheck disable=SC2016
+    out=$("$gidpolicy" fake-host "${netns[@]}" --tables "$copy" -- sh -c '
+      s=$1 copy=$2 netns=$3
+      cat $s/gids/2 $s/state $s/phys_state
+      [ -z "$netns" ] || ip -o addr show dev fh0 | grep -o "inet [0-9./]*"
+      sed -e "s/127.0.0.2/10.9.9.9/" -e "s/\"active\"/\"down\"/" "$copy" >"$copy.new" &&
+        mv "$copy.new" "$copy"
+      for i in $(seq 1 50); do grep -q DOWN $s/state && break; sleep 0.1; done
+      cat $s/gids/2 $s/state $s/phys_state
+      [ -z "$netns" ] || { ip -o addr show dev fh0 | grep -o "inet [0-9./]*"; ip -o link show dev fh0 | grep -o "state [A-Z]*"; }
+    ' sh "$sysfs" "$copy" "${netns[*]}" 2>&1) || fail "the fake host failed: $out"
+    want="0000:0000:0000:0000:0000:ffff:7f00:0002
+4: ACTIVE
+5: LinkUp"
+    [ ${#netns[@]} -eq 0 ] || want="$want
+inet 127.0.0.1/24
+inet 127.0.0.2/24"
+    want="$want
+0000:0000:0000:0000:0000:ffff:0a09:0909
+1: DOWN
+3: Disabled"
+    [ ${#netns[@]} -eq 0 ] || want="$want
+inet 127.0.0.1/24
+inet 10.9.9.9/24
+state DOWN"
+    [ "$out" = "$want" ] || fail "expected
+$want
+got
+$out"
+    echo "$name: a rewrite of the table changed gids/2, state and phys_state${netns:+ and the addresses and state of fh0}"
     ;;
 
   *)

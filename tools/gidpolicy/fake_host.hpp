@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -70,7 +71,8 @@ struct NetdevState {
   bool in_user_namespace = false;  ///< `ip` then needs CAP_NET_ADMIN handed on as an ambient capability
   bool loopback_up = false;
   unsigned peers = 0;  ///< veth peers made (their names: gpfh0, gpfh1, ...)
-  std::set<std::string> created;
+  std::set<std::string> created;                         ///< veths made
+  std::map<std::string, std::set<std::string>> added;  ///< per netdev, the addresses given to it
 };
 
 /// The netdevs of `tables` (veth, each with its peer) in the current network namespace: each

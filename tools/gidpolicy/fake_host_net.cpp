@@ -134,7 +134,10 @@ result<void> apply_netdevs(const std::vector<GidTable>& tables, NetdevState& sta
     // IFNAMSIZ: 15 bytes and the NUL; ip refuses longer names less clearly.
     if (name.size() > 15 || name.find_first_of(" /\t\n:") != std::string::npos)
       return fail(errc::invalid_field, "netdev " + name + ": not a Linux interface name (at most 15 bytes)");
-    if (!state.created.count(name)) {
+    // Loopback exists in every network namespace (a table may bind GIDs to it): it gets the
+    // addresses, and stays up whatever the port does, since the namespace's own traffic needs it.
+    const bool loopback = name == "lo";
+    if (!loopback && !state.created.count(name)) {
       std::string peer = "gpfh" + std::to_string(state.peers++);
       while (devs.count(peer)) peer += "p";
       script += "link add " + name + " type veth peer name " + peer + "\n";
@@ -142,19 +145,27 @@ result<void> apply_netdevs(const std::vector<GidTable>& tables, NetdevState& sta
       script += "link set dev " + peer + " addrgenmode none\n";
       if (n.mac) script += "link set dev " + name + " address " + *n.mac + "\n";
       script += "link set dev " + peer + " up\n";
-    } else {
-      script += "addr flush dev " + name + "\n";
     }
+    // Only what this fake host added is taken away again (never loopback's own 127.0.0.1/8).
+    for (const std::string& a : state.added[name])
+      if (!n.addresses.count(a)) script += "addr del " + a + " dev " + name + "\n";
     for (const std::string& a : n.addresses)
-      script += "addr add " + a + " dev " + name + (a.find(':') != std::string::npos ? " nodad" : "") + "\n";
-    script += "link set dev " + name + (n.up ? " up\n" : " down\n");
+      script += "addr replace " + a + " dev " + name + (a.find(':') != std::string::npos ? " nodad" : "") + "\n";
+    if (!loopback) script += "link set dev " + name + (n.up ? " up\n" : " down\n");
   }
-  // A netdev the new table no longer names keeps existing, without addresses, down.
-  for (const std::string& name : state.created)
-    if (!devs.count(name)) script += "addr flush dev " + name + "\nlink set dev " + name + " down\n";
+  // A netdev the new table no longer names keeps existing, without its addresses, down.
+  for (const auto& [name, added] : state.added) {
+    if (devs.count(name)) continue;
+    for (const std::string& a : added) script += "addr del " + a + " dev " + name + "\n";
+    if (name != "lo") script += "link set dev " + name + " down\n";
+  }
   GIDPOLICY_TRYV(run_ip(script, state.in_user_namespace));
   state.loopback_up = true;
-  for (const auto& [name, n] : devs) state.created.insert(name);
+  for (auto& [name, added] : state.added) added.clear();
+  for (const auto& [name, n] : devs) {
+    if (name != "lo") state.created.insert(name);
+    state.added[name] = n.addresses;
+  }
   return success();
 }
 

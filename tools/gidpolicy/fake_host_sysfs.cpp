@@ -144,16 +144,21 @@ result<void> write_class_tree(const std::vector<GidTable>& tables, const fs::pat
 
 result<void> sync_tree(const fs::path& staged, const fs::path& live) {
   std::error_code ec;
-  // Pass 1: every directory and file of the staged tree into place.
-  std::vector<fs::path> staged_rel;
-  for (auto it = fs::recursive_directory_iterator(staged, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const fs::path rel = it->path().lexically_relative(staged);
-    staged_rel.push_back(rel);
-    const fs::path dst = live / rel;
+  // Pass 1: every directory and file of the staged tree into place. Listed first: renaming
+  // entries out of a directory while reading it can make readdir skip some.
+  std::vector<std::pair<fs::path, bool>> entries;  // relative path, is a directory
+  for (auto it = fs::recursive_directory_iterator(staged, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
     const auto st = it->symlink_status(ec);
     if (ec) break;
-    if (fs::is_directory(st)) {
+    entries.emplace_back(it->path().lexically_relative(staged), fs::is_directory(st));
+  }
+  if (ec) return fail(Error(ec, staged.string() + ": cannot read the new sysfs view"));
+  std::vector<fs::path> staged_rel;
+  for (const auto& [rel, is_dir] : entries) {
+    staged_rel.push_back(rel);
+    const fs::path dst = live / rel;
+    if (is_dir) {
       if (!fs::is_directory(fs::symlink_status(dst, ec))) {
         fs::remove_all(dst, ec);
         fs::create_directory(dst, ec);
@@ -161,10 +166,10 @@ result<void> sync_tree(const fs::path& staged, const fs::path& live) {
       continue;
     }
     // rename() replaces the destination in one step: a reader opens the old file or the new one.
-    if (::rename(it->path().c_str(), dst.c_str()) != 0)
+    const fs::path src = staged / rel;
+    if (::rename(src.c_str(), dst.c_str()) != 0)
       return fail_errno(errno, dst.string() + ": cannot update the sysfs view");
   }
-  if (ec) return fail(Error(ec, staged.string() + ": cannot read the new sysfs view"));
   // Pass 2: what the new tree no longer has (the type and netdev of a slot that became empty).
   const std::set<fs::path> keep(staged_rel.begin(), staged_rel.end());
   std::vector<fs::path> gone;
