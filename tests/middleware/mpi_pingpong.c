@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
         MPI_Recv(buf, (int)size, MPI_BYTE, 1, r, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (size_t i = 0; i < size; ++i)
           if (buf[i] != (unsigned char)~pattern(size, r, i)) {
-            fprintf(stderr, "mpi_pingpong: rank 0: %zu B round %d: byte %zu is 0x%02x, expected 0x%02x\n", size, r,
-                    i, buf[i], (unsigned char)~pattern(size, r, i));
+            fprintf(stderr, "mpi_pingpong: rank 0: %zu B round %d: byte %zu is 0x%02x, expected 0x%02x\n",
+                    size, r, i, buf[i], (unsigned char)~pattern(size, r, i));
             bad = 1;
             break;
           }
@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
         MPI_Recv(buf, (int)size, MPI_BYTE, 0, r, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (size_t i = 0; i < size; ++i) {
           if (buf[i] != pattern(size, r, i)) {
-            fprintf(stderr, "mpi_pingpong: rank 1: %zu B round %d: byte %zu is 0x%02x, expected 0x%02x\n", size, r,
-                    i, buf[i], pattern(size, r, i));
+            fprintf(stderr, "mpi_pingpong: rank 1: %zu B round %d: byte %zu is 0x%02x, expected 0x%02x\n",
+                    size, r, i, buf[i], pattern(size, r, i));
             bad = 1;
             break;
           }

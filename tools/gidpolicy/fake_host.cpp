@@ -358,7 +358,8 @@ int run_fake_host(const FakeHostArgs& o) {
     for (auto it = fs::directory_iterator(fabric, ec); !ec && it != fs::directory_iterator() && n < 65536;
          it.increment(ec), ++n) {
       const std::string path = it->path().string();
-      if (it->path().filename().string().rfind("qp-", 0) != 0 || path.size() >= sizeof(sockaddr_un{}.sun_path))
+      if (it->path().filename().string().rfind("qp-", 0) != 0 ||
+          path.size() >= sizeof(sockaddr_un{}.sun_path))
         continue;
       sockaddr_un a{};
       a.sun_family = AF_UNIX;

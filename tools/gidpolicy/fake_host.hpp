@@ -70,8 +70,8 @@ result<void> sync_tree(const std::filesystem::path& staged, const std::filesyste
 struct NetdevState {
   bool in_user_namespace = false;  ///< `ip` then needs CAP_NET_ADMIN handed on as an ambient capability
   bool loopback_up = false;
-  unsigned peers = 0;  ///< veth peers made (their names: gpfh0, gpfh1, ...)
-  std::set<std::string> created;                         ///< veths made
+  unsigned peers = 0;                                  ///< veth peers made (their names: gpfh0, gpfh1, ...)
+  std::set<std::string> created;                       ///< veths made
   std::map<std::string, std::set<std::string>> added;  ///< per netdev, the addresses given to it
 };
 

@@ -120,7 +120,7 @@ result<void> run_ip(const std::string& script, bool in_user_namespace) {
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return success();
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  if (const auto nl = out.find('\n'); nl != std::string::npos) out = out.substr(0, nl);
+  if (const auto nl = out.find('\n'); nl != std::string::npos) out.resize(nl);
   return fail(errc::io_error, "setting up the netdevs: ip: " + (out.empty() ? std::string("failed") : out));
 }
 
@@ -150,7 +150,8 @@ result<void> apply_netdevs(const std::vector<GidTable>& tables, NetdevState& sta
     for (const std::string& a : state.added[name])
       if (!n.addresses.count(a)) script += "addr del " + a + " dev " + name + "\n";
     for (const std::string& a : n.addresses)
-      script += "addr replace " + a + " dev " + name + (a.find(':') != std::string::npos ? " nodad" : "") + "\n";
+      script +=
+          "addr replace " + a + " dev " + name + (a.find(':') != std::string::npos ? " nodad" : "") + "\n";
     if (!loopback) script += "link set dev " + name + (n.up ? " up\n" : " down\n");
   }
   // A netdev the new table no longer names keeps existing, without its addresses, down.

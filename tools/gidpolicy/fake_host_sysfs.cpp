@@ -147,8 +147,8 @@ result<void> sync_tree(const fs::path& staged, const fs::path& live) {
   // Pass 1: every directory and file of the staged tree into place. Listed first: renaming
   // entries out of a directory while reading it can make readdir skip some.
   std::vector<std::pair<fs::path, bool>> entries;  // relative path, is a directory
-  for (auto it = fs::recursive_directory_iterator(staged, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(staged, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const auto st = it->symlink_status(ec);
     if (ec) break;
     entries.emplace_back(it->path().lexically_relative(staged), fs::is_directory(st));

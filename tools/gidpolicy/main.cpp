@@ -265,9 +265,8 @@ int run(int argc, char** argv) {
   FakeHostCommand fake_host(app);
 
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
-  const std::set<std::string> subcommands{"show",    "select",   "check", "explain-errno",
-                                          "convert", "simulate", "watch", "fleet",
-                                          "fake-host"};
+  const std::set<std::string> subcommands{"show",     "select", "check", "explain-errno", "convert",
+                                          "simulate", "watch",  "fleet", "fake-host"};
   if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
     std::cerr
         << "gidpolicy: unknown subcommand '" << argv[1]
