@@ -112,9 +112,6 @@ inline socklen_t qp_address(std::uint32_t qpn, sockaddr_un& a) {
   return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + static_cast<std::size_t>(n));
 }
 
-/// Removes QP `qpn`'s socket file when QPs live in a fabric directory (nothing otherwise).
-void remove_qp_address(std::uint32_t qpn);
-
 /// A GID type as the wire carries it: 2 RoCE v2, 1 RoCE v1 (or InfiniBand), 0 untyped.
 inline std::uint32_t wire_gid_type(GidType t) {
   if (t == GidType::roce_v2) return 2;

@@ -7,6 +7,7 @@
 // link-local GID in EUI-64 form sets the netdev's MAC, as a NIC's MAC made that GID.
 #include "fake_host.hpp"
 
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
