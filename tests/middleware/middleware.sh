@@ -107,6 +107,22 @@ ucx_port() {
   GIDPOLICY=$gidpolicy "$here/ucx_gid_choice.sh" "$table" | awk '$3 != "invalid" {print $1 ":" $2; exit}'
 }
 
+# The sgid_index values the programs routed from, from the fake's control log: RC QPs' RTR
+# (UCX's and MPI's data) or, with "ah", the address handles (UD; UCX's GID probe AHs included).
+used_indices() {  # used_indices LOG [ah]
+  if [ "${2:-}" = ah ]; then
+    grep -h '"call":"create_ah"' "$1" | grep '"result":0' | grep -o '"sgid_index":[0-9]*' | cut -d: -f2 | sort -un | tr '\n' ' '
+  else
+    grep -h '"transition":"INIT->RTR"' "$1" | grep '"qp_type":"rc"' | grep '"result":0' |
+      grep -o '"sgid_index":[0-9]*' | cut -d: -f2 | sort -un | tr '\n' ' '
+  fi
+}
+
+# UCX's own choice on DEV:PORT (ucx_gid_choice.sh).
+ucx_choice() {
+  GIDPOLICY=$gidpolicy "$here/ucx_gid_choice.sh" "$table" | awk -v d="${1%:*}" -v p="${1#*:}" '$1 == d && $2 == p {print $3}'
+}
+
 run_pair() {  # run_pair TCPPORT SERVER_ENV CLIENT_ENV -- COMMAND... (client gets 127.0.0.1 appended)
   local p=$1 senv=$2 cenv=$3
   shift 4
@@ -148,6 +164,8 @@ case $check in
     command -v ucx_perftest >/dev/null || skip "ucx_perftest not installed (Debian ucx-utils)"
     dp=$(ucx_port) && [ -n "$dp" ] || fail "UCX accepts no port of the table"
     export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
+    export GIDPOLICY_FAKE_LOG=$work/control.jsonl
+    choice=$(ucx_choice "$dp")
     i=0
     for t in "tag_lat -n 1000" "tag_bw -s 65536 -n 200" "ucp_put_bw -s 65536 -n 200" "ucp_get -s 65536 -n 200" \
       "ucp_add -s 8 -n 1000" "ucp_fadd -s 8 -n 1000"; do
@@ -158,6 +176,9 @@ case $check in
       final=$(grep '^Final:' "$work/client.out") || fail "ucx_perftest -t $t printed no result"
       echo "$name $dp ucx_perftest -t $t: $final"
     done
+    used=$(used_indices "$work/control.jsonl")
+    [ "$used" = "$choice " ] || fail "the RC QPs routed from sgid_index $used, UCX chose $choice"
+    echo "$name $dp: UCX chose GID index $choice; every RC QP's RTR used sgid_index $used"
     ;;
 
   mpi)
@@ -165,6 +186,8 @@ case $check in
     command -v mpirun >/dev/null || skip "mpirun not installed (Debian openmpi-bin)"
     dp=$(ucx_port) && [ -n "$dp" ] || fail "UCX accepts no port of the table"
     export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
+    export GIDPOLICY_FAKE_LOG=$work/control.jsonl
+    choice=$(ucx_choice "$dp")
     root=()
     [ "$(id -u)" -ne 0 ] || root=(--allow-run-as-root)
     out=$(timeout 120 "$gidpolicy" fake-host --tables "$table" -- mpirun "${root[@]}" -np 2 --mca pml ucx \
@@ -173,6 +196,9 @@ case $check in
       printf '%s\n' "$out" | grep -q "mpi_pingpong: $s: .* checked" || fail "no checked $s ping-pong: $out"
     done
     printf '%s\n' "$out" | sed "s|^|$name $dp |"
+    used=$(used_indices "$work/control.jsonl")
+    [ "$used" = "$choice " ] || fail "the ranks' RC QPs routed from sgid_index $used, UCX chose $choice"
+    echo "$name $dp: UCX chose GID index $choice; the ranks' RC QPs used sgid_index $used"
     ;;
 
   fi_info)
@@ -188,6 +214,7 @@ case $check in
   fi_pingpong)
     command -v fi_pingpong >/dev/null || skip "fi_pingpong not installed (Debian libfabric-bin)"
     # Server: -B its out-of-band port; client: -P the server's. -v checks every message's data.
+    export GIDPOLICY_FAKE_LOG=$work/control.jsonl
     env timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
       -B "$port" >"$work/server.out" 2>&1 &
     spid=$!
@@ -201,6 +228,9 @@ case $check in
     [ $crc -eq 0 ] && [ $src -eq 0 ] || fail "fi_pingpong: client exit $crc, server exit $src: $(tail -3 "$work/client.out")"
     line=$(grep -E '^4k +50 +=50' "$work/client.out") || fail "fi_pingpong printed no 4k result: $(cat "$work/client.out")"
     echo "$name fi_pingpong -p verbs -e rdm -v: $line"
+    used=$(used_indices "$work/control.jsonl" ah)
+    [ -n "$used" ] || fail "libfabric created no address handle"
+    echo "$name: libfabric's address handles used sgid_index $used"
     ;;
 
   fi_pingpong_refused)
