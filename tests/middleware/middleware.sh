@@ -336,7 +336,18 @@ case $check in
     [ $? -eq 127 ] || fail "a missing command did not give 127"
     grep -q "cannot run /nonexistent/command" "$work/err" || fail "no line says the command cannot be run"
     host -- true --tables-is-the-command >/dev/null || fail "arguments after -- are the command's"
-    echo "$name: exit statuses 7, 143 (SIGTERM) and 127 (missing command) come back"
+    # Its own failures: 125 and one line naming what to fix, before anything is mounted or run.
+    "$gidpolicy" fake-host --tables "$work/missing.json" -- touch "$work/ran" 2>"$work/err"
+    [ $? -eq 125 ] || fail "a missing table did not give 125"
+    [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "missing.json" "$work/err" || fail "no one line names the missing table: $(cat "$work/err")"
+    printf '{"schema": "gidpolicy.tables", "version": 1, "ports": [{"device": "d0", "port": "x"}]}\n' >"$work/bad.json"
+    "$gidpolicy" fake-host --tables "$work/bad.json" -- touch "$work/ran" 2>"$work/err"
+    [ $? -eq 125 ] || fail "a bad table did not give 125"
+    grep -q "bad.json" "$work/err" || fail "the error does not name the bad table: $(cat "$work/err")"
+    "$gidpolicy" fake-host --tables "$table" --fabric "/tmp/$(printf 'x%.0s' $(seq 1 120))" -- touch "$work/ran" 2>"$work/err"
+    [ $? -eq 125 ] && grep -q "too long for a Unix socket address" "$work/err" || fail "a too long --fabric was not refused: $(cat "$work/err")"
+    [ ! -e "$work/ran" ] || fail "the command ran although the fake host could not be made"
+    echo "$name: exit statuses 7, 143 (SIGTERM) and 127 (missing command) come back; a missing or bad table and a too long --fabric give 125 and one line"
     ;;
 
   host_untouched)
@@ -374,8 +385,15 @@ case $check in
         mv "$copy.new" "$copy"
       for i in $(seq 1 50); do grep -q DOWN $s/state && break; sleep 0.1; done
       cat $s/gids/2 $s/state $s/phys_state
+      # A table that is not whole changes nothing (one line says why).
+      cp "$copy" "$copy.good"
+      printf "{\"schema\": \"gidpolicy.tables\", \"ver" >"$copy.new" && mv "$copy.new" "$copy"
+      sleep 1
+      mv "$copy.good" "$copy"
+      cat $s/gids/2 $s/state
       [ -z "$netns" ] || { ip -o addr show dev fh0 | grep -o "inet [0-9./]*"; ip -o link show dev fh0 | grep -o "state [A-Z]*"; }
-    ' sh "$sysfs" "$copy" "${netns[*]}" 2>&1) || fail "the fake host failed: $out"
+    ' sh "$sysfs" "$copy" "${netns[*]}" 2>"$work/err") || fail "the fake host failed: $out $(cat "$work/err")"
+    grep -q "changed; the sysfs view is unchanged: " "$work/err" || fail "no line said the cut-off table was not applied: $(cat "$work/err")"
     want="0000:0000:0000:0000:0000:ffff:7f00:0002
 4: ACTIVE
 5: LinkUp"
@@ -385,7 +403,9 @@ inet 127.0.0.2/24"
     want="$want
 0000:0000:0000:0000:0000:ffff:0a09:0909
 1: DOWN
-3: Disabled"
+3: Disabled
+0000:0000:0000:0000:0000:ffff:0a09:0909
+1: DOWN"
     [ ${#netns[@]} -eq 0 ] || want="$want
 inet 127.0.0.1/24
 inet 10.9.9.9/24
