@@ -312,7 +312,7 @@ result<bool> enter_namespaces(bool netns) {
       return true;
     return fail_errno(errno, "cannot map the user namespace's ids");
   }
-  return fail_errno(direct, "unshare");
+  return fail(Error(std::error_code(direct, std::generic_category()), std::string("unshare: ") + err_text(direct)));
 }
 
 }  // namespace
@@ -392,7 +392,7 @@ int run_fake_host(const FakeHostArgs& o) {
         "cannot create a private mount{} namespace ({}): it needs root, CAP_SYS_ADMIN{} (a container: "
         "--cap-add SYS_ADMIN{}) or unprivileged user namespaces; without them, programs that need no sysfs "
         "or /dev entries (ibverbs-utils, perftest) run with LD_LIBRARY_PATH={} GIDPOLICY_FAKE_TABLES={}",
-        o.netns ? " and network" : "", in_userns.error().what(), o.netns ? " and CAP_NET_ADMIN" : "",
+        o.netns ? " and network" : "", in_userns.error().detail, o.netns ? " and CAP_NET_ADMIN" : "",
         o.netns ? " --cap-add NET_ADMIN" : "", libdir.string(), h.tables_path));
   h.net.in_user_namespace = in_userns.value();
 
