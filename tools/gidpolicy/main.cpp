@@ -2,6 +2,7 @@
 // gidpolicy JSON, a sysfs tree) and say what each policy would advertise and route from.
 // docs/cli.md documents every subcommand, the --json schemas and the exit codes.
 #include "commands.hpp"
+#include "fake_host.hpp"
 #include "fleet_cmd.hpp"
 #include "output.hpp"
 #include "subcommands.hpp"
@@ -258,6 +259,8 @@ int run(int argc, char** argv) {
 
   // fleet (tools/gidpolicy/fleet_cmd.cpp)
   FleetCommand fleet(app);
+  // fake-host (tools/gidpolicy/fake_host.cpp)
+  FakeHostCommand fake_host(app);
 
   // Every subcommand registered above is a row of the table the messages below list, and back.
   if (std::string why; !subcommands_match_table(app, why)) throw std::logic_error(why);
@@ -322,6 +325,7 @@ int run(int argc, char** argv) {
     return run_watch(watch);
   }
   if (fleet.parsed()) return fleet.run();
+  if (fake_host.parsed()) return fake_host.run();
   return kExitUsage;
 }
 

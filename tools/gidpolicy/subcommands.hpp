@@ -27,6 +27,9 @@ inline constexpr SubcommandInfo kSubcommands[] = {
     {"watch",
      "Follow live GID tables through async events: one line per change and its re-plan, until SIGINT"},
     {"fleet", "Which links of a whole cluster connect, from one `show --json` snapshot per host"},
+    {"fake-host",
+     "Run a program on a host that looks like the table (sysfs, /dev/infiniband, the fake libibverbs; "
+     "--netns: its netdevs)"},
 };
 
 /// The row named `name`; nullptr when there is none.
