@@ -244,6 +244,7 @@ __attribute__((visibility("default"))) int rdma_create_ep(rdma_cm_id** id, rdma_
       std::lock_guard g(l.mu);
       i->has_ep_qp = true;
       i->ep_qp = *qp_init_attr;
+      i->ep_qp.qp_type = static_cast<ibv_qp_type>(res->ai_qp_type);  // as librdmacm: the addrinfo's type
       i->ep_pd = pd;
     }
     *id = cm;
@@ -251,7 +252,10 @@ __attribute__((visibility("default"))) int rdma_create_ep(rdma_cm_id** id, rdma_
   }
   if (rdma_resolve_addr(cm, res->ai_src_addr, res->ai_dst_addr, 2000) != 0) return fail();
   if (rdma_resolve_route(cm, 2000) != 0) return fail();
-  if (qp_init_attr && rdma_create_qp(cm, pd, qp_init_attr) != 0) return fail();
+  if (qp_init_attr) {
+    qp_init_attr->qp_type = static_cast<ibv_qp_type>(res->ai_qp_type);
+    if (rdma_create_qp(cm, pd, qp_init_attr) != 0) return fail();
+  }
   *id = cm;
   return 0;
 }

@@ -422,6 +422,7 @@ __attribute__((visibility("default"))) int rdma_getaddrinfo(const char* node, co
     }
   }
   ::freeaddrinfo(ai);
+  *res = out;
   return 0;
 }
 
