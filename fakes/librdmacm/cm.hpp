@@ -68,6 +68,8 @@ struct Channel {
   rdma_event_channel pub{};  // first
   std::deque<Event*> queue;
   int ids = 0;
+  int waiters = 0;      // threads blocked in rdma_get_cm_event on it
+  bool closed = false;  // destroyed while a thread waited: kept, and that thread stays blocked
 };
 
 enum class State : std::uint8_t {

@@ -228,11 +228,13 @@ int next_event(std::unique_lock<std::mutex>& lk, Channel* c, Event** out, bool f
       errno = EAGAIN;
       return -1;
     }
+    ++c->waiters;
     lk.unlock();
     pollfd p{fd, POLLIN, 0};
     const int rc = ::poll(&p, 1, -1);
     const int err = errno;
     lk.lock();
+    --c->waiters;
     if (rc < 0 && err == EINTR) {
       errno = EINTR;
       return -1;
@@ -308,6 +310,14 @@ __attribute__((visibility("default"))) void rdma_destroy_event_channel(rdma_even
     return;
   }
   for (Event* e : c->queue) delete e;
+  c->queue.clear();
+  if (c->waiters > 0) {
+    // A thread is blocked reading it. The kernel keeps a file that a blocked read holds, and
+    // that read never returns; so here the channel (and its fd) stay, unreachable, and the
+    // waiting thread stays blocked, instead of waking into freed memory.
+    c->closed = true;
+    return;
+  }
   ::close(c->pub.fd);
   delete c;
 }

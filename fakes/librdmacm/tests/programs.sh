@@ -36,8 +36,11 @@ logged() {
   grep -Eq "\"call\":\"$1\",\"device\":\"$3\".*\"port_num\":$4,\"result\":0,\"sgid_index\":$5,\"src\":\"$2:" \
     "$GIDPOLICY_FAKE_LOG"
 }
-# rtr INDEX: some INIT->RTR of the fake libibverbs used that sgid_index and succeeded
-rtr() { grep '"transition":"INIT->RTR"' "$GIDPOLICY_FAKE_LOG" | grep -q "\"sgid_index\":$1,.*\"result\":0"; }
+# rtr INDEX: some INIT->RTR of the fake libibverbs (for UD: an address handle) used that
+# sgid_index and succeeded
+rtr() {
+  grep -E '"transition":"INIT->RTR"|"call":"create_ah"' "$GIDPOLICY_FAKE_LOG" | grep -q "\"sgid_index\":$1,.*\"result\":0"
+}
 check_choice() { # CALL ADDR NETDEV [MODES]
   local call=$1 addr=$2; shift 2
   read -r dev port idx < <(want "$addr" "$@") || { bad "rdmacm_expect has no choice for $addr"; return; }
@@ -68,7 +71,7 @@ case $case in
     pair rping "rping -s -a 10.152.0.12 -p 7471 -C 5 -V" "rping -c -I 10.152.4.12 -a 10.152.0.12 -p 7471 -C 5 -V -v"
     grep -q "ping data: rdma-ping-4" "$work/rping.client" || bad "rping moved no data"
     check_choice bind_addr 10.152.0.12 net1
-    check_choice bind_addr 10.152.4.12 net2 ;;
+    check_choice resolve_addr 10.152.4.12 net2 ;;
   ucmatose)
     pair ucmatose "ucmatose -b 10.152.0.12 -C 4 -c 2" "ucmatose -s 10.152.0.12 -b 10.152.4.12 -C 4 -c 2"
     grep -q "return status 0" "$work/ucmatose.client" || bad "ucmatose did not complete"
@@ -141,7 +144,10 @@ case $case in
         echo "$d $a"
       done > "$work/addrs"
       while read -r d a; do
-        got=$(GIDPOLICY_FAKE_TABLES=$tables/$t "$probe" bind "$a")
+        : > "$GIDPOLICY_FAKE_LOG"
+        GIDPOLICY_FAKE_TABLES=$tables/$t "$probe" bind "$a" > /dev/null
+        got=$(grep '"call":"bind_addr"' "$GIDPOLICY_FAKE_LOG" |
+          sed -E 's/.*"device":"([^"]*)".*"port_num":([0-9]+),.*"sgid_index":([0-9]+),.*/\1 \2 \3/')
         exp=$("$expect" "$tables/$t" "$a" "$d")
         [ "$got" = "$exp" ] || bad "$t $a on $d: fake '$got', library '$exp'"
         echo "$t $a ($d): $got"
