@@ -39,7 +39,7 @@ logged() {
 # rtr INDEX: some INIT->RTR of the fake libibverbs (for UD: an address handle) used that
 # sgid_index and succeeded
 rtr() {
-  grep -E '"transition":"INIT->RTR"|"call":"create_ah"' "$GIDPOLICY_FAKE_LOG" | grep -q "\"sgid_index\":$1,.*\"result\":0"
+  grep -Eq "(\"transition\":\"INIT->RTR\"|\"call\":\"create_ah\").*\"sgid_index\":$1,.*\"result\":0" "$GIDPOLICY_FAKE_LOG"
 }
 check_choice() { # CALL ADDR NETDEV [MODES]
   local call=$1 addr=$2; shift 2
