@@ -55,6 +55,7 @@ check_choice() { # CALL ADDR NETDEV [MODES]
 # must end 0 too unless it is a daemon (cmtime), then it is stopped.
 pair() {
   local name=$1 server=$2 client=$3 daemon=${4:-}
+  command -v "${server%% *}" > /dev/null || { echo "SKIP: no ${server%% *} (rdmacm-utils, perftest)"; exit 77; }
   timeout 30 $server > "$work/$name.server" 2>&1 &
   local spid=$!
   sleep 0.4
@@ -103,6 +104,7 @@ case $case in
     check_choice bind_addr 10.152.0.12 net1 mlx5_0=v1
     [ "$(want 10.152.0.12 net1 mlx5_0=v1)" = "mlx5_0 1 6" ] || bad "v1 mode: not index 6" ;;
   enodev_no_gid)
+    command -v rping > /dev/null || { echo "SKIP: no rping (rdmacm-utils)"; exit 77; }
     # An address of net1 that no GID holds: rdma_bind_addr fails with ENODEV.
     ip addr add 10.152.9.9/24 dev net1
     out=$(timeout 10 rping -s -a 10.152.9.9 -p 7474 -C 1 2>&1); echo "$out" | tail -2
@@ -129,6 +131,7 @@ case $case in
     grep -q '"call":"bind_addr","error":"EADDRNOTAVAIL"' "$GIDPOLICY_FAKE_LOG" || bad "no EADDRNOTAVAIL record"
     kill "$other" ;;
   unreachable)
+    command -v rping > /dev/null || { echo "SKIP: no rping (rdmacm-utils)"; exit 77; }
     out=$(timeout 10 rping -c -a 10.99.0.1 -p 7475 -C 1 2>&1); echo "$out" | tail -2
     echo "$out" | grep -q "RDMA_CM_EVENT_ADDR_ERROR, error -101" || bad "no ADDR_ERROR ENETUNREACH" ;;
   tables)
