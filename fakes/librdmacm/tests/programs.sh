@@ -71,6 +71,9 @@ case $case in
   rping)
     pair rping "rping -s -a 10.152.0.12 -p 7471 -C 5 -V" "rping -c -I 10.152.4.12 -a 10.152.0.12 -p 7471 -C 5 -V -v"
     grep -q "ping data: rdma-ping-4" "$work/rping.client" || bad "rping moved no data"
+    # The kernel's answer for this table, known independently: each address's RoCE v2 GID.
+    [ "$(want 10.152.0.12 net1)" = "mlx5_0 1 7" ] || bad "10.152.0.12: not mlx5_0's index 7"
+    [ "$(want 10.152.4.12 net2)" = "mlx5_1 1 7" ] || bad "10.152.4.12: not mlx5_1's index 7"
     check_choice bind_addr 10.152.0.12 net1
     check_choice resolve_addr 10.152.4.12 net2 ;;
   ucmatose)
@@ -157,7 +160,9 @@ case $case in
         n=$((n + 1))
       done < "$work/addrs"
     done
-    [ $n -ge 4 ] || bad "only $n addresses compared" ;;
+    [ $n -ge 4 ] || bad "only $n addresses compared"
+    # Known answers (the RoCE v2 entry of each address), independent of the shared rule.
+    [ "$("$expect" "$tables/ibm-pr4-cx6.show_gids.txt" 172.19.0.60 ens1f0)" = "mlx5_0 1 5" ] || bad "ibm: not index 5" ;;
   abuse)
     "$probe" abuse 10.152.0.12 || bad "abuse cases" ;;
   *) echo "unknown case $case"; exit 2 ;;
