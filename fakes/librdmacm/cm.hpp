@@ -78,10 +78,10 @@ enum class State : std::uint8_t {
   addr_resolved,
   route_resolved,
   listening,
-  connecting,    // REQ sent
-  responded,     // active: REP received, no RTU sent yet (no QP)
-  request,       // passive: REQ received
-  accepted,      // passive: REP sent, waiting for RTU
+  connecting,  // REQ sent
+  responded,   // active: REP received, no RTU sent yet (no QP)
+  request,     // passive: REQ received
+  accepted,    // passive: REP sent, waiting for RTU
   connected,
   disconnected,
   error,
@@ -92,8 +92,8 @@ struct Id {
   Channel* channel = nullptr;
   bool sync = false;  // created without a channel: each operation waits for its event
   State state = State::idle;
-  int sock = -1;   // the connection's socket, or the listener's
-  int name = -1;   // the bound name (a socket file) reserving the address and port
+  int sock = -1;  // the connection's socket, or the listener's
+  int name = -1;  // the bound name (a socket file) reserving the address and port
   std::string name_path;
   bool any = false;  // bound to the wildcard address
   // The resolution.
@@ -107,7 +107,7 @@ struct Id {
   std::uint8_t responder_resources = 0, initiator_depth = 0, rnr_retry = 7, retry = 7;
   std::uint8_t tos = 0, ack_timeout = 14;
   bool reuseaddr = false, afonly = false;
-  int unacked = 0;       // events handed out and not acked
+  int unacked = 0;  // events handed out and not acked
   Id* listener = nullptr;
   std::deque<Id*> backlog;  // sync listeners: requests not yet taken by rdma_get_request
   int backlog_max = 0;
@@ -127,7 +127,7 @@ struct Library {
   std::string config_error;  // why GIDPOLICY_FAKE_TABLES could not be used ("" = fine)
   std::vector<gidpolicy::GidTable> tables;
   std::vector<gidpolicy::RoceModeSetting> modes;
-  std::vector<ibv_context*> contexts;          // one per device of the fake libibverbs
+  std::vector<ibv_context*> contexts;           // one per device of the fake libibverbs
   std::map<ibv_context*, ibv_pd*> default_pds;  // rdma_create_qp with a NULL pd
   std::string dir;                              // GIDPOLICY_FAKE_CM_DIR
   std::map<int, Id*> by_sock;                   // progress thread's sockets

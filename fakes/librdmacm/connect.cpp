@@ -287,7 +287,9 @@ bool host_known(const Library& l, const sockaddr* a) {
 
 }  // namespace
 
-bool send_msg(int fd, const Msg& m) { return ::send(fd, &m, sizeof m, MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof m; }
+bool send_msg(int fd, const Msg& m) {
+  return ::send(fd, &m, sizeof m, MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof m;
+}
 
 void ensure_progress(Library& l) {
   if (l.progress) return;
@@ -538,7 +540,8 @@ __attribute__((visibility("default"))) int rdma_establish(rdma_cm_id* id) {
   Library& l = lib();
   std::lock_guard g(l.mu);
   auto* i = reinterpret_cast<Id*>(id);
-  if (i->state != State::responded) return refuse(l, "establish", i, EINVAL, "no connect response to establish");
+  if (i->state != State::responded)
+    return refuse(l, "establish", i, EINVAL, "no connect response to establish");
   Msg rtu{};
   rtu.type = MsgType::rtu;
   if (i->sock < 0 || !send_msg(i->sock, rtu)) return refuse(l, "establish", i, ENOTCONN, "the peer is gone");
@@ -559,7 +562,8 @@ __attribute__((visibility("default"))) int rdma_disconnect(rdma_cm_id* id) {
   auto* i = reinterpret_cast<Id*>(id);
   // librdmacm moves the QP to the error state first, flushing what is posted.
   if (i->pub.qp) modify_to(l, i, IBV_QPS_ERR);
-  const bool live = i->state == State::connected || i->state == State::responded || i->state == State::accepted;
+  const bool live =
+      i->state == State::connected || i->state == State::responded || i->state == State::accepted;
   if (!live && i->state != State::disconnected)
     return refuse(l, "disconnect", i, EINVAL, "the id is not connected");
   if (live) {
@@ -624,7 +628,8 @@ __attribute__((visibility("default"))) int rdma_get_request(rdma_cm_id* listen, 
       std::uint64_t v = 0;
       if (c->queue.empty()) {
         pollfd q{c->pub.fd, POLLIN, 0};
-        if (::poll(&q, 1, 0) == 1) [[maybe_unused]] auto n = ::read(c->pub.fd, &v, sizeof v);
+        if (::poll(&q, 1, 0) == 1) [[maybe_unused]]
+          auto n = ::read(c->pub.fd, &v, sizeof v);
       }
     }
     e = c->queue.front();

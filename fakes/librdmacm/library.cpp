@@ -244,7 +244,8 @@ int next_event(std::unique_lock<std::mutex>& lk, Channel* c, Event** out, bool f
     // again when it finds the queue empty).
     if (c->queue.empty()) {
       pollfd q{fd, POLLIN, 0};
-      if (::poll(&q, 1, 0) == 1) [[maybe_unused]] auto n = ::read(fd, &v, sizeof v);
+      if (::poll(&q, 1, 0) == 1) [[maybe_unused]]
+        auto n = ::read(fd, &v, sizeof v);
     }
   }
 }
@@ -322,7 +323,8 @@ __attribute__((visibility("default"))) void rdma_destroy_event_channel(rdma_even
   delete c;
 }
 
-__attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
+__attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel* channel,
+                                                             rdma_cm_event** event) {
   if (!channel || !event) {
     errno = EINVAL;
     return -1;
@@ -447,8 +449,7 @@ __attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
   // librdmacm waits, without bound, until every event it handed out for this id is acked (the
   // kernel may still own their memory); a program that never acks hangs there. The fake waits
   // up to 2 s for another thread to ack, then refuses with EBUSY and keeps the id.
-  if (i->unacked > 0 &&
-      !l.acked.wait_for(lk, std::chrono::seconds(2), [&] { return i->unacked <= 0; }))
+  if (i->unacked > 0 && !l.acked.wait_for(lk, std::chrono::seconds(2), [&] { return i->unacked <= 0; }))
     return refuse(l, "destroy_id", i, EBUSY,
                   std::to_string(i->unacked) + " event(s) of this id are not acked: the id is kept");
   // Undelivered events of this id are discarded, as the kernel drops a closed context's queue.
@@ -531,8 +532,8 @@ __attribute__((visibility("default"))) int rdma_migrate_id(rdma_cm_id* id, rdma_
   return 0;
 }
 
-__attribute__((visibility("default"))) int rdma_set_option(rdma_cm_id* id, int level, int optname, void* optval,
-                                                           size_t optlen) {
+__attribute__((visibility("default"))) int rdma_set_option(rdma_cm_id* id, int level, int optname,
+                                                           void* optval, size_t optlen) {
   if (!id || !optval) {
     errno = EINVAL;
     return -1;
@@ -557,7 +558,8 @@ __attribute__((visibility("default"))) int rdma_set_option(rdma_cm_id* id, int l
         i->afonly = *static_cast<int*>(optval) != 0;
         return 0;
       case RDMA_OPTION_ID_ACK_TIMEOUT:
-        if (optlen != sizeof(std::uint8_t)) return refuse(l, "set_option", i, EINVAL, "ACK_TIMEOUT is a uint8_t");
+        if (optlen != sizeof(std::uint8_t))
+          return refuse(l, "set_option", i, EINVAL, "ACK_TIMEOUT is a uint8_t");
         i->ack_timeout = *static_cast<std::uint8_t*>(optval);
         return 0;
       default:
@@ -565,8 +567,9 @@ __attribute__((visibility("default"))) int rdma_set_option(rdma_cm_id* id, int l
     }
   }
   // RDMA_OPTION_IB_PATH (an InfiniBand path record) and unknown options: the kernel's ENOSYS.
-  return refuse(l, "set_option", i, ENOSYS,
-                "option level " + std::to_string(level) + " name " + std::to_string(optname) + " is not modelled");
+  return refuse(
+      l, "set_option", i, ENOSYS,
+      "option level " + std::to_string(level) + " name " + std::to_string(optname) + " is not modelled");
 }
 
 __attribute__((visibility("default"))) uint16_t rdma_get_src_port(rdma_cm_id* id) {

@@ -94,7 +94,8 @@ int modify_to(Library& l, Id* id, ibv_qp_state state) {
 }
 
 int create_qp_locked(Library& l, Id* id, ibv_pd* pd, ibv_qp_init_attr* attr) {
-  if (!id->pub.verbs) return refuse(l, "create_qp", id, EINVAL, "the id has no device: bind or resolve it first");
+  if (!id->pub.verbs)
+    return refuse(l, "create_qp", id, EINVAL, "the id has no device: bind or resolve it first");
   if (id->pub.qp) return refuse(l, "create_qp", id, EINVAL, "the id already has a QP");
   if (!pd) {
     auto& d = l.default_pds[id->pub.verbs];
@@ -161,7 +162,8 @@ using namespace fakecm;
 
 extern "C" {
 
-__attribute__((visibility("default"))) int rdma_create_qp(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr* qp_init_attr) {
+__attribute__((visibility("default"))) int rdma_create_qp(rdma_cm_id* id, ibv_pd* pd,
+                                                          ibv_qp_init_attr* qp_init_attr) {
   if (!id || !qp_init_attr) {
     errno = EINVAL;
     return -1;
@@ -202,7 +204,8 @@ __attribute__((visibility("default"))) void rdma_destroy_qp(rdma_cm_id* id) {
   destroy_qp_locked(reinterpret_cast<Id*>(id));
 }
 
-__attribute__((visibility("default"))) int rdma_init_qp_attr(rdma_cm_id* id, ibv_qp_attr* qp_attr, int* qp_attr_mask) {
+__attribute__((visibility("default"))) int rdma_init_qp_attr(rdma_cm_id* id, ibv_qp_attr* qp_attr,
+                                                             int* qp_attr_mask) {
   if (!id || !qp_attr || !qp_attr_mask) {
     errno = EINVAL;
     return -1;
@@ -270,7 +273,8 @@ __attribute__((visibility("default"))) void rdma_destroy_ep(rdma_cm_id* id) {
   rdma_destroy_id(id);
 }
 
-__attribute__((visibility("default"))) int rdma_create_srq(rdma_cm_id* id, ibv_pd* pd, ibv_srq_init_attr* attr) {
+__attribute__((visibility("default"))) int rdma_create_srq(rdma_cm_id* id, ibv_pd* pd,
+                                                           ibv_srq_init_attr* attr) {
   if (!id || !attr) {
     errno = EINVAL;
     return -1;

@@ -32,7 +32,8 @@ gidpolicy::Gid gid_of(const sockaddr* a) {
 bool is_any(const sockaddr* a) { return gid_of(a).is_zero() || gid_of(a) == gidpolicy::Gid::ipv4_mapped(0); }
 
 bool is_loopback(const sockaddr* a) {
-  if (a->sa_family == AF_INET) return (ntohl(reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr) >> 24) == 127;
+  if (a->sa_family == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr) >> 24) == 127;
   const auto& s6 = reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr;
   return IN6_IS_ADDR_LOOPBACK(&s6);
 }
@@ -78,7 +79,8 @@ std::string netdev_owning(const sockaddr* a) {
       const auto* x = reinterpret_cast<sockaddr_in6*>(p->ifa_addr);
       const auto* y = reinterpret_cast<const sockaddr_in6*>(a);
       if (std::memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0 &&
-          (!IN6_IS_ADDR_LINKLOCAL(&y->sin6_addr) || y->sin6_scope_id == 0 || x->sin6_scope_id == y->sin6_scope_id))
+          (!IN6_IS_ADDR_LINKLOCAL(&y->sin6_addr) || y->sin6_scope_id == 0 ||
+           x->sin6_scope_id == y->sin6_scope_id))
         name = p->ifa_name;
     }
   }
@@ -246,8 +248,8 @@ __attribute__((visibility("default"))) int rdma_bind_addr(rdma_cm_id* id, sockad
   return bind_id(l, reinterpret_cast<Id*>(id), addr, "bind_addr");
 }
 
-__attribute__((visibility("default"))) int rdma_resolve_addr(rdma_cm_id* id, sockaddr* src_addr, sockaddr* dst_addr,
-                                                             int timeout_ms) {
+__attribute__((visibility("default"))) int rdma_resolve_addr(rdma_cm_id* id, sockaddr* src_addr,
+                                                             sockaddr* dst_addr, int timeout_ms) {
   if (!id || !dst_addr) {
     errno = EINVAL;
     return -1;
@@ -279,7 +281,8 @@ __attribute__((visibility("default"))) int rdma_resolve_addr(rdma_cm_id* id, soc
       if (dst->sa_family == AF_INET6) {
         const auto* d6 = reinterpret_cast<const sockaddr_in6*>(dst);
         char name[IF_NAMESIZE] = "";
-        if (IN6_IS_ADDR_LINKLOCAL(&d6->sin6_addr) && d6->sin6_scope_id && ::if_indextoname(d6->sin6_scope_id, name))
+        if (IN6_IS_ADDR_LINKLOCAL(&d6->sin6_addr) && d6->sin6_scope_id &&
+            ::if_indextoname(d6->sin6_scope_id, name))
           peer.scope = name;
       }
       gidpolicy::KernelRoutes kernel;
@@ -307,7 +310,8 @@ __attribute__((visibility("default"))) int rdma_resolve_addr(rdma_cm_id* id, soc
             break;
         }
         if (status) {
-          reason = "the route to " + address_text(dst) + " is " + std::string(gidpolicy::to_string(route.value().type));
+          reason = "the route to " + address_text(dst) + " is " +
+                   std::string(gidpolicy::to_string(route.value().type));
         } else if (route.value().type == RouteType::local) {
           std::memcpy(&src, dst, sockaddr_len(dst));
           netdev = netdev_owning(dst);
@@ -320,7 +324,8 @@ __attribute__((visibility("default"))) int rdma_resolve_addr(rdma_cm_id* id, soc
           if (dst->sa_family == AF_INET) {
             reinterpret_cast<sockaddr_in*>(&src)->sin_addr.s_addr = htonl(*route.value().source->ipv4());
           } else {
-            std::memcpy(&reinterpret_cast<sockaddr_in6*>(&src)->sin6_addr, route.value().source->bytes().data(), 16);
+            std::memcpy(&reinterpret_cast<sockaddr_in6*>(&src)->sin6_addr,
+                        route.value().source->bytes().data(), 16);
             reinterpret_cast<sockaddr_in6*>(&src)->sin6_scope_id = route.value().ifindex;
           }
         }

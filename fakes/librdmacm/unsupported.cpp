@@ -24,7 +24,9 @@ int unsupported(const char* call) {
 
 #define FAKECM_API extern "C" __attribute__((visibility("default")))
 
-FAKECM_API int rdma_join_multicast(rdma_cm_id*, sockaddr*, void*) { return unsupported("rdma_join_multicast"); }
+FAKECM_API int rdma_join_multicast(rdma_cm_id*, sockaddr*, void*) {
+  return unsupported("rdma_join_multicast");
+}
 FAKECM_API int rdma_leave_multicast(rdma_cm_id*, sockaddr*) { return unsupported("rdma_leave_multicast"); }
 FAKECM_API int rdma_join_multicast_ex(rdma_cm_id*, rdma_cm_join_mc_attr_ex*, void*) {
   return unsupported("rdma_join_multicast_ex");
@@ -32,7 +34,9 @@ FAKECM_API int rdma_join_multicast_ex(rdma_cm_id*, rdma_cm_join_mc_attr_ex*, voi
 FAKECM_API int rdma_set_local_ece(rdma_cm_id*, ibv_ece*) { return unsupported("rdma_set_local_ece"); }
 FAKECM_API int rdma_get_remote_ece(rdma_cm_id*, ibv_ece*) { return unsupported("rdma_get_remote_ece"); }
 FAKECM_API int rdma_reject_ece(rdma_cm_id*, const void*, uint8_t) { return unsupported("rdma_reject_ece"); }
-FAKECM_API int rdma_create_srq_ex(rdma_cm_id*, ibv_srq_init_attr_ex*) { return unsupported("rdma_create_srq_ex"); }
+FAKECM_API int rdma_create_srq_ex(rdma_cm_id*, ibv_srq_init_attr_ex*) {
+  return unsupported("rdma_create_srq_ex");
+}
 
 FAKECM_API int rsocket(int, int, int) { return unsupported("rsocket"); }
 FAKECM_API int rbind(int, const sockaddr*, socklen_t) { return unsupported("rbind"); }
@@ -42,7 +46,9 @@ FAKECM_API int rconnect(int, const sockaddr*, socklen_t) { return unsupported("r
 FAKECM_API int rshutdown(int, int) { return unsupported("rshutdown"); }
 FAKECM_API int rclose(int) { return unsupported("rclose"); }
 FAKECM_API ssize_t rrecv(int, void*, size_t, int) { return unsupported("rrecv"); }
-FAKECM_API ssize_t rrecvfrom(int, void*, size_t, int, sockaddr*, socklen_t*) { return unsupported("rrecvfrom"); }
+FAKECM_API ssize_t rrecvfrom(int, void*, size_t, int, sockaddr*, socklen_t*) {
+  return unsupported("rrecvfrom");
+}
 FAKECM_API ssize_t rrecvmsg(int, msghdr*, int) { return unsupported("rrecvmsg"); }
 FAKECM_API ssize_t rsend(int, const void*, size_t, int) { return unsupported("rsend"); }
 FAKECM_API ssize_t rsendto(int, const void*, size_t, int, const sockaddr*, socklen_t) {

@@ -34,9 +34,9 @@ namespace gidpolicy {
 /// A port's default RoCE mode (Linux: configfs
 /// /sys/kernel/config/rdma_cm/<dev>/ports/<port>/default_roce_mode).
 struct RoceModeSetting {
-  std::string device;                ///< e.g. "mlx5_0"
-  std::optional<std::uint32_t> port; ///< nullopt: every port of the device
-  GidType mode = GidType::roce_v2;   ///< roce_v1 or roce_v2
+  std::string device;                 ///< e.g. "mlx5_0"
+  std::optional<std::uint32_t> port;  ///< nullopt: every port of the device
+  GidType mode = GidType::roce_v2;    ///< roce_v1 or roce_v2
   friend bool operator==(const RoceModeSetting&, const RoceModeSetting&) = default;
 };
 

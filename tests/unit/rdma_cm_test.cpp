@@ -26,14 +26,14 @@ std::vector<GidTable> cm_host() {
   std::vector<GidTable> t;
   t.push_back(VALUE_OR_FAIL(GidTable::make(
       cm_port("mlx5_0"), {GidEntry::valid(4, cm_gid("fe80::1"), GidType::roce_v1, "net1"),
-                       GidEntry::valid(5, cm_gid("fe80::1"), GidType::roce_v2, "net1"),
-                       GidEntry::valid(6, cm_gid("::ffff:10.152.0.12"), GidType::roce_v1, "net1"),
-                       GidEntry::valid(7, cm_gid("::ffff:10.152.0.12"), GidType::roce_v2, "net1")})));
+                          GidEntry::valid(5, cm_gid("fe80::1"), GidType::roce_v2, "net1"),
+                          GidEntry::valid(6, cm_gid("::ffff:10.152.0.12"), GidType::roce_v1, "net1"),
+                          GidEntry::valid(7, cm_gid("::ffff:10.152.0.12"), GidType::roce_v2, "net1")})));
   t.push_back(VALUE_OR_FAIL(GidTable::make(
       cm_port("mlx5_1"), {GidEntry::valid(2, cm_gid("::ffff:10.0.0.9"), GidType::roce_v1, "net2"),
-                       GidEntry::valid(3, cm_gid("::ffff:10.0.0.7"), GidType::roce_v2, "net9"),
-                       GidEntry::valid(6, cm_gid("::ffff:10.152.4.12"), GidType::roce_v1, "net2"),
-                       GidEntry::valid(7, cm_gid("::ffff:10.152.4.12"), GidType::roce_v2, "net2")})));
+                          GidEntry::valid(3, cm_gid("::ffff:10.0.0.7"), GidType::roce_v2, "net9"),
+                          GidEntry::valid(6, cm_gid("::ffff:10.152.4.12"), GidType::roce_v1, "net2"),
+                          GidEntry::valid(7, cm_gid("::ffff:10.152.4.12"), GidType::roce_v2, "net2")})));
   return t;
 }
 
@@ -88,8 +88,9 @@ TEST(RdmaCmSource, AnAddressNoGidHoldsIsEnodev) {
 
 TEST(RdmaCmSource, InfinibandPortsAreNotMatchedByIpAddress) {
   std::vector<GidTable> t;
-  t.push_back(VALUE_OR_FAIL(GidTable::make(cm_port("mlx5_ib", 1, LinkLayer::infiniband()),
-                                           {GidEntry::valid(0, cm_gid("::ffff:10.1.1.1"), GidType::ib, "ib0")})));
+  t.push_back(
+      VALUE_OR_FAIL(GidTable::make(cm_port("mlx5_ib", 1, LinkLayer::infiniband()),
+                                   {GidEntry::valid(0, cm_gid("::ffff:10.1.1.1"), GidType::ib, "ib0")})));
   auto r = rdma_cm_source(t, cm_gid("::ffff:10.1.1.1"), "ib0", {});
   ASSERT_FALSE(r);
   EXPECT_THAT(r.error().detail, HasSubstr("IPoIB"));
@@ -100,7 +101,7 @@ TEST(RdmaCmSource, TheFirstDeviceAndLowestIndexWin) {
   for (const char* d : {"a", "b"})
     t.push_back(VALUE_OR_FAIL(GidTable::make(
         cm_port(d), {GidEntry::valid(3, cm_gid("::ffff:10.9.9.9"), GidType::roce_v2, "bond0"),
-                  GidEntry::valid(9, cm_gid("::ffff:10.9.9.9"), GidType::roce_v2, "bond0")})));
+                     GidEntry::valid(9, cm_gid("::ffff:10.9.9.9"), GidType::roce_v2, "bond0")})));
   auto r = VALUE_OR_FAIL(rdma_cm_source(t, cm_gid("::ffff:10.9.9.9"), "bond0", {}));
   EXPECT_EQ(r.table, 0u);
   EXPECT_EQ(r.entry->index, 3u);

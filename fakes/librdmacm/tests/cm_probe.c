@@ -5,7 +5,9 @@
  *                                 return or an event, as librdmacm gives
  *   cm_probe handshake-victim ADDR PORT   connects and stops (SIGSTOP-free: exits) mid-handshake
  * Compiled against the real librdmacm headers, run on the fake. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
@@ -13,21 +15,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 static int failures;
-#define CHECK(cond, ...)                  \
-  do {                                    \
-    if (!(cond)) {                        \
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (!(cond)) {                                         \
       fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);       \
-      fputc('\n', stderr);                \
-      ++failures;                         \
-    }                                     \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fputc('\n', stderr);                                 \
+      ++failures;                                          \
+    }                                                      \
   } while (0)
 
 static int parse(const char* text, int port, struct sockaddr_storage* ss) {
@@ -224,7 +224,8 @@ static int abuse(const char* addr) {
     if (rc == 0) {
       e = next_event(ch, 3000);
       CHECK(e && e->event == RDMA_CM_EVENT_UNREACHABLE && e->status == -ETIMEDOUT,
-            "accepting a dead requester: %s %d", e ? rdma_event_str(e->event) : "no event", e ? e->status : 0);
+            "accepting a dead requester: %s %d", e ? rdma_event_str(e->event) : "no event",
+            e ? e->status : 0);
       if (e) rdma_ack_cm_event(e);
     }
     CHECK(rdma_destroy_id(passive) == 0, "destroy passive");

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   }
   const std::string netdev = argv[3];
   auto c = gidpolicy::rdma_cm_source(tables.value(), address.value(),
-                                     netdev == "-" ? std::nullopt : std::optional<std::string_view>(netdev), modes);
+                                     netdev == "-" ? std::nullopt : std::optional<std::string_view>(netdev),
+                                     modes);
   if (!c) {
     std::printf("%s\n", c.error().detail.c_str());
     return 2;
