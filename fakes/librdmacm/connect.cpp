@@ -273,7 +273,7 @@ void progress_loop() {
 bool host_known(const Library& l, const sockaddr* a) {
   if (!netdev_owning(a).empty()) return true;
   std::string addr = address_text(a);
-  addr = addr.substr(0, addr.rfind(':') + 1);
+  addr.resize(addr.rfind(':') + 1);
   for (char& ch : addr)
     if (ch == '/' || ch == '[' || ch == ']') ch = '_';
   DIR* d = ::opendir(l.dir.c_str());
