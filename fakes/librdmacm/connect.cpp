@@ -285,6 +285,21 @@ bool host_known(const Library& l, const sockaddr* a) {
   return found;
 }
 
+// librdmacm's reading of responder resources and initiator depth: RDMA_MAX_RESP_RES /
+// RDMA_MAX_INIT_DEPTH (0xFF) mean the device's maximum, anything else above it is EINVAL.
+int take_depths(Id* id, const rdma_conn_param* p) {
+  ibv_device_attr attr{};
+  if (!id->pub.verbs || ibv_query_device(id->pub.verbs, &attr) != 0) return EINVAL;
+  const auto resp_max = static_cast<unsigned>(attr.max_qp_rd_atom);
+  const auto init_max = static_cast<unsigned>(attr.max_qp_init_rd_atom);
+  const unsigned resp = p->responder_resources == RDMA_MAX_RESP_RES ? resp_max : p->responder_resources;
+  const unsigned init = p->initiator_depth == RDMA_MAX_INIT_DEPTH ? init_max : p->initiator_depth;
+  if (resp > resp_max || init > init_max) return EINVAL;
+  id->responder_resources = static_cast<std::uint8_t>(resp);
+  id->initiator_depth = static_cast<std::uint8_t>(init);
+  return 0;
+}
+
 }  // namespace
 
 bool send_msg(int fd, const Msg& m) {
@@ -396,8 +411,10 @@ __attribute__((visibility("default"))) int rdma_connect(rdma_cm_id* id, rdma_con
     m.private_len = conn_param->private_data_len;
     if (conn_param->private_data && m.private_len)
       std::memcpy(m.private_data, conn_param->private_data, m.private_len);
-    i->responder_resources = conn_param->responder_resources;
-    i->initiator_depth = conn_param->initiator_depth;
+    if (take_depths(i, conn_param) != 0)
+      return refuse(l, "connect", i, EINVAL, "responder resources or initiator depth above the device's");
+    m.responder_resources = i->responder_resources;
+    m.initiator_depth = i->initiator_depth;
     i->rnr_retry = conn_param->rnr_retry_count;
     i->retry = conn_param->retry_count;
   }
@@ -463,8 +480,8 @@ __attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id, rdma_conn
   if (!ud && !i->pub.qp && !conn_param)
     return refuse(l, "accept", i, EINVAL, "no QP on the id and no conn_param naming one");
   if (conn_param) {
-    i->responder_resources = conn_param->responder_resources;
-    i->initiator_depth = conn_param->initiator_depth;
+    if (take_depths(i, conn_param) != 0)
+      return refuse(l, "accept", i, EINVAL, "responder resources or initiator depth above the device's");
     i->rnr_retry = conn_param->rnr_retry_count;
   }
   if (!ud && i->pub.qp && (modify_to(l, i, IBV_QPS_RTR) != 0 || modify_to(l, i, IBV_QPS_RTS) != 0))
@@ -475,8 +492,8 @@ __attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id, rdma_conn
   m.psn = i->local_psn;
   m.qkey = RDMA_UDP_QKEY;
   if (conn_param) {
-    m.responder_resources = conn_param->responder_resources;
-    m.initiator_depth = conn_param->initiator_depth;
+    m.responder_resources = i->responder_resources;
+    m.initiator_depth = i->initiator_depth;
     m.rnr_retry = conn_param->rnr_retry_count;
     m.private_len = conn_param->private_data_len;
     if (conn_param->private_data && m.private_len)

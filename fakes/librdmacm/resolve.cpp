@@ -383,9 +383,40 @@ __attribute__((visibility("default"))) int rdma_resolve_route(rdma_cm_id* id, in
 
 __attribute__((visibility("default"))) int rdma_getaddrinfo(const char* node, const char* service,
                                                             const rdma_addrinfo* hints, rdma_addrinfo** res) {
-  if (!res || (!node && !service)) {
+  if (!res) {
     errno = EINVAL;
     return -1;
+  }
+  auto copy = [](const sockaddr* a, socklen_t len) {
+    auto* c = static_cast<sockaddr*>(std::calloc(1, sizeof(sockaddr_storage)));
+    if (c) std::memcpy(c, a, std::min<std::size_t>(len, sizeof(sockaddr_storage)));
+    return c;
+  };
+  if (!node && !service) {
+    // The addresses come in the hints (libfabric's verbs provider asks this way).
+    if (!hints || (!hints->ai_src_addr && !hints->ai_dst_addr)) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* out = static_cast<rdma_addrinfo*>(std::calloc(1, sizeof(rdma_addrinfo)));
+    if (!out) {
+      errno = ENOMEM;
+      return -1;
+    }
+    out->ai_flags = hints->ai_flags;
+    out->ai_family = hints->ai_src_addr ? hints->ai_src_addr->sa_family : hints->ai_dst_addr->sa_family;
+    out->ai_qp_type = hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
+    out->ai_port_space = hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
+    if (hints->ai_src_addr && hints->ai_src_len > 0) {
+      out->ai_src_addr = copy(hints->ai_src_addr, hints->ai_src_len);
+      out->ai_src_len = hints->ai_src_len;
+    }
+    if (hints->ai_dst_addr && hints->ai_dst_len > 0) {
+      out->ai_dst_addr = copy(hints->ai_dst_addr, hints->ai_dst_len);
+      out->ai_dst_len = hints->ai_dst_len;
+    }
+    *res = out;
+    return 0;
   }
   addrinfo h{};
   h.ai_flags = AI_ADDRCONFIG;
@@ -410,11 +441,7 @@ __attribute__((visibility("default"))) int rdma_getaddrinfo(const char* node, co
   out->ai_qp_type = hints && hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
   out->ai_port_space = hints && hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
   if (out->ai_port_space == RDMA_PS_UDP && !(hints && hints->ai_qp_type)) out->ai_qp_type = IBV_QPT_UD;
-  auto copy = [](const sockaddr* a, socklen_t len) {
-    auto* c = static_cast<sockaddr*>(std::calloc(1, sizeof(sockaddr_storage)));
-    if (c) std::memcpy(c, a, len);
-    return c;
-  };
+
   if (hints && (hints->ai_flags & RAI_PASSIVE)) {
     out->ai_src_addr = copy(ai->ai_addr, ai->ai_addrlen);
     out->ai_src_len = ai->ai_addrlen;

@@ -100,6 +100,17 @@ case $case in
     pair "$case" "$case -R -d mlx5_0 -n 200" "$case -R -d mlx5_0 -n 200 10.152.0.12"
     grep -Eq "^ 65536 +200 " "$work/$case.client" || bad "$case printed no result line"
     check_choice resolve_addr 10.152.0.12 net1 ;;
+  fi_pingpong_msg)
+    # libfabric's verbs msg endpoint (rdma_cm underneath). Its server binds 127.0.0.1, which
+    # rdma_cm gives the first active port's GID 0: a table that has one (ibm-pr4-cx6).
+    command -v fi_pingpong > /dev/null || { echo "SKIP: no fi_pingpong (libfabric-bin)"; exit 77; }
+    export GIDPOLICY_FAKE_TABLES=$tables/ibm-pr4-cx6.show_gids.txt
+    veth ens1f0 && ip addr add 172.19.0.60/24 dev ens1f0
+    pair fi_msg "fi_pingpong -p verbs -e msg -d mlx5_0 -S 64 -I 10" \
+      "fi_pingpong -p verbs -e msg -d mlx5_0 -S 64 -I 10 172.19.0.60"
+    grep -Eq "^64 +10 +=10 " "$work/fi_msg.client" || bad "fi_pingpong: no 10 acknowledged transfers"
+    grep -q '"call":"listen".*"sgid_index":0,"src":"127.0.0.1:' "$GIDPOLICY_FAKE_LOG" || bad "no loopback listener on GID 0"
+    rtr 0 || bad "no INIT->RTR from sgid_index 0" ;;
   roce_mode_v1)
     # The port's default mode set to v1: rdma_cm takes the v1 GID of the same address.
     export GIDPOLICY_FAKE_ROCE_MODE=mlx5_0=v1
