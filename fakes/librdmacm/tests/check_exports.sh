@@ -2,7 +2,7 @@
 # The fake librdmacm.so.1 exports exactly what the installed librdmacm does, node for node:
 #   check_exports.sh FAKE REAL SYMBOLS UNSUPPORTED_CPP
 # and symbols.txt's not-modelled calls are exactly the stubs of unsupported.cpp.
-set -euo pipefail
+set -u  # no -e or pipefail: a grep -q that ends a pipeline early must not end the script
 fake=$1 real=$2 symbols=$3 stubs=$4
 exports() { objdump -T "$1" | awk 'NF > 2 && $0 !~ /\*UND\*/ && $(NF-1) ~ /^RDMACM_/ && $NF != $(NF-1) {print $NF "@" $(NF-1)}' | sort; }
 fail=0

@@ -51,18 +51,29 @@ check_choice() { # CALL ADDR NETDEV [MODES]
   fi
   rtr "$idx" || bad "no INIT->RTR from sgid_index $idx"
 }
-# pair NAME "SERVER" "CLIENT" [SERVER_RUNS_ON]: the client's exit status decides; the server
-# must end 0 too unless it is a daemon (cmtime), then it is stopped.
+# pair NAME "SERVER" "CLIENT" [daemon|ctrl]: the client's exit status decides; the server must
+# end 0 too unless it is a daemon (cmtime), then it is stopped; ctrl: the server listens only
+# after the client's control connection (fi_pingpong).
 pair() {
   local name=$1 server=$2 client=$3 daemon=${4:-}
   command -v "${server%% *}" > /dev/null || { echo "SKIP: no ${server%% *} (rdmacm-utils, perftest)"; exit 77; }
+  local listens
+  listens=$(grep -c '"call":"listen"' "$GIDPOLICY_FAKE_LOG" 2>/dev/null)
   timeout 30 $server > "$work/$name.server" 2>&1 &
   local spid=$!
-  sleep 0.4
+  if [ "$daemon" = ctrl ]; then
+    sleep 0.5  # fi_pingpong listens on rdma_cm only once the client's control socket is up
+  else
+    # The server is ready when it listens (a client that comes first is rejected, as on Linux).
+    for _ in $(seq 100); do
+      [ "$(grep -c '"call":"listen"' "$GIDPOLICY_FAKE_LOG" 2>/dev/null)" -gt "${listens:-0}" ] && break
+      sleep 0.1
+    done
+  fi
   timeout 30 $client > "$work/$name.client" 2>&1
   local crc=$?
   tail -3 "$work/$name.client"
-  if [ -n "$daemon" ]; then kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; src=0; else wait "$spid"; src=$?; fi
+  if [ "$daemon" = daemon ]; then kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; src=0; else wait "$spid"; src=$?; fi
   [ $crc -eq 0 ] || { bad "$name client exited $crc"; cat "$work/$name.client"; }
   [ $src -eq 0 ] || { bad "$name server exited $src"; cat "$work/$name.server"; }
 }
@@ -107,7 +118,7 @@ case $case in
     export GIDPOLICY_FAKE_TABLES=$tables/ibm-pr4-cx6.show_gids.txt
     veth ens1f0 && ip addr add 172.19.0.60/24 dev ens1f0
     pair fi_msg "fi_pingpong -p verbs -e msg -d mlx5_0 -S 64 -I 10" \
-      "fi_pingpong -p verbs -e msg -d mlx5_0 -S 64 -I 10 172.19.0.60"
+      "fi_pingpong -p verbs -e msg -d mlx5_0 -S 64 -I 10 172.19.0.60" ctrl
     grep -Eq "^64 +10 +=10 " "$work/fi_msg.client" || bad "fi_pingpong: no 10 acknowledged transfers"
     grep -q '"call":"listen".*"sgid_index":0,"src":"127.0.0.1:' "$GIDPOLICY_FAKE_LOG" || bad "no loopback listener on GID 0"
     rtr 0 || bad "no INIT->RTR from sgid_index 0" ;;
