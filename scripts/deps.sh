@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev libc++-dev libc++abi-dev
           libibverbs-dev ibverbs-utils libboost-dev libgtest-dev libgmock-dev librapidcheck-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev iproute2 procps
-          clang-format clang-tidy cppcheck perftest openmpi-bin libfabric-bin
+          clang-format clang-tidy cppcheck perftest openmpi-bin libfabric-bin ucx-utils libopenmpi-dev
           librdmacm-dev rdmacm-utils)
 # (clang-format, clang-tidy and cppcheck are tools beyond the brief's library list: scripts/lint
 # needs them, and scripts/test runs its format + cppcheck gate. perftest: the fake libibverbs'
@@ -17,7 +17,12 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
 # host the way docs/fleet.md tells clusters to; without it that test is skipped, saying why.)
 # (libfabric-bin: `fi_info`, which loads libefa and reaches past ibv_context into the provider's
 # verbs_context; a fake libibverbs test runs it to show the fake's context layout does not crash
-# it. Without it that test is not registered.)
+# it. Without it that test is not registered. With fi_pingpong, the `middleware` tests run it on
+# the example tables under `gidpolicy fake-host`.)
+# (ucx-utils: UCX 1.13's ucx_info and ucx_perftest, which the `middleware` tests run unmodified
+# under `gidpolicy fake-host` on every Ethernet example table; libopenmpi-dev: mpicc, to build
+# those tests' MPI ping-pong, which mpirun then runs over Open MPI's pml ucx. Without them those
+# tests skip or are not registered.)
 # (librdmacm-dev: rdma/rdma_cma.h, the ABI the drop-in fake librdmacm implements; without it the
 # fake is not built. rdmacm-utils: rping, ucmatose, udaddy, cmtime, rdma_server/rdma_client, the
 # unmodified rdma_cm programs the fake's tests (label rdmacm) run; without them those tests are

@@ -501,6 +501,9 @@ void settle_overruns(Library& lib);
 /// Open the QP's receive socket at a fresh QP number (its abstract Unix address); 0 on failure
 /// with errno set. Register / unregister it with the progress thread. Caller holds mu.
 std::uint32_t open_qp_socket(Qp& qp);
+/// Removes QP `qpn`'s socket file when QPs live in a fabric directory (GIDPOLICY_FAKE_FABRIC;
+/// nothing otherwise). Only the process that bound the socket calls it.
+void remove_qp_address(std::uint32_t qpn);
 /// false (errno set) when the progress thread is not running and could not be started.
 bool watch_qp(Library& lib, Qp& qp);
 void unwatch_qp(Library& lib, Qp& qp);

@@ -2,6 +2,7 @@
 // gidpolicy JSON, a sysfs tree) and say what each policy would advertise and route from.
 // docs/cli.md documents every subcommand, the --json schemas and the exit codes.
 #include "commands.hpp"
+#include "fake_host.hpp"
 #include "fleet_cmd.hpp"
 #include "output.hpp"
 
@@ -260,10 +261,12 @@ int run(int argc, char** argv) {
 
   // fleet (tools/gidpolicy/fleet_cmd.cpp)
   FleetCommand fleet(app);
+  // fake-host (tools/gidpolicy/fake_host.cpp)
+  FakeHostCommand fake_host(app);
 
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
-  const std::set<std::string> subcommands{"show",    "select",   "check", "explain-errno",
-                                          "convert", "simulate", "watch", "fleet"};
+  const std::set<std::string> subcommands{"show",     "select", "check", "explain-errno", "convert",
+                                          "simulate", "watch",  "fleet", "fake-host"};
   if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
     std::cerr
         << "gidpolicy: unknown subcommand '" << argv[1]
@@ -326,6 +329,7 @@ int run(int argc, char** argv) {
     return run_watch(watch);
   }
   if (fleet.parsed()) return fleet.run();
+  if (fake_host.parsed()) return fake_host.run();
   return kExitUsage;
 }
 

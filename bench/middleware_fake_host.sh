@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# UCX 1.13 and Open MPI 4.1, unmodified, over the fake libibverbs under `gidpolicy fake-host`:
+# the figures the fake's data path must keep for middleware. Two processes on this machine, each
+# in its own fake host (UCX), or mpirun's two ranks in one; only UCX_TLS and UCX_NET_DEVICES set.
+#
+#   middleware_fake_host.sh BUILD_DIR [TABLE] [DEV:PORT] [REPS]
+#
+# Prints, per run: UCX tag_lat's typical round trip (2 x ucx_perftest's 50th-percentile
+# latency, which is half a round trip; goal <= 30 us), tag_bw at 64 KiB (goal >= 1 GB/s) and the
+# MPI ping-pong at 1 MiB (tests/middleware/mpi_pingpong.c; goal >= 1 GB/s), then the load
+# average (the figures depend on what else the machine runs). BUILD_DIR: build/release for
+# figures worth quoting (it needs tools/gidpolicy/gidpolicy, and tests/middleware/mpi_pingpong
+# for the MPI figure). Defaults: examples/tables/nccl-769.devinfo.txt, mlx5_bond_0:1, 3 runs.
+set -u
+build=${1:?usage: middleware_fake_host.sh BUILD_DIR [TABLE] [DEV:PORT] [REPS]}
+here=$(cd "$(dirname "$0")" && pwd)
+table=${2:-$here/../examples/tables/nccl-769.devinfo.txt}
+export UCX_NET_DEVICES=${3:-mlx5_bond_0:1} UCX_TLS=rc_verbs,ud_verbs
+reps=${4:-3}
+gidpolicy=$build/tools/gidpolicy/gidpolicy
+mpi=$build/tests/middleware/mpi_pingpong
+port=$((36000 + RANDOM % 2000))
+work=$(mktemp -d) || exit 2
+trap 'rm -rf "$work"' EXIT
+
+# ucx_pair ARGS...: server and client of ucx_perftest, each in a fake host; the client's Final line.
+ucx_pair() {
+  port=$((port + 1))
+  timeout 120 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" "$@" >"$work/server.out" 2>&1 &
+  local server=$!
+  for _ in $(seq 1 100); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.1; done
+  timeout 120 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" "$@" 127.0.0.1 \
+    >"$work/client.out" 2>&1
+  wait "$server"
+  grep '^Final:' "$work/client.out" || { tail -3 "$work/client.out" >&2; return 1; }
+}
+
+echo "table $table, $UCX_NET_DEVICES, UCX_TLS=$UCX_TLS"
+echo "commands: gidpolicy fake-host --tables TABLE -- ucx_perftest -t tag_lat -n 20000 (and -t tag_bw -s 65536 -n 4000),"
+echo "          gidpolicy fake-host --tables TABLE -- mpirun -np 2 --mca pml ucx mpi_pingpong 5"
+root=()
+[ "$(id -u)" -ne 0 ] || root=(--allow-run-as-root)
+for r in $(seq 1 "$reps"); do
+  # Final: iterations, 50%ile latency, average, overall (us), bandwidth average, overall (MB/s), ...
+  lat=$(ucx_pair -t tag_lat -n 20000 | awk '{printf "%.1f", 2 * $3}')
+  bw=$(ucx_pair -t tag_bw -s 65536 -n 4000 | awk '{printf "%.2f", $6 * 1048576 / 1e9}')
+  mpibw=n/a
+  if [ -x "$mpi" ]; then
+    mpibw=$(timeout 120 "$gidpolicy" fake-host --tables "$table" -- mpirun "${root[@]}" -np 2 --mca pml ucx "$mpi" 5 |
+      awk '/1048576 B/ {printf "%.2f", $(NF-1) / 1000}')
+  fi
+  echo "run $r: UCX tag_lat round trip ${lat:-failed} us (goal <= 30), tag_bw 64 KiB ${bw:-failed} GB/s (goal >= 1)," \
+    "MPI ping-pong 1 MiB ${mpibw:-failed} GB/s (goal >= 1)"
+done
+# The same fake under perftest, for scale: what the machine gives any verbs program right now.
+port=$((port + 1))
+dev=${UCX_NET_DEVICES%:*}
+x=$(GIDPOLICY=$gidpolicy "$here/../tests/middleware/ucx_gid_choice.sh" "$table" | awk -v d="$dev" '$1 == d {print $3}')
+if command -v ib_send_lat >/dev/null && [ -n "$x" ]; then
+  timeout 60 "$gidpolicy" fake-host --tables "$table" -- ib_send_lat -d "$dev" -x "$x" -p "$port" -n 5000 \
+    >"$work/server.out" 2>&1 &
+  server=$!
+  for _ in $(seq 1 100); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.1; done
+  t=$(timeout 60 "$gidpolicy" fake-host --tables "$table" -- ib_send_lat -d "$dev" -x "$x" -p "$port" -n 5000 \
+    127.0.0.1 2>/dev/null | awk '$1 == 2 {print 2 * $5}')
+  wait "$server"
+  echo "for scale, perftest ib_send_lat on the same fake host: round trip ${t:-failed} us (2 x t_typical)"
+fi
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
