@@ -99,10 +99,16 @@ bool ensure_loaded(Library& l) {
     else
       l.modes = std::move(modes).value();
   }
-  if (const char* d = std::getenv("GIDPOLICY_FAKE_CM_DIR"); d && *d)
+  // The fabric's directory (gidpolicy fake-host's --fabric, where the fake libibverbs' QP
+  // sockets live) holds the listeners too, so one directory is the whole fake fabric.
+  if (const char* d = std::getenv("GIDPOLICY_FAKE_CM_DIR"); d && *d) {
     l.dir = d;
-  else
+  } else if (const char* f = std::getenv("GIDPOLICY_FAKE_FABRIC"); f && *f) {
+    ::mkdir(f, 0700);
+    l.dir = std::string(f) + "/rdmacm";
+  } else {
     l.dir = "/tmp/gidpolicy-fake-rdmacm-" + std::to_string(::getuid());
+  }
   if (l.config_error.empty() && ::mkdir(l.dir.c_str(), 0700) != 0 && errno != EEXIST)
     l.config_error = "GIDPOLICY_FAKE_CM_DIR " + l.dir + ": " + std::strerror(errno);
   if (l.config_error.empty()) {

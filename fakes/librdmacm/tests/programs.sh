@@ -185,6 +185,26 @@ case $case in
     [ $n -ge 4 ] || bad "only $n addresses compared"
     # Known answers (the RoCE v2 entry of each address), independent of the shared rule.
     [ "$("$expect" "$tables/ibm-pr4-cx6.show_gids.txt" 172.19.0.60 ens1f0)" = "mlx5_0 1 5" ] || bad "ibm: not index 5" ;;
+  fake_host)
+    # Two fake hosts (gidpolicy fake-host --netns: each its own network namespace with its
+    # table's netdevs), one fabric directory: the client resolves through its namespace's route
+    # (10.152.0.13 on net1 towards 10.152.0.12) and rping runs between the namespaces.
+    [ -x "${RDMACM_GIDPOLICY:-}" ] || { echo "SKIP: no gidpolicy CLI"; exit 77; }
+    command -v rping > /dev/null || { echo "SKIP: no rping (rdmacm-utils)"; exit 77; }
+    unset GIDPOLICY_FAKE_CM_DIR
+    fh=("$RDMACM_GIDPOLICY" fake-host --fabric "$work/fabric" --netns --tables)
+    timeout 30 "${fh[@]}" "$tables/nccl-1573-pod.show_gids.txt" -- rping -s -a 10.152.0.12 -p 7481 -C 3 -V \
+      > "$work/fh.server" 2>&1 &
+    spid=$!
+    for _ in $(seq 100); do grep -q '"call":"listen"' "$GIDPOLICY_FAKE_LOG" 2>/dev/null && break; sleep 0.1; done
+    timeout 30 "${fh[@]}" "$here/tables/peer-13.show_gids.txt" -- rping -c -a 10.152.0.12 -p 7481 -C 3 -V -v \
+      > "$work/fh.client" 2>&1 || { bad "rping between fake hosts"; cat "$work/fh.client"; }
+    wait "$spid" || { bad "the fake-host rping server"; cat "$work/fh.server"; }
+    grep -q "ping data: rdma-ping-2" "$work/fh.client" || bad "no data between the fake hosts"
+    grep -q '"call":"resolve_addr","device":"mlx5_0".*"sgid_index":3,"src":"10.152.0.13:' "$GIDPOLICY_FAKE_LOG" ||
+      bad "the client did not resolve from 10.152.0.13 (index 3)"
+    [ "$("$expect" "$here/tables/peer-13.show_gids.txt" 10.152.0.13 net1)" = "mlx5_0 1 3" ] || bad "library: not index 3"
+    rtr 7 && rtr 3 || bad "no RTR from index 7 and 3" ;;
   abuse)
     "$probe" abuse 10.152.0.12 || bad "abuse cases" ;;
   *) echo "unknown case $case"; exit 2 ;;
