@@ -424,14 +424,25 @@ __attribute__((visibility("default"))) int rdma_connect(rdma_cm_id* id, rdma_con
   const auto* dst = &i->pub.route.addr.dst_addr;
   const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   bool connected = false;
-  for (bool any : {false, true}) {
-    if (fd < 0 || connected) break;
-    const std::string path = socket_path(l, i->pub.ps, dst, any);
-    sockaddr_un un{};
-    un.sun_family = AF_UNIX;
-    if (path.size() >= sizeof un.sun_path) continue;
-    std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
-    connected = ::connect(fd, reinterpret_cast<sockaddr*>(&un), sizeof un) == 0;
+  // The kernel's address and route resolution take a workqueue round and its REQ a MAD's
+  // flight, where the fake's are instant; a REQ that finds no listener is looked for again for
+  // up to 100 ms (lock released) before it counts as rejected, so a server that listens again
+  // right after a first connection (perftest -R) is found, as on hardware.
+  for (int attempt = 0; fd >= 0 && !connected && attempt < 50; ++attempt) {
+    if (attempt > 0) {
+      lk.unlock();
+      ::usleep(2000);
+      lk.lock();
+    }
+    for (bool any : {false, true}) {
+      if (connected) break;
+      const std::string path = socket_path(l, i->pub.ps, dst, any);
+      sockaddr_un un{};
+      un.sun_family = AF_UNIX;
+      if (path.size() >= sizeof un.sun_path) continue;
+      std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
+      connected = ::connect(fd, reinterpret_cast<sockaddr*>(&un), sizeof un) == 0;
+    }
   }
   auto r = record("connect", i);
   r["src"] = address_text(&i->pub.route.addr.src_addr);
