@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev libc++-dev libc++abi-dev
           libibverbs-dev ibverbs-utils libboost-dev libgtest-dev libgmock-dev librapidcheck-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev iproute2 procps
-          clang-format clang-tidy cppcheck perftest openmpi-bin libfabric-bin ucx-utils libopenmpi-dev)
+          clang-format clang-tidy cppcheck perftest openmpi-bin libfabric-bin ucx-utils libopenmpi-dev
+          librdmacm-dev rdmacm-utils)
 # (clang-format, clang-tidy and cppcheck are tools beyond the brief's library list: scripts/lint
 # needs them, and scripts/test runs its format + cppcheck gate. perftest: the fake libibverbs'
 # acceptance tests run its unmodified ib_send_bw ... ib_atomic_bw on the fake, and compare its own
@@ -22,6 +23,10 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
 # under `gidpolicy fake-host` on every Ethernet example table; libopenmpi-dev: mpicc, to build
 # those tests' MPI ping-pong, which mpirun then runs over Open MPI's pml ucx. Without them those
 # tests skip or are not registered.)
+# (librdmacm-dev: rdma/rdma_cma.h, the ABI the drop-in fake librdmacm implements; without it the
+# fake is not built. rdmacm-utils: rping, ucmatose, udaddy, cmtime, rdma_server/rdma_client, the
+# unmodified rdma_cm programs the fake's tests (label rdmacm) run; without them those tests are
+# skipped, saying which program is missing.)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,700 @@
+// Connections: listen, connect, accept, reject, establish, disconnect, notify, get_request, and
+// the progress thread that turns CM messages into events. One SOCK_SEQPACKET connection per
+// rdma_cm connection carries REQ / REP / RTU / REJ / DREQ (SIDR REQ / REP for UD); a peer that
+// dies closes it, which is what the kernel's CM sees as a timeout or a DREQ.
+#include "cm.hpp"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <new>
+#include <thread>
+
+namespace fakecm {
+namespace {
+
+void add_fd(Library& l, int fd, Id* id) {
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  ::epoll_ctl(l.epoll, EPOLL_CTL_ADD, fd, &ev);
+  (void)id;
+}
+
+void drop_fd(Library& l, int fd) {
+  if (fd < 0) return;
+  if (l.epoll >= 0) ::epoll_ctl(l.epoll, EPOLL_CTL_DEL, fd, nullptr);
+  l.by_sock.erase(fd);
+  l.pending.erase(fd);
+}
+
+Event* conn_event(Library& l, Id* id, rdma_cm_event_type type, int status, const Msg* m, std::size_t field,
+                  Id* listen = nullptr) {
+  Event* e = queue_event(l, id, type, status, listen);
+  if (!e || !m) return e;
+  std::memcpy(e->private_data, m->private_data, std::min<std::size_t>(m->private_len, kMaxPrivate));
+  if (id->pub.qp_type == IBV_QPT_UD) {
+    e->pub.param.ud.private_data = e->private_data;
+    e->pub.param.ud.private_data_len = static_cast<std::uint8_t>(field);
+  } else {
+    e->pub.param.conn.private_data = e->private_data;
+    e->pub.param.conn.private_data_len = static_cast<std::uint8_t>(field);
+    e->pub.param.conn.responder_resources = m->initiator_depth;
+    e->pub.param.conn.initiator_depth = m->responder_resources;
+    e->pub.param.conn.rnr_retry_count = m->rnr_retry;
+    e->pub.param.conn.retry_count = m->retry;
+    e->pub.param.conn.srq = m->srq;
+    e->pub.param.conn.qp_num = m->qpn;
+  }
+  return e;
+}
+
+void close_conn(Library& l, Id* id) {
+  if (id->sock < 0) return;
+  drop_fd(l, id->sock);
+  ::close(id->sock);
+  id->sock = -1;
+}
+
+// A REQ (or SIDR REQ) on a name's socket.
+void on_request(Library& l, int fd, Id* listener, const Msg& m) {
+  Msg rej{};
+  rej.type = MsgType::rej;
+  rej.qpn = kRejInvalidServiceId;
+  if (listener->state != State::listening || listener->dead) {
+    send_msg(fd, rej);  // nobody listens: the CM answers "invalid service ID"
+    return;
+  }
+  int waiting = 0;
+  for (auto& [k, v] : l.by_sock)
+    if (v->listener == listener && v->state == State::request) ++waiting;
+  if (listener->backlog_max > 0 && waiting >= listener->backlog_max) {
+    send_msg(fd, rej);
+    return;
+  }
+  auto* c = new (std::nothrow) Id;
+  if (!c) {
+    send_msg(fd, rej);
+    return;
+  }
+  c->channel = listener->channel;
+  c->channel->ids++;
+  c->pub.channel = &c->channel->pub;
+  c->pub.context = listener->pub.context;
+  c->pub.ps = listener->pub.ps;
+  c->pub.qp_type = m.type == MsgType::sidr_req ? IBV_QPT_UD : static_cast<ibv_qp_type>(m.qp_type);
+  c->listener = listener;
+  c->local_psn = static_cast<std::uint32_t>(std::rand()) & 0xffffffu;
+  std::memcpy(&c->pub.route.addr.src_storage, &m.dst, sizeof m.dst);
+  std::memcpy(&c->pub.route.addr.dst_storage, &m.src, sizeof m.src);
+  std::string reason;
+  if (!listener->any) {
+    c->pub.verbs = listener->pub.verbs;
+    c->pub.port_num = listener->pub.port_num;
+    c->device = listener->device;
+    c->netdev = listener->netdev;
+    c->sgid_index = listener->sgid_index;
+    c->mode = listener->mode;
+    c->mtu = listener->mtu;
+    c->pub.route.addr.addr.ibaddr = listener->pub.route.addr.addr.ibaddr;
+  } else if (acquire_device(l, c, reinterpret_cast<const sockaddr*>(&m.dst),
+                            netdev_owning(reinterpret_cast<const sockaddr*>(&m.dst)), reason) != 0) {
+    refuse(l, "connect_request", c, ENODEV, reason);
+    c->channel->ids--;
+    delete c;
+    send_msg(fd, rej);
+    return;
+  }
+  std::memcpy(&c->pub.route.addr.addr.ibaddr.dgid, m.gid, 16);
+  fill_path(c);
+  c->remote_qpn = m.qpn;
+  c->remote_psn = m.psn;
+  c->remote_qkey = m.qkey;
+  c->responder_resources = m.initiator_depth;
+  c->initiator_depth = m.responder_resources;
+  c->state = State::request;
+  c->sock = fd;
+  l.pending.erase(fd);
+  l.by_sock[fd] = c;
+  if (listener->sync) listener->backlog.push_back(c);
+  conn_event(l, c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &m,
+             m.type == MsgType::sidr_req ? kSidrReqPrivate : kReqPrivate, listener);
+}
+
+// A message (or the end) on a connection's socket.
+void on_conn(Library& l, Id* id) {
+  Msg m{};
+  const ssize_t n = ::recv(id->sock, &m, sizeof m, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) {
+    // The peer is gone (its process died, or it destroyed the id).
+    switch (id->state) {
+      case State::connecting:
+      case State::accepted:
+        // The kernel's CM retries its REQ or REP and gives up: unreachable, timed out.
+        id->state = State::error;
+        queue_event(l, id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+        break;
+      case State::connected:
+      case State::responded:
+        id->state = State::disconnected;
+        queue_event(l, id, RDMA_CM_EVENT_DISCONNECTED, 0);
+        break;
+      default:
+        break;
+    }
+    close_conn(l, id);
+    return;
+  }
+  switch (m.type) {
+    case MsgType::rep: {
+      if (id->state != State::connecting) return;
+      id->remote_qpn = m.qpn;
+      id->remote_psn = m.psn;
+      std::memcpy(&id->pub.route.addr.addr.ibaddr.dgid, m.gid, 16);
+      fill_path(id);
+      if (id->pub.qp) {
+        // librdmacm moves its own QP to RTR and RTS and sends the RTU (ucma_process_conn_resp).
+        if (modify_to(l, id, IBV_QPS_RTR) != 0 || modify_to(l, id, IBV_QPS_RTS) != 0) {
+          Msg rej{};
+          rej.type = MsgType::rej;
+          rej.qpn = kRejConsumerDefined;
+          send_msg(id->sock, rej);
+          id->state = State::error;
+          queue_event(l, id, RDMA_CM_EVENT_CONNECT_ERROR, -errno);
+          return;
+        }
+        Msg rtu{};
+        rtu.type = MsgType::rtu;
+        send_msg(id->sock, rtu);
+        id->state = State::connected;
+        conn_event(l, id, RDMA_CM_EVENT_ESTABLISHED, 0, &m, kRepPrivate);
+      } else {
+        id->state = State::responded;
+        conn_event(l, id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, &m, kRepPrivate);
+      }
+      return;
+    }
+    case MsgType::sidr_rep: {
+      if (id->state != State::connecting) return;
+      id->state = State::route_resolved;
+      Event* e = conn_event(l, id, RDMA_CM_EVENT_ESTABLISHED, 0, &m, kSidrRepPrivate);
+      if (e) {
+        ibv_ah_attr& ah = e->pub.param.ud.ah_attr;
+        ah.is_global = 1;
+        std::memcpy(&ah.grh.dgid, m.gid, 16);
+        ah.grh.sgid_index = id->sgid_index;
+        ah.grh.hop_limit = 64;
+        ah.grh.traffic_class = id->tos;
+        ah.port_num = id->pub.port_num;
+        e->pub.param.ud.qp_num = m.qpn;
+        e->pub.param.ud.qkey = m.qkey;
+      }
+      close_conn(l, id);
+      return;
+    }
+    case MsgType::rtu:
+      if (id->state != State::accepted) return;
+      id->state = State::connected;
+      queue_event(l, id, RDMA_CM_EVENT_ESTABLISHED, 0);
+      return;
+    case MsgType::rej:
+      if (id->state != State::connecting && id->state != State::accepted) return;
+      id->state = State::error;
+      conn_event(l, id, RDMA_CM_EVENT_REJECTED, static_cast<int>(m.qpn), &m, kRejPrivate);
+      close_conn(l, id);
+      return;
+    case MsgType::dreq:
+      if (id->state == State::connected || id->state == State::responded || id->state == State::accepted) {
+        id->state = State::disconnected;
+        queue_event(l, id, RDMA_CM_EVENT_DISCONNECTED, 0);
+      } else if (id->state == State::connecting) {
+        id->state = State::error;
+        queue_event(l, id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+      }
+      close_conn(l, id);
+      return;
+    default:
+      return;
+  }
+}
+
+void progress_loop() {
+  Library& l = lib();
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  epoll_event evs[64];
+  for (;;) {
+    const int n = ::epoll_wait(l.epoll, evs, 64, -1);
+    if (n < 0) continue;
+    std::lock_guard g(l.mu);
+    for (int k = 0; k < n; ++k) {
+      const int fd = evs[k].data.fd;
+      if (auto p = l.pending.find(fd); p != l.pending.end()) {
+        Id* listener = p->second;
+        Msg m{};
+        const ssize_t got = ::recv(fd, &m, sizeof m, MSG_DONTWAIT);
+        if (got < 0 && errno == EAGAIN) continue;
+        drop_fd(l, fd);
+        if (got > 0 && (m.type == MsgType::req || m.type == MsgType::sidr_req)) {
+          on_request(l, fd, listener, m);
+          if (l.by_sock.count(fd)) {
+            add_fd(l, fd, nullptr);
+            continue;
+          }
+        }
+        ::close(fd);
+        continue;
+      }
+      auto it = l.by_sock.find(fd);
+      if (it == l.by_sock.end()) continue;
+      Id* id = it->second;
+      if (fd == id->name) {
+        for (int taken = 0; taken < 256; ++taken) {
+          const int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+          if (c < 0) break;
+          l.pending[c] = id;
+          add_fd(l, c, id);
+        }
+      } else if (fd == id->sock) {
+        on_conn(l, id);
+      }
+    }
+  }
+}
+
+bool host_known(const Library& l, const sockaddr* a) {
+  if (!netdev_owning(a).empty()) return true;
+  std::string addr = address_text(a);
+  addr.resize(addr.rfind(':') + 1);
+  for (char& ch : addr)
+    if (ch == '/' || ch == '[' || ch == ']') ch = '_';
+  DIR* d = ::opendir(l.dir.c_str());
+  if (!d) return false;
+  bool found = false;
+  while (dirent* e = ::readdir(d))
+    if (std::strstr(e->d_name, addr.c_str())) found = true;
+  ::closedir(d);
+  return found;
+}
+
+// librdmacm's reading of responder resources and initiator depth: RDMA_MAX_RESP_RES /
+// RDMA_MAX_INIT_DEPTH (0xFF) mean the device's maximum, anything else above it is EINVAL.
+int take_depths(Id* id, const rdma_conn_param* p) {
+  ibv_device_attr attr{};
+  if (!id->pub.verbs || ibv_query_device(id->pub.verbs, &attr) != 0) return EINVAL;
+  const auto resp_max = static_cast<unsigned>(attr.max_qp_rd_atom);
+  const auto init_max = static_cast<unsigned>(attr.max_qp_init_rd_atom);
+  const unsigned resp = p->responder_resources == RDMA_MAX_RESP_RES ? resp_max : p->responder_resources;
+  const unsigned init = p->initiator_depth == RDMA_MAX_INIT_DEPTH ? init_max : p->initiator_depth;
+  if (resp > resp_max || init > init_max) return EINVAL;
+  id->responder_resources = static_cast<std::uint8_t>(resp);
+  id->initiator_depth = static_cast<std::uint8_t>(init);
+  return 0;
+}
+
+}  // namespace
+
+bool send_msg(int fd, const Msg& m) {
+  return ::send(fd, &m, sizeof m, MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof m;
+}
+
+void ensure_progress(Library& l) {
+  if (l.progress) return;
+  l.epoll = ::epoll_create1(EPOLL_CLOEXEC);
+  std::thread(progress_loop).detach();
+  l.progress = true;
+}
+
+void watch(Library& l, Id* id) {
+  ensure_progress(l);
+  if (id->name >= 0 && !l.by_sock.count(id->name)) {
+    l.by_sock[id->name] = id;
+    add_fd(l, id->name, id);
+  }
+  if (id->sock >= 0 && !l.by_sock.count(id->sock)) {
+    l.by_sock[id->sock] = id;
+    add_fd(l, id->sock, id);
+  }
+}
+
+void unwatch(Library& l, Id* id) {
+  drop_fd(l, id->name);
+  drop_fd(l, id->sock);
+}
+
+void close_id_sockets(Library& l, Id* id) {
+  unwatch(l, id);
+  if (id->sock >= 0) ::close(id->sock);
+  if (id->name >= 0) {
+    ::close(id->name);
+    ::unlink(id->name_path.c_str());
+  }
+  id->sock = id->name = -1;
+  // Requests accepted on this name whose REQ was not read yet.
+  for (auto it = l.pending.begin(); it != l.pending.end();) {
+    if (it->second == id) {
+      if (l.epoll >= 0) ::epoll_ctl(l.epoll, EPOLL_CTL_DEL, it->first, nullptr);
+      ::close(it->first);
+      it = l.pending.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [fd, other] : l.by_sock)
+    if (other->listener == id) other->listener = nullptr;
+}
+
+}  // namespace fakecm
+
+using namespace fakecm;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int rdma_listen(rdma_cm_id* id, int backlog) {
+  if (!id) {
+    errno = EINVAL;
+    return -1;
+  }
+  Library& l = lib();
+  std::lock_guard g(l.mu);
+  auto* i = reinterpret_cast<Id*>(id);
+  if (i->state != State::bound && i->state != State::listening)
+    return refuse(l, "listen", i, EINVAL, "rdma_listen needs a bound id");
+  i->state = State::listening;
+  i->backlog_max = backlog;
+  auto r = record("listen", i);
+  r["src"] = address_text(&i->pub.route.addr.src_addr);
+  r["backlog"] = backlog;
+  r["result"] = 0;
+  log_record(l, std::move(r));
+  return 0;
+}
+
+__attribute__((visibility("default"))) int rdma_connect(rdma_cm_id* id, rdma_conn_param* conn_param) {
+  if (!id) {
+    errno = EINVAL;
+    return -1;
+  }
+  Library& l = lib();
+  std::unique_lock lk(l.mu);
+  auto* i = reinterpret_cast<Id*>(id);
+  if (i->state != State::route_resolved)
+    return refuse(l, "connect", i, EINVAL, "rdma_connect needs a resolved route");
+  const bool ud = i->pub.qp_type == IBV_QPT_UD;
+  const std::size_t limit = ud ? kSidrReqPrivate : kReqPrivate;
+  if (conn_param && conn_param->private_data_len > limit)
+    return refuse(l, "connect", i, EINVAL,
+                  std::to_string(conn_param->private_data_len) + " bytes of private data: a " +
+                      (ud ? "SIDR REQ" : "REQ") + " carries at most " + std::to_string(limit));
+  if (!ud && !i->pub.qp && !conn_param)
+    return refuse(l, "connect", i, EINVAL, "no QP on the id and no conn_param naming one");
+  Msg m{};
+  m.type = ud ? MsgType::sidr_req : MsgType::req;
+  m.qp_type = static_cast<std::uint8_t>(i->pub.qp_type);
+  m.qpn = i->pub.qp ? i->pub.qp->qp_num : conn_param ? conn_param->qp_num : 0;
+  m.psn = i->local_psn;
+  m.qkey = RDMA_UDP_QKEY;
+  if (conn_param) {
+    m.responder_resources = conn_param->responder_resources;
+    m.initiator_depth = conn_param->initiator_depth;
+    m.rnr_retry = conn_param->rnr_retry_count;
+    m.retry = conn_param->retry_count;
+    m.srq = conn_param->srq;
+    m.private_len = conn_param->private_data_len;
+    if (conn_param->private_data && m.private_len)
+      std::memcpy(m.private_data, conn_param->private_data, m.private_len);
+    if (take_depths(i, conn_param) != 0)
+      return refuse(l, "connect", i, EINVAL, "responder resources or initiator depth above the device's");
+    m.responder_resources = i->responder_resources;
+    m.initiator_depth = i->initiator_depth;
+    i->rnr_retry = conn_param->rnr_retry_count;
+    i->retry = conn_param->retry_count;
+  }
+  std::memcpy(m.gid, &i->pub.route.addr.addr.ibaddr.sgid, 16);
+  std::memcpy(&m.src, &i->pub.route.addr.src_storage, sizeof m.src);
+  std::memcpy(&m.dst, &i->pub.route.addr.dst_storage, sizeof m.dst);
+  const auto* dst = &i->pub.route.addr.dst_addr;
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  bool connected = false;
+  // The kernel's address and route resolution take a workqueue round and its REQ a MAD's
+  // flight, where the fake's are instant; a REQ that finds no listener is looked for again for
+  // up to 100 ms (lock released) before it counts as rejected, so a server that listens again
+  // right after a first connection (perftest -R) is found, as on hardware.
+  for (int attempt = 0; fd >= 0 && !connected && attempt < 50; ++attempt) {
+    if (attempt > 0) {
+      lk.unlock();
+      ::usleep(2000);
+      lk.lock();
+    }
+    for (bool any : {false, true}) {
+      if (connected) break;
+      const std::string path = socket_path(l, i->pub.ps, dst, any);
+      sockaddr_un un{};
+      un.sun_family = AF_UNIX;
+      if (path.size() >= sizeof un.sun_path) continue;
+      std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
+      connected = ::connect(fd, reinterpret_cast<sockaddr*>(&un), sizeof un) == 0;
+    }
+  }
+  auto r = record("connect", i);
+  r["src"] = address_text(&i->pub.route.addr.src_addr);
+  r["dst"] = address_text(dst);
+  r["qp_num"] = m.qpn;
+  if (!connected || !send_msg(fd, m)) {
+    if (fd >= 0) ::close(fd);
+    // No listener: a host that is there answers with a REJ (invalid service ID); one nobody
+    // knows never answers, and the CM's REQ times out.
+    i->state = State::error;
+    if (host_known(l, dst)) {
+      r["result"] = "rejected";
+      log_record(l, std::move(r));
+      queue_event(l, i, RDMA_CM_EVENT_REJECTED, kRejInvalidServiceId);
+    } else {
+      r["result"] = "unreachable";
+      log_record(l, std::move(r));
+      queue_event(l, i, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+    }
+  } else {
+    i->sock = fd;
+    i->state = State::connecting;
+    watch(l, i);
+    r["result"] = 0;
+    log_record(l, std::move(r));
+  }
+  if (i->sync) return wait_sync(lk, i, RDMA_CM_EVENT_ESTABLISHED);
+  return 0;
+}
+
+__attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id, rdma_conn_param* conn_param) {
+  if (!id) {
+    errno = EINVAL;
+    return -1;
+  }
+  Library& l = lib();
+  std::unique_lock lk(l.mu);
+  auto* i = reinterpret_cast<Id*>(id);
+  if (i->state != State::request) return refuse(l, "accept", i, EINVAL, "no connection request to accept");
+  const bool ud = i->pub.qp_type == IBV_QPT_UD;
+  const std::size_t limit = ud ? kSidrRepPrivate : kRepPrivate;
+  if (conn_param && conn_param->private_data_len > limit)
+    return refuse(l, "accept", i, EINVAL,
+                  std::to_string(conn_param->private_data_len) + " bytes of private data: a " +
+                      (ud ? "SIDR REP" : "REP") + " carries at most " + std::to_string(limit));
+  if (!ud && !i->pub.qp && !conn_param)
+    return refuse(l, "accept", i, EINVAL, "no QP on the id and no conn_param naming one");
+  if (conn_param) {
+    if (take_depths(i, conn_param) != 0)
+      return refuse(l, "accept", i, EINVAL, "responder resources or initiator depth above the device's");
+    i->rnr_retry = conn_param->rnr_retry_count;
+  }
+  if (!ud && i->pub.qp && (modify_to(l, i, IBV_QPS_RTR) != 0 || modify_to(l, i, IBV_QPS_RTS) != 0))
+    return refuse(l, "accept", i, errno, "the QP did not reach RTS");
+  Msg m{};
+  m.type = ud ? MsgType::sidr_rep : MsgType::rep;
+  m.qpn = i->pub.qp ? i->pub.qp->qp_num : conn_param ? conn_param->qp_num : 0;
+  m.psn = i->local_psn;
+  m.qkey = RDMA_UDP_QKEY;
+  if (conn_param) {
+    m.responder_resources = i->responder_resources;
+    m.initiator_depth = i->initiator_depth;
+    m.rnr_retry = conn_param->rnr_retry_count;
+    m.private_len = conn_param->private_data_len;
+    if (conn_param->private_data && m.private_len)
+      std::memcpy(m.private_data, conn_param->private_data, m.private_len);
+  }
+  std::memcpy(m.gid, &i->pub.route.addr.addr.ibaddr.sgid, 16);
+  auto r = record("accept", i);
+  r["qp_num"] = m.qpn;
+  r["src"] = address_text(&i->pub.route.addr.src_addr);
+  r["dst"] = address_text(&i->pub.route.addr.dst_addr);
+  if (i->sock < 0 || !send_msg(i->sock, m)) {
+    // The requester is gone: the REP is never answered.
+    i->state = State::error;
+    r["result"] = "unreachable";
+    log_record(l, std::move(r));
+    queue_event(l, i, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+  } else {
+    r["result"] = 0;
+    log_record(l, std::move(r));
+    i->state = ud ? State::route_resolved : State::accepted;
+  }
+  if (ud) close_conn(l, i);
+  if (i->sync && !ud) return wait_sync(lk, i, RDMA_CM_EVENT_ESTABLISHED);
+  return 0;
+}
+
+__attribute__((visibility("default"))) int rdma_reject(rdma_cm_id* id, const void* private_data,
+                                                       uint8_t private_data_len) {
+  if (!id) {
+    errno = EINVAL;
+    return -1;
+  }
+  Library& l = lib();
+  std::lock_guard g(l.mu);
+  auto* i = reinterpret_cast<Id*>(id);
+  if (i->state != State::request) return refuse(l, "reject", i, EINVAL, "no connection request to reject");
+  if (private_data_len > kRejPrivate)
+    return refuse(l, "reject", i, EINVAL,
+                  std::to_string(private_data_len) + " bytes of private data: a REJ carries at most " +
+                      std::to_string(kRejPrivate));
+  Msg m{};
+  m.type = MsgType::rej;
+  m.qpn = kRejConsumerDefined;
+  m.private_len = private_data_len;
+  if (private_data && private_data_len) std::memcpy(m.private_data, private_data, private_data_len);
+  if (i->sock >= 0) send_msg(i->sock, m);
+  close_conn(l, i);
+  i->state = State::error;
+  auto r = record("reject", i);
+  r["private_data_len"] = private_data_len;
+  r["result"] = 0;
+  log_record(l, std::move(r));
+  return 0;
+}
+
+__attribute__((visibility("default"))) int rdma_establish(rdma_cm_id* id) {
+  if (!id) {
+    errno = EINVAL;
+    return -1;
+  }
+  Library& l = lib();
+  std::lock_guard g(l.mu);
+  auto* i = reinterpret_cast<Id*>(id);
+  if (i->state != State::responded)
+    return refuse(l, "establish", i, EINVAL, "no connect response to establish");
+  Msg rtu{};
+  rtu.type = MsgType::rtu;
+  if (i->sock < 0 || !send_msg(i->sock, rtu)) return refuse(l, "establish", i, ENOTCONN, "the peer is gone");
+  i->state = State::connected;
+  auto r = record("establish", i);
+  r["result"] = 0;
+  log_record(l, std::move(r));
+  return 0;
+}
+
+__attribute__((visibility("default"))) int rdma_disconnect(rdma_cm_id* id) {
+  if (!id) {
+    errno = EINVAL;
+    return -1;
+  }
+  Library& l = lib();
+  std::unique_lock lk(l.mu);
+  auto* i = reinterpret_cast<Id*>(id);
+  // librdmacm moves the QP to the error state first, flushing what is posted.
+  if (i->pub.qp) modify_to(l, i, IBV_QPS_ERR);
+  const bool live =
+      i->state == State::connected || i->state == State::responded || i->state == State::accepted;
+  if (!live && i->state != State::disconnected)
+    return refuse(l, "disconnect", i, EINVAL, "the id is not connected");
+  if (live) {
+    Msg m{};
+    m.type = MsgType::dreq;
+    if (i->sock >= 0) send_msg(i->sock, m);
+    close_conn(l, i);
+    i->state = State::disconnected;
+    queue_event(l, i, RDMA_CM_EVENT_DISCONNECTED, 0);
+  }
+  auto r = record("disconnect", i);
+  r["result"] = 0;
+  log_record(l, std::move(r));
+  if (i->sync && live) return wait_sync(lk, i, RDMA_CM_EVENT_DISCONNECTED);
+  return 0;
+}
+
+__attribute__((visibility("default"))) int rdma_notify(rdma_cm_id* id, ibv_event_type event) {
+  if (!id) {
+    errno = EINVAL;
+    return -1;
+  }
+  Library& l = lib();
+  std::lock_guard g(l.mu);
+  auto* i = reinterpret_cast<Id*>(id);
+  // The kernel passes a QP's first-packet event to the CM of a connection awaiting its RTU
+  // (IB_EVENT_COMM_EST), which then counts as established.
+  if (i->state == State::accepted && event == IBV_EVENT_COMM_EST) {
+    i->state = State::connected;
+    queue_event(l, i, RDMA_CM_EVENT_ESTABLISHED, 0);
+  } else if (i->state != State::connected && i->state != State::accepted) {
+    return refuse(l, "notify", i, EINVAL, "the id has no connection");
+  }
+  return 0;
+}
+
+__attribute__((visibility("default"))) int rdma_get_request(rdma_cm_id* listen, rdma_cm_id** id) {
+  if (!listen || !id) {
+    errno = EINVAL;
+    return -1;
+  }
+  Library& l = lib();
+  std::unique_lock lk(l.mu);
+  auto* li = reinterpret_cast<Id*>(listen);
+  if (!li->sync) return refuse(l, "get_request", li, EINVAL, "rdma_get_request needs a synchronous listener");
+  if (li->state != State::listening) return refuse(l, "get_request", li, EINVAL, "the id is not listening");
+  for (;;) {
+    if (li->pub.event) {
+      auto* prev = reinterpret_cast<Event*>(li->pub.event);
+      li->pub.event = nullptr;
+      prev->id->unacked--;
+      delete prev;
+    }
+    Event* e = nullptr;
+    // The listener's channel carries its requests; wait as a blocking read does.
+    Channel* c = li->channel;
+    while (c->queue.empty()) {
+      lk.unlock();
+      pollfd p{c->pub.fd, POLLIN, -1};
+      ::poll(&p, 1, -1);
+      lk.lock();
+      std::uint64_t v = 0;
+      if (c->queue.empty()) {
+        pollfd q{c->pub.fd, POLLIN, 0};
+        if (::poll(&q, 1, 0) == 1) [[maybe_unused]]
+          auto n = ::read(c->pub.fd, &v, sizeof v);
+      }
+    }
+    e = c->queue.front();
+    c->queue.pop_front();
+    if (!c->queue.empty()) wake(*c);
+    Id* child = e->id;
+    if (e->pub.event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+      delete e;
+      continue;
+    }
+    for (auto it = li->backlog.begin(); it != li->backlog.end(); ++it)
+      if (*it == child) {
+        li->backlog.erase(it);
+        break;
+      }
+    // The child gets its own channel (librdmacm migrates it) and keeps the request as its event.
+    Channel* own = new_channel();
+    if (!own) {
+      delete e;
+      errno = ENOMEM;
+      return -1;
+    }
+    li->channel->ids--;
+    child->channel = own;
+    own->ids++;
+    child->pub.channel = &own->pub;
+    child->sync = true;
+    child->unacked++;
+    e->delivered = true;
+    child->pub.event = &e->pub;
+    if (li->has_ep_qp) {
+      ibv_qp_init_attr a = li->ep_qp;
+      if (create_qp_locked(l, child, li->ep_pd, &a) != 0) return -1;
+    }
+    *id = &child->pub;
+    return 0;
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,251 @@
+/* Drives the fake librdmacm the way programs (and buggy programs) do.
+ *   cm_probe bind ADDR            binds ADDR; prints "DEVICE PORT SGID_INDEX" (the GID rdma_cm
+ *                                 chose, read back through ibv_query_gid) or "errno NAME"
+ *   cm_probe abuse                every misuse case below; exit 0 when each was an error
+ *                                 return or an event, as librdmacm gives
+ *   cm_probe handshake-victim ADDR PORT   connects and stops (SIGSTOP-free: exits) mid-handshake
+ * Compiled against the real librdmacm headers, run on the fake. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (!(cond)) {                                         \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fputc('\n', stderr);                                 \
+      ++failures;                                          \
+    }                                                      \
+  } while (0)
+
+static int parse(const char* text, int port, struct sockaddr_storage* ss) {
+  memset(ss, 0, sizeof *ss);
+  struct sockaddr_in* s4 = (struct sockaddr_in*)ss;
+  struct sockaddr_in6* s6 = (struct sockaddr_in6*)ss;
+  if (inet_pton(AF_INET, text, &s4->sin_addr) == 1) {
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons((unsigned short)port);
+    return 0;
+  }
+  if (inet_pton(AF_INET6, text, &s6->sin6_addr) == 1) {
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons((unsigned short)port);
+    return 0;
+  }
+  return -1;
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The next event within `ms`, or NULL. */
+static struct rdma_cm_event* next_event(struct rdma_event_channel* ch, int ms) {
+  struct pollfd p = {ch->fd, POLLIN, 0};
+  double end = now() + ms / 1000.0;
+  for (;;) {
+    int left = (int)((end - now()) * 1000);
+    if (left <= 0 || poll(&p, 1, left) <= 0) return NULL;
+    struct rdma_cm_event* e = NULL;
+    int flags = fcntl(ch->fd, F_GETFL);
+    fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK);
+    int rc = rdma_get_cm_event(ch, &e);
+    fcntl(ch->fd, F_SETFL, flags);
+    if (rc == 0) return e;
+  }
+}
+
+static int do_bind(const char* addr) {
+  struct sockaddr_storage ss;
+  if (parse(addr, 0, &ss) != 0) {
+    fprintf(stderr, "not an address: %s\n", addr);
+    return 1;
+  }
+  struct rdma_event_channel* ch = rdma_create_event_channel();
+  if (!ch) {
+    printf("errno %s\n", strerror(errno));
+    return 2;
+  }
+  struct rdma_cm_id* id = NULL;
+  if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0) return 2;
+  if (rdma_bind_addr(id, (struct sockaddr*)&ss) != 0) {
+    printf("errno %d %s\n", errno, strerror(errno));
+    rdma_destroy_id(id);
+    return 2;
+  }
+  /* Which slot holds the bound GID: the route's sgid, read back through the device. */
+  int found = -1;
+  for (int i = 0; i < 256 && found < 0; ++i) {
+    union ibv_gid g;
+    if (ibv_query_gid(id->verbs, id->port_num, i, &g) == 0 &&
+        memcmp(&g, &id->route.addr.addr.ibaddr.sgid, sizeof g) == 0)
+      found = i;
+  }
+  printf("%s %u %d\n", ibv_get_device_name(id->verbs->device), id->port_num, found);
+  rdma_destroy_id(id);
+  rdma_destroy_event_channel(ch);
+  return 0;
+}
+
+static int abuse(const char* addr) {
+  struct sockaddr_storage ss;
+  if (parse(addr, 0, &ss) != 0) return 1;
+  struct rdma_event_channel* ch = rdma_create_event_channel();
+  CHECK(ch != NULL, "create_event_channel: %s", strerror(errno));
+  if (!ch) return 1;
+
+  /* 1. A non-blocking channel with nothing queued: EAGAIN at once, never a wait. */
+  fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+  struct rdma_cm_event* e = NULL;
+  double t0 = now();
+  CHECK(rdma_get_cm_event(ch, &e) == -1 && errno == EAGAIN, "empty non-blocking channel: not EAGAIN");
+  CHECK(now() - t0 < 0.5, "empty non-blocking get_cm_event waited");
+  fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) & ~O_NONBLOCK);
+
+  /* 2. Events of an id destroyed before they were read are gone with it. */
+  struct rdma_cm_id* id = NULL;
+  CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "create_id");
+  CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr*)&ss, 1000) == 0, "resolve_addr: %s", strerror(errno));
+  CHECK(rdma_destroy_id(id) == 0, "destroy_id with an unread event: %s", strerror(errno));
+  e = next_event(ch, 300);
+  CHECK(e == NULL, "an event of a destroyed id was delivered");
+  if (e) rdma_ack_cm_event(e);
+
+  /* 3. An id destroyed with an event handed out and not acked: an error (EBUSY) within a
+   * bounded time, the id kept; after the ack it goes. (librdmacm itself waits forever.) */
+  CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "create_id");
+  CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr*)&ss, 1000) == 0, "resolve_addr");
+  e = next_event(ch, 2000);
+  CHECK(e && e->event == RDMA_CM_EVENT_ADDR_RESOLVED, "no ADDR_RESOLVED");
+  t0 = now();
+  CHECK(rdma_destroy_id(id) == -1 && errno == EBUSY, "destroy_id with an unacked event: not EBUSY");
+  CHECK(now() - t0 < 5.0, "destroy_id waited %.1f s", now() - t0);
+  if (e) rdma_ack_cm_event(e);
+  CHECK(rdma_destroy_id(id) == 0, "destroy_id after the ack: %s", strerror(errno));
+
+  /* 4. Thousands of ids, each resolved, then destroyed: every event arrives, nothing leaks fds. */
+  enum { kIds = 3000 };
+  static struct rdma_cm_id* ids[kIds];
+  int made = 0, events = 0;
+  for (int i = 0; i < kIds; ++i) {
+    if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_UDP) != 0) break;
+    ++made;
+    if (rdma_resolve_addr(ids[i], NULL, (struct sockaddr*)&ss, 1000) != 0) break;
+  }
+  CHECK(made == kIds, "only %d of %d ids", made, kIds);
+  while ((e = next_event(ch, 500)) != NULL) {
+    ++events;
+    rdma_ack_cm_event(e);
+  }
+  CHECK(events == made, "%d events for %d ids", events, made);
+  for (int i = 0; i < made; ++i) CHECK(rdma_destroy_id(ids[i]) == 0, "destroy id %d", i);
+
+  /* 5. Oversized private data: EINVAL from connect (REQ: 56 bytes), reject (148). */
+  CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "create_id");
+  CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr*)&ss, 1000) == 0, "resolve_addr");
+  e = next_event(ch, 2000);
+  if (e) rdma_ack_cm_event(e);
+  CHECK(rdma_resolve_route(id, 1000) == 0, "resolve_route");
+  e = next_event(ch, 2000);
+  CHECK(e && e->event == RDMA_CM_EVENT_ROUTE_RESOLVED, "no ROUTE_RESOLVED");
+  if (e) rdma_ack_cm_event(e);
+  char big[200];
+  memset(big, 'x', sizeof big);
+  struct rdma_conn_param cp;
+  memset(&cp, 0, sizeof cp);
+  cp.private_data = big;
+  cp.private_data_len = 57;
+  cp.qp_num = 0x123;
+  CHECK(rdma_connect(id, &cp) == -1 && errno == EINVAL, "57 bytes of REQ private data accepted");
+  CHECK(rdma_reject(id, big, 149) == -1 && errno == EINVAL, "reject of no request accepted");
+  /* 56 bytes is the most a REQ takes: nobody listens, so REJECTED (or UNREACHABLE), never a hang. */
+  cp.private_data_len = 56;
+  CHECK(rdma_connect(id, &cp) == 0, "56 bytes of private data refused: %s", strerror(errno));
+  e = next_event(ch, 3000);
+  CHECK(e && (e->event == RDMA_CM_EVENT_REJECTED || e->event == RDMA_CM_EVENT_UNREACHABLE),
+        "connect to no listener: %s", e ? rdma_event_str(e->event) : "no event");
+  if (e) rdma_ack_cm_event(e);
+  CHECK(rdma_destroy_id(id) == 0, "destroy");
+
+  /* 6. A peer killed mid-handshake: the listener's request arrives, the requester dies before
+   * the REP; accept answers, and the passive side gets UNREACHABLE (ETIMEDOUT) - or its accept
+   * fails - never a hang. And the other way: a listener killed after the REQ. */
+  struct rdma_cm_id* listener = NULL;
+  struct sockaddr_storage ls = ss;
+  CHECK(rdma_create_id(ch, &listener, NULL, RDMA_PS_TCP) == 0, "create_id");
+  CHECK(rdma_bind_addr(listener, (struct sockaddr*)&ls) == 0, "bind: %s", strerror(errno));
+  CHECK(rdma_listen(listener, 8) == 0, "listen");
+  unsigned short port = ntohs(rdma_get_src_port(listener));
+  pid_t child = fork();
+  if (child == 0) {
+    struct rdma_event_channel* c2 = rdma_create_event_channel();
+    struct rdma_cm_id* a = NULL;
+    struct sockaddr_storage dst;
+    parse(addr, port, &dst);
+    rdma_create_id(c2, &a, NULL, RDMA_PS_TCP);
+    rdma_resolve_addr(a, NULL, (struct sockaddr*)&dst, 1000);
+    struct rdma_cm_event* ce = next_event(c2, 2000);
+    if (ce) rdma_ack_cm_event(ce);
+    rdma_resolve_route(a, 1000);
+    ce = next_event(c2, 2000);
+    if (ce) rdma_ack_cm_event(ce);
+    struct rdma_conn_param p;
+    memset(&p, 0, sizeof p);
+    p.qp_num = 0x456;
+    rdma_connect(a, &p);
+    _exit(0); /* dies with the REQ sent */
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  e = next_event(ch, 3000);
+  CHECK(e && e->event == RDMA_CM_EVENT_CONNECT_REQUEST, "no CONNECT_REQUEST: %s",
+        e ? rdma_event_str(e->event) : "none");
+  if (e && e->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+    struct rdma_cm_id* passive = e->id;
+    CHECK(e->param.conn.qp_num == 0x456, "the REQ's QP number %u", e->param.conn.qp_num);
+    rdma_ack_cm_event(e);
+    memset(&cp, 0, sizeof cp);
+    cp.qp_num = 0x789;
+    int rc = rdma_accept(passive, &cp);
+    if (rc == 0) {
+      e = next_event(ch, 3000);
+      CHECK(e && e->event == RDMA_CM_EVENT_UNREACHABLE && e->status == -ETIMEDOUT,
+            "accepting a dead requester: %s %d", e ? rdma_event_str(e->event) : "no event",
+            e ? e->status : 0);
+      if (e) rdma_ack_cm_event(e);
+    }
+    CHECK(rdma_destroy_id(passive) == 0, "destroy passive");
+  } else if (e) {
+    rdma_ack_cm_event(e);
+  }
+  CHECK(rdma_destroy_id(listener) == 0, "destroy listener");
+
+  /* 7. Unmodelled calls fail with EOPNOTSUPP. */
+  CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0, "create_id");
+  CHECK(rdma_join_multicast(id, (struct sockaddr*)&ss, NULL) == -1 && errno == EOPNOTSUPP, "join_multicast");
+  CHECK(rdma_destroy_id(id) == 0, "destroy");
+  rdma_destroy_event_channel(ch);
+  if (failures == 0) printf("abuse: all cases answered (3000 ids, %d events)\n", events);
+  return failures ? 1 : 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "bind") == 0) return do_bind(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "abuse") == 0) return abuse(argv[2]);
+  fprintf(stderr, "usage: cm_probe bind ADDR | abuse ADDR\n");
+  return 1;
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# rdma_cm programs on the fake librdmacm + libibverbs, in a network namespace this script makes
+# (the netdevs and addresses of the table, as on the host the table came from):
+#   programs.sh LIBDIR TABLES EXPECT PROBE CASE
+# Each case checks the program's own result and that the sgid_index in the control log (the
+# fake's bind/resolve records and the fake libibverbs' INIT->RTR) is the one rdmacm_expect
+# computes with the library's rule (gidpolicy::rdma_cm_source). Exit 77 (skipped) where a
+# network namespace cannot be made.
+set -uo pipefail
+lib=$1 tables=$2 expect=$3 probe=$4 case=$5
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${RDMACM_IN_NETNS:-}" ]; then
+  if ! unshare -n true 2>/dev/null; then
+    echo "SKIP: cannot create a network namespace (needs root or user namespaces)"
+    exit 77
+  fi
+  RDMACM_IN_NETNS=1 exec unshare -n "$0" "$@"
+fi
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+ip link set lo up
+veth() { ip link add "$1" type veth peer name "$1p" && ip link set "$1" up && ip link set "$1p" up; }
+veth net1 && veth net2 || { echo "SKIP: cannot create veth links here"; exit 77; }
+ip addr add 10.152.0.12/24 dev net1
+ip addr add 10.152.4.12/24 dev net2
+export LD_LIBRARY_PATH=$lib GIDPOLICY_FAKE_CM_DIR=$work/cm GIDPOLICY_FAKE_LOG=$work/log.jsonl
+export GIDPOLICY_FAKE_TABLES=$tables/nccl-1573-pod.show_gids.txt
+mkdir -p "$work/cm"
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# want ADDR NETDEV [MODES]: "DEVICE PORT INDEX" by the library's rule
+want() { "$expect" "$GIDPOLICY_FAKE_TABLES" "$@"; }
+# logged CALL ADDR DEVICE PORT INDEX: the fake's record of CALL for source ADDR chose that slot
+logged() {
+  grep -Eq "\"call\":\"$1\",\"device\":\"$3\".*\"port_num\":$4,\"result\":0,\"sgid_index\":$5,\"src\":\"$2:" \
+    "$GIDPOLICY_FAKE_LOG"
+}
+# rtr INDEX: some INIT->RTR of the fake libibverbs (for UD: an address handle) used that
+# sgid_index and succeeded
+rtr() {
+  grep -Eq "(\"transition\":\"INIT->RTR\"|\"call\":\"create_ah\").*\"sgid_index\":$1,.*\"result\":0" "$GIDPOLICY_FAKE_LOG"
+}
+check_choice() { # CALL ADDR NETDEV [MODES]
+  local call=$1 addr=$2; shift 2
+  read -r dev port idx < <(want "$addr" "$@") || { bad "rdmacm_expect has no choice for $addr"; return; }
+  if logged "$call" "$addr" "$dev" "$port" "$idx"; then
+    echo "sgid_index: $call $addr -> $dev port $port index $idx (rdmacm_expect agrees)"
+  else
+    bad "no $call record for $addr choosing $dev port $port index $idx"; grep "\"call\":\"$call\"" "$GIDPOLICY_FAKE_LOG"
+  fi
+  rtr "$idx" || bad "no INIT->RTR from sgid_index $idx"
+}
+# pair NAME "SERVER" "CLIENT" [daemon|ctrl]: the client's exit status decides; the server must
+# end 0 too unless it is a daemon (cmtime), then it is stopped; ctrl: the server listens only
+# after the client's control connection (fi_pingpong).
+pair() {
+  local name=$1 server=$2 client=$3 daemon=${4:-}
+  command -v "${server%% *}" > /dev/null || { echo "SKIP: no ${server%% *} (rdmacm-utils, perftest)"; exit 77; }
+  local listens
+  listens=$(grep -c '"call":"listen"' "$GIDPOLICY_FAKE_LOG" 2>/dev/null)
+  timeout 30 $server > "$work/$name.server" 2>&1 &
+  local spid=$!
+  if [ "$daemon" = ctrl ]; then
+    sleep 0.5  # fi_pingpong listens on rdma_cm only once the client's control socket is up
+  else
+    # The server is ready when it listens (a client that comes first is rejected, as on Linux).
+    for _ in $(seq 100); do
+      [ "$(grep -c '"call":"listen"' "$GIDPOLICY_FAKE_LOG" 2>/dev/null)" -gt "${listens:-0}" ] && break
+      sleep 0.1
+    done
+  fi
+  timeout 30 $client > "$work/$name.client" 2>&1
+  local crc=$?
+  tail -3 "$work/$name.client"
+  if [ "$daemon" = daemon ]; then kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; src=0; else wait "$spid"; src=$?; fi
+  [ $crc -eq 0 ] || { bad "$name client exited $crc"; cat "$work/$name.client"; }
+  [ $src -eq 0 ] || { bad "$name server exited $src"; cat "$work/$name.server"; }
+}
+
+case $case in
+  rping)
+    pair rping "rping -s -a 10.152.0.12 -p 7471 -C 5 -V" "rping -c -I 10.152.4.12 -a 10.152.0.12 -p 7471 -C 5 -V -v"
+    grep -q "ping data: rdma-ping-4" "$work/rping.client" || bad "rping moved no data"
+    # The kernel's answer for this table, known independently: each address's RoCE v2 GID.
+    [ "$(want 10.152.0.12 net1)" = "mlx5_0 1 7" ] || bad "10.152.0.12: not mlx5_0's index 7"
+    [ "$(want 10.152.4.12 net2)" = "mlx5_1 1 7" ] || bad "10.152.4.12: not mlx5_1's index 7"
+    check_choice bind_addr 10.152.0.12 net1
+    check_choice resolve_addr 10.152.4.12 net2 ;;
+  ucmatose)
+    pair ucmatose "ucmatose -b 10.152.0.12 -C 4 -c 2" "ucmatose -s 10.152.0.12 -b 10.152.4.12 -C 4 -c 2"
+    grep -q "return status 0" "$work/ucmatose.client" || bad "ucmatose did not complete"
+    check_choice bind_addr 10.152.0.12 net1
+    check_choice resolve_addr 10.152.4.12 net2 ;;
+  udaddy)
+    pair udaddy "udaddy -b 10.152.0.12 -C 4" "udaddy -s 10.152.0.12 -b 10.152.4.12 -C 4"
+    grep -q "return status 0" "$work/udaddy.client" || bad "udaddy did not complete"
+    check_choice bind_addr 10.152.0.12 net1
+    check_choice resolve_addr 10.152.4.12 net2 ;;
+  cmtime)
+    pair cmtime "cmtime -b 10.152.0.12 -c 50" "cmtime -s 10.152.0.12 -c 50" daemon
+    grep -q "^connect" "$work/cmtime.client" || bad "cmtime printed no connect times"
+    # The client names no source: the route to a local address is that address, on net1.
+    check_choice resolve_addr 10.152.0.12 net1 ;;
+  rdma_server_client)
+    pair rdma_sc "rdma_server -s 10.152.0.12 -p 7472" "rdma_client -s 10.152.0.12 -p 7472"
+    grep -q "rdma_client: end 0" "$work/rdma_sc.client" || bad "rdma_client did not end 0"
+    check_choice bind_addr 10.152.0.12 net1 ;;
+  ib_send_bw|ib_write_bw)
+    command -v "$case" > /dev/null || { echo "SKIP: no $case (perftest)"; exit 77; }
+    pair "$case" "$case -R -d mlx5_0 -n 200" "$case -R -d mlx5_0 -n 200 10.152.0.12"
+    grep -Eq "^ 65536 +200 " "$work/$case.client" || bad "$case printed no result line"
+    check_choice resolve_addr 10.152.0.12 net1 ;;
+  fi_pingpong_msg)
+    # libfabric's verbs msg endpoint (rdma_cm underneath). Its server binds 127.0.0.1, which
+    # rdma_cm gives the first active port's GID 0: a table that has one (ibm-pr4-cx6).
+    command -v fi_pingpong > /dev/null || { echo "SKIP: no fi_pingpong (libfabric-bin)"; exit 77; }
+    export GIDPOLICY_FAKE_TABLES=$tables/ibm-pr4-cx6.show_gids.txt
+    veth ens1f0 && ip addr add 172.19.0.60/24 dev ens1f0
+    pair fi_msg "fi_pingpong -p verbs -e msg -d mlx5_0 -S 64 -I 10" \
+      "fi_pingpong -p verbs -e msg -d mlx5_0 -S 64 -I 10 172.19.0.60" ctrl
+    grep -Eq "^64 +10 +=10 " "$work/fi_msg.client" || bad "fi_pingpong: no 10 acknowledged transfers"
+    grep -q '"call":"listen".*"sgid_index":0,"src":"127.0.0.1:' "$GIDPOLICY_FAKE_LOG" || bad "no loopback listener on GID 0"
+    rtr 0 || bad "no INIT->RTR from sgid_index 0" ;;
+  roce_mode_v1)
+    # The port's default mode set to v1: rdma_cm takes the v1 GID of the same address.
+    export GIDPOLICY_FAKE_ROCE_MODE=mlx5_0=v1
+    pair rping "rping -s -a 10.152.0.12 -p 7473 -C 3 -V" "rping -c -a 10.152.0.12 -p 7473 -C 3 -V"
+    check_choice bind_addr 10.152.0.12 net1 mlx5_0=v1
+    [ "$(want 10.152.0.12 net1 mlx5_0=v1)" = "mlx5_0 1 6" ] || bad "v1 mode: not index 6" ;;
+  enodev_no_gid)
+    command -v rping > /dev/null || { echo "SKIP: no rping (rdmacm-utils)"; exit 77; }
+    # An address of net1 that no GID holds: rdma_bind_addr fails with ENODEV.
+    ip addr add 10.152.9.9/24 dev net1
+    out=$(timeout 10 rping -s -a 10.152.9.9 -p 7474 -C 1 2>&1); echo "$out" | tail -2
+    echo "$out" | grep -q "No such device" || bad "rping did not fail with ENODEV"
+    grep -q '"call":"bind_addr","error":"ENODEV"' "$GIDPOLICY_FAKE_LOG" || bad "no ENODEV bind record"
+    want 10.152.9.9 net1 > /dev/null && bad "rdmacm_expect chose a GID for 10.152.9.9"
+    out=$("$probe" bind 10.152.9.9); [ "$out" = "errno 19 No such device" ] || bad "probe: $out" ;;
+  enodev_v1_only)
+    # The only GID of the address is RoCE v1 and the port's mode is the default v2: ENODEV.
+    export GIDPOLICY_FAKE_TABLES=$here/tables/v1-only.show_gids.txt
+    out=$("$probe" bind 10.152.0.12); echo "$out"
+    [ "$out" = "errno 19 No such device" ] || bad "v1-only with v2 mode: $out"
+    want 10.152.0.12 net1 > /dev/null && bad "rdmacm_expect chose a GID"
+    out=$(GIDPOLICY_FAKE_ROCE_MODE=mlx5_0=v1 "$probe" bind 10.152.0.12); echo "mode v1: $out"
+    [ "$out" = "mlx5_0 1 1" ] || bad "v1-only with v1 mode: $out" ;;
+  other_namespace)
+    # net2 (10.152.4.12 in the table) is moved into another namespace: not found here.
+    unshare -n sleep 30 &
+    other=$!
+    sleep 0.2
+    ip link set net2 netns "$other" || { echo "SKIP: cannot move a link"; exit 77; }
+    out=$("$probe" bind 10.152.4.12); echo "$out"
+    [ "$out" = "errno 99 Cannot assign requested address" ] || bad "address in another namespace: $out"
+    grep -q '"call":"bind_addr","error":"EADDRNOTAVAIL"' "$GIDPOLICY_FAKE_LOG" || bad "no EADDRNOTAVAIL record"
+    kill "$other" ;;
+  unreachable)
+    command -v rping > /dev/null || { echo "SKIP: no rping (rdmacm-utils)"; exit 77; }
+    out=$(timeout 10 rping -c -a 10.99.0.1 -p 7475 -C 1 2>&1); echo "$out" | tail -2
+    echo "$out" | grep -q "RDMA_CM_EVENT_ADDR_ERROR, error -101" || bad "no ADDR_ERROR ENETUNREACH" ;;
+  tables)
+    # Every address of every example table with an Ethernet link layer: the fake's choice (read
+    # back through ibv_query_gid) equals the library's. The table's netdevs are made here.
+    n=0
+    for t in nccl-1573-pod.show_gids.txt ibm-pr4-cx6.show_gids.txt mooncake-1617-ipv6only.show_gids.txt; do
+      for l in $(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -v '^lo$'); do ip link del "$l" 2>/dev/null; done
+      awk 'NR > 2 && $1 !~ /^n_gids/ {print $NF}' "$tables/$t" | sort -u | while read -r d; do veth "$d"; done
+      awk 'NR > 2 && $1 !~ /^n_gids/ {print $NF, (NF == 7 ? $5 : $4)}' "$tables/$t" | sort -u | while read -r d a; do
+        case $a in fe80:*) continue ;; esac
+        case $a in *:*) ip addr add "$a/64" dev "$d" nodad ;; *) ip addr add "$a/24" dev "$d" ;; esac
+        echo "$d $a"
+      done > "$work/addrs"
+      while read -r d a; do
+        : > "$GIDPOLICY_FAKE_LOG"
+        GIDPOLICY_FAKE_TABLES=$tables/$t "$probe" bind "$a" > /dev/null
+        got=$(grep '"call":"bind_addr"' "$GIDPOLICY_FAKE_LOG" |
+          sed -E 's/.*"device":"([^"]*)".*"port_num":([0-9]+),.*"sgid_index":([0-9]+),.*/\1 \2 \3/')
+        exp=$("$expect" "$tables/$t" "$a" "$d")
+        [ "$got" = "$exp" ] || bad "$t $a on $d: fake '$got', library '$exp'"
+        echo "$t $a ($d): $got"
+        n=$((n + 1))
+      done < "$work/addrs"
+    done
+    [ $n -ge 4 ] || bad "only $n addresses compared"
+    # Known answers (the RoCE v2 entry of each address), independent of the shared rule.
+    [ "$("$expect" "$tables/ibm-pr4-cx6.show_gids.txt" 172.19.0.60 ens1f0)" = "mlx5_0 1 5" ] || bad "ibm: not index 5" ;;
+  fake_host)
+    # Two fake hosts (gidpolicy fake-host --netns: each its own network namespace with its
+    # table's netdevs), one fabric directory: the client resolves through its namespace's route
+    # (10.152.0.13 on net1 towards 10.152.0.12) and rping runs between the namespaces.
+    [ -x "${RDMACM_GIDPOLICY:-}" ] || { echo "SKIP: no gidpolicy CLI"; exit 77; }
+    command -v rping > /dev/null || { echo "SKIP: no rping (rdmacm-utils)"; exit 77; }
+    unset GIDPOLICY_FAKE_CM_DIR
+    fh=("$RDMACM_GIDPOLICY" fake-host --fabric "$work/fabric" --netns --tables)
+    timeout 30 "${fh[@]}" "$tables/nccl-1573-pod.show_gids.txt" -- rping -s -a 10.152.0.12 -p 7481 -C 3 -V \
+      > "$work/fh.server" 2>&1 &
+    spid=$!
+    for _ in $(seq 100); do grep -q '"call":"listen"' "$GIDPOLICY_FAKE_LOG" 2>/dev/null && break; sleep 0.1; done
+    timeout 30 "${fh[@]}" "$here/tables/peer-13.show_gids.txt" -- rping -c -a 10.152.0.12 -p 7481 -C 3 -V -v \
+      > "$work/fh.client" 2>&1 || { bad "rping between fake hosts"; cat "$work/fh.client"; }
+    wait "$spid" || { bad "the fake-host rping server"; cat "$work/fh.server"; }
+    grep -q "ping data: rdma-ping-2" "$work/fh.client" || bad "no data between the fake hosts"
+    grep -q '"call":"resolve_addr","device":"mlx5_0".*"sgid_index":3,"src":"10.152.0.13:' "$GIDPOLICY_FAKE_LOG" ||
+      bad "the client did not resolve from 10.152.0.13 (index 3)"
+    [ "$("$expect" "$here/tables/peer-13.show_gids.txt" 10.152.0.13 net1)" = "mlx5_0 1 3" ] || bad "library: not index 3"
+    rtr 7 && rtr 3 || bad "no RTR from index 7 and 3" ;;
+  abuse)
+    "$probe" abuse 10.152.0.12 || bad "abuse cases" ;;
+  *) echo "unknown case $case"; exit 2 ;;
+esac
+exit $fail
