@@ -26,8 +26,12 @@ namespace {
 constexpr std::size_t kMaxDepth = kMaxSpecDepth;
 constexpr std::size_t kMaxBytes = kMaxSpecBytes;
 
-/// "a policy name (jaccl-fixed, ...)": every row that may stand where a policy does.
-std::string policy_names() { return "a policy name (" + builtin_spec_names(true, false, true) + ")"; }
+/// "a policy name (jaccl-fixed, ...)": every row that may stand where a policy does; where a
+/// whole profile fits, the profiles too.
+std::string policy_names(bool profiles) {
+  if (profiles) return "a profile or policy name (" + builtin_spec_names(true, true, true) + ")";
+  return "a policy name (" + builtin_spec_names(true, false, true) + ")";
+}
 
 /// A profile's name where only a policy fits (parse_policy, inside first()/per-device()): refused
 /// rather than read as its policy alone, which would route from its own pick and so silently not
@@ -65,7 +69,7 @@ class Parser {
     const std::size_t start = pos_;
     const std::string_view name = identifier();
     const BuiltinSpec* row = name.empty() ? nullptr : find_builtin_spec(name);
-    if (!row) return error(start, policy_names());
+    if (!row) return error(start, policy_names(profile != nullptr));
     if (profile) *profile = nullptr;
     if (row->kind == SpecKind::combinator) {
       // Each first(...) / per-device(...) level is one recursive call: bounded before recursing.

@@ -131,10 +131,33 @@ TEST(Registry, TracedAndUntracedSelectionAgree) {
 TEST(Registry, ParserHintsNameEveryRowAndOption) {
   auto unknown = parse_policy("no-such-policy");
   ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().detail.find("expected a policy name ("), std::string::npos)
+      << unknown.error().detail;
+  // Where a whole profile fits, the profiles are named too.
+  auto unknown_profile = parse_profile("no-such-profile");
+  ASSERT_FALSE(unknown_profile);
+  EXPECT_NE(unknown_profile.error().detail.find("expected a profile or policy name ("), std::string::npos)
+      << unknown_profile.error().detail;
+  // The names between the parentheses, exactly: every row (profiles only where they fit).
+  const auto listed = [](const std::string& detail) {
+    const auto open = detail.find('(');
+    const std::string list = detail.substr(open + 1, detail.find(')', open) - open - 1);
+    std::set<std::string> names;
+    std::size_t p = 0;
+    while (p <= list.size()) {
+      const std::size_t comma = std::min(list.find(", ", p), list.size());
+      names.insert(list.substr(p, comma - p));
+      p = comma + 2;
+    }
+    return names;
+  };
+  std::set<std::string> policies, all;
   for (const BuiltinSpec& row : kBuiltinSpecs) {
-    if (row.kind == SpecKind::profile) continue;
-    EXPECT_NE(unknown.error().detail.find(std::string(row.name)), std::string::npos) << row.name;
+    all.insert(std::string(row.name));
+    if (row.kind != SpecKind::profile) policies.insert(std::string(row.name));
   }
+  EXPECT_EQ(listed(unknown.error().detail), policies) << unknown.error().detail;
+  EXPECT_EQ(listed(unknown_profile.error().detail), all) << unknown_profile.error().detail;
   for (const BuiltinSpec& row : kBuiltinSpecs) {
     if (row.kind == SpecKind::combinator) continue;
     SCOPED_TRACE(std::string(row.name));
@@ -188,7 +211,11 @@ std::set<std::type_index> type_set(PolicyTypes<P...> /*types*/) {
 TEST(Registry, ExamplesMakeExactlyTheBuiltinPolicyTypes) {
   std::set<std::type_index> made;
   for (const auto& [row, ex] : all_examples()) made.insert(std::type_index(profile_of(ex).policy.type()));
-  EXPECT_EQ(made, type_set(BuiltinPolicies{}));
+  const std::set<std::type_index> listed = type_set(BuiltinPolicies{});
+  for (const auto& t : made)
+    EXPECT_TRUE(listed.contains(t)) << t.name() << ": made by a row, not in BuiltinPolicies";
+  for (const auto& t : listed)
+    EXPECT_TRUE(made.contains(t)) << t.name() << ": in BuiltinPolicies, made by no row";
 }
 
 template <class P>
