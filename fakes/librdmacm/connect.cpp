@@ -5,6 +5,7 @@
 #include "cm.hpp"
 
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -650,7 +651,7 @@ __attribute__((visibility("default"))) int rdma_get_request(rdma_cm_id* listen, 
     Channel* c = li->channel;
     while (c->queue.empty()) {
       lk.unlock();
-      pollfd p{c->pub.fd, POLLIN, -1};
+      pollfd p{c->pub.fd, POLLIN, 0};
       ::poll(&p, 1, -1);
       lk.lock();
       std::uint64_t v = 0;
