@@ -164,7 +164,8 @@ std::string netdev_owning(const sockaddr* a);
 socklen_t sockaddr_len(const sockaddr* a);
 void fill_path(Id* id);
 
-// connect.cpp
+// progress.cpp
+void close_conn(Library& l, Id* id);
 void ensure_progress(Library& l);
 void watch(Library& l, Id* id);
 void unwatch(Library& l, Id* id);

@@ -1,10 +1,11 @@
 /* Drives the fake librdmacm the way programs (and buggy programs) do.
- *   cm_probe bind ADDR            binds ADDR; prints "DEVICE PORT SGID_INDEX" (the GID rdma_cm
- *                                 chose, read back through ibv_query_gid) or "errno NAME"
- *   cm_probe abuse                every misuse case below; exit 0 when each was an error
- *                                 return or an event, as librdmacm gives
- *   cm_probe handshake-victim ADDR PORT   connects and stops (SIGSTOP-free: exits) mid-handshake
+ *   cm_probe bind ADDR    binds ADDR; prints "DEVICE PORT INDEX" (INDEX: the first slot of the
+ *                         port holding the bound GID, read back through ibv_query_gid; the tests
+ *                         take the sgid_index itself from the control log) or "errno N TEXT"
+ *   cm_probe abuse ADDR   every misuse case below; exit 0 when each was an error return or an
+ *                         event, as librdmacm gives, within bounded time
  * Compiled against the real librdmacm headers, run on the fake. */
+#define _GNU_SOURCE /* clock_gettime and CLOCK_MONOTONIC under -std=c11 */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
