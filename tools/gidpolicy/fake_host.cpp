@@ -311,7 +311,8 @@ result<bool> enter_namespaces(bool netns) {
       return true;
     return fail_errno(errno, "cannot map the user namespace's ids");
   }
-  return fail(Error(std::error_code(direct, std::generic_category()), std::string("unshare: ") + err_text(direct)));
+  return fail(
+      Error(std::error_code(direct, std::generic_category()), std::string("unshare: ") + err_text(direct)));
 }
 
 }  // namespace
