@@ -7,6 +7,7 @@
 #include <gidpolicy/fakes/fake_c_abi.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/fakes/testing/mock_verbs.hpp>
+#include <gidpolicy/fakes/fake_routes.hpp>
 #include <gidpolicy/network.hpp>
 #include <gidpolicy/policies/ranked.hpp>
 #include <gidpolicy/policies/spec.hpp>
@@ -359,7 +360,7 @@ TEST(NetworkView, ComparesNamesFirstThenIfindexesAndKnowsUnknown) {
 }
 
 TEST(NetworkView, ObserveAsksEachPeerOnceAndFailsOnAnUnroutablePeer) {
-  FakeRoutes routes;
+  fakes::FakeRoutes routes;
   routes.links = {{"eth0", 2}, {"eth1", 3}};
   routes.routes = {{gid("::ffff:10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.1")},
                    {Gid{}, "eth1", 3, gid("::ffff:10.2.0.1")}};  // default route
