@@ -1,4 +1,5 @@
-// KernelRoutes (kernel_routes.hpp): the kernel's route to a peer over rtnetlink, as `ip route get ADDR` asks it.
+// KernelRoutes (kernel_routes.hpp): the kernel's route to a peer over rtnetlink, as
+// `ip route get ADDR` asks it.
 //
 // Why a plain netlink socket: one request and one reply, a few attributes read; libnl-route-3
 // would add a link dependency to the core library for that. Bounded: the reply buffer is 16 KiB

@@ -5,9 +5,9 @@
 #include <gidpolicy/change.hpp>
 #include <gidpolicy/diagnose.hpp>
 #include <gidpolicy/fakes/fake_c_abi.hpp>
+#include <gidpolicy/fakes/fake_routes.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/fakes/testing/mock_verbs.hpp>
-#include <gidpolicy/fakes/fake_routes.hpp>
 #include <gidpolicy/network.hpp>
 #include <gidpolicy/policies/ranked.hpp>
 #include <gidpolicy/policies/spec.hpp>
