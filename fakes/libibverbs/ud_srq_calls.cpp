@@ -49,8 +49,8 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
     return nullptr;
   }
   auto table = lib.model.table(d->name, attr.port_num);
-  auto profile = lib.model.driver_model(d->name);
-  if (!table || !profile) {
+  auto driver = lib.model.driver_model(d->name);
+  if (!table || !driver) {
     fail_record(lib, r, d, EINVAL, "no GID table for the port");
     errno = EINVAL;
     return nullptr;
@@ -60,7 +60,7 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
   req.is_global = attr.is_global != 0;
   req.sgid_index = attr.grh.sgid_index;
   req.dgid = Gid::from_bytes(attr.grh.dgid.raw);
-  const RtrVerdict v = judge_rtr(table.value(), req, profile.value());
+  const RtrVerdict v = judge_rtr(table.value(), req, driver.value());
   if (v.outcome == RtrOutcome::error) {
     fail_record(lib, r, d, v.err, v.reason);
     errno = v.err;
