@@ -217,7 +217,7 @@ TEST(PredictRtr, ZeroPeerGidIsRefusedAndNamed) {
       << p.to_string(Platform::linux_kernel);
 }
 
-// Issue 16 item 10: a cause is never both confirmed and ruled out (the Mac mini at index 20,
+// A cause is never both confirmed and ruled out (the Mac mini at index 20,
 // past gid_tbl_len 16, and 256, which wraps to 0).
 TEST(Diagnose, NeverConfirmsAndRulesOutTheSameCause) {
   const GidTable mac = test::macmini();
@@ -239,7 +239,7 @@ TEST(Diagnose, NeverConfirmsAndRulesOutTheSameCause) {
             "sgid_index 20 is outside the table, not an empty slot in it");
 }
 
-// Issue 16 item 11: explain-errno names the zero destination GID exactly as check predicts it.
+// explain-errno names the zero destination GID exactly as check predicts it.
 TEST(Diagnose, ZeroDestinationIsNamedAsThePredictionNamesIt) {
   for (const GidTable& t : {test::macmini(), test::nccl_769()}) {
     const auto driver = DriverModel::for_link_layer(t.port().link_layer);

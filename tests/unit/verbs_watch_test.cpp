@@ -1,4 +1,4 @@
-// Unit tests of issue 14: change.hpp (classify_change, replan), verbs/watch.hpp (GidWatcher,
+// Unit tests of the table watch: change.hpp (classify_change, replan), verbs/watch.hpp (GidWatcher,
 // WatchThread), the async-event calls of every backend, network.hpp (NetworkView, FakeRoutes,
 // observe_network, peers_of), auto:peer=ADDR and the namespace ranking, and diagnose()'s ENODEV
 // namespace cause.
