@@ -8,7 +8,8 @@
 // Example:
 //   gidpolicy::KernelRoutes kernel;
 //   auto peer = gidpolicy::PeerAddress::parse("10.1.0.2").value();
-//   auto view = gidpolicy::observe_network(kernel, {peer});   // errc::no_route, not_supported, ...
+//   const std::vector<gidpolicy::PeerAddress> peers{peer};
+//   auto view = gidpolicy::observe_network(kernel, peers);   // errc::no_route, not_supported, ...
 #pragma once
 
 #include <gidpolicy/error.hpp>

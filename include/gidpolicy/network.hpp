@@ -45,7 +45,8 @@
 // Example:
 //   gidpolicy::KernelRoutes kernel;                                   // <gidpolicy/kernel_routes.hpp>
 //   auto peer = gidpolicy::PeerAddress::parse("10.1.0.2").value();     // or "fe80::2%en3"
-//   auto view = gidpolicy::observe_network(kernel, {peer}).value();
+//   const std::vector<gidpolicy::PeerAddress> peers{peer};
+//   auto view = gidpolicy::observe_network(kernel, peers).value();
 //   auto plan = profile.plan(table, {.network = &view});     // profile "auto:peer=10.1.0.2"
 #pragma once
 
