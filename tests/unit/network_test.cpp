@@ -287,3 +287,51 @@ TEST(RankedRoute, AViewBuiltByHandGetsTheSameChecks) {
 
 }  // namespace
 }  // namespace gidpolicy
+
+// NetworkView: netdev visibility by name then ifindex, and observe_network over a fake route source.
+// A named namespace: the unit tests are a unity build, where every file's anonymous namespace is
+// one namespace.
+namespace gidpolicy::network_view_test {
+
+Gid gid(const char* s) { return VALUE_OR_FAIL(Gid::parse(s)); }
+
+PortInfo roce_port(std::uint32_t len = 16) {
+  return PortInfo{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), len, Mtu::mtu_1024, 0};
+}
+
+// ---- network view, peer routes, namespaces ------------------------------------------------
+
+TEST(NetworkView, ComparesNamesFirstThenIfindexesAndKnowsUnknown) {
+  NetworkView v{{{"eth0", 2}, {"eth1", 3}}, {}};
+  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth1", 99)),
+            Visibility::visible);  // the name wins over a file's foreign ifindex
+  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth9", 3)),
+            Visibility::invisible);
+  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "", 3)),
+            Visibility::visible);
+  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "", 7)),
+            Visibility::invisible);
+  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"))), Visibility::unknown);
+}
+
+TEST(NetworkView, ObserveAsksEachPeerOnceAndFailsOnAnUnroutablePeer) {
+  fakes::FakeRoutes routes;
+  routes.links = {{"eth0", 2}, {"eth1", 3}};
+  routes.routes = {{gid("::ffff:10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.1")},
+                   {Gid{}, "eth1", 3, gid("::ffff:10.2.0.1")}};  // default route
+  const std::vector<PeerAddress> peers{gid("::ffff:10.1.0.9"), gid("::ffff:192.0.2.1"),
+                                       gid("::ffff:10.1.0.9")};
+  ASSERT_OK_AND_ASSIGN(auto v, observe_network(routes, peers));
+  EXPECT_EQ(routes.queries, 2u);
+  ASSERT_NE(v.route_to(gid("::ffff:192.0.2.1")), nullptr);
+  EXPECT_EQ(v.route_to(gid("::ffff:192.0.2.1"))->netdev, "eth1");
+  routes.routes.pop_back();
+  auto bad = observe_network(routes, std::vector<PeerAddress>{gid("::ffff:192.0.2.1")});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error(), std::errc::network_unreachable);
+  EXPECT_THAT(bad.error().detail, testing::HasSubstr("192.0.2.1"));
+  std::vector<PeerAddress> many(65, gid("::ffff:10.1.0.9"));
+  EXPECT_EQ(observe_network(routes, many).error(), errc::invalid_argument);
+}
+
+}  // namespace gidpolicy::network_view_test
