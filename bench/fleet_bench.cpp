@@ -1,4 +1,4 @@
-// Fleet analysis figures (issue 17), printed beside today's per-pair cost of the fake fabric.
+// Fleet analysis figures, printed beside today's per-pair cost of the fake fabric.
 //
 //   bench_fleet [--hosts N]... [--no-today] [--mesh-only]   (default sizes: 1024 and 10000)
 //

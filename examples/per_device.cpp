@@ -1,4 +1,4 @@
-// PerDevice: a policy per NIC (NCCL issue 890). Here mlx5_1 is pinned to its RoCE v1 IPv4
+// PerDevice: a policy per NIC (NVIDIA/nccl#890). Here mlx5_1 is pinned to its RoCE v1 IPv4
 // entry (index 6: say, a peer that only speaks v1) and every other device uses auto.
 //
 //   per_device TABLE

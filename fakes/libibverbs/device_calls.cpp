@@ -197,7 +197,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
     ctx.ops.post_srq_recv = &fakelib::post_srq_recv;
     ctx.ops.poll_cq = &fakelib::poll_cq;
     ctx.ops.req_notify_cq = &fakelib::req_notify_cq;
-    if (auto p = lib.model.driver_model(d->name)) r["profile"] = p.value().name;
+    if (auto p = lib.model.driver_model(d->name)) r["driver"] = p.value().name;
     r["result"] = 0;
     lib.log.write(r);
     ibv_context* out = &c->ctx;

@@ -2,7 +2,8 @@
 //
 //   GIDPOLICY_FAKE_TABLES   a GID table file in any format gidpolicy reads (JSON, ibv_devinfo -v,
 //                           show_gids) or a sysfs-like directory
-//   GIDPOLICY_FAKE_PROFILE  linux | apple_thunderbolt (default: per device, by link layer)
+//   GIDPOLICY_FAKE_DRIVER   linux | apple_thunderbolt: the driver model (default: per device, by
+//                           link layer); GIDPOLICY_FAKE_PROFILE is its old name, still read
 //   GIDPOLICY_FAKE_LOG      append one JSON object per control call to this file
 //
 // A bad configuration behaves like a machine without RDMA (ibv_get_device_list: NULL, ENOSYS)
@@ -88,11 +89,22 @@ Library::Library() {
         "output)");
     return;
   }
+  // The driver model. "Profile" names a selection behaviour everywhere else, so the variable
+  // is GIDPOLICY_FAKE_DRIVER; the old name is still read, and the two must not disagree.
+  const char* driver_env = std::getenv("GIDPOLICY_FAKE_DRIVER");
+  const char* old_env = std::getenv("GIDPOLICY_FAKE_PROFILE");
+  if (driver_env && *driver_env && old_env && *old_env && std::strcmp(driver_env, old_env) != 0) {
+    bad(std::string("GIDPOLICY_FAKE_DRIVER=") + driver_env +
+        " and its old name GIDPOLICY_FAKE_PROFILE=" + old_env + " disagree (set one)");
+    return;
+  }
+  const char* driver_var = driver_env && *driver_env ? "GIDPOLICY_FAKE_DRIVER" : "GIDPOLICY_FAKE_PROFILE";
+  if (!(driver_env && *driver_env)) driver_env = old_env;
   std::optional<DriverModel> driver;
-  if (const char* p = std::getenv("GIDPOLICY_FAKE_PROFILE"); p && *p) {
-    driver = DriverModel::by_name(p);
+  if (driver_env && *driver_env) {
+    driver = DriverModel::by_name(driver_env);
     if (!driver) {
-      bad(std::string("GIDPOLICY_FAKE_PROFILE=") + p + " is not a driver model (linux, apple_thunderbolt)");
+      bad(std::string(driver_var) + "=" + driver_env + " is not a driver model (linux, apple_thunderbolt)");
       return;
     }
   }

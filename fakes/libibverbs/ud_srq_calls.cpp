@@ -51,8 +51,8 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
     return nullptr;
   }
   auto table = lib.model.table(d->name, attr.port_num);
-  auto profile = lib.model.driver_model(d->name);
-  if (!table || !profile) {
+  auto driver = lib.model.driver_model(d->name);
+  if (!table || !driver) {
     fail_record(lib, r, d, EINVAL, "no GID table for the port");
     errno = EINVAL;
     return nullptr;
@@ -61,7 +61,7 @@ ibv_ah* create_ah_locked(Library& lib, Pd& p, const ibv_ah_attr& attr) {
   ibv_qp_attr as_qp{};
   as_qp.ah_attr = attr;
   const RtrRequest req = rtr_request(as_qp, IBV_QP_AV, QpKind::ud);
-  const RtrVerdict v = judge_rtr(table.value(), req, profile.value());
+  const RtrVerdict v = judge_rtr(table.value(), req, driver.value());
   if (v.outcome == RtrOutcome::error) {
     fail_record(lib, r, d, v.err, v.reason);
     errno = v.err;

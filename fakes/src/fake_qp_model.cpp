@@ -115,7 +115,7 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
                          qp_state_name(from) + "->" + qp_state_name(to) + ")";
   GIDPOLICY_TRYV(impl_->enter(VerbsCall::modify_qp, at));
   const Device* d = impl_->device(q.device);
-  const Errnos E = Errnos::of(d->profile.platform);
+  const Errnos E = Errnos::of(d->driver.platform);
 
   if (!(mask & IBV_QP_STATE))
     return fail_errno(E.einval, at + ": no IBV_QP_STATE (attribute-only changes are not modelled)");
@@ -189,7 +189,7 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
     RtrRequest req = rtr_request(attr, mask, q.kind);
     req.source_netdev_present = p->netdev_gone.count(req.sgid_index) == 0;
     // The one driver model (driver_model.hpp), judged on the table as it is at this call.
-    const RtrVerdict v = judge_rtr(p->table(), req, d->profile);
+    const RtrVerdict v = judge_rtr(p->table(), req, d->driver);
     if (v.outcome == RtrOutcome::error) return fail_errno(v.err, at + ": " + v.reason);
     q.rtr = v;
     auto e = p->entries.find(req.sgid_index);

@@ -66,13 +66,13 @@ result<void> FakeVerbs::load_file(const std::filesystem::path& path,
 result<void> FakeVerbs::set_driver_model(std::string_view device, DriverModel model) {
   std::lock_guard lock(impl_->mu);
   GIDPOLICY_TRY(d, impl_->device_or_error(device));
-  d->profile = std::move(model);
+  d->driver = std::move(model);
   return success();
 }
 
 result<DriverModel> FakeVerbs::driver_model(std::string_view device) const {
   std::lock_guard lock(impl_->mu);
-  if (const Device* d = impl_->device(device)) return d->profile;
+  if (const Device* d = impl_->device(device)) return d->driver;
   return fail(errc::device_not_found, "the fake has no device '" + std::string(device) + "'");
 }
 
@@ -287,7 +287,7 @@ result<QpHandle> FakeVerbs::create_qp(DeviceHandle device, QpKind kind) {
   const std::string at = "create_qp(" + name + ", " + std::string(to_string(kind)) + ")";
   GIDPOLICY_TRYV(impl_->enter(VerbsCall::create_qp, at));
   const Device* d = impl_->device(name);
-  const RtrVerdict v = judge_create_qp(kind, impl_->qps_on(name), d->profile);
+  const RtrVerdict v = judge_create_qp(kind, impl_->qps_on(name), d->driver);
   if (v.outcome == RtrOutcome::error) return fail_errno(v.err, at + ": " + v.reason);
   std::uint32_t num = 0;
   if (impl_->qp_numbers) {

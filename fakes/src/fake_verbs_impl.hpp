@@ -37,7 +37,7 @@ struct Port {
 
 struct Device {
   std::string name;
-  DriverModel profile;
+  DriverModel driver;
   verbs::ReadSupport support{true, true, true};
   std::map<std::uint32_t, Port> ports;
 };

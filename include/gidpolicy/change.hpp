@@ -89,7 +89,9 @@ struct Replan {
 ///  * disappeared / untracked: select again (tell_peer when the GID differs).
 /// Errors: errc::port_not_active when the port is not active/armed; the policy's own error
 /// (errc::no_candidate with its trace) when nothing qualifies: advertise nothing, RTR nothing.
-/// Example: `auto r = replan(profile, plan, change); if (r && r.value().tell_peer) ...`
+/// Example:
+///   if (auto r = replan(profile, plan, change); r && r.value().tell_peer)
+///     send_to_peer(r.value().plan.selection.entry.gid);
 result<Replan> replan(const Profile& profile, const Plan& current, const GidChange& change,
                       SelectOptions run = {});
 

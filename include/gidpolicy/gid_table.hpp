@@ -13,7 +13,7 @@
 //   gidpolicy::PortInfo port{.device = "mlx5_0", .port = 1, .state = PortState::active,
 //                            .link_layer = LinkLayer::ethernet(), .gid_tbl_len = 256};
 //   auto table = gidpolicy::GidTable::make(port, {GidEntry::valid(3, gid, GidType::roce_v2)});
-//   if (const GidEntry* e = table->find(3)) ...
+//   if (const GidEntry* e = table.value().find(3)) std::cout << e->gid.to_string();
 #pragma once
 
 #include <gidpolicy/error.hpp>

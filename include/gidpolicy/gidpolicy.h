@@ -155,7 +155,8 @@ typedef struct gidpolicy_profile gidpolicy_profile;
  *                                    disagree: kept to reproduce the bug, see gidpolicy_plan_agrees)
  *    "first(validated:index=3|auto)", "per-device(mlx5_0=validated:index=7;*=auto)"
  *  Error: GIDPOLICY_ERR_INVALID_SPEC, "at position P: expected ..., found '...'".
- *  Example: gidpolicy_profile *p; if (gidpolicy_profile_parse(getenv("GID_POLICY"), &p, err, sizeof err)) ...
+ *  Example: gidpolicy_profile *p; if (gidpolicy_profile_parse(getenv("GID_POLICY"), &p, err, sizeof err))
+ *             fprintf(stderr, "GID_POLICY: %s\n", err);
  */
 gidpolicy_status gidpolicy_profile_parse(const char* spec, gidpolicy_profile** out, char* err, size_t errlen);
 
@@ -285,7 +286,7 @@ gidpolicy_status gidpolicy_select(const gidpolicy_profile* profile, const gidpol
  *  ...; use the direct RoCE address for --coordinator, or select --rdma-device and
  *  --rdma-gid-index", or the only port's own reason), GIDPOLICY_ERR_NOT_SUPPORTED (not a
  *  ds4-linux policy), GIDPOLICY_ERR_INVALID_ARGUMENT.
- *  Example: gidpolicy_select_port(pol, tables, n, &k, &sel, err, sizeof err);  port k is ds4's */
+ *  Example (port k is ds4's): gidpolicy_select_port(pol, tables, n, &k, &plan, err, sizeof err); */
 gidpolicy_status gidpolicy_select_port(const gidpolicy_profile* profile, const gidpolicy_table* const* tables,
                                        size_t count, size_t* chosen, gidpolicy_plan** out, char* err,
                                        size_t errlen);
@@ -499,7 +500,8 @@ gidpolicy_status gidpolicy_preflight_live_typed(const gidpolicy_verbs_fns* fns, 
  *  otherwise gidpolicy_preflight_live_typed() of its sgid_index, GID and the type the snapshot
  *  showed at that index (the selected entry's, gidpolicy_plan_gid_type(), unless the spec
  *  ends in "@sgid=N"), so a RoCE v1 twin now in the selected v2 slot is GIDPOLICY_ERR_GID_CHANGED.
- *  Example: if (gidpolicy_preflight_plan(&fns, ctx, 1, sel, err, sizeof err)) goto fail; */
+ *  Example: gidpolicy_status s = gidpolicy_preflight_plan(&fns, ctx, 1, sel, err, sizeof err);
+ *           if (s != GIDPOLICY_OK) return s; */
 gidpolicy_status gidpolicy_preflight_plan(const gidpolicy_verbs_fns* fns, struct ibv_context* context,
                                           uint32_t port, const gidpolicy_plan* plan, char* err,
                                           size_t errlen);

@@ -43,9 +43,10 @@
 //    down.
 //
 // Example:
-//   gidpolicy::KernelRoutes kernel;
+//   gidpolicy::KernelRoutes kernel;                                   // <gidpolicy/kernel_routes.hpp>
 //   auto peer = gidpolicy::PeerAddress::parse("10.1.0.2").value();     // or "fe80::2%en3"
-//   auto view = gidpolicy::observe_network(kernel, {peer}).value();
+//   const std::vector<gidpolicy::PeerAddress> peers{peer};
+//   auto view = gidpolicy::observe_network(kernel, peers).value();
 //   auto plan = profile.plan(table, {.network = &view});     // profile "auto:peer=10.1.0.2"
 #pragma once
 
@@ -137,7 +138,8 @@ struct NetworkView {
   friend bool operator==(const NetworkView&, const NetworkView&) = default;
 };
 
-/// Where a NetworkView comes from: the kernel (KernelRoutes) or a test's fake (FakeRoutes).
+/// Where a NetworkView comes from: the kernel (KernelRoutes, <gidpolicy/kernel_routes.hpp>) or a
+/// test's data (gidpolicy::fakes::FakeRoutes, <gidpolicy/fakes/fake_routes.hpp>).
 class RouteSource {
  public:
   virtual ~RouteSource() = default;
@@ -147,31 +149,6 @@ class RouteSource {
   /// Errors: errc::no_route when no route covers it at all; errc::invalid_argument when the
   /// scope names no netdev here; else what the source failed with, naming the peer.
   virtual result<Route> route_to(const PeerAddress& peer) = 0;
-};
-
-/// The kernel's routing table over rtnetlink (a plain NETLINK_ROUTE socket, no library),
-/// interfaces from if_nameindex(). Each query waits at most 2 s for the kernel's answer. The
-/// kernel answers a blackhole/unreachable/prohibit route with its errno (its fib_props table:
-/// EINVAL, EHOSTUNREACH, EACCES), which route_to() turns back into that RouteType; ENETUNREACH
-/// (no route, or a throw route leaving every table) is errc::no_route.
-/// Linux only for routes: elsewhere route_to() fails with errc::not_supported (interfaces()
-/// works on any POSIX system).
-class KernelRoutes final : public RouteSource {
- public:
-  result<std::vector<NetInterface>> interfaces() override;
-  result<Route> route_to(const PeerAddress& peer) override;
-};
-
-/// A RouteSource from data, for tests: `routes` are answered by exact peer (address and scope),
-/// then by the first route whose peer address is zero (a default route, which also answers
-/// scoped peers when its netdev is the scope); anything else fails with errc::no_route.
-class FakeRoutes final : public RouteSource {
- public:
-  std::vector<NetInterface> links;
-  std::vector<Route> routes;
-  unsigned queries = 0;  ///< route_to calls made
-  result<std::vector<NetInterface>> interfaces() override { return links; }
-  result<Route> route_to(const PeerAddress& peer) override;
 };
 
 /// Whether `peer` is an address rdma_cm would route to a remote host (see the header comment):

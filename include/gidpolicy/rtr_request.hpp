@@ -10,7 +10,7 @@
 // another entry (ds4's `--rdma-gid-index 257` routes from index 1).
 //
 // Example:
-//   gidpolicy::RtrRequest req{.qp_type = gidpolicy::QpKind::uc, .sgid_index = 1, .dgid = peer};
+//   gidpolicy::RtrRequest req{.qp_type = gidpolicy::QpKind::uc, .sgid_index = 1, .dgid = peer_gid};
 //   auto v = gidpolicy::judge_rtr(table, req, gidpolicy::DriverModel::linux_kernel());
 #pragma once
 

@@ -6,8 +6,9 @@
 // actionable ("index 1: link-local fe80::... rejected on Ethernet").
 //
 // Example:
-//   for (const auto& step : trace.steps)
-//     std::cout << step.index << " " << to_string(step.verdict) << "\n";
+//   for (const auto& attempt : trace.attempts)   // one per alternative a first() tried
+//     for (const auto& step : attempt.steps)
+//       std::cout << step.index << " " << to_string(step.verdict) << "\n";
 #pragma once
 
 #include <cstdint>

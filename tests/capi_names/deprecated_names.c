@@ -1,8 +1,8 @@
 /* GIDPOLICY-RENAME-KEEP-BEGIN (the rename script leaves this file's old names alone)
- * Code written against the C API's old names (before issue 15) still builds and behaves the
- * same: gidpolicy_policy is now gidpolicy_profile and gidpolicy_selection gidpolicy_plan, and the
- * old names stay as deprecated aliases for one release. Built with -DGIDPOLICY_NO_DEPRECATED this
- * file must NOT compile (capi.names.no_deprecated checks that the aliases are gone then). */
+ * Code written against the C API's old names (docs/concepts.md, "Old names that still build") still builds
+ * and behaves the same: gidpolicy_policy is now gidpolicy_profile and gidpolicy_selection gidpolicy_plan, and
+ * the old names stay as deprecated aliases for one release. Built with -DGIDPOLICY_NO_DEPRECATED this file
+ * must NOT compile (capi.names.no_deprecated checks that the aliases are gone then). */
 #include <gidpolicy/gidpolicy.h>
 
 #include <stdio.h>

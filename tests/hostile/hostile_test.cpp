@@ -1,4 +1,4 @@
-// Hostile input (issue 16), one group per class of the issue: each input here crashed, hung,
+// Hostile input, one group per class: each input here crashed, hung,
 // used unbounded memory, lost data silently or was read differently by different readers
 // before. Library, C API and the CLI as a process. Hangs are caught by this program's ctest
 // TIMEOUT, memory by an address-space limit set on the child (ulimit -v), not by timing.

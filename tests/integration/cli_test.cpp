@@ -464,7 +464,7 @@ TEST(Simulate, JacclFailsEveryPairWithTheMacMiniAutoConnectsAll) {
   EXPECT_NE(fixed.out.find("3 of 3 pairs connected"), std::string::npos) << fixed.out;
 }
 
-// Issue 16 item 12: each direction names its own side's RTR refusal, not the first side's again.
+// Each direction names its own side's RTR refusal, not the first side's again.
 TEST(Simulate, EachDirectionNamesItsOwnSidesRefusal) {
   const std::string v4 = example("nccl-769.devinfo.txt");
   const std::string v6 = example("mooncake-1617-ipv6only.show_gids.txt");
@@ -555,7 +555,7 @@ TEST(Usage, BadUsageExitsTwoWithOneLine) {
   expect_one_line_error(run_cli({"explain-errno", "EWHAT"}), "expected an errno number or name");
 }
 
-// Issue 16 item 12: CLI11's own texts are said in the tool's words: the option, what it
+// CLI11's own texts are said in the tool's words: the option, what it
 // expects and what was found, on one line, exit 2.
 TEST(Usage, ParseErrorsNameTheOptionAndWhatItExpects) {
   const std::string t = example("nccl-769.devinfo.txt");
@@ -581,7 +581,7 @@ TEST(Usage, ParseErrorsNameTheOptionAndWhatItExpects) {
   EXPECT_EQ(port.err.find("a device"), std::string::npos) << port.err;
 }
 
-// Issue 16 item 12: a live --device on a machine without RDMA says "no RDMA devices" once.
+// A live --device on a machine without RDMA says "no RDMA devices" once.
 TEST(Usage, NoRdmaIsSaidOnce) {
   CliResult r = run_cli({"select", "--device", "mlx5_0"});
   if (r.exit_code == 2) {
@@ -592,7 +592,7 @@ TEST(Usage, NoRdmaIsSaidOnce) {
   }
 }
 
-// Issue 16 items 10 and 11 through the tool: no cause is both confirmed and ruled out, and the
+// Through the tool: no cause is both confirmed and ruled out, and the
 // zero destination GID is named as `check` predicts it.
 TEST(ExplainErrno, NeverConfirmsAndRulesOutOneCause) {
   for (const char* idx : {"20", "256"}) {

@@ -1,4 +1,4 @@
-// `gidpolicy fleet` and `show --json`'s host field (issue 17): exit codes as `simulate`, the
+// `gidpolicy fleet` and `show --json`'s host field: exit codes as `simulate`, the
 // grouped summary, the streamed --json document and the --svg matrix, on the JACCL example
 // (examples/fleet/jaccl: the device file from JACCL's documentation over four Macs, one with
 // its mapped GIDs at index 2).

@@ -37,7 +37,7 @@ def expect(name, ok, out):
         failures.append(f"{name}:\n{out}")
 
 
-# The real map's lowest layer (gid.hpp) including the RTR builder: the upward include of issue 15.
+# The real map's lowest layer (gid.hpp) including the RTR builder: an upward include.
 code, out = run(tree({
     "include/gidpolicy/gid.hpp": "#pragma once\n#include <gidpolicy/rtr.hpp>\n",
     "include/gidpolicy/rtr.hpp": "#pragma once\n#include <gidpolicy/gid.hpp>\n",
@@ -68,6 +68,16 @@ code, out = run(tree({
     "tools/gidpolicy/main.hpp": "#pragma once\n",
 }))
 expect("downward includes pass", code == 0, out)
+
+# A bad ban/never line in the map is refused with the map's file:line, not ignored.
+for bad, why in (("ban nosuch -> stdio.h : x", "'nosuch' is neither a layer declared above nor a file pattern"),
+                 ("never src/* include/*", "'never WHO... -> WHAT... : REASON' expected"),
+                 ("ban vocabulary -> @nosuch : x", "'@nosuch': no 'set nosuch' above")):
+    root = tree({"src/x.cpp": "\n"})
+    with open(os.path.join(root, "scripts", "layers.txt"), "a", encoding="utf-8") as f:
+        f.write(bad + "\n")
+    code, out = run(root)
+    expect(f"bad map line {bad!r} refused", code != 0 and "layers.txt:" in out and why in out, out)
 
 for f in failures:
     print("FAIL", f)

@@ -1,4 +1,4 @@
-// Fabric properties (issue 5): random meshes and rings of 2-6 fake hosts with random realistic
+// Fabric properties: random meshes and rings of 2-6 fake hosts with random realistic
 // tables (Thunderbolt Macs on Apple's driver, mlx5/rxe/IPv6-only/InfiniBand ports on Linux's),
 // connected the way JACCL connects them (FakeFabric: snapshot, plan, UC QP, exchange, RTR
 // built from the plan, bare modify_qp, RTS, then a message each way).

@@ -1,4 +1,4 @@
-// Fleet analysis properties (issue 17): the fleet's constant-time per-pair judgement gives
+// Fleet analysis properties: the fleet's constant-time per-pair judgement gives
 // exactly the pair outcomes of the existing fabric simulation (FakeFabric, what `gidpolicy
 // simulate` runs: snapshot, plan, UC QP, exchange, RtrBuilder, modify_qp through the fake's
 // driver model, RTS, a message each way), for random fabrics of 2-8 hosts and every profile.

@@ -1,4 +1,4 @@
-// Device and netdev names (issue 16, item 7): whatever name a reader accepts, every writer
+// Device and netdev names: whatever name a reader accepts, every writer
 // writes a text or tree that reads back to the same tables (each format's view), and a name
 // one reader refuses is refused by the others for the same reason (one rule, text.hpp).
 #include <gidpolicy/formats/devinfo.hpp>

@@ -1,4 +1,4 @@
-// Properties of the selection policies and profiles (issue 5): agreement for every consistent
+// Properties of the selection policies and profiles: agreement for every consistent
 // profile, JACCL's disagreement exactly where it happens (with its minimal counterexample),
 // JACCL legacy, ds4's explicit index, ValidatedExplicit against a reference predicate, FirstOf.
 #include <gidpolicy/policies/ds4_explicit_index.hpp>

@@ -1,4 +1,4 @@
-// Properties of Ranked ("auto"), the recommended policy (issue 5): what it never returns, the
+// Properties of Ranked ("auto"), the recommended policy: what it never returns, the
 // order it prefers, an oracle restated from the documented order, determinism and
 // independence from how the table was listed.
 #include <gidpolicy/policies/ranked.hpp>

@@ -1,4 +1,4 @@
-// Properties of the RTR builder (issue 5): the mask always carries the bits the QP type
+// Properties of the RTR builder: the mask always carries the bits the QP type
 // requires, the path MTU never exceeds either side, and an IPv4/IPv6 family mismatch is refused
 // before the driver sees it (checked through the fake verbs' counters).
 #include <gidpolicy/diagnose.hpp>
@@ -207,7 +207,7 @@ RC_GTEST_PROP(RtrBuilder, prop_rtr_family_mismatch_never_reaches_the_driver, ())
   }
 }
 
-// Issue 15 item 2 / issue 16 item 11: one path to the RTR. For random tables, plans (literal
+// One path to the RTR. For random tables, plans (literal
 // sources included, so empty and foreign slots come up), peers (either family, zero now and
 // then) and drivers, what `check` and `simulate` predict -- predict_rtr() on the plan -- is what
 // the in-process fake's modify_qp returns for the attributes RtrBuilder built; a builder refusal
@@ -271,7 +271,7 @@ RC_GTEST_PROP(Prediction, prop_prediction_is_what_the_fakes_modify_qp_returns, (
   }
 }
 
-// Issue 16 item 10: for any table, index (wrapped ones too), advertised GID, peer and errno,
+// For any table, index (wrapped ones too), advertised GID, peer and errno,
 // diagnose() lists each cause once and never confirms what it rules out; and a zero peer GID on
 // a GID-routed port is the confirmed cause of EINVAL, as the prediction names it.
 RC_GTEST_PROP(Diagnose, prop_never_confirms_and_rules_out_the_same_cause, ()) {

@@ -1,4 +1,4 @@
-// Spec strings round-trip through the parser (issue 5): for every policy and profile the
+// Spec strings round-trip through the parser: for every policy and profile the
 // generators can make (every strategy, random options, nested first()/per-device()),
 // parse(p.spec()) == p, and the grammar's "spaces around separators are ignored" holds.
 #include <gidpolicy/policies/spec.hpp>

@@ -1,4 +1,4 @@
-// Stateful property (issue 5): random sequences of GID table changes (addresses added, removed,
+// Stateful property: random sequences of GID table changes (addresses added, removed,
 // moved to another index, replaced in place) interleaved with selection, preflight and RTR on
 // the fake verbs. Invariant: a stale advertised GID is caught before modify_qp in every
 // sequence. The fake's counters say whether modify_qp ran; a recording wrapper around the fake

@@ -1,4 +1,4 @@
-// Stateful property of issue 14: random sequences of GID table changes as the kernel makes them
+// Stateful property of the table watch: random sequences of GID table changes as the kernel makes them
 // (an address removed, re-added first-free or at another index, its RoCE v1 twin flapping, the
 // port going down and up) applied to the fake, whose events a GidWatcher turns into reports.
 // After every step: the watcher reported exactly the change an independent reference computes,

@@ -1,4 +1,4 @@
-// Realistic GID table families for property tests (issue 5), shaped like the tables in
+// Realistic GID table families for property tests, shaped like the tables in
 // examples/tables and docs/facts.md#linux-table-layout: Apple Thunderbolt, mlx5 RoCE (v1/v2 pairs, pods,
 // bond+vxlan), rxe, IPv6-only NICs, InfiniBand, and wide arbitrary tables past index 255. Every generator
 // shrinks toward small tables (fewer addresses, mapped GID at its usual index).

@@ -1,4 +1,4 @@
-// rapidcheck generators for policies, profiles and spec strings (issue 5).
+// rapidcheck generators for policies, profiles and spec strings.
 //
 // Every strategy is generated with random options, restricted to what the spec grammar can
 // express (a policy's spec() must be parseable: no zero `local=`, no empty first()/per-device(),

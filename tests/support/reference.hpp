@@ -1,4 +1,4 @@
-// Naive reference predicates for oracle properties (issue 5).
+// Naive reference predicates for oracle properties.
 //
 // Written differently from the library on purpose: everything is decided on a copied-out byte
 // array (no Gid member predicates), indices are found by linear scan (no GidTable::find), and

@@ -1,4 +1,4 @@
-// rapidcheck generators for what surrounds a selection (issue 5): the peer's side of the
+// rapidcheck generators for what surrounds a selection: the peer's side of the
 // exchange, address changes that rewrite a GID table while a job runs, and the tables of the
 // hosts of a fabric. Pure values: the stateful and fabric properties turn them into fake-verbs
 // mutations and FakeFabric hosts.

@@ -342,7 +342,7 @@ TEST_F(CApi, MissingPointersAndArgumentsAreErrorsNotCrashes) {
   EXPECT_EQ(gidpolicy_snapshot(nullptr, ctx_, 1, 0, &t, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(gidpolicy_snapshot(&fns_, nullptr, 1, 0, &t, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(gidpolicy_snapshot(&fns_, ctx_, 0, 0, &t, err_, sizeof err_), GIDPOLICY_ERR_INVALID_ARGUMENT);
-  // Issue 16 item 12: port 0 is the caller's mistake whatever the function table holds.
+  // Port 0 is the caller's mistake whatever the function table holds.
   gidpolicy_verbs_fns empty_fns{};
   EXPECT_EQ(gidpolicy_snapshot(&empty_fns, ctx_, 0, 0, &t, err_, sizeof err_),
             GIDPOLICY_ERR_INVALID_ARGUMENT);
@@ -455,7 +455,7 @@ TEST_F(CApiRtr, RefusedBeforeTheDriverSeesThem) {
             GIDPOLICY_ERR_INVALID_ARGUMENT);
 }
 
-// Issue 15 item 9: the QP type is the caller's to say. NULL options used to build UC attributes
+// The QP type is the caller's to say. NULL options used to build UC attributes
 // silently, and ds4's RC QP then failed RTR with EINVAL (missing MAX_DEST_RD_ATOMIC and
 // MIN_RNR_TIMER, 0x28000 in the fake's log).
 TEST_F(CApiRtr, TheQpTypeMustBeGiven) {
@@ -727,7 +727,7 @@ TEST(CApiVerbs, LinkedFunctionTableIsComplete) {
 
 }  // namespace
 
-// Issue 15 item 9: ds4's Linux port choice through the C API. Two ports whose ds4-linux picks
+// ds4's Linux port choice through the C API. Two ports whose ds4-linux picks
 // differ: the control address decides; a tie without it is ds4's refusal.
 TEST(CApiSelectPort, TheControlAddressDecidesAndATieIsRefused) {
   const std::string json = R"({"schema": "gidpolicy.tables", "version": 1, "ports": [

@@ -1,6 +1,7 @@
 // diagnose() and predict_rtr(): errno causes ranked with table evidence; RTR predicted through
 // the shared judge_rtr() model.
 #include <gidpolicy/diagnose.hpp>
+#include <gidpolicy/network.hpp>
 
 #include "example_tables.hpp"
 #include "support/assert_ok.hpp"
@@ -218,7 +219,7 @@ TEST(PredictRtr, ZeroPeerGidIsRefusedAndNamed) {
       << p.to_string(Platform::linux_kernel);
 }
 
-// Issue 16 item 10: a cause is never both confirmed and ruled out (the Mac mini at index 20,
+// A cause is never both confirmed and ruled out (the Mac mini at index 20,
 // past gid_tbl_len 16, and 256, which wraps to 0).
 TEST(Diagnose, NeverConfirmsAndRulesOutTheSameCause) {
   const GidTable mac = test::macmini();
@@ -240,7 +241,7 @@ TEST(Diagnose, NeverConfirmsAndRulesOutTheSameCause) {
             "sgid_index 20 is outside the table, not an empty slot in it");
 }
 
-// Issue 16 item 11: explain-errno names the zero destination GID exactly as check predicts it.
+// explain-errno names the zero destination GID exactly as check predicts it.
 TEST(Diagnose, ZeroDestinationIsNamedAsThePredictionNamesIt) {
   for (const GidTable& t : {test::macmini(), test::nccl_769()}) {
     const auto driver = DriverModel::for_link_layer(t.port().link_layer);
@@ -317,3 +318,47 @@ TEST(Diagnose, ThePlatformOverloadIsTheStockModel) {
 
 }  // namespace
 }  // namespace gidpolicy
+
+// diagnose()'s ENODEV namespace cause: the slot's netdev is not in the caller's namespace.
+// A named namespace: the unit tests are a unity build, where every file's anonymous namespace is
+// one namespace.
+namespace gidpolicy::diagnose_namespace_test {
+
+Gid gid(const char* s) { return VALUE_OR_FAIL(Gid::parse(s)); }
+
+PortInfo roce_port(std::uint32_t len = 16) {
+  return PortInfo{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), len, Mtu::mtu_1024, 0};
+}
+
+GidTable two_netdevs() {
+  return VALUE_OR_FAIL(
+      GidTable::make(roce_port(), {GidEntry::valid(1, gid("::ffff:10.9.0.1"), GidType::roce_v2, "ghost0"),
+                                   GidEntry::valid(2, gid("::ffff:10.1.0.1"), GidType::roce_v2, "eth0"),
+                                   GidEntry::valid(3, gid("::ffff:10.1.0.5"), GidType::roce_v2, "eth0"),
+                                   GidEntry::valid(4, gid("::ffff:10.2.0.1"), GidType::roce_v2, "eth1")}));
+}
+
+TEST(DiagnoseNamespace, EnodevConfirmedWhenTheSlotsNetdevIsNotInTheNamespace) {
+  const GidTable t = two_netdevs();
+  NetworkView v{{{"eth0", 2}, {"eth1", 3}}, {}};
+  DiagnoseContext c;
+  c.table = &t;
+  c.sgid_index = 1;
+  c.network = &v;
+  const Diagnosis d = diagnose(ENODEV, Platform::linux_kernel, c);
+  ASSERT_FALSE(d.causes.empty());
+  EXPECT_EQ(d.causes.front().id, "netdev_other_namespace");
+  EXPECT_EQ(d.causes.front().likelihood, Likelihood::confirmed);
+  EXPECT_THAT(d.causes.front().summary, testing::HasSubstr("ghost0"));
+  c.sgid_index = 2;
+  const Diagnosis ok = diagnose(ENODEV, Platform::linux_kernel, c);
+  bool ruled_out = false;
+  for (const auto& cause : ok.causes)
+    if (cause.id == "netdev_other_namespace") ruled_out = cause.likelihood == Likelihood::ruled_out;
+  EXPECT_TRUE(ruled_out);
+  c.network = nullptr;  // no view: the cause is not claimed
+  for (const auto& cause : diagnose(ENODEV, Platform::linux_kernel, c).causes)
+    EXPECT_NE(cause.id, "netdev_other_namespace");
+}
+
+}  // namespace gidpolicy::diagnose_namespace_test

@@ -1,5 +1,5 @@
-// gidpolicy/fleet.hpp: host snapshots, JACCL device files, pairing models and the issue 17
-// acceptance cases (JACCL's documented 4-rank device file; a rail broken on one host).
+// gidpolicy/fleet.hpp: host snapshots, JACCL device files, pairing models and the
+// acceptance cases of the fleet analysis (JACCL's documented 4-rank device file; a rail broken on one host).
 #include <gidpolicy/fakes/fake_fabric.hpp>
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/profiles.hpp>
@@ -421,8 +421,8 @@ TEST_F(FleetFiles, HostEqualsFileAndDuplicates) {
   EXPECT_EQ(ok.value()[1].host, "renamed");
 }
 
-// Found by trying the tool as an outsider: `gidpolicy fleet FIFO` blocked in open() (issue 16's
-// class of non-regular inputs). A hang here is caught by the unit tests' ctest timeout.
+// Found by trying the tool as an outsider: `gidpolicy fleet FIFO` blocked in open() (a non-regular
+// input, as a FIFO in a sysfs tree is). A hang here is caught by the unit tests' ctest timeout.
 TEST_F(FleetFiles, AFifoIsRefusedNotWaitedOn) {
   const fs::path fifo = dir_ / "host.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);

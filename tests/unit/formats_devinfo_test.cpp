@@ -302,7 +302,7 @@ TEST(FormatsDevinfo, WritesRdmaCore44Layout) {
 
 // Regression (fuzz_devinfo): a device name longer than the writer's 256-byte line buffer was cut
 // together with its newline, so write_devinfo's text no longer read back. The writer writes any
-// name whole; the reader takes names up to the kernel's 63 bytes (issue 16) and refuses longer
+// name whole; the reader takes names up to the kernel's 63 bytes and refuses longer
 // ones by name instead of misreading them.
 TEST(FormatsDevinfo, RegressionLongDeviceNameIsWrittenWhole) {
   PortInfo p;

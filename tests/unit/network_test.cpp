@@ -1,8 +1,9 @@
-// network.hpp's peer rules over the route seam (FakeRoutes): which peers are refused and why
+// network.hpp's peer rules over the route seam (fakes::FakeRoutes): which peers are refused and why
 // (check_peer, check_route, observe_network), scoped link-local peers, and auto:peer=ADDR
 // deciding as rdma_cm does: the route's source GID on the route's netdev, else another GID of
 // the peer's family on that netdev (said in the trace), else a refusal naming the netdev; never
 // a GID of another netdev.
+#include <gidpolicy/fakes/fake_routes.hpp>
 #include <gidpolicy/network.hpp>
 #include <gidpolicy/policies/ranked.hpp>
 #include <gidpolicy/policies/spec.hpp>
@@ -36,8 +37,8 @@ GidTable host_table() {
                               GidEntry::valid(5, gid("fe80::b1"), GidType::roce_v2, "eth1")}));
 }
 
-FakeRoutes host_routes() {
-  FakeRoutes r;
+fakes::FakeRoutes host_routes() {
+  fakes::FakeRoutes r;
   r.links = {{"lo", 1}, {"eth0", 2}, {"eth1", 3}, {"eth2", 4}};
   r.routes = {{peer("10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.5")},
               {peer("10.3.0.9"), "eth2", 4, gid("::ffff:10.3.0.1")},
@@ -50,7 +51,7 @@ FakeRoutes host_routes() {
 }
 
 result<Selection> select_for(const char* p, bool trace = true) {
-  FakeRoutes routes = host_routes();
+  fakes::FakeRoutes routes = host_routes();
   const PeerAddress a = peer(p);
   auto view = observe_network(routes, std::span<const PeerAddress>(&a, 1));
   if (!view) return fail(view.error());
@@ -126,7 +127,7 @@ TEST(CheckPeer, AnUnscopedLinkLocalPeerIsRefusedAskingForItsScope) {
 // ---- check_route: the kernel's answer ---------------------------------------------------------
 
 result<NetworkView> observe_with(RouteType type, const char* p, std::string netdev = "eth0") {
-  FakeRoutes routes;
+  fakes::FakeRoutes routes;
   routes.links = {{"lo", 1}, {"eth0", 2}};
   routes.routes = {{peer(p), std::move(netdev), 2, std::nullopt, type}};
   const PeerAddress a = peer(p);
@@ -169,7 +170,7 @@ TEST(CheckRoute, BlackholeUnreachableProhibitAndThrowAreNoRouteInTheToolsWords) 
     EXPECT_THAT(v.error().what(), Not(HasSubstr("Permission denied")));
   }
   // No route at all.
-  FakeRoutes none;
+  fakes::FakeRoutes none;
   const PeerAddress a = peer("192.0.2.1");
   auto v = observe_network(none, std::span<const PeerAddress>(&a, 1));
   ASSERT_FALSE(v.has_value());
@@ -178,7 +179,7 @@ TEST(CheckRoute, BlackholeUnreachableProhibitAndThrowAreNoRouteInTheToolsWords) 
 }
 
 TEST(ObserveNetwork, RefusedPeersAreNeverRoutedAndAScopeMustNameANetdevHere) {
-  FakeRoutes routes = host_routes();
+  fakes::FakeRoutes routes = host_routes();
   routes.routes.push_back({PeerAddress{}, "eth1", 3, gid("::ffff:10.2.0.1")});  // a default route
   const std::vector<PeerAddress> bad{peer("10.1.0.9"), peer("127.0.0.1")};
   auto v = observe_network(routes, bad);
@@ -232,7 +233,7 @@ TEST(RankedRoute, AnIpv6PeerChoosesAnIpv6Gid) {
   EXPECT_EQ(s.entry.gid, gid("fd00:1::1"));
   EXPECT_THAT(s.trace.to_string(), HasSubstr("[2] wrong_family"));
   // No IPv6 GID on the route's netdev: refused, not an IPv4-mapped one.
-  FakeRoutes routes = host_routes();
+  fakes::FakeRoutes routes = host_routes();
   routes.routes = {{peer("fd00:2::9"), "eth1", 3, gid("fd00:2::1")}};
   const PeerAddress a = peer("fd00:2::9");
   ASSERT_OK_AND_ASSIGN(auto v, observe_network(routes, std::span<const PeerAddress>(&a, 1)));
@@ -254,7 +255,7 @@ TEST(RankedRoute, AScopedLinkLocalPeerChoosesTheLinkLocalGidOfItsScope) {
 TEST(RankedRoute, AnEntryWithAnUnknownNetdevQualifiesOnlyByHoldingTheSource) {
   const GidTable t = VALUE_OR_FAIL(GidTable::make(
       port(), {GidEntry::valid(1, gid("::ffff:10.9.0.1")), GidEntry::valid(2, gid("::ffff:10.1.0.5"))}));
-  FakeRoutes routes = host_routes();
+  fakes::FakeRoutes routes = host_routes();
   for (auto [p, want] : {std::pair{"10.1.0.9", 2u}}) {
     const PeerAddress a = peer(p);
     ASSERT_OK_AND_ASSIGN(auto v, observe_network(routes, std::span<const PeerAddress>(&a, 1)));
@@ -286,3 +287,51 @@ TEST(RankedRoute, AViewBuiltByHandGetsTheSameChecks) {
 
 }  // namespace
 }  // namespace gidpolicy
+
+// NetworkView: netdev visibility by name then ifindex, and observe_network over a fake route source.
+// A named namespace: the unit tests are a unity build, where every file's anonymous namespace is
+// one namespace.
+namespace gidpolicy::network_view_test {
+
+Gid gid(const char* s) { return VALUE_OR_FAIL(Gid::parse(s)); }
+
+PortInfo roce_port(std::uint32_t len = 16) {
+  return PortInfo{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), len, Mtu::mtu_1024, 0};
+}
+
+// ---- network view, peer routes, namespaces ------------------------------------------------
+
+TEST(NetworkView, ComparesNamesFirstThenIfindexesAndKnowsUnknown) {
+  NetworkView v{{{"eth0", 2}, {"eth1", 3}}, {}};
+  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth1", 99)),
+            Visibility::visible);  // the name wins over a file's foreign ifindex
+  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth9", 3)),
+            Visibility::invisible);
+  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "", 3)),
+            Visibility::visible);
+  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "", 7)),
+            Visibility::invisible);
+  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"))), Visibility::unknown);
+}
+
+TEST(NetworkView, ObserveAsksEachPeerOnceAndFailsOnAnUnroutablePeer) {
+  fakes::FakeRoutes routes;
+  routes.links = {{"eth0", 2}, {"eth1", 3}};
+  routes.routes = {{gid("::ffff:10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.1")},
+                   {Gid{}, "eth1", 3, gid("::ffff:10.2.0.1")}};  // default route
+  const std::vector<PeerAddress> peers{gid("::ffff:10.1.0.9"), gid("::ffff:192.0.2.1"),
+                                       gid("::ffff:10.1.0.9")};
+  ASSERT_OK_AND_ASSIGN(auto v, observe_network(routes, peers));
+  EXPECT_EQ(routes.queries, 2u);
+  ASSERT_NE(v.route_to(gid("::ffff:192.0.2.1")), nullptr);
+  EXPECT_EQ(v.route_to(gid("::ffff:192.0.2.1"))->netdev, "eth1");
+  routes.routes.pop_back();
+  auto bad = observe_network(routes, std::vector<PeerAddress>{gid("::ffff:192.0.2.1")});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error(), std::errc::network_unreachable);
+  EXPECT_THAT(bad.error().detail, testing::HasSubstr("192.0.2.1"));
+  std::vector<PeerAddress> many(65, gid("::ffff:10.1.0.9"));
+  EXPECT_EQ(observe_network(routes, many).error(), errc::invalid_argument);
+}
+
+}  // namespace gidpolicy::network_view_test

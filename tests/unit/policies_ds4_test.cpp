@@ -186,7 +186,7 @@ TEST(Ds4Specs, Names) {
   EXPECT_EQ(Ds4ExplicitIndex{7}.spec(), "ds4:index=7");
 }
 
-// Issue 15 item 9: ds4's Linux transport scores every active port by whether its pick is the
+// ds4's Linux transport scores every active port by whether its pick is the
 // control address and refuses a tie; picking one GID per port would connect where ds4 refuses.
 GidTable port_of(std::string device, std::vector<GidEntry> entries, PortState state = PortState::active) {
   PortInfo p = test::port(std::move(device), LinkLayer::ethernet(), 8);

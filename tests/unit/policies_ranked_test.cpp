@@ -1,5 +1,8 @@
 // Ranked ("auto"): filters, the documented order, and failures that list every rejection.
+#include <gidpolicy/fakes/fake_routes.hpp>
+#include <gidpolicy/network.hpp>
 #include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/spec.hpp>
 
 #include "example_tables.hpp"
 #include "support/assert_ok.hpp"
@@ -187,3 +190,63 @@ TEST(Ranked, Spec) {
 
 }  // namespace
 }  // namespace gidpolicy
+
+// auto:peer=ADDR (the route's source GID on the route's netdev) and the namespace ranking.
+// A named namespace: the unit tests are a unity build, where every file's anonymous namespace is
+// one namespace.
+namespace gidpolicy::ranked_peer_test {
+
+Gid gid(const char* s) { return VALUE_OR_FAIL(Gid::parse(s)); }
+
+PortInfo roce_port(std::uint32_t len = 16) {
+  return PortInfo{"mlx5_0", 1, PortState::active, LinkLayer::ethernet(), len, Mtu::mtu_1024, 0};
+}
+
+GidTable two_netdevs() {
+  return VALUE_OR_FAIL(
+      GidTable::make(roce_port(), {GidEntry::valid(1, gid("::ffff:10.9.0.1"), GidType::roce_v2, "ghost0"),
+                                   GidEntry::valid(2, gid("::ffff:10.1.0.1"), GidType::roce_v2, "eth0"),
+                                   GidEntry::valid(3, gid("::ffff:10.1.0.5"), GidType::roce_v2, "eth0"),
+                                   GidEntry::valid(4, gid("::ffff:10.2.0.1"), GidType::roce_v2, "eth1")}));
+}
+
+TEST(RankedPeer, PrefersTheRouteSourceOnTheRouteNetdevAndRoundTrips) {
+  ASSERT_OK_AND_ASSIGN(const auto p, parse_policy("auto:peer=10.2.0.9"));
+  EXPECT_EQ(p.spec(), "auto:peer=10.2.0.9");
+  EXPECT_EQ(peers_of(p), std::vector<PeerAddress>{gid("::ffff:10.2.0.9")});
+  EXPECT_EQ(peers_of(VALUE_OR_FAIL(parse_policy("first(validated:index=1|auto:peer=10.1.0.9)"))),
+            std::vector<PeerAddress>{gid("::ffff:10.1.0.9")});
+  const GidTable t = two_netdevs();
+  NetworkView v{{{"eth0", 2}, {"eth1", 3}},
+                {{gid("::ffff:10.2.0.9"), "eth1", 3, gid("::ffff:10.2.0.1")},
+                 {gid("::ffff:10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.5")}}};
+  EXPECT_EQ(VALUE_OR_FAIL(p.select(t, {.network = &v})).entry.index, 4u);
+  // The source address decides between two GIDs on the route's netdev.
+  EXPECT_EQ(VALUE_OR_FAIL(parse_policy("auto:peer=10.1.0.9")).select(t, {.network = &v}).value().entry.index,
+            3u);
+  // Without the kernel's route, peer= is an error, never a silent fallback.
+  auto none = p.select(t);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.error(), errc::invalid_argument);
+  EXPECT_THAT(none.error().detail, testing::HasSubstr("needs the kernel's route"));
+  EXPECT_EQ(VALUE_OR_FAIL(parse_policy("auto:peer=10.7.0.1")).select(t, {.network = &v}).error(),
+            errc::invalid_argument);
+  EXPECT_FALSE(parse_policy("auto:peer=banana").has_value());
+}
+
+TEST(RankedNamespace, InvisibleNetdevRanksBelowEveryVisibleCandidateWithTheReason) {
+  const GidTable t = two_netdevs();
+  ASSERT_OK_AND_ASSIGN(const auto automatic, parse_policy("auto"));
+  EXPECT_EQ(VALUE_OR_FAIL(automatic.select(t)).entry.index, 1u);  // no view: the table order
+  NetworkView v{{{"eth0", 2}, {"eth1", 3}}, {}};
+  ASSERT_OK_AND_ASSIGN(auto s, automatic.select(t, {.trace = true, .network = &v}));
+  EXPECT_EQ(s.entry.index, 2u);
+  EXPECT_THAT(s.trace.to_string(), testing::HasSubstr("ghost0 is not in this network namespace"));
+  // Only invisible candidates: still chosen (ranked, not rejected), the trace says why.
+  NetworkView empty{{{"lo", 1}}, {}};
+  ASSERT_OK_AND_ASSIGN(auto last, automatic.select(t, {.trace = true, .network = &empty}));
+  EXPECT_EQ(last.entry.index, 1u);
+  EXPECT_THAT(last.trace.to_string(), testing::HasSubstr("ranks below every visible candidate"));
+}
+
+}  // namespace gidpolicy::ranked_peer_test

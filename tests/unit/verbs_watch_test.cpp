@@ -1,10 +1,11 @@
-// Unit tests of issue 14: change.hpp (classify_change, replan), verbs/watch.hpp (GidWatcher,
-// WatchThread), the async-event calls of every backend, network.hpp (NetworkView, FakeRoutes,
-// observe_network, peers_of), auto:peer=ADDR and the namespace ranking, and diagnose()'s ENODEV
-// namespace cause.
+// verbs/watch.hpp: GidWatcher and WatchThread over the fake's events, and the async-event calls
+// of every backend. (What a change means, change.hpp, is change_test.cpp's; the network view,
+// auto:peer and diagnose's namespace cause are in network_test.cpp, policies_ranked_test.cpp and
+// diagnose_test.cpp.)
 #include <gidpolicy/change.hpp>
 #include <gidpolicy/diagnose.hpp>
 #include <gidpolicy/fakes/fake_c_abi.hpp>
+#include <gidpolicy/fakes/fake_routes.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/fakes/testing/mock_verbs.hpp>
 #include <gidpolicy/network.hpp>
@@ -54,115 +55,6 @@ GidTable with(const GidTable& t, std::vector<GidEntry> entries, PortState state 
 bool readable(int fd) {
   pollfd p{fd, POLLIN, 0};
   return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
-}
-
-// ---- classify_change ---------------------------------------------------------------------
-
-TEST(ClassifyChange, MovedDisappearedReappearedTwinAndUntracked) {
-  const GidTable before = mlx5_table();
-  const GidEntry adv = *before.find(3);
-  const GidEntry ll0 = *before.find(0), ll1 = *before.find(1);
-  const Gid a = gid("::ffff:10.0.0.1");
-
-  const GidTable moved = with(before, {ll0, ll1, GidEntry::valid(2, a, GidType::roce_v1, "eth0"),
-                                       GidEntry::valid(5, a, GidType::roce_v2, "eth0")});
-  auto c = classify_change(before, moved, adv, "gid_change");
-  EXPECT_EQ(c.kind, ChangeKind::moved);
-  EXPECT_EQ(c.old_index, 3u);
-  EXPECT_EQ(c.new_index, 5u);
-  EXPECT_EQ(c.to_string(), "mlx5_0 port 1: ::ffff:10.0.0.1 (roce_v2) moved from index 3 to 5 [gid_change]");
-
-  const GidTable gone = with(before, {ll0, ll1});
-  c = classify_change(before, gone, adv);
-  EXPECT_EQ(c.kind, ChangeKind::disappeared);
-  EXPECT_EQ(c.new_index, std::nullopt);
-
-  c = classify_change(gone, moved, adv);
-  EXPECT_EQ(c.kind, ChangeKind::reappeared);
-  EXPECT_EQ(c.new_index, 5u);
-
-  // The v1 twin moves, the v2 entry stays: nothing to tell the peer, but reported.
-  const GidTable twin = with(before, {ll0, ll1, GidEntry::valid(3, a, GidType::roce_v2, "eth0"),
-                                      GidEntry::valid(4, a, GidType::roce_v1, "eth0")});
-  c = classify_change(before, twin, adv);
-  EXPECT_EQ(c.kind, ChangeKind::twin_changed);
-  EXPECT_EQ(c.twin_old_index, 2u);
-  EXPECT_EQ(c.twin_new_index, 4u);
-
-  // The same bytes as the other RoCE version at the old slot are not the advertised entry.
-  const GidTable swapped = with(before, {ll0, ll1, GidEntry::valid(3, a, GidType::roce_v1, "eth0")});
-  EXPECT_EQ(classify_change(before, swapped, adv).kind, ChangeKind::disappeared);
-
-  EXPECT_EQ(classify_change(before, gone, std::nullopt).kind, ChangeKind::untracked);
-  EXPECT_EQ(classify_change(before, before, adv).kind, ChangeKind::unchanged);
-
-  const GidTable down = with(before, {ll0, ll1, *before.find(2), adv}, PortState::down);
-  c = classify_change(before, down, adv, "port_error");
-  EXPECT_EQ(c.kind, ChangeKind::unchanged);
-  EXPECT_EQ(c.port_state, PortState::down);
-  EXPECT_THAT(c.to_string(), testing::HasSubstr("port active -> down [port_error]"));
-}
-
-// ---- replan ------------------------------------------------------------------------------
-
-TEST(Replan, FollowsTheSameGidWhenThePolicyAcceptsIt) {
-  ASSERT_OK_AND_ASSIGN(const Profile profile, parse_profile("auto:roce=v2"));
-  const GidTable before = mlx5_table();
-  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
-  ASSERT_EQ(plan.sgid_index, 3);
-  const GidTable after = with(before, {*before.find(0), *before.find(1),
-                                       GidEntry::valid(6, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth0")});
-  const auto r = replan(profile, plan, classify_change(before, after, plan.selection.entry));
-  ASSERT_TRUE(r.has_value());
-  EXPECT_TRUE(r.value().followed);
-  EXPECT_FALSE(r.value().tell_peer);
-  EXPECT_TRUE(r.value().changed);
-  EXPECT_EQ(r.value().plan.sgid_index, 6);
-  EXPECT_TRUE(r.value().plan.agrees());
-}
-
-TEST(Replan, ReselectsWhenThePolicyNamesAnIndexAndTellsThePeer) {
-  // validated:index=3 accepts only index 3: the GID moved to 6, index 3 now holds another one.
-  ASSERT_OK_AND_ASSIGN(const Profile profile, parse_profile("validated:index=3"));
-  const GidTable before = mlx5_table();
-  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
-  const GidTable after = with(
-      before, {*before.find(0), *before.find(1), GidEntry::valid(3, gid("::ffff:10.0.0.7"), GidType::roce_v2),
-               GidEntry::valid(6, gid("::ffff:10.0.0.1"), GidType::roce_v2)});
-  const auto r = replan(profile, plan, classify_change(before, after, plan.selection.entry));
-  ASSERT_TRUE(r.has_value());
-  EXPECT_FALSE(r.value().followed);
-  EXPECT_TRUE(r.value().tell_peer);
-  EXPECT_EQ(r.value().plan.selection.entry.gid, gid("::ffff:10.0.0.7"));
-}
-
-TEST(Replan, RefusesADownPortAndFailsWithTheTraceWhenNothingQualifies) {
-  const Profile profile = profiles::automatic();
-  const GidTable before = mlx5_table();
-  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
-  const GidTable down = with(before, {*before.find(0), *before.find(1)}, PortState::down);
-  auto r = replan(profile, plan, classify_change(before, down, plan.selection.entry));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error(), errc::port_not_active);
-  const GidTable gone = with(before, {*before.find(0), *before.find(1)});
-  r = replan(profile, plan, classify_change(before, gone, plan.selection.entry));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error(), errc::no_candidate);
-  EXPECT_TRUE(r.error().trace != nullptr);
-}
-
-TEST(Replan, LiteralSourceIndexIsSelectedAgainNotFollowed) {
-  const Profile profile = profiles::jaccl();  // routes from the literal 1
-  const GidTable before = VALUE_OR_FAIL(GidTable::make(
-      PortInfo{"rdma_en2", 1, PortState::active, LinkLayer::thunderbolt(), 16, Mtu::mtu_1024, 0},
-      {GidEntry::valid(0, gid("fe80::5")), GidEntry::valid(1, gid("::ffff:169.254.1.2"))}));
-  ASSERT_OK_AND_ASSIGN(const Plan plan, profile.plan(before));
-  const GidTable after = with(before, {*before.find(0), GidEntry::valid(2, gid("::ffff:169.254.1.2"))});
-  const auto r = replan(profile, plan, classify_change(before, after, plan.selection.entry));
-  ASSERT_TRUE(r.has_value());
-  EXPECT_FALSE(r.value().followed);
-  EXPECT_EQ(r.value().plan.sgid_index, 1);  // still JACCL's literal 1: the reproduced bug
-  EXPECT_FALSE(r.value().plan.agrees());
 }
 
 // ---- the fake's events and the watcher -----------------------------------------------------
@@ -341,111 +233,6 @@ TEST(FunctionTableApiEvents, ReadsTheFakeThroughTheCAbiWithoutBlocking) {
   verbs::FunctionTableApi bare(f, {"bare", false});
   ASSERT_OK_AND_ASSIGN(auto d2, bare.open_device("mlx5_0"));
   EXPECT_EQ(bare.async_event_fd(d2).error(), errc::not_supported);
-}
-
-// ---- network view, peer routes, namespaces ------------------------------------------------
-
-TEST(NetworkView, ComparesNamesFirstThenIfindexesAndKnowsUnknown) {
-  NetworkView v{{{"eth0", 2}, {"eth1", 3}}, {}};
-  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth1", 99)),
-            Visibility::visible);  // the name wins over a file's foreign ifindex
-  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "eth9", 3)),
-            Visibility::invisible);
-  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "", 3)),
-            Visibility::visible);
-  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"), GidType::roce_v2, "", 7)),
-            Visibility::invisible);
-  EXPECT_EQ(v.visibility(GidEntry::valid(0, gid("::ffff:10.0.0.1"))), Visibility::unknown);
-}
-
-TEST(NetworkView, ObserveAsksEachPeerOnceAndFailsOnAnUnroutablePeer) {
-  FakeRoutes routes;
-  routes.links = {{"eth0", 2}, {"eth1", 3}};
-  routes.routes = {{gid("::ffff:10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.1")},
-                   {Gid{}, "eth1", 3, gid("::ffff:10.2.0.1")}};  // default route
-  const std::vector<PeerAddress> peers{gid("::ffff:10.1.0.9"), gid("::ffff:192.0.2.1"),
-                                       gid("::ffff:10.1.0.9")};
-  ASSERT_OK_AND_ASSIGN(auto v, observe_network(routes, peers));
-  EXPECT_EQ(routes.queries, 2u);
-  ASSERT_NE(v.route_to(gid("::ffff:192.0.2.1")), nullptr);
-  EXPECT_EQ(v.route_to(gid("::ffff:192.0.2.1"))->netdev, "eth1");
-  routes.routes.pop_back();
-  auto bad = observe_network(routes, std::vector<PeerAddress>{gid("::ffff:192.0.2.1")});
-  ASSERT_FALSE(bad.has_value());
-  EXPECT_EQ(bad.error(), std::errc::network_unreachable);
-  EXPECT_THAT(bad.error().detail, testing::HasSubstr("192.0.2.1"));
-  std::vector<PeerAddress> many(65, gid("::ffff:10.1.0.9"));
-  EXPECT_EQ(observe_network(routes, many).error(), errc::invalid_argument);
-}
-
-GidTable two_netdevs() {
-  return VALUE_OR_FAIL(
-      GidTable::make(roce_port(), {GidEntry::valid(1, gid("::ffff:10.9.0.1"), GidType::roce_v2, "ghost0"),
-                                   GidEntry::valid(2, gid("::ffff:10.1.0.1"), GidType::roce_v2, "eth0"),
-                                   GidEntry::valid(3, gid("::ffff:10.1.0.5"), GidType::roce_v2, "eth0"),
-                                   GidEntry::valid(4, gid("::ffff:10.2.0.1"), GidType::roce_v2, "eth1")}));
-}
-
-TEST(RankedPeer, PrefersTheRouteSourceOnTheRouteNetdevAndRoundTrips) {
-  ASSERT_OK_AND_ASSIGN(const auto p, parse_policy("auto:peer=10.2.0.9"));
-  EXPECT_EQ(p.spec(), "auto:peer=10.2.0.9");
-  EXPECT_EQ(peers_of(p), std::vector<PeerAddress>{gid("::ffff:10.2.0.9")});
-  EXPECT_EQ(peers_of(VALUE_OR_FAIL(parse_policy("first(validated:index=1|auto:peer=10.1.0.9)"))),
-            std::vector<PeerAddress>{gid("::ffff:10.1.0.9")});
-  const GidTable t = two_netdevs();
-  NetworkView v{{{"eth0", 2}, {"eth1", 3}},
-                {{gid("::ffff:10.2.0.9"), "eth1", 3, gid("::ffff:10.2.0.1")},
-                 {gid("::ffff:10.1.0.9"), "eth0", 2, gid("::ffff:10.1.0.5")}}};
-  EXPECT_EQ(VALUE_OR_FAIL(p.select(t, {.network = &v})).entry.index, 4u);
-  // The source address decides between two GIDs on the route's netdev.
-  EXPECT_EQ(VALUE_OR_FAIL(parse_policy("auto:peer=10.1.0.9")).select(t, {.network = &v}).value().entry.index,
-            3u);
-  // Without the kernel's route, peer= is an error, never a silent fallback.
-  auto none = p.select(t);
-  ASSERT_FALSE(none.has_value());
-  EXPECT_EQ(none.error(), errc::invalid_argument);
-  EXPECT_THAT(none.error().detail, testing::HasSubstr("needs the kernel's route"));
-  EXPECT_EQ(VALUE_OR_FAIL(parse_policy("auto:peer=10.7.0.1")).select(t, {.network = &v}).error(),
-            errc::invalid_argument);
-  EXPECT_FALSE(parse_policy("auto:peer=banana").has_value());
-}
-
-TEST(RankedNamespace, InvisibleNetdevRanksBelowEveryVisibleCandidateWithTheReason) {
-  const GidTable t = two_netdevs();
-  ASSERT_OK_AND_ASSIGN(const auto automatic, parse_policy("auto"));
-  EXPECT_EQ(VALUE_OR_FAIL(automatic.select(t)).entry.index, 1u);  // no view: the table order
-  NetworkView v{{{"eth0", 2}, {"eth1", 3}}, {}};
-  ASSERT_OK_AND_ASSIGN(auto s, automatic.select(t, {.trace = true, .network = &v}));
-  EXPECT_EQ(s.entry.index, 2u);
-  EXPECT_THAT(s.trace.to_string(), testing::HasSubstr("ghost0 is not in this network namespace"));
-  // Only invisible candidates: still chosen (ranked, not rejected), the trace says why.
-  NetworkView empty{{{"lo", 1}}, {}};
-  ASSERT_OK_AND_ASSIGN(auto last, automatic.select(t, {.trace = true, .network = &empty}));
-  EXPECT_EQ(last.entry.index, 1u);
-  EXPECT_THAT(last.trace.to_string(), testing::HasSubstr("ranks below every visible candidate"));
-}
-
-TEST(DiagnoseNamespace, EnodevConfirmedWhenTheSlotsNetdevIsNotInTheNamespace) {
-  const GidTable t = two_netdevs();
-  NetworkView v{{{"eth0", 2}, {"eth1", 3}}, {}};
-  DiagnoseContext c;
-  c.table = &t;
-  c.sgid_index = 1;
-  c.network = &v;
-  const Diagnosis d = diagnose(ENODEV, Platform::linux_kernel, c);
-  ASSERT_FALSE(d.causes.empty());
-  EXPECT_EQ(d.causes.front().id, "netdev_other_namespace");
-  EXPECT_EQ(d.causes.front().likelihood, Likelihood::confirmed);
-  EXPECT_THAT(d.causes.front().summary, testing::HasSubstr("ghost0"));
-  c.sgid_index = 2;
-  const Diagnosis ok = diagnose(ENODEV, Platform::linux_kernel, c);
-  bool ruled_out = false;
-  for (const auto& cause : ok.causes)
-    if (cause.id == "netdev_other_namespace") ruled_out = cause.likelihood == Likelihood::ruled_out;
-  EXPECT_TRUE(ruled_out);
-  c.network = nullptr;  // no view: the cause is not claimed
-  for (const auto& cause : diagnose(ENODEV, Platform::linux_kernel, c).causes)
-    EXPECT_NE(cause.id, "netdev_other_namespace");
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include "render.hpp"
 
 #include <gidpolicy/diagnose.hpp>
-#include <gidpolicy/network.hpp>
+#include <gidpolicy/kernel_routes.hpp>
 
 #include <fmt/core.h>
 

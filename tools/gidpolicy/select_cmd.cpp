@@ -4,7 +4,7 @@
 #include "output.hpp"
 #include "render.hpp"
 
-#include <gidpolicy/network.hpp>
+#include <gidpolicy/kernel_routes.hpp>
 #include <gidpolicy/policies/per_device.hpp>
 #include <gidpolicy/policies/ranked.hpp>
 #include <gidpolicy/profiles.hpp>

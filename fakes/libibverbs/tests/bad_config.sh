@@ -9,7 +9,7 @@ out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 # Start from no fake configuration at all (the caller's environment may have some), then apply
 # the test's own: `env` takes its -u options before any assignment.
-timeout 20 env -u GIDPOLICY_FAKE_TABLES -u GIDPOLICY_FAKE_PROFILE -u GIDPOLICY_FAKE_LOG "$@" \
+timeout 20 env -u GIDPOLICY_FAKE_TABLES -u GIDPOLICY_FAKE_DRIVER -u GIDPOLICY_FAKE_PROFILE -u GIDPOLICY_FAKE_LOG "$@" \
   LD_LIBRARY_PATH="$lib" "$tool" >"$out" 2>"$err"
 rc=$?
 echo "--- $tool exited $rc; stderr:"; cat "$err"

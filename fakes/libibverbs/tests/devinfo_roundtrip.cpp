@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   }
   ::setenv("LD_LIBRARY_PATH", argv[2], 1);
   ::setenv("GIDPOLICY_FAKE_TABLES", argv[3], 1);
+  ::unsetenv("GIDPOLICY_FAKE_DRIVER");
   ::unsetenv("GIDPOLICY_FAKE_PROFILE");
   ::unsetenv("GIDPOLICY_FAKE_LOG");
   const std::string cmd = shell_quote(argv[1]) + " -v";

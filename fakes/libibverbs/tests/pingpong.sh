@@ -3,7 +3,7 @@
 #
 #   pingpong.sh --tool PATH --lib DIR --tables FILE --port N --log FILE
 #               --expect ok|server-rtr-fails|server-rtr-fails-only|server-create-fails|server-ah-fails|times-out
-#               [--server "ARGS"] [--client "ARGS"] [--profile NAME] [--timeout SECONDS]
+#               [--server "ARGS"] [--client "ARGS"] [--driver NAME] [--timeout SECONDS]
 #               [--log-has REGEX]...
 #
 # times-out: both RTRs pass but no message arrives (the driver model's "times out" verdict):
@@ -17,7 +17,7 @@
 #  * The server accepts exactly one TCP connection, so its port is never probed with connect():
 #    the script waits until `ss -Hltn` shows it listening. Each test passes its own --port.
 set -u
-tool= lib= tables= port= log= expect= server_args= client_args= profile= checks= limit=20
+tool= lib= tables= port= log= expect= server_args= client_args= driver= checks= limit=20
 while [ $# -gt 0 ]; do
   case "$1" in
     --tool) tool=$2 ;;
@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     --expect) expect=$2 ;;
     --server) server_args=$2 ;;
     --client) client_args=$2 ;;
-    --profile) profile=$2 ;;
+    --driver) driver=$2 ;;
     --timeout) limit=$2 ;;
     --log-has) checks="$checks
 $2" ;;
@@ -44,7 +44,7 @@ run() {  # run <role> <args...>: the tool on the fake, bounded in time
   role=$1
   shift
   timeout "$limit" env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$tables" GIDPOLICY_FAKE_LOG="$log" \
-    ${profile:+GIDPOLICY_FAKE_PROFILE="$profile"} "$tool" -p "$port" "$@" >"$work/$role.out" 2>&1
+    ${driver:+GIDPOLICY_FAKE_DRIVER="$driver"} "$tool" -p "$port" "$@" >"$work/$role.out" 2>&1
 }
 
 # shellcheck disable=SC2086 # the argument strings are meant to split

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Acceptance of `gidpolicy watch` on the drop-in fake libibverbs (issue 14): the watcher runs on a
+# Acceptance of `gidpolicy watch` on the drop-in fake libibverbs: the watcher runs on a
 # table file, this script rewrites the file under it (address removed, then re-added at another
 # index) and checks the lines it prints, in order, and that SIGINT ends it cleanly (exit 0).
 #

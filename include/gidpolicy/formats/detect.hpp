@@ -46,7 +46,8 @@ inline constexpr std::size_t kDefaultMaxInputBytes = std::size_t{16} * 1024 * 10
 /// errc::unknown_format as soon as the chunk holding it arrives, not after EOF (which
 /// /dev/zero never reaches). `source` names the input in errors; a read error is
 /// errc::io_error "cannot read input".
-/// Example: auto text = read_text_fd(0, "<stdin>", kDefaultMaxInputBytes);
+/// Example:
+///   auto text = gidpolicy::formats::read_text_fd(0, "<stdin>", gidpolicy::formats::kDefaultMaxInputBytes);
 result<std::string> read_text_fd(int fd, std::string_view source,
                                  std::size_t max_bytes = kDefaultMaxInputBytes);
 /// The same for a file (a FIFO or character device too: open never blocks, reads are bounded).
@@ -66,7 +67,8 @@ result<std::vector<GidTable>> read_tables(std::string_view text, std::string_vie
 /// Detection guesses from the text's shape, so a paste it cannot place still reads when the user
 /// names its format. Format::sysfs is a directory, not text: errc::invalid_argument (use
 /// read_sysfs).
-/// Example: auto t = read_tables_as(text, Format::show_gids, "paste.txt");
+/// Example:
+///   auto t = gidpolicy::formats::read_tables_as(text, gidpolicy::formats::Format::show_gids, "paste.txt");
 result<std::vector<GidTable>> read_tables_as(std::string_view text, Format format,
                                              std::string_view source = "<input>");
 

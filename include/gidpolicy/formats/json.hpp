@@ -26,7 +26,7 @@
 //
 // Example:
 //   auto tables = gidpolicy::formats::read_json(text, "tables.json");
-//   std::string out = gidpolicy::formats::write_json(*tables);
+//   std::string out = gidpolicy::formats::write_json(tables.value());
 #pragma once
 
 #include <gidpolicy/error.hpp>

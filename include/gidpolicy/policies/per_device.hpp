@@ -1,4 +1,4 @@
-// PerDevice: a policy per RDMA device, with a default (NCCL issue 890).
+// PerDevice: a policy per RDMA device, with a default (NVIDIA/nccl#890).
 //
 // Hosts with several NICs often need a different choice per NIC (one port in a pod namespace
 // with its GIDs from index 4, another on the host at 3: NCCL 890, 1573). The table's

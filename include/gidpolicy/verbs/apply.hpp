@@ -17,6 +17,7 @@
 //
 // Example:
 //   auto rtr = gidpolicy::RtrBuilder(QpKind::uc, table, selection).remote(peer).build().value();
+//   auto qp = api.create_qp(dev, gidpolicy::QpKind::uc).value();
 //   auto r = gidpolicy::verbs::apply_rtr(api, qp, dev, 1, rtr);
 //   if (!r) std::cerr << r.error().what() << "\n";  // gid_changed, or the errno + likely causes
 #pragma once

@@ -55,7 +55,10 @@ class FunctionTableApi : public VerbsApi {
   /// dlsym()s query_port, query_gid and _ibv_query_gid_ex only). The device is named by
   /// get_device_name(context->device), else ibv_device::name, else "<context>".
   /// Error: errc::invalid_argument for a null context.
-  /// Example: `auto dev = api.adopt(ctx); auto table = snapshot(api, dev.value(), 1);`
+  /// Example:
+  ///   FunctionTableApi api(functions_from(wrapper));
+  ///   auto dev = api.adopt(ctx);
+  ///   auto t = snapshot(api, dev.value(), 1);
   result<DeviceHandle> adopt(ibv_context* context);
 
   result<std::vector<std::string>> device_names() override;

@@ -15,7 +15,8 @@
 //    stored under the public signature and the backend zeroes the struct first, as the inline does.
 //
 // Example (a JACCL-style wrapper):
-//   struct IBVWrapper { ibv_device** (*get_device_list)(int*); ... int (*query_gid)(...); };
+//   // wrapper: JACCL's IBVWrapper, a struct of pointers named after the verbs
+//   // (get_device_list, ..., query_gid); missing members are left null
 //   gidpolicy::verbs::FunctionTableApi api(gidpolicy::verbs::functions_from(wrapper));
 #pragma once
 

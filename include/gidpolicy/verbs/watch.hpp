@@ -29,11 +29,12 @@
 //
 // Example:
 //   auto w = gidpolicy::verbs::GidWatcher::open(api, dev, {1}).value();
-//   if (!w.follow(1, plan.selection.entry)) return;
+//   if (auto f = w.follow(1, plan.selection.entry); !f) return f;
 //   pollfd p{w.fd(), POLLIN, 0};
 //   while (poll(&p, 1, -1) > 0)
 //     for (const auto& c : w.process().value())
-//       if (auto next = gidpolicy::replan(profile, plan, c); next && next.value().changed) { ... }
+//       if (auto next = gidpolicy::replan(profile, plan, c); next && next.value().changed)
+//         send_to_peer(next.value().plan.selection.entry.gid);
 #pragma once
 
 #include <gidpolicy/change.hpp>
@@ -105,8 +106,11 @@ class GidWatcher {
 ///
 /// Example:
 ///   auto t = WatchThread::start(std::move(watcher),
-///       [&](GidWatcher& w, const GidChange& c) { ... w.follow(c.port, next.plan.selection.entry); },
-///       [](const Error& e) { log(e.what()); });
+///       [&](GidWatcher& w, const GidChange& c) {
+///         if (auto next = replan(profile, plan, c); next && next.value().changed)
+///           (void)w.follow(c.port, next.value().plan.selection.entry);
+///       },
+///       [](const Error& e) { std::cerr << e.what() << "\n"; });
 class WatchThread {
  public:
   using OnChange = std::function<void(GidWatcher&, const GidChange&)>;

@@ -1,4 +1,5 @@
-// KernelRoutes: the kernel's route to a peer over rtnetlink, as `ip route get ADDR` asks it.
+// KernelRoutes (kernel_routes.hpp): the kernel's route to a peer over rtnetlink, as
+// `ip route get ADDR` asks it.
 //
 // Why a plain netlink socket: one request and one reply, a few attributes read; libnl-route-3
 // would add a link dependency to the core library for that. Bounded: the reply buffer is 16 KiB
@@ -9,7 +10,7 @@
 // exists on Linux only; elsewhere (macOS: a PF_ROUTE RTM_GET would be the equivalent, not
 // written) it fails with errc::not_supported, so `auto:peer=ADDR` says it cannot route rather
 // than ranking without the route. This file is the only one that knows.
-#include <gidpolicy/network.hpp>
+#include <gidpolicy/kernel_routes.hpp>
 
 #include <net/if.h>
 
