@@ -202,7 +202,7 @@ std::vector<std::string> child_environment(const std::string& tables, const std:
   set["GIDPOLICY_FAKE_TABLES"] = tables;
   set["GIDPOLICY_FAKE_SYSFS"] = "/sys/class";
   set["GIDPOLICY_FAKE_FABRIC"] = fabric;
-  if (driver) set["GIDPOLICY_FAKE_PROFILE"] = *driver;
+  if (driver) set["GIDPOLICY_FAKE_DRIVER"] = *driver;
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     const std::string kv = *e;
