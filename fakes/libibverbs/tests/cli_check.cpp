@@ -116,9 +116,10 @@ int main(int argc, char** argv) {
 
   int failures = 0;
   for (const std::string& dev : devices) {
-    const Run live = run("env -u GIDPOLICY_FAKE_DRIVER -u GIDPOLICY_FAKE_PROFILE -u GIDPOLICY_FAKE_LOG LD_LIBRARY_PATH=" + quote(lib) +
-                         " GIDPOLICY_FAKE_TABLES=" + quote(table) + " " + quote(cli) + " check --device " +
-                         quote(dev) + " --verbs " + backend + " --json");
+    const Run live =
+        run("env -u GIDPOLICY_FAKE_DRIVER -u GIDPOLICY_FAKE_PROFILE -u GIDPOLICY_FAKE_LOG LD_LIBRARY_PATH=" +
+            quote(lib) + " GIDPOLICY_FAKE_TABLES=" + quote(table) + " " + quote(cli) + " check --device " +
+            quote(dev) + " --verbs " + backend + " --json");
     const Run file =
         run(quote(cli) + " check --input " + quote(file_input) + " --device " + quote(dev) + " --json");
     const json live_doc = json::parse(live.out, nullptr, false);
