@@ -5,6 +5,7 @@
 #include "cm.hpp"
 
 #include <gidpolicy/network.hpp>
+#include <gidpolicy/kernel_routes.hpp>
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
