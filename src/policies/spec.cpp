@@ -9,7 +9,13 @@
 #include <gidpolicy/policies/first_of.hpp>
 #include <gidpolicy/policies/jaccl_first_mapped.hpp>
 #include <gidpolicy/policies/jaccl_legacy_index1.hpp>
+#include <gidpolicy/policies/libfabric.hpp>
+#include <gidpolicy/policies/mooncake.hpp>
+#include <gidpolicy/policies/nccl.hpp>
 #include <gidpolicy/policies/per_device.hpp>
+#include <gidpolicy/policies/perftest.hpp>
+#include <gidpolicy/policies/rdma_cm.hpp>
+#include <gidpolicy/policies/ucx.hpp>
 #include <gidpolicy/policies/ranked.hpp>
 #include <gidpolicy/policies/spec.hpp>
 #include <gidpolicy/policies/validated_explicit.hpp>
@@ -41,7 +47,8 @@ constexpr std::size_t kQuoteAfter = 24;
 constexpr std::size_t kMaxFound = 40;
 
 constexpr std::string_view kPolicyNames =
-    "a policy name (jaccl-fixed, jaccl-legacy, ds4, ds4-linux, validated, auto, first, per-device)";
+    "a policy name (jaccl-fixed, jaccl-legacy, ds4, ds4-linux, validated, auto, first, per-device, nccl, "
+    "ucx, perftest, mooncake, libfabric, rdma_cm)";
 // "jaccl" names one thing, the profile of JACCL as it ships. Where only a policy fits (parse_policy,
 // inside first()/per-device()) it is refused rather than read as the policy alone, which would
 // route from its own pick and so silently not be JACCL.
@@ -110,6 +117,9 @@ class Parser {
       }
       return AnyPolicy(JacclFirstMapped{});
     }
+    if (name == "nccl" || name == "ucx" || name == "perftest" || name == "mooncake" || name == "libfabric" ||
+        name == "rdma_cm")
+      return stack(name);
     if (name != "ds4" && name != "ds4-linux" && name != "validated" && name != "auto")
       return error(start, kPolicyNames);
     std::vector<Option> opts;
@@ -382,6 +392,40 @@ class Parser {
     }
     if (r.require_local && !r.local) return error(pos_, "the option 'local=ADDR' (require-local needs it)");
     return AnyPolicy(Ranked{std::move(r)});
+  }
+
+  /// A stack's profile: its options (up to the next separator of the grammar) are read by the
+  /// stack's own parse_options(), beside its policy (policies/nccl.hpp, ...).
+  result<AnyPolicy> stack(std::string_view name) {
+    std::string_view text;
+    std::size_t base = pos_;
+    if (peek() == ':') {
+      ++pos_;
+      base = pos_;
+      while (pos_ < s_.size() && s_[pos_] != '|' && s_[pos_] != ';' && s_[pos_] != ')' && s_[pos_] != '(' &&
+             s_[pos_] != '@' && std::isspace(static_cast<unsigned char>(s_[pos_])) == 0)
+        ++pos_;
+      text = s_.substr(base, pos_ - base);
+      if (text.empty()) return error(base, "an option of " + std::string(name));
+    } else if (name == "rdma_cm") {
+      return error(pos_, "':local=ADDR' or ':peer=ADDR' after 'rdma_cm' (rdma_cm needs an address)");
+    } else {
+      if (name == "nccl") return AnyPolicy(Nccl{});
+      if (name == "ucx") return AnyPolicy(Ucx{});
+      if (name == "perftest") return AnyPolicy(Perftest{});
+      if (name == "mooncake") return AnyPolicy(Mooncake{});
+      return AnyPolicy(Libfabric{});
+    }
+    const auto wrap = [](auto r) -> result<AnyPolicy> {
+      if (!r) return fail(std::move(r).error());
+      return AnyPolicy(std::move(r).value());
+    };
+    if (name == "nccl") return wrap(Nccl::parse_options(text, base));
+    if (name == "ucx") return wrap(Ucx::parse_options(text, base));
+    if (name == "perftest") return wrap(Perftest::parse_options(text, base));
+    if (name == "mooncake") return wrap(Mooncake::parse_options(text, base));
+    if (name == "libfabric") return wrap(Libfabric::parse_options(text, base));
+    return wrap(RdmaCm::parse_options(text, base));
   }
 
   result<AnyPolicy> first_of(std::size_t start) {

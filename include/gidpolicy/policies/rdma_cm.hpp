@@ -1,0 +1,51 @@
+// RdmaCm: the kernel's rdma_cm choice (drivers/infiniband/core/cma.c), for code that gives
+// rdma_cm an IP address instead of a GID index. Spec "rdma_cm:local=ADDR[,mode=v2|v1]" (the
+// address rdma_bind_addr/rdma_resolve_addr is given as the source) or
+// "rdma_cm:peer=ADDR[%NETDEV][,mode=...]" (rdma_resolve_addr without a source: the kernel's
+// route to the peer gives the netdev and the source address; SelectOptions::network needed,
+// as for auto:peer=, network.hpp).
+//
+// The rule (docs/facts.md#rdma-cm): the source address becomes a GID (IPv4-mapped for IPv4);
+// cma_validate_port then looks for the entry holding that GID value, of the port's
+// default_roce_mode (RoCE v2 unless configfs says "IB/RoCE v1": `mode=v1`), on the netdev that
+// owns the address (with peer=, the route's netdev; with local=, the entry's own netdev, which
+// is the one the kernel added the address's GID for). None is ENODEV from rdma_resolve_addr /
+// rdma_bind_addr, errc::no_candidate here with "ENODEV" in the message. InfiniBand ports
+// resolve IPoIB hardware addresses instead: not modelled (errc::not_supported).
+//
+// rdma_cm_choose() is the one implementation: RdmaCm, Libfabric's MSG endpoints and the drop-in
+// fake librdmacm all choose through it.
+//
+// Example:
+//   auto s = gidpolicy::RdmaCm{.local = gidpolicy::parse_address("10.0.0.1").value()}.select(table);
+#pragma once
+
+#include <gidpolicy/gid.hpp>
+#include <gidpolicy/network.hpp>
+#include <gidpolicy/policy.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gidpolicy {
+
+struct RdmaCm {
+  std::optional<Gid> local;          ///< local=ADDR: the bound / given source address
+  std::optional<PeerAddress> peer;   ///< peer=ADDR: the route to it decides
+  bool roce_v1 = false;              ///< mode=v1: default_roce_mode "IB/RoCE v1"
+
+  [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
+  [[nodiscard]] std::string spec() const;
+  static result<RdmaCm> parse_options(std::string_view text, std::size_t base = 0);
+  friend bool operator==(const RdmaCm&, const RdmaCm&) = default;
+};
+
+/// The kernel's match: the entry holding `source` (an address as a GID), of the RoCE type
+/// `mode` (roce_v2 or roce_v1), on `netdev` when it is not empty. errc::no_candidate naming
+/// ENODEV when none; the trace says why each entry is not it.
+result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidType mode, std::string_view netdev,
+                                 SelectOptions run = {});
+
+}  // namespace gidpolicy

@@ -1,0 +1,96 @@
+#include <gidpolicy/policies/rdma_cm.hpp>
+
+#include "stack_options.hpp"
+
+namespace gidpolicy {
+
+std::string RdmaCm::spec() const {
+  std::string s = "rdma_cm:";
+  if (local) s += "local=" + detail::address_to_spec(*local);
+  if (peer) s += std::string(local ? "," : "") + "peer=" + peer->to_string();
+  if (roce_v1) s += ",mode=v1";
+  return s;
+}
+
+result<RdmaCm> RdmaCm::parse_options(std::string_view text, std::size_t base) {
+  GIDPOLICY_TRY(opts, detail::split_stack_options("rdma_cm", text, base, "local, peer, mode"));
+  RdmaCm r;
+  for (const auto& o : opts) {
+    if (o.key == "local") {
+      GIDPOLICY_TRY(v, detail::stack_value(o, "an IPv4 or IPv6 address"));
+      auto g = parse_address(v);
+      if (!g || g.value().is_zero()) return fail(detail::stack_option_error(o.value_pos, "an IPv4 or IPv6 address (not zero)", v));
+      r.local = g.value();
+    } else if (o.key == "peer") {
+      GIDPOLICY_TRY(v, detail::stack_value(o, "an IPv4 or IPv6 address (fe80::/10 with %NETDEV)"));
+      auto p = PeerAddress::parse(v);
+      if (!p || p.value().address.is_zero())
+        return fail(detail::stack_option_error(o.value_pos, "an IPv4 or IPv6 address, not zero (fe80::/10 with %NETDEV)", v));
+      r.peer = std::move(p).value();
+    } else {
+      GIDPOLICY_TRY(v, detail::stack_value(o, "v2 or v1"));
+      if (v != "v2" && v != "v1") return fail(detail::stack_option_error(o.value_pos, "v2 or v1", v));
+      r.roce_v1 = v == "v1";
+    }
+  }
+  if (r.local.has_value() == r.peer.has_value())
+    return fail(detail::stack_option_error(base + text.size(), "exactly one of 'local=ADDR' or 'peer=ADDR' (rdma_cm needs an address)", ""));
+  return r;
+}
+
+result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidType mode, std::string_view netdev,
+                                 SelectOptions run) {
+  const auto spec = [&] { return "rdma_cm:local=" + detail::address_to_spec(source); };
+  return detail::traced(spec, run, false, [&](detail::Recorder& rec) -> result<Selection> {
+    for (const GidEntry& e : table.sgid_entries()) {
+      if (!e.usable()) continue;
+      if (e.gid != source) {
+        rec.step(e.index, Verdict::not_local_address, [&] { return detail::describe(e) + ": not the source address"; });
+        continue;
+      }
+      if (e.type != mode) {
+        rec.step(e.index, Verdict::wrong_type, [&] {
+          return detail::describe(e) + ": not of default_roce_mode (" + std::string(to_string(mode)) + ")";
+        });
+        continue;
+      }
+      if (!netdev.empty() && !e.netdev.empty() && e.netdev != netdev) {
+        rec.step(e.index, Verdict::other_netdev,
+                 [&] { return detail::describe(e) + ": not on " + std::string(netdev) + ", the netdev owning the address"; });
+        continue;
+      }
+      rec.step(e.index, Verdict::chosen, [&] {
+        return detail::describe(e) + ": the source address's GID, of default_roce_mode" +
+               (netdev.empty() ? std::string() : ", on " + std::string(netdev));
+      });
+      return detail::select_entry(e);
+    }
+    return fail(errc::no_candidate, detail::where(table) + ": rdma_cm fails with ENODEV: no entry holds " +
+                                        source.to_string() + " as " + std::string(to_string(mode)) +
+                                        (netdev.empty() ? std::string() : " on " + std::string(netdev)));
+  });
+}
+
+result<Selection> RdmaCm::select(const GidTable& table, SelectOptions run) const {
+  if (table.port().link_layer.kind() == LinkLayer::Kind::infiniband)
+    return fail(errc::not_supported, detail::where(table) +
+                                         ": rdma_cm on InfiniBand resolves IPoIB hardware addresses, which a GID "
+                                         "table does not hold: not modelled");
+  const GidType mode = roce_v1 ? GidType::roce_v1 : GidType::roce_v2;
+  if (local) return rdma_cm_choose(table, *local, mode, {}, run);
+  const Route* route = run.network ? run.network->route_to(*peer) : nullptr;
+  if (!route)
+    return fail(errc::invalid_argument, detail::where(table) + ": rdma_cm:peer=" + peer->to_string() +
+                                            " needs the kernel's route to the peer (SelectOptions::network from "
+                                            "observe_network())");
+  if (auto ok = check_peer(*peer); !ok) return fail(std::move(ok).error());
+  if (auto ok = check_route(*peer, *route); !ok) return fail(std::move(ok).error());
+  if (!route->source)
+    return fail(errc::no_route, detail::where(table) + ": the route to " + peer->to_string() + " through " +
+                                    route->netdev +
+                                    " names no source address: the kernel takes the netdev's primary one, "
+                                    "which a route alone does not say");
+  return rdma_cm_choose(table, *route->source, mode, route->netdev, run);
+}
+
+}  // namespace gidpolicy
