@@ -77,6 +77,7 @@ std::string expected_value(const std::string& option) {
       {"--input-format", "json, devinfo or show_gids"},
       {"--to", "json, devinfo, show_gids or sysfs"},
       {"--topology", "mesh or ring"},
+      {"--format", "sh, dotenv or json"},
       {"errno", "an errno number or name such as 22 or EINVAL"},
       {"tables", "table files, FILE or FILE:DEVICE[:PORT], one per host"},
   };
@@ -186,6 +187,19 @@ int run(int argc, char** argv) {
   check_cmd->add_option("--profile", check.profiles,
                         "Check these profile specs instead of the named ones (repeatable)");
   check_cmd->add_flag("--json", check.json, "Print JSON (schema in docs/cli.md)");
+  auto* stacks_flag = check_cmd->add_flag(
+      "--stacks", check.stacks,
+      "Every RDMA stack's own choice per port (NCCL, NVSHMEM, UCX, Mooncake, libfabric, perftest): "
+      "its index, whether RTR works, and the setting that fixes it");
+  auto* pins_flag = check_cmd->add_flag(
+      "--pins", check.pins,
+      "Judge the pinned GID indices (NCCL_IB_GID_INDEX, UCX_IB_GID_INDEX, MC_GID_INDEX, ...) of the "
+      "environment, each as its stack reads it, on every port");
+  auto* env_file_opt = check_cmd->add_option(
+      "--env-file", check.env_file,
+      "With --pins: also a dotenv file or a docker-compose file's environment: blocks");
+  stacks_flag->excludes(pins_flag);
+  env_file_opt->needs(pins_flag);
 
   // explain-errno
   ExplainArgs explain;
@@ -258,16 +272,33 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   watch_cmd->add_flag("--json", watch.json, "One JSON object per line (schema in docs/cli.md)");
 
+  EnvArgs env;
+  SourceFlags env_src;
+  auto* env_cmd = app.add_subcommand(
+      "env", "The variables (or arguments) that make each stack use the GID a profile picks, and why");
+  env_src.add(env_cmd);
+  env_cmd
+      ->add_option("--for", env.stacks,
+                   "Stacks, comma-separated: nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, "
+                   "jaccl")
+      ->delimiter(',')
+      ->required();
+  env_cmd->add_option("--profile,--policy", env.profile, "The profile whose pick the settings name")
+      ->capture_default_str();
+  env_cmd->add_option("--format", env.format, "sh (export lines), dotenv or json")
+      ->check(CLI::IsMember({"sh", "dotenv", "json"}))
+      ->capture_default_str();
+
   // fleet (tools/gidpolicy/fleet_cmd.cpp)
   FleetCommand fleet(app);
 
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
-  const std::set<std::string> subcommands{"show",    "select",   "check", "explain-errno",
-                                          "convert", "simulate", "watch", "fleet"};
+  const std::set<std::string> subcommands{"show",     "select", "check", "explain-errno", "convert",
+                                          "simulate", "watch",  "fleet", "env"};
   if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
     std::cerr
         << "gidpolicy: unknown subcommand '" << argv[1]
-        << "': expected show, select, check, explain-errno, convert, simulate, watch or fleet (see gidpolicy "
+        << "': expected show, select, check, explain-errno, convert, simulate, watch, fleet or env (see gidpolicy "
            "--help)\n";
     return kExitUsage;
   }
@@ -292,7 +323,7 @@ int run(int argc, char** argv) {
     for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
     std::string what = own_words(e);
     if (app.get_subcommands().empty())
-      what = "expected a subcommand: show, select, check, explain-errno, convert, simulate, watch or fleet";
+      what = "expected a subcommand: show, select, check, explain-errno, convert, simulate, watch, fleet or env";
     std::cerr << "gidpolicy: " << what << " (see gidpolicy" << sub << " --help)\n";
     return kExitUsage;
   }
@@ -326,6 +357,10 @@ int run(int argc, char** argv) {
     return run_watch(watch);
   }
   if (fleet.parsed()) return fleet.run();
+  if (env_cmd->parsed()) {
+    env.source = env_src.get();
+    return run_env(env);
+  }
   return kExitUsage;
 }
 
