@@ -38,36 +38,26 @@ result<RdmaCm> RdmaCm::parse_options(std::string_view text, std::size_t base) {
   return r;
 }
 
-result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidType mode, std::string_view netdev,
-                                 SelectOptions run) {
+result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidType mode,
+                                 std::optional<std::string_view> netdev, SelectOptions run) {
   const auto spec = [&] { return "rdma_cm:local=" + detail::address_to_spec(source); };
   return detail::traced(spec, run, false, [&](detail::Recorder& rec) -> result<Selection> {
+    const RoceModeSetting setting{table.port().device, table.port().port, mode};
+    auto chosen = rdma_cm_source(std::span<const GidTable>(&table, 1), source, netdev,
+                                 std::span<const RoceModeSetting>(&setting, 1));
+    // The trace: why each entry holding the address is or is not the kernel's.
     for (const GidEntry& e : table.sgid_entries()) {
-      if (!e.usable()) continue;
-      if (e.gid != source) {
-        rec.step(e.index, Verdict::not_local_address, [&] { return detail::describe(e) + ": not the source address"; });
-        continue;
-      }
-      if (e.type != mode) {
-        rec.step(e.index, Verdict::wrong_type, [&] {
-          return detail::describe(e) + ": not of default_roce_mode (" + std::string(to_string(mode)) + ")";
-        });
-        continue;
-      }
-      if (!netdev.empty() && !e.netdev.empty() && e.netdev != netdev) {
-        rec.step(e.index, Verdict::other_netdev,
-                 [&] { return detail::describe(e) + ": not on " + std::string(netdev) + ", the netdev owning the address"; });
-        continue;
-      }
-      rec.step(e.index, Verdict::chosen, [&] {
-        return detail::describe(e) + ": the source address's GID, of default_roce_mode" +
-               (netdev.empty() ? std::string() : ", on " + std::string(netdev));
+      if (!e.usable() || e.gid != source) continue;
+      const bool it = chosen && chosen.value().entry == &e;
+      rec.step(e.index, it ? Verdict::chosen : (e.type != mode ? Verdict::wrong_type : Verdict::other_netdev), [&] {
+        return detail::describe(e) + (it ? ": the source address's GID, of default_roce_mode " +
+                                               std::string(to_string(mode)) + ", on its netdev"
+                                         : e.type != mode ? ": not of default_roce_mode (" + std::string(to_string(mode)) + ")"
+                                                          : ": not on the netdev owning the address");
       });
-      return detail::select_entry(e);
     }
-    return fail(errc::no_candidate, detail::where(table) + ": rdma_cm fails with ENODEV: no entry holds " +
-                                        source.to_string() + " as " + std::string(to_string(mode)) +
-                                        (netdev.empty() ? std::string() : " on " + std::string(netdev)));
+    if (!chosen) return fail(errc::no_candidate, detail::where(table) + ": rdma_cm fails with " + chosen.error().detail);
+    return detail::select_entry(*chosen.value().entry);
   });
 }
 
@@ -77,7 +67,7 @@ result<Selection> RdmaCm::select(const GidTable& table, SelectOptions run) const
                                          ": rdma_cm on InfiniBand resolves IPoIB hardware addresses, which a GID "
                                          "table does not hold: not modelled");
   const GidType mode = roce_v1 ? GidType::roce_v1 : GidType::roce_v2;
-  if (local) return rdma_cm_choose(table, *local, mode, {}, run);
+  if (local) return rdma_cm_choose(table, *local, mode, std::nullopt, run);
   const Route* route = run.network ? run.network->route_to(*peer) : nullptr;
   if (!route)
     return fail(errc::invalid_argument, detail::where(table) + ": rdma_cm:peer=" + peer->to_string() +
@@ -90,7 +80,7 @@ result<Selection> RdmaCm::select(const GidTable& table, SelectOptions run) const
                                     route->netdev +
                                     " names no source address: the kernel takes the netdev's primary one, "
                                     "which a route alone does not say");
-  return rdma_cm_choose(table, *route->source, mode, route->netdev, run);
+  return rdma_cm_choose(table, *route->source, mode, std::string_view(route->netdev), run);
 }
 
 }  // namespace gidpolicy

@@ -130,15 +130,17 @@ TEST(Mooncake, ClassesAndTheNullGidCheck) {
 TEST(Libfabric, UdRoutesFromIndex0UnlessToldAndMsgIsRdmaCm) {
   EXPECT_EQ(picked(Libfabric{}, test::nccl_769()), 0u);
   EXPECT_EQ(picked(spec("libfabric:gid_idx=3"), test::nccl_769()), 3u);
-  EXPECT_EQ(picked(spec("libfabric:ep=msg,local=200.0.209.6"), test::nccl_769()), 3u);
+  EXPECT_EQ(picked(spec("libfabric:ep=msg,local=10.152.0.12"), test::nccl_1573_pod(0)), 7u);
   EXPECT_FALSE(parse_policy("libfabric:local=200.0.209.6"));
   EXPECT_FALSE(parse_policy("libfabric:ep=msg,gid_idx=1,local=200.0.209.6"));
 }
 
 TEST(RdmaCm, TheKernelsMatchOfAddressTypeAndNetdev) {
-  EXPECT_EQ(picked(spec("rdma_cm:local=200.0.209.6"), test::nccl_769()), 3u);
-  EXPECT_EQ(picked(spec("rdma_cm:local=200.0.209.6,mode=v1"), test::nccl_769()), 2u);
-  auto none = spec("rdma_cm:local=10.0.0.1").select(test::nccl_769());
+  EXPECT_EQ(picked(spec("rdma_cm:local=10.152.0.12"), test::nccl_1573_pod(0)), 7u);
+  EXPECT_EQ(picked(spec("rdma_cm:local=10.152.0.12,mode=v1"), test::nccl_1573_pod(0)), 6u);
+  // ibv_devinfo names no netdevs: the entry's netdev cannot stand for the address's owner.
+  EXPECT_FALSE(spec("rdma_cm:local=200.0.209.6").select(test::nccl_769()));
+  auto none = spec("rdma_cm:local=10.0.0.1").select(test::nccl_1573_pod(0));
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().detail.find("ENODEV"), std::string::npos);
 
@@ -154,8 +156,8 @@ TEST(RdmaCm, TheKernelsMatchOfAddressTypeAndNetdev) {
   net.routes[0].netdev = "net2";
   EXPECT_FALSE(spec("rdma_cm:peer=10.152.0.99").select(test::nccl_1573_pod(0), {.network = &net}));
   EXPECT_FALSE(spec("rdma_cm:peer=10.152.0.99").select(test::nccl_1573_pod(0)));  // no route known
-  // rdma_cm_choose is the function every rdma_cm model calls.
-  EXPECT_EQ(VALUE_OR_FAIL(rdma_cm_choose(test::nccl_1573_pod(1), gid("::ffff:10.152.4.12"), GidType::roce_v2, "net2"))
+  // rdma_cm_choose: rdma_cm_source() (rdma_cm.hpp, the fake librdmacm's rule) on one port.
+  EXPECT_EQ(VALUE_OR_FAIL(rdma_cm_choose(test::nccl_1573_pod(1), gid("::ffff:10.152.4.12"), GidType::roce_v2, std::string_view("net2")))
                 .entry.index,
             7u);
 }

@@ -5,7 +5,7 @@
 #   perftest.sh --tool PATH --lib DIR --tables FILE --device DEV --port N --log FILE --cli GIDPOLICY
 #               --server-gid auto|none|N --client-gid auto|none|N
 #               --expect ok|rtr-fails|fails|one-side-fails|pick [--args "ARGS"] [--log-has REGEX]...
-#               [--pick agree|"PERFTEST_INDEX GIDPOLICY_INDEX|none"]
+#               [--pick agree|"PERFTEST_INDEX GIDPOLICY_INDEX|none"|profile=SPEC]
 #
 #   --*-gid   the -x each side gets: `auto` is the sgid_index `gidpolicy select --policy auto`
 #             gives for the device's port 1 (computed now, from the same table), `none` passes
@@ -19,6 +19,8 @@
 #   --pick    agree: perftest's own pick equals gidpolicy's auto; "P G": the stated disagreement,
 #             perftest picks P where gidpolicy's auto gives G (none: auto finds no entry). Either
 #             way a change fails the test: a new disagreement, or a stated one that disappeared.
+#             profile=SPEC: perftest's own pick equals what `gidpolicy select --policy SPEC` gives
+#             (the oracle of the `perftest` profile: no expectation written per table).
 #
 # Pitfalls this script exists for (as pingpong.sh):
 #  * Both processes run under `timeout`: if the client dies early the server waits forever.
@@ -169,6 +171,17 @@ case "$expect" in
       agree)
         [ "$server_index" = "$auto" ] ||
           fail "new disagreement: perftest picks $server_index, gidpolicy's auto $auto" ;;
+      profile=*)
+        spec=${pick#profile=}
+        "$cli" select --policy "$spec" --json --input "$tables" --device "$device" --port 1 >"$work/profile.json" 2>&1
+        predicted=$(sed -n 's/^ *"sgid_index": *\([0-9a-z]*\),*$/\1/p' "$work/profile.json" | head -n 1)
+        if [ -z "$predicted" ] || [ "$predicted" = null ]; then
+          fail "the $spec profile predicts nothing on $device:"; cat "$work/profile.json"
+        elif [ "$server_index" != "$predicted" ]; then
+          fail "perftest picks $server_index, the $spec profile predicts $predicted"
+        else
+          echo "perftest's own pick $server_index equals the $spec profile's"
+        fi ;;
       *" "*)
         stated_perftest=${pick%% *}
         stated_auto=${pick#* }

@@ -13,8 +13,10 @@
 // rdma_bind_addr, errc::no_candidate here with "ENODEV" in the message. InfiniBand ports
 // resolve IPoIB hardware addresses instead: not modelled (errc::not_supported).
 //
-// rdma_cm_choose() is the one implementation: RdmaCm, Libfabric's MSG endpoints and the drop-in
-// fake librdmacm all choose through it.
+// One implementation: RdmaCm (and so Libfabric's MSG endpoints) chooses through rdma_cm_source()
+// (rdma_cm.hpp), the function the drop-in fake librdmacm binds and resolves with. Without a
+// netdev (local=, a table from a file) the netdev of the entry holding the address stands for
+// the one owning it, so a table that names no netdevs (an ibv_devinfo paste) gives ENODEV.
 //
 // Example:
 //   auto s = gidpolicy::RdmaCm{.local = gidpolicy::parse_address("10.0.0.1").value()}.select(table);
@@ -23,6 +25,7 @@
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/network.hpp>
 #include <gidpolicy/policy.hpp>
+#include <gidpolicy/rdma_cm.hpp>
 
 #include <cstddef>
 #include <optional>
@@ -42,10 +45,10 @@ struct RdmaCm {
   friend bool operator==(const RdmaCm&, const RdmaCm&) = default;
 };
 
-/// The kernel's match: the entry holding `source` (an address as a GID), of the RoCE type
-/// `mode` (roce_v2 or roce_v1), on `netdev` when it is not empty. errc::no_candidate naming
-/// ENODEV when none; the trace says why each entry is not it.
-result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidType mode, std::string_view netdev,
-                                 SelectOptions run = {});
+/// rdma_cm_source() on one port, as a Selection: the entry holding `source` (an address as a
+/// GID) of the RoCE type `mode` on `netdev` (nullopt: the netdev of the entry holding it).
+/// errc::no_candidate whose detail says ENODEV when none.
+result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidType mode,
+                                 std::optional<std::string_view> netdev, SelectOptions run = {});
 
 }  // namespace gidpolicy
