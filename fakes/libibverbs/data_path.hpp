@@ -90,14 +90,30 @@ inline std::int64_t now_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-/// The abstract Unix address of QP `qpn`'s receive socket.
+/// Where QP sockets live: empty for the abstract namespace (the default), else a directory
+/// (GIDPOLICY_FAKE_FABRIC, set by `gidpolicy fake-host`). Abstract Unix addresses belong to a
+/// network namespace, so processes in two fake hosts with private network namespaces could not
+/// reach each other's QPs through them; a socket file in a shared directory is found by its
+/// path from any network namespace. Set once, before the first QP.
+std::string& fabric_dir();
+
+/// The Unix address of QP `qpn`'s receive socket.
 inline socklen_t qp_address(std::uint32_t qpn, sockaddr_un& a) {
   a = sockaddr_un{};
   a.sun_family = AF_UNIX;
+  const std::string& dir = fabric_dir();
+  if (!dir.empty()) {
+    // A path (its length checked when the variable was read): found from every network namespace.
+    const int n = std::snprintf(a.sun_path, sizeof a.sun_path, "%s/qp-%06x", dir.c_str(), qpn);
+    return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + static_cast<std::size_t>(n) + 1);
+  }
   // Abstract namespace (leading NUL): nothing on disk, gone when the socket closes.
   const int n = std::snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "gidpolicy-fake-qp-%06x", qpn);
   return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + static_cast<std::size_t>(n));
 }
+
+/// Removes QP `qpn`'s socket file when QPs live in a fabric directory (nothing otherwise).
+void remove_qp_address(std::uint32_t qpn);
 
 /// A GID type as the wire carries it: 2 RoCE v2, 1 RoCE v1 (or InfiniBand), 0 untyped.
 inline std::uint32_t wire_gid_type(GidType t) {

@@ -7,6 +7,7 @@
 //
 // A bad configuration behaves like a machine without RDMA (ibv_get_device_list: NULL, ENOSYS)
 // and prints exactly one line on stderr saying what to fix: the only output the library makes.
+#include "data_path.hpp"
 #include "fakelib.hpp"
 
 #include <gidpolicy/formats/detect.hpp>
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <utility>
 
 namespace gidpolicy::fakelib {
@@ -111,6 +113,22 @@ Library::Library() {
       bad("GIDPOLICY_FAKE_TABLES=" + std::string(tables_env) + ": " + added.error().what());
       return;
     }
+  // GIDPOLICY_FAKE_FABRIC: QP sockets as files in this directory (see fabric_dir()).
+  if (const char* f = std::getenv("GIDPOLICY_FAKE_FABRIC"); f && *f) {
+    const std::string dir(f);
+    // "<dir>/qp-xxxxxx" and its NUL must fit sockaddr_un::sun_path (108 bytes).
+    if (dir.size() + 11 > sizeof(sockaddr_un{}.sun_path)) {
+      bad("GIDPOLICY_FAKE_FABRIC=" + dir + ": longer than " +
+          std::to_string(sizeof(sockaddr_un{}.sun_path) - 11) + " bytes, too long for a Unix socket address");
+      return;
+    }
+    std::error_code fec;
+    if (dir.front() != '/' || !std::filesystem::is_directory(dir, fec)) {
+      bad("GIDPOLICY_FAKE_FABRIC=" + dir + ": not an absolute path to a directory");
+      return;
+    }
+    fabric_dir() = dir;
+  }
   if (const char* l = std::getenv("GIDPOLICY_FAKE_LOG"); l && *l) {
     if (int err = log.open(l); err != 0) {
       bad(std::string("GIDPOLICY_FAKE_LOG=") + l + ": " + std::strerror(err));
@@ -149,6 +167,8 @@ Library::Library() {
   const std::filesystem::path tables_path(tables_env);
   std::error_code ec;
   const bool sysfs_dir = std::filesystem::is_directory(tables_path, ec);
+  std::optional<std::string> sysfs_class;
+  if (const char* c = std::getenv("GIDPOLICY_FAKE_SYSFS"); c && *c) sysfs_class = c;
   for (const std::string& name : order) {
     auto d = std::make_unique<Device>();
     d->name = name;
@@ -164,12 +184,18 @@ Library::Library() {
     // Tables read from a sysfs-like directory: the device's directory there is its sysfs path
     // (ibv_read_sysfs_file then reads real files). Otherwise a path that cannot exist, so no
     // program mistakes this machine's /sys for the fake device's.
+    // Under `gidpolicy fake-host` (GIDPOLICY_FAKE_SYSFS names the class directory it mounted,
+    // "/sys/class") the paths are the kernel's: infiniband/<dev> and infiniband_verbs/uverbsN.
     std::string ibdev = "/nonexistent/gidpolicy-fake/" + name;
-    if (sysfs_dir && std::filesystem::is_directory(tables_path / name, ec))
+    std::string uverbs = "/nonexistent/gidpolicy-fake/uverbs" + std::to_string(d->index);
+    if (sysfs_class) {
+      ibdev = *sysfs_class + "/infiniband/" + name;
+      uverbs = *sysfs_class + "/infiniband_verbs/uverbs" + std::to_string(d->index);
+    } else if (sysfs_dir && std::filesystem::is_directory(tables_path / name, ec)) {
       ibdev = (tables_path / name).string();
+    }
     copy_name(d->dev.ibdev_path, sizeof d->dev.ibdev_path, ibdev);
-    copy_name(d->dev.dev_path, sizeof d->dev.dev_path,
-              "/nonexistent/gidpolicy-fake/uverbs" + std::to_string(d->index));
+    copy_name(d->dev.dev_path, sizeof d->dev.dev_path, uverbs);
     devices.push_back(std::move(d));
   }
   configured = true;

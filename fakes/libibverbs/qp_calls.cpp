@@ -31,7 +31,12 @@ void release_qp(Library& lib, Qp& q) {
     if (c) c->qps.erase(std::remove(c->qps.begin(), c->qps.end(), &q), c->qps.end());
   if (q.tx >= 0) ::close(q.tx);
   if (q.tx_reserve >= 0) ::close(q.tx_reserve);
-  if (q.rx >= 0) ::close(q.rx);
+  if (q.rx >= 0) {
+    ::close(q.rx);
+    // Only the process that bound the socket removes its file (a fork child closed its copy
+    // and set rx to -1: the file is still the parent's).
+    remove_qp_address(q.qp.qp_num);
+  }
   if (q.srq) {
     --q.srq->users;
     q.srq->unpolled -= q.srq_unpolled;  // the HCA frees them with the QP (libmlx5 cleans its CQEs)
@@ -136,7 +141,10 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     if (number != 0) q->tx_reserve = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (number == 0 || q->tx_reserve < 0) {
       const std::string why = std::strerror(errno);
-      if (q->rx >= 0) ::close(q->rx);
+      if (q->rx >= 0) {
+        ::close(q->rx);
+        remove_qp_address(number);
+      }
       fail_record(lib, r, c->device, ENOMEM, "no socket for the QP: " + why);
       errno = ENOMEM;
       return nullptr;
@@ -147,6 +155,7 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     if (!h) {
       const int err = errno_of(h.error());
       ::close(q->rx);
+      remove_qp_address(number);
       ::close(q->tx_reserve);
       fail_record(lib, r, c->device, err, h.error().what());
       errno = err;

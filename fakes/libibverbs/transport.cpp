@@ -116,7 +116,16 @@ void watch_sockets(Progress& p, const Qp& q) {
   if (q.tx >= 0) add_watch(p.ep, q.tx, token | 1, 0);  // armed by flush() on EAGAIN
 }
 
-void on_exit_stop() { stop_progress(); }
+void on_exit_stop() {
+  stop_progress();
+  // Socket files (GIDPOLICY_FAKE_FABRIC) outlive the sockets: a program that exits without
+  // destroying its QPs leaves no file behind either.
+  if (fabric_dir().empty()) return;
+  Library& lib = Library::get();
+  std::lock_guard lock(lib.mu);
+  for (auto& [k, q] : lib.qps)
+    if (q->rx >= 0) remove_qp_address(q->qp.qp_num);
+}
 
 void fork_prepare() { Library::get().mu.lock(); }
 void fork_parent() { Library::get().mu.unlock(); }
@@ -426,6 +435,32 @@ void drain(Library& lib, Qp& q) {
 
 // ---- the entry points the resource calls use -----------------------------------------------
 
+std::string& fabric_dir() {
+  static std::string dir;
+  return dir;
+}
+
+void remove_qp_address(std::uint32_t qpn) {
+  if (fabric_dir().empty() || qpn == 0) return;
+  sockaddr_un a{};
+  qp_address(qpn, a);
+  ::unlink(a.sun_path);
+}
+
+namespace {
+
+// A socket file no socket is bound to any more (its process died): connecting is refused.
+bool stale_address(const sockaddr_un& a, socklen_t len) {
+  const int probe = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (probe < 0) return false;
+  const bool stale =
+      ::connect(probe, reinterpret_cast<const sockaddr*>(&a), len) != 0 && errno == ECONNREFUSED;
+  ::close(probe);
+  return stale;
+}
+
+}  // namespace
+
 std::uint32_t open_qp_socket(Qp& q) {
   const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;
@@ -442,6 +477,15 @@ std::uint32_t open_qp_socket(Qp& q) {
       return qpn;
     }
     if (errno != EADDRINUSE) break;
+    // A socket file outlives a process that was killed: one nobody listens on is taken over.
+    if (!fabric_dir().empty() && stale_address(a, len)) {
+      ::unlink(a.sun_path);
+      if (::bind(fd, reinterpret_cast<const sockaddr*>(&a), len) == 0) {
+        q.rx = fd;
+        return qpn;
+      }
+      if (errno != EADDRINUSE) break;
+    }
   }
   const int err = errno;
   ::close(fd);

@@ -2,6 +2,7 @@
 // gidpolicy JSON, a sysfs tree) and say what each policy would advertise and route from.
 // docs/cli.md documents every subcommand, the --json schemas and the exit codes.
 #include "commands.hpp"
+#include "fake_host.hpp"
 #include "fleet_cmd.hpp"
 #include "output.hpp"
 
@@ -291,14 +292,16 @@ int run(int argc, char** argv) {
 
   // fleet (tools/gidpolicy/fleet_cmd.cpp)
   FleetCommand fleet(app);
+  // fake-host (tools/gidpolicy/fake_host.cpp)
+  FakeHostCommand fake_host(app);
 
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
-  const std::set<std::string> subcommands{"show",     "select", "check", "explain-errno", "convert",
-                                          "simulate", "watch",  "fleet", "env"};
+  const std::set<std::string> subcommands{"show",  "select", "check", "explain-errno", "convert", "simulate",
+                                          "watch", "fleet",  "env",   "fake-host"};
   if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
     std::cerr
         << "gidpolicy: unknown subcommand '" << argv[1]
-        << "': expected show, select, check, explain-errno, convert, simulate, watch, fleet or env (see gidpolicy "
+        << "': expected show, select, check, explain-errno, convert, simulate, watch, fleet, env or fake-host (see gidpolicy "
            "--help)\n";
     return kExitUsage;
   }
@@ -323,7 +326,7 @@ int run(int argc, char** argv) {
     for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
     std::string what = own_words(e);
     if (app.get_subcommands().empty())
-      what = "expected a subcommand: show, select, check, explain-errno, convert, simulate, watch, fleet or env";
+      what = "expected a subcommand: show, select, check, explain-errno, convert, simulate, watch, fleet, env or fake-host";
     std::cerr << "gidpolicy: " << what << " (see gidpolicy" << sub << " --help)\n";
     return kExitUsage;
   }
@@ -361,6 +364,7 @@ int run(int argc, char** argv) {
     env.source = env_src.get();
     return run_env(env);
   }
+  if (fake_host.parsed()) return fake_host.run();
   return kExitUsage;
 }
 

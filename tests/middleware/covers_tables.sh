@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# covers_tables.sh GIDPOLICY TABLES_DIR NAME...: the names are exactly the tables of TABLES_DIR
+# with a port whose link layer is Ethernet (the middleware tests must run on every one).
+set -euo pipefail
+gidpolicy=$1 dir=$2
+shift 2
+want=$(printf '%s\n' "$@" | sort)
+have=$(for f in "$dir"/*; do
+  "$gidpolicy" show --json --input "$f" 2>/dev/null | grep -q '"link_layer": "ethernet"' && basename "$f"
+done | sort)
+[ "$want" = "$have" ] && exit 0
+echo "the middleware tests cover: $(echo $want); the Ethernet example tables are: $(echo $have)" >&2
+exit 1

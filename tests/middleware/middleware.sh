@@ -1,0 +1,300 @@
+#!/usr/bin/env bash
+# UCX, Open MPI and libfabric, unmodified, on a table under `gidpolicy fake-host`.
+#
+#   middleware.sh CHECK TABLE [ARGS...]
+#
+# CHECK is one of
+#   ucx_info          every Ethernet port of TABLE is listed with rc_verbs and ud_verbs; prints
+#                     the GID index UCX chose on each (ucx_gid_choice.sh)
+#   ucx_perftest      tag_lat, tag_bw, ucp_put_bw, ucp_get, ucp_add, ucp_fadd between two
+#                     processes, each in its own fake host, on the first Ethernet port UCX accepts
+#   mpi BINARY        mpirun -np 2 --mca pml ucx BINARY (tests/middleware/mpi_pingpong.c)
+#   fi_info           fi_info -p verbs lists each device of TABLE
+#   fi_pingpong       fi_pingpong -p verbs -e rdm with data checks (-v), two fake hosts
+#   fi_pingpong_refused
+#                     the same on a table whose GID slot 0 is empty ends in fi_av_insert's error
+#   ucx_rejects       UCX refuses every port ("invalid gid[N]") and opens no verbs transport
+#   ucx_times_out DEV:PORT INDEX
+#                     the server pins UCX_IB_GID_INDEX=INDEX (a user's setting), the client
+#                     chooses: UCX ends in its timeout error (RC: "transport retry counter
+#                     exceeded"; UD: "unhandled timeout error", after UCX's 30 s UD timeout)
+#                     and the fake's control log says why the packets were dropped
+#   netns             `fake-host --netns`: the table's netdevs hold the GIDs' addresses, and two
+#                     UCX processes in two fake hosts with their own network namespaces talk
+#                     through the fake (their out-of-band TCP carried over a Unix socket)
+#
+# Environment: GIDPOLICY (the CLI), PORT (a base TCP port, 8 ports are used), LOG_DIR.
+# Every check fails when the environment holds a workaround: LD_PRELOAD / LD_AUDIT, or a UCX_,
+# OMPI_MCA_ or FI_ variable other than the user settings UCX_TLS and UCX_NET_DEVICES (the checks
+# set UCX_LOG_LEVEL to read UCX's choice, and ucx_times_out sets UCX_IB_GID_INDEX on one side).
+# Where the fake host's namespaces are refused, the check skips (exit 77) saying why.
+set -uo pipefail
+check=${1:?usage: middleware.sh CHECK TABLE [ARGS...]}
+table=${2:?usage: middleware.sh CHECK TABLE [ARGS...]}
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+gidpolicy=${GIDPOLICY:?GIDPOLICY names the gidpolicy binary}
+port=${PORT:-31000}
+log_dir=${LOG_DIR:-${TMPDIR:-/tmp}}
+name=$(basename "$table")
+mkdir -p "$log_dir"
+work=$(mktemp -d "$log_dir/middleware.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL ($check, $name): $*" >&2
+  exit 1
+}
+skip() {
+  echo "SKIP ($check, $name): $*"
+  exit 77
+}
+
+# ---- no workaround variables, no shims ----------------------------------------------------------
+for v in LD_PRELOAD LD_AUDIT; do
+  [ -z "${!v:-}" ] || fail "$v is set (${!v}): the middleware must run on the fake unmodified, without shims"
+done
+while IFS='=' read -r k _; do
+  case $k in
+    UCX_TLS | UCX_NET_DEVICES) ;;
+    UCX_* | OMPI_MCA_* | FI_*) fail "$k is set: only UCX_TLS and UCX_NET_DEVICES may be (no workaround variables)" ;;
+  esac
+done < <(env)
+
+# The fake host must add only its own variables to what the program inherits.
+probe=$("$gidpolicy" fake-host --tables "$table" -- env 2>"$work/probe.err")
+rc=$?
+if [ $rc -ne 0 ]; then
+  grep -q "cannot create a private" "$work/probe.err" && skip "$(cat "$work/probe.err")"
+  fail "fake-host failed: $(cat "$work/probe.err")"
+fi
+extra=$(diff <(env | grep -v '^_=' | sort) <(printf '%s\n' "$probe" | grep -v '^_=' | sort) | sed -n 's/^> //p' |
+  grep -v -E '^(LD_LIBRARY_PATH|GIDPOLICY_FAKE_TABLES|GIDPOLICY_FAKE_SYSFS|GIDPOLICY_FAKE_FABRIC)=')
+[ -z "$extra" ] || fail "fake-host adds variables beyond its own: $extra"
+printf '%s\n' "$probe" | grep -q "^LD_LIBRARY_PATH=[^:]*fakes/libibverbs/lib" ||
+  fail "the fake libibverbs is not first on LD_LIBRARY_PATH inside the fake host"
+
+host() { "$gidpolicy" fake-host --tables "$table" "$@"; }
+
+# Ethernet ports of the table, as "dev:port", in table order.
+ethernet_ports() {
+  "$gidpolicy" show --json --input "$table" | awk -F'"' '
+    /"device":/ {dev = $4}
+    /"port":/ {gsub(/[^0-9]/, "", $3); p = $3}
+    /"link_layer": "ethernet"/ {print dev ":" p}'
+}
+
+# Wait until a TCP port listens on this host (the servers' out-of-band sockets).
+wait_listen() {
+  for _ in $(seq 1 100); do
+    ss -ltnH "sport = :$1" 2>/dev/null | grep -q . && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# The first Ethernet port UCX accepts (a GID index chosen).
+ucx_port() {
+  GIDPOLICY=$gidpolicy "$here/ucx_gid_choice.sh" "$table" | awk '$3 != "invalid" {print $1 ":" $2; exit}'
+}
+
+run_pair() {  # run_pair TCPPORT SERVER_ENV CLIENT_ENV -- COMMAND... (client gets 127.0.0.1 appended)
+  local p=$1 senv=$2 cenv=$3
+  shift 4
+  env $senv timeout 60 "$gidpolicy" fake-host --tables "$table" -- "$@" >"$work/server.out" 2>&1 &
+  local spid=$!
+  pids+=("$spid")
+  wait_listen "$p" || {
+    kill "$spid" 2>/dev/null
+    echo "server did not listen on $p: $(tail -3 "$work/server.out")"
+    return 1
+  }
+  env $cenv timeout 60 "$gidpolicy" fake-host --tables "$table" -- "$@" 127.0.0.1 >"$work/client.out" 2>&1
+  local crc=$?
+  wait "$spid"
+  local src=$?
+  [ $crc -eq 0 ] && [ $src -eq 0 ] && return 0
+  echo "client exit $crc, server exit $src"
+  return 1
+}
+
+case $check in
+  ucx_info)
+    command -v ucx_info >/dev/null || skip "ucx_info not installed (Debian ucx-utils)"
+    out=$(host -- ucx_info -d 2>&1) || fail "ucx_info -d failed: $(printf '%s\n' "$out" | tail -3)"
+    listed=$(printf '%s\n' "$out" | awk '/# *Transport:/ {t = $3} /# *Device:/ {print t, $3}' | sort -u)
+    choice=$(GIDPOLICY=$gidpolicy "$here/ucx_gid_choice.sh" "$table") || fail "no GID choice in UCX's log"
+    for dp in $(ethernet_ports); do
+      dev=${dp%:*} p=${dp#*:}
+      for tl in rc_verbs ud_verbs; do
+        printf '%s\n' "$listed" | grep -qx "$tl $dp" || fail "ucx_info -d does not list $tl on $dp"
+      done
+      idx=$(printf '%s\n' "$choice" | awk -v d="$dev" -v p="$p" '$1 == d && $2 == p {print $3}')
+      [ -n "$idx" ] && [ "$idx" != invalid ] || fail "UCX logged no GID index for $dp"
+      echo "$name: UCX lists $dp with rc_verbs and ud_verbs, GID index $idx"
+    done
+    ;;
+
+  ucx_perftest)
+    command -v ucx_perftest >/dev/null || skip "ucx_perftest not installed (Debian ucx-utils)"
+    dp=$(ucx_port) && [ -n "$dp" ] || fail "UCX accepts no port of the table"
+    export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
+    i=0
+    for t in "tag_lat -n 1000" "tag_bw -s 65536 -n 200" "ucp_put_bw -s 65536 -n 200" "ucp_get -s 65536 -n 200" \
+      "ucp_add -s 8 -n 1000" "ucp_fadd -s 8 -n 1000"; do
+      p=$((port + i))
+      i=$((i + 1))
+      # shellcheck disable=SC2086
+      run_pair "$p" "" "" -- ucx_perftest -p "$p" -t $t || fail "ucx_perftest -t $t: $(tail -4 "$work/client.out")"
+      final=$(grep '^Final:' "$work/client.out") || fail "ucx_perftest -t $t printed no result"
+      echo "$name $dp ucx_perftest -t $t: $final"
+    done
+    ;;
+
+  mpi)
+    binary=${1:?mpi needs the ping-pong binary}
+    command -v mpirun >/dev/null || skip "mpirun not installed (Debian openmpi-bin)"
+    dp=$(ucx_port) && [ -n "$dp" ] || fail "UCX accepts no port of the table"
+    export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
+    root=()
+    [ "$(id -u)" -ne 0 ] || root=(--allow-run-as-root)
+    out=$(timeout 120 "$gidpolicy" fake-host --tables "$table" -- mpirun "${root[@]}" -np 2 --mca pml ucx \
+      "$binary" 2>&1) || fail "mpirun failed: $(printf '%s\n' "$out" | tail -5)"
+    for s in "8 B" "65536 B" "1048576 B"; do
+      printf '%s\n' "$out" | grep -q "mpi_pingpong: $s: .* checked" || fail "no checked $s ping-pong: $out"
+    done
+    printf '%s\n' "$out" | sed "s|^|$name $dp |"
+    ;;
+
+  fi_info)
+    command -v fi_info >/dev/null || skip "fi_info not installed (Debian libfabric-bin)"
+    out=$(host -- fi_info -p verbs 2>&1) || fail "fi_info -p verbs failed: $(printf '%s\n' "$out" | tail -3)"
+    for dp in $(ethernet_ports); do
+      # The RDM endpoint fi_pingpong uses runs over the UD ("-dgram") domain; the MSG one needs rdma_cm.
+      printf '%s\n' "$out" | grep -E -q "domain: ${dp%:*}(-dgram)?\$" || fail "fi_info -p verbs does not list ${dp%:*}"
+      echo "$name: fi_info -p verbs lists ${dp%:*}"
+    done
+    ;;
+
+  fi_pingpong)
+    command -v fi_pingpong >/dev/null || skip "fi_pingpong not installed (Debian libfabric-bin)"
+    # Server: -B its out-of-band port; client: -P the server's. -v checks every message's data.
+    env timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+      -B "$port" >"$work/server.out" 2>&1 &
+    spid=$!
+    pids+=("$spid")
+    wait_listen "$port" || fail "fi_pingpong server did not listen: $(tail -3 "$work/server.out")"
+    timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+      -P "$port" 127.0.0.1 >"$work/client.out" 2>&1
+    crc=$?
+    wait "$spid"
+    src=$?
+    [ $crc -eq 0 ] && [ $src -eq 0 ] || fail "fi_pingpong: client exit $crc, server exit $src: $(tail -3 "$work/client.out")"
+    line=$(grep -E '^4k +50 +=50' "$work/client.out") || fail "fi_pingpong printed no 4k result: $(cat "$work/client.out")"
+    echo "$name fi_pingpong -p verbs -e rdm -v: $line"
+    ;;
+
+  fi_pingpong_refused)
+    # libfabric's verbs datagram endpoint names itself by GID index 0: an empty slot 0 gives an
+    # address the peer's address vector refuses.
+    command -v fi_pingpong >/dev/null || skip "fi_pingpong not installed (Debian libfabric-bin)"
+    env timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+      -B "$port" >"$work/server.out" 2>&1 &
+    spid=$!
+    pids+=("$spid")
+    wait_listen "$port" || fail "fi_pingpong server did not listen: $(tail -3 "$work/server.out")"
+    timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+      -P "$port" 127.0.0.1 >"$work/client.out" 2>&1 && fail "fi_pingpong succeeded on a port whose GID 0 is empty"
+    wait "$spid"
+    err=$(grep -h '^\[error\].*fi_av_insert' "$work/client.out" "$work/server.out" | head -1)
+    [ -n "$err" ] || fail "fi_pingpong failed, but not at fi_av_insert: $(grep -h '^\[error\]' "$work/client.out" | head -2)"
+    echo "$name fi_pingpong -p verbs -e rdm refused: $err"
+    ;;
+
+  ucx_rejects)
+    command -v ucx_info >/dev/null || skip "ucx_info not installed (Debian ucx-utils)"
+    out=$(UCX_LOG_LEVEL=diag "$gidpolicy" fake-host --tables "$table" -- ucx_info -d 2>&1)
+    for dp in $(ethernet_ports); do
+      printf '%s\n' "$out" | grep -q "invalid gid\[[0-9]*\] on $dp\$" || fail "UCX did not refuse $dp as invalid"
+      printf '%s\n' "$out" | grep -q "Device: $dp\$" && fail "UCX opened a transport on $dp"
+      echo "$name: UCX refuses $dp: $(printf '%s\n' "$out" | grep -o "invalid gid\[[0-9]*\] on $dp" | head -1)"
+    done
+    ;;
+
+  ucx_times_out)
+    dp=${1:?ucx_times_out needs DEV:PORT} index=${2:?ucx_times_out needs the server GID index}
+    command -v ucx_perftest >/dev/null || skip "ucx_perftest not installed (Debian ucx-utils)"
+    export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
+    export GIDPOLICY_FAKE_LOG=$work/control.jsonl
+    UCX_IB_GID_INDEX=$index timeout 60 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" \
+      -t tag_lat -n 100 >"$work/server.out" 2>&1 &
+    spid=$!
+    pids+=("$spid")
+    wait_listen "$port" || fail "server did not listen: $(tail -3 "$work/server.out")"
+    timeout 60 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" -t tag_lat -n 100 127.0.0.1 \
+      >"$work/client.out" 2>&1 &
+    cpid=$!
+    pids+=("$cpid")
+    # UCX's own error on either side ends the check; the other side may wait for its peer forever.
+    timeout_error="transport retry counter exceeded|unhandled timeout error"
+    for _ in $(seq 1 600); do
+      grep -E -q "$timeout_error" "$work/server.out" "$work/client.out" 2>/dev/null && break
+      kill -0 "$spid" 2>/dev/null || kill -0 "$cpid" 2>/dev/null || break
+      sleep 0.1
+    done
+    err=$(grep -E -h "$timeout_error" "$work/server.out" "$work/client.out" | head -2)
+    [ -n "$err" ] || fail "UCX did not end in its timeout error: $(tail -n 3 "$work/server.out" "$work/client.out")"
+    why=$(grep -h '"call":"deliver"' "$work/control.jsonl" | grep -o '"reason":"[^"]*"' | sort -u | head -2)
+    [ -n "$why" ] || fail "the control log says nothing about the drops"
+    echo "$name $dp (server index $index, client UCX's choice): UCX: $(printf '%s\n' "$err" | sed 's/.*] //' | head -2 | tr '\n' ' ')"
+    echo "$name control log: $why"
+    ;;
+
+  netns)
+    command -v ucx_perftest >/dev/null || skip "ucx_perftest not installed (Debian ucx-utils)"
+    out=$("$gidpolicy" fake-host --netns --tables "$table" -- ip -o addr show 2>"$work/probe.err")
+    if [ $? -ne 0 ]; then
+      grep -q "cannot create a private" "$work/probe.err" && skip "$(cat "$work/probe.err")"
+      fail "fake-host --netns failed: $(cat "$work/probe.err")"
+    fi
+    want=$("$gidpolicy" show --json --input "$table" | awk -F'"' '
+      /"gid":/ {g = $4} /"ipv4":/ {v = ($4 == "" ? "" : $4)} /"netdev":/ {if ($4 != "") print $4, (v != "" ? v : g)}' | sort -u)
+    [ -n "$want" ] || fail "the table names no netdev"
+    while read -r dev addr; do
+      printf '%s\n' "$out" | grep -E "^[0-9]+: $dev +inet6? $addr/" >/dev/null || fail "$dev does not hold $addr: $out"
+    done <<<"$want"
+    echo "$name --netns: $(printf '%s\n' "$want" | wc -l) addresses on $(printf '%s\n' "$want" | awk '{print $1}' | sort -u | tr '\n' ' ')"
+    # Two fake hosts, two network namespaces: UCX's out-of-band TCP goes through a Unix socket
+    # file (relay.py), the verbs traffic through the fake's fabric directory.
+    dp=$(ucx_port) && [ -n "$dp" ] || fail "UCX accepts no port of the table"
+    export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
+    sock=$work/oob.sock
+    timeout 60 "$gidpolicy" fake-host --netns --tables "$table" -- sh -c \
+      "python3 '$here/relay.py' unix-to-tcp '$sock' $port & ucx_perftest -p $port -t tag_lat -n 1000" \
+      >"$work/server.out" 2>&1 &
+    spid=$!
+    pids+=("$spid")
+    for _ in $(seq 1 100); do [ -S "$sock" ] && break; sleep 0.1; done
+    timeout 60 "$gidpolicy" fake-host --netns --tables "$table" -- sh -c \
+      "python3 '$here/relay.py' tcp-to-unix $port '$sock' &
+       for i in \$(seq 1 100); do ss -ltnH 'sport = :$port' | grep -q . && break; sleep 0.1; done
+       ucx_perftest -p $port -t tag_lat -n 1000 127.0.0.1" \
+      >"$work/client.out" 2>&1
+    crc=$?
+    wait "$spid"
+    src=$?
+    [ $crc -eq 0 ] && [ $src -eq 0 ] || fail "across network namespaces: client exit $crc, server exit $src: $(tail -n 3 "$work/client.out" "$work/server.out")"
+    echo "$name across two --netns fake hosts, $dp tag_lat: $(grep '^Final:' "$work/client.out")"
+    ;;
+
+  *)
+    fail "unknown check $check"
+    ;;
+esac
+exit 0
