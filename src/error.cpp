@@ -138,6 +138,94 @@ class Category final : public std::error_category {
 
 }  // namespace
 
+std::string_view to_string(errc e) noexcept {
+  // A switch over every enumerator without a default: a new errc without a name here is a
+  // -Wswitch error, so the names cannot fall behind the enum.
+  switch (e) {
+    case errc::invalid_gid_text:
+      return "invalid_gid_text";
+    case errc::parse_error:
+      return "parse_error";
+    case errc::invalid_field:
+      return "invalid_field";
+    case errc::unsupported_version:
+      return "unsupported_version";
+    case errc::duplicate_index:
+      return "duplicate_index";
+    case errc::index_too_large:
+      return "index_too_large";
+    case errc::unknown_format:
+      return "unknown_format";
+    case errc::io_error:
+      return "io_error";
+    case errc::invalid_policy_spec:
+      return "invalid_policy_spec";
+    case errc::no_ipv4_mapped_gid:
+      return "no_ipv4_mapped_gid";
+    case errc::no_candidate:
+      return "no_candidate";
+    case errc::index_out_of_range:
+      return "index_out_of_range";
+    case errc::index_exceeds_uint8:
+      return "index_exceeds_uint8";
+    case errc::entry_empty:
+      return "entry_empty";
+    case errc::entry_unreadable:
+      return "entry_unreadable";
+    case errc::entry_zero:
+      return "entry_zero";
+    case errc::entry_not_shown:
+      return "entry_not_shown";
+    case errc::wrong_gid_type:
+      return "wrong_gid_type";
+    case errc::wrong_family:
+      return "wrong_family";
+    case errc::link_local_rejected:
+      return "link_local_rejected";
+    case errc::missing_required_attribute:
+      return "missing_required_attribute";
+    case errc::peer_gid_zero:
+      return "peer_gid_zero";
+    case errc::family_mismatch:
+      return "family_mismatch";
+    case errc::roce_version_mismatch:
+      return "roce_version_mismatch";
+    case errc::gid_changed:
+      return "gid_changed";
+    case errc::disagreement:
+      return "disagreement";
+    case errc::no_devices:
+      return "no_devices";
+    case errc::device_not_found:
+      return "device_not_found";
+    case errc::port_not_active:
+      return "port_not_active";
+    case errc::library_unavailable:
+      return "library_unavailable";
+    case errc::symbol_missing:
+      return "symbol_missing";
+    case errc::not_supported:
+      return "not_supported";
+    case errc::invalid_argument:
+      return "invalid_argument";
+    case errc::no_route:
+      return "no_route";
+    case errc::mtu_too_large:
+      return "mtu_too_large";
+  }
+  return {};
+}
+
+std::optional<errc> errc_from_string(std::string_view name) noexcept {
+  if (name.empty()) return std::nullopt;
+  // The values are dense from 1: walk them until to_string() has no name.
+  for (int v = 1;; ++v) {
+    const std::string_view n = to_string(static_cast<errc>(v));
+    if (n.empty()) return std::nullopt;
+    if (n == name) return static_cast<errc>(v);
+  }
+}
+
 const std::error_category& error_category() noexcept {
   static const Category category;
   return category;

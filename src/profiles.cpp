@@ -4,6 +4,7 @@
 #include <gidpolicy/policies/jaccl_first_mapped.hpp>
 #include <gidpolicy/policies/jaccl_legacy_index1.hpp>
 #include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/registry.hpp>
 #include <gidpolicy/profiles.hpp>
 
 #include "policies/spec_parser.hpp"
@@ -20,9 +21,17 @@ result<Plan> Profile::plan(const GidTable& table, SelectOptions run) const {
 }
 
 std::string Profile::spec() const {
-  if (!source.is_literal()) return policy.spec();
-  if (source.literal_index() == 1 && policy.target<JacclFirstMapped>()) return "jaccl";
-  return policy.spec() + "@sgid=" + std::to_string(source.literal_index());
+  std::string s = policy.spec();
+  if (!source.is_literal()) return s;
+  // A profile row of the registry (registry.hpp) is its policy-alone row routed from its literal
+  // index: written as the profile's name plus the policy's options ("jaccl-fixed" -> "jaccl").
+  for (const BuiltinSpec& row : kBuiltinSpecs) {
+    if (row.kind != SpecKind::profile || row.literal_source != source.literal_index()) continue;
+    const std::string_view alone = row.policy_alone;
+    if (s.starts_with(alone) && (s.size() == alone.size() || s[alone.size()] == ':'))
+      return std::string(row.name) + s.substr(alone.size());
+  }
+  return s + "@sgid=" + std::to_string(source.literal_index());
 }
 
 result<Profile> parse_profile(std::string_view spec) {

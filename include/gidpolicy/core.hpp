@@ -23,17 +23,10 @@
 // Selection: policies.
 #include <gidpolicy/network.hpp>
 #include <gidpolicy/policies/any_policy.hpp>
-#include <gidpolicy/policies/ds4_explicit_index.hpp>
-#include <gidpolicy/policies/ds4_linux.hpp>
-#include <gidpolicy/policies/ds4_scan.hpp>
 #include <gidpolicy/policies/filters.hpp>
-#include <gidpolicy/policies/first_of.hpp>
-#include <gidpolicy/policies/jaccl_first_mapped.hpp>
-#include <gidpolicy/policies/jaccl_legacy_index1.hpp>
-#include <gidpolicy/policies/per_device.hpp>
-#include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/registry.hpp>  // every built-in policy's header, and their table
 #include <gidpolicy/policies/spec.hpp>
-#include <gidpolicy/policies/validated_explicit.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 #include <gidpolicy/policy.hpp>
 #include <gidpolicy/source_index.hpp>
 // Plan: profiles, agreement, replanning after a table change.

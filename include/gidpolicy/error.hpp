@@ -16,6 +16,7 @@
 #include <boost/outcome/success_failure.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -76,6 +77,12 @@ template <>
 struct std::is_error_code_enum<gidpolicy::errc> : std::true_type {};
 
 namespace gidpolicy {
+
+/// The enumerator's name, "no_ipv4_mapped_gid" for errc::no_ipv4_mapped_gid: what the CLI's
+/// JSON "code" key and messages name a failure by. "" for a value that is no enumerator.
+std::string_view to_string(errc e) noexcept;
+/// The errc whose to_string() is `name`; nullopt when none is.
+std::optional<errc> errc_from_string(std::string_view name) noexcept;
 
 /// The category of gidpolicy::errc; name "gidpolicy".
 const std::error_category& error_category() noexcept;

@@ -53,12 +53,14 @@ struct Selection {
 };
 
 /// A selection strategy: `p.select(table, options)` -> result<Selection>, and `p.spec()`
-/// giving the spec string that parse_policy() turns back into an equal policy.
+/// giving the spec string that parse_policy() turns back into an equal policy. Equality
+/// compares options (the round trip `parse_policy(p.spec()).value() == p` needs it, and
+/// AnyPolicy compares the policies it holds).
 template <class P>
 concept SelectionPolicy = std::copy_constructible<P> &&
     requires(const P& p, const GidTable& table, SelectOptions options) {
   { p.select(table, options) } -> std::same_as<result<Selection>>;
   { p.spec() } -> std::convertible_to<std::string>;
-};
+} && std::equality_comparable<P>;  // last: the members first rule out AnyPolicy's own operands
 
 }  // namespace gidpolicy

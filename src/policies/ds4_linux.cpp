@@ -1,10 +1,28 @@
+#include <gidpolicy/policies/any_policy.hpp>
 #include <gidpolicy/policies/ds4_linux.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 
 #include "common.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace gidpolicy {
+
+result<AnyPolicy> Ds4Linux::from_options(const SpecOptions& opts) {
+  Ds4Linux p;
+  for (const SpecOption& o : opts) {
+    if (o.key == "local") {
+      GIDPOLICY_TRY(g, opts.address(o));
+      p.local = g;
+    } else {
+      GIDPOLICY_TRY(v, opts.integer(o, std::numeric_limits<std::int32_t>::min(),
+                                    std::numeric_limits<std::int32_t>::max(), "an int"));
+      p.index = static_cast<std::int32_t>(v);
+    }
+  }
+  return AnyPolicy(p);
+}
 
 std::string Ds4Linux::spec() const {
   std::string s = "ds4-linux";

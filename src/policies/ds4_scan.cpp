@@ -1,9 +1,22 @@
+#include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/policies/ds4_explicit_index.hpp>
 #include <gidpolicy/policies/ds4_scan.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 
 #include "common.hpp"
 #include "scan.hpp"
 
+#include <limits>
+
 namespace gidpolicy {
+
+// "ds4" is ds4's macOS path either way: without an index the scan, with --rdma-gid-index N the
+// index read unchecked (its own type, Ds4ExplicitIndex).
+result<AnyPolicy> Ds4Scan::from_options(const SpecOptions& opts) {
+  if (opts.empty()) return AnyPolicy(Ds4Scan{});
+  GIDPOLICY_TRY(v, opts.integer(opts.front(), 0, std::numeric_limits<std::uint32_t>::max(), "an index"));
+  return AnyPolicy(Ds4ExplicitIndex{static_cast<std::uint32_t>(v)});
+}
 
 result<Selection> Ds4Scan::select(const GidTable& table, SelectOptions run) const {
   return detail::traced(

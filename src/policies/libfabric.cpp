@@ -1,6 +1,6 @@
 #include <gidpolicy/policies/libfabric.hpp>
 
-#include "stack_options.hpp"
+#include "stack_common.hpp"
 
 namespace gidpolicy {
 
@@ -9,42 +9,35 @@ std::string Libfabric::spec() const {
   return gid_idx == 0 ? std::string("libfabric") : "libfabric:gid_idx=" + std::to_string(gid_idx);
 }
 
-result<Libfabric> Libfabric::parse_options(std::string_view text, std::size_t base) {
-  GIDPOLICY_TRY(opts, detail::split_stack_options("libfabric", text, base, "ep, gid_idx, local, peer, mode"));
+result<AnyPolicy> Libfabric::from_options(const SpecOptions& opts) {
   Libfabric l;
   bool is_msg = false;
-  bool has_addr = false;
-  std::optional<std::size_t> idx_pos;
-  for (const auto& o : opts) {
+  const SpecOption* idx = nullptr;
+  const SpecOption* addr = nullptr;
+  RdmaCm cm;
+  for (const SpecOption& o : opts) {
     if (o.key == "ep") {
-      GIDPOLICY_TRY(v, detail::stack_value(o, "ud or msg"));
-      if (v != "ud" && v != "msg") return fail(detail::stack_option_error(o.value_pos, "ud or msg", v));
+      GIDPOLICY_TRY(v, opts.value(o, "ud or msg"));
+      if (v != "ud" && v != "msg") return fail(opts.bad_value(o, "ud or msg"));
       is_msg = v == "msg";
     } else if (o.key == "gid_idx") {
-      GIDPOLICY_TRY(v, detail::stack_integer(o, 0, 255));
+      GIDPOLICY_TRY(v, opts.integer(o, 0, 255, "an index"));
       l.gid_idx = static_cast<std::uint32_t>(v);
-      idx_pos = o.key_pos;
+      idx = &o;
     } else {
-      has_addr = true;
+      if (!addr) addr = &o;
+      GIDPOLICY_TRYV(cm.read_option(opts, o));
     }
   }
   if (is_msg) {
-    if (idx_pos)
-      return fail(detail::stack_option_error(*idx_pos, "no gid_idx with ep=msg (FI_VERBS_GID_IDX is for UD only)", "gid_idx"));
-    // The address options, re-read by rdma_cm's own parser.
-    std::string rest;
-    std::size_t rest_base = base;
-    for (const auto& o : opts) {
-      if (o.key == "ep") continue;
-      if (rest.empty()) rest_base = o.key_pos;
-      rest += (rest.empty() ? "" : ",") + std::string(o.key) + (o.value ? "=" + std::string(*o.value) : "");
-    }
-    GIDPOLICY_TRY(r, RdmaCm::parse_options(rest, rest_base));
-    l.msg = r;
-  } else if (has_addr) {
-    return fail(detail::stack_option_error(base, "ep=msg before local=/peer=/mode= (UD endpoints route from FI_VERBS_GID_IDX)", text));
+    if (idx) return fail(opts.bad_key(*idx, "no gid_idx with ep=msg (FI_VERBS_GID_IDX is for UD endpoints only)"));
+    if (cm.local.has_value() == cm.peer.has_value())
+      return fail(opts.missing("exactly one of 'local=ADDR' or 'peer=ADDR' (MSG endpoints go through rdma_cm)"));
+    l.msg = cm;
+  } else if (addr) {
+    return fail(opts.bad_key(*addr, "ep=msg first (UD endpoints route from FI_VERBS_GID_IDX, not an address)"));
   }
-  return l;
+  return AnyPolicy(l);
 }
 
 result<Selection> Libfabric::select(const GidTable& table, SelectOptions run) const {

@@ -1,6 +1,6 @@
 #include <gidpolicy/policies/mooncake.hpp>
 
-#include "stack_options.hpp"
+#include "stack_common.hpp"
 
 #include <array>
 #include <cstdlib>
@@ -49,12 +49,13 @@ std::string Mooncake::spec() const {
   return gid_index ? "mooncake:gid_index=" + std::to_string(*gid_index) : std::string("mooncake");
 }
 
-result<Mooncake> Mooncake::parse_options(std::string_view text, std::size_t base) {
-  GIDPOLICY_TRY(opts, detail::split_stack_options("mooncake", text, base, "gid_index"));
+result<AnyPolicy> Mooncake::from_options(const SpecOptions& opts) {
   Mooncake m;
-  GIDPOLICY_TRY(v, detail::stack_integer(opts.front(), -2147483648LL, 2147483647LL));
-  m.gid_index = v;
-  return m;
+  if (!opts.empty()) {
+    GIDPOLICY_TRY(v, opts.integer(opts.front(), -2147483648LL, 2147483647LL, "an int (outside 0..255: auto)"));
+    m.gid_index = v;
+  }
+  return AnyPolicy(m);
 }
 
 result<Selection> Mooncake::select(const GidTable& table, SelectOptions run) const {

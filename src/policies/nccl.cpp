@@ -1,6 +1,6 @@
 #include <gidpolicy/policies/nccl.hpp>
 
-#include "stack_options.hpp"
+#include "stack_common.hpp"
 
 namespace gidpolicy {
 namespace {
@@ -42,31 +42,27 @@ std::string Nccl::spec() const {
   return opts.empty() ? s : s + ":" + opts;
 }
 
-result<Nccl> Nccl::parse_options(std::string_view text, std::size_t base) {
-  GIDPOLICY_TRY(opts, detail::split_stack_options("nccl", text, base, "gid_index, family, range, roce_version"));
+result<AnyPolicy> Nccl::from_options(const SpecOptions& opts) {
   Nccl n;
-  for (const auto& o : opts) {
+  for (const SpecOption& o : opts) {
     if (o.key == "gid_index") {
-      GIDPOLICY_TRY(v, detail::stack_integer(o, -1, 0xffffffffLL));
+      GIDPOLICY_TRY(v, opts.integer(o, -1, 0xffffffffLL, "an index (-1: auto)"));
       n.gid_index = v;
     } else if (o.key == "family") {
-      GIDPOLICY_TRY(v, detail::stack_value(o, "AF_INET or AF_INET6"));
+      GIDPOLICY_TRY(v, opts.value(o, "AF_INET or AF_INET6"));
       // NCCL itself reads any other string as AF_INET without a word; a spec says what it means.
       if (v != "AF_INET" && v != "AF_INET6")
-        return fail(detail::stack_option_error(
-            o.value_pos, "AF_INET or AF_INET6 (NCCL silently reads anything else as AF_INET)", v));
+        return fail(opts.bad_value(o, "AF_INET or AF_INET6 (NCCL silently reads anything else as AF_INET)"));
       n.inet6 = v == "AF_INET6";
     } else if (o.key == "range") {
-      GIDPOLICY_TRY(v, detail::stack_value(o, "a CIDR such as 10.0.0.0/8"));
-      auto c = Cidr::parse(v);
-      if (!c) return fail(detail::stack_option_error(o.value_pos, "a CIDR such as 10.0.0.0/8 or fd00::/8", v));
-      n.range = c.value();
+      GIDPOLICY_TRY(c, opts.cidr(o));
+      n.range = c;
     } else {
-      GIDPOLICY_TRY(v, detail::stack_integer(o, 1, 2));
+      GIDPOLICY_TRY(v, opts.integer(o, 1, 2, "a RoCE version"));
       n.roce_version = static_cast<int>(v);
     }
   }
-  return n;
+  return AnyPolicy(n);
 }
 
 result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {

@@ -1,6 +1,6 @@
 #include <gidpolicy/policies/perftest.hpp>
 
-#include "stack_options.hpp"
+#include "stack_common.hpp"
 
 namespace gidpolicy {
 
@@ -12,19 +12,18 @@ std::string Perftest::spec() const {
   return opts.empty() ? "perftest" : "perftest:" + opts;
 }
 
-result<Perftest> Perftest::parse_options(std::string_view text, std::size_t base) {
-  GIDPOLICY_TRY(opts, detail::split_stack_options("perftest", text, base, "x, ipv6"));
+result<AnyPolicy> Perftest::from_options(const SpecOptions& opts) {
   Perftest p;
-  for (const auto& o : opts) {
+  for (const SpecOption& o : opts) {
     if (o.key == "x") {
-      GIDPOLICY_TRY(v, detail::stack_integer(o, 0, 255));
+      GIDPOLICY_TRY(v, opts.integer(o, 0, 255, "an index"));
       p.x = static_cast<std::uint32_t>(v);
     } else {
-      if (o.value) return fail(detail::stack_option_error(o.value_pos - 1, "',' or the end ('ipv6' takes no value)", *o.value));
+      GIDPOLICY_TRYV(opts.flag(o));
       p.ipv6 = true;
     }
   }
-  return p;
+  return AnyPolicy(p);
 }
 
 result<Selection> Perftest::select(const GidTable& table, SelectOptions run) const {

@@ -1,11 +1,63 @@
 #include <gidpolicy/network.hpp>
+#include <gidpolicy/policies/any_policy.hpp>
 #include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 
 #include "common.hpp"
 
 #include <span>
 
 namespace gidpolicy {
+
+result<AnyPolicy> Ranked::from_options(const SpecOptions& opts) {
+  RankedOptions r;
+  bool typed = false;
+  for (const SpecOption& o : opts) {
+    if (o.key == "family") {
+      GIDPOLICY_TRY(t, opts.value(o, "a family (ipv4, ipv6, any)"));
+      auto f = family_filter_from_string(t);
+      if (!f) return fail(opts.bad_value(o, "a family (ipv4, ipv6, any)"));
+      r.family = *f;
+    } else if (o.key == "roce" || o.key == "type") {
+      if (typed) return fail(opts.bad_key(o, "one of 'roce' or 'type', once"));
+      typed = true;
+      const bool roce = o.key == "roce";
+      const char* what = roce ? "a RoCE version (v2, v1, any)" : "a type (roce_v2, roce_v1, ib, any)";
+      GIDPOLICY_TRY(t, opts.value(o, what));
+      auto f = type_filter_from_string(t);
+      if (!f || (roce && *f == TypeFilter::ib)) return fail(opts.bad_value(o, what));
+      r.type = *f;
+    } else if (o.key == "subnet") {
+      GIDPOLICY_TRY(c, opts.cidr(o));
+      r.subnets.push_back(c);
+    } else if (o.key == "exclude") {
+      GIDPOLICY_TRY(c, opts.cidr(o));
+      r.excludes.push_back(c);
+    } else if (o.key == "netdev") {
+      GIDPOLICY_TRY(t, opts.value(o, "a netdev name"));
+      r.netdev = std::string(t);
+    } else if (o.key == "local") {
+      GIDPOLICY_TRY(g, opts.address(o));
+      r.local = g;
+    } else if (o.key == "peer") {
+      GIDPOLICY_TRY(text, opts.value(o, "an IPv4 or IPv6 address (fe80::/10 with its %NETDEV scope)"));
+      auto peer = PeerAddress::parse(text);
+      if (!peer || peer.value().address.is_zero())
+        return fail(
+            opts.bad_value(o, "an IPv4 or IPv6 address, not zero (fe80::/10 with its %NETDEV scope)"));
+      r.peer = std::move(peer).value();
+    } else if (o.key == "require-local") {
+      GIDPOLICY_TRYV(opts.flag(o));
+      r.require_local = true;
+    } else {
+      GIDPOLICY_TRYV(opts.flag(o));
+      r.allow_link_local = true;
+    }
+  }
+  if (r.require_local && !r.local)
+    return fail(opts.missing("the option 'local=ADDR' (require-local needs it)"));
+  return AnyPolicy(Ranked{std::move(r)});
+}
 namespace {
 
 /// Rank key, lower is better; the order is documented in ranked.hpp. One integer whose fields,

@@ -1,6 +1,6 @@
 #include <gidpolicy/policies/rdma_cm.hpp>
 
-#include "stack_options.hpp"
+#include "stack_common.hpp"
 
 namespace gidpolicy {
 
@@ -12,30 +12,30 @@ std::string RdmaCm::spec() const {
   return s;
 }
 
-result<RdmaCm> RdmaCm::parse_options(std::string_view text, std::size_t base) {
-  GIDPOLICY_TRY(opts, detail::split_stack_options("rdma_cm", text, base, "local, peer, mode"));
-  RdmaCm r;
-  for (const auto& o : opts) {
-    if (o.key == "local") {
-      GIDPOLICY_TRY(v, detail::stack_value(o, "an IPv4 or IPv6 address"));
-      auto g = parse_address(v);
-      if (!g || g.value().is_zero()) return fail(detail::stack_option_error(o.value_pos, "an IPv4 or IPv6 address (not zero)", v));
-      r.local = g.value();
-    } else if (o.key == "peer") {
-      GIDPOLICY_TRY(v, detail::stack_value(o, "an IPv4 or IPv6 address (fe80::/10 with %NETDEV)"));
-      auto p = PeerAddress::parse(v);
-      if (!p || p.value().address.is_zero())
-        return fail(detail::stack_option_error(o.value_pos, "an IPv4 or IPv6 address, not zero (fe80::/10 with %NETDEV)", v));
-      r.peer = std::move(p).value();
-    } else {
-      GIDPOLICY_TRY(v, detail::stack_value(o, "v2 or v1"));
-      if (v != "v2" && v != "v1") return fail(detail::stack_option_error(o.value_pos, "v2 or v1", v));
-      r.roce_v1 = v == "v1";
-    }
+result<void> RdmaCm::read_option(const SpecOptions& opts, const SpecOption& o) {
+  if (o.key == "local") {
+    GIDPOLICY_TRY(g, opts.address(o));
+    local = g;
+  } else if (o.key == "peer") {
+    GIDPOLICY_TRY(v, opts.value(o, "an IPv4 or IPv6 address (fe80::/10 with %NETDEV)"));
+    auto p = PeerAddress::parse(v);
+    if (!p || p.value().address.is_zero())
+      return fail(opts.bad_value(o, "an IPv4 or IPv6 address, not zero (fe80::/10 with %NETDEV)"));
+    peer = std::move(p).value();
+  } else {
+    GIDPOLICY_TRY(v, opts.value(o, "v2 or v1"));
+    if (v != "v2" && v != "v1") return fail(opts.bad_value(o, "v2 or v1"));
+    roce_v1 = v == "v1";
   }
+  return success();
+}
+
+result<AnyPolicy> RdmaCm::from_options(const SpecOptions& opts) {
+  RdmaCm r;
+  for (const SpecOption& o : opts) GIDPOLICY_TRYV(r.read_option(opts, o));
   if (r.local.has_value() == r.peer.has_value())
-    return fail(detail::stack_option_error(base + text.size(), "exactly one of 'local=ADDR' or 'peer=ADDR' (rdma_cm needs an address)", ""));
-  return r;
+    return fail(opts.missing("exactly one of 'local=ADDR' or 'peer=ADDR' (rdma_cm needs an address)"));
+  return AnyPolicy(r);
 }
 
 result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidType mode,

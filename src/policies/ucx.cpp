@@ -1,6 +1,6 @@
 #include <gidpolicy/policies/ucx.hpp>
 
-#include "stack_options.hpp"
+#include "stack_common.hpp"
 
 namespace gidpolicy {
 
@@ -12,21 +12,19 @@ std::string Ucx::spec() const {
   return opts.empty() ? "ucx" : "ucx:" + opts;
 }
 
-result<Ucx> Ucx::parse_options(std::string_view text, std::size_t base) {
-  GIDPOLICY_TRY(opts, detail::split_stack_options("ucx", text, base, "gid_index, rule"));
+result<AnyPolicy> Ucx::from_options(const SpecOptions& opts) {
   Ucx u;
-  for (const auto& o : opts) {
+  for (const SpecOption& o : opts) {
     if (o.key == "gid_index") {
-      GIDPOLICY_TRY(v, detail::stack_integer(o, 0, 255));
+      GIDPOLICY_TRY(v, opts.integer(o, 0, 255, "an index"));
       u.gid_index = static_cast<std::uint32_t>(v);
     } else {
-      GIDPOLICY_TRY(v, detail::stack_value(o, "1.13 or pr10939"));
-      if (v != "1.13" && v != "pr10939")
-        return fail(detail::stack_option_error(o.value_pos, "1.13 or pr10939", v));
+      GIDPOLICY_TRY(v, opts.value(o, "1.13 or pr10939"));
+      if (v != "1.13" && v != "pr10939") return fail(opts.bad_value(o, "1.13 or pr10939"));
       u.pr10939 = v == "pr10939";
     }
   }
-  return u;
+  return AnyPolicy(u);
 }
 
 result<Selection> Ucx::select(const GidTable& table, SelectOptions run) const {

@@ -1,8 +1,39 @@
+#include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 #include <gidpolicy/policies/validated_explicit.hpp>
 
 #include "common.hpp"
 
+#include <limits>
+
 namespace gidpolicy {
+
+result<AnyPolicy> ValidatedExplicit::from_options(const SpecOptions& opts) {
+  ValidatedExplicit p;
+  bool has_index = false;
+  for (const SpecOption& o : opts) {
+    if (o.key == "index") {
+      GIDPOLICY_TRY(v, opts.integer(o, 0, std::numeric_limits<std::uint32_t>::max(), "an index"));
+      p.index = static_cast<std::uint32_t>(v);
+      has_index = true;
+    } else if (o.key == "type") {
+      GIDPOLICY_TRY(t, opts.value(o, "a type (roce_v2, roce_v1, ib, any)"));
+      auto f = type_filter_from_string(t);
+      if (!f) return fail(opts.bad_value(o, "a type (roce_v2, roce_v1, ib, any)"));
+      p.type = *f;
+    } else if (o.key == "family") {
+      GIDPOLICY_TRY(t, opts.value(o, "a family (ipv4, ipv6, any)"));
+      auto f = family_filter_from_string(t);
+      if (!f) return fail(opts.bad_value(o, "a family (ipv4, ipv6, any)"));
+      p.family = *f;
+    } else {
+      GIDPOLICY_TRYV(opts.flag(o));
+      p.allow_link_local = true;
+    }
+  }
+  if (!has_index) return fail(opts.missing("the option 'index=N' (validated needs an index)"));
+  return AnyPolicy(p);
+}
 
 std::string ValidatedExplicit::spec() const {
   std::string s = "validated:index=" + std::to_string(index);

@@ -11,6 +11,7 @@
 
 #include <limits>
 #include <map>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -159,39 +160,73 @@ rc::Gen<Ds4Linux> gen_ds4_linux() {
   return gen;
 }
 
+rc::Gen<AnyPolicy> PolicyGenerator<Ranked>::make(int /*depth*/) {
+  return weighted_one_of<AnyPolicy>(
+      {{1, rc::gen::just(AnyPolicy(Ranked{}))}, {2, rc::gen::map(gen_ranked_options(), [](RankedOptions o) {
+                                                   return AnyPolicy(Ranked{std::move(o)});
+                                                 })}});
+}
+
+namespace {
+
+// Every built-in policy type has a generator: a type added to BuiltinPolicies without one stops
+// the build here, naming the concept it misses.
+template <class... P>
+constexpr bool every_policy_generated(PolicyTypes<P...> /*types*/) {
+  static_assert((GeneratedPolicy<P> && ...),
+                "every type of BuiltinPolicies (registry.hpp) needs a PolicyGenerator specialization "
+                "(tests/support/policy_generators.hpp)");
+  return true;
+}
+static_assert(every_policy_generated(BuiltinPolicies{}));
+
+/// Every built-in type's generator, weighted; combinators only when `depth` > 0. The default
+/// policy's (AnyPolicy{}: plain auto) comes first, so counterexamples shrink toward it.
+template <class... P>
+rc::Gen<AnyPolicy> built_in_policies(PolicyTypes<P...> /*types*/, int depth) {
+  std::vector<std::pair<std::size_t, rc::Gen<AnyPolicy>>> gens;
+  const AnyPolicy default_policy;
+  const auto add = [&]<class Q>(std::type_identity<Q> /*type*/) {
+    using G = PolicyGenerator<Q>;
+    if (G::nests && depth <= 0) return;
+    auto entry = std::make_pair(static_cast<std::size_t>(G::weight), G::make(depth));
+    if (default_policy.target<Q>() != nullptr)
+      gens.insert(gens.begin(), std::move(entry));
+    else
+      gens.push_back(std::move(entry));
+  };
+  (add(std::type_identity<P>{}), ...);
+  return weighted_one_of<AnyPolicy>(std::move(gens));
+}
+
+}  // namespace
+
 rc::Gen<AnyPolicy> gen_leaf_policy() {
-  // Shrinks toward plain "auto".
-  static const rc::Gen<AnyPolicy> gen = weighted_one_of<AnyPolicy>({
-      {1, rc::gen::just(AnyPolicy(Ranked{}))},
-      {2,
-       rc::gen::map(gen_ranked_options(), [](RankedOptions o) { return AnyPolicy(Ranked{std::move(o)}); })},
-      {1, rc::gen::just(AnyPolicy(JacclFirstMapped{}))},
-      {1, rc::gen::just(AnyPolicy(JacclLegacyIndex1{}))},
-      {1, rc::gen::just(AnyPolicy(Ds4Scan{}))},
-      {1, rc::gen::map(gen_ds4_explicit_index(), [](Ds4ExplicitIndex p) { return AnyPolicy(p); })},
-      {1, rc::gen::map(gen_ds4_linux(), [](Ds4Linux p) { return AnyPolicy(std::move(p)); })},
-      {2, rc::gen::map(gen_validated_explicit(), [](ValidatedExplicit p) { return AnyPolicy(p); })},
-  });
+  // Shrinks toward plain "auto" (Ranked's generator).
+  static const rc::Gen<AnyPolicy> gen = built_in_policies(BuiltinPolicies{}, 0);
   return gen;
 }
 
-rc::Gen<AnyPolicy> gen_policy(int depth) {
-  if (depth <= 0) return gen_leaf_policy();
-  static std::map<int, rc::Gen<AnyPolicy>> built;  // one per depth (single-threaded, as rapidcheck)
-  if (auto it = built.find(depth); it != built.end()) return it->second;
-  auto first = rc::gen::map(gen_sized<std::vector<AnyPolicy>>(1, 3, gen_policy(depth - 1)),
-                            [](std::vector<AnyPolicy> alts) { return AnyPolicy(FirstOf{std::move(alts)}); });
-  auto per_device = rc::gen::exec([depth] {
+rc::Gen<AnyPolicy> gen_first_of(int depth) {
+  return rc::gen::map(gen_sized<std::vector<AnyPolicy>>(1, 3, gen_policy(depth - 1)),
+                      [](std::vector<AnyPolicy> alts) { return AnyPolicy(FirstOf{std::move(alts)}); });
+}
+
+rc::Gen<AnyPolicy> gen_per_device(int depth) {
+  return rc::gen::exec([depth] {
     PerDevice d;
     const auto n = *rc::gen::inRange<std::size_t>(0, 3);
     for (std::size_t k = 0; k < n; ++k) d.by_device.emplace(*gen_device_name(), *gen_policy(depth - 1));
     if (d.by_device.empty() || *rc::gen::arbitrary<bool>()) d.fallback = *gen_policy(depth - 1);
     return AnyPolicy(std::move(d));
   });
-  return built
-      .emplace(depth, weighted_one_of<AnyPolicy>(
-                          {{6, gen_leaf_policy()}, {1, std::move(first)}, {1, std::move(per_device)}}))
-      .first->second;
+}
+
+rc::Gen<AnyPolicy> gen_policy(int depth) {
+  if (depth <= 0) return gen_leaf_policy();
+  static std::map<int, rc::Gen<AnyPolicy>> built;  // one per depth (single-threaded, as rapidcheck)
+  if (auto it = built.find(depth); it != built.end()) return it->second;
+  return built.emplace(depth, built_in_policies(BuiltinPolicies{}, depth)).first->second;
 }
 
 rc::Gen<Profile> gen_profile() {

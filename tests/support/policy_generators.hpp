@@ -13,14 +13,17 @@
 #include <gidpolicy/policies/ds4_linux.hpp>
 #include <gidpolicy/policies/filters.hpp>
 #include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/registry.hpp>
 #include <gidpolicy/policies/validated_explicit.hpp>
 #include <gidpolicy/profiles.hpp>
 
 #include <rapidcheck.h>
 
+#include <concepts>
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 
 namespace gidpolicy::test {
 
@@ -55,6 +58,84 @@ rc::Gen<Ds4Linux> gen_ds4_linux();
 
 /// Any leaf strategy (everything but first()/per-device()), random options.
 rc::Gen<AnyPolicy> gen_leaf_policy();
+/// first() and per-device() whose alternatives nest up to `depth` levels below them.
+rc::Gen<AnyPolicy> gen_first_of(int depth);
+rc::Gen<AnyPolicy> gen_per_device(int depth);
+
+/// The generator of each built-in policy type: gen_leaf_policy() and gen_policy() draw from
+/// every type of BuiltinPolicies (registry.hpp) through these, weighted. A type without one
+/// fails the build (policy_generators.cpp), so no built-in policy goes ungenerated.
+/// `make(depth)`: combinators (`nests`) nest policies up to `depth` levels; leaves ignore it.
+template <class P>
+struct PolicyGenerator;  // no primary definition: each built-in has its specialization below
+
+/// Leaf generator for a type with no options.
+template <class P>
+struct PlainPolicyGenerator {
+  static constexpr int weight = 3;
+  static constexpr bool nests = false;
+  static rc::Gen<AnyPolicy> make(int /*depth*/) { return rc::gen::just(AnyPolicy(P{})); }
+};
+template <>
+struct PolicyGenerator<JacclFirstMapped> : PlainPolicyGenerator<JacclFirstMapped> {};
+template <>
+struct PolicyGenerator<JacclLegacyIndex1> : PlainPolicyGenerator<JacclLegacyIndex1> {};
+template <>
+struct PolicyGenerator<Ds4Scan> : PlainPolicyGenerator<Ds4Scan> {};
+/// Leaf generator from a typed one.
+template <class P>
+struct MappedPolicyGenerator {
+  static constexpr bool nests = false;
+  static rc::Gen<AnyPolicy> make(rc::Gen<P> g) {
+    return rc::gen::map(std::move(g), [](P p) { return AnyPolicy(std::move(p)); });
+  }
+};
+template <>
+struct PolicyGenerator<Ds4ExplicitIndex> : MappedPolicyGenerator<Ds4ExplicitIndex> {
+  static constexpr int weight = 3;
+  static rc::Gen<AnyPolicy> make(int /*depth*/) {
+    return MappedPolicyGenerator::make(gen_ds4_explicit_index());
+  }
+};
+template <>
+struct PolicyGenerator<Ds4Linux> : MappedPolicyGenerator<Ds4Linux> {
+  static constexpr int weight = 3;
+  static rc::Gen<AnyPolicy> make(int /*depth*/) { return MappedPolicyGenerator::make(gen_ds4_linux()); }
+};
+template <>
+struct PolicyGenerator<ValidatedExplicit> : MappedPolicyGenerator<ValidatedExplicit> {
+  static constexpr int weight = 6;
+  static rc::Gen<AnyPolicy> make(int /*depth*/) {
+    return MappedPolicyGenerator::make(gen_validated_explicit());
+  }
+};
+template <>
+struct PolicyGenerator<Ranked> {
+  static constexpr int weight = 9;
+  static constexpr bool nests = false;
+  /// Plain "auto" a third of the time (what everything shrinks toward), else random options.
+  static rc::Gen<AnyPolicy> make(int /*depth*/);
+};
+template <>
+struct PolicyGenerator<FirstOf> {
+  static constexpr int weight = 5;
+  static constexpr bool nests = true;
+  static rc::Gen<AnyPolicy> make(int depth) { return gen_first_of(depth); }
+};
+template <>
+struct PolicyGenerator<PerDevice> {
+  static constexpr int weight = 5;
+  static constexpr bool nests = true;
+  static rc::Gen<AnyPolicy> make(int depth) { return gen_per_device(depth); }
+};
+
+/// P has a generator gen_policy() can draw from.
+template <class P>
+concept GeneratedPolicy = requires(int depth) {
+  { PolicyGenerator<P>::make(depth) } -> std::same_as<rc::Gen<AnyPolicy>>;
+  { PolicyGenerator<P>::weight } -> std::convertible_to<int>;
+  { PolicyGenerator<P>::nests } -> std::convertible_to<bool>;
+};
 /// Any strategy, first() and per-device() nesting up to `depth` levels.
 rc::Gen<AnyPolicy> gen_policy(int depth = 2);
 /// A profile: any policy with its own source (selected), or now and then a literal sgid.

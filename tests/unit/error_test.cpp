@@ -1,6 +1,9 @@
 #include <gidpolicy/error.hpp>
 
 #include <gtest/gtest.h>
+
+#include <set>
+#include <string_view>
 #include "support/assert_ok.hpp"
 
 namespace gidpolicy {
@@ -58,6 +61,28 @@ TEST(Error, TryPropagatesFirstFailure) {
   EXPECT_EQ(r.error().detail, "3 is odd");
   EXPECT_TRUE(check_even(4));
   EXPECT_FALSE(check_even(5));
+}
+
+// Every errc has a name, each unique, and the names read back: the values are dense from 1
+// (the name table is a switch over the enum, so a new enumerator without one does not build).
+TEST(ErrcNames, EveryErrcHasAUniqueNameThatReadsBack) {
+  std::set<std::string_view> seen;
+  int v = 1;
+  for (; !to_string(static_cast<errc>(v)).empty(); ++v) {
+    const auto e = static_cast<errc>(v);
+    const std::string_view name = to_string(e);
+    EXPECT_TRUE(seen.insert(name).second) << name << " names two errc values";
+    EXPECT_EQ(errc_from_string(name), e) << name;
+    for (char c : name) EXPECT_TRUE((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_') << name;
+  }
+  // The last enumerator is named, and nothing past it or below 1 is.
+  EXPECT_GE(v - 1, static_cast<int>(errc::mtu_too_large));
+  EXPECT_EQ(to_string(errc::no_ipv4_mapped_gid), "no_ipv4_mapped_gid");
+  EXPECT_EQ(to_string(errc::invalid_policy_spec), "invalid_policy_spec");
+  for (int bad : {0, -1, v, v + 1, 1000}) EXPECT_EQ(to_string(static_cast<errc>(bad)), "") << bad;
+  EXPECT_EQ(errc_from_string(""), std::nullopt);
+  EXPECT_EQ(errc_from_string("errno"), std::nullopt);
+  EXPECT_EQ(errc_from_string("No_Route"), std::nullopt);
 }
 
 }  // namespace

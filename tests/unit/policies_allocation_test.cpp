@@ -6,7 +6,9 @@
 #include <gidpolicy/policies/first_of.hpp>
 #include <gidpolicy/policies/jaccl_first_mapped.hpp>
 #include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/registry.hpp>
 #include <gidpolicy/policies/validated_explicit.hpp>
+#include <gidpolicy/profiles.hpp>
 
 #include "example_tables.hpp"
 #include "support/assert_ok.hpp"
@@ -85,6 +87,37 @@ TEST(PolicyAllocations, UntracedSuccessDoesNotAllocatePerEntry) {
   EXPECT_GT(g_allocations, 250u);
   ASSERT_OK(traced);
   EXPECT_EQ(traced.value().trace.attempts.at(0).steps.size(), 251u);
+}
+
+/// A first(...) some of whose alternatives fail on `t` before one succeeds: each failure carries
+/// its error and trace (allocated), which first() then drops.
+bool an_alternative_fails(const AnyPolicy& p, const GidTable& t) {
+  const auto* f = p.target<FirstOf>();
+  if (!f) return false;
+  for (const AnyPolicy& alt : f->alternatives)
+    if (!alt.select(t) || an_alternative_fails(alt, t)) return true;
+  return false;
+}
+
+// Every registry row's examples (registry.hpp): an untraced success allocates nothing at all,
+// on a short table as on a 256-entry one, whichever policy a new row adds. Tables where an
+// example fails are skipped (a failure records its trace), and so is a success of first(...)
+// after a failed alternative, for the same reason; every row must succeed somewhere.
+TEST(PolicyAllocations, EveryRegistryExampleSelectsUntracedWithoutAllocating) {
+  std::vector<std::pair<std::string, GidTable>> tables = test::all_example_tables();
+  tables.emplace_back("256 entries", table_with(250));
+  for (const BuiltinSpec& row : kBuiltinSpecs) {
+    std::size_t successes = 0;
+    for (std::string_view ex : row.examples) {
+      const Profile p = VALUE_OR_FAIL(parse_profile(ex));
+      for (const auto& [name, table] : tables) {
+        if (!p.policy.select(table) || an_alternative_fails(p.policy, table)) continue;
+        ++successes;
+        EXPECT_EQ(allocations(p.policy, table), 0u) << ex << " on " << name;
+      }
+    }
+    EXPECT_GT(successes, 0u) << row.name << ": no example succeeds on any table";
+  }
 }
 
 }  // namespace

@@ -1,49 +1,9 @@
 #include "json_out.hpp"
 
-#include <array>
 #include <string_view>
 
 namespace gidpolicy::cli {
 namespace {
-
-// Same order as enum class errc (error.hpp), starting at 1.
-constexpr std::array<std::string_view, 35> kErrcNames{"invalid_gid_text",
-                                                      "parse_error",
-                                                      "invalid_field",
-                                                      "unsupported_version",
-                                                      "duplicate_index",
-                                                      "index_too_large",
-                                                      "unknown_format",
-                                                      "io_error",
-                                                      "invalid_policy_spec",
-                                                      "no_ipv4_mapped_gid",
-                                                      "no_candidate",
-                                                      "index_out_of_range",
-                                                      "index_exceeds_uint8",
-                                                      "entry_empty",
-                                                      "entry_unreadable",
-                                                      "entry_zero",
-                                                      "entry_not_shown",
-                                                      "wrong_gid_type",
-                                                      "wrong_family",
-                                                      "link_local_rejected",
-                                                      "missing_required_attribute",
-                                                      "peer_gid_zero",
-                                                      "family_mismatch",
-                                                      "roce_version_mismatch",
-                                                      "gid_changed",
-                                                      "disagreement",
-                                                      "no_devices",
-                                                      "device_not_found",
-                                                      "port_not_active",
-                                                      "library_unavailable",
-                                                      "symbol_missing",
-                                                      "not_supported",
-                                                      "invalid_argument",
-                                                      "no_route",
-                                                      "mtu_too_large"};
-static_assert(static_cast<int>(errc::mtu_too_large) == static_cast<int>(kErrcNames.size()),
-              "kErrcNames must list every errc enumerator in order");
 
 Json nullable(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 
@@ -51,8 +11,8 @@ Json nullable(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s)
 
 std::string error_code_name(const std::error_code& code) {
   if (code.category() == error_category()) {
-    auto v = static_cast<std::size_t>(code.value());
-    if (v >= 1 && v <= kErrcNames.size()) return std::string(kErrcNames[v - 1]);
+    const std::string_view name = to_string(static_cast<errc>(code.value()));
+    if (!name.empty()) return std::string(name);
     return "errc_" + std::to_string(code.value());
   }
   return "errno";

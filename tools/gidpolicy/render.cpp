@@ -3,6 +3,8 @@
 #include "commands.hpp"
 #include "output.hpp"
 
+#include <gidpolicy/policies/registry.hpp>
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -20,8 +22,7 @@ std::string hint_for(const Error& e) {
   if (e == errc::unknown_format)
     return "; paste ibv_devinfo -v or show_gids output, or force one with --input-format";
   if (e == errc::invalid_policy_spec)
-    return "; specs: jaccl, jaccl-fixed, jaccl-legacy, ds4[:index=N], ds4-linux, "
-           "auto[:family=ipv4,...], validated:index=N, first(a|b), per-device(DEV=a;*=b)";
+    return "; specs: " + builtin_spec_hint();  // every registry row (policies/registry.hpp)
   return {};
 }
 

@@ -32,8 +32,7 @@ class AnyPolicy {
   /// Implicit on purpose (a policy *is* an AnyPolicy); the requires-clause keeps copies and moves
   /// of AnyPolicy itself on the copy/move constructors, which clang-tidy 14 cannot see.
   template <class P>
-  requires(!std::same_as<std::remove_cvref_t<P>, AnyPolicy> && SelectionPolicy<std::remove_cvref_t<P>> &&
-           std::equality_comparable<std::remove_cvref_t<P>>)
+  requires(!std::same_as<std::remove_cvref_t<P>, AnyPolicy> && SelectionPolicy<std::remove_cvref_t<P>>)
       AnyPolicy(P&& policy)  // NOLINT(google-explicit-constructor,bugprone-forwarding-reference-overload)
       : impl_(std::make_shared<const Model<std::remove_cvref_t<P>>>(std::forward<P>(policy))) {}
 

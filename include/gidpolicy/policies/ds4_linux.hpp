@@ -29,6 +29,9 @@
 
 namespace gidpolicy {
 
+class AnyPolicy;    // any_policy.hpp
+class SpecOptions;  // spec_options.hpp
+
 struct Ds4Linux {
   /// The control socket's local address (IPv4 given as ::ffff:a.b.c.d); scores 2 when equal.
   std::optional<Gid> local;
@@ -38,6 +41,8 @@ struct Ds4Linux {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "ds4-linux", "ds4-linux:local=127.0.0.1", "ds4-linux:local=127.0.0.1,index=2".
   [[nodiscard]] std::string spec() const;
+  /// Reads the spec's options (registry.hpp's row for "ds4-linux"; SpecOptions in spec_options.hpp).
+  static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Ds4Linux&, const Ds4Linux&) = default;
 };
 

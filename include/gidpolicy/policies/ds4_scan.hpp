@@ -16,9 +16,14 @@
 
 namespace gidpolicy {
 
+class AnyPolicy;    // any_policy.hpp
+class SpecOptions;  // spec_options.hpp
+
 struct Ds4Scan {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const { return "ds4"; }
+  /// Reads the spec's options (registry.hpp's row for "ds4"; SpecOptions in spec_options.hpp).
+  static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Ds4Scan&, const Ds4Scan&) = default;
 };
 

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <gidpolicy/policies/rdma_cm.hpp>
+#include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 #include <gidpolicy/policy.hpp>
 
 #include <cstddef>
@@ -26,7 +28,8 @@ struct Libfabric {
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;
-  static result<Libfabric> parse_options(std::string_view text, std::size_t base = 0);
+  /// The registry row's factory (registry.hpp): reads this stack's options.
+  static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Libfabric&, const Libfabric&) = default;
 };
 

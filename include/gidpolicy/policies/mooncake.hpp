@@ -22,6 +22,8 @@
 //   auto s = gidpolicy::Mooncake{}.select(table);
 #pragma once
 
+#include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 #include <gidpolicy/policy.hpp>
 
 #include <cstddef>
@@ -37,7 +39,8 @@ struct Mooncake {
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;
-  static result<Mooncake> parse_options(std::string_view text, std::size_t base = 0);
+  /// The registry row's factory (registry.hpp): reads this stack's options.
+  static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Mooncake&, const Mooncake&) = default;
 };
 

@@ -25,6 +25,8 @@
 #pragma once
 
 #include <gidpolicy/gid.hpp>
+#include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 #include <gidpolicy/policy.hpp>
 
 #include <cstddef>
@@ -48,8 +50,8 @@ struct Nccl {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "nccl" plus every option that differs from NCCL's default.
   [[nodiscard]] std::string spec() const;
-  /// Reads the options after "nccl:" (`base`: their position in the whole spec, for messages).
-  static result<Nccl> parse_options(std::string_view text, std::size_t base = 0);
+  /// The registry row's factory (registry.hpp): reads this stack's options.
+  static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Nccl&, const Nccl&) = default;
 };
 

@@ -17,6 +17,8 @@
 //   auto s = gidpolicy::Perftest{}.select(table);   // what ib_send_bw picks without -x
 #pragma once
 
+#include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 #include <gidpolicy/policy.hpp>
 
 #include <cstddef>
@@ -33,7 +35,8 @@ struct Perftest {
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;
-  static result<Perftest> parse_options(std::string_view text, std::size_t base = 0);
+  /// The registry row's factory (registry.hpp): reads this stack's options.
+  static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Perftest&, const Perftest&) = default;
 };
 

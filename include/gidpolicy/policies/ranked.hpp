@@ -67,12 +67,17 @@ struct RankedOptions {
   friend bool operator==(const RankedOptions&, const RankedOptions&) = default;
 };
 
+class AnyPolicy;    // any_policy.hpp
+class SpecOptions;  // spec_options.hpp
+
 struct Ranked {
   RankedOptions options;
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "auto" plus every option that differs from its default, in a fixed order.
   [[nodiscard]] std::string spec() const;
+  /// Reads the spec's options (registry.hpp's row for "auto"; SpecOptions in spec_options.hpp).
+  static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Ranked&, const Ranked&) = default;
 };
 

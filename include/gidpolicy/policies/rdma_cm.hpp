@@ -24,6 +24,8 @@
 
 #include <gidpolicy/gid.hpp>
 #include <gidpolicy/network.hpp>
+#include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 #include <gidpolicy/policy.hpp>
 #include <gidpolicy/rdma_cm.hpp>
 
@@ -41,7 +43,10 @@ struct RdmaCm {
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;
-  static result<RdmaCm> parse_options(std::string_view text, std::size_t base = 0);
+  /// The registry row's factory (registry.hpp): reads this stack's options.
+  static result<AnyPolicy> from_options(const SpecOptions& options);
+  /// One of local=, peer=, mode= into this (Libfabric's ep=msg reads the same options).
+  result<void> read_option(const SpecOptions& options, const SpecOption& option);
   friend bool operator==(const RdmaCm&, const RdmaCm&) = default;
 };
 

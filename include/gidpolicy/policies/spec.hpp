@@ -1,25 +1,32 @@
-// The policy spec grammar: one string names a policy everywhere (CLI --policy, the C API,
+// The policy spec grammar: one string names a policy everywhere (CLI --profile, the C API,
 // environment variables such as GIDPOLICY_POLICY).
 //
-//   profile  := "jaccl" | policy [ "@sgid=" N ]           (profiles.hpp: parse_profile; "jaccl" is
-//                                                          jaccl-fixed@sgid=1 and takes no @sgid)
-//   policy   := "jaccl-fixed" | "jaccl-legacy"
-//             | "ds4" [ ":index=" N ]
-//             | "ds4-linux" [ ":" opt ( "," opt )* ]       opt: local=ADDR | index=INT
-//             | "validated:" opt ( "," opt )*              opt: index=N (required) | type=T | family=F
-//                                                                | allow-link-local
-//             | "auto" [ ":" opt ( "," opt )* ]            opt: family=F | roce=R | type=T
-//                                                                | subnet=CIDR | exclude=CIDR
-//                                                                | netdev=NAME | local=ADDR
-//                                                                | peer=PEER (network.hpp)
-//                                                                | require-local | allow-link-local
+//   profile  := PROFILE | policy [ "@sgid=" N ]         a profile takes no @sgid: it has its own
+//   policy   := NAME [ ":" opt ( "," opt )* ]            options as its row lists them
 //             | "first(" policy ( "|" policy )* ")"
 //             | "per-device(" dev "=" policy ( ";" dev "=" policy )* ")"   dev: NAME or "*"
+//
+// The built-in names and their options (registry.hpp holds the same table; a test checks that
+// this list, README.md's and docs/concepts.md's name exactly its names and options):
+// clang-format off
+// spec-table:begin
+//   `jaccl`                                   profile: jaccl-fixed routed from the literal index 1
+//   `jaccl-fixed`                             JACCL's scan, routed from where it found the GID
+//   `jaccl-legacy`                            index 1, whatever it holds
+//   `ds4[:index=N]`                           ds4 on macOS
+//   `ds4-linux[:local=ADDR,index=INT]`        ds4's Linux RoCE path
+//   `validated:index=N[,type=T,family=F,allow-link-local]`    index= is required
+//   `auto[:family=F,roce=R,type=T,subnet=CIDR,exclude=CIDR,netdev=NAME,local=ADDR,peer=PEER,require-local,allow-link-local]`
+//   `first(POLICY|POLICY...)`
+//   `per-device(DEV=POLICY;...;*=POLICY)`
+// spec-table:end
+// clang-format on
 //   T := roce_v2 | roce_v1 | ib | any     F := ipv4 | ipv6 | any     R := v2 | v1 | any
 //   N := decimal 0 .. 4294967295          INT := decimal int32, may be negative (ds4's int)
 //   ADDR := IPv4 dotted quad or IPv6/GID text     CIDR := ADDR "/" prefix length
 //   PEER := ADDR, or an IPv6 link-local ADDR "%" NETDEV (its scope: "fe80::1%en3")
-// subnet= and exclude= may repeat; other options may not. Spaces around separators are ignored.
+// subnet= and exclude= may repeat; other options may not; auto takes one of roce= and type=,
+// and require-local needs local=. Spaces around separators are ignored.
 //
 // Names: each name means one thing. `jaccl-fixed` is the policy JacclFirstMapped (JACCL's scan for
 // the first IPv4-mapped GID, routed from where it was found). `jaccl` is only a profile: JACCL as

@@ -20,6 +20,8 @@
 //   auto s = gidpolicy::Ucx{}.select(table);   // errc::no_candidate "rejects the port" when gid[0] is empty
 #pragma once
 
+#include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/policies/spec_options.hpp>
 #include <gidpolicy/policy.hpp>
 
 #include <cstddef>
@@ -36,7 +38,8 @@ struct Ucx {
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;
-  static result<Ucx> parse_options(std::string_view text, std::size_t base = 0);
+  /// The registry row's factory (registry.hpp): reads this stack's options.
+  static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Ucx&, const Ucx&) = default;
 };
 

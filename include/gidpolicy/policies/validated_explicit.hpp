@@ -23,6 +23,9 @@
 
 namespace gidpolicy {
 
+class AnyPolicy;    // any_policy.hpp
+class SpecOptions;  // spec_options.hpp
+
 struct ValidatedExplicit {
   std::uint32_t index = 0;
   TypeFilter type = TypeFilter::any;
@@ -32,6 +35,8 @@ struct ValidatedExplicit {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "validated:index=N" plus every option that differs from its default.
   [[nodiscard]] std::string spec() const;
+  /// Reads the spec's options (registry.hpp's row for "validated"; SpecOptions in spec_options.hpp).
+  static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const ValidatedExplicit&, const ValidatedExplicit&) = default;
 };
 
