@@ -16,19 +16,19 @@ namespace gidpolicy {
 
 const std::vector<StackInfo>& stack_catalogue() {
   static const std::vector<StackInfo> kStacks{
-      {StackId::nccl, "nccl", "NCCL >= 2.21.5", "src/transport/net_ib (ncclIbGetGidIndex, ncclUpdateGidIndex)",
-       "NCCL_IB_GID_INDEX", "nccl", true},
+      {StackId::nccl, "nccl", "NCCL >= 2.21.5",
+       "src/transport/net_ib (ncclIbGetGidIndex, ncclUpdateGidIndex)", "NCCL_IB_GID_INDEX", "nccl", true},
       {StackId::nvshmem, "nvshmem", "NVSHMEM 3.x (NCCL's rule under NVSHMEM_IB_*)",
        "src/modules/transport/common (NCCL's GID selection, copied)", "NVSHMEM_IB_GID_INDEX", "nccl", true},
       {StackId::ucx, "ucx", "UCX 1.13.1 (Debian)", "src/uct/ib/base/ib_device.c (uct_ib_device_select_gid)",
        "UCX_IB_GID_INDEX", "ucx", true},
       {StackId::mooncake, "mooncake", "Mooncake Transfer Engine (main, 2026)",
-       "mooncake-transfer-engine/src/transport/rdma_transport/rdma_context.cpp, src/config.cpp", "MC_GID_INDEX",
-       "mooncake", true},
+       "mooncake-transfer-engine/src/transport/rdma_transport/rdma_context.cpp, src/config.cpp",
+       "MC_GID_INDEX", "mooncake", true},
       {StackId::libfabric, "libfabric", "libfabric 1.17 verbs provider, UD endpoints (Debian)",
        "prov/verbs (FI_VERBS_GID_IDX)", "FI_VERBS_GID_IDX", "libfabric", true},
-      {StackId::perftest, "perftest", "perftest 4.5 (Debian 4.5+0.17)", "src/perftest_resources.c (get_best_gid_index)",
-       "", "perftest", false},
+      {StackId::perftest, "perftest", "perftest 4.5 (Debian 4.5+0.17)",
+       "src/perftest_resources.c (get_best_gid_index)", "", "perftest", false},
   };
   return kStacks;
 }
@@ -160,10 +160,12 @@ std::vector<PinReading> read_pin(std::string_view variable, std::string_view tex
       return x;
     };
     if (text.empty()) {
-      out.push_back({id, who + " >= 2.21.5 (an empty value keeps the default, -1: auto)", std::nullopt, false});
+      out.push_back(
+          {id, who + " >= 2.21.5 (an empty value keeps the default, -1: auto)", std::nullopt, false});
       out.push_back({id, who + " < 2.21.5 (an empty value keeps the default, 0)", std::int64_t{0}, false});
     } else {
-      out.push_back({id, who + " (strtoll: \"" + std::string(text) + "\" is " + std::to_string(*v) + ")", auto_or(v), false});
+      out.push_back({id, who + " (strtoll: \"" + std::string(text) + "\" is " + std::to_string(*v) + ")",
+                     auto_or(v), false});
     }
   };
   const std::string value(text);
@@ -193,24 +195,28 @@ std::vector<PinReading> read_pin(std::string_view variable, std::string_view tex
       bool ok = !text.empty() && text.size() <= 9;
       for (char c : text) ok = ok && c >= '0' && c <= '9';
       if (ok) v = std::strtoll(value.c_str(), nullptr, 10);
-      out.push_back({StackId::ucx, ok ? "UCX 1.13" : "UCX 1.13 (not \"auto\" nor a number: a configuration error)",
+      out.push_back({StackId::ucx,
+                     ok ? "UCX 1.13" : "UCX 1.13 (not \"auto\" nor a number: a configuration error)",
                      ok ? std::optional<std::int64_t>(v) : std::nullopt, !ok});
     }
   } else if (variable == "MC_GID_INDEX") {
     const auto m = mooncake_gid_setting(value.c_str(), nullptr);
     const bool used = *m >= 0 && *m < 256;
     out.push_back({StackId::mooncake,
-                   "Mooncake (atoi: \"" + value + "\" is " + std::to_string(*m) + (used ? ")" : ", outside 0..255: auto)"),
+                   "Mooncake (atoi: \"" + value + "\" is " + std::to_string(*m) +
+                       (used ? ")" : ", outside 0..255: auto)"),
                    used ? m : std::nullopt, false});
   } else if (variable == "FI_VERBS_GID_IDX") {
     const auto v = nccl_strtoll(text, 0);
-    out.push_back({StackId::libfabric, "libfabric 1.17 (an integer parameter; an empty value is read as 0: not verified)",
+    out.push_back({StackId::libfabric,
+                   "libfabric 1.17 (an integer parameter; an empty value is read as 0: not verified)",
                    v.value_or(0) >= 0 ? v : std::int64_t{0}, false});
   } else if (variable == "GGML_RDMA_GID") {
     // llama.cpp's RPC RDMA backend takes the index as given; its own default is not modelled,
     // so the pin is judged as an index used unchecked (libfabric's reading).
     const auto v = nccl_strtoll(text, 0);
-    out.push_back({StackId::libfabric, "llama.cpp GGML_RDMA_GID (an index used unchecked: not verified)", v, false});
+    out.push_back(
+        {StackId::libfabric, "llama.cpp GGML_RDMA_GID (an index used unchecked: not verified)", v, false});
   }
   return out;
 }
@@ -232,11 +238,10 @@ PinJudgement judge_pin(const PinReading& reading, const GidTable& table, const D
   const std::string where = detail::where(table);
   auto good = profiles::automatic().plan(table);
   if (good) j.right_index = good.value().sgid_index;
-  const std::string right =
-      good ? "; gidpolicy's auto picks index " + std::to_string(*j.right_index) + " (" +
-                 good.value().selection.entry.gid.to_string() + " " +
-                 std::string(to_string(good.value().selection.entry.type)) + ") now"
-           : std::string("; gidpolicy's auto finds no usable entry there either");
+  const std::string right = good ? "; gidpolicy's auto picks index " + std::to_string(*j.right_index) + " (" +
+                                       good.value().selection.entry.gid.to_string() + " " +
+                                       std::string(to_string(good.value().selection.entry.type)) + ") now"
+                                 : std::string("; gidpolicy's auto finds no usable entry there either");
   if (reading.refused) {
     j.status = PinJudgement::Status::fails;
     j.summary = "fails: " + reading.reader + right;
@@ -249,8 +254,9 @@ PinJudgement judge_pin(const PinReading& reading, const GidTable& table, const D
     return j;
   }
   const GidEntry* e = table.find(p.index);
-  const std::string what = e && e->usable() ? "points at " + e->gid.to_string() + " " + std::string(to_string(e->type))
-                                            : "index " + std::to_string(p.index) + " is empty";
+  const std::string what = e && e->usable()
+                               ? "points at " + e->gid.to_string() + " " + std::string(to_string(e->type))
+                               : "index " + std::to_string(p.index) + " is empty";
   if (good && p.works && good.value().sgid_index == p.index) {
     j.status = PinJudgement::Status::fine;
     j.summary = "fine: index " + std::to_string(p.index) + " on " + where + " holds " + p.gid.to_string();

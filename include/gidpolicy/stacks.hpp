@@ -32,12 +32,12 @@ enum class StackId : std::uint8_t { nccl, nvshmem, ucx, mooncake, libfabric, per
 /// One stack as a launcher meets it.
 struct StackInfo {
   StackId id;
-  std::string_view name;      ///< "nccl": the name `--for` and `--stack` take
-  std::string_view version;   ///< the version the profile reproduces
-  std::string_view source;    ///< where the rule lives in that version's source
-  std::string_view pin;       ///< the variable that pins the index ("" for perftest: -x)
-  std::string_view spec;      ///< the profile spec of its automatic choice
-  bool per_process = true;    ///< one index for every HCA the process uses
+  std::string_view name;     ///< "nccl": the name `--for` and `--stack` take
+  std::string_view version;  ///< the version the profile reproduces
+  std::string_view source;   ///< where the rule lives in that version's source
+  std::string_view pin;      ///< the variable that pins the index ("" for perftest: -x)
+  std::string_view spec;     ///< the profile spec of its automatic choice
+  bool per_process = true;   ///< one index for every HCA the process uses
 };
 
 /// Every stack, in the order the CLI shows them.
@@ -51,14 +51,14 @@ Profile stack_profile(StackId id, std::optional<std::int64_t> pinned = std::null
 
 /// What a stack would do on one port.
 struct StackPrediction {
-  bool chose = false;                  ///< the stack picks an entry (false: it refuses the port)
-  std::uint32_t index = 0;             ///< the index it routes from (when chose)
-  Gid gid;                             ///< what it advertises (when chose)
-  bool works = false;                  ///< chose, the RTR passes, and the traffic is routed
-  int err = 0;                         ///< the RTR's errno when it fails (0 otherwise)
-  std::string outcome;                 ///< "ok", "EINVAL (22) at RTR", "rejects the port", "times out"...
-  std::string why;                     ///< the stack's own reason (its trace's last word)
-  std::optional<std::uint32_t> fix;    ///< the index to pin when the stack's own choice does not work
+  bool chose = false;                ///< the stack picks an entry (false: it refuses the port)
+  std::uint32_t index = 0;           ///< the index it routes from (when chose)
+  Gid gid;                           ///< what it advertises (when chose)
+  bool works = false;                ///< chose, the RTR passes, and the traffic is routed
+  int err = 0;                       ///< the RTR's errno when it fails (0 otherwise)
+  std::string outcome;               ///< "ok", "EINVAL (22) at RTR", "rejects the port", "times out"...
+  std::string why;                   ///< the stack's own reason (its trace's last word)
+  std::optional<std::uint32_t> fix;  ///< the index to pin when the stack's own choice does not work
 };
 
 /// Predict `profile` (a stack's choice) on `table`: against a peer advertising what gidpolicy's
@@ -86,9 +86,9 @@ std::vector<PinReading> read_pin(std::string_view variable, std::string_view tex
 struct PinJudgement {
   enum class Status : std::uint8_t { fine, stale, fails };
   Status status = Status::fine;
-  std::string summary;                      ///< "stale: index 3 is empty on mlx5_0 port 1; ..."
-  int err = 0;                              ///< the RTR errno when it fails
-  std::optional<std::uint32_t> right_index; ///< what auto picks on this port
+  std::string summary;                       ///< "stale: index 3 is empty on mlx5_0 port 1; ..."
+  int err = 0;                               ///< the RTR errno when it fails
+  std::optional<std::uint32_t> right_index;  ///< what auto picks on this port
 };
 std::string_view to_string(PinJudgement::Status s) noexcept;  ///< "fine", "stale", "fails"
 

@@ -30,24 +30,28 @@ result<AnyPolicy> Libfabric::from_options(const SpecOptions& opts) {
     }
   }
   if (is_msg) {
-    if (idx) return fail(opts.bad_key(*idx, "no gid_idx with ep=msg (FI_VERBS_GID_IDX is for UD endpoints only)"));
+    if (idx)
+      return fail(opts.bad_key(*idx, "no gid_idx with ep=msg (FI_VERBS_GID_IDX is for UD endpoints only)"));
     if (cm.local.has_value() == cm.peer.has_value())
-      return fail(opts.missing("exactly one of 'local=ADDR' or 'peer=ADDR' (MSG endpoints go through rdma_cm)"));
+      return fail(
+          opts.missing("exactly one of 'local=ADDR' or 'peer=ADDR' (MSG endpoints go through rdma_cm)"));
     l.msg = cm;
   } else if (addr) {
-    return fail(opts.bad_key(*addr, "ep=msg first (UD endpoints route from FI_VERBS_GID_IDX, not an address)"));
+    return fail(
+        opts.bad_key(*addr, "ep=msg first (UD endpoints route from FI_VERBS_GID_IDX, not an address)"));
   }
   return AnyPolicy(l);
 }
 
 result<Selection> Libfabric::select(const GidTable& table, SelectOptions run) const {
   if (msg) return msg->select(table, run);
-  return detail::traced(
-      [this] { return spec(); }, run, false, [&](detail::Recorder& rec) -> result<Selection> {
-        return detail::pinned_index(table, gid_idx, rec,
-                                    "FI_VERBS_GID_IDX=" + std::to_string(gid_idx) +
-                                        (gid_idx == 0 ? " (the default: no automatic choice)" : ""));
-      });
+  return detail::traced([this] { return spec(); }, run, false,
+                        [&](detail::Recorder& rec) -> result<Selection> {
+                          return detail::pinned_index(table, gid_idx, rec, [this] {
+                            return "FI_VERBS_GID_IDX=" + std::to_string(gid_idx) +
+                                   (gid_idx == 0 ? " (the default: no automatic choice)" : "");
+                          });
+                        });
 }
 
 }  // namespace gidpolicy

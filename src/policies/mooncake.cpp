@@ -8,11 +8,19 @@
 namespace gidpolicy {
 namespace {
 
-enum class MooncakeClass : int { routable_net, routable, private_net, degraded_net, private_v4, degraded, fallback, none };
-constexpr std::array<const char*, 8> kMooncakeClassNames{"network-routable",   "no-network-routable",
-                                                 "network-private-v4", "network-degraded",
-                                                 "no-network-private-v4", "no-network-degraded",
-                                                 "fallback-nonzero",   "not a candidate"};
+enum class MooncakeClass : int {
+  routable_net,
+  routable,
+  private_net,
+  degraded_net,
+  private_v4,
+  degraded,
+  fallback,
+  none
+};
+constexpr std::array<const char*, 8> kMooncakeClassNames{
+    "network-routable",      "no-network-routable", "network-private-v4", "network-degraded",
+    "no-network-private-v4", "no-network-degraded", "fallback-nonzero",   "not a candidate"};
 
 bool degraded_netdev(const std::string& n) {
   for (const char* p : {"flannel", "cni", "calico", "vxlan", "docker"})
@@ -31,7 +39,8 @@ MooncakeClass mooncake_classify(const GidEntry& e) {
   if (!e.usable()) return MooncakeClass::none;
   if (e.type != GidType::roce_v2 && e.type != GidType::ib) return MooncakeClass::fallback;
   const bool net = !e.netdev.empty();
-  const bool degraded = (net && degraded_netdev(e.netdev)) || (!e.gid.is_ipv4_mapped() && e.gid.is_link_local());
+  const bool degraded =
+      (net && degraded_netdev(e.netdev)) || (!e.gid.is_ipv4_mapped() && e.gid.is_link_local());
   if (degraded) return net ? MooncakeClass::degraded_net : MooncakeClass::degraded;
   if (mooncake_private_v4(e.gid)) return net ? MooncakeClass::private_net : MooncakeClass::private_v4;
   return net ? MooncakeClass::routable_net : MooncakeClass::routable;
@@ -52,7 +61,8 @@ std::string Mooncake::spec() const {
 result<AnyPolicy> Mooncake::from_options(const SpecOptions& opts) {
   Mooncake m;
   if (!opts.empty()) {
-    GIDPOLICY_TRY(v, opts.integer(opts.front(), -2147483648LL, 2147483647LL, "an int (outside 0..255: auto)"));
+    GIDPOLICY_TRY(v,
+                  opts.integer(opts.front(), -2147483648LL, 2147483647LL, "an int (outside 0..255: auto)"));
     m.gid_index = v;
   }
   return AnyPolicy(m);
@@ -60,11 +70,13 @@ result<AnyPolicy> Mooncake::from_options(const SpecOptions& opts) {
 
 result<Selection> Mooncake::select(const GidTable& table, SelectOptions run) const {
   return detail::traced(
-      [this] { return spec(); }, run, false, [&](detail::Recorder& rec) -> result<Selection> {
+      [this] { return spec(); }, run, false,
+      [&](detail::Recorder& rec) -> result<Selection> {
         const auto null_gid = [&](std::uint32_t i) {
-          return fail(errc::entry_zero, detail::where(table) + ": index " + std::to_string(i) +
-                                            " holds no GID: Mooncake does not open the device (\"GID is NULL, "
-                                            "please check your GID index by specifying MC_GID_INDEX\")");
+          return fail(errc::entry_zero,
+                      detail::where(table) + ": index " + std::to_string(i) +
+                          " holds no GID: Mooncake does not open the device (\"GID is NULL, "
+                          "please check your GID index by specifying MC_GID_INDEX\")");
         };
         if (gid_index && *gid_index >= 0 && *gid_index < 256) {
           const auto i = static_cast<std::uint32_t>(*gid_index);
@@ -101,12 +113,13 @@ result<Selection> Mooncake::select(const GidTable& table, SelectOptions run) con
           }
         }
         if (!best) {
-          return fail(errc::no_candidate, detail::where(table) +
-                                              ": no non-zero GID: Mooncake finds no GID index (\"No suitable GID "
-                                              "found\") and does not open the device" +
-                                              (gid_index ? " (the setting " + std::to_string(*gid_index) +
-                                                               " is outside 0..255: ignored)"
-                                                         : std::string()));
+          return fail(
+              errc::no_candidate,
+              detail::where(table) +
+                  ": no non-zero GID: Mooncake finds no GID index (\"No suitable GID "
+                  "found\") and does not open the device" +
+                  (gid_index ? " (the setting " + std::to_string(*gid_index) + " is outside 0..255: ignored)"
+                             : std::string()));
         }
         rec.finish(best->index);
         return detail::select_entry(*best);

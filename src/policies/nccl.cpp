@@ -67,53 +67,63 @@ result<AnyPolicy> Nccl::from_options(const SpecOptions& opts) {
 
 result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
   return detail::traced(
-      [this] { return spec(); }, run, false, [&](detail::Recorder& rec) -> result<Selection> {
-        const std::uint32_t len = std::min<std::uint32_t>(table.length(), 256);
-        const auto slot = [&](std::uint32_t i) -> GidEntry {
-          if (const GidEntry* e = table.find(i)) return *e;
-          return GidEntry::empty(i);
+      [this] { return spec(); }, run, false,
+      [&](detail::Recorder& rec) -> result<Selection> {
+        // Entries by pointer (nullptr: an empty slot, zeros through ibv_query_gid): no copy, so an
+        // untraced success allocates nothing.
+        static const Gid kZero{};
+        const auto gid_of = [](const GidEntry* e) -> const Gid& { return e ? e->gid : kZero; };
+        const auto note = [](const GidEntry* e) {
+          return e ? detail::note_for(*e) : std::string("empty slot");
+        };
+        const auto chosen = [&](std::uint32_t i, const GidEntry* e) -> result<Selection> {
+          if (!e && table.holes() == Holes::not_shown)
+            return fail(errc::entry_not_shown, detail::where(table) + ": NCCL uses index " +
+                                                   std::to_string(i) + ", which the source did not print");
+          return detail::select_entry(e ? *e : GidEntry::empty(i));
         };
         if (table.port().link_layer.kind() == LinkLayer::Kind::infiniband) {
           // ncclIbRoutableFlidGidIndex: index 1 when its GID carries a FLID, else 0.
-          const GidEntry one = slot(1);
-          const bool flid = one.usable() && (one.gid[4] != 0 || one.gid[5] != 0);
-          const GidEntry chosen = flid ? one : slot(0);
-          rec.step(chosen.index, Verdict::chosen, [&] {
-            return detail::note_for(chosen) +
+          const GidEntry* one = table.find(1);
+          const bool flid = one && one->usable() && (one->gid[4] != 0 || one->gid[5] != 0);
+          const std::uint32_t i = flid ? 1 : 0;
+          const GidEntry* e = table.find(i);
+          rec.step(i, Verdict::chosen, [&] {
+            return note(e) +
                    (flid ? ": InfiniBand, index 1 has a non-zero FLID (NCCL_IB_ROUTABLE_FLID_GID_INDEX)"
                          : ": InfiniBand: index 0 (no FLID at index 1); NCCL_IB_GID_INDEX is not read on IB");
           });
-          if (chosen.state == EntryState::empty && table.holes() == Holes::not_shown)
-            return fail(errc::entry_not_shown, detail::where(table) + ": NCCL uses index " +
-                                                   std::to_string(chosen.index) + ", which the source did not print");
-          return detail::select_entry(chosen);
+          return chosen(i, e);
         }
         if (gid_index >= 0)
           return detail::pinned_index(table, static_cast<std::uint32_t>(gid_index), rec,
-                                      "NCCL_IB_GID_INDEX=" + std::to_string(gid_index));
+                                      [this] { return "NCCL_IB_GID_INDEX=" + std::to_string(gid_index); });
+        const std::uint32_t len = std::min<std::uint32_t>(table.length(), 256);
         if (len == 0) return fail(errc::no_candidate, detail::where(table) + ": an empty GID table");
         const bool want_inet = !inet6;
         // A range of the other family does not parse in NCCL (inet_pton with the user's family):
         // NCCL ignores it, so it matches everything.
         const bool range_applies = range && (range->network.is_ipv4_mapped() == want_inet);
-        const auto in_range = [&](const Gid& g) {
-          if (!range_applies) return true;
-          return range->contains(g);
-        };
+        const auto in_range = [&](const Gid& g) { return !range_applies || range->contains(g); };
         std::uint32_t pick = 0;
-        GidEntry cur = slot(0);
-        rec.step(0, Verdict::candidate, [&] { return detail::note_for(cur) + ": NCCL starts at index 0"; });
+        const GidEntry* cur = table.find(0);
+        rec.step(0, Verdict::candidate, [&] { return note(cur) + ": NCCL starts at index 0"; });
         for (std::uint32_t i = 1; i < len; ++i) {
-          const GidEntry cand = slot(i);
-          if (cand.state == EntryState::empty && table.holes() == Holes::not_shown) {
+          const GidEntry* cand = table.find(i);
+          if (!cand && table.holes() == Holes::not_shown) {
             rec.step(i, Verdict::not_shown, [] { return std::string("not printed by the source"); });
             continue;
           }
-          const bool cand_inet = nccl_inet(cand.gid);
-          const bool cand_match = in_range(cand.gid);
-          if (cand_inet != nccl_inet(cur.gid) && cand_inet == want_inet && cand_match) {
+          if (cand && cand->state == EntryState::unreadable) {
+            rec.step(i, Verdict::unreadable, [&] { return note(cand); });
+            continue;
+          }
+          const Gid& cg = gid_of(cand);
+          const bool cand_inet = nccl_inet(cg);
+          const bool cand_match = in_range(cg);
+          if (cand_inet != nccl_inet(gid_of(cur)) && cand_inet == want_inet && cand_match) {
             rec.step(i, Verdict::candidate, [&] {
-              return detail::note_for(cand) + ": of NCCL_IB_ADDR_FAMILY where index " + std::to_string(pick) +
+              return note(cand) + ": of NCCL_IB_ADDR_FAMILY where index " + std::to_string(pick) +
                      " is not: taken";
             });
             pick = i;
@@ -122,32 +132,34 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
           }
           if (cand_inet != want_inet) {
             rec.step(i, Verdict::wrong_family, [&] {
-              return detail::note_for(cand) + ": not of NCCL_IB_ADDR_FAMILY (" + (want_inet ? "AF_INET" : "AF_INET6") + ")";
+              return note(cand) + ": not of NCCL_IB_ADDR_FAMILY (" + (want_inet ? "AF_INET" : "AF_INET6") +
+                     ")";
             });
             continue;
           }
-          if (!nccl_valid(cand.gid)) {
-            rec.step(i, cand.gid.is_zero() ? Verdict::empty : Verdict::link_local,
-                     [&] { return detail::note_for(cand) + ": not a valid GID to NCCL (::, fe80::/64)"; });
+          if (!nccl_valid(cg)) {
+            rec.step(i, cg.is_zero() ? Verdict::empty : Verdict::link_local,
+                     [&] { return note(cand) + ": not a valid GID to NCCL (::, fe80::/64)"; });
             continue;
           }
           if (!cand_match) {
             rec.step(i, Verdict::outside_subnet,
-                     [&] { return detail::note_for(cand) + ": outside NCCL_IB_ADDR_RANGE " + range->to_string(); });
+                     [&] { return note(cand) + ": outside NCCL_IB_ADDR_RANGE " + range->to_string(); });
             continue;
           }
-          const auto vc = nccl_version(&cand);
-          const auto vp = nccl_version(cur.state == EntryState::valid ? &cur : nullptr);
-          if (!vc || (!vp && nccl_valid(cur.gid))) {
+          const auto vc = nccl_version(cand);
+          const auto vp = nccl_version(cur);
+          if (!vc || (!vp && nccl_valid(gid_of(cur)))) {
             // (NCCL >= 2.26.2 moves on when a types read fails with EINVAL; older NCCL aborts.)
             rec.step(i, Verdict::unreadable, [&] {
-              return detail::note_for(cand) + ": a RoCE version NCCL cannot read from sysfs: passed over (NCCL >= 2.26.2)";
+              return note(cand) +
+                     ": a RoCE version NCCL cannot read from sysfs: passed over (NCCL >= 2.26.2)";
             });
             continue;
           }
-          if ((vp != vc || !nccl_valid(cur.gid)) && *vc == roce_version) {
+          if ((vp != vc || !nccl_valid(gid_of(cur))) && *vc == roce_version) {
             rec.step(i, Verdict::candidate, [&] {
-              return detail::note_for(cand) + ": RoCE v" + std::to_string(*vc) +
+              return note(cand) + ": RoCE v" + std::to_string(*vc) +
                      " = NCCL_IB_ROCE_VERSION_NUM, over index " + std::to_string(pick) + ": taken";
             });
             pick = i;
@@ -155,15 +167,12 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
             continue;
           }
           rec.step(i, Verdict::wrong_type, [&] {
-            return detail::note_for(cand) + ": does not beat index " + std::to_string(pick) + " (RoCE v" +
+            return note(cand) + ": does not beat index " + std::to_string(pick) + " (RoCE v" +
                    std::to_string(*vc) + ")";
           });
         }
         rec.finish(pick);
-        if (cur.state == EntryState::empty && table.holes() == Holes::not_shown)
-          return fail(errc::entry_not_shown,
-                      detail::where(table) + ": NCCL keeps index 0, which the source did not print");
-        return detail::select_entry(cur);
+        return chosen(pick, cur);
       });
 }
 

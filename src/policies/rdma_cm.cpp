@@ -49,30 +49,35 @@ result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidTy
     for (const GidEntry& e : table.sgid_entries()) {
       if (!e.usable() || e.gid != source) continue;
       const bool it = chosen && chosen.value().entry == &e;
-      rec.step(e.index, it ? Verdict::chosen : (e.type != mode ? Verdict::wrong_type : Verdict::other_netdev), [&] {
-        return detail::describe(e) + (it ? ": the source address's GID, of default_roce_mode " +
-                                               std::string(to_string(mode)) + ", on its netdev"
-                                         : e.type != mode ? ": not of default_roce_mode (" + std::string(to_string(mode)) + ")"
-                                                          : ": not on the netdev owning the address");
-      });
+      rec.step(e.index, it ? Verdict::chosen : (e.type != mode ? Verdict::wrong_type : Verdict::other_netdev),
+               [&] {
+                 return detail::describe(e) + (it ? ": the source address's GID, of default_roce_mode " +
+                                                        std::string(to_string(mode)) + ", on its netdev"
+                                               : e.type != mode ? ": not of default_roce_mode (" +
+                                                                      std::string(to_string(mode)) + ")"
+                                                                : ": not on the netdev owning the address");
+               });
     }
-    if (!chosen) return fail(errc::no_candidate, detail::where(table) + ": rdma_cm fails with " + chosen.error().detail);
+    if (!chosen)
+      return fail(errc::no_candidate, detail::where(table) + ": rdma_cm fails with " + chosen.error().detail);
     return detail::select_entry(*chosen.value().entry);
   });
 }
 
 result<Selection> RdmaCm::select(const GidTable& table, SelectOptions run) const {
   if (table.port().link_layer.kind() == LinkLayer::Kind::infiniband)
-    return fail(errc::not_supported, detail::where(table) +
-                                         ": rdma_cm on InfiniBand resolves IPoIB hardware addresses, which a GID "
-                                         "table does not hold: not modelled");
+    return fail(errc::not_supported,
+                detail::where(table) +
+                    ": rdma_cm on InfiniBand resolves IPoIB hardware addresses, which a GID "
+                    "table does not hold: not modelled");
   const GidType mode = roce_v1 ? GidType::roce_v1 : GidType::roce_v2;
   if (local) return rdma_cm_choose(table, *local, mode, std::nullopt, run);
   const Route* route = run.network ? run.network->route_to(*peer) : nullptr;
   if (!route)
-    return fail(errc::invalid_argument, detail::where(table) + ": rdma_cm:peer=" + peer->to_string() +
-                                            " needs the kernel's route to the peer (SelectOptions::network from "
-                                            "observe_network())");
+    return fail(errc::invalid_argument,
+                detail::where(table) + ": rdma_cm:peer=" + peer->to_string() +
+                    " needs the kernel's route to the peer (SelectOptions::network from "
+                    "observe_network())");
   if (auto ok = check_peer(*peer); !ok) return fail(std::move(ok).error());
   if (auto ok = check_route(*peer, *route); !ok) return fail(std::move(ok).error());
   if (!route->source)

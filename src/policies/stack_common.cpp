@@ -2,28 +2,29 @@
 
 #include "scan.hpp"
 
-
 namespace gidpolicy::detail {
-result<Selection> pinned_index(const GidTable& table, std::uint32_t index, Recorder& rec, const std::string& who) {
+result<Selection> pinned_index(const GidTable& table, std::uint32_t index, Recorder& rec,
+                               const std::function<std::string()>& who) {
   const std::uint32_t len = table.length();
   return read_explicit_index(
       table, index, rec,
       [&] {
-        return where(table) + ": " + who + " is not below " +
+        return where(table) + ": " + who() + " is not below " +
                (table.port().gid_tbl_len ? "gid_tbl_len " : "the entries listed: ") + std::to_string(len) +
                ": the index names no slot (the driver refuses it)";
       },
       [&](const GidEntry*) -> result<void> {
         if (index <= 255) return success();
         rec.step(index, Verdict::index_above_255, [] { return std::string("not an sgid_index"); });
-        return fail(errc::index_exceeds_uint8, where(table) + ": " + who +
-                                                   " does not fit sgid_index (a uint8_t): it would route from index " +
-                                                   std::to_string(index & 0xffu));
+        return fail(errc::index_exceeds_uint8,
+                    where(table) + ": " + who() +
+                        " does not fit sgid_index (a uint8_t): it would route from index " +
+                        std::to_string(index & 0xffu));
       },
-      [&] { return where(table) + ": " + who + " names a slot the source did not print"; },
+      [&] { return where(table) + ": " + who() + " names a slot the source did not print"; },
       [&](const GidEntry& chosen) {
-        return (chosen.state == EntryState::empty ? std::string("empty slot") : describe(chosen)) + ": " + who +
-               ", used unchecked";
+        return (chosen.state == EntryState::empty ? std::string("empty slot") : describe(chosen)) + ": " +
+               who() + ", used unchecked";
       });
 }
 

@@ -75,10 +75,12 @@ TEST(Env, UcxOnThePodIsIndex7BecauseItsAutoRejectsThePort) {
   EXPECT_NE(r.out.find("export UCX_NET_DEVICES='mlx5_0:1,mlx5_1:1'"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rejects the port"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gid[0]"), std::string::npos) << r.out;
-  const auto d = run_cli({"env", "--for", "ucx,nccl", "--format", "dotenv", "--input", stacks_example("nccl-1573-pod.show_gids.txt")});
+  const auto d = run_cli({"env", "--for", "ucx,nccl", "--format", "dotenv", "--input",
+                          stacks_example("nccl-1573-pod.show_gids.txt")});
   EXPECT_NE(d.out.find("\nUCX_IB_GID_INDEX=7\n"), std::string::npos) << d.out;
   EXPECT_NE(d.out.find("\nNCCL_IB_GID_INDEX=7\n"), std::string::npos) << d.out;
-  EXPECT_NE(d.out.find("its own choice is already index 7"), std::string::npos) << d.out;  // NCCL's auto is right
+  EXPECT_NE(d.out.find("its own choice is already index 7"), std::string::npos)
+      << d.out;  // NCCL's auto is right
 }
 
 TEST(Env, OneIndexPerProcessOnHcasNeedingTwoExitsNamingBoth) {
@@ -89,24 +91,30 @@ TEST(Env, OneIndexPerProcessOnHcasNeedingTwoExitsNamingBoth) {
   EXPECT_NE(r.err.find("NCCL_IB_HCA==mlx5_0:1 with NCCL_IB_GID_INDEX=3"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("NCCL_IB_GID_INDEX="), std::string::npos) << r.out;  // no value wrong on one of them
   EXPECT_NE(r.out.find("perftest: -d mlx5_1 -i 1 -x 5"), std::string::npos) << r.out;  // per run: fine
-  const auto j = parse_out(run_cli({"env", "--for", "ucx", "--format", "json", "--input", stacks_data("two-hcas.show_gids.txt")}));
+  const auto j = parse_out(
+      run_cli({"env", "--for", "ucx", "--format", "json", "--input", stacks_data("two-hcas.show_gids.txt")}));
   EXPECT_TRUE(j["settings"].empty());
   EXPECT_EQ(j["conflicts"].size(), 1u);
 }
 
 TEST(Env, UnknownStackAndFormatAreUsageErrors) {
   EXPECT_EQ(run_cli({"env", "--for", "mpi", "--input", stacks_example("nccl-769.devinfo.txt")}).exit_code, 2);
-  EXPECT_EQ(run_cli({"env", "--for", "nccl", "--format", "yaml", "--input", stacks_example("nccl-769.devinfo.txt")}).exit_code, 2);
+  EXPECT_EQ(
+      run_cli({"env", "--for", "nccl", "--format", "yaml", "--input", stacks_example("nccl-769.devinfo.txt")})
+          .exit_code,
+      2);
 }
 
 TEST(CheckPins, AStaleNcclPinIsEnodataAndNamesIndex7) {
-  const auto r = run_with_env({"check", "--pins", "--input", stacks_example("nccl-1573-pod.show_gids.txt")}, {"NCCL_IB_GID_INDEX=3"});
+  const auto r = run_with_env({"check", "--pins", "--input", stacks_example("nccl-1573-pod.show_gids.txt")},
+                              {"NCCL_IB_GID_INDEX=3"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("stale"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ENODATA (61)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("auto picks index 7"), std::string::npos) << r.out;
-  const auto j = parse_out(run_with_env({"check", "--pins", "--json", "--input", stacks_example("nccl-1573-pod.show_gids.txt")},
-                                    {"NCCL_IB_GID_INDEX=3", "MC_GID_INDEX=7"}));
+  const auto j = parse_out(
+      run_with_env({"check", "--pins", "--json", "--input", stacks_example("nccl-1573-pod.show_gids.txt")},
+                   {"NCCL_IB_GID_INDEX=3", "MC_GID_INDEX=7"}));
   ASSERT_TRUE(j.is_array());
   bool saw = false;
   for (const auto& p : j)
@@ -122,11 +130,13 @@ TEST(CheckPins, AStaleNcclPinIsEnodataAndNamesIndex7) {
 }
 
 TEST(CheckPins, AnEmptyNcclPinIsReadAsEachVersionReadsIt) {
-  const auto r = run_with_env({"check", "--pins", "--input", stacks_example("nccl-1573-pod.show_gids.txt")}, {"NCCL_IB_GID_INDEX="});
+  const auto r = run_with_env({"check", "--pins", "--input", stacks_example("nccl-1573-pod.show_gids.txt")},
+                              {"NCCL_IB_GID_INDEX="});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("NCCL < 2.21.5 (an empty value keeps the default, 0)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("index 0 is empty"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("NCCL >= 2.21.5 (an empty value keeps the default, -1: auto)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NCCL >= 2.21.5 (an empty value keeps the default, -1: auto)"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("\"\" is 0"), std::string::npos) << r.out;  // Mooncake's atoi
 }
 
@@ -140,7 +150,8 @@ TEST(CheckPins, DotenvAndComposeFiles) {
   const std::string pod = stacks_example("nccl-1573-pod.show_gids.txt");
   const auto d = run_cli({"check", "--pins", "--env-file", stacks_data("env/pins.env"), "--input", pod});
   EXPECT_EQ(d.exit_code, 1);  // MC_GID_INDEX=5 is the link-local v2 entry
-  EXPECT_NE(d.out.find("NCCL_IB_GID_INDEX=7 (" + stacks_data("env/pins.env") + ":2)"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("NCCL_IB_GID_INDEX=7 (" + stacks_data("env/pins.env") + ":2)"), std::string::npos)
+      << d.out;
   EXPECT_NE(d.out.find("MC_GID_INDEX=5 (" + stacks_data("env/pins.env") + ":3)"), std::string::npos) << d.out;
   EXPECT_NE(d.out.find("points at fe80::"), std::string::npos) << d.out;
 
@@ -149,30 +160,39 @@ TEST(CheckPins, DotenvAndComposeFiles) {
   EXPECT_NE(bad.err.find("bad.env:2: expected KEY=VALUE"), std::string::npos) << bad.err;
 
   // An unset variable interpolated into the list form becomes "", which NCCL < 2.21.5 reads as 0.
-  const auto list = run_cli({"check", "--pins", "--env-file", stacks_data("env/compose-list.yaml"), "--input", pod});
+  const auto list =
+      run_cli({"check", "--pins", "--env-file", stacks_data("env/compose-list.yaml"), "--input", pod});
   EXPECT_EQ(list.exit_code, 1);
-  EXPECT_NE(list.out.find("NCCL_IB_GID_INDEX= (" + stacks_data("env/compose-list.yaml") + ":5 (service trainer))"),
-            std::string::npos)
+  EXPECT_NE(
+      list.out.find("NCCL_IB_GID_INDEX= (" + stacks_data("env/compose-list.yaml") + ":5 (service trainer))"),
+      std::string::npos)
       << list.out;
   EXPECT_NE(list.out.find("UCX_IB_GID_INDEX=7 ("), std::string::npos) << list.out;
 
-  const auto map = run_cli({"check", "--pins", "--json", "--env-file", stacks_data("env/compose-map.yaml"), "--input", pod});
+  const auto map = run_cli(
+      {"check", "--pins", "--json", "--env-file", stacks_data("env/compose-map.yaml"), "--input", pod});
   const Json j = parse_out(map);
   std::set<std::string> seen;
-  for (const auto& p : j) seen.insert(p["variable"].get<std::string>() + "=" + p["value"].get<std::string>() + ":" + p["status"].get<std::string>());
+  for (const auto& p : j)
+    seen.insert(p["variable"].get<std::string>() + "=" + p["value"].get<std::string>() + ":" +
+                p["status"].get<std::string>());
   EXPECT_TRUE(seen.count("UCX_IB_GID_INDEX=7:fine")) << j.dump();
   EXPECT_TRUE(seen.count("MC_GID_INDEX=3:fails")) << j.dump();  // ${X:-3}: slot 3 is empty, "GID is NULL"
 
-  const auto flow = run_cli({"check", "--pins", "--env-file", stacks_data("env/compose-flow.yaml"), "--input", pod});
+  const auto flow =
+      run_cli({"check", "--pins", "--env-file", stacks_data("env/compose-flow.yaml"), "--input", pod});
   EXPECT_EQ(flow.exit_code, 2);
   EXPECT_NE(flow.err.find("compose-flow.yaml:3: a flow collection"), std::string::npos) << flow.err;
-  EXPECT_EQ(run_cli({"check", "--env-file", stacks_data("env/pins.env"), "--input", pod}).exit_code, 2);  // needs --pins
+  EXPECT_EQ(run_cli({"check", "--env-file", stacks_data("env/pins.env"), "--input", pod}).exit_code,
+            2);  // needs --pins
 }
 
 TEST(FleetStack, APinRightOnSomeHostsIsNamedOnTheOthers) {
-  const auto r = run_cli({"fleet", "--stack", "nccl:gid_index=7", "--device", "mlx5_1", stacks_data("fleet")});
+  const auto r =
+      run_cli({"fleet", "--stack", "nccl:gid_index=7", "--device", "mlx5_1", stacks_data("fleet")});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.out.find("--stack nccl:gid_index=7: the entry to use on 2 of 3 hosts"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--stack nccl:gid_index=7: the entry to use on 2 of 3 hosts"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("  node-c: mlx5_0 port 1:"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("  pod-a:"), std::string::npos) << r.out;
   EXPECT_EQ(run_cli({"fleet", "--stack", "mpi", stacks_data("fleet")}).exit_code, 2);
@@ -182,7 +202,8 @@ TEST(FleetStack, APinRightOnSomeHostsIsNamedOnTheOthers) {
 TEST(FleetStack, EnvDirWritesOneFilePerHostAndNoValueWhereNoneIsRight) {
   const fs::path dir = fs::temp_directory_path() / ("gidpolicy-envdir-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  const auto r = run_cli({"fleet", "--stack", "ucx", "--device", "mlx5_1", "--env-dir", dir.string(), stacks_data("fleet")});
+  const auto r = run_cli(
+      {"fleet", "--stack", "ucx", "--device", "mlx5_1", "--env-dir", dir.string(), stacks_data("fleet")});
   EXPECT_EQ(r.exit_code, 1) << r.err;  // ucx's own choice rejects the pods' ports; node-c needs two indices
   const auto read = [](const fs::path& p) {
     std::ifstream f(p);

@@ -157,17 +157,19 @@ TEST(RdmaCm, TheKernelsMatchOfAddressTypeAndNetdev) {
   EXPECT_FALSE(spec("rdma_cm:peer=10.152.0.99").select(test::nccl_1573_pod(0), {.network = &net}));
   EXPECT_FALSE(spec("rdma_cm:peer=10.152.0.99").select(test::nccl_1573_pod(0)));  // no route known
   // rdma_cm_choose: rdma_cm_source() (rdma_cm.hpp, the fake librdmacm's rule) on one port.
-  EXPECT_EQ(VALUE_OR_FAIL(rdma_cm_choose(test::nccl_1573_pod(1), gid("::ffff:10.152.4.12"), GidType::roce_v2, std::string_view("net2")))
+  EXPECT_EQ(VALUE_OR_FAIL(rdma_cm_choose(test::nccl_1573_pod(1), gid("::ffff:10.152.4.12"), GidType::roce_v2,
+                                         std::string_view("net2")))
                 .entry.index,
             7u);
 }
 
 TEST(StackSpecs, RoundTripAndErrorsNameThePosition) {
-  for (const char* s : {"nccl", "nccl:gid_index=3", "nccl:family=AF_INET6,range=10.0.0.0/8,roce_version=1", "ucx",
-                        "ucx:gid_index=7", "ucx:rule=pr10939", "perftest", "perftest:x=3,ipv6", "mooncake",
-                        "mooncake:gid_index=1", "libfabric", "libfabric:gid_idx=2", "libfabric:ep=msg,local=10.0.0.1",
-                        "rdma_cm:local=10.0.0.1", "rdma_cm:peer=fe80::1%eth0,mode=v1",
-                        "first(ucx|nccl)", "per-device(mlx5_0=ucx:gid_index=7;*=nccl)"}) {
+  for (const char* s :
+       {"nccl", "nccl:gid_index=3", "nccl:family=AF_INET6,range=10.0.0.0/8,roce_version=1", "ucx",
+        "ucx:gid_index=7", "ucx:rule=pr10939", "perftest", "perftest:x=3,ipv6", "mooncake",
+        "mooncake:gid_index=1", "libfabric", "libfabric:gid_idx=2", "libfabric:ep=msg,local=10.0.0.1",
+        "rdma_cm:local=10.0.0.1", "rdma_cm:peer=fe80::1%eth0,mode=v1", "first(ucx|nccl)",
+        "per-device(mlx5_0=ucx:gid_index=7;*=nccl)"}) {
     const AnyPolicy p = spec(s);
     EXPECT_EQ(p.spec(), s);
     EXPECT_EQ(VALUE_OR_FAIL(parse_policy(p.spec())), p) << s;

@@ -61,7 +61,7 @@ struct EnvArgs {
   SourceArgs source;
   std::vector<std::string> stacks;  ///< --for, split on ','
   std::string profile = "auto";
-  std::string format = "sh";        ///< sh, dotenv, json
+  std::string format = "sh";  ///< sh, dotenv, json
 };
 /// `gidpolicy env` (env_cmd.cpp).
 int run_env(const EnvArgs& o);

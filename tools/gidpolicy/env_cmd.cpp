@@ -55,29 +55,33 @@ std::string one_hca_setting(std::string_view stack, const GidTable& t) {
 }  // namespace
 
 result<std::vector<std::string>> parse_env_stacks(const std::vector<std::string>& items) {
-  static const std::set<std::string, std::less<>> kKnown{"nccl",     "nvshmem", "ucx", "mooncake", "libfabric",
-                                                         "perftest", "ds4",     "llama.cpp", "jaccl"};
+  static const std::set<std::string, std::less<>> kKnown{
+      "nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest", "ds4", "llama.cpp", "jaccl"};
   std::vector<std::string> out;
   for (const auto& s : items) {
     if (!kKnown.count(s))
-      return fail(errc::invalid_argument, "--for: expected one of " + std::string(kEnvStacks) + ", found '" + bounded(s) + "'");
+      return fail(errc::invalid_argument,
+                  "--for: expected one of " + std::string(kEnvStacks) + ", found '" + bounded(s) + "'");
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   }
   if (out.empty()) return fail(errc::invalid_argument, "--for: expected one of " + std::string(kEnvStacks));
   return out;
 }
 
-EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables, const Profile& profile) {
+EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
+                 const Profile& profile) {
   EnvPlan plan;
   std::vector<Pick> picks;
   std::vector<std::string> left_out;
   for (const auto& t : tables) {
     auto p = profile.plan(t);
     if (!p) {
-      left_out.push_back(port_name(t) + " (" + profile.spec() + " finds nothing usable: " + p.error().detail + ")");
+      left_out.push_back(port_name(t) + " (" + profile.spec() + " finds nothing usable: " + p.error().detail +
+                         ")");
       continue;
     }
-    picks.push_back({&t, p.value().sgid_index, p.value().selection.entry.gid, p.value().selection.entry.type});
+    picks.push_back(
+        {&t, p.value().sgid_index, p.value().selection.entry.gid, p.value().selection.entry.type});
   }
   const std::string spec = profile.spec();
   if (picks.empty()) {
@@ -95,7 +99,8 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
         std::string c = stack + " takes one GID index per process (" + var + "), but";
         std::string way;
         for (std::size_t i = 0; i < picks.size(); ++i) {
-          c += (i ? "," : "") + std::string(" ") + port_name(*picks[i].table) + " needs " + std::to_string(picks[i].index);
+          c += (i ? "," : "") + std::string(" ") + port_name(*picks[i].table) + " needs " +
+               std::to_string(picks[i].index);
           way += (i ? "; " : "") + one_hca_setting(stack, *picks[i].table) + " with " + var + "=" +
                  std::to_string(picks[i].index);
         }
@@ -112,7 +117,8 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
       if ((stack == "nccl" || stack == "nvshmem") && !left_out.empty()) {
         std::string devs;
         for (const auto& p : picks) devs += (devs.empty() ? "" : ",") + dev_port(*p.table);
-        plan.settings.push_back({stack == "nccl" ? "NCCL_IB_HCA" : "NVSHMEM_HCA_LIST", (stack == "nccl" ? "=" : "") + devs});
+        plan.settings.push_back(
+            {stack == "nccl" ? "NCCL_IB_HCA" : "NVSHMEM_HCA_LIST", (stack == "nccl" ? "=" : "") + devs});
       }
       for (const auto& p : picks) {
         const StackPrediction own = predict_stack(it->second.id, *p.table);
@@ -125,7 +131,8 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
           plan.why.push_back(stack + " on " + port_name(*p.table) + ": its own choice " +
                              (own.chose ? "is index " + std::to_string(own.index) + ", which " + own.outcome
                                         : std::string(own.outcome)) +
-                             " (" + own.why + "): " + var + "=" + std::to_string(index) + " makes it use " + target);
+                             " (" + own.why + "): " + var + "=" + std::to_string(index) + " makes it use " +
+                             target);
         }
       }
       continue;
@@ -133,16 +140,19 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
     if (stack == "perftest" || stack == "ds4") {
       for (const auto& p : picks) {
         const std::string idx = std::to_string(p.index);
-        plan.args.push_back(stack == "perftest"
-                                ? "perftest: -d " + p.table->port().device + " -i " + std::to_string(p.table->port().port) + " -x " + idx
-                                : "ds4: --rdma-device " + p.table->port().device + " --rdma-gid-index " + idx);
+        plan.args.push_back(stack == "perftest" ? "perftest: -d " + p.table->port().device + " -i " +
+                                                      std::to_string(p.table->port().port) + " -x " + idx
+                                                : "ds4: --rdma-device " + p.table->port().device +
+                                                      " --rdma-gid-index " + idx);
         if (stack == "perftest") {
           const StackPrediction own = predict_stack(StackId::perftest, *p.table);
-          plan.why.push_back("perftest on " + port_name(*p.table) +
-                             (own.chose && own.works && own.index == p.index
-                                  ? ": without -x it picks index " + idx + " itself; -x only pins it"
-                                  : ": without -x it " + (own.chose ? "picks index " + std::to_string(own.index) + ", which " + own.outcome
-                                                                    : own.outcome)));
+          plan.why.push_back(
+              "perftest on " + port_name(*p.table) +
+              (own.chose && own.works && own.index == p.index
+                   ? ": without -x it picks index " + idx + " itself; -x only pins it"
+                   : ": without -x it " +
+                         (own.chose ? "picks index " + std::to_string(own.index) + ", which " + own.outcome
+                                    : own.outcome)));
         }
       }
       continue;
@@ -170,7 +180,8 @@ namespace {
 bool dotenv_safe(std::string_view v) {
   for (char c : v) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x21 || u == 0x7f || c == '"' || c == '\'' || c == '\\' || c == '#' || c == '$' || c == '`') return false;
+    if (u < 0x21 || u == 0x7f || c == '"' || c == '\'' || c == '\\' || c == '#' || c == '$' || c == '`')
+      return false;
   }
   return true;
 }
@@ -201,8 +212,9 @@ result<std::string> render_dotenv(const EnvPlan& plan) {
   for (const auto& a : plan.args) out += comment(a);
   for (const auto& s : plan.settings) {
     if (!dotenv_safe(s.value))
-      return fail(errc::invalid_argument, s.name + ": the value " + quote_name(s.value, 40) +
-                                              " cannot be written in a dotenv file (quotes, spaces or control bytes)");
+      return fail(errc::invalid_argument,
+                  s.name + ": the value " + quote_name(s.value, 40) +
+                      " cannot be written in a dotenv file (quotes, spaces or control bytes)");
     out += s.name + "=" + s.value + "\n";
   }
   return out;
@@ -212,7 +224,9 @@ int run_env(const EnvArgs& o) {
   auto stacks = parse_env_stacks(o.stacks);
   if (!stacks) return usage_error(stacks.error());
   auto profile = parse_profile(o.profile);
-  if (!profile) return usage_error(Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
+  if (!profile)
+    return usage_error(
+        Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   const EnvPlan plan = plan_env(stacks.value(), loaded.value().tables, profile.value());

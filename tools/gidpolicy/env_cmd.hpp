@@ -14,7 +14,8 @@
 namespace gidpolicy::cli {
 
 /// The names `--for` takes, for messages.
-inline constexpr std::string_view kEnvStacks = "nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl";
+inline constexpr std::string_view kEnvStacks =
+    "nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl";
 
 struct EnvSetting {
   std::string name;
@@ -33,7 +34,8 @@ struct EnvPlan {
 result<std::vector<std::string>> parse_env_stacks(const std::vector<std::string>& items);
 
 /// The settings for `stacks` on a host whose ports are `tables`, from `profile`'s picks.
-EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables, const Profile& profile);
+EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
+                 const Profile& profile);
 
 /// `plan` as a dotenv file ("NAME=VALUE" lines, "# " comments), or nullopt-like error when a
 /// value cannot be written in that form (a newline or quote in a device name).

@@ -45,21 +45,27 @@ result<std::optional<std::string>> unquote(std::string_view s, const std::string
     }
     if (q == '"' && c == '\\' && i + 1 < s.size()) {
       const char n = s[++i];
-      if (n != '"' && n != '\\') return fail(at(file, line, std::string("expected \\\" or \\\\ in a double-quoted value, found \\") + n));
+      if (n != '"' && n != '\\')
+        return fail(
+            at(file, line, std::string("expected \\\" or \\\\ in a double-quoted value, found \\") + n));
       out += n;
       continue;
     }
     out += c;
   }
-  if (i >= s.size()) return fail(at(file, line, "expected the closing quote of the value (a value is one line)"));
+  if (i >= s.size())
+    return fail(at(file, line, "expected the closing quote of the value (a value is one line)"));
   const std::string_view rest = trim(s.substr(i + 1));
   if (!rest.empty() && rest.front() != '#')
-    return fail(at(file, line, "expected the end of the line after the quoted value, found '" + std::string(rest.substr(0, 20)) + "'"));
+    return fail(at(file, line,
+                   "expected the end of the line after the quoted value, found '" +
+                       std::string(rest.substr(0, 20)) + "'"));
   return std::optional<std::string>(out);
 }
 
 /// Compose's interpolation of ${NAME}, ${NAME:-d}, ${NAME-d}, $NAME and $$.
-result<std::string> interpolate(std::string_view v, const EnvLookup& env, const std::string& file, std::size_t line) {
+result<std::string> interpolate(std::string_view v, const EnvLookup& env, const std::string& file,
+                                std::size_t line) {
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (v[i] != '$') {
@@ -89,10 +95,13 @@ result<std::string> interpolate(std::string_view v, const EnvLookup& env, const 
           has_default = true;
           deflt = rest.substr(1);
         } else {
-          return fail(at(file, line, "'${" + std::string(body) + "}': only ${NAME}, ${NAME:-default} and ${NAME-default} are read"));
+          return fail(at(
+              file, line,
+              "'${" + std::string(body) + "}': only ${NAME}, ${NAME:-default} and ${NAME-default} are read"));
         }
       }
-      if (!valid_name(name)) return fail(at(file, line, "expected a variable name in '${" + std::string(body) + "}'"));
+      if (!valid_name(name))
+        return fail(at(file, line, "expected a variable name in '${" + std::string(body) + "}'"));
       const auto val = env(std::string(name));
       if (has_default && (!val || (colon && val->empty())))
         out += deflt;
@@ -124,15 +133,19 @@ std::string_view plain(std::string_view s) {
 result<void> refuse_yaml_features(std::string_view v, const std::string& file, std::size_t line) {
   if (v.empty()) return success();
   const char c = v.front();
-  if (c == '[' || c == '{') return fail(at(file, line, "a flow collection ('[..]' or '{..}') is not read: write environment: as a block list or map"));
+  if (c == '[' || c == '{')
+    return fail(
+        at(file, line,
+           "a flow collection ('[..]' or '{..}') is not read: write environment: as a block list or map"));
   if (c == '&' || c == '*') return fail(at(file, line, "anchors and aliases are not read"));
   if (c == '!') return fail(at(file, line, "tags are not read"));
-  if (c == '|' || c == '>') return fail(at(file, line, "block scalars ('|', '>') are not read: a value is one line"));
+  if (c == '|' || c == '>')
+    return fail(at(file, line, "block scalars ('|', '>') are not read: a value is one line"));
   return success();
 }
 
-result<std::string> scalar(std::string_view raw, const EnvLookup& env, const std::string& file, std::size_t line,
-                           bool compose) {
+result<std::string> scalar(std::string_view raw, const EnvLookup& env, const std::string& file,
+                           std::size_t line, bool compose) {
   GIDPOLICY_TRY(q, unquote(raw, file, line));
   if (q) return compose ? interpolate(*q, env, file, line) : result<std::string>(*q);
   if (compose) {
@@ -142,8 +155,8 @@ result<std::string> scalar(std::string_view raw, const EnvLookup& env, const std
   return std::string(trim(raw));
 }
 
-result<std::vector<EnvAssignment>> parse_dotenv(const std::vector<std::string_view>& lines, const std::string& file,
-                                                const EnvLookup& env) {
+result<std::vector<EnvAssignment>> parse_dotenv(const std::vector<std::string_view>& lines,
+                                                const std::string& file, const EnvLookup& env) {
   std::vector<EnvAssignment> out;
   for (std::size_t n = 0; n < lines.size(); ++n) {
     std::string_view l = trim(lines[n]);
@@ -154,9 +167,12 @@ result<std::vector<EnvAssignment>> parse_dotenv(const std::vector<std::string_vi
       return fail(at(file, n + 1, "expected KEY=VALUE, found '" + std::string(l.substr(0, 40)) + "'"));
     }
     const std::string_view key = trim(l.substr(0, eq));
-    if (!valid_name(key)) return fail(at(file, n + 1, "expected a variable name before '=', found '" + std::string(key.substr(0, 40)) + "'"));
+    if (!valid_name(key))
+      return fail(at(file, n + 1,
+                     "expected a variable name before '=', found '" + std::string(key.substr(0, 40)) + "'"));
     GIDPOLICY_TRY(v, scalar(l.substr(eq + 1), env, file, n + 1, false));
-    if (out.size() == kMaxEnvVars) return fail(at(file, n + 1, "at most " + std::to_string(kMaxEnvVars) + " variables"));
+    if (out.size() == kMaxEnvVars)
+      return fail(at(file, n + 1, "at most " + std::to_string(kMaxEnvVars) + " variables"));
     out.push_back({std::string(key), std::move(v), file + ":" + std::to_string(n + 1)});
   }
   return out;
@@ -168,8 +184,8 @@ std::size_t indent_of(std::string_view l) {
   return i;
 }
 
-result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_view>& lines, const std::string& file,
-                                                 const EnvLookup& env) {
+result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_view>& lines,
+                                                 const std::string& file, const EnvLookup& env) {
   std::vector<EnvAssignment> out;
   // The path of keys open at each indentation (a stack bounded by kMaxIndentLevels).
   struct Open {
@@ -187,11 +203,14 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
     const std::size_t ind = indent_of(raw);
     const std::string_view l = trim(raw);
     if (l.empty() || l.front() == '#') continue;
-    if (ind < raw.size() && raw[ind] == '\t') return fail(at(file, n + 1, "a tab in the indentation (YAML allows only spaces)"));
+    if (ind < raw.size() && raw[ind] == '\t')
+      return fail(at(file, n + 1, "a tab in the indentation (YAML allows only spaces)"));
     if (l == "---" || l == "...") continue;
     if (env_indent && ind > *env_indent) {
       if (env_item_indent && ind != *env_item_indent)
-        return fail(at(file, n + 1, "expected the indentation of the other environment entries (" + std::to_string(*env_item_indent) + " spaces)"));
+        return fail(at(file, n + 1,
+                       "expected the indentation of the other environment entries (" +
+                           std::to_string(*env_item_indent) + " spaces)"));
       env_item_indent = ind;
       const std::size_t line = n + 1;
       if (l.front() == '-') {
@@ -201,13 +220,15 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
         GIDPOLICY_TRY(text, scalar(item, env, file, line, true));
         const std::size_t eq = text.find('=');
         const std::string key = eq == std::string::npos ? text : text.substr(0, eq);
-        if (!valid_name(key)) return fail(at(file, line, "expected KEY=VALUE or KEY, found '" + text.substr(0, 40) + "'"));
+        if (!valid_name(key))
+          return fail(at(file, line, "expected KEY=VALUE or KEY, found '" + text.substr(0, 40) + "'"));
         std::optional<std::string> value;
         if (eq != std::string::npos)
           value = text.substr(eq + 1);
         else
           value = env(key);
-        if (value) out.push_back({key, *value, file + ":" + std::to_string(line) + " (service " + service + ")"});
+        if (value)
+          out.push_back({key, *value, file + ":" + std::to_string(line) + " (service " + service + ")"});
       } else {
         if (form == 1) return fail(at(file, line, "a map entry in an environment: list"));
         form = 2;
@@ -215,7 +236,9 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
         if (colon == std::string_view::npos) return fail(at(file, line, "expected KEY: VALUE"));
         GIDPOLICY_TRY(keyq, unquote(trim(l.substr(0, colon)), file, line));
         const std::string key = keyq ? *keyq : std::string(trim(l.substr(0, colon)));
-        if (!valid_name(key)) return fail(at(file, line, "expected a variable name before ':', found '" + key.substr(0, 40) + "'"));
+        if (!valid_name(key))
+          return fail(
+              at(file, line, "expected a variable name before ':', found '" + key.substr(0, 40) + "'"));
         const std::string_view rest = trim(l.substr(colon + 1));
         std::optional<std::string> value;
         if (rest.empty() || rest.front() == '#') {
@@ -226,9 +249,11 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
           GIDPOLICY_TRY(v, scalar(rest, env, file, line, true));
           value = std::move(v);
         }
-        if (value) out.push_back({key, *value, file + ":" + std::to_string(line) + " (service " + service + ")"});
+        if (value)
+          out.push_back({key, *value, file + ":" + std::to_string(line) + " (service " + service + ")"});
       }
-      if (out.size() > kMaxEnvVars) return fail(at(file, line, "at most " + std::to_string(kMaxEnvVars) + " variables"));
+      if (out.size() > kMaxEnvVars)
+        return fail(at(file, line, "at most " + std::to_string(kMaxEnvVars) + " variables"));
       continue;
     }
     env_indent.reset();
@@ -256,7 +281,9 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
 }
 
 bool looks_like_compose(std::string_view text, const std::string& file) {
-  const auto ends = [&](std::string_view s) { return file.size() >= s.size() && file.compare(file.size() - s.size(), s.size(), s) == 0; };
+  const auto ends = [&](std::string_view s) {
+    return file.size() >= s.size() && file.compare(file.size() - s.size(), s.size(), s) == 0;
+  };
   if (ends(".yml") || ends(".yaml")) return true;
   std::size_t p = 0;
   while (p < text.size()) {
@@ -271,10 +298,13 @@ bool looks_like_compose(std::string_view text, const std::string& file) {
 
 }  // namespace
 
-result<std::vector<EnvAssignment>> parse_env_file(std::string_view text, const std::string& file, const EnvLookup& env) {
+result<std::vector<EnvAssignment>> parse_env_file(std::string_view text, const std::string& file,
+                                                  const EnvLookup& env) {
   if (text.size() > kMaxEnvFileBytes)
-    return fail(errc::invalid_argument, file + ": larger than " + std::to_string(kMaxEnvFileBytes) + " bytes");
-  if (text.find('\0') != std::string_view::npos) return fail(errc::parse_error, file + ": binary data (a NUL byte)");
+    return fail(errc::invalid_argument,
+                file + ": larger than " + std::to_string(kMaxEnvFileBytes) + " bytes");
+  if (text.find('\0') != std::string_view::npos)
+    return fail(errc::parse_error, file + ": binary data (a NUL byte)");
   std::vector<std::string_view> lines;
   std::size_t p = 0;
   while (p <= text.size()) {

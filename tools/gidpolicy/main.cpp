@@ -196,9 +196,9 @@ int run(int argc, char** argv) {
       "--pins", check.pins,
       "Judge the pinned GID indices (NCCL_IB_GID_INDEX, UCX_IB_GID_INDEX, MC_GID_INDEX, ...) of the "
       "environment, each as its stack reads it, on every port");
-  auto* env_file_opt = check_cmd->add_option(
-      "--env-file", check.env_file,
-      "With --pins: also a dotenv file or a docker-compose file's environment: blocks");
+  auto* env_file_opt =
+      check_cmd->add_option("--env-file", check.env_file,
+                            "With --pins: also a dotenv file or a docker-compose file's environment: blocks");
   stacks_flag->excludes(pins_flag);
   env_file_opt->needs(pins_flag);
 
@@ -279,9 +279,10 @@ int run(int argc, char** argv) {
       "env", "The variables (or arguments) that make each stack use the GID a profile picks, and why");
   env_src.add(env_cmd);
   env_cmd
-      ->add_option("--for", env.stacks,
-                   "Stacks, comma-separated: nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, "
-                   "jaccl")
+      ->add_option(
+          "--for", env.stacks,
+          "Stacks, comma-separated: nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, "
+          "jaccl")
       ->delimiter(',')
       ->required();
   env_cmd->add_option("--profile,--policy", env.profile, "The profile whose pick the settings name")
@@ -296,13 +297,13 @@ int run(int argc, char** argv) {
   FakeHostCommand fake_host(app);
 
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
-  const std::set<std::string> subcommands{"show",  "select", "check", "explain-errno", "convert", "simulate",
-                                          "watch", "fleet",  "env",   "fake-host"};
+  const std::set<std::string> subcommands{"show",     "select", "check", "explain-errno", "convert",
+                                          "simulate", "watch",  "fleet", "env",           "fake-host"};
   if (argc > 1 && argv[1][0] != '-' && !subcommands.count(argv[1])) {
-    std::cerr
-        << "gidpolicy: unknown subcommand '" << argv[1]
-        << "': expected show, select, check, explain-errno, convert, simulate, watch, fleet, env or fake-host (see gidpolicy "
-           "--help)\n";
+    std::cerr << "gidpolicy: unknown subcommand '" << argv[1]
+              << "': expected show, select, check, explain-errno, convert, simulate, watch, fleet, env or "
+                 "fake-host (see gidpolicy "
+                 "--help)\n";
     return kExitUsage;
   }
   // --help and --version go out like any other output (output.hpp), not through std::cout.
@@ -326,7 +327,9 @@ int run(int argc, char** argv) {
     for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
     std::string what = own_words(e);
     if (app.get_subcommands().empty())
-      what = "expected a subcommand: show, select, check, explain-errno, convert, simulate, watch, fleet, env or fake-host";
+      what =
+          "expected a subcommand: show, select, check, explain-errno, convert, simulate, watch, fleet, env "
+          "or fake-host";
     std::cerr << "gidpolicy: " << what << " (see gidpolicy" << sub << " --help)\n";
     return kExitUsage;
   }

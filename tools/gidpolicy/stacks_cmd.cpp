@@ -20,7 +20,8 @@ std::string fix_setting(const StackInfo& s, const GidTable& t, std::uint32_t ind
   if (s.id == StackId::perftest)
     return "-d " + t.port().device + " -i " + std::to_string(t.port().port) + " -x " + std::to_string(index);
   std::string out = std::string(s.pin) + "=" + std::to_string(index);
-  if (s.id == StackId::ucx) out += " UCX_NET_DEVICES=" + t.port().device + ":" + std::to_string(t.port().port);
+  if (s.id == StackId::ucx)
+    out += " UCX_NET_DEVICES=" + t.port().device + ":" + std::to_string(t.port().port);
   return out;
 }
 
@@ -47,9 +48,11 @@ int run_check_stacks(const CheckArgs& o) {
     if (!o.json) {
       if (!first) standard_output().print("\n");
       first = false;
-      standard_output().print("{} ({}, {} GIDs listed; RTR predicted for {} against a peer at gidpolicy's auto)\n",
-                              port_name(t), to_string(t.port().link_layer), t.size(), driver.name);
-      standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", "STACK", "INDEX", "GID", "WORKS", "OUTCOME");
+      standard_output().print(
+          "{} ({}, {} GIDs listed; RTR predicted for {} against a peer at gidpolicy's auto)\n", port_name(t),
+          to_string(t.port().link_layer), t.size(), driver.name);
+      standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", "STACK", "INDEX", "GID", "WORKS",
+                              "OUTCOME");
     }
     for (const auto& s : stack_catalogue()) {
       const StackPrediction p = predict_profile(stack_profile(s.id), t, driver);
@@ -73,12 +76,14 @@ int run_check_stacks(const CheckArgs& o) {
       js["fix"] = fix ? Json(*fix) : Json(nullptr);
       jstacks.push_back(std::move(js));
       if (!o.json) {
-        standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, p.chose ? std::to_string(p.index) : "-",
+        standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name,
+                                p.chose ? std::to_string(p.index) : "-",
                                 p.chose ? p.gid.to_string() : "(none)", p.works ? "yes" : "NO", p.outcome);
         if (!p.works)
-          notes.push_back(std::string(s.name) + " (" + std::string(s.version) + "): " + p.why +
-                          (fix ? "; fix: " + *fix
-                               : std::string("; no setting fixes it: gidpolicy's auto finds no usable entry here")));
+          notes.push_back(
+              std::string(s.name) + " (" + std::string(s.version) + "): " + p.why +
+              (fix ? "; fix: " + *fix
+                   : std::string("; no setting fixes it: gidpolicy's auto finds no usable entry here")));
       }
     }
     jt["stacks"] = std::move(jstacks);
@@ -151,9 +156,10 @@ int run_check_pins(const CheckArgs& o) {
   if (o.json) {
     print_json(jpins);
   } else if (pins == 0) {
-    standard_output().print("no GID index is pinned (none of NCCL_IB_GID_INDEX, NVSHMEM_IB_GID_INDEX, UCX_IB_GID_INDEX, "
-                            "MC_GID_INDEX, FI_VERBS_GID_IDX, GGML_RDMA_GID is set{})\n",
-                            o.env_file ? " in the environment or " + *o.env_file : std::string());
+    standard_output().print(
+        "no GID index is pinned (none of NCCL_IB_GID_INDEX, NVSHMEM_IB_GID_INDEX, UCX_IB_GID_INDEX, "
+        "MC_GID_INDEX, FI_VERBS_GID_IDX, GGML_RDMA_GID is set{})\n",
+        o.env_file ? " in the environment or " + *o.env_file : std::string());
   }
   return exit_code;
 }

@@ -9,8 +9,8 @@
 //   auto s = gidpolicy::Libfabric{}.select(table);   // FI_VERBS_GID_IDX=0
 #pragma once
 
-#include <gidpolicy/policies/rdma_cm.hpp>
 #include <gidpolicy/policies/any_policy.hpp>
+#include <gidpolicy/policies/rdma_cm.hpp>
 #include <gidpolicy/policies/spec_options.hpp>
 #include <gidpolicy/policy.hpp>
 
@@ -23,8 +23,8 @@
 namespace gidpolicy {
 
 struct Libfabric {
-  std::uint32_t gid_idx = 0;     ///< FI_VERBS_GID_IDX (UD)
-  std::optional<RdmaCm> msg;     ///< ep=msg: rdma_cm's choice with these addresses
+  std::uint32_t gid_idx = 0;  ///< FI_VERBS_GID_IDX (UD)
+  std::optional<RdmaCm> msg;  ///< ep=msg: rdma_cm's choice with these addresses
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;

@@ -37,9 +37,9 @@
 namespace gidpolicy {
 
 struct RdmaCm {
-  std::optional<Gid> local;          ///< local=ADDR: the bound / given source address
-  std::optional<PeerAddress> peer;   ///< peer=ADDR: the route to it decides
-  bool roce_v1 = false;              ///< mode=v1: default_roce_mode "IB/RoCE v1"
+  std::optional<Gid> local;         ///< local=ADDR: the bound / given source address
+  std::optional<PeerAddress> peer;  ///< peer=ADDR: the route to it decides
+  bool roce_v1 = false;             ///< mode=v1: default_roce_mode "IB/RoCE v1"
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;

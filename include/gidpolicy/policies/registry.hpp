@@ -32,8 +32,8 @@
 #include <gidpolicy/policies/perftest.hpp>
 #include <gidpolicy/policies/ranked.hpp>
 #include <gidpolicy/policies/rdma_cm.hpp>
-#include <gidpolicy/policies/ucx.hpp>
 #include <gidpolicy/policies/spec_options.hpp>
+#include <gidpolicy/policies/ucx.hpp>
 #include <gidpolicy/policies/validated_explicit.hpp>
 
 #include <cstdint>
@@ -121,9 +121,10 @@ inline constexpr std::string_view kMooncakeEx[] = {"mooncake", "mooncake:gid_ind
 inline constexpr SpecOptionInfo kLibfabricOpts[] = {
     {"ep", "ud|msg"}, {"gid_idx", "N"}, {"local", "ADDR"}, {"peer", "PEER"}, {"mode", "v2|v1"}};
 inline constexpr std::string_view kLibfabricEx[] = {"libfabric", "libfabric:gid_idx=2",
-                                                    "libfabric:ep=msg,local=10.0.0.2"};
+                                                    "libfabric:ep=msg,local=10.152.0.12"};
 inline constexpr SpecOptionInfo kRdmaCmOpts[] = {{"local", "ADDR"}, {"peer", "PEER"}, {"mode", "v2|v1"}};
-inline constexpr std::string_view kRdmaCmEx[] = {"rdma_cm:local=10.0.0.2", "rdma_cm:peer=10.0.0.9,mode=v1"};
+inline constexpr std::string_view kRdmaCmEx[] = {
+    "rdma_cm:local=10.152.0.12", "rdma_cm:local=10.152.0.12,mode=v1", "rdma_cm:peer=10.0.0.9"};
 }  // namespace registry_rows
 
 /// The built-in specs, in the order hints and tables list them.
@@ -236,9 +237,9 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
 /// The policy types the rows make (the examples of each row together make each of them).
 template <class... P>
 struct PolicyTypes {};
-using BuiltinPolicies = PolicyTypes<JacclFirstMapped, JacclLegacyIndex1, Ds4Scan, Ds4ExplicitIndex, Ds4Linux,
-                                    ValidatedExplicit, Ranked, Nccl, Ucx, Perftest, Mooncake, Libfabric, RdmaCm,
-                                    FirstOf, PerDevice>;
+using BuiltinPolicies =
+    PolicyTypes<JacclFirstMapped, JacclLegacyIndex1, Ds4Scan, Ds4ExplicitIndex, Ds4Linux, ValidatedExplicit,
+                Ranked, Nccl, Ucx, Perftest, Mooncake, Libfabric, RdmaCm, FirstOf, PerDevice>;
 
 /// The row named `name` (or with `name` among its aliases); nullptr when none is.
 const BuiltinSpec* find_builtin_spec(std::string_view name) noexcept;
