@@ -65,26 +65,32 @@ result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidTy
 }
 
 result<Selection> RdmaCm::select(const GidTable& table, SelectOptions run) const {
+  // A failure before the match still carries a trace (every failure does, policy.hpp).
+  const auto refuse = [&](Error e) {
+    return detail::traced([this] { return spec(); }, run, false,
+                          [&](detail::Recorder&) -> result<Selection> { return fail(e); });
+  };
   if (table.port().link_layer.kind() == LinkLayer::Kind::infiniband)
-    return fail(errc::not_supported,
-                detail::where(table) +
-                    ": rdma_cm on InfiniBand resolves IPoIB hardware addresses, which a GID "
-                    "table does not hold: not modelled");
+    return refuse(
+        Error(errc::not_supported, detail::where(table) +
+                                       ": rdma_cm on InfiniBand resolves IPoIB hardware addresses, which a "
+                                       "GID table does not hold: not modelled"));
   const GidType mode = roce_v1 ? GidType::roce_v1 : GidType::roce_v2;
   if (local) return rdma_cm_choose(table, *local, mode, std::nullopt, run);
   const Route* route = run.network ? run.network->route_to(*peer) : nullptr;
   if (!route)
-    return fail(errc::invalid_argument,
-                detail::where(table) + ": rdma_cm:peer=" + peer->to_string() +
-                    " needs the kernel's route to the peer (SelectOptions::network from "
-                    "observe_network())");
-  if (auto ok = check_peer(*peer); !ok) return fail(std::move(ok).error());
-  if (auto ok = check_route(*peer, *route); !ok) return fail(std::move(ok).error());
+    return refuse(
+        Error(errc::invalid_argument, detail::where(table) + ": rdma_cm:peer=" + peer->to_string() +
+                                          " needs the kernel's route to the peer (SelectOptions::network "
+                                          "from observe_network())"));
+  if (auto ok = check_peer(*peer); !ok) return refuse(std::move(ok).error());
+  if (auto ok = check_route(*peer, *route); !ok) return refuse(std::move(ok).error());
   if (!route->source)
-    return fail(errc::no_route, detail::where(table) + ": the route to " + peer->to_string() + " through " +
-                                    route->netdev +
-                                    " names no source address: the kernel takes the netdev's primary one, "
-                                    "which a route alone does not say");
+    return refuse(
+        Error(errc::no_route, detail::where(table) + ": the route to " + peer->to_string() + " through " +
+                                  route->netdev +
+                                  " names no source address: the kernel takes the netdev's primary one, "
+                                  "which a route alone does not say"));
   return rdma_cm_choose(table, *route->source, mode, std::string_view(route->netdev), run);
 }
 
