@@ -66,7 +66,7 @@ result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidTy
 
 result<Selection> RdmaCm::select(const GidTable& table, SelectOptions run) const {
   // A failure before the match still carries a trace (every failure does, policy.hpp).
-  const auto refuse = [&](Error e) {
+  const auto refuse = [&](const Error& e) {
     return detail::traced([this] { return spec(); }, run, false,
                           [&](detail::Recorder&) -> result<Selection> { return fail(e); });
   };
