@@ -3,7 +3,7 @@
 # on the real tables in tables/ with its output checked. Included from CMakeLists.txt.
 set(_gidpolicy_policy_examples
   jaccl_first_mapped jaccl_legacy ds4_explicit_index ds4_scan ds4_linux validated_explicit ranked first_of
-  per_device select_spec jaccl_style)
+  per_device select_spec jaccl_style stacks)
 foreach(_ex IN LISTS _gidpolicy_policy_examples)
   add_executable(${_ex} ${_ex}.cpp)
   target_link_libraries(${_ex} PRIVATE gidpolicy::gidpolicy)
@@ -31,6 +31,15 @@ function(policy_example_test name program expect)
   # by the regex through the text, so PASS_REGULAR_EXPRESSION alone decides.
   set_tests_properties(example.${name} PROPERTIES LABELS example PASS_REGULAR_EXPRESSION "${expect}")
 endfunction()
+
+# The stacks: UCX 1.13 rejects the pod's ports (gid[0] is empty), NCCL takes 7, libfabric's UD the
+# empty index 0; on an IPv6-only port NCCL and UCX keep the link-local fe80 at 0, Mooncake the ULA.
+policy_example_test(stacks.nccl1573 stacks
+  "mlx5_0 port 1: nccl -> index 7, ok\n.*\nmlx5_0 port 1: ucx -> nothing, rejects the port\n  why: .*invalid gid\\[0\\] on mlx5_0:1"
+  ARGS nccl-1573-pod.show_gids.txt nccl ucx)
+policy_example_test(stacks.ipv6only stacks
+  "rocep105s0 port 1: nccl -> index 0, times out.*\n.*\nrocep105s0 port 1: mooncake -> index 1, ok"
+  ARGS mooncake-1617-ipv6only.show_gids.txt nccl mooncake)
 
 # JACCL's selection: index 2 (a RoCE v1 entry) on NCCL 769, disagreeing with its literal 1.
 policy_example_test(jaccl_first_mapped.nccl769 jaccl_first_mapped

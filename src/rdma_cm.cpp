@@ -63,8 +63,7 @@ GidType default_roce_mode(const PortInfo& port, std::span<const RoceModeSetting>
 result<RdmaCmSource> rdma_cm_source(std::span<const GidTable> ports, const Gid& address,
                                     std::optional<std::string_view> netdev,
                                     std::span<const RoceModeSetting> modes) {
-  if (address.is_zero())
-    return fail(errc::invalid_argument, "rdma_cm: the unspecified address names no netdev");
+  if (address.is_zero()) return fail(errc::invalid_argument, "rdma_cm: the unspecified address names no netdev");
   // Without a namespace, the first entry holding the address names its netdev (the table is
   // the host).
   std::string owner;
@@ -83,30 +82,39 @@ result<RdmaCmSource> rdma_cm_source(std::span<const GidTable> ports, const Gid& 
   for (std::size_t i = 0; i < ports.size(); ++i) {
     const GidTable& t = ports[i];
     const PortInfo& p = t.port();
-    const std::string port_name = p.device + " port " + std::to_string(p.port);
+    const auto port_name = [&p] { return p.device + " port " + std::to_string(p.port); };
     if (!t.port().link_layer.is_ip_routed()) {
-      why += "; " + port_name + ": " + to_string(p.link_layer) + " (IP addresses resolve through IPoIB)";
+      why += "; " + port_name() + ": " + to_string(p.link_layer) + " (IP addresses resolve through IPoIB)";
       continue;
     }
     const GidType mode = default_roce_mode(p, modes);
-    bool held = false;
-    std::string port_why;
+    // The last entry that held the address but was not it, and why: the message is made only
+    // when the port fails, so a success allocates nothing (the rdma_cm policy's untraced path).
+    const GidEntry* refused = nullptr;
+    bool wrong_type = false;
     for (const GidEntry& e : t.sgid_entries()) {
       if (!e.usable() || e.gid != address) continue;
-      held = true;
       if (e.type != mode) {
-        port_why = "holds it only as " + std::string(to_string(e.type)) + ", not the port's default " +
-                   std::string(mode_name(mode));
+        refused = &e;
+        wrong_type = true;
         continue;
       }
       if (owner.empty() || e.netdev != owner) {
-        port_why = "holds it on " + (e.netdev.empty() ? std::string("an unknown netdev") : e.netdev) +
-                   ", not on " + (owner.empty() ? std::string("the netdev owning it") : owner);
+        refused = &e;
+        wrong_type = false;
         continue;
       }
       return RdmaCmSource{i, &e, mode};
     }
-    if (held) why += "; " + port_name + " " + port_why;
+    if (refused) {
+      const std::string port_why =
+          wrong_type ? "holds it only as " + std::string(to_string(refused->type)) +
+                           ", not the port's default " + std::string(mode_name(mode))
+                     : "holds it on " +
+                           (refused->netdev.empty() ? std::string("an unknown netdev") : refused->netdev) +
+                           ", not on " + (owner.empty() ? std::string("the netdev owning it") : owner);
+      why += "; " + port_name() + " " + port_why;
+    }
   }
   std::string d = "ENODEV: rdma_cm finds no port whose GID table holds " + address_text(address) +
                   " as a GID of the port's default RoCE mode on " + (owner.empty() ? "a netdev" : owner);

@@ -145,6 +145,7 @@ TEST(OutputSweep, EverySubcommandWithStdoutOnAFullDiskFailsSayingSo) {
       {"simulate", {"simulate", "--profile", "auto", table(), table()}},
       {"watch", {"watch"}},
       {"fleet", fleet},
+      {"env", {"env", "--for", "nccl,ucx", "--input", table()}},
   };
   // The --json forms and the tool's own --help/--version print through other code.
   const std::vector<std::vector<std::string>> json_forms{
@@ -152,6 +153,8 @@ TEST(OutputSweep, EverySubcommandWithStdoutOnAFullDiskFailsSayingSo) {
       {"select", "--json", "--input", table()},
       {"check", "--json", "--input", table()},
       with(fleet, {"--json"}),
+      {"env", "--for", "nccl", "--format", "json", "--input", table()},
+      {"check", "--stacks", "--json", "--input", table()},
       {"--help"},
       {"--version"},
       {"show", "--help"},

@@ -7,6 +7,7 @@
 #include <gidpolicy/policies/jaccl_legacy_index1.hpp>
 #include <gidpolicy/policies/per_device.hpp>
 #include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/registry.hpp>
 #include <gidpolicy/policies/validated_explicit.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
@@ -36,6 +37,10 @@ namespace ref = test::ref;
 /// reproductions that "accept unchecked" (ds4's --rdma-gid-index, JACCL legacy's index 1).
 bool may_accept_unchecked(const AnyPolicy& p) {
   if (p.target<Ds4ExplicitIndex>() || p.target<JacclLegacyIndex1>()) return true;
+  // The stacks that read an index unchecked (NCCL_IB_GID_INDEX, -x, FI_VERBS_GID_IDX) or keep an
+  // empty index 0 when nothing beats it (NCCL's and perftest's walks).
+  if (p.target<Nccl>() || p.target<Perftest>()) return true;
+  if (const auto* l = p.target<Libfabric>(); l && !l->msg) return true;
   if (const auto* f = p.target<FirstOf>()) {
     for (const auto& a : f->alternatives)
       if (may_accept_unchecked(a)) return true;

@@ -11,6 +11,7 @@
 
 #include <limits>
 #include <map>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -158,6 +159,74 @@ rc::Gen<Ds4Linux> gen_ds4_linux() {
     return p;
   });
   return gen;
+}
+
+rc::Gen<Nccl> gen_nccl() {
+  return rc::gen::map(rc::gen::tuple(rc::gen::inRange<std::int64_t>(-1, 300), rc::gen::arbitrary<bool>(),
+                                     rc::gen::maybe(gen_cidr()), rc::gen::inRange(1, 3)),
+                      [](const std::tuple<std::int64_t, bool, rc::Maybe<Cidr>, int>& t) {
+                        Nccl n;
+                        n.gid_index = std::get<0>(t);
+                        n.inet6 = std::get<1>(t);
+                        if (std::get<2>(t)) n.range = *std::get<2>(t);
+                        n.roce_version = std::get<3>(t);
+                        return n;
+                      });
+}
+
+rc::Gen<Ucx> gen_ucx() {
+  return rc::gen::map(
+      rc::gen::tuple(rc::gen::maybe(rc::gen::inRange<std::uint32_t>(0, 256)), rc::gen::arbitrary<bool>()),
+      [](const std::tuple<rc::Maybe<std::uint32_t>, bool>& t) {
+        Ucx u;
+        if (std::get<0>(t)) u.gid_index = *std::get<0>(t);
+        u.pr10939 = std::get<1>(t);
+        return u;
+      });
+}
+
+rc::Gen<Perftest> gen_perftest() {
+  return rc::gen::map(
+      rc::gen::tuple(rc::gen::maybe(rc::gen::inRange<std::uint32_t>(0, 256)), rc::gen::arbitrary<bool>()),
+      [](const std::tuple<rc::Maybe<std::uint32_t>, bool>& t) {
+        Perftest p;
+        if (std::get<0>(t)) p.x = *std::get<0>(t);
+        p.ipv6 = std::get<1>(t);
+        return p;
+      });
+}
+
+rc::Gen<Mooncake> gen_mooncake() {
+  return rc::gen::map(rc::gen::maybe(rc::gen::inRange<std::int64_t>(-5, 300)),
+                      [](const rc::Maybe<std::int64_t>& v) {
+                        Mooncake m;
+                        if (v) m.gid_index = *v;
+                        return m;
+                      });
+}
+
+rc::Gen<RdmaCm> gen_rdma_cm() {
+  return rc::gen::map(rc::gen::tuple(gen_address(), rc::gen::arbitrary<bool>()),
+                      [](const std::tuple<Gid, bool>& t) {
+                        RdmaCm r;
+                        r.local = std::get<0>(t);
+                        r.roce_v1 = std::get<1>(t);
+                        return r;
+                      });
+}
+
+rc::Gen<Libfabric> gen_libfabric() {
+  return rc::gen::oneOf(rc::gen::map(rc::gen::inRange<std::uint32_t>(0, 256),
+                                     [](std::uint32_t i) {
+                                       Libfabric l;
+                                       l.gid_idx = i;
+                                       return l;
+                                     }),
+                        rc::gen::map(gen_rdma_cm(), [](RdmaCm r) {
+                          Libfabric l;
+                          l.msg = std::move(r);
+                          return l;
+                        }));
 }
 
 rc::Gen<AnyPolicy> PolicyGenerator<Ranked>::make(int /*depth*/) {

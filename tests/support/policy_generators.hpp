@@ -116,6 +116,26 @@ struct PolicyGenerator<Ranked> {
   /// Plain "auto" a third of the time (what everything shrinks toward), else random options.
   static rc::Gen<AnyPolicy> make(int /*depth*/);
 };
+// The stacks' policies: their options drawn from the values their specs take.
+rc::Gen<Nccl> gen_nccl();
+rc::Gen<Ucx> gen_ucx();
+rc::Gen<Perftest> gen_perftest();
+rc::Gen<Mooncake> gen_mooncake();
+rc::Gen<Libfabric> gen_libfabric();
+rc::Gen<RdmaCm> gen_rdma_cm();
+#define GIDPOLICY_STACK_GENERATOR(Type, gen)                                                     \
+  template <>                                                                                    \
+  struct PolicyGenerator<Type> : MappedPolicyGenerator<Type> {                                   \
+    static constexpr int weight = 2;                                                             \
+    static rc::Gen<AnyPolicy> make(int /*depth*/) { return MappedPolicyGenerator::make(gen()); } \
+  };
+GIDPOLICY_STACK_GENERATOR(Nccl, gen_nccl)
+GIDPOLICY_STACK_GENERATOR(Ucx, gen_ucx)
+GIDPOLICY_STACK_GENERATOR(Perftest, gen_perftest)
+GIDPOLICY_STACK_GENERATOR(Mooncake, gen_mooncake)
+GIDPOLICY_STACK_GENERATOR(Libfabric, gen_libfabric)
+GIDPOLICY_STACK_GENERATOR(RdmaCm, gen_rdma_cm)
+#undef GIDPOLICY_STACK_GENERATOR
 template <>
 struct PolicyGenerator<FirstOf> {
   static constexpr int weight = 5;

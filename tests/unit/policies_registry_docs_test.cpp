@@ -149,8 +149,8 @@ TEST(RegistryDocs, TheCheckCatchesMissingAndExtraNamesAndOptions) {
   EXPECT_NE(join(check_table(missing, "t")).find("lacks `ds4-linux`"), std::string::npos);
 
   std::string extra = good;
-  extra.insert(extra.find("spec-table:end"), "| `nccl:index=N` | y |\n");
-  EXPECT_NE(join(check_table(extra, "t")).find("lists `nccl`, which is not a built-in spec"),
+  extra.insert(extra.find("spec-table:end"), "| `mpich:index=N` | y |\n");
+  EXPECT_NE(join(check_table(extra, "t")).find("lists `mpich`, which is not a built-in spec"),
             std::string::npos);
 
   std::string lacks_option = good;

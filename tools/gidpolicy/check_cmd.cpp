@@ -15,6 +15,8 @@
 namespace gidpolicy::cli {
 
 int run_check(const CheckArgs& o) {
+  if (o.stacks) return run_check_stacks(o);
+  if (o.pins) return run_check_pins(o);
   std::vector<Profile> profiles;
   if (o.profiles.empty()) {
     profiles = profiles::all();

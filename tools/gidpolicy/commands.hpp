@@ -47,8 +47,24 @@ struct CheckArgs {
   std::optional<std::string> platform;  ///< "linux" or "darwin": overrides the link-layer guess
   std::vector<std::string> profiles;    ///< empty: every named profile
   bool json = false;
+  bool stacks = false;                  ///< --stacks: every stack's own choice per port
+  bool pins = false;                    ///< --pins: judge the pinned GID indices
+  std::optional<std::string> env_file;  ///< --env-file FILE (with --pins): dotenv or compose
 };
 int run_check(const CheckArgs& o);
+/// `check --stacks` (stacks_cmd.cpp).
+int run_check_stacks(const CheckArgs& o);
+/// `check --pins` (stacks_cmd.cpp).
+int run_check_pins(const CheckArgs& o);
+
+struct EnvArgs {
+  SourceArgs source;
+  std::vector<std::string> stacks;  ///< --for, split on ','
+  std::string profile = "auto";
+  std::string format = "sh";  ///< sh, dotenv, json
+};
+/// `gidpolicy env` (env_cmd.cpp).
+int run_env(const EnvArgs& o);
 
 struct ExplainArgs {
   std::string err;  ///< "22" or "EINVAL"

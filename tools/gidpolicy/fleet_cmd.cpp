@@ -8,6 +8,11 @@
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/names.hpp>
 #include <gidpolicy/profiles.hpp>
+#include <gidpolicy/stacks.hpp>
+
+#include "env_cmd.hpp"
+
+#include <fstream>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -407,6 +412,15 @@ FleetCommand::FleetCommand(CLI::App& app) {
       "Prefer JACCL's ring when the file allows one (default: $JACCL_RING or $MLX_JACCL_RING set)");
   cmd_->add_option("--profile", o_.profile, "What every host runs: a profile spec such as jaccl or auto")
       ->capture_default_str();
+  cmd_->add_option(
+      "--stack", o_.stack,
+      "Every host runs this stack's own choice (nccl, nvshmem, ucx, mooncake, libfabric, perftest, "
+      "with its options: nccl:gid_index=3); hosts where it is not the entry to use are named");
+  cmd_->add_option("--env-dir", o_.env_dir,
+                   "With --stack: write one dotenv file per host (HOST.env) with the settings that make the "
+                   "stack use gidpolicy's auto pick there");
+  cmd_->add_flag("--replace", o_.replace_env_dir,
+                 "With --env-dir: replace a non-empty directory (refused otherwise)");
   cmd_->add_option("--platform", o_.platform, "Driver model for every host (default: by link layer)")
       ->check(CLI::IsMember({"linux", "darwin"}));
   cmd_->add_flag("--json", o_.json,
@@ -436,6 +450,64 @@ int FleetCommand::run() const {
   return run_fleet(o);
 }
 
+namespace {
+
+/// After the link report: per host, where the stack's choice is not the entry gidpolicy's auto
+/// picks (a pinned value right on some hosts and wrong on others is named on each wrong one).
+/// True when it is wrong anywhere.
+bool print_stack_hosts(const Analysis& a, const Profile& profile, const FleetArgs& o, Sink& out) {
+  std::size_t right = 0;
+  std::vector<std::string> wrong;
+  for (std::uint32_t h = 0; h < a.host_count(); ++h) {
+    const auto& host = a.host(h);
+    std::string bad;
+    for (const auto& t : host.ports) {
+      const StackPrediction p = predict_profile(profile, t, driver_for(t, o.platform));
+      const auto good = profiles::automatic().plan(t);
+      if (p.works && good && good.value().sgid_index == p.index) continue;
+      bad += (bad.empty() ? "" : "; ") + t.port().device + " port " + std::to_string(t.port().port) + ": " +
+             (p.chose ? "index " + std::to_string(p.index) + ", " : std::string()) + p.outcome +
+             (good ? ", auto picks " + std::to_string(good.value().sgid_index)
+                   : std::string(", auto finds nothing"));
+    }
+    if (bad.empty())
+      ++right;
+    else
+      wrong.push_back(host.host + ": " + bad);
+  }
+  out.write(fmt::format("\n--stack {}: the entry to use on {} of {} hosts\n", profile.spec(), right,
+                        a.host_count()));
+  for (std::size_t i = 0; i < wrong.size() && i < o.limit; ++i) out.write("  " + wrong[i] + "\n");
+  if (wrong.size() > o.limit) out.write(fmt::format("  ... and {} more hosts\n", wrong.size() - o.limit));
+  return !wrong.empty();
+}
+
+/// --env-dir: HOST.env per host, written as one tree (output.hpp): all of them or none.
+std::optional<std::string> write_env_dir(const Analysis& a, const std::string& stack, const FleetArgs& o,
+                                         bool& conflict) {
+  return write_tree(
+      *o.env_dir, "--env-dir", o.replace_env_dir, [&](const std::filesystem::path& dir) -> result<void> {
+        for (std::uint32_t h = 0; h < a.host_count(); ++h) {
+          const auto& host = a.host(h);
+          const EnvPlan plan = plan_env({stack}, host.ports, profiles::automatic());
+          std::string text = "# " + stack + " on " + host.host + " (gidpolicy fleet --env-dir)\n";
+          for (const auto& c : plan.conflicts) {
+            conflict = true;
+            text += "# no value: " + c + "\n";
+          }
+          GIDPOLICY_TRY(body, render_dotenv(plan));
+          text += body;
+          std::ofstream f(dir / (host.host + ".env"), std::ios::binary);
+          f << text;
+          f.close();
+          if (!f) return fail(errc::io_error, (dir / (host.host + ".env")).string() + ": write failed");
+        }
+        return success();
+      });
+}
+
+}  // namespace
+
 int run_fleet(const FleetArgs& o) {
   // Both outputs are looked at before any work: a target that cannot be written is said at once,
   // not after reading a whole cluster's snapshots.
@@ -446,10 +518,26 @@ int run_fleet(const FleetArgs& o) {
   }
   auto sink = Sink::open(o.output, "--output");
   if (sink.error()) return output_error(*sink.error());
-  auto profile = parse_profile(o.profile);
+  std::string stack_name;
+  if (o.stack) {
+    if (o.profile != "auto") return usage_error("fleet: give --stack or --profile, not both");
+    stack_name = o.stack->substr(0, o.stack->find(':'));
+    if (!find_stack(stack_name))
+      return usage_error(
+          "fleet --stack: expected nccl, nvshmem, ucx, mooncake, libfabric or perftest, found '" +
+          bounded(stack_name) + "'");
+  } else if (o.env_dir) {
+    return usage_error("fleet --env-dir needs --stack STACK (which stack's settings to write)");
+  }
+  if (o.env_dir) {
+    if (auto why = check_tree(*o.env_dir, "--env-dir", o.replace_env_dir)) return output_error(*why);
+  }
+  const std::string profile_text = o.stack ? *o.stack : o.profile;
+  auto profile = parse_profile(profile_text);
   if (!profile)
-    return usage_error(
-        Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
+    return usage_error(Error(profile.error().code, std::string(o.stack ? "--stack " : "--profile ") +
+                                                       bounded(profile_text) + ": " +
+                                                       profile.error().detail));
   fleet::Topology topo;
   topo.device = o.device;
   topo.port = o.port;
@@ -491,8 +579,15 @@ int run_fleet(const FleetArgs& o) {
     print_json(a, o, sink);
   else
     print_text(a, o, sink);
+  bool stack_wrong = false;
+  if (o.stack && !o.json) stack_wrong = print_stack_hosts(a, profile.value(), o, sink);
+  bool env_conflict = false;
+  if (o.env_dir) {
+    auto why = write_env_dir(a, stack_name, o, env_conflict);
+    if (why) return output_error(*why);
+  }
   if (auto err = sink.commit()) return output_error(*err);
-  return a.summary().all_connected() ? kExitOk : kExitFinding;
+  return a.summary().all_connected() && !stack_wrong && !env_conflict ? kExitOk : kExitFinding;
 }
 
 }  // namespace gidpolicy::cli

@@ -21,6 +21,12 @@ struct FleetArgs {
   std::optional<std::string> jaccl_devices;  ///< JACCL_IBV_DEVICES / MLX_IBV_DEVICES otherwise
   bool jaccl_ring = false;                   ///< JACCL_RING / MLX_JACCL_RING otherwise
   std::string profile = "auto";
+  /// --stack STACK[:options]: every host runs that stack's own choice (a stack profile spec);
+  /// the report then names, per host, where that choice is not the entry to use.
+  std::optional<std::string> stack;
+  /// --env-dir DIR: one dotenv file per host with the stack's settings (env_cmd.hpp).
+  std::optional<std::string> env_dir;
+  bool replace_env_dir = false;  ///< --replace: a non-empty --env-dir is replaced whole
   std::optional<std::string> platform;
   bool json = false;
   bool all_links = false;

@@ -86,6 +86,7 @@ std::string expected_value(const std::string& option) {
       {"--input-format", "json, devinfo or show_gids"},
       {"--to", "json, devinfo, show_gids or sysfs"},
       {"--topology", "mesh or ring"},
+      {"--format", "sh, dotenv or json"},
       {"errno", "an errno number or name such as 22 or EINVAL"},
       {"tables", "table files, FILE or FILE:DEVICE[:PORT], one per host"},
   };
@@ -190,6 +191,19 @@ int run(int argc, char** argv) {
   check_cmd->add_option("--profile", check.profiles,
                         "Check these profile specs instead of the named ones (repeatable)");
   check_cmd->add_flag("--json", check.json, "Print JSON (schema in docs/cli.md)");
+  auto* stacks_flag = check_cmd->add_flag(
+      "--stacks", check.stacks,
+      "Every RDMA stack's own choice per port (NCCL, NVSHMEM, UCX, Mooncake, libfabric, perftest): "
+      "its index, whether RTR works, and the setting that fixes it");
+  auto* pins_flag = check_cmd->add_flag(
+      "--pins", check.pins,
+      "Judge the pinned GID indices (NCCL_IB_GID_INDEX, UCX_IB_GID_INDEX, MC_GID_INDEX, ...) of the "
+      "environment, each as its stack reads it, on every port");
+  auto* env_file_opt =
+      check_cmd->add_option("--env-file", check.env_file,
+                            "With --pins: also a dotenv file or a docker-compose file's environment: blocks");
+  stacks_flag->excludes(pins_flag);
+  env_file_opt->needs(pins_flag);
 
   // explain-errno
   ExplainArgs explain;
@@ -256,6 +270,22 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   add_profile_option(watch_cmd, watch.profile, "The profile whose plan is followed and re-planned");
   watch_cmd->add_flag("--json", watch.json, "One JSON object per line (schema in docs/cli.md)");
+
+  EnvArgs env;
+  SourceFlags env_src;
+  auto* env_cmd = add_subcommand(app, "env");
+  env_src.add(env_cmd);
+  env_cmd
+      ->add_option(
+          "--for", env.stacks,
+          "Stacks, comma-separated: nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, "
+          "jaccl")
+      ->delimiter(',')
+      ->required();
+  add_profile_option(env_cmd, env.profile, "The profile whose pick the settings name");
+  env_cmd->add_option("--format", env.format, "sh (export lines), dotenv or json")
+      ->check(CLI::IsMember({"sh", "dotenv", "json"}))
+      ->capture_default_str();
 
   // fleet (tools/gidpolicy/fleet_cmd.cpp)
   FleetCommand fleet(app);
@@ -325,6 +355,10 @@ int run(int argc, char** argv) {
     return run_watch(watch);
   }
   if (fleet.parsed()) return fleet.run();
+  if (env_cmd->parsed()) {
+    env.source = env_src.get();
+    return run_env(env);
+  }
   if (fake_host.parsed()) return fake_host.run();
   return kExitUsage;
 }

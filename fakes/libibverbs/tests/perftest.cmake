@@ -125,6 +125,19 @@ function(fakelib_perftest_tests lib labels tables_dir log_dir port_base script)
       SERVER_GID none CLIENT_GID none PICK "${_pick}")
     math(EXPR _offset "${_offset} + 1")
   endforeach()
+  # The perftest profile's oracle: real perftest's own pick (no -x) on every Ethernet port of
+  # every example table equals what the profile predicts (perftest_oracle.sh finds the ports).
+  if(GIDPOLICY_PERFTEST_IB_SEND_BW)
+    math(EXPR _oracle_base "${port_base} + ${_offset}")
+    math(EXPR _oracle_ports "64 - ${_offset}")
+    get_filename_component(_oracle_script "${script}" DIRECTORY)
+    add_test(NAME fakelib.perftest.own_pick_is_the_perftest_profile
+      COMMAND ${_oracle_script}/perftest_oracle.sh --tool ${GIDPOLICY_PERFTEST_IB_SEND_BW} --lib ${lib}
+              --tables-dir ${tables_dir} --port-base ${_oracle_base} --max-ports ${_oracle_ports}
+              --log-dir ${log_dir} --cli $<TARGET_FILE:gidpolicy_cli> --perftest-sh ${script})
+    set_tests_properties(fakelib.perftest.own_pick_is_the_perftest_profile PROPERTIES
+      LABELS "${labels};perftest;oracle" TIMEOUT 300)
+  endif()
   if(_offset GREATER 64)
     message(FATAL_ERROR "fakelib perftest tests need more than their block of 64 ports")
   endif()

@@ -5,9 +5,9 @@
 #   perftest.sh --tool PATH --lib DIR --tables FILE --device DEV --port N --log FILE --cli GIDPOLICY
 #               --server-gid auto|none|N --client-gid auto|none|N
 #               --expect ok|rtr-fails|fails|one-side-fails|pick [--args "ARGS"] [--log-has REGEX]...
-#               [--pick agree|"PERFTEST_INDEX GIDPOLICY_INDEX|none"]
+#               [--pick agree|"PERFTEST_INDEX GIDPOLICY_INDEX|none"|profile=SPEC]
 #
-#   --*-gid   the -x each side gets: `auto` is the sgid_index `gidpolicy select --policy auto`
+#   --*-gid   the -x each side gets: `auto` is the sgid_index `gidpolicy select --profile auto`
 #             gives for the device's port 1 (computed now, from the same table), `none` passes
 #             no -x so perftest picks a GID itself.
 #   --expect  ok         both complete, and the client prints its results
@@ -19,6 +19,8 @@
 #   --pick    agree: perftest's own pick equals gidpolicy's auto; "P G": the stated disagreement,
 #             perftest picks P where gidpolicy's auto gives G (none: auto finds no entry). Either
 #             way a change fails the test: a new disagreement, or a stated one that disappeared.
+#             profile=SPEC: perftest's own pick equals what `gidpolicy select --profile SPEC` gives
+#             (the oracle of the `perftest` profile: no expectation written per table).
 #
 # Pitfalls this script exists for (as pingpong.sh):
 #  * Both processes run under `timeout`: if the client dies early the server waits forever.
@@ -51,13 +53,13 @@ trap 'rm -rf "$work"' EXIT
 rm -f "$log"
 
 # gidpolicy's auto pick for the device's port 1: an index, or "none" when no entry qualifies.
-"$cli" select --policy auto --json --input "$tables" --device "$device" --port 1 >"$work/auto.json" 2>&1
+"$cli" select --profile auto --json --input "$tables" --device "$device" --port 1 >"$work/auto.json" 2>&1
 auto=$(sed -n 's/^ *"sgid_index": *\([0-9a-z]*\),*$/\1/p' "$work/auto.json" | head -n 1)
 [ "$auto" = "null" ] && auto=none
 if [ -z "$auto" ]; then
   echo "FAIL: cannot read gidpolicy's auto pick:"; cat "$work/auto.json"; exit 1
 fi
-echo "gidpolicy select --policy auto: $device port 1 -> $auto"
+echo "gidpolicy select --profile auto: $device port 1 -> $auto"
 
 gid_args() {  # gid_args auto|none|N: the -x option
   case "$1" in
@@ -169,6 +171,17 @@ case "$expect" in
       agree)
         [ "$server_index" = "$auto" ] ||
           fail "new disagreement: perftest picks $server_index, gidpolicy's auto $auto" ;;
+      profile=*)
+        spec=${pick#profile=}
+        "$cli" select --profile "$spec" --json --input "$tables" --device "$device" --port 1 >"$work/profile.json" 2>&1
+        predicted=$(sed -n 's/^ *"sgid_index": *\([0-9a-z]*\),*$/\1/p' "$work/profile.json" | head -n 1)
+        if [ -z "$predicted" ] || [ "$predicted" = null ]; then
+          fail "the $spec profile predicts nothing on $device:"; cat "$work/profile.json"
+        elif [ "$server_index" != "$predicted" ]; then
+          fail "perftest picks $server_index, the $spec profile predicts $predicted"
+        else
+          echo "perftest's own pick $server_index equals the $spec profile's"
+        fi ;;
       *" "*)
         stated_perftest=${pick%% *}
         stated_auto=${pick#* }

@@ -25,9 +25,15 @@
 #include <gidpolicy/policies/first_of.hpp>
 #include <gidpolicy/policies/jaccl_first_mapped.hpp>
 #include <gidpolicy/policies/jaccl_legacy_index1.hpp>
+#include <gidpolicy/policies/libfabric.hpp>
+#include <gidpolicy/policies/mooncake.hpp>
+#include <gidpolicy/policies/nccl.hpp>
 #include <gidpolicy/policies/per_device.hpp>
+#include <gidpolicy/policies/perftest.hpp>
 #include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/rdma_cm.hpp>
 #include <gidpolicy/policies/spec_options.hpp>
+#include <gidpolicy/policies/ucx.hpp>
 #include <gidpolicy/policies/validated_explicit.hpp>
 
 #include <cstdint>
@@ -101,6 +107,24 @@ inline constexpr std::string_view kAutoEx[] = {"auto", "auto:family=ipv4,roce=v2
                                                "auto:local=10.0.0.2,require-local"};
 inline constexpr std::string_view kFirstEx[] = {"first(validated:index=7|auto)", "first(ds4|jaccl-fixed)"};
 inline constexpr std::string_view kPerDeviceEx[] = {"per-device(mlx5_0=validated:index=2;*=auto)"};
+// The stacks' own choices (docs/concepts.md, "Stacks").
+inline constexpr SpecOptionInfo kNcclOpts[] = {
+    {"gid_index", "N"}, {"family", "AF_INET|AF_INET6"}, {"range", "CIDR"}, {"roce_version", "1|2"}};
+inline constexpr std::string_view kNcclEx[] = {"nccl", "nccl:gid_index=3",
+                                               "nccl:family=AF_INET6,range=fd00::/8,roce_version=1"};
+inline constexpr SpecOptionInfo kUcxOpts[] = {{"gid_index", "N"}, {"rule", "1.13|pr10939"}};
+inline constexpr std::string_view kUcxEx[] = {"ucx", "ucx:gid_index=7", "ucx:rule=pr10939"};
+inline constexpr SpecOptionInfo kPerftestOpts[] = {{"x", "N"}, {"ipv6", ""}};
+inline constexpr std::string_view kPerftestEx[] = {"perftest", "perftest:x=3", "perftest:ipv6"};
+inline constexpr SpecOptionInfo kMooncakeOpts[] = {{"gid_index", "INT"}};
+inline constexpr std::string_view kMooncakeEx[] = {"mooncake", "mooncake:gid_index=3"};
+inline constexpr SpecOptionInfo kLibfabricOpts[] = {
+    {"ep", "ud|msg"}, {"gid_idx", "N"}, {"local", "ADDR"}, {"peer", "PEER"}, {"mode", "v2|v1"}};
+inline constexpr std::string_view kLibfabricEx[] = {"libfabric", "libfabric:gid_idx=2",
+                                                    "libfabric:ep=msg,local=10.152.0.12"};
+inline constexpr SpecOptionInfo kRdmaCmOpts[] = {{"local", "ADDR"}, {"peer", "PEER"}, {"mode", "v2|v1"}};
+inline constexpr std::string_view kRdmaCmEx[] = {
+    "rdma_cm:local=10.152.0.12", "rdma_cm:local=10.152.0.12,mode=v1", "rdma_cm:peer=10.0.0.9"};
 }  // namespace registry_rows
 
 // Each row names only the fields it has; the rest keep their defaults (a consumer's -Wextra
@@ -160,6 +184,48 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
      .options = registry_rows::kAutoOpts,
      .examples = registry_rows::kAutoEx,
      .factory = &Ranked::from_options},
+    {.name = "nccl",
+     .kind = SpecKind::policy,
+     .grammar = "nccl[:gid_index=N,family=AF_INET|AF_INET6,range=CIDR,roce_version=1|2]",
+     .summary = "NCCL >= 2.21.5's own choice (NCCL_IB_GID_INDEX and the NCCL_IB_* settings as options)",
+     .options = registry_rows::kNcclOpts,
+     .examples = registry_rows::kNcclEx,
+     .factory = &Nccl::from_options},
+    {.name = "ucx",
+     .kind = SpecKind::policy,
+     .grammar = "ucx[:gid_index=N,rule=1.13|pr10939]",
+     .summary = "UCX 1.13.1's own choice: the gid[0] port check, then four priorities",
+     .options = registry_rows::kUcxOpts,
+     .examples = registry_rows::kUcxEx,
+     .factory = &Ucx::from_options},
+    {.name = "perftest",
+     .kind = SpecKind::policy,
+     .grammar = "perftest[:x=N,ipv6]",
+     .summary = "perftest 4.5's own choice without -x (its pairwise walk), or -x N",
+     .options = registry_rows::kPerftestOpts,
+     .examples = registry_rows::kPerftestEx,
+     .factory = &Perftest::from_options},
+    {.name = "mooncake",
+     .kind = SpecKind::policy,
+     .grammar = "mooncake[:gid_index=INT]",
+     .summary = "Mooncake's own choice: its classes, or MC_GID_INDEX",
+     .options = registry_rows::kMooncakeOpts,
+     .examples = registry_rows::kMooncakeEx,
+     .factory = &Mooncake::from_options},
+    {.name = "libfabric",
+     .kind = SpecKind::policy,
+     .grammar = "libfabric[:gid_idx=N] | libfabric:ep=msg,local=ADDR|peer=PEER",
+     .summary = "libfabric 1.17 verbs: UD routes from FI_VERBS_GID_IDX (0); MSG is rdma_cm's choice",
+     .options = registry_rows::kLibfabricOpts,
+     .examples = registry_rows::kLibfabricEx,
+     .factory = &Libfabric::from_options},
+    {.name = "rdma_cm",
+     .kind = SpecKind::policy,
+     .grammar = "rdma_cm:local=ADDR|peer=PEER[,mode=v2|v1]",
+     .summary = "the kernel's rdma_cm: the address's GID of the default RoCE mode on its netdev, else ENODEV",
+     .options = registry_rows::kRdmaCmOpts,
+     .examples = registry_rows::kRdmaCmEx,
+     .factory = &RdmaCm::from_options},
     {.name = "first",
      .kind = SpecKind::combinator,
      .grammar = "first(a|b)",
@@ -176,8 +242,9 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
 /// The policy types the rows make (the examples of each row together make each of them).
 template <class... P>
 struct PolicyTypes {};
-using BuiltinPolicies = PolicyTypes<JacclFirstMapped, JacclLegacyIndex1, Ds4Scan, Ds4ExplicitIndex, Ds4Linux,
-                                    ValidatedExplicit, Ranked, FirstOf, PerDevice>;
+using BuiltinPolicies =
+    PolicyTypes<JacclFirstMapped, JacclLegacyIndex1, Ds4Scan, Ds4ExplicitIndex, Ds4Linux, ValidatedExplicit,
+                Ranked, Nccl, Ucx, Perftest, Mooncake, Libfabric, RdmaCm, FirstOf, PerDevice>;
 
 /// The row named `name` (or with `name` among its aliases); nullptr when none is.
 const BuiltinSpec* find_builtin_spec(std::string_view name) noexcept;

@@ -17,6 +17,13 @@
 //   `ds4-linux[:local=ADDR,index=INT]`        ds4's Linux RoCE path
 //   `validated:index=N[,type=T,family=F,allow-link-local]`    index= is required
 //   `auto[:family=F,roce=R,type=T,subnet=CIDR,exclude=CIDR,netdev=NAME,local=ADDR,peer=PEER,require-local,allow-link-local]`
+//   `nccl[:gid_index=N,family=AF_INET|AF_INET6,range=CIDR,roce_version=1|2]`    NCCL >= 2.21.5
+//   `ucx[:gid_index=N,rule=1.13|pr10939]`     UCX 1.13.1: the gid[0] port check, four priorities
+//   `perftest[:x=N,ipv6]`                     perftest 4.5 without -x, or -x N
+//   `mooncake[:gid_index=INT]`                Mooncake's classes, or MC_GID_INDEX
+//   `libfabric[:gid_idx=N]`                   libfabric 1.17 verbs UD: FI_VERBS_GID_IDX (0)
+//   `libfabric:ep=msg,local=ADDR,peer=PEER,mode=v2|v1`   MSG endpoints: rdma_cm's choice
+//   `rdma_cm:local=ADDR,peer=PEER,mode=v2|v1`  the kernel's rule (one of local=, peer=)
 //   `first(POLICY|POLICY...)`
 //   `per-device(DEV=POLICY;...;*=POLICY)`
 // spec-table:end

@@ -1,0 +1,226 @@
+// The stacks' commands as a process: `check --stacks` on every example table, `env --for`,
+// `check --pins` (environment, dotenv and compose files) and `fleet --stack` / `--env-dir`.
+#include "cli_run.hpp"
+
+#include "support/files.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace gidpolicy::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+std::string stacks_example(const char* name) { return (example_tables_dir() / name).string(); }
+std::string stacks_data(const char* name) { return (test_data_dir() / "stacks" / name).string(); }
+
+CliResult run_with_env(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  return run_program(cli_path(), args, env);
+}
+
+Json parse_out(const CliResult& r) {
+  Json j = Json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+  return j;
+}
+
+TEST(CheckStacks, EveryExampleTableShowsEveryStacksPickAndOutcome) {
+  std::size_t tables = 0;
+  for (const auto& f : fs::directory_iterator(example_tables_dir())) {
+    const std::string name = f.path().filename().string();
+    if (name == "SOURCES.md") continue;
+    ++tables;
+    const auto r = run_cli({"check", "--stacks", "--json", "--input", f.path().string()});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << name << r.err;
+    Json j = parse_out(r);
+    if (!j.is_array()) j = Json::array({j});
+    bool any_fails = false;
+    for (const auto& port : j) {
+      ASSERT_EQ(port["stacks"].size(), 6u) << name;
+      for (const auto& s : port["stacks"]) {
+        EXPECT_FALSE(s["outcome"].get<std::string>().empty()) << name;
+        if (!s["works"].get<bool>()) any_fails = true;
+        if (s["chose"].get<bool>()) {
+          EXPECT_TRUE(s["index"].is_number()) << name;
+        }
+      }
+    }
+    EXPECT_EQ(r.exit_code, any_fails ? 1 : 0) << name;
+  }
+  EXPECT_GE(tables, 8u);
+}
+
+TEST(CheckStacks, UcxRejectsThePodsPortsAndTheFixIsIndex7) {
+  const auto r = run_cli({"check", "--stacks", "--input", stacks_example("nccl-1573-pod.show_gids.txt")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("rejects the port"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fix: UCX_IB_GID_INDEX=7 UCX_NET_DEVICES=mlx5_0:1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fix: FI_VERBS_GID_IDX=7"), std::string::npos) << r.out;  // UD routes from the empty 0
+}
+
+TEST(Env, UcxOnThePodIsIndex7BecauseItsAutoRejectsThePort) {
+  const auto r = run_cli({"env", "--for", "ucx", "--input", stacks_example("nccl-1573-pod.show_gids.txt")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("export UCX_IB_GID_INDEX='7'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("export UCX_NET_DEVICES='mlx5_0:1,mlx5_1:1'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rejects the port"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gid[0]"), std::string::npos) << r.out;
+  const auto d = run_cli({"env", "--for", "ucx,nccl", "--format", "dotenv", "--input",
+                          stacks_example("nccl-1573-pod.show_gids.txt")});
+  EXPECT_NE(d.out.find("\nUCX_IB_GID_INDEX=7\n"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("\nNCCL_IB_GID_INDEX=7\n"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("its own choice is already index 7"), std::string::npos)
+      << d.out;  // NCCL's auto is right
+}
+
+TEST(Env, OneIndexPerProcessOnHcasNeedingTwoExitsNamingBoth) {
+  const auto r = run_cli({"env", "--for", "nccl,perftest", "--input", stacks_data("two-hcas.show_gids.txt")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("mlx5_0 port 1 needs 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("mlx5_1 port 1 needs 5"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NCCL_IB_HCA==mlx5_0:1 with NCCL_IB_GID_INDEX=3"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("NCCL_IB_GID_INDEX="), std::string::npos) << r.out;  // no value wrong on one of them
+  EXPECT_NE(r.out.find("perftest: -d mlx5_1 -i 1 -x 5"), std::string::npos) << r.out;  // per run: fine
+  const auto j = parse_out(
+      run_cli({"env", "--for", "ucx", "--format", "json", "--input", stacks_data("two-hcas.show_gids.txt")}));
+  EXPECT_TRUE(j["settings"].empty());
+  EXPECT_EQ(j["conflicts"].size(), 1u);
+}
+
+TEST(Env, UnknownStackAndFormatAreUsageErrors) {
+  EXPECT_EQ(run_cli({"env", "--for", "mpi", "--input", stacks_example("nccl-769.devinfo.txt")}).exit_code, 2);
+  EXPECT_EQ(
+      run_cli({"env", "--for", "nccl", "--format", "yaml", "--input", stacks_example("nccl-769.devinfo.txt")})
+          .exit_code,
+      2);
+}
+
+TEST(CheckPins, AStaleNcclPinIsEnodataAndNamesIndex7) {
+  const auto r = run_with_env({"check", "--pins", "--input", stacks_example("nccl-1573-pod.show_gids.txt")},
+                              {"NCCL_IB_GID_INDEX=3"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("stale"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ENODATA (61)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("auto picks index 7"), std::string::npos) << r.out;
+  const auto j = parse_out(
+      run_with_env({"check", "--pins", "--json", "--input", stacks_example("nccl-1573-pod.show_gids.txt")},
+                   {"NCCL_IB_GID_INDEX=3", "MC_GID_INDEX=7"}));
+  ASSERT_TRUE(j.is_array());
+  bool saw = false;
+  for (const auto& p : j)
+    if (p["variable"] == "NCCL_IB_GID_INDEX") {
+      saw = true;
+      EXPECT_EQ(p["status"], "stale");
+      EXPECT_EQ(p["errno"], 61);
+      EXPECT_EQ(p["right_index"], 7);
+    } else {
+      EXPECT_EQ(p["status"], "fine") << p.dump();  // MC_GID_INDEX=7 (and Mooncake no longer reads NCCL's)
+    }
+  EXPECT_TRUE(saw);
+}
+
+TEST(CheckPins, AnEmptyNcclPinIsReadAsEachVersionReadsIt) {
+  const auto r = run_with_env({"check", "--pins", "--input", stacks_example("nccl-1573-pod.show_gids.txt")},
+                              {"NCCL_IB_GID_INDEX="});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("NCCL < 2.21.5 (an empty value keeps the default, 0)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("index 0 is empty"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NCCL >= 2.21.5 (an empty value keeps the default, -1: auto)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"\" is 0"), std::string::npos) << r.out;  // Mooncake's atoi
+}
+
+TEST(CheckPins, NoPinIsFine) {
+  const auto r = run_cli({"check", "--pins", "--input", stacks_example("nccl-769.devinfo.txt")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("no GID index is pinned"), std::string::npos) << r.out;
+}
+
+TEST(CheckPins, DotenvAndComposeFiles) {
+  const std::string pod = stacks_example("nccl-1573-pod.show_gids.txt");
+  const auto d = run_cli({"check", "--pins", "--env-file", stacks_data("env/pins.env"), "--input", pod});
+  EXPECT_EQ(d.exit_code, 1);  // MC_GID_INDEX=5 is the link-local v2 entry
+  EXPECT_NE(d.out.find("NCCL_IB_GID_INDEX=7 (" + stacks_data("env/pins.env") + ":2)"), std::string::npos)
+      << d.out;
+  EXPECT_NE(d.out.find("MC_GID_INDEX=5 (" + stacks_data("env/pins.env") + ":3)"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("points at fe80::"), std::string::npos) << d.out;
+
+  const auto bad = run_cli({"check", "--pins", "--env-file", stacks_data("env/bad.env"), "--input", pod});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.env:2: expected KEY=VALUE"), std::string::npos) << bad.err;
+
+  // An unset variable interpolated into the list form becomes "", which NCCL < 2.21.5 reads as 0.
+  const auto list =
+      run_cli({"check", "--pins", "--env-file", stacks_data("env/compose-list.yaml"), "--input", pod});
+  EXPECT_EQ(list.exit_code, 1);
+  EXPECT_NE(
+      list.out.find("NCCL_IB_GID_INDEX= (" + stacks_data("env/compose-list.yaml") + ":5 (service trainer))"),
+      std::string::npos)
+      << list.out;
+  EXPECT_NE(list.out.find("UCX_IB_GID_INDEX=7 ("), std::string::npos) << list.out;
+
+  const auto map = run_cli(
+      {"check", "--pins", "--json", "--env-file", stacks_data("env/compose-map.yaml"), "--input", pod});
+  const Json j = parse_out(map);
+  std::set<std::string> seen;
+  for (const auto& p : j)
+    seen.insert(p["variable"].get<std::string>() + "=" + p["value"].get<std::string>() + ":" +
+                p["status"].get<std::string>());
+  EXPECT_TRUE(seen.count("UCX_IB_GID_INDEX=7:fine")) << j.dump();
+  EXPECT_TRUE(seen.count("MC_GID_INDEX=3:fails")) << j.dump();  // ${X:-3}: slot 3 is empty, "GID is NULL"
+
+  const auto flow =
+      run_cli({"check", "--pins", "--env-file", stacks_data("env/compose-flow.yaml"), "--input", pod});
+  EXPECT_EQ(flow.exit_code, 2);
+  EXPECT_NE(flow.err.find("compose-flow.yaml:3: a flow collection"), std::string::npos) << flow.err;
+  EXPECT_EQ(run_cli({"check", "--env-file", stacks_data("env/pins.env"), "--input", pod}).exit_code,
+            2);  // needs --pins
+}
+
+TEST(FleetStack, APinRightOnSomeHostsIsNamedOnTheOthers) {
+  const auto r =
+      run_cli({"fleet", "--stack", "nccl:gid_index=7", "--device", "mlx5_1", stacks_data("fleet")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("--stack nccl:gid_index=7: the entry to use on 2 of 3 hosts"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  node-c: mlx5_0 port 1:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("  pod-a:"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli({"fleet", "--stack", "mpi", stacks_data("fleet")}).exit_code, 2);
+  EXPECT_EQ(run_cli({"fleet", "--stack", "nccl", "--profile", "jaccl", stacks_data("fleet")}).exit_code, 2);
+}
+
+TEST(FleetStack, EnvDirWritesOneFilePerHostAndNoValueWhereNoneIsRight) {
+  const fs::path dir = fs::temp_directory_path() / ("gidpolicy-envdir-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto r = run_cli(
+      {"fleet", "--stack", "ucx", "--device", "mlx5_1", "--env-dir", dir.string(), stacks_data("fleet")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // ucx's own choice rejects the pods' ports; node-c needs two indices
+  const auto read = [](const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  };
+  EXPECT_NE(read(dir / "pod-a.env").find("\nUCX_IB_GID_INDEX=7\n"), std::string::npos);
+  const std::string c = read(dir / "node-c.env");
+  EXPECT_NE(c.find("# no value: ucx takes one GID index per process"), std::string::npos) << c;
+  EXPECT_EQ(c.find("\nUCX_IB_GID_INDEX="), std::string::npos) << c;
+  // A non-empty directory is not replaced unless asked.
+  const auto again = run_cli({"fleet", "--stack", "ucx", "--env-dir", dir.string(), stacks_data("fleet")});
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_TRUE(fs::exists(dir / "pod-b.env"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gidpolicy::test

@@ -1,0 +1,333 @@
+#include "env_file.hpp"
+
+#include <cctype>
+#include <fstream>
+#include <iterator>
+
+namespace gidpolicy::cli {
+namespace {
+
+constexpr std::size_t kMaxIndentLevels = 64;
+
+bool valid_name(std::string_view n) {
+  if (n.empty() || n.size() > 256) return false;
+  if (!(std::isalpha(static_cast<unsigned char>(n[0])) != 0 || n[0] == '_')) return false;
+  for (char c : n)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-')) return false;
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+Error at(const std::string& file, std::size_t line, const std::string& what) {
+  return Error(errc::parse_error, file + ":" + std::to_string(line) + ": " + what);
+}
+
+/// A quoted scalar ('..' or ".."), the whole of `s`. nullopt when `s` is not quoted.
+result<std::optional<std::string>> unquote(std::string_view s, const std::string& file, std::size_t line) {
+  if (s.empty() || (s.front() != '"' && s.front() != '\'')) return std::optional<std::string>();
+  const char q = s.front();
+  std::string out;
+  std::size_t i = 1;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == q) {
+      if (q == '\'' && i + 1 < s.size() && s[i + 1] == '\'') {
+        out += '\'';
+        ++i;
+        continue;
+      }
+      break;
+    }
+    if (q == '"' && c == '\\' && i + 1 < s.size()) {
+      const char n = s[++i];
+      if (n != '"' && n != '\\')
+        return fail(
+            at(file, line, std::string("expected \\\" or \\\\ in a double-quoted value, found \\") + n));
+      out += n;
+      continue;
+    }
+    out += c;
+  }
+  if (i >= s.size())
+    return fail(at(file, line, "expected the closing quote of the value (a value is one line)"));
+  const std::string_view rest = trim(s.substr(i + 1));
+  if (!rest.empty() && rest.front() != '#')
+    return fail(at(file, line,
+                   "expected the end of the line after the quoted value, found '" +
+                       std::string(rest.substr(0, 20)) + "'"));
+  return std::optional<std::string>(out);
+}
+
+/// Compose's interpolation of ${NAME}, ${NAME:-d}, ${NAME-d}, $NAME and $$.
+result<std::string> interpolate(std::string_view v, const EnvLookup& env, const std::string& file,
+                                std::size_t line) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != '$') {
+      out += v[i];
+      continue;
+    }
+    if (i + 1 < v.size() && v[i + 1] == '$') {
+      out += '$';
+      ++i;
+      continue;
+    }
+    if (i + 1 < v.size() && v[i + 1] == '{') {
+      const std::size_t close = v.find('}', i + 2);
+      if (close == std::string_view::npos) return fail(at(file, line, "expected '}' closing '${'"));
+      std::string_view body = v.substr(i + 2, close - i - 2);
+      std::string_view name = body, deflt;
+      bool colon = false, has_default = false;
+      const std::size_t op = body.find_first_of(":-?");
+      if (op != std::string_view::npos) {
+        name = body.substr(0, op);
+        std::string_view rest = body.substr(op);
+        if (rest.substr(0, 2) == ":-") {
+          colon = true;
+          has_default = true;
+          deflt = rest.substr(2);
+        } else if (rest.front() == '-') {
+          has_default = true;
+          deflt = rest.substr(1);
+        } else {
+          return fail(at(
+              file, line,
+              "'${" + std::string(body) + "}': only ${NAME}, ${NAME:-default} and ${NAME-default} are read"));
+        }
+      }
+      if (!valid_name(name))
+        return fail(at(file, line, "expected a variable name in '${" + std::string(body) + "}'"));
+      const auto val = env(std::string(name));
+      if (has_default && (!val || (colon && val->empty())))
+        out += deflt;
+      else if (val)
+        out += *val;
+      // unset without a default: "" (compose warns and substitutes an empty string)
+      i = close;
+      continue;
+    }
+    std::size_t j = i + 1;
+    while (j < v.size() && (std::isalnum(static_cast<unsigned char>(v[j])) != 0 || v[j] == '_')) ++j;
+    if (j == i + 1) {
+      out += '$';
+      continue;
+    }
+    if (const auto val = env(std::string(v.substr(i + 1, j - i - 1)))) out += *val;
+    i = j - 1;
+  }
+  return out;
+}
+
+/// A plain (unquoted) compose scalar: the text up to a " #" comment.
+std::string_view plain(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) return trim(s.substr(0, i));
+  return trim(s);
+}
+
+result<void> refuse_yaml_features(std::string_view v, const std::string& file, std::size_t line) {
+  if (v.empty()) return success();
+  const char c = v.front();
+  if (c == '[' || c == '{')
+    return fail(
+        at(file, line,
+           "a flow collection ('[..]' or '{..}') is not read: write environment: as a block list or map"));
+  if (c == '&' || c == '*') return fail(at(file, line, "anchors and aliases are not read"));
+  if (c == '!') return fail(at(file, line, "tags are not read"));
+  if (c == '|' || c == '>')
+    return fail(at(file, line, "block scalars ('|', '>') are not read: a value is one line"));
+  return success();
+}
+
+result<std::string> scalar(std::string_view raw, const EnvLookup& env, const std::string& file,
+                           std::size_t line, bool compose) {
+  GIDPOLICY_TRY(q, unquote(raw, file, line));
+  if (q) return compose ? interpolate(*q, env, file, line) : result<std::string>(*q);
+  if (compose) {
+    GIDPOLICY_TRYV(refuse_yaml_features(raw, file, line));
+    return interpolate(plain(raw), env, file, line);
+  }
+  return std::string(trim(raw));
+}
+
+result<std::vector<EnvAssignment>> parse_dotenv(const std::vector<std::string_view>& lines,
+                                                const std::string& file, const EnvLookup& env) {
+  std::vector<EnvAssignment> out;
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    std::string_view l = trim(lines[n]);
+    if (l.empty() || l.front() == '#') continue;
+    if (l.substr(0, 7) == "export ") l = trim(l.substr(7));
+    const std::size_t eq = l.find('=');
+    if (eq == std::string_view::npos) {
+      return fail(at(file, n + 1, "expected KEY=VALUE, found '" + std::string(l.substr(0, 40)) + "'"));
+    }
+    const std::string_view key = trim(l.substr(0, eq));
+    if (!valid_name(key))
+      return fail(at(file, n + 1,
+                     "expected a variable name before '=', found '" + std::string(key.substr(0, 40)) + "'"));
+    GIDPOLICY_TRY(v, scalar(l.substr(eq + 1), env, file, n + 1, false));
+    if (out.size() == kMaxEnvVars)
+      return fail(at(file, n + 1, "at most " + std::to_string(kMaxEnvVars) + " variables"));
+    out.push_back({std::string(key), std::move(v), file + ":" + std::to_string(n + 1)});
+  }
+  return out;
+}
+
+std::size_t indent_of(std::string_view l) {
+  std::size_t i = 0;
+  while (i < l.size() && l[i] == ' ') ++i;
+  return i;
+}
+
+result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_view>& lines,
+                                                 const std::string& file, const EnvLookup& env) {
+  std::vector<EnvAssignment> out;
+  // The path of keys open at each indentation (a stack bounded by kMaxIndentLevels).
+  struct Open {
+    std::size_t indent;
+    std::string key;
+  };
+  std::vector<Open> open;
+  // Inside an environment: block: its indentation, the service, and the form once known.
+  std::optional<std::size_t> env_indent;
+  std::string service;
+  int form = 0;  // 0 unknown, 1 list, 2 map
+  std::optional<std::size_t> env_item_indent;
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    const std::string_view raw = lines[n];
+    const std::size_t ind = indent_of(raw);
+    const std::string_view l = trim(raw);
+    if (l.empty() || l.front() == '#') continue;
+    if (ind < raw.size() && raw[ind] == '\t')
+      return fail(at(file, n + 1, "a tab in the indentation (YAML allows only spaces)"));
+    if (l == "---" || l == "...") continue;
+    if (env_indent && ind > *env_indent) {
+      if (env_item_indent && ind != *env_item_indent)
+        return fail(at(file, n + 1,
+                       "expected the indentation of the other environment entries (" +
+                           std::to_string(*env_item_indent) + " spaces)"));
+      env_item_indent = ind;
+      const std::size_t line = n + 1;
+      if (l.front() == '-') {
+        if (form == 2) return fail(at(file, line, "a list item in an environment: map"));
+        form = 1;
+        std::string_view item = trim(l.substr(1));
+        GIDPOLICY_TRY(text, scalar(item, env, file, line, true));
+        const std::size_t eq = text.find('=');
+        const std::string key = eq == std::string::npos ? text : text.substr(0, eq);
+        if (!valid_name(key))
+          return fail(at(file, line, "expected KEY=VALUE or KEY, found '" + text.substr(0, 40) + "'"));
+        std::optional<std::string> value;
+        if (eq != std::string::npos)
+          value = text.substr(eq + 1);
+        else
+          value = env(key);
+        if (value)
+          out.push_back({key, *value, file + ":" + std::to_string(line) + " (service " + service + ")"});
+      } else {
+        if (form == 1) return fail(at(file, line, "a map entry in an environment: list"));
+        form = 2;
+        const std::size_t colon = l.find(':');
+        if (colon == std::string_view::npos) return fail(at(file, line, "expected KEY: VALUE"));
+        GIDPOLICY_TRY(keyq, unquote(trim(l.substr(0, colon)), file, line));
+        const std::string key = keyq ? *keyq : std::string(trim(l.substr(0, colon)));
+        if (!valid_name(key))
+          return fail(
+              at(file, line, "expected a variable name before ':', found '" + key.substr(0, 40) + "'"));
+        const std::string_view rest = trim(l.substr(colon + 1));
+        std::optional<std::string> value;
+        if (rest.empty() || rest.front() == '#') {
+          value = env(key);  // KEY: with no value takes it from the environment
+        } else if (rest == "null" || rest == "~") {
+          value = env(key);
+        } else {
+          GIDPOLICY_TRY(v, scalar(rest, env, file, line, true));
+          value = std::move(v);
+        }
+        if (value)
+          out.push_back({key, *value, file + ":" + std::to_string(line) + " (service " + service + ")"});
+      }
+      if (out.size() > kMaxEnvVars)
+        return fail(at(file, line, "at most " + std::to_string(kMaxEnvVars) + " variables"));
+      continue;
+    }
+    env_indent.reset();
+    env_item_indent.reset();
+    form = 0;
+    while (!open.empty() && open.back().indent >= ind) open.pop_back();
+    if (l.front() == '-') continue;  // a list item outside environment: not read
+    const std::size_t colon = l.find(':');
+    if (colon == std::string_view::npos) continue;  // a continuation of something not read
+    const std::string key(trim(l.substr(0, colon)));
+    if (open.size() == kMaxIndentLevels) return fail(at(file, n + 1, "nesting deeper than 64 levels"));
+    open.push_back({ind, key});
+    const std::string_view rest = trim(l.substr(colon + 1));
+    // services: <name>: environment:
+    if (key == "environment" && open.size() == 3 && open[0].key == "services") {
+      if (!rest.empty() && rest.front() != '#') {
+        GIDPOLICY_TRYV(refuse_yaml_features(rest, file, n + 1));
+        return fail(at(file, n + 1, "expected environment: followed by an indented list or map"));
+      }
+      env_indent = ind;
+      service = open[1].key;
+    }
+  }
+  return out;
+}
+
+bool looks_like_compose(std::string_view text, const std::string& file) {
+  const auto ends = [&](std::string_view s) {
+    return file.size() >= s.size() && file.compare(file.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends(".yml") || ends(".yaml")) return true;
+  std::size_t p = 0;
+  while (p < text.size()) {
+    const std::size_t e = text.find('\n', p);
+    const std::string_view l = text.substr(p, e == std::string_view::npos ? std::string_view::npos : e - p);
+    if (trim(l) == "services:" && !l.empty() && l.front() == 's') return true;
+    if (e == std::string_view::npos) break;
+    p = e + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+result<std::vector<EnvAssignment>> parse_env_file(std::string_view text, const std::string& file,
+                                                  const EnvLookup& env) {
+  if (text.size() > kMaxEnvFileBytes)
+    return fail(errc::invalid_argument,
+                file + ": larger than " + std::to_string(kMaxEnvFileBytes) + " bytes");
+  if (text.find('\0') != std::string_view::npos)
+    return fail(errc::parse_error, file + ": binary data (a NUL byte)");
+  std::vector<std::string_view> lines;
+  std::size_t p = 0;
+  while (p <= text.size()) {
+    const std::size_t e = text.find('\n', p);
+    lines.push_back(text.substr(p, e == std::string_view::npos ? std::string_view::npos : e - p));
+    if (lines.size() > kMaxEnvLines)
+      return fail(errc::invalid_argument, file + ": more than " + std::to_string(kMaxEnvLines) + " lines");
+    if (e == std::string_view::npos) break;
+    p = e + 1;
+  }
+  if (looks_like_compose(text, file)) return parse_compose(lines, file, env);
+  return parse_dotenv(lines, file, env);
+}
+
+result<std::vector<EnvAssignment>> read_env_file(const std::string& path, const EnvLookup& env) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(errc::io_error, path + ": cannot be read");
+  std::string text;
+  text.resize(kMaxEnvFileBytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) return fail(errc::io_error, path + ": read error");
+  return parse_env_file(text, path, env);
+}
+
+}  // namespace gidpolicy::cli

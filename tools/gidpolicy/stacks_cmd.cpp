@@ -1,0 +1,167 @@
+// `gidpolicy check --stacks` (what each RDMA stack will pick on each port, whether its RTR then
+// works, and the setting that fixes it) and `gidpolicy check --pins` (the pinned GID indices of
+// the environment or an env file, each read the way its stack reads it and judged on every port).
+#include "commands.hpp"
+#include "env_file.hpp"
+#include "output.hpp"
+#include "render.hpp"
+
+#include <gidpolicy/stacks.hpp>
+
+#include <fmt/core.h>
+
+#include <cstdlib>
+
+namespace gidpolicy::cli {
+namespace {
+
+// The setting that makes `s` route from `index` on `t`.
+std::string fix_setting(const StackInfo& s, const GidTable& t, std::uint32_t index) {
+  if (s.id == StackId::perftest)
+    return "-d " + t.port().device + " -i " + std::to_string(t.port().port) + " -x " + std::to_string(index);
+  std::string out = std::string(s.pin) + "=" + std::to_string(index);
+  if (s.id == StackId::ucx)
+    out += " UCX_NET_DEVICES=" + t.port().device + ":" + std::to_string(t.port().port);
+  return out;
+}
+
+constexpr std::string_view kPinVariables[] = {"NCCL_IB_GID_INDEX", "NVSHMEM_IB_GID_INDEX", "UCX_IB_GID_INDEX",
+                                              "MC_GID_INDEX",      "FI_VERBS_GID_IDX",     "GGML_RDMA_GID"};
+
+}  // namespace
+
+int run_check_stacks(const CheckArgs& o) {
+  auto loaded = load_tables(o.source);
+  if (!loaded) return usage_error(loaded.error());
+  int exit_code = kExitOk;
+  std::vector<Json> items;
+  bool first = true;
+  for (const auto& t : loaded.value().tables) {
+    const DriverModel driver = driver_for(t, o.platform);
+    Json jt;
+    jt["device"] = t.port().device;
+    jt["port"] = t.port().port;
+    jt["link_layer"] = to_string(t.port().link_layer);
+    jt["platform"] = std::string(to_string(driver.platform));
+    Json jstacks = Json::array();
+    std::vector<std::string> notes;
+    if (!o.json) {
+      if (!first) standard_output().print("\n");
+      first = false;
+      standard_output().print(
+          "{} ({}, {} GIDs listed; RTR predicted for {} against a peer at gidpolicy's auto)\n", port_name(t),
+          to_string(t.port().link_layer), t.size(), driver.name);
+      standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", "STACK", "INDEX", "GID", "WORKS",
+                              "OUTCOME");
+    }
+    for (const auto& s : stack_catalogue()) {
+      const StackPrediction p = predict_profile(stack_profile(s.id), t, driver);
+      std::optional<std::string> fix;
+      if (!p.works && p.fix) {
+        // Only a setting that works when applied is offered.
+        const StackPrediction pinned = predict_profile(stack_profile(s.id, *p.fix), t, driver);
+        if (pinned.works) fix = fix_setting(s, t, *p.fix);
+      }
+      if (!p.works) exit_code = kExitFinding;
+      Json js;
+      js["stack"] = std::string(s.name);
+      js["version"] = std::string(s.version);
+      js["chose"] = p.chose;
+      js["index"] = p.chose ? Json(p.index) : Json(nullptr);
+      js["gid"] = p.chose ? Json(p.gid.to_string()) : Json(nullptr);
+      js["works"] = p.works;
+      js["errno"] = p.err ? Json(p.err) : Json(nullptr);
+      js["outcome"] = p.outcome;
+      js["why"] = p.why;
+      js["fix"] = fix ? Json(*fix) : Json(nullptr);
+      jstacks.push_back(std::move(js));
+      if (!o.json) {
+        standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name,
+                                p.chose ? std::to_string(p.index) : "-",
+                                p.chose ? p.gid.to_string() : "(none)", p.works ? "yes" : "NO", p.outcome);
+        if (!p.works)
+          notes.push_back(
+              std::string(s.name) + " (" + std::string(s.version) + "): " + p.why +
+              (fix ? "; fix: " + *fix
+                   : std::string("; no setting fixes it: gidpolicy's auto finds no usable entry here")));
+      }
+    }
+    jt["stacks"] = std::move(jstacks);
+    items.push_back(std::move(jt));
+    for (const auto& n : notes) standard_output().print("  {}\n", n);
+  }
+  if (o.json) print_json(one_or_array(std::move(items)));
+  return exit_code;
+}
+
+int run_check_pins(const CheckArgs& o) {
+  struct Source {
+    std::string origin;
+    std::vector<EnvAssignment> vars;
+  };
+  std::vector<Source> sources;
+  const EnvLookup lookup = [](const std::string& name) -> std::optional<std::string> {
+    if (const char* v = std::getenv(name.c_str())) return std::string(v);
+    return std::nullopt;
+  };
+  {
+    Source env{"the environment", {}};
+    for (auto v : kPinVariables)
+      if (auto val = lookup(std::string(v))) env.vars.push_back({std::string(v), *val, "the environment"});
+    sources.push_back(std::move(env));
+  }
+  if (o.env_file) {
+    auto vars = read_env_file(*o.env_file, lookup);
+    if (!vars) return usage_error(vars.error());
+    Source f{*o.env_file, {}};
+    for (auto& a : vars.value())
+      for (auto v : kPinVariables)
+        if (a.name == v) f.vars.push_back(a);
+    sources.push_back(std::move(f));
+  }
+  auto loaded = load_tables(o.source);
+  if (!loaded) return usage_error(loaded.error());
+  int exit_code = kExitOk;
+  std::size_t pins = 0;
+  Json jpins = Json::array();
+  for (const auto& src : sources) {
+    bool mc_set = false;
+    for (const auto& a : src.vars) mc_set = mc_set || a.name == "MC_GID_INDEX";
+    for (const auto& a : src.vars) {
+      ++pins;
+      const std::string shown = a.name + "=" + bounded(a.value, 40);
+      if (!o.json) standard_output().print("{} ({})\n", shown, a.origin);
+      for (const auto& reading : read_pin(a.name, a.value, mc_set)) {
+        if (!o.json) standard_output().print("  as {} reads it:\n", reading.reader);
+        for (const auto& t : loaded.value().tables) {
+          const PinJudgement j = judge_pin(reading, t, driver_for(t, o.platform));
+          if (j.status != PinJudgement::Status::fine) exit_code = kExitFinding;
+          if (!o.json) standard_output().print("    {}: {}\n", port_name(t), j.summary);
+          Json jp;
+          jp["variable"] = a.name;
+          jp["value"] = a.value;
+          jp["origin"] = a.origin;
+          jp["reader"] = reading.reader;
+          jp["device"] = t.port().device;
+          jp["port"] = t.port().port;
+          jp["status"] = std::string(to_string(j.status));
+          jp["errno"] = j.err ? Json(j.err) : Json(nullptr);
+          jp["right_index"] = j.right_index ? Json(*j.right_index) : Json(nullptr);
+          jp["summary"] = j.summary;
+          jpins.push_back(std::move(jp));
+        }
+      }
+    }
+  }
+  if (o.json) {
+    print_json(jpins);
+  } else if (pins == 0) {
+    standard_output().print(
+        "no GID index is pinned (none of NCCL_IB_GID_INDEX, NVSHMEM_IB_GID_INDEX, UCX_IB_GID_INDEX, "
+        "MC_GID_INDEX, FI_VERBS_GID_IDX, GGML_RDMA_GID is set{})\n",
+        o.env_file ? " in the environment or " + *o.env_file : std::string());
+  }
+  return exit_code;
+}
+
+}  // namespace gidpolicy::cli
