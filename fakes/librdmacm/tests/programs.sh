@@ -122,6 +122,26 @@ case $case in
     grep -Eq "^64 +10 +=10 " "$work/fi_msg.client" || bad "fi_pingpong: no 10 acknowledged transfers"
     grep -q '"call":"listen".*"sgid_index":0,"src":"127.0.0.1:' "$GIDPOLICY_FAKE_LOG" || bad "no loopback listener on GID 0"
     rtr 0 || bad "no INIT->RTR from sgid_index 0" ;;
+  fi_pingpong_dgram)
+    # libfabric's verbs dgram endpoint (domain <device>-dgram): a UD QP whose address is the
+    # port's GID at FI_VERBS_GID_IDX (default 0), read with ibv_query_gid, not rdma_cm's choice;
+    # every send goes through an address handle from that index. -v checks the data.
+    command -v fi_pingpong > /dev/null || { echo "SKIP: no fi_pingpong (libfabric-bin)"; exit 77; }
+    export GIDPOLICY_FAKE_TABLES=$tables/ibm-pr4-cx6.show_gids.txt
+    veth ens1f0 && ip addr add 172.19.0.60/24 dev ens1f0
+    # The table's GIDs at those indices, as the log prints them.
+    for pick in "0 fe80::e42:a1ff:fe5d:4db8" "5 ::ffff:172.19.0.60"; do
+      read -r idx gid <<< "$pick"
+      : > "$GIDPOLICY_FAKE_LOG"
+      [ "$idx" = 0 ] && unset FI_VERBS_GID_IDX || export FI_VERBS_GID_IDX=$idx
+      pair "fi_dgram$idx" "fi_pingpong -p verbs -e dgram -d mlx5_0-dgram -S 64 -I 10 -v" \
+        "fi_pingpong -p verbs -e dgram -d mlx5_0-dgram -S 64 -I 10 -v 172.19.0.60" ctrl
+      grep -Eq "^64 +10 +=10 " "$work/fi_dgram$idx.client" || bad "fi_pingpong dgram (gid_idx $idx): no 10 verified transfers"
+      # Both sides' address handles: from index idx, to the peer's GID at that index.
+      n=$(grep -c "\"call\":\"create_ah\".*\"sgid_index\":$idx,\"dgid\":\"$gid\",\"result\":0" "$GIDPOLICY_FAKE_LOG")
+      [ "$n" -ge 2 ] && echo "sgid_index: dgram address handles from index $idx to $gid ($n)" ||
+        bad "fi_pingpong dgram: $n address handles from index $idx to $gid"
+    done ;;
   roce_mode_v1)
     # The port's default mode set to v1: rdma_cm takes the v1 GID of the same address.
     export GIDPOLICY_FAKE_ROCE_MODE=mlx5_0=v1
