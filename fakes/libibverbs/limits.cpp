@@ -65,7 +65,9 @@ DeviceLimits device_limits(const Device&) noexcept {
   l.max_ah = 65536;
   l.max_qp_wr = 4096;
   l.max_sge = 16;
-  l.max_cqe = 65535;
+  // A ConnectX port's CQ depth (2^22 - 1): libfabric's ofi_rxm sizes its CQ for 256 peers
+  // (262144 entries) and gets it on hardware. The fake holds completions as they come, not cqe.
+  l.max_cqe = 4194303;
   l.max_srq_wr = 4096;
   l.max_srq_sge = 16;
   l.max_inline = 512;

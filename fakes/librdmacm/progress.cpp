@@ -87,6 +87,7 @@ void on_request(Library& l, int fd, Id* listener, const Msg& m) {
   std::string reason;
   if (!listener->any) {
     c->pub.verbs = listener->pub.verbs;
+    c->pub.pd = listener->pub.pd;
     c->pub.port_num = listener->pub.port_num;
     c->device = listener->device;
     c->netdev = listener->netdev;

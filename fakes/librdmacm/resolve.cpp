@@ -149,6 +149,15 @@ int acquire_device(Library& l, Id* id, const sockaddr* src, const std::string& n
     reason = "the fake libibverbs has no device " + port.device;
     return ENODEV;
   }
+  // librdmacm gives every id on a device that device's PD (ucma_get_device), and programs use
+  // it: UCX's rdmacm CM creates its placeholder QP on id->pd.
+  ibv_pd*& pd = l.default_pds[ctx];
+  if (!pd) pd = ibv_alloc_pd(ctx);
+  if (!pd) {
+    reason = "no protection domain on " + port.device;
+    return ENOMEM;
+  }
+  id->pub.pd = pd;
   id->pub.verbs = ctx;
   id->pub.port_num = static_cast<std::uint8_t>(port.port);
   id->device = port.device;

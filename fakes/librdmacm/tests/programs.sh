@@ -122,6 +122,26 @@ case $case in
     grep -Eq "^64 +10 +=10 " "$work/fi_msg.client" || bad "fi_pingpong: no 10 acknowledged transfers"
     grep -q '"call":"listen".*"sgid_index":0,"src":"127.0.0.1:' "$GIDPOLICY_FAKE_LOG" || bad "no loopback listener on GID 0"
     rtr 0 || bad "no INIT->RTR from sgid_index 0" ;;
+  fi_pingpong_dgram)
+    # libfabric's verbs dgram endpoint (domain <device>-dgram): a UD QP whose address is the
+    # port's GID at FI_VERBS_GID_IDX (default 0), read with ibv_query_gid, not rdma_cm's choice;
+    # every send goes through an address handle from that index. -v checks the data.
+    command -v fi_pingpong > /dev/null || { echo "SKIP: no fi_pingpong (libfabric-bin)"; exit 77; }
+    export GIDPOLICY_FAKE_TABLES=$tables/ibm-pr4-cx6.show_gids.txt
+    veth ens1f0 && ip addr add 172.19.0.60/24 dev ens1f0
+    # The table's GIDs at those indices, as the log prints them.
+    for pick in "0 fe80::e42:a1ff:fe5d:4db8" "5 ::ffff:172.19.0.60"; do
+      read -r idx gid <<< "$pick"
+      : > "$GIDPOLICY_FAKE_LOG"
+      [ "$idx" = 0 ] && unset FI_VERBS_GID_IDX || export FI_VERBS_GID_IDX=$idx
+      pair "fi_dgram$idx" "fi_pingpong -p verbs -e dgram -d mlx5_0-dgram -S 64 -I 10 -v" \
+        "fi_pingpong -p verbs -e dgram -d mlx5_0-dgram -S 64 -I 10 -v 172.19.0.60" ctrl
+      grep -Eq "^64 +10 +=10 " "$work/fi_dgram$idx.client" || bad "fi_pingpong dgram (gid_idx $idx): no 10 verified transfers"
+      # Both sides' address handles: from index idx, to the peer's GID at that index.
+      n=$(grep -c "\"call\":\"create_ah\".*\"sgid_index\":$idx,\"dgid\":\"$gid\",\"result\":0" "$GIDPOLICY_FAKE_LOG")
+      [ "$n" -ge 2 ] && echo "sgid_index: dgram address handles from index $idx to $gid ($n)" ||
+        bad "fi_pingpong dgram: $n address handles from index $idx to $gid"
+    done ;;
   roce_mode_v1)
     # The port's default mode set to v1: rdma_cm takes the v1 GID of the same address.
     export GIDPOLICY_FAKE_ROCE_MODE=mlx5_0=v1
@@ -205,6 +225,28 @@ case $case in
       bad "the client did not resolve from 10.152.0.13 (index 3)"
     [ "$("$expect" "$here/tables/peer-13.show_gids.txt" 10.152.0.13 net1)" = "mlx5_0 1 3" ] || bad "library: not index 3"
     rtr 7 && rtr 3 || bad "no RTR from index 7 and 3" ;;
+  ucx_rdmacm)
+    # UCX's client/server connection establishment (a sockaddr endpoint) over its rdmacm CM:
+    # ucx_info -A listens on the address and connects an endpoint to it, both in one process,
+    # on a fake host (UCX needs its sysfs) whose table has a GID 0, which UCX asks of a port.
+    # rdma_cm chooses the GID of 172.19.0.60 (index 5) and UCX's RC QPs use it.
+    [ -x "${RDMACM_GIDPOLICY:-}" ] || { echo "SKIP: no gidpolicy CLI"; exit 77; }
+    command -v ucx_info > /dev/null || { echo "SKIP: no ucx_info (ucx-utils)"; exit 77; }
+    unset GIDPOLICY_FAKE_CM_DIR
+    t=$tables/ibm-pr4-cx6.show_gids.txt
+    timeout 30 "$RDMACM_GIDPOLICY" fake-host --fabric "$work/fabric" --netns --tables "$t" -- \
+      ucx_info -u t -e -A 172.19.0.60 > "$work/ucx" 2>&1 || { bad "ucx_info -A exited $?"; cat "$work/ucx"; }
+    grep -E "lane\[[0-9]+\]: +cm rdmacm" "$work/ucx" || bad "the endpoint has no rdmacm CM lane"
+    grep -E "rc_verbs/mlx5_0:1" "$work/ucx" || bad "the endpoint has no rc_verbs lane on mlx5_0:1"
+    read -r dev port idx < <("$expect" "$t" 172.19.0.60 ens1f0)
+    [ "$dev $port $idx" = "mlx5_0 1 5" ] || bad "library: 172.19.0.60 is not mlx5_0's index 5"
+    grep -Eq "\"call\":\"resolve_addr\",\"device\":\"$dev\".*\"port_num\":$port,\"result\":0,\"sgid_index\":$idx,\"src\":\"172.19.0.60:" \
+      "$GIDPOLICY_FAKE_LOG" && echo "sgid_index: UCX's resolve_addr 172.19.0.60 -> $dev port $port index $idx" ||
+      bad "no resolve_addr from 172.19.0.60 choosing index $idx"
+    grep -q '"call":"connect",.*"result":0' "$GIDPOLICY_FAKE_LOG" || bad "UCX's rdma_connect did not succeed"
+    grep -q '"call":"accept",.*"result":0' "$GIDPOLICY_FAKE_LOG" || bad "UCX's rdma_accept did not succeed"
+    grep -Eq "\"qp_type\":\"rc\",\"transition\":\"INIT->RTR\".*\"sgid_index\":$idx,.*\"result\":0" "$GIDPOLICY_FAKE_LOG" ||
+      bad "no RC INIT->RTR from sgid_index $idx" ;;
   abuse)
     "$probe" abuse 10.152.0.12 || bad "abuse cases" ;;
   *) echo "unknown case $case"; exit 2 ;;
