@@ -2,6 +2,23 @@
 // index 0 allowed), and whether JACCL's RTR, which routes from the literal index 1, agrees.
 //
 //   jaccl_first_mapped TABLE
+//
+// Checked runs: examples/policy_examples.cmake registers each `example-run.NAME: ARGS` as the
+// test example.jaccl_first_mapped.NAME (table files are relative to tables/); the output must match the
+// regex of the `example-expect:` lines that follow, joined by newlines.
+// clang-format off
+// example-run.nccl769: nccl-769.devinfo.txt
+// example-expect: mlx5_bond_0 port 1: jaccl -> index 2 ::ffff:200\.0\.209\.6 \(roce_v1\)
+// example-expect:   JACCL routes from sgid_index 1: DISAGREES: sgid_index 1 holds fe80::ac0:ebff:feda:1cfb \(roce_v2\), not the advertised GID
+// example-run.macmini: macmini-mapped-at-2.json
+// example-expect: rdma_en2 port 1: jaccl -> index 2 ::ffff:10\.99\.0\.3 \(unknown\)
+// example-expect:   JACCL routes from sgid_index 1: DISAGREES: sgid_index 1 is empty; the advertised GID ::ffff:10\.99\.0\.3 is at index 2
+// example-run.ds4qa: apple-ds4qa-rdma_en1.devinfo.txt
+// example-expect: rdma_en1 port 1: jaccl -> index 1 ::ffff:10\.99\.0\.2 \(unknown\)
+// example-expect:   JACCL routes from sgid_index 1: agrees
+// example-run.noipv4: apple-mlx4191-rdma_en3-noipv4.devinfo.txt
+// example-expect: rdma_en3 port 1: jaccl failed: no IPv4-mapped GID: rdma_en3 port 1: no entry of \[0, 16\) holds an IPv4-mapped .*assign an IPv4 address
+// clang-format on
 #include <gidpolicy/policies/jaccl_first_mapped.hpp>
 #include <gidpolicy/profiles.hpp>
 

@@ -2,6 +2,18 @@
 // it. Consistent, but it happily advertises a link-local GID or an empty slot's zeros.
 //
 //   jaccl_legacy TABLE
+//
+// Checked runs: examples/policy_examples.cmake registers each `example-run.NAME: ARGS` as the
+// test example.jaccl_legacy.NAME (table files are relative to tables/); the output must match the
+// regex of the `example-expect:` lines that follow, joined by newlines.
+// clang-format off
+// example-run.nccl769: nccl-769.devinfo.txt
+// example-expect: mlx5_bond_0 port 1: jaccl-legacy -> index 1 fe80::ac0:ebff:feda:1cfb \(roce_v2\)
+// example-expect:   warning: advertising a link-local GID
+// example-run.macmini: macmini-mapped-at-2.json
+// example-expect: rdma_en2 port 1: jaccl-legacy -> index 1 <zero GID> \(unknown\)
+// example-expect:   warning: advertising the zero GID of an empty slot
+// clang-format on
 #include <gidpolicy/policies/jaccl_legacy_index1.hpp>
 
 #include "example_support.hpp"

@@ -13,6 +13,27 @@
 // and the attributes go to `gidpolicy::verbs::apply_rtr(api, qp, dev, 1, rtr)`.
 //
 //   jaccl_style LOCAL_TABLE PEER_TABLE [--profile SPEC] [--unchecked]
+//
+// Checked runs: examples/policy_examples.cmake registers each `example-run.NAME: ARGS` as the
+// test example.jaccl_style.NAME (table files are relative to tables/); the output must match the
+// regex of the `example-expect:` lines that follow, joined by newlines.
+// clang-format off
+// JACCL-style pair: fixed, it connects both ways; as shipped, the Mac mini side is refused
+// before the driver (or, unchecked, predicted to fail with errno 22 as in MLX PR 3389).
+// example-run.fixed: macmini-mapped-at-2.json apple-ds4qa-rdma_en1.devinfo.txt
+// example-expect: rdma_en2 advertises ::ffff:10\.99\.0\.3; rdma_en1 advertises ::ffff:10\.99\.0\.2
+// example-expect: rdma_en2: RTR sgid_index 2 dgid ::ffff:10\.99\.0\.2: predicted ok
+// example-expect: rdma_en1: RTR sgid_index 1 dgid ::ffff:10\.99\.0\.3: predicted ok
+// example-run.stock_refused: macmini-mapped-at-2.json apple-ds4qa-rdma_en1.devinfo.txt --profile jaccl
+// example-expect: rdma_en2: refusing RTR: sgid_index does not hold the advertised GID: sgid_index 1 is empty; the advertised GID ::ffff:10\.99\.0\.3 is at index 2
+// example-expect: rdma_en1: RTR sgid_index 1 dgid ::ffff:10\.99\.0\.3: predicted ok
+// example-run.stock_unchecked: macmini-mapped-at-2.json apple-ds4qa-rdma_en1.devinfo.txt --profile jaccl --unchecked
+// example-expect: rdma_en2: RTR sgid_index 1 dgid ::ffff:10\.99\.0\.2: predicted EINVAL \(22\): sgid_index 1 is empty
+// example-expect: EINVAL \(22\) on darwin:
+// example-expect:   \[confirmed\] sgid_index 1 is empty; the advertised GID ::ffff:10\.99\.0\.3 is at index 2
+// example-run.noipv4: apple-mlx4191-rdma_en3-noipv4.devinfo.txt apple-ds4qa-rdma_en1.devinfo.txt
+// example-expect: info\(\) failed: no IPv4-mapped GID: rdma_en3 port 1: .*assign an IPv4 address
+// clang-format on
 #include <gidpolicy/diagnose.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>

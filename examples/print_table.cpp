@@ -3,6 +3,18 @@
 // from a live device, and every later step (selection, RTR) works on that value.
 //
 //   print_table examples/tables/macmini-mapped-at-2.json
+//
+// Checked runs: examples/policy_examples.cmake registers each `example-run.NAME: ARGS` as the
+// test example.print_table.NAME (`example-run:` alone: example.print_table; table files are
+// relative to tables/); the output must match the regex of the `example-expect:` lines that
+// follow, joined by newlines.
+// clang-format off
+// example-run: macmini-mapped-at-2.json
+// example-expect: rdma_en2 port 1  thunderbolt  active  gid_tbl_len 16
+// example-expect:      0  fe80::14a2:7cff:fe31:9d05  unknown  link-local
+// example-expect:      1  <empty>
+// example-expect:      2  ::ffff:10.99.0.3  unknown  ipv4-mapped
+// clang-format on
 #include <gidpolicy/formats/json.hpp>
 
 #include <cstdio>

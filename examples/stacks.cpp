@@ -2,6 +2,21 @@
 // each picks by itself, in its own terms, and whether the RTR then works (stacks.hpp).
 //
 //   stacks TABLE [SPEC...]        (default: every stack's automatic choice)
+//
+// Checked runs (examples/policy_examples.cmake): UCX 1.13 rejects the pod's ports (gid[0] is
+// empty) where NCCL takes 7; on an IPv6-only port NCCL keeps the link-local fe80 at 0, Mooncake
+// the ULA.
+// clang-format off
+// example-run.nccl1573: nccl-1573-pod.show_gids.txt nccl ucx
+// example-expect: mlx5_0 port 1: nccl -> index 7, ok
+// example-expect: .*
+// example-expect: mlx5_0 port 1: ucx -> nothing, rejects the port
+// example-expect:   why: .*invalid gid\[0\] on mlx5_0:1
+// example-run.ipv6only: mooncake-1617-ipv6only.show_gids.txt nccl mooncake
+// example-expect: rocep105s0 port 1: nccl -> index 0, times out.*
+// example-expect: .*
+// example-expect: rocep105s0 port 1: mooncake -> index 1, ok
+// clang-format on
 #include <gidpolicy/policies/spec.hpp>
 #include <gidpolicy/stacks.hpp>
 

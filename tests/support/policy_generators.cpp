@@ -9,10 +9,19 @@
 #include <gidpolicy/policies/jaccl_legacy_index1.hpp>
 #include <gidpolicy/policies/per_device.hpp>
 
+#include <gidpolicy/policies/spec.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <tuple>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
+#include <typeindex>
 #include <utility>
 #include <vector>
 
@@ -236,39 +245,156 @@ rc::Gen<AnyPolicy> PolicyGenerator<Ranked>::make(int /*depth*/) {
                                                  })}});
 }
 
+bool known_option_form(std::string_view form) {
+  for (std::string_view f : {"N", "INT", "ADDR", "CIDR", "PEER", "T", "F", "R", "NAME", ""})
+    if (form == f) return true;
+  return false;
+}
+
 namespace {
 
-// Every built-in policy type has a generator: a type added to BuiltinPolicies without one stops
-// the build here, naming the concept it misses.
-template <class... P>
-constexpr bool every_policy_generated(PolicyTypes<P...> /*types*/) {
-  static_assert((GeneratedPolicy<P> && ...),
-                "every type of BuiltinPolicies (registry.hpp) needs a PolicyGenerator specialization "
-                "(tests/support/policy_generators.hpp)");
-  return true;
+/// The policy a row's spec parses to: through parse_policy(), or for a profile row (which only
+/// parse_profile() takes) the policy part of the profile. Either way through the row's factory.
+result<AnyPolicy> parse_row_spec(const BuiltinSpec& row, const std::string& spec) {
+  if (row.kind != SpecKind::profile) return parse_policy(spec);
+  auto profile = parse_profile(spec);
+  if (!profile) return fail(profile.error());
+  return std::move(profile).value().policy;
 }
-static_assert(every_policy_generated(BuiltinPolicies{}));
 
-/// Every built-in type's generator, weighted; combinators only when `depth` > 0. The default
-/// policy's (AnyPolicy{}: plain auto) comes first, so counterexamples shrink toward it.
+/// The values the row's example specs give `key` ("ds4:index=3": "3" for index).
+std::vector<std::string> example_values(const BuiltinSpec& row, std::string_view key) {
+  std::vector<std::string> values;
+  for (std::string_view ex : row.examples) {
+    const auto colon = ex.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view rest = ex.substr(colon + 1);
+    while (!rest.empty()) {
+      const std::string_view piece = rest.substr(0, rest.find(','));
+      rest.remove_prefix(std::min(rest.size(), piece.size() + 1));
+      const auto eq = piece.find('=');
+      if (eq != std::string_view::npos && piece.substr(0, eq) == key)
+        values.emplace_back(piece.substr(eq + 1));
+    }
+  }
+  return values;
+}
+
+/// A random value of an option, as a spec writes it; nullopt when the form is unknown and no
+/// example gives the key a value (the registry test reports such an option).
+std::optional<rc::Gen<std::string>> gen_option_value(const BuiltinSpec& row, const SpecOptionInfo& o) {
+  const auto text = [](auto gen) {
+    return rc::gen::map(std::move(gen), [](const auto& v) { return v.to_string(); });
+  };
+  const auto number = [](auto gen) {
+    return rc::gen::map(std::move(gen), [](auto v) { return std::to_string(v); });
+  };
+  if (o.value == "N") return number(gen_index());
+  if (o.value == "INT")
+    return number(weighted_one_of<std::int32_t>(
+        {{6, rc::gen::inRange<std::int32_t>(-2, 9)}, {1, rc::gen::arbitrary<std::int32_t>()}}));
+  if (o.value == "ADDR") return text(gen_address());
+  if (o.value == "CIDR") return text(gen_cidr());
+  if (o.value == "PEER")
+    return rc::gen::map(rc::gen::pair(gen_address(), gen_netdev_name()),
+                        [](const std::pair<Gid, std::string>& p) {
+                          // A link-local peer needs its scope; no other address takes one.
+                          const bool scoped = p.first.is_link_local() && !p.first.is_ipv4_mapped();
+                          return p.first.to_string() + (scoped ? "%" + p.second : std::string());
+                        });
+  if (o.value == "T") return element<std::string>({"roce_v2", "roce_v1", "ib", "any"});
+  if (o.value == "F") return element<std::string>({"ipv4", "ipv6", "any"});
+  if (o.value == "R") return element<std::string>({"v2", "v1", "any"});
+  if (o.value == "NAME") return gen_netdev_name();
+  if (o.value.empty()) return rc::gen::just(std::string());
+  std::vector<std::string> seen = example_values(row, o.key);
+  if (seen.empty()) return std::nullopt;
+  return element<std::string>(std::move(seen));
+}
+
+/// The types a row's example specs make.
+std::set<std::type_index> example_types(const BuiltinSpec& row) {
+  std::set<std::type_index> types;
+  for (std::string_view ex : row.examples)
+    if (auto p = parse_row_spec(row, std::string(ex))) types.insert(p.value().type());
+  return types;
+}
+
+/// The types with a hand-written generator.
 template <class... P>
-rc::Gen<AnyPolicy> built_in_policies(PolicyTypes<P...> /*types*/, int depth) {
+std::set<std::type_index> hand_written(PolicyTypes<P...> /*types*/) {
+  std::set<std::type_index> types;
+  ((GeneratedPolicy<P> ? void(types.insert(typeid(P))) : void()), ...);
+  return types;
+}
+
+/// Every hand-written generator of a built-in type, then the generic one of every row with a
+/// factory whose examples make a type without one; combinators only when `depth` > 0. The
+/// default policy's (AnyPolicy{}: plain auto) comes first, so counterexamples shrink toward it.
+template <class... P>
+rc::Gen<AnyPolicy> built_in_policies(PolicyTypes<P...> types, int depth) {
   std::vector<std::pair<std::size_t, rc::Gen<AnyPolicy>>> gens;
   const AnyPolicy default_policy;
   const auto add = [&]<class Q>(std::type_identity<Q> /*type*/) {
-    using G = PolicyGenerator<Q>;
-    if (G::nests && depth <= 0) return;
-    auto entry = std::make_pair(static_cast<std::size_t>(G::weight), G::make(depth));
-    if (default_policy.target<Q>() != nullptr)
-      gens.insert(gens.begin(), std::move(entry));
-    else
-      gens.push_back(std::move(entry));
+    if constexpr (GeneratedPolicy<Q>) {
+      using G = PolicyGenerator<Q>;
+      if (G::nests && depth <= 0) return;
+      auto entry = std::make_pair(static_cast<std::size_t>(G::weight), G::make(depth));
+      if (default_policy.target<Q>() != nullptr)
+        gens.insert(gens.begin(), std::move(entry));
+      else
+        gens.push_back(std::move(entry));
+    }
   };
   (add(std::type_identity<P>{}), ...);
+  const std::set<std::type_index> covered = hand_written(types);
+  for (const BuiltinSpec& row : kBuiltinSpecs) {
+    if (row.factory == nullptr) continue;
+    const std::set<std::type_index> made = example_types(row);
+    if (std::ranges::all_of(made, [&](const std::type_index& t) { return covered.contains(t); })) continue;
+    gens.emplace_back(4, gen_row_policy(row));
+  }
   return weighted_one_of<AnyPolicy>(std::move(gens));
 }
 
 }  // namespace
+
+rc::Gen<AnyPolicy> gen_row_policy(const BuiltinSpec& row) {
+  std::vector<AnyPolicy> examples;
+  for (std::string_view ex : row.examples) {
+    auto p = parse_row_spec(row, std::string(ex));
+    if (!p)
+      throw std::logic_error(std::string(ex) +
+                             ": a registry example that does not parse: " + p.error().what());
+    examples.push_back(std::move(p).value());
+  }
+  std::vector<std::pair<SpecOptionInfo, rc::Gen<std::string>>> options;
+  for (const SpecOptionInfo& o : row.options)
+    if (auto g = gen_option_value(row, o)) options.emplace_back(o, std::move(*g));
+  const std::string name(row.name);
+  // Each option in about half the specs, in row order; values parse or the spec is drawn again.
+  const rc::Gen<std::string> spec = rc::gen::exec([name, options] {
+    std::string s = name;
+    char sep = ':';
+    for (const auto& [o, value] : options) {
+      if (!*rc::gen::arbitrary<bool>()) continue;
+      const int times = o.repeats ? *rc::gen::inRange(1, 3) : 1;
+      for (int k = 0; k < times; ++k) {
+        s += sep;
+        s += o.key;
+        if (!o.value.empty()) s += "=" + *value;
+        sep = ',';
+      }
+    }
+    return s;
+  });
+  const BuiltinSpec* r = &row;  // rows are static (kBuiltinSpecs)
+  const rc::Gen<AnyPolicy> parsed = rc::gen::map(
+      rc::gen::suchThat(rc::gen::map(spec, [r](const std::string& s) { return parse_row_spec(*r, s); }),
+                        [](const result<AnyPolicy>& p) { return p.has_value(); }),
+      [](result<AnyPolicy> p) { return std::move(p).value(); });
+  return weighted_one_of<AnyPolicy>({{1, element<AnyPolicy>(std::move(examples))}, {3, parsed}});
+}
 
 rc::Gen<AnyPolicy> gen_leaf_policy() {
   // Shrinks toward plain "auto" (Ranked's generator).

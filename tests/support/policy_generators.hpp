@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace gidpolicy::test {
@@ -62,12 +63,26 @@ rc::Gen<AnyPolicy> gen_leaf_policy();
 rc::Gen<AnyPolicy> gen_first_of(int depth);
 rc::Gen<AnyPolicy> gen_per_device(int depth);
 
-/// The generator of each built-in policy type: gen_leaf_policy() and gen_policy() draw from
-/// every type of BuiltinPolicies (registry.hpp) through these, weighted. A type without one
-/// fails the build (policy_generators.cpp), so no built-in policy goes ungenerated.
+/// The generic generator of one registry row (a row with a factory): a random choice of the
+/// row's declared options (repeating ones once or twice), each with a random value of its
+/// declared form (known_option_form(); for another form, a value one of the row's example specs
+/// gives that key), written as a spec and parsed through the parser and so the row's factory;
+/// specs the factory refuses (require-local without local=) are drawn again. Now and then one
+/// of the row's example specs itself. A row needs nothing else to be generated.
+rc::Gen<AnyPolicy> gen_row_policy(const BuiltinSpec& row);
+/// The option value forms gen_row_policy() draws values for: "N", "INT", "ADDR", "CIDR",
+/// "PEER", "T", "F", "R", "NAME" and "" (a flag).
+bool known_option_form(std::string_view form);
+
+/// Hand-written generators, optional: a built-in type P may have a PolicyGenerator<P>
+/// specialization (weight, nests, make(depth)); gen_leaf_policy() and gen_policy() then draw P
+/// from it, weighted, and a registry row whose example specs make only such types is drawn from
+/// them instead of from gen_row_policy(). Every other row with a factory is drawn from
+/// gen_row_policy(), so no built-in policy goes ungenerated; combinators (no factory) need one
+/// (a test checks that gen_policy() makes every type of BuiltinPolicies).
 /// `make(depth)`: combinators (`nests`) nest policies up to `depth` levels; leaves ignore it.
 template <class P>
-struct PolicyGenerator;  // no primary definition: each built-in has its specialization below
+struct PolicyGenerator {};  // none hand-written: the row's generic generator makes P
 
 /// Leaf generator for a type with no options.
 template <class P>
@@ -149,7 +164,7 @@ struct PolicyGenerator<PerDevice> {
   static rc::Gen<AnyPolicy> make(int depth) { return gen_per_device(depth); }
 };
 
-/// P has a generator gen_policy() can draw from.
+/// P has a hand-written generator (a PolicyGenerator<P> specialization) gen_policy() draws from.
 template <class P>
 concept GeneratedPolicy = requires(int depth) {
   { PolicyGenerator<P>::make(depth) } -> std::same_as<rc::Gen<AnyPolicy>>;

@@ -205,8 +205,8 @@ std::set<std::type_index> type_set(PolicyTypes<P...> /*types*/) {
   return {std::type_index(typeid(P))...};
 }
 
-// The rows' examples make exactly the types of BuiltinPolicies (which the property suite's
-// generators cover, at compile time): a row whose type is missing from the list, or a listed
+// The rows' examples make exactly the types of BuiltinPolicies (every one of which the property
+// suite generates: RegistryGenerators): a row whose type is missing from the list, or a listed
 // type no row makes, fails here.
 TEST(Registry, ExamplesMakeExactlyTheBuiltinPolicyTypes) {
   std::set<std::type_index> made;

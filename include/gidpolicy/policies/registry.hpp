@@ -2,15 +2,14 @@
 //
 // Everything that lists the spec names is derived from this table: the parser's names and the
 // option names it accepts (and lists in its errors), the CLI's hint after a bad spec, and the
-// docs check that the grammar tables (spec.hpp, README.md, docs/concepts.md) name exactly these
-// specs and options. Each row's options are read by a factory that lives beside its policy (the
+// docs check that README.md's spec table names exactly these specs and options (the one table
+// outside this file). Each row's options are read by a factory that lives beside its policy (the
 // policy's own source), not in the parser. BuiltinPolicies lists the policy types the rows make;
 // the test suite runs every row's examples (round trip, traced = untraced, no allocation on the
-// untraced path) and needs a property generator for every type (a missing one fails the build).
+// untraced path) and generates every row's policies from its options' value forms and examples.
 //
 // Adding a policy: its header and source (select, spec, from_options), a row here (and its type
-// in BuiltinPolicies), an example, its tests and its generator (docs/concepts.md, "Adding a
-// policy").
+// in BuiltinPolicies), an example and its unit test (docs/concepts.md, "Adding a policy").
 //
 // Example:
 //   for (const gidpolicy::BuiltinSpec& s : gidpolicy::kBuiltinSpecs) std::puts(s.grammar.data());

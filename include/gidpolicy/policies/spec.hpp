@@ -6,28 +6,9 @@
 //             | "first(" policy ( "|" policy )* ")"
 //             | "per-device(" dev "=" policy ( ";" dev "=" policy )* ")"   dev: NAME or "*"
 //
-// The built-in names and their options (registry.hpp holds the same table; a test checks that
-// this list, README.md's and docs/concepts.md's name exactly its names and options):
-// clang-format off
-// spec-table:begin
-//   `jaccl`                                   profile: jaccl-fixed routed from the literal index 1
-//   `jaccl-fixed`                             JACCL's scan, routed from where it found the GID
-//   `jaccl-legacy`                            index 1, whatever it holds
-//   `ds4[:index=N]`                           ds4 on macOS
-//   `ds4-linux[:local=ADDR,index=INT]`        ds4's Linux RoCE path
-//   `validated:index=N[,type=T,family=F,allow-link-local]`    index= is required
-//   `auto[:family=F,roce=R,type=T,subnet=CIDR,exclude=CIDR,netdev=NAME,local=ADDR,peer=PEER,require-local,allow-link-local]`
-//   `nccl[:gid_index=N,family=AF_INET|AF_INET6,range=CIDR,roce_version=1|2]`    NCCL >= 2.21.5
-//   `ucx[:gid_index=N,rule=1.13|pr10939]`     UCX 1.13.1: the gid[0] port check, four priorities
-//   `perftest[:x=N,ipv6]`                     perftest 4.5 without -x, or -x N
-//   `mooncake[:gid_index=INT]`                Mooncake's classes, or MC_GID_INDEX
-//   `libfabric[:gid_idx=N]`                   libfabric 1.17 verbs UD: FI_VERBS_GID_IDX (0)
-//   `libfabric:ep=msg,local=ADDR,peer=PEER,mode=v2|v1`   MSG endpoints: rdma_cm's choice
-//   `rdma_cm:local=ADDR,peer=PEER,mode=v2|v1`  the kernel's rule (one of local=, peer=)
-//   `first(POLICY|POLICY...)`
-//   `per-device(DEV=POLICY;...;*=POLICY)`
-// spec-table:end
-// clang-format on
+// NAME and its options: the rows of kBuiltinSpecs (registry.hpp), each with its short grammar
+// ("ds4[:index=N]"), summary and example specs; README.md's spec table lists them (a test keeps it
+// naming exactly the registry's names and options). The options' value forms:
 //   T := roce_v2 | roce_v1 | ib | any     F := ipv4 | ipv6 | any     R := v2 | v1 | any
 //   N := decimal 0 .. 4294967295          INT := decimal int32, may be negative (ds4's int)
 //   ADDR := IPv4 dotted quad or IPv6/GID text     CIDR := ADDR "/" prefix length
