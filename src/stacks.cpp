@@ -77,7 +77,7 @@ namespace {
 std::string last_word(const Trace& t) {
   for (const auto& a : t.attempts)
     for (const auto& s : a.steps)
-      if (s.verdict == Verdict::chosen) return s.note;
+      if (s.verdict == EntryVerdict::chosen) return s.note;
   return {};
 }
 

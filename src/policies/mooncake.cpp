@@ -82,15 +82,15 @@ result<Selection> Mooncake::select(const GidTable& table, SelectOptions run) con
           const auto i = static_cast<std::uint32_t>(*gid_index);
           const GidEntry* e = table.find(i);
           if (!e && table.holes() == Holes::not_shown) {
-            rec.step(i, Verdict::not_shown, [] { return std::string("not printed by the source"); });
+            rec.step(i, EntryVerdict::not_shown, [] { return std::string("not printed by the source"); });
             return fail(errc::entry_not_shown, detail::where(table) + ": MC_GID_INDEX=" + std::to_string(i) +
                                                    " names a slot the source did not print");
           }
           if (!e || !e->usable()) {
-            rec.step(i, Verdict::empty, [] { return std::string("MC_GID_INDEX: the slot is empty"); });
+            rec.step(i, EntryVerdict::empty, [] { return std::string("MC_GID_INDEX: the slot is empty"); });
             return null_gid(i);
           }
-          rec.step(i, Verdict::chosen, [&] { return detail::describe(*e) + ": MC_GID_INDEX"; });
+          rec.step(i, EntryVerdict::chosen, [&] { return detail::describe(*e) + ": MC_GID_INDEX"; });
           return detail::select_entry(*e);
         }
         const GidEntry* best = nullptr;
@@ -98,12 +98,13 @@ result<Selection> Mooncake::select(const GidTable& table, SelectOptions run) con
         for (const GidEntry& e : table.sgid_entries()) {
           const MooncakeClass c = mooncake_classify(e);
           if (c == MooncakeClass::none) {
-            rec.step(e.index, e.state == EntryState::unreadable ? Verdict::unreadable : Verdict::empty,
+            rec.step(e.index,
+                     e.state == EntryState::unreadable ? EntryVerdict::unreadable : EntryVerdict::empty,
                      [&] { return detail::note_for(e) + ": no GID (ibv_query_gid_ex fails)"; });
             continue;
           }
           const bool better = static_cast<int>(c) < static_cast<int>(best_class);
-          rec.step(e.index, Verdict::candidate, [&] {
+          rec.step(e.index, EntryVerdict::candidate, [&] {
             return detail::describe(e) + ": " + kMooncakeClassNames[static_cast<std::size_t>(c)] +
                    (e.netdev.empty() ? " (the source names no netdev)" : "");
           });

@@ -88,7 +88,7 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
           const bool flid = one && one->usable() && (one->gid[4] != 0 || one->gid[5] != 0);
           const std::uint32_t i = flid ? 1 : 0;
           const GidEntry* e = table.find(i);
-          rec.step(i, Verdict::chosen, [&] {
+          rec.step(i, EntryVerdict::chosen, [&] {
             return note(e) +
                    (flid ? ": InfiniBand, index 1 has a non-zero FLID (NCCL_IB_ROUTABLE_FLID_GID_INDEX)"
                          : ": InfiniBand: index 0 (no FLID at index 1); NCCL_IB_GID_INDEX is not read on IB");
@@ -107,22 +107,22 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
         const auto in_range = [&](const Gid& g) { return !range_applies || range->contains(g); };
         std::uint32_t pick = 0;
         const GidEntry* cur = table.find(0);
-        rec.step(0, Verdict::candidate, [&] { return note(cur) + ": NCCL starts at index 0"; });
+        rec.step(0, EntryVerdict::candidate, [&] { return note(cur) + ": NCCL starts at index 0"; });
         for (std::uint32_t i = 1; i < len; ++i) {
           const GidEntry* cand = table.find(i);
           if (!cand && table.holes() == Holes::not_shown) {
-            rec.step(i, Verdict::not_shown, [] { return std::string("not printed by the source"); });
+            rec.step(i, EntryVerdict::not_shown, [] { return std::string("not printed by the source"); });
             continue;
           }
           if (cand && cand->state == EntryState::unreadable) {
-            rec.step(i, Verdict::unreadable, [&] { return note(cand); });
+            rec.step(i, EntryVerdict::unreadable, [&] { return note(cand); });
             continue;
           }
           const Gid& cg = gid_of(cand);
           const bool cand_inet = nccl_inet(cg);
           const bool cand_match = in_range(cg);
           if (cand_inet != nccl_inet(gid_of(cur)) && cand_inet == want_inet && cand_match) {
-            rec.step(i, Verdict::candidate, [&] {
+            rec.step(i, EntryVerdict::candidate, [&] {
               return note(cand) + ": of NCCL_IB_ADDR_FAMILY where index " + std::to_string(pick) +
                      " is not: taken";
             });
@@ -131,19 +131,19 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
             continue;
           }
           if (cand_inet != want_inet) {
-            rec.step(i, Verdict::wrong_family, [&] {
+            rec.step(i, EntryVerdict::wrong_family, [&] {
               return note(cand) + ": not of NCCL_IB_ADDR_FAMILY (" + (want_inet ? "AF_INET" : "AF_INET6") +
                      ")";
             });
             continue;
           }
           if (!nccl_valid(cg)) {
-            rec.step(i, cg.is_zero() ? Verdict::empty : Verdict::link_local,
+            rec.step(i, cg.is_zero() ? EntryVerdict::empty : EntryVerdict::link_local,
                      [&] { return note(cand) + ": not a valid GID to NCCL (::, fe80::/64)"; });
             continue;
           }
           if (!cand_match) {
-            rec.step(i, Verdict::outside_subnet,
+            rec.step(i, EntryVerdict::outside_subnet,
                      [&] { return note(cand) + ": outside NCCL_IB_ADDR_RANGE " + range->to_string(); });
             continue;
           }
@@ -151,14 +151,14 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
           const auto vp = nccl_version(cur);
           if (!vc || (!vp && nccl_valid(gid_of(cur)))) {
             // (NCCL >= 2.26.2 moves on when a types read fails with EINVAL; older NCCL aborts.)
-            rec.step(i, Verdict::unreadable, [&] {
+            rec.step(i, EntryVerdict::unreadable, [&] {
               return note(cand) +
                      ": a RoCE version NCCL cannot read from sysfs: passed over (NCCL >= 2.26.2)";
             });
             continue;
           }
           if ((vp != vc || !nccl_valid(gid_of(cur))) && *vc == roce_version) {
-            rec.step(i, Verdict::candidate, [&] {
+            rec.step(i, EntryVerdict::candidate, [&] {
               return note(cand) + ": RoCE v" + std::to_string(*vc) +
                      " = NCCL_IB_ROCE_VERSION_NUM, over index " + std::to_string(pick) + ": taken";
             });
@@ -166,7 +166,7 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
             cur = cand;
             continue;
           }
-          rec.step(i, Verdict::wrong_type, [&] {
+          rec.step(i, EntryVerdict::wrong_type, [&] {
             return note(cand) + ": does not beat index " + std::to_string(pick) + " (RoCE v" +
                    std::to_string(*vc) + ")";
           });

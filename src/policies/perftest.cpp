@@ -44,7 +44,7 @@ result<Selection> Perftest::select(const GidTable& table, SelectOptions run) con
           return detail::select_entry(e ? *e : GidEntry::empty(i));
         };
         if (table.port().link_layer.kind() == LinkLayer::Kind::infiniband) {
-          rec.step(0, Verdict::chosen,
+          rec.step(0, EntryVerdict::chosen,
                    [] { return std::string("InfiniBand: perftest sends no GRH; index 0"); });
           return chosen(0, table.find(0));
         }
@@ -52,7 +52,7 @@ result<Selection> Perftest::select(const GidTable& table, SelectOptions run) con
         if (len == 0) return fail(errc::no_candidate, detail::where(table) + ": an empty GID table");
         std::uint32_t pick = 0;
         const GidEntry* cur = table.find(0);
-        rec.step(0, Verdict::candidate, [&] { return note(cur) + ": perftest starts at index 0"; });
+        rec.step(0, EntryVerdict::candidate, [&] { return note(cur) + ": perftest starts at index 0"; });
         // ibv_query_gid_ex's RoCE version: fails (ENODATA) on an empty slot. check_better_roce_version
         // rates v2 2, v1 1 and any other type -1.
         const auto rate = [](const GidEntry* e) -> std::optional<int> {
@@ -64,19 +64,20 @@ result<Selection> Perftest::select(const GidTable& table, SelectOptions run) con
         for (std::uint32_t i = 1; i < len; ++i) {
           const GidEntry* cand = table.find(i);
           if (!cand && table.holes() == Holes::not_shown) {
-            rec.step(i, Verdict::not_shown, [] { return std::string("not printed by the source"); });
+            rec.step(i, EntryVerdict::not_shown, [] { return std::string("not printed by the source"); });
             continue;
           }
           const bool v4 = detail::stack_ipv4(gid_of(cur));
           const bool v4c = detail::stack_ipv4(gid_of(cand));
           if (v4c && !v4 && !ipv6) {
-            rec.step(i, Verdict::candidate, [&] { return note(cand) + ": IPv4 over the non-IPv4 pick"; });
+            rec.step(i, EntryVerdict::candidate,
+                     [&] { return note(cand) + ": IPv4 over the non-IPv4 pick"; });
             pick = i;
             cur = cand;
             continue;
           }
           if (!v4c && v4 && ipv6) {
-            rec.step(i, Verdict::candidate,
+            rec.step(i, EntryVerdict::candidate,
                      [&] { return note(cand) + ": non-IPv4 over the IPv4 pick (--ipv6)"; });
             pick = i;
             cur = cand;
@@ -85,20 +86,20 @@ result<Selection> Perftest::select(const GidTable& table, SelectOptions run) con
           const auto rp = rate(cur);
           const auto rc = rate(cand);
           if (!rp || !rc) {
-            rec.step(i, cand ? Verdict::unreadable : Verdict::empty, [] {
+            rec.step(i, cand ? EntryVerdict::unreadable : EntryVerdict::empty, [] {
               return std::string("ibv_query_gid_ex fails on the pick or this slot: passed over");
             });
             continue;
           }
           if (*rp < *rc) {
-            rec.step(i, Verdict::candidate, [&] {
+            rec.step(i, EntryVerdict::candidate, [&] {
               return note(cand) + ": a higher RoCE version than index " + std::to_string(pick);
             });
             pick = i;
             cur = cand;
             continue;
           }
-          rec.step(i, Verdict::wrong_type,
+          rec.step(i, EntryVerdict::wrong_type,
                    [&] { return note(cand) + ": does not beat index " + std::to_string(pick); });
         }
         rec.finish(pick);

@@ -49,7 +49,9 @@ result<Selection> rdma_cm_choose(const GidTable& table, const Gid& source, GidTy
     for (const GidEntry& e : table.sgid_entries()) {
       if (!e.usable() || e.gid != source) continue;
       const bool it = chosen && chosen.value().entry == &e;
-      rec.step(e.index, it ? Verdict::chosen : (e.type != mode ? Verdict::wrong_type : Verdict::other_netdev),
+      rec.step(e.index,
+               it ? EntryVerdict::chosen
+                  : (e.type != mode ? EntryVerdict::wrong_type : EntryVerdict::other_netdev),
                [&] {
                  return detail::describe(e) + (it ? ": the source address's GID, of default_roce_mode " +
                                                         std::string(to_string(mode)) + ", on its netdev"

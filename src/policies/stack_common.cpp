@@ -15,7 +15,7 @@ result<Selection> pinned_index(const GidTable& table, std::uint32_t index, Recor
       },
       [&](const GidEntry*) -> result<void> {
         if (index <= 255) return success();
-        rec.step(index, Verdict::index_above_255, [] { return std::string("not an sgid_index"); });
+        rec.step(index, EntryVerdict::index_above_255, [] { return std::string("not an sgid_index"); });
         return fail(errc::index_exceeds_uint8,
                     where(table) + ": " + who() +
                         " does not fit sgid_index (a uint8_t): it would route from index " +

@@ -39,7 +39,7 @@ result<Selection> Ucx::select(const GidTable& table, SelectOptions run) const {
         const std::uint32_t checked = gid_index.value_or(0);
         // uct_ib_device_port_check.
         if (checked >= table.length()) {
-          rec.step(checked, Verdict::out_of_range, [] { return std::string("beyond the table"); });
+          rec.step(checked, EntryVerdict::out_of_range, [] { return std::string("beyond the table"); });
           return fail(errc::index_out_of_range,
                       detail::where(table) +
                           ": UCX rejects the port: UCX_IB_GID_INDEX=" + std::to_string(checked) +
@@ -47,13 +47,13 @@ result<Selection> Ucx::select(const GidTable& table, SelectOptions run) const {
         }
         const GidEntry* first = table.find(checked);
         if (!first && table.holes() == Holes::not_shown) {
-          rec.step(checked, Verdict::not_shown, [] { return std::string("not printed by the source"); });
+          rec.step(checked, EntryVerdict::not_shown, [] { return std::string("not printed by the source"); });
           return fail(errc::entry_not_shown, detail::where(table) + ": UCX's port check reads gid[" +
                                                  std::to_string(checked) +
                                                  "], which the source did not print");
         }
         if (!first || !first->usable()) {
-          rec.step(checked, Verdict::empty, [&] {
+          rec.step(checked, EntryVerdict::empty, [&] {
             return "gid[" + std::to_string(checked) + "] is all zeros: UCX rejects the whole port";
           });
           return fail(
@@ -65,11 +65,12 @@ result<Selection> Ucx::select(const GidTable& table, SelectOptions run) const {
                              : std::string("; UCX_IB_GID_INDEX=N with a non-empty slot N passes the check")));
         }
         if (gid_index) {
-          rec.step(checked, Verdict::chosen, [&] { return detail::describe(*first) + ": UCX_IB_GID_INDEX"; });
+          rec.step(checked, EntryVerdict::chosen,
+                   [&] { return detail::describe(*first) + ": UCX_IB_GID_INDEX"; });
           return detail::select_entry(*first);
         }
         if (ib) {
-          rec.step(0, Verdict::chosen,
+          rec.step(0, EntryVerdict::chosen,
                    [&] { return detail::describe(*first) + ": InfiniBand port: index 0"; });
           return detail::select_entry(*first);
         }
@@ -109,16 +110,16 @@ result<Selection> Ucx::select(const GidTable& table, SelectOptions run) const {
             if (version(e) != p.version || detail::stack_ipv4(g) != p.ipv4) continue;
             if (p.link_local >= 0 && (g.is_link_local() ? 1 : 0) != p.link_local) continue;
             if (!e && table.holes() == Holes::not_shown) {
-              rec.step(i, Verdict::not_shown,
+              rec.step(i, EntryVerdict::not_shown,
                        [&] { return "matches " + prio() + " but was not printed by the source"; });
               continue;
             }
             if (!e || !e->usable()) {
-              rec.step(i, Verdict::empty,
+              rec.step(i, EntryVerdict::empty,
                        [&] { return "matches " + prio() + ": ibv_create_ah from an empty slot fails"; });
               continue;
             }
-            rec.step(i, Verdict::chosen, [&] {
+            rec.step(i, EntryVerdict::chosen, [&] {
               return detail::describe(*e) + ": first of priority " + prio() +
                      " whose address handle is created" +
                      (e->gid.is_link_local() && !pr10939 ? " (UCX 1.13 has no link-local preference)" : "");
@@ -126,7 +127,7 @@ result<Selection> Ucx::select(const GidTable& table, SelectOptions run) const {
             return detail::select_entry(*e);
           }
         }
-        rec.step(0, Verdict::chosen,
+        rec.step(0, EntryVerdict::chosen,
                  [&] { return detail::describe(*first) + ": no priority matched: index 0 as RoCE v1"; });
         return detail::select_entry(*first);
       });
