@@ -63,7 +63,8 @@ GidType default_roce_mode(const PortInfo& port, std::span<const RoceModeSetting>
 result<RdmaCmSource> rdma_cm_source(std::span<const GidTable> ports, const Gid& address,
                                     std::optional<std::string_view> netdev,
                                     std::span<const RoceModeSetting> modes) {
-  if (address.is_zero()) return fail(errc::invalid_argument, "rdma_cm: the unspecified address names no netdev");
+  if (address.is_zero())
+    return fail(errc::invalid_argument, "rdma_cm: the unspecified address names no netdev");
   // Without a namespace, the first entry holding the address names its netdev (the table is
   // the host).
   std::string owner;

@@ -4,8 +4,8 @@
 // calling process's network namespace's own (getifaddrs, rtnetlink).
 #include "cm.hpp"
 
-#include <gidpolicy/network.hpp>
 #include <gidpolicy/kernel_routes.hpp>
+#include <gidpolicy/network.hpp>
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

@@ -15,11 +15,11 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <typeindex>
 #include <utility>
