@@ -6,7 +6,9 @@
 namespace gidpolicy {
 namespace {
 
-std::string address_text(const Gid& a) { return a.is_ipv4_mapped() ? a.ipv4_string() : a.to_string(); }
+std::string rdma_cm_address_text(const Gid& a) {
+  return a.is_ipv4_mapped() ? a.ipv4_string() : a.to_string();
+}
 
 std::string_view mode_name(GidType t) noexcept { return t == GidType::roce_v1 ? "RoCE v1" : "RoCE v2"; }
 
@@ -117,7 +119,7 @@ result<RdmaCmSource> rdma_cm_source(std::span<const GidTable> ports, const Gid& 
       why += "; " + port_name() + " " + port_why;
     }
   }
-  std::string d = "ENODEV: rdma_cm finds no port whose GID table holds " + address_text(address) +
+  std::string d = "ENODEV: rdma_cm finds no port whose GID table holds " + rdma_cm_address_text(address) +
                   " as a GID of the port's default RoCE mode on " + (owner.empty() ? "a netdev" : owner);
   if (why.empty())
     d += " (no port holds that address at all)";

@@ -19,10 +19,11 @@
 // same reduction) and step 3 on the fake's table at send time. judge_link() is the whole rule in
 // one call, for one pair.
 //
-// Example:
+// Example (a host's table and plan against a peer's):
+//   const gidpolicy::DriverModel model = gidpolicy::DriverModel::for_table(table);
 //   const gidpolicy::LinkJudgment j = gidpolicy::judge_link(
-//       {.table = &a, .plan = &plan_a, .model = &linux_model},
-//       {.table = &b, .plan = &plan_b, .model = &linux_model});
+//       {.table = &table, .plan = &plan, .model = &model},
+//       {.table = &after, .plan = &plan, .model = &model});  // the peer's table and plan
 //   if (!j.connected()) std::cerr << j.a_to_b.text << "; " << j.b_to_a.text << "\n";
 #pragma once
 

@@ -9,8 +9,10 @@
 //
 // Example:
 //   for (const auto& s : gidpolicy::stack_catalogue()) {
-//     auto v = gidpolicy::predict_stack(s.id, table);
-//     std::cout << s.name << ": " << v.summary << "\n";
+//     auto profile = gidpolicy::parse_profile(s.spec);
+//     if (!profile) return profile.error();
+//     const auto v = gidpolicy::predict_profile(profile.value(), table,
+//     gidpolicy::DriverModel::for_table(table)); std::cout << s.name << ": " << v.outcome << "\n";
 //   }
 #pragma once
 

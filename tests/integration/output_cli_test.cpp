@@ -146,6 +146,8 @@ TEST(OutputSweep, EverySubcommandWithStdoutOnAFullDiskFailsSayingSo) {
       {"watch", {"watch"}},
       {"fleet", fleet},
       {"env", {"env", "--for", "nccl,ucx", "--input", table()}},
+      // fake-host's own stdout is its --help: what the command it runs prints is the command's.
+      {"fake-host", {"fake-host", "--help"}},
   };
   // The --json forms and the tool's own --help/--version print through other code.
   const std::vector<std::vector<std::string>> json_forms{

@@ -26,8 +26,8 @@ inline constexpr SubcommandInfo kSubcommands[] = {
     {"simulate", "Connect fake hosts built from tables (one each) and report which pairs work"},
     {"watch",
      "Follow live GID tables through async events: one line per change and its re-plan, until SIGINT"},
-    {"fleet", "Which links of a whole cluster connect, from one `show --json` snapshot per host"},
     {"env", "The variables (or arguments) that make each stack use the GID a profile picks, and why"},
+    {"fleet", "Which links of a whole cluster connect, from one `show --json` snapshot per host"},
     {"fake-host",
      "Run a program on a host that looks like the table (sysfs, /dev/infiniband, the fake libibverbs; "
      "--netns: its netdevs)"},

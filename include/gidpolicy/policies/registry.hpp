@@ -120,7 +120,8 @@ inline constexpr std::string_view kMooncakeEx[] = {"mooncake", "mooncake:gid_ind
 inline constexpr SpecOptionInfo kLibfabricOpts[] = {
     {"ep", "ud|msg"}, {"gid_idx", "N"}, {"local", "ADDR"}, {"peer", "PEER"}, {"mode", "v2|v1"}};
 inline constexpr std::string_view kLibfabricEx[] = {"libfabric", "libfabric:gid_idx=2",
-                                                    "libfabric:ep=msg,local=10.152.0.12"};
+                                                    "libfabric:ep=msg,local=10.152.0.12",
+                                                    "libfabric:ep=msg,local=10.152.0.12,mode=v1"};
 inline constexpr SpecOptionInfo kRdmaCmOpts[] = {{"local", "ADDR"}, {"peer", "PEER"}, {"mode", "v2|v1"}};
 inline constexpr std::string_view kRdmaCmEx[] = {
     "rdma_cm:local=10.152.0.12", "rdma_cm:local=10.152.0.12,mode=v1", "rdma_cm:peer=10.0.0.9"};

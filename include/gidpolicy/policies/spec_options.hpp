@@ -6,12 +6,12 @@
 // reader returns the parser's positioned error ("at position P: expected E, found 'X' in ...",
 // spec.hpp), so a policy's options report exactly as the grammar's do, wherever the policy lives.
 //
-// Example (a factory, in the policy's own source):
-//   result<AnyPolicy> Ds4Scan::from_options(const SpecOptions& opts) {
+// Example (a factory, as a policy's own source writes it, here as a lambda):
+//   auto from_options = [](const SpecOptions& opts) -> result<AnyPolicy> {
 //     if (opts.empty()) return AnyPolicy(Ds4Scan{});
 //     GIDPOLICY_TRY(v, opts.integer(opts.front(), 0, 4294967295, "an index"));
 //     return AnyPolicy(Ds4ExplicitIndex{static_cast<std::uint32_t>(v)});
-//   }
+//   };
 #pragma once
 
 #include <gidpolicy/error.hpp>
