@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -389,10 +390,18 @@ rc::Gen<AnyPolicy> gen_row_policy(const BuiltinSpec& row) {
     return s;
   });
   const BuiltinSpec* r = &row;  // rows are static (kBuiltinSpecs)
+  // Through a pointer, not result<AnyPolicy>: rapidcheck's invoke_result checks on a
+  // result<AnyPolicy> argument make Clang 14 recurse through AnyPolicy's converting constructor.
+  using Parsed = std::shared_ptr<const AnyPolicy>;
   const rc::Gen<AnyPolicy> parsed = rc::gen::map(
-      rc::gen::suchThat(rc::gen::map(spec, [r](const std::string& s) { return parse_row_spec(*r, s); }),
-                        [](const result<AnyPolicy>& p) { return p.has_value(); }),
-      [](result<AnyPolicy> p) { return std::move(p).value(); });
+      rc::gen::suchThat(rc::gen::map(spec,
+                                     [r](const std::string& s) -> Parsed {
+                                       auto p = parse_row_spec(*r, s);
+                                       if (!p) return nullptr;
+                                       return std::make_shared<const AnyPolicy>(std::move(p).value());
+                                     }),
+                        [](const Parsed& p) { return p != nullptr; }),
+      [](const Parsed& p) { return AnyPolicy(*p); });
   return weighted_one_of<AnyPolicy>({{1, element<AnyPolicy>(std::move(examples))}, {3, parsed}});
 }
 
