@@ -69,6 +69,17 @@ foreach(_t IN ITEMS gidpolicy_cli gidpolicy_tool)
   endif()
 endforeach()
 
+# --- the fake libibverbs and librdmacm --------------------------------------------------------
+# In GIDPOLICY_INSTALL_FAKEDIR (<libdir>/gidpolicy/fake), which the dynamic linker never
+# searches: only `gidpolicy fake-host` puts it on a command's LD_LIBRARY_PATH, so installing the
+# fakes never shadows the real libraries. Only the SONAME files: nothing links against a fake.
+foreach(_t IN ITEMS gidpolicy_fake_libibverbs gidpolicy_fake_librdmacm)
+  if(TARGET ${_t})
+    install(TARGETS ${_t} LIBRARY DESTINATION ${GIDPOLICY_INSTALL_FAKEDIR} COMPONENT gidpolicy_fake
+            NAMELINK_SKIP)
+  endif()
+endforeach()
+
 # --- CMake package -----------------------------------------------------------------------------
 install(EXPORT gidpolicyTargets
   NAMESPACE gidpolicy::

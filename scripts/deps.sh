@@ -6,7 +6,8 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
           libibverbs-dev ibverbs-utils libboost-dev libgtest-dev libgmock-dev librapidcheck-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev iproute2 procps
           clang-format clang-tidy cppcheck perftest openmpi-bin libfabric-bin ucx-utils libopenmpi-dev
-          librdmacm-dev rdmacm-utils)
+          librdmacm-dev rdmacm-utils debhelper devscripts lintian dh-python
+          pybind11-dev python3-dev python3-pytest python3-setuptools python3-wheel python3-venv python3-pip)
 # (clang-format, clang-tidy and cppcheck are tools beyond the brief's library list: scripts/lint
 # needs them, and scripts/test runs its format + cppcheck gate. perftest: the fake libibverbs'
 # acceptance tests run its unmodified ib_send_bw ... ib_atomic_bw on the fake, and compare its own
@@ -27,9 +28,18 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
 # fake is not built. rdmacm-utils: rping, ucmatose, udaddy, cmtime, rdma_server/rdma_client, the
 # unmodified rdma_cm programs the fake's tests (label rdmacm) run; without them those tests are
 # skipped, saying which program is missing.)
+# (debhelper, devscripts, lintian, dh-python: scripts/test-debs, a stage of scripts/test, builds
+# the Debian packages of debian/ with dpkg-buildpackage (debhelper's dh, dh-python's dh_python3
+# for python3-gidpolicy), checks them with lintian and installs them in a throwaway namespace;
+# devscripts holds the dpkg-parsechangelog companions and debuild for building by hand.)
+# (pybind11-dev, python3-dev: the Python module gidpolicy (python/), pybind11 bindings over the C++
+# API; without them GIDPOLICY_PYTHON is off and configure says why. python3-pytest: its tests
+# (label python). python3-setuptools, python3-wheel, python3-venv, python3-pip: `pip install
+# --no-index --no-build-isolation ./python` builds with Debian's setuptools, and its test installs
+# into a fresh venv; all are Debian's, so the module installs offline.)
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "gidpolicy: installing ${missing[*]}"

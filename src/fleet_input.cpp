@@ -215,6 +215,34 @@ bool JacclDevices::valid_ring(std::string* why) const {
   return true;
 }
 
+result<bool> JacclDevices::uses_ring(bool prefer_ring) const {
+  std::string why_mesh, why_ring;
+  const bool mesh_ok = valid_mesh(&why_mesh);
+  const bool ring_ok = valid_ring(&why_ring);
+  if (!mesh_ok && !ring_ok)
+    return fail(errc::invalid_argument, "the JACCL device file forms neither a valid mesh (" + why_mesh +
+                                            ") nor a valid ring (" + why_ring + "): JACCL would refuse it");
+  return ring_ok && (prefer_ring || !mesh_ok);
+}
+
+std::vector<std::string> JacclDevices::devices_of(std::size_t rank, bool ring) const {
+  std::vector<std::string> used;
+  const std::size_t n = ranks();
+  if (rank >= n) return used;
+  if (ring) {
+    const std::size_t left = (rank + n - 1) % n, right = (rank + 1) % n;
+    for (const auto& d : names[rank][left]) used.push_back(d);
+    for (const auto& d : names[rank][right]) used.push_back(d);
+  } else {
+    for (std::size_t j = 0; j < n; ++j)
+      if (j != rank && !names[rank][j].empty()) used.push_back(names[rank][j][0]);
+  }
+  std::sort(used.begin(), used.end(),
+            [](const std::string& x, const std::string& y) { return natural_less(x, y); });
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  return used;
+}
+
 namespace {
 
 /// What a cheap pass over a device file finds before anything is built: its deepest nesting
@@ -437,6 +465,36 @@ result<JacclDevices> read_jaccl_devices(const std::string& path, std::optional<s
     return fail(errc::invalid_argument, "device file " + quote_name(path, 200) + ": " + *why);
   GIDPOLICY_TRY(text, read_file(path, kMaxJacclFileBytes));
   return parse_jaccl_devices(text, path, expected_ranks);
+}
+
+result<MlxHostfile> read_mlx_hostfile(const std::string& path, std::optional<std::size_t> expected_hosts) {
+  if (auto why = name_problem(path, NameKind::path))
+    return fail(errc::invalid_argument, "hostfile " + quote_name(path, 200) + ": " + *why);
+  // A hostfile is a few hundred bytes per host: 16 MiB holds 4,096 hosts many times over.
+  GIDPOLICY_TRY(text, read_file(path, std::size_t{16} << 20));
+  return parse_mlx_hostfile(text, path, expected_hosts);
+}
+
+result<JacclDevices> read_device_file(const std::string& path, std::optional<std::size_t> expected_ranks) {
+  if (auto why = name_problem(path, NameKind::path))
+    return fail(errc::invalid_argument, "device file " + quote_name(path, 200) + ": " + *why);
+  GIDPOLICY_TRY(text, read_file(path, kMaxJacclFileBytes));
+  // The shape decides: JACCL's matrix is an array of arrays; a hostfile is an object, or (as
+  // older MLX versions wrote it) an array of host objects.
+  std::size_t i = 0;
+  const auto skip_ws = [&] {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) ++i;
+  };
+  skip_ws();
+  bool hostfile = i < text.size() && text[i] == '{';
+  if (i < text.size() && text[i] == '[') {
+    ++i;
+    skip_ws();
+    hostfile = i < text.size() && text[i] == '{';
+  }
+  if (!hostfile) return parse_jaccl_devices(text, path, expected_ranks);
+  GIDPOLICY_TRY(f, parse_mlx_hostfile(text, path, expected_ranks));
+  return f.devices();
 }
 
 }  // namespace gidpolicy::fleet

@@ -96,30 +96,13 @@ result<void> lay_out_jaccl(const std::vector<HostSnapshot>& hosts, const Topolog
     return fail(errc::invalid_argument, "the JACCL device file has " + std::to_string(J.ranks()) +
                                             " ranks but " + std::to_string(n) +
                                             " hosts were given (rank i is the i-th host)");
-  std::string why_mesh, why_ring;
-  const bool mesh_ok = J.valid_mesh(&why_mesh);
-  const bool ring_ok = J.valid_ring(&why_ring);
   // JACCL's own choice (jaccl::init): ring when asked and valid, else mesh, else ring.
-  if (!mesh_ok && !ring_ok)
-    return fail(errc::invalid_argument, "the JACCL device file forms neither a valid mesh (" + why_mesh +
-                                            ") nor a valid ring (" + why_ring + "): JACCL would refuse it");
-  L.jaccl_ring = ring_ok && (topo.jaccl_prefer_ring || !mesh_ok);
+  GIDPOLICY_TRY(ring, J.uses_ring(topo.jaccl_prefer_ring));
+  L.jaccl_ring = ring;
   L.name = L.jaccl_ring ? "jaccl-ring" : "jaccl-mesh";
   L.jaccl_side.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) {
-    std::vector<std::string> used;
-    if (L.jaccl_ring) {
-      const std::size_t left = (i + n - 1) % n, right = (i + 1) % n;
-      for (const auto& d : J.names[i][left]) used.push_back(d);
-      for (const auto& d : J.names[i][right]) used.push_back(d);
-    } else {
-      for (std::size_t j = 0; j < n; ++j)
-        if (j != i) used.push_back(J.names[i][j][0]);
-    }
-    std::sort(used.begin(), used.end(),
-              [](const std::string& x, const std::string& y) { return natural_less(x, y); });
-    used.erase(std::unique(used.begin(), used.end()), used.end());
-    for (const auto& d : used) {
+    for (const auto& d : J.devices_of(i, L.jaccl_ring)) {
       L.jaccl_side[i].emplace(d, static_cast<std::uint32_t>(L.want.size()));
       // JACCL opens each device and uses port 1.
       L.want.push_back({i, find_port(hosts[i], d, 1), d, 1});

@@ -6,24 +6,33 @@
 // (a route reply is well under 1 KiB), the socket times out after 2 s, and at most 8 messages
 // are read while looking for the reply to our sequence number.
 //
-// Platforms: interfaces() is POSIX if_nameindex() everywhere. route_to() asks rtnetlink, which
-// exists on Linux only; elsewhere (macOS: a PF_ROUTE RTM_GET would be the equivalent, not
-// written) it fails with errc::not_supported, so `auto:peer=ADDR` says it cannot route rather
-// than ranking without the route. This file is the only one that knows.
+// Platforms: interfaces() is POSIX if_nameindex() everywhere. route_to() asks rtnetlink on Linux
+// and the routing socket (PF_ROUTE, an RTM_GET: what `route -n get ADDR` asks) on macOS; the
+// message is laid out and read by darwin.hpp, which the unit tests feed Darwin's bytes on Linux.
+// The routing-socket code is compiled on every platform (so the Linux builds check it) and
+// called only on macOS. Elsewhere route_to() fails with errc::not_supported, so
+// `auto:peer=ADDR` says it cannot route rather than ranking without the route. This file is the
+// only one that knows.
+#include <gidpolicy/darwin.hpp>
+#include <gidpolicy/interfaces.hpp>
 #include <gidpolicy/kernel_routes.hpp>
 
+#include <fcntl.h>
 #include <net/if.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #if defined(__linux__)
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <sys/socket.h>
 #include <sys/time.h>
-#include <unistd.h>
 #endif
 
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 namespace gidpolicy {
@@ -38,10 +47,7 @@ result<std::vector<NetInterface>> KernelRoutes::interfaces() {
   return out;
 }
 
-#if defined(__linux__)
 namespace {
-
-constexpr std::size_t align4(std::size_t n) { return (n + 3) & ~std::size_t{3}; }
 
 class Socket {
  public:
@@ -56,6 +62,61 @@ class Socket {
  private:
   int fd_;
 };
+
+/// macOS: the route to `peer` from the routing socket. One RTM_GET written; replies read for
+/// at most 2 s and at most 64 messages (the socket also carries every other process's
+/// messages and the kernel's announcements), each at most darwin::kMaxRouteMessageBytes.
+/// A refused write (ESRCH: not in table) is the kernel's answer, read with Darwin's numbers.
+[[maybe_unused]] result<Route> routing_socket_route(const PeerAddress& peer) {
+  const std::string what = "route to " + peer.to_string() + " (routing socket RTM_GET)";
+  std::uint32_t scope = 0;
+  if (!peer.scope.empty()) {
+    scope = ::if_nametoindex(peer.scope.c_str());
+    if (scope == 0)
+      return fail(errc::invalid_argument, "peer " + peer.to_string() + ": the scope " + peer.scope +
+                                              " names no interface of this host");
+  }
+  Socket s(::socket(PF_ROUTE, SOCK_RAW, AF_UNSPEC));
+  if (s.fd() < 0) return fail_errno(errno, what + ": socket");
+  ::fcntl(s.fd(), F_SETFD, FD_CLOEXEC);  // macOS has no SOCK_CLOEXEC
+  static std::atomic<std::int32_t> next_seq{1};
+  const std::int32_t seq = next_seq.fetch_add(1, std::memory_order_relaxed);
+  const std::vector<std::uint8_t> req = darwin::route_request(peer, seq, scope);
+  if (::write(s.fd(), req.data(), req.size()) < 0) return route_from_errno(Platform::darwin, peer, errno);
+  const auto pid = static_cast<std::int32_t>(::getpid());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  std::vector<std::uint8_t> buf(darwin::kMaxRouteMessageBytes);
+  for (int reads = 0; reads < 64; ++reads) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{s.fd(), POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return fail_errno(errno, what + ": poll");
+    if (ready == 0) break;
+    const ssize_t got = ::read(s.fd(), buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return fail_errno(errno, what + ": read");
+    GIDPOLICY_TRY(reply,
+                  darwin::route_reply(std::span(buf.data(), static_cast<std::size_t>(got)), peer, pid, seq));
+    if (!reply) continue;
+    Route r = std::move(*reply);
+    if (r.netdev.empty() && r.ifindex != 0) {
+      char name[IF_NAMESIZE] = {};
+      if (::if_indextoname(r.ifindex, name)) r.netdev = name;
+    }
+    return r;
+  }
+  return fail_errno(ETIMEDOUT, what + ": no reply within 2 s");
+}
+
+}  // namespace
+
+#if defined(__linux__)
+namespace {
+
+constexpr std::size_t align4(std::size_t n) { return (n + 3) & ~std::size_t{3}; }
 
 /// A GID from an address attribute: 4 bytes (IPv4, mapped) or 16.
 std::optional<Gid> address_of(const void* data, std::size_t len) {
@@ -238,11 +299,16 @@ result<Route> KernelRoutes::route_to(const PeerAddress& peer_address) {
   return fail_errno(EIO, what + ": no route message in the kernel's answer");
 }
 
+#elif defined(__APPLE__)
+
+result<Route> KernelRoutes::route_to(const PeerAddress& peer) { return routing_socket_route(peer); }
+
 #else
 
 result<Route> KernelRoutes::route_to(const PeerAddress& peer) {
-  return fail(errc::not_supported,
-              "route to " + peer.to_string() + ": KernelRoutes asks rtnetlink, which exists on Linux only");
+  return fail(errc::not_supported, "route to " + peer.to_string() +
+                                       ": KernelRoutes asks rtnetlink (Linux) or the routing socket (macOS), "
+                                       "and this system is neither");
 }
 
 #endif

@@ -1,7 +1,9 @@
 #include <gidpolicy/network.hpp>
 #include <gidpolicy/policies/first_of.hpp>
+#include <gidpolicy/policies/libfabric.hpp>
 #include <gidpolicy/policies/per_device.hpp>
 #include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/rdma_cm.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -241,11 +243,20 @@ result<NetworkView> observe_network(RouteSource& source, std::span<const PeerAdd
 }
 
 namespace {
+void add_peer(const std::optional<PeerAddress>& peer, std::vector<PeerAddress>& out) {
+  if (peer && std::find(out.begin(), out.end(), *peer) == out.end()) out.push_back(*peer);
+}
+
 void collect(const AnyPolicy& p, std::vector<PeerAddress>& out, unsigned depth) {
   if (depth > 64) return;  // specs nest far less; a bound keeps a hostile value finite
+  // rdma_cm:peer= (and libfabric's MSG endpoints, which resolve through rdma_cm) needs the
+  // route as much as auto:peer= does: without it their select() can only refuse.
   if (const auto* r = p.target<Ranked>()) {
-    if (r->options.peer && std::find(out.begin(), out.end(), *r->options.peer) == out.end())
-      out.push_back(*r->options.peer);
+    add_peer(r->options.peer, out);
+  } else if (const auto* cm = p.target<RdmaCm>()) {
+    add_peer(cm->peer, out);
+  } else if (const auto* lf = p.target<Libfabric>()) {
+    if (lf->msg) add_peer(lf->msg->peer, out);
   } else if (const auto* f = p.target<FirstOf>()) {
     for (const auto& a : f->alternatives) collect(a, out, depth + 1);
   } else if (const auto* d = p.target<PerDevice>()) {

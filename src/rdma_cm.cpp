@@ -85,9 +85,8 @@ result<RdmaCmSource> rdma_cm_source(std::span<const GidTable> ports, const Gid& 
   for (std::size_t i = 0; i < ports.size(); ++i) {
     const GidTable& t = ports[i];
     const PortInfo& p = t.port();
-    const auto port_name = [&p] { return p.device + " port " + std::to_string(p.port); };
     if (!t.port().link_layer.is_ip_routed()) {
-      why += "; " + port_name() + ": " + to_string(p.link_layer) + " (IP addresses resolve through IPoIB)";
+      why += "; " + port_name(p) + ": " + to_string(p.link_layer) + " (IP addresses resolve through IPoIB)";
       continue;
     }
     const GidType mode = default_roce_mode(p, modes);
@@ -116,7 +115,7 @@ result<RdmaCmSource> rdma_cm_source(std::span<const GidTable> ports, const Gid& 
                      : "holds it on " +
                            (refused->netdev.empty() ? std::string("an unknown netdev") : refused->netdev) +
                            ", not on " + (owner.empty() ? std::string("the netdev owning it") : owner);
-      why += "; " + port_name() + " " + port_why;
+      why += "; " + port_name(p) + " " + port_why;
     }
   }
   std::string d = "ENODEV: rdma_cm finds no port whose GID table holds " + rdma_cm_address_text(address) +

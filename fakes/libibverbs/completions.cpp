@@ -192,6 +192,7 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
       RecvWr w;
       w.wr_id = wr->wr_id;
       w.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
+      w.posted_ns = now_ns();
       q->rq.push_back(std::move(w));
     }
     unblock(lib, *q);
@@ -223,6 +224,7 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
       RecvWr w;
       w.wr_id = wr->wr_id;
       w.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
+      w.posted_ns = now_ns();
       s->rq.push_back(std::move(w));
     }
     std::vector<Qp*> users;
@@ -258,6 +260,7 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     if (!work) lock.lock();
     Cq* c = lib.cq(cq);
     if (!c || num_entries < 0 || (num_entries > 0 && !wc)) return -1;
+    if (work) last_inline_poll_ns().store(now_ns(), std::memory_order_relaxed);
     if (work && c->done.empty()) {
       // Nothing yet: do the progress thread's work here rather than wait for it to wake.
       for (Qp* q : c->qps) {

@@ -26,7 +26,10 @@
 //    IBV_WC_RNR_RETRY_EXC_ERR. So a message the requester abandons is never delivered, and a
 //    message of any size completes once the receive is posted. Under the Apple Thunderbolt
 //    model a UC message waits for its receive; under the Linux model UC drops it (the
-//    InfiniBand rule); UD always drops it.
+//    InfiniBand rule); UD always drops it. "Finds no receive" is judged as of the packet's
+//    arrival, which is its send time (Wire::sent_ns): the responder's process may read its
+//    socket later, after the program posted a receive, and that receive did not exist when an
+//    HCA would have seen the packet.
 //  * Remote keys, bounds and access flags are checked by the responder: violations end the
 //    requester's work request in IBV_WC_REM_ACCESS_ERR (misaligned atomics and bad lengths in
 //    IBV_WC_REM_INV_REQ_ERR); local key and length errors in LOC_PROT_ERR / LOC_LEN_ERR.
@@ -51,6 +54,7 @@
 #include <sys/un.h>
 #include <time.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -64,7 +68,7 @@ static_assert(std::has_unique_object_representations_v<Wire>, "no padding on the
 static_assert(std::is_trivially_copyable_v<Wire>);
 
 constexpr std::uint32_t kMagic = 0x56465047;  // "GPFV"
-constexpr std::uint16_t kWireVersion = 3;     // 3: RNR NAKs carry min_rnr_timer; RNR-NAKed data is not held
+constexpr std::uint16_t kWireVersion = 4;     // 4: fragments carry sent_ns; 3: RNR NAKs carry min_rnr_timer
 // `dropped` is the fake's own bookkeeping, not a packet of the protocol: a responder that drops
 // a request silently (as a wire would) tells the requester's library, which then starts the
 // retry timer. A requester thus never times out merely because a busy machine delayed a live
@@ -89,6 +93,18 @@ inline std::int64_t now_ns() {
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+
+/// CLOCK_MONOTONIC of the last ibv_poll_cq that did the data path's work itself (it held the
+/// library lock and drained its CQ's QPs). While a program spins on poll_cq the progress thread
+/// stops waiting on the sockets (every datagram would wake it, and on a small machine each wake-up
+/// takes the CPU from a spinning poller and contends for the lock it holds); it handles what
+/// accumulated every kDeferNs instead, for the QPs no poller drains, and the RC timers.
+inline std::atomic<std::int64_t>& last_inline_poll_ns() {
+  static std::atomic<std::int64_t> t{0};
+  return t;
+}
+constexpr std::int64_t kPollerActiveNs = 100'000;  // a poll this recent: a poller is spinning
+constexpr std::int64_t kDeferNs = 100'000;         // the progress thread's period meanwhile
 
 /// Where QP sockets live: empty for the abstract namespace (the default), else a directory
 /// (GIDPOLICY_FAKE_FABRIC, set by `gidpolicy fake-host`). Abstract Unix addresses belong to a

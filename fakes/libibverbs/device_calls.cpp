@@ -98,6 +98,7 @@ using namespace gidpolicy::fakelib;
 extern "C" {
 
 ibv_device** ibv_get_device_list(int* num_devices) {
+  hang_point("ibv_get_device_list");  // GIDPOLICY_FAKE_HANG
   try {
     Library& lib = Library::get();
     std::lock_guard lock(lib.mu);
@@ -151,6 +152,7 @@ int ibv_get_device_index(ibv_device* device) {
 }
 
 ibv_context* ibv_open_device(ibv_device* device) {
+  hang_point("ibv_open_device");  // GIDPOLICY_FAKE_HANG
   try {
     Library& lib = Library::get();
     std::lock_guard lock(lib.mu);
@@ -210,6 +212,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
 }
 
 int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
+  hang_point("ibv_query_device");  // GIDPOLICY_FAKE_HANG
   try {
     Library& lib = Library::get();
     std::lock_guard lock(lib.mu);
@@ -234,6 +237,7 @@ int ibv_query_device(ibv_context* context, ibv_device_attr* attr) {
 
 #undef ibv_query_port
 int ibv_query_port(ibv_context* context, uint8_t port_num, struct _compat_ibv_port_attr* port_attr) {
+  hang_point("ibv_query_port");  // GIDPOLICY_FAKE_HANG
   try {
     Library& lib = Library::get();
     std::lock_guard lock(lib.mu);
@@ -262,6 +266,7 @@ int ibv_query_port(ibv_context* context, uint8_t port_num, struct _compat_ibv_po
 // The GID reads: every answer is the core's (fake_c_core.hpp), shared with the in-process C ABI;
 // this front only finds the context and writes the control-log record.
 int ibv_query_gid(ibv_context* context, uint8_t port_num, int index, union ibv_gid* gid) {
+  hang_point("ibv_query_gid");  // GIDPOLICY_FAKE_HANG
   return fakes::c_core::minus_one_frame([&] {
     return locked_call([&](Library& lib) -> int {
       Context* c = lib.context(context);
@@ -285,6 +290,7 @@ int ibv_query_gid(ibv_context* context, uint8_t port_num, int index, union ibv_g
 
 int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uint32_t gid_index, ibv_gid_entry* entry,
                       uint32_t flags, size_t entry_size) {
+  hang_point("ibv_query_gid_ex");  // GIDPOLICY_FAKE_HANG
   return locked_call([&](Library& lib) -> int {
     Context* c = lib.context(context);
     if (!c) return EINVAL;
@@ -308,6 +314,7 @@ int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uint32_t gid_inde
 
 ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_t max_entries, uint32_t flags,
                              size_t entry_size) {
+  hang_point("ibv_query_gid_table");  // GIDPOLICY_FAKE_HANG
   return fakes::c_core::count_frame([&]() -> ssize_t {
     Library& lib = Library::get();
     std::lock_guard lock(lib.mu);
@@ -329,6 +336,7 @@ ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* entries, size_
 }
 
 int ibv_query_gid_type(ibv_context* context, uint8_t port_num, unsigned int index, int* type) {
+  hang_point("ibv_query_gid_type");  // GIDPOLICY_FAKE_HANG
   return fakes::c_core::minus_one_frame([&] {
     return locked_call([&](Library& lib) -> int {
       Context* c = lib.context(context);

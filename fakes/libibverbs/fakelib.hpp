@@ -96,6 +96,10 @@ struct Wire {
   std::uint32_t length;   // of this fragment's payload
   std::uint8_t sgid[16];  // the sender's source GID (its table at sgid_index): the GRH
   std::uint8_t dgid[16];  // the GID it addressed
+  // CLOCK_MONOTONIC (one clock for every process on the machine) when this fragment left the
+  // sender: the moment it reaches the responder on a wire. A receive posted after it did not
+  // exist when the packet arrived, however late the responder's process reads its socket.
+  std::int64_t sent_ns;
 };
 
 /// rdma-core's struct verbs_device (its private driver.h, not installed): every provider takes an
@@ -161,6 +165,7 @@ struct Qp;
 struct RecvWr {
   std::uint64_t wr_id = 0;
   std::vector<ibv_sge> sge;
+  std::int64_t posted_ns = 0;  // CLOCK_MONOTONIC at ibv_post_recv / ibv_post_srq_recv
 };
 
 /// A shared receive queue: receives any QP created with it consumes.
@@ -371,6 +376,13 @@ class ControlLog {
 };
 
 /// The process-wide library state. Every exported call takes `mu` (the model has its own lock).
+/// The calls GIDPOLICY_FAKE_HANG may name: the ones a program makes to read a device, its ports
+/// and GIDs, and to bring a QP up.
+inline constexpr const char* kHangableCalls[] = {
+    "ibv_get_device_list", "ibv_open_device", "ibv_close_device", "ibv_query_device",
+    "ibv_query_port",      "ibv_query_gid",   "ibv_query_gid_ex", "ibv_query_gid_table",
+    "ibv_query_gid_type",  "ibv_create_qp",   "ibv_modify_qp"};
+
 class Library {
  public:
   /// The state, configured from the environment on first use. Never destroyed: a program's
@@ -381,6 +393,12 @@ class Library {
   /// Notified (under `mu`) whenever a completion is queued: a poll_cq that sleeps waits on it.
   std::condition_variable completion;
   bool configured = false;  ///< false: bad configuration, zero devices (the line was printed)
+  /// GIDPOLICY_FAKE_HANG: the verbs call that never returns ("" for none), as a wedged port's
+  /// driver does not (ibv_devinfo hangs in it). One of kHangableCalls.
+  std::string hang;
+  /// Blocks the calling thread forever when `call` is the one GIDPOLICY_FAKE_HANG names: before
+  /// any lock is taken, so the process's other threads go on, and only a signal ends it.
+  void hang_in(const char* call);
   fakes::FakeVerbs model;
   std::vector<std::unique_ptr<Device>> devices;
   ControlLog log;
@@ -547,5 +565,9 @@ int over_limit(Library& lib, nlohmann::ordered_json& r, const Device* d, unsigne
 /// The providers (libmlx5, libefa ...) whose constructors called verbs_register_driver_34, in
 /// order (abi_helpers.cpp). The fake drives no device through them; they are only logged.
 std::vector<std::string> registered_providers();
+
+/// GIDPOLICY_FAKE_HANG's hook, first in each call of kHangableCalls: blocks forever when `call`
+/// is the one named (Library::hang_in), returns at once otherwise. Never throws.
+void hang_point(const char* call) noexcept;
 
 }  // namespace gidpolicy::fakelib

@@ -89,6 +89,20 @@ Library::Library() {
         "output)");
     return;
   }
+  // GIDPOLICY_FAKE_HANG: a call that never returns. An unknown name is refused, not ignored: a
+  // test that means to wedge a device must not pass because nothing hung.
+  if (const char* h = std::getenv("GIDPOLICY_FAKE_HANG"); h && *h) {
+    const bool known = std::any_of(std::begin(kHangableCalls), std::end(kHangableCalls),
+                                   [&](const char* c) { return std::strcmp(c, h) == 0; });
+    if (!known) {
+      std::string list;
+      for (const char* c : kHangableCalls) list += (list.empty() ? "" : ", ") + std::string(c);
+      bad(std::string("GIDPOLICY_FAKE_HANG=") + h + " is not a call the fake can hang in (one of: " + list +
+          ")");
+      return;
+    }
+    hang = h;
+  }
   // The driver model. "Profile" names a selection behaviour everywhere else, so the variable
   // is GIDPOLICY_FAKE_DRIVER; the old name is still read, and the two must not disagree.
   const char* driver_env = std::getenv("GIDPOLICY_FAKE_DRIVER");
@@ -211,6 +225,25 @@ Library::Library() {
     devices.push_back(std::move(d));
   }
   configured = true;
+}
+
+void Library::hang_in(const char* call) {
+  if (hang.empty() || hang != call) return;
+  {
+    std::lock_guard lock(mu);
+    auto r = record("hang", nullptr);
+    r["in"] = call;
+    log.write(r);
+  }
+  for (;;) ::pause();  // what a wedged driver does: the call never returns; a signal ends the process
+}
+
+void hang_point(const char* call) noexcept {
+  try {
+    Library::get().hang_in(call);
+  } catch (...) {
+    // The library could not be set up (no memory): the call itself reports that.
+  }
 }
 
 nlohmann::ordered_json Library::record(const char* call, const Device* device) const {

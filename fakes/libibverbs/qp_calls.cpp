@@ -91,6 +91,7 @@ void connect_from_model(Library& lib, Qp& q) {
 extern "C" {
 
 ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
+  hang_point("ibv_create_qp");  // GIDPOLICY_FAKE_HANG
   return locked_call([&](Library& lib) -> ibv_qp* {
     Pd* p = lib.pd(pd);
     if (!p || !attr) {
@@ -205,6 +206,7 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
 }
 
 int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
+  hang_point("ibv_modify_qp");  // GIDPOLICY_FAKE_HANG
   return locked_call([&](Library& lib) -> int {
     Qp* q = lib.qp(qp);
     if (!q || !attr) return EINVAL;

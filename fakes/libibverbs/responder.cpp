@@ -20,6 +20,17 @@ namespace {
 
 bool has_receive(const Qp& q) { return q.srq ? !q.srq->rq.empty() : !q.rq.empty(); }
 
+// Whether a receive was posted when the packet `h` arrived. An HCA judges a SEND on arrival; the
+// fake's responder reads its socket when its process gets to it, possibly after the program has
+// posted a receive that did not exist when the packet came in (a resend the requester then
+// abandoned would land in it). The packet's send time stands for its arrival time: a receive
+// posted after it does not count.
+bool receive_at_arrival(const Qp& q, const Wire& h) {
+  if (!has_receive(q)) return false;
+  const std::deque<RecvWr>& rq = q.srq ? q.srq->rq : q.rq;
+  return rq.front().posted_ns <= h.sent_ns;
+}
+
 RecvWr take_receive(Qp& q) {
   std::deque<RecvWr>& rq = q.srq ? q.srq->rq : q.rq;
   RecvWr w = std::move(rq.front());
@@ -267,7 +278,9 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
         if (!m) return Outcome::consumed;
       }
       if (op != IBV_WR_RDMA_WRITE) {
-        if (!has_receive(q)) {
+        // The Apple model's UC message waits for a receive (held, judged again when one is
+        // posted); RC and the Linux model's UC judge the receive queue as the packet arrived.
+        if ((q.waits_for_receive && !rc) ? !has_receive(q) : !receive_at_arrival(q, h)) {
           if (rc) return rnr_nak(lib, q, h, std::move(in), last);
           if (q.waits_for_receive) return Outcome::hold;
           log_drop(lib, q, h, "no receive posted: UC drops the message (the InfiniBand rule, Linux model)");
@@ -416,7 +429,7 @@ void handle_ud(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> pa
   if (h.gid_type != 0 && it->second != 0 && !(it->second & (1u << h.gid_type)))
     return drop(std::string("a ") + wire_gid_type_name(h.gid_type) + " packet to " + dst.to_string() +
                 ", which port " + std::to_string(q.port) + " holds only as the other type");
-  if (!has_receive(q)) return drop("no receive posted: UD drops the datagram");
+  if (!receive_at_arrival(q, h)) return drop("no receive posted when it arrived: UD drops the datagram");
   RecvWr w = take_receive(q);
   const std::uint32_t len = kGrhBytes + h.length;
   ibv_wc_status st = check_receive(lib, q, w, len);

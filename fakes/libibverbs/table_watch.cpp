@@ -33,12 +33,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -175,14 +177,23 @@ class Watcher {
     if (auto text = formats::read_text_file(path_)) last_text_ = std::move(text).value();  // what was loaded
   }
 
-  [[noreturn]] void run() {
-    while (true) {
+  /// Until stop(): wait for a change, for quiet, then apply.
+  void run() {
+    while (!stopped()) {
       wait_for_change();
       do {
         wait_for_quiet();
+        if (stopped()) return;
         rewatch();
       } while (!check());
     }
+  }
+
+  /// Wake run() and make it return (at exit, and when a program dlclose()s the library: a thread
+  /// still running the library's code after its pages are unmapped would crash the process).
+  void stop() {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(stop_, &one, sizeof one);
   }
 
  private:
@@ -247,13 +258,14 @@ class Watcher {
   /// Block for up to `ms` (-1: forever) for inotify events; true when a relevant one came or,
   /// when polling, the signature moved.
   bool changed_within(int ms) {
+    pollfd p[2] = {{stop_, POLLIN, 0}, {in_, POLLIN, 0}};
     if (in_ >= 0) {
-      pollfd p{in_, POLLIN, 0};
       const int wait = polling_ ? (ms < 0 ? kPollMs : std::min(ms, kPollMs)) : ms;
-      if (::poll(&p, 1, wait) > 0 && drain()) return true;
+      if (::poll(p, 2, wait) > 0 && (p[0].revents || drain())) return true;
     } else {
-      ::poll(nullptr, 0, ms < 0 ? kPollMs : std::min(ms, kPollMs));
+      if (::poll(p, 1, ms < 0 ? kPollMs : std::min(ms, kPollMs)) > 0) return true;
     }
+    if (stopped()) return true;
     if (polling_) {
       std::string now = signature(resolve(path_));
       if (now != signature_) {
@@ -265,14 +277,14 @@ class Watcher {
   }
 
   void wait_for_change() {
-    while (!changed_within(-1)) {
+    while (!changed_within(-1) && !stopped()) {
     }
   }
 
   /// Until nothing on the path changed for kQuietMs.
   void wait_for_quiet() {
     std::int64_t deadline = now_ms() + kQuietMs;
-    for (std::int64_t left = kQuietMs; left > 0; left = deadline - now_ms())
+    for (std::int64_t left = kQuietMs; left > 0 && !stopped(); left = deadline - now_ms())
       if (changed_within(static_cast<int>(left))) deadline = now_ms() + kQuietMs;
   }
 
@@ -362,9 +374,15 @@ class Watcher {
     lib_.log.write(r);
   }
 
+  bool stopped() const {
+    pollfd p{stop_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+
   Library& lib_;
   const std::string path_;
   const int in_;                                // inotify instance; -1: poll only
+  const int stop_ = ::eventfd(0, EFD_CLOEXEC);  // written once by stop()
   std::map<int, std::set<std::string>> names_;  // watch -> the names looked up in its directory
   bool polling_ = false;                        // some entry could not be watched
   std::string signature_;
@@ -390,8 +408,19 @@ void start_table_watch(Library& lib) {
     const char* mode = std::getenv("GIDPOLICY_FAKE_WATCH");
     const bool poll_only = mode && std::strcmp(mode, "poll") == 0;
     const int in = poll_only ? -1 : ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    auto* watcher = new Watcher(lib, path, in);  // lives as long as the process
-    std::thread([watcher] { watcher->run(); }).detach();
+    static Watcher* watcher = new Watcher(lib, path, in);  // lives as long as the process
+    // Not a static std::thread: its destructor, an exit handler of its own, terminates the
+    // process if it runs while the thread is joinable - and it does when two threads call
+    // exit() at once (rping 44's event thread exits while main returns), glibc handing one the
+    // join below and the other the destructor. Nothing here has a destructor.
+    static std::thread* thread = new std::thread([] { watcher->run(); });
+    // Run at exit and, because the library registers it, at dlclose() too (glibc runs a shared
+    // object's atexit handlers when it is unloaded): the thread returns and is joined first.
+    static std::atomic<bool> joined{false};
+    std::atexit([] {
+      watcher->stop();
+      if (!joined.exchange(true) && thread->joinable()) thread->join();
+    });
   });
 }
 

@@ -76,6 +76,12 @@ void* progress_main(void*) {
   for (;;) {
     // At most 10 ms, sooner when an RC timer (retry budget, RNR resend) is due: they fire even
     // when nobody polls.
+    if (now_ns() - last_inline_poll_ns().load(std::memory_order_relaxed) < kPollerActiveNs) {
+      // A poller is spinning and drains its own QPs: take what accumulated meanwhile, later.
+      const timespec pause{0, kDeferNs};
+      ::nanosleep(&pause, nullptr);
+      wait_ms = 0;
+    }
     const int n = ::epoll_wait(ep, evs, 64, wait_ms);
     std::lock_guard lock(lib.mu);
     if (progress().stopping) return nullptr;
@@ -293,6 +299,7 @@ void flush(Library& lib, Qp& q) {
       }
       msg.msg_iov = iov;
       msg.msg_iovlen = n;
+      h.sent_ns = now_ns();  // when it goes on the wire, not when it was posted or queued
       const ssize_t r = gone ? -1 : ::sendmsg(q.tx, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
       if (gone || (r < 0 && errno == EFAULT)) {
         // The memory this message reads is gone (deregistered, or unmapped while registered).

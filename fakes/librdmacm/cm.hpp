@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,7 @@ struct Library {
   std::string dir;                              // GIDPOLICY_FAKE_CM_DIR
   std::map<int, Id*> by_sock;                   // progress thread's sockets
   std::map<int, Id*> pending;                   // accepted, REQ not read yet: fd -> listener
+  std::set<Channel*> channels;                  // live ones: a destroyed channel's fd is closed (EBADF)
   int epoll = -1;
   bool progress = false;
   int log_fd = -2;  // -2: not opened yet
@@ -152,7 +154,12 @@ Event* queue_event(Library& l, Id* id, rdma_cm_event_type type, int status, Id* 
 void wake(Channel& c);
 /// Sync ids: waits for the id's next event (the lock is dropped while waiting); 0 or -1 errno.
 int wait_sync(std::unique_lock<std::mutex>& lk, Id* id, rdma_cm_event_type expect);
-Channel* new_channel();
+Channel* new_channel();  // caller holds mu; registered in lib().channels
+/// Closes the channel's fd and frees it and its queued events (caller holds mu).
+void free_channel(Channel* c);
+/// The fd is readable exactly while events are queued, as the ucma fd's poll: called after
+/// events leave the queue, it clears the eventfd's level once the queue is empty.
+void settle(Channel& c);
 
 // resolve.cpp
 /// The kernel's bind: EADDRNOTAVAIL when no interface of this namespace holds the address,

@@ -76,6 +76,45 @@ __attribute__((visibility("default"))) int rdma_listen(rdma_cm_id* id, int backl
   return 0;
 }
 
+namespace {
+
+// What a REQ (rdma_connect) and a REP (rdma_accept) take alike from the id and conn_param: the
+// private data within the message's limit, a QP (the id's, or one conn_param names), the depths
+// the device allows, the RNR retry count, the PSN, the Q_Key and the source GID. Refused (the
+// kernel's EINVAL) before anything is sent or changed but the depths; 0 when `m` is filled.
+int start_message(Library& l, const char* call, Id* i, const rdma_conn_param* conn_param, std::size_t limit,
+                  Msg& m) {
+  const bool ud = i->pub.qp_type == IBV_QPT_UD;
+  const char* what = m.type == MsgType::req        ? "REQ"
+                     : m.type == MsgType::sidr_req ? "SIDR REQ"
+                     : m.type == MsgType::rep      ? "REP"
+                                                   : "SIDR REP";
+  if (conn_param && conn_param->private_data_len > limit)
+    return refuse(l, call, i, EINVAL,
+                  std::to_string(conn_param->private_data_len) + " bytes of private data: a " + what +
+                      " carries at most " + std::to_string(limit));
+  if (!ud && !i->pub.qp && !conn_param)
+    return refuse(l, call, i, EINVAL, "no QP on the id and no conn_param naming one");
+  m.qpn = i->pub.qp ? i->pub.qp->qp_num : conn_param ? conn_param->qp_num : 0;
+  m.psn = i->local_psn;
+  m.qkey = RDMA_UDP_QKEY;
+  if (conn_param) {
+    if (take_depths(i, conn_param) != 0)
+      return refuse(l, call, i, EINVAL, "responder resources or initiator depth above the device's");
+    m.responder_resources = i->responder_resources;
+    m.initiator_depth = i->initiator_depth;
+    m.rnr_retry = conn_param->rnr_retry_count;
+    i->rnr_retry = conn_param->rnr_retry_count;
+    m.private_len = conn_param->private_data_len;
+    if (conn_param->private_data && m.private_len)
+      std::memcpy(m.private_data, conn_param->private_data, m.private_len);
+  }
+  std::memcpy(m.gid, &i->pub.route.addr.addr.ibaddr.sgid, 16);
+  return 0;
+}
+
+}  // namespace
+
 __attribute__((visibility("default"))) int rdma_connect(rdma_cm_id* id, rdma_conn_param* conn_param) {
   if (!id) {
     errno = EINVAL;
@@ -87,36 +126,16 @@ __attribute__((visibility("default"))) int rdma_connect(rdma_cm_id* id, rdma_con
   if (i->state != State::route_resolved)
     return refuse(l, "connect", i, EINVAL, "rdma_connect needs a resolved route");
   const bool ud = i->pub.qp_type == IBV_QPT_UD;
-  const std::size_t limit = ud ? kSidrReqPrivate : kReqPrivate;
-  if (conn_param && conn_param->private_data_len > limit)
-    return refuse(l, "connect", i, EINVAL,
-                  std::to_string(conn_param->private_data_len) + " bytes of private data: a " +
-                      (ud ? "SIDR REQ" : "REQ") + " carries at most " + std::to_string(limit));
-  if (!ud && !i->pub.qp && !conn_param)
-    return refuse(l, "connect", i, EINVAL, "no QP on the id and no conn_param naming one");
   Msg m{};
   m.type = ud ? MsgType::sidr_req : MsgType::req;
+  if (int err = start_message(l, "connect", i, conn_param, ud ? kSidrReqPrivate : kReqPrivate, m); err != 0)
+    return err;
   m.qp_type = static_cast<std::uint8_t>(i->pub.qp_type);
-  m.qpn = i->pub.qp ? i->pub.qp->qp_num : conn_param ? conn_param->qp_num : 0;
-  m.psn = i->local_psn;
-  m.qkey = RDMA_UDP_QKEY;
   if (conn_param) {
-    m.responder_resources = conn_param->responder_resources;
-    m.initiator_depth = conn_param->initiator_depth;
-    m.rnr_retry = conn_param->rnr_retry_count;
     m.retry = conn_param->retry_count;
     m.srq = conn_param->srq;
-    m.private_len = conn_param->private_data_len;
-    if (conn_param->private_data && m.private_len)
-      std::memcpy(m.private_data, conn_param->private_data, m.private_len);
-    if (take_depths(i, conn_param) != 0)
-      return refuse(l, "connect", i, EINVAL, "responder resources or initiator depth above the device's");
-    m.responder_resources = i->responder_resources;
-    m.initiator_depth = i->initiator_depth;
-    i->rnr_retry = conn_param->rnr_retry_count;
     i->retry = conn_param->retry_count;
   }
-  std::memcpy(m.gid, &i->pub.route.addr.addr.ibaddr.sgid, 16);
   std::memcpy(&m.src, &i->pub.route.addr.src_storage, sizeof m.src);
   std::memcpy(&m.dst, &i->pub.route.addr.dst_storage, sizeof m.dst);
   const auto* dst = &i->pub.route.addr.dst_addr;
@@ -181,34 +200,12 @@ __attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id, rdma_conn
   auto* i = reinterpret_cast<Id*>(id);
   if (i->state != State::request) return refuse(l, "accept", i, EINVAL, "no connection request to accept");
   const bool ud = i->pub.qp_type == IBV_QPT_UD;
-  const std::size_t limit = ud ? kSidrRepPrivate : kRepPrivate;
-  if (conn_param && conn_param->private_data_len > limit)
-    return refuse(l, "accept", i, EINVAL,
-                  std::to_string(conn_param->private_data_len) + " bytes of private data: a " +
-                      (ud ? "SIDR REP" : "REP") + " carries at most " + std::to_string(limit));
-  if (!ud && !i->pub.qp && !conn_param)
-    return refuse(l, "accept", i, EINVAL, "no QP on the id and no conn_param naming one");
-  if (conn_param) {
-    if (take_depths(i, conn_param) != 0)
-      return refuse(l, "accept", i, EINVAL, "responder resources or initiator depth above the device's");
-    i->rnr_retry = conn_param->rnr_retry_count;
-  }
-  if (!ud && i->pub.qp && (modify_to(l, i, IBV_QPS_RTR) != 0 || modify_to(l, i, IBV_QPS_RTS) != 0))
-    return refuse(l, "accept", i, errno, "the QP did not reach RTS");
   Msg m{};
   m.type = ud ? MsgType::sidr_rep : MsgType::rep;
-  m.qpn = i->pub.qp ? i->pub.qp->qp_num : conn_param ? conn_param->qp_num : 0;
-  m.psn = i->local_psn;
-  m.qkey = RDMA_UDP_QKEY;
-  if (conn_param) {
-    m.responder_resources = i->responder_resources;
-    m.initiator_depth = i->initiator_depth;
-    m.rnr_retry = conn_param->rnr_retry_count;
-    m.private_len = conn_param->private_data_len;
-    if (conn_param->private_data && m.private_len)
-      std::memcpy(m.private_data, conn_param->private_data, m.private_len);
-  }
-  std::memcpy(m.gid, &i->pub.route.addr.addr.ibaddr.sgid, 16);
+  if (int err = start_message(l, "accept", i, conn_param, ud ? kSidrRepPrivate : kRepPrivate, m); err != 0)
+    return err;
+  if (!ud && i->pub.qp && (modify_to(l, i, IBV_QPS_RTR) != 0 || modify_to(l, i, IBV_QPS_RTS) != 0))
+    return refuse(l, "accept", i, errno, "the QP did not reach RTS");
   auto r = record("accept", i);
   r["qp_num"] = m.qpn;
   r["src"] = address_text(&i->pub.route.addr.src_addr);

@@ -187,7 +187,26 @@ Channel* new_channel() {
     delete c;
     return nullptr;
   }
+  lib().channels.insert(c);
   return c;
+}
+
+void free_channel(Channel* c) {
+  for (Event* e : c->queue) delete e;
+  c->queue.clear();
+  lib().channels.erase(c);
+  ::close(c->pub.fd);
+  delete c;
+}
+
+void settle(Channel& c) {
+  if (!c.queue.empty()) return;
+  // The lock is held, so nothing is queued meanwhile (queue_event writes again when it finds
+  // the queue empty); the fd is blocking, so it is read only when poll says it holds a count.
+  pollfd q{c.pub.fd, POLLIN, 0};
+  std::uint64_t v = 0;
+  if (::poll(&q, 1, 0) == 1) [[maybe_unused]]
+    auto n = ::read(c.pub.fd, &v, sizeof v);
 }
 
 void wake(Channel& c) {
@@ -221,6 +240,7 @@ int next_event(std::unique_lock<std::mutex>& lk, Channel* c, Event** out, bool f
     if (!c->queue.empty()) {
       Event* e = c->queue.front();
       c->queue.pop_front();
+      settle(*c);  // a poll of the fd now says whether another event waits, as the kernel's
       e->delivered = true;
       e->id->unacked++;
       *out = e;
@@ -245,14 +265,7 @@ int next_event(std::unique_lock<std::mutex>& lk, Channel* c, Event** out, bool f
       errno = EINTR;
       return -1;
     }
-    std::uint64_t v = 0;
-    // Reset the level; the lock is held, so nothing is queued meanwhile (queue_event writes
-    // again when it finds the queue empty).
-    if (c->queue.empty()) {
-      pollfd q{fd, POLLIN, 0};
-      if (::poll(&q, 1, 0) == 1) [[maybe_unused]]
-        auto n = ::read(fd, &v, sizeof v);
-    }
+    settle(*c);
   }
 }
 
@@ -318,6 +331,7 @@ __attribute__((visibility("default"))) void rdma_destroy_event_channel(rdma_even
   }
   for (Event* e : c->queue) delete e;
   c->queue.clear();
+  l.channels.erase(c);  // from here on the channel is gone for the program (EBADF)
   if (c->waiters > 0) {
     // A thread is blocked reading it. The kernel keeps a file that a blocked read holds, and
     // that read never returns; so here the channel (and its fd) stay, unreachable, and the
@@ -325,8 +339,7 @@ __attribute__((visibility("default"))) void rdma_destroy_event_channel(rdma_even
     c->closed = true;
     return;
   }
-  ::close(c->pub.fd);
-  delete c;
+  free_channel(c);
 }
 
 __attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel* channel,
@@ -338,6 +351,11 @@ __attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel*
   Library& l = lib();
   std::unique_lock lk(l.mu);
   auto* c = reinterpret_cast<Channel*>(channel);
+  if (!l.channels.contains(c)) {
+    // Destroyed: librdmacm reads the closed fd, and read() fails with EBADF. (rping of
+    // rdma-core 44 races its own teardown into this; rdma-core f3ae6534a fixed rping.)
+    return refuse(l, "get_cm_event", nullptr, EBADF, "the event channel was destroyed");
+  }
   Event* e = nullptr;
   if (next_event(lk, c, &e, false) != 0) return -1;
   *event = &e->pub;
@@ -407,6 +425,8 @@ __attribute__((visibility("default"))) int rdma_create_id(rdma_event_channel* ch
   if (!ensure_loaded(l)) return -1;
   if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP && ps != RDMA_PS_IB && ps != RDMA_PS_IPOIB)
     return refuse(l, "create_id", nullptr, EINVAL, "unknown port space " + std::to_string(ps));
+  if (channel && !l.channels.contains(reinterpret_cast<Channel*>(channel)))
+    return refuse(l, "create_id", nullptr, EBADF, "the event channel was destroyed");
   auto* i = new (std::nothrow) Id;
   if (!i) {
     errno = ENOMEM;
@@ -481,11 +501,10 @@ __attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
   log_record(l, record("destroy_id", i));
   Channel* c = i->channel;
   c->ids--;
-  if (i->sync && c->ids == 0) {
-    for (Event* e : c->queue) delete e;
-    ::close(c->pub.fd);
-    delete c;
-  }
+  if (i->sync && c->ids == 0)
+    free_channel(c);
+  else
+    settle(*c);
   delete i;
   return 0;
 }
@@ -498,6 +517,8 @@ __attribute__((visibility("default"))) int rdma_migrate_id(rdma_cm_id* id, rdma_
   Library& l = lib();
   std::unique_lock lk(l.mu);
   auto* i = reinterpret_cast<Id*>(id);
+  if (channel && !l.channels.contains(reinterpret_cast<Channel*>(channel)))
+    return refuse(l, "migrate_id", i, EBADF, "the event channel was destroyed");
   Channel* to = channel ? reinterpret_cast<Channel*>(channel) : new_channel();
   if (!to) {
     errno = ENOMEM;
@@ -506,10 +527,7 @@ __attribute__((visibility("default"))) int rdma_migrate_id(rdma_cm_id* id, rdma_
   // As librdmacm: the id's events handed out must be acked first (bounded here, as destroy).
   if (i->unacked > (i->pub.event ? 1 : 0) &&
       !l.acked.wait_for(lk, std::chrono::seconds(2), [&] { return i->unacked <= (i->pub.event ? 1 : 0); })) {
-    if (!channel) {
-      ::close(to->pub.fd);
-      delete to;
-    }
+    if (!channel) free_channel(to);
     return refuse(l, "migrate_id", i, EBUSY, "events of this id are not acked");
   }
   Channel* from = i->channel;
@@ -529,11 +547,10 @@ __attribute__((visibility("default"))) int rdma_migrate_id(rdma_cm_id* id, rdma_
   i->channel = to;
   i->pub.channel = &to->pub;
   i->sync = channel == nullptr;
-  if (from_sync && from->ids == 0) {
-    for (Event* e : from->queue) delete e;
-    ::close(from->pub.fd);
-    delete from;
-  }
+  if (from_sync && from->ids == 0)
+    free_channel(from);
+  else
+    settle(*from);
   log_record(l, record("migrate_id", i));
   return 0;
 }

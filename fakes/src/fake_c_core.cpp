@@ -1,6 +1,7 @@
 #include <gidpolicy/fakes/fake_c_core.hpp>
 
 #include <endian.h>
+#include <net/if.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -24,7 +25,10 @@ LinkLayer link_layer_of(const FakeVerbs& model, DeviceHandle device, std::uint32
 }
 
 /// The ABI entry for a model entry, built in a local struct: the caller's buffer is written
-/// with memcpy only, whatever its alignment and stride.
+/// with memcpy only, whatever its alignment and stride. ndev_ifindex is the table's ifindex when
+/// it gives one; when it names the netdev only (the usual table: JSON, show_gids, sysfs), it is
+/// that netdev's ifindex in the caller's network namespace now, as the kernel reports the bound
+/// netdev's ifindex; 0 (none) when no netdev of that name is there.
 ibv_gid_entry abi_entry(const GidEntry& e, std::uint32_t port, LinkLayer link_layer) {
   ibv_gid_entry out;
   std::memset(&out, 0, sizeof out);
@@ -33,6 +37,8 @@ ibv_gid_entry abi_entry(const GidEntry& e, std::uint32_t port, LinkLayer link_la
   out.port_num = port;
   out.gid_type = abi_gid_type(e.type, link_layer);
   out.ndev_ifindex = e.ifindex;
+  if (out.ndev_ifindex == 0 && !e.netdev.empty() && e.netdev.size() < IF_NAMESIZE)
+    out.ndev_ifindex = ::if_nametoindex(e.netdev.c_str());
   return out;
 }
 

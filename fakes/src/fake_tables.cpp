@@ -184,9 +184,8 @@ result<bool> FakeVerbs::replace_port(const GidTable& table) {
   GIDPOLICY_TRY(p, impl_->port(info.device, info.port));
   for (const GidEntry& e : table)
     if (e.index >= p->length())
-      return fail(errc::invalid_argument, info.device + ":" + std::to_string(info.port) + " index " +
-                                              std::to_string(e.index) + " is not below gid_tbl_len " +
-                                              std::to_string(p->length()));
+      return fail(errc::invalid_argument,
+                  entry_name(info, e.index) + " is not below gid_tbl_len " + std::to_string(p->length()));
   std::map<std::uint32_t, GidEntry> entries;
   for (const GidEntry& e : table) entries.emplace(e.index, e);
   const bool gids_changed = entries != p->entries;

@@ -106,6 +106,14 @@ struct JacclDevices {
   /// JACCL's ring check: every rank has as many devices towards both neighbours as rank 0 has
   /// towards rank 1, and at least one.
   [[nodiscard]] bool valid_ring(std::string* why = nullptr) const;
+  /// JACCL's choice between the two (jaccl::init): the ring when `prefer_ring` (JACCL_RING /
+  /// MLX_JACCL_RING set) and it is valid, else the mesh when valid, else the ring when valid;
+  /// true for the ring. errc::invalid_argument saying why neither is valid.
+  [[nodiscard]] result<bool> uses_ring(bool prefer_ring) const;
+  /// The devices rank `rank` opens under that layout, once each in natural order: in a mesh the
+  /// first name towards every other rank, in a ring every name towards both neighbours.
+  /// Empty for a rank out of range.
+  [[nodiscard]] std::vector<std::string> devices_of(std::size_t rank, bool ring) const;
 };
 /// Parse a device file as JACCL does: an array of N arrays of N entries, each null, a string or
 /// an array of strings; the names follow the device-name rule (names.hpp). At most 4,096 ranks
@@ -119,6 +127,37 @@ result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view
 /// Read and parse a device file (at most 64 MiB; its path follows the path-name rule).
 result<JacclDevices> read_jaccl_devices(const std::string& path,
                                         std::optional<std::size_t> expected_ranks = std::nullopt);
+
+/// One host of the hostfile `mlx.distributed_config` writes and `mlx.launch --hostfile` reads:
+/// {"ssh": "mac-a", "ips": ["10.0.0.1"], "rdma": [null, "rdma_en3", ...]}.
+struct MlxHost {
+  std::string ssh;                             ///< the name mlx.launch connects to over ssh
+  std::vector<std::string> ips;                ///< its addresses, as written (IPv4 or IPv6 text)
+  std::vector<std::vector<std::string>> rdma;  ///< rdma[j]: the devices it uses towards host j
+};
+/// The whole hostfile: {"backend": "jaccl", "envs": [...], "hosts": [...]} (or, as older MLX
+/// versions wrote it, the bare array of hosts). "rdma" of every host is a row of JACCL's device
+/// matrix; mlx.launch writes that matrix to a file and points MLX_IBV_DEVICES at it.
+struct MlxHostfile {
+  std::string backend;  ///< "jaccl", "ring", ...; "" when the file does not say
+  std::vector<MlxHost> hosts;
+  /// The device matrix the hosts' "rdma" rows form (a host without "rdma" is an empty row).
+  [[nodiscard]] JacclDevices devices() const;
+};
+/// Parse a hostfile. Bounded: at most 4,096 hosts, 64 addresses per host, 16 device names per
+/// entry, nesting no deeper than 8 (in keys it skips); each "rdma" row has one entry per host.
+/// Unknown keys are skipped ("envs", keys newer MLX versions add). Every error names the
+/// source and the field, with its line and column: "hosts.json:4:37: hosts[1].rdma[0]: ...".
+/// `expected_hosts`, when given (the snapshots' count), must equal the number of hosts.
+result<MlxHostfile> parse_mlx_hostfile(std::string_view text, std::string_view source = "<hostfile>",
+                                       std::optional<std::size_t> expected_hosts = std::nullopt);
+/// Read and parse a hostfile (at most 16 MiB; its path follows the path-name rule).
+result<MlxHostfile> read_mlx_hostfile(const std::string& path,
+                                      std::optional<std::size_t> expected_hosts = std::nullopt);
+/// A JACCL device file or an mlx.distributed_config hostfile, told apart by their shape (an
+/// array of arrays, or an object / an array of objects): the device matrix either stands for.
+result<JacclDevices> read_device_file(const std::string& path,
+                                      std::optional<std::size_t> expected_ranks = std::nullopt);
 
 // ---------------------------------------------------------------------------------------------
 // Topology and options.

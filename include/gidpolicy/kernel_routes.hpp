@@ -1,5 +1,5 @@
-// KernelRoutes: the RouteSource that asks this host's kernel (rtnetlink) for the route to a peer,
-// what `ip route get ADDR` asks; network.hpp has the rules a view is judged by.
+// KernelRoutes: the RouteSource that asks this host's kernel (rtnetlink; macOS: the routing socket)
+// for the route to a peer, what `ip route get ADDR` asks; network.hpp has the rules a view is judged by.
 //
 // A header of its own, in the `host` layer (docs/concepts.md, "Layers"): the selection layer
 // that ranks with a NetworkView stays free of sockets and system calls, and only code that asks
@@ -24,8 +24,10 @@ namespace gidpolicy {
 /// kernel answers a blackhole/unreachable/prohibit route with its errno (its fib_props table:
 /// EINVAL, EHOSTUNREACH, EACCES), which route_to() turns back into that RouteType; ENETUNREACH
 /// (no route, or a throw route leaving every table) is errc::no_route.
-/// Linux only for routes: elsewhere route_to() fails with errc::not_supported (interfaces()
-/// works on any POSIX system).
+/// On macOS route_to() asks the routing socket instead (PF_ROUTE RTM_GET, as `route -n get`;
+/// darwin.hpp reads the reply): a reject route is RouteType::unreachable, a blackhole one
+/// blackhole, "not in table" (ESRCH) errc::no_route. Elsewhere route_to() fails with
+/// errc::not_supported (interfaces() works on any POSIX system).
 class KernelRoutes final : public RouteSource {
  public:
   result<std::vector<NetInterface>> interfaces() override;

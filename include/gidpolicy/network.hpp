@@ -169,7 +169,8 @@ result<void> check_route(const PeerAddress& peer, const Route& route);
 /// route's GID must not silently rank without it).
 result<NetworkView> observe_network(RouteSource& source, std::span<const PeerAddress> peers);
 
-/// Every peer= address a policy (and the policies nested in first()/per-device()) names.
+/// Every peer= address a policy (and the policies nested in first()/per-device()) names: auto's,
+/// rdma_cm's and libfabric's MSG endpoints' (ep=msg,peer=), in the order they appear, once each.
 std::vector<PeerAddress> peers_of(const AnyPolicy& policy);
 
 }  // namespace gidpolicy

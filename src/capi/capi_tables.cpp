@@ -93,11 +93,11 @@ gidpolicy_status gidpolicy_table_from_json(const char* text, size_t text_len, co
       return GIDPOLICY_OK;
     }
     // The caller's device name is quoted (names.hpp): it may hold anything.
-    std::string what = device ? "no port " + gidpolicy::quote_name(device, 64) + ":" + std::to_string(port)
+    std::string what = device ? "no " + gidpolicy::port_name(gidpolicy::quote_name(device, 64), port)
                               : std::string("no port");
     std::string seen;
     for (const gidpolicy::GidTable& t : tables.value())
-      seen += (seen.empty() ? "" : ", ") + t.port().device + ":" + std::to_string(t.port().port);
+      seen += (seen.empty() ? "" : ", ") + gidpolicy::port_name(t);
     return report(GIDPOLICY_ERR_INVALID_ARGUMENT,
                   what + " in the document" + (seen.empty() ? "" : "; it has " + seen), err, errlen);
   });

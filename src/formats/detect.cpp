@@ -1,3 +1,4 @@
+#include <gidpolicy/fleet.hpp>
 #include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/formats/devinfo.hpp>
 #include <gidpolicy/formats/json.hpp>
@@ -90,10 +91,38 @@ result<std::vector<GidTable>> read_tables(std::string_view text, std::string_vie
   return read_tables_as(text, format, source);
 }
 
+namespace {
+
+/// JSON in either of gidpolicy's forms: the canonical document (json.hpp: an object with
+/// "schema": "gidpolicy.tables"), or what `gidpolicy show --json` prints (a port object, or an
+/// array of them: the fleet's host snapshot, fleet.hpp). Both are read, because the second is
+/// what a user has: the doctor's own advice is to take a table with `show --json`. An array is
+/// always a snapshot; an object is the canonical document unless it lacks the schema.
+result<std::vector<GidTable>> read_any_json(std::string_view text, std::string_view source) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  // The host name is not the tables' business: a fixed valid one, so that a source such as
+  // "<stdin>" (no host name) is no error.
+  constexpr std::string_view kHost = "input";
+  if (first != std::string_view::npos && text[first] == '[') {
+    GIDPOLICY_TRY(snapshot, fleet::parse_snapshot(text, source, kHost));
+    return std::move(snapshot.ports);
+  }
+  auto canonical = read_json(text, source);
+  if (canonical || canonical.error().detail.rfind(std::string(source) + ": schema: ", 0) != 0)
+    return canonical;
+  auto snapshot = fleet::parse_snapshot(text, source, kHost);
+  if (snapshot) return std::move(snapshot.value().ports);
+  return fail(Error(canonical.error().code, canonical.error().detail +
+                                                "; nor is it a port as `gidpolicy show --json` prints it: " +
+                                                snapshot.error().detail));
+}
+
+}  // namespace
+
 result<std::vector<GidTable>> read_tables_as(std::string_view text, Format format, std::string_view source) {
   switch (format) {
     case Format::json:
-      return read_json(text, source);
+      return read_any_json(text, source);
     case Format::devinfo:
       return read_devinfo(text, source);
     case Format::show_gids:

@@ -35,6 +35,61 @@ std::string builtin_spec_hint() {
   return out;
 }
 
+namespace {
+// A Markdown table cell: a '|' would end the cell (GitHub's tables read "\|" as the character,
+// inside code spans too); a line break would end the row.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string code(std::string_view text) { return "`" + cell(text) + "`"; }
+}  // namespace
+
+std::string builtin_spec_table() {
+  std::string out =
+      "<!-- spec-table:begin (generated from policies/registry.hpp by scripts/update-docs: edit the "
+      "registry, "
+      "not this table) -->\n"
+      "| spec | options | behaviour | policy types |\n"
+      "|---|---|---|---|\n";
+  for (const BuiltinSpec& s : kBuiltinSpecs) {
+    std::string options;
+    for (const SpecOptionInfo& o : s.options) {
+      if (!options.empty()) options += ", ";
+      options += code(o.value.empty() ? std::string(o.key) : std::string(o.key) + "=" + std::string(o.value));
+      if (o.repeats) options += " (repeats)";
+    }
+    std::string behaviour = cell(s.summary);
+    // A profile is not a policy (parse_policy refuses it): say which row is its policy alone.
+    if (s.kind == SpecKind::profile)
+      behaviour +=
+          std::string("; a profile, not a policy") +
+          (s.policy_alone.empty() ? std::string() : " (the policy alone: " + code(s.policy_alone) + ")");
+    for (std::string_view alias : s.aliases) behaviour += "; also spelled " + code(alias);
+    std::string types;
+    std::string_view rest = s.types;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      std::string_view one = rest.substr(0, comma);
+      while (one.starts_with(' ')) one.remove_prefix(1);
+      if (!types.empty()) types += ", ";
+      types += code(one);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    out += "| " + code(s.grammar) + " | " + options + " | " + behaviour + " | " + types + " |\n";
+  }
+  return out + "<!-- spec-table:end -->\n";
+}
+
 std::string option_names(const BuiltinSpec& spec) {
   std::string out;
   for (const SpecOptionInfo& o : spec.options) {

@@ -52,6 +52,32 @@ TEST(Fleet, DeviceFileFromJacclsEnvironmentVariable) {
       << ring.out << ring.err;
 }
 
+// The hostfile mlx.distributed_config writes (tests/data/fleet/mlx-hostfile.json, laid out as MLX
+// writes it, "backend" and "envs" included) stands for the same device matrix as devices.json.
+std::string mlx_hostfile() { return (test_data_dir() / "fleet" / "mlx-hostfile.json").string(); }
+
+TEST(Fleet, MlxHostfileIsTheDeviceFileItsRdmaRowsForm) {
+  const auto r = run_cli({"fleet", "--hostfile", mlx_hostfile(), "--profile", "jaccl", hosts()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("jaccl-mesh of 4 hosts, profile jaccl: 3 of 6 links connected"), std::string::npos)
+      << r.out << r.err;
+  const auto as_devices = run_cli({"fleet", "--jaccl-devices", devices(), "--profile", "jaccl", hosts()});
+  EXPECT_EQ(r.out, as_devices.out);
+  // Wherever a device file is accepted, a hostfile is: --jaccl-devices and MLX_IBV_DEVICES too.
+  const auto via_env = run_program(cli_path(), {"fleet", "--topology", "jaccl", "--profile", "auto", hosts()},
+                                   {"MLX_IBV_DEVICES=" + mlx_hostfile()});
+  EXPECT_EQ(via_env.exit_code, 0) << via_env.err;
+  EXPECT_EQ(via_env.out, "jaccl-mesh of 4 hosts, profile auto: 6 of 6 links connected\n");
+}
+
+TEST(Fleet, MlxHostfileWithAnotherHostCountIsRefusedNamingBoth) {
+  const auto r =
+      run_cli({"fleet", "--hostfile", mlx_hostfile(), (jaccl_dir() / "hosts" / "m3-ultra-1.json").string(),
+               (jaccl_dir() / "hosts" / "m3-ultra-2.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("mlx-hostfile.json: 4 hosts but 2 snapshots were given"), std::string::npos) << r.err;
+}
+
 TEST(Fleet, JsonListsCausesSidesAndEveryFailedLink) {
   const auto r = run_cli({"fleet", "--jaccl-devices", devices(), "--profile", "jaccl", "--json", hosts()});
   ASSERT_EQ(r.exit_code, 1) << r.err;

@@ -148,6 +148,7 @@ TEST(OutputSweep, EverySubcommandWithStdoutOnAFullDiskFailsSayingSo) {
       {"env", {"env", "--for", "nccl,ucx", "--input", table()}},
       // fake-host's own stdout is its --help: what the command it runs prints is the command's.
       {"fake-host", {"fake-host", "--help"}},
+      {"doctor", {"doctor", "--input", table()}},
   };
   // The --json forms and the tool's own --help/--version print through other code.
   const std::vector<std::vector<std::string>> json_forms{
@@ -157,6 +158,7 @@ TEST(OutputSweep, EverySubcommandWithStdoutOnAFullDiskFailsSayingSo) {
       with(fleet, {"--json"}),
       {"env", "--for", "nccl", "--format", "json", "--input", table()},
       {"check", "--stacks", "--json", "--input", table()},
+      {"doctor", "--json", "--input", table()},
       {"--help"},
       {"--version"},
       {"show", "--help"},

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -197,6 +198,146 @@ TEST(FleetStack, APinRightOnSomeHostsIsNamedOnTheOthers) {
   EXPECT_EQ(r.out.find("  pod-a:"), std::string::npos) << r.out;
   EXPECT_EQ(run_cli({"fleet", "--stack", "mpi", stacks_data("fleet")}).exit_code, 2);
   EXPECT_EQ(run_cli({"fleet", "--stack", "nccl", "--profile", "jaccl", stacks_data("fleet")}).exit_code, 2);
+}
+
+// env --for jaccl: MLX_IBV_DEVICES from JACCL's device file, once this host's row is checked.
+std::string jaccl_fleet(const char* name) {
+  return (example_tables_dir().parent_path() / "fleet" / "jaccl" / name).string();
+}
+
+TEST(EnvJaccl, PrintsTheDeviceFileWhenThisHostsRowWorks) {
+  const std::string devices = jaccl_fleet("devices.json");
+  const auto r = run_cli({"env", "--for", "jaccl", "--jaccl-devices", devices, "--rank", "0", "--input",
+                          stacks_data("jaccl/m3-ultra-1.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string abs = fs::absolute(devices).lexically_normal().string();
+  EXPECT_NE(r.out.find("export MLX_IBV_DEVICES='" + abs + "'\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("export JACCL_GID_POLICY='auto'\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rank 0 opens rdma_en3, rdma_en4, rdma_en5"), std::string::npos) << r.out;
+  // Each device: auto's pick and what JACCL as it ships does there (routes from index 1, where
+  // this host's mapped GID is: the same entry).
+  EXPECT_NE(
+      r.out.find("# jaccl on rdma_en4 port 1: auto picks index 1 (::ffff:10.99.2.1); JACCL as it ships uses "
+                 "the same entry"),
+      std::string::npos)
+      << r.out;
+  // JSON: the same setting.
+  const Json j = parse_out(run_cli({"env", "--for", "jaccl", "--format", "json", "--jaccl-devices", devices,
+                                    "--rank", "0", "--input", stacks_data("jaccl/m3-ultra-1.json")}));
+  EXPECT_EQ(j.at("settings").at("MLX_IBV_DEVICES"), abs);
+  // The defaults JACCL itself reads: JACCL_* first, then MLX_*.
+  const auto e = run_with_env({"env", "--for", "jaccl", "--input", stacks_data("jaccl/m3-ultra-3.json")},
+                              {"MLX_IBV_DEVICES=" + devices, "MLX_RANK=2", "JACCL_RANK=7"});
+  EXPECT_EQ(e.exit_code, 2) << e.out;  // JACCL_RANK wins: 7 is outside the file's 4 ranks
+  EXPECT_NE(e.err.find("JACCL_RANK 7: expected a rank 0..3"), std::string::npos) << e.err;
+  const auto m = run_with_env({"env", "--for", "jaccl", "--input", stacks_data("jaccl/m3-ultra-3.json")},
+                              {"MLX_IBV_DEVICES=" + devices, "MLX_RANK=2"});
+  EXPECT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("rank 2 opens rdma_en3, rdma_en4, rdma_en5"), std::string::npos) << m.out;
+  // m3-ultra-3's rdma_en3 holds its mapped GID at 2: stock JACCL (index 1) disagrees there.
+  EXPECT_NE(m.out.find("# jaccl on rdma_en3 port 1: auto picks index 2 (::ffff:10.99.4.2); JACCL as it ships "
+                       "disagrees there (sgid_index 1 is empty"),
+            std::string::npos)
+      << m.out;
+  // Asked for the ring (JACCL_RING set at all, as JACCL reads it): only the neighbours' devices.
+  const auto ring = run_with_env({"env", "--for", "jaccl", "--input", stacks_data("jaccl/m3-ultra-3.json")},
+                                 {"MLX_IBV_DEVICES=" + devices, "MLX_RANK=2", "MLX_JACCL_RING=0"});
+  EXPECT_NE(ring.out.find("rank 2 opens rdma_en3, rdma_en5 ("), std::string::npos) << ring.out;
+  // With --profile jaccl (JACCL as it ships) that host's row is refused: no value is right.
+  const auto stock = run_cli({"env", "--for", "jaccl", "--profile", "jaccl", "--jaccl-devices", devices,
+                              "--rank", "2", "--input", stacks_data("jaccl/m3-ultra-3.json")});
+  EXPECT_EQ(stock.exit_code, 1);
+  EXPECT_EQ(stock.out.find("MLX_IBV_DEVICES='"), std::string::npos) << stock.out;
+  EXPECT_NE(stock.err.find("names rdma_en3, where jaccl does not route from the GID it advertises"),
+            std::string::npos)
+      << stock.err;
+}
+
+TEST(EnvJaccl, ARowThisHostCannotServeGetsNoValue) {
+  const std::string devices = jaccl_fleet("devices.json");
+  // The Mac mini's table has rdma_en2 only: rank 0's row names rdma_en3..5.
+  const auto r = run_cli({"env", "--for", "jaccl", "--jaccl-devices", devices, "--rank", "0", "--input",
+                          stacks_example("macmini-mapped-at-2.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out.find("MLX_IBV_DEVICES='"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("names rdma_en3, but this host has no rdma_en3 port 1 (it has rdma_en2 port 1)"),
+            std::string::npos)
+      << r.err;
+  // A rank that is not one, a rank without a file, a file that is neither mesh nor ring.
+  for (const char* bad : {"4", "-1", "x", ""}) {
+    const auto b = run_cli({"env", "--for", "jaccl", "--jaccl-devices", devices, "--rank", bad, "--input",
+                            stacks_data("jaccl/m3-ultra-1.json")});
+    EXPECT_EQ(b.exit_code, 2) << bad;
+    EXPECT_NE(b.err.find("expected a rank 0..3"), std::string::npos) << bad << ": " << b.err;
+    EXPECT_EQ(b.out, "") << bad;
+  }
+  const auto no_file = run_with_env(
+      {"env", "--for", "jaccl", "--rank", "0", "--input", stacks_data("jaccl/m3-ultra-1.json")}, {});
+  EXPECT_EQ(no_file.exit_code, 2);
+  EXPECT_NE(no_file.err.find("--jaccl-devices FILE"), std::string::npos) << no_file.err;
+  EXPECT_EQ(run_cli({"env", "--for", "nccl", "--rank", "0", "--input", stacks_data("jaccl/m3-ultra-1.json")})
+                .exit_code,
+            2);  // the JACCL options are for jaccl only
+  const fs::path dir = fs::temp_directory_path() / ("gidpolicy-jaccl-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "neither.json") << R"([[null, "a", null, null], ["a", null, null, null],
+                                               [null, null, null, "b"], [null, null, "b", null]])";
+  }
+  const auto neither = run_cli({"env", "--for", "jaccl", "--jaccl-devices", (dir / "neither.json").string(),
+                                "--rank", "0", "--input", stacks_data("jaccl/m3-ultra-1.json")});
+  EXPECT_EQ(neither.exit_code, 2);
+  EXPECT_NE(neither.err.find("neither a valid mesh"), std::string::npos) << neither.err;
+  fs::remove_all(dir);
+  // Without any device file: no MLX_IBV_DEVICES, and the output says how to give one.
+  const auto none =
+      run_with_env({"env", "--for", "jaccl", "--input", stacks_data("jaccl/m3-ultra-1.json")}, {});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out.find("MLX_IBV_DEVICES='"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("--jaccl-devices FILE --rank R"), std::string::npos) << none.out;
+}
+
+// The same judgment in --json: every host, right or not, and per port the stack's pick, whether
+// it works, and the index auto picks there (the text names only the wrong hosts).
+TEST(FleetStack, JsonListsEveryHostWithTheStacksPickAndAutosPerPort) {
+  const auto r =
+      run_cli({"fleet", "--stack", "nccl:gid_index=7", "--device", "mlx5_1", "--json", stacks_data("fleet")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // node-c is wrong: the exit says so in JSON too
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc.at("schema"), "gidpolicy.fleet");
+  EXPECT_EQ(doc.at("version"), 1);
+  const auto& st = doc.at("stack");
+  EXPECT_EQ(st.at("profile"), "nccl:gid_index=7");  // a profile spec is "profile" everywhere
+  EXPECT_EQ(doc.at("profile"), "nccl:gid_index=7");
+  EXPECT_EQ(st.at("hosts_right"), 2);
+  EXPECT_EQ(st.at("hosts_wrong"), 1);
+  std::map<std::string, nlohmann::json> by_host;
+  for (const auto& h : st.at("hosts")) by_host[h.at("host").get<std::string>()] = h;
+  ASSERT_EQ(by_host.size(), 3u) << st.dump();
+  for (const char* ok : {"pod-a", "pod-b"}) {
+    EXPECT_TRUE(by_host[ok].at("right").get<bool>()) << ok;
+    for (const auto& p : by_host[ok].at("ports")) {
+      EXPECT_EQ(p.at("index"), 7) << ok;
+      EXPECT_EQ(p.at("auto_index"), 7) << ok;
+      EXPECT_TRUE(p.at("works").get<bool>()) << ok;
+      EXPECT_TRUE(p.at("right").get<bool>()) << ok;
+    }
+  }
+  const auto& c = by_host["node-c"];
+  EXPECT_FALSE(c.at("right").get<bool>());
+  ASSERT_EQ(c.at("ports").size(), 2u) << c.dump();
+  std::map<std::string, int> auto_at;
+  for (const auto& p : c.at("ports")) {
+    EXPECT_EQ(p.at("port"), 1);
+    EXPECT_FALSE(p.at("works").get<bool>()) << p.dump();  // index 7 is beyond both of its tables
+    EXPECT_FALSE(p.at("right").get<bool>()) << p.dump();
+    EXPECT_NE(p.at("outcome"), "ok") << p.dump();
+    auto_at[p.at("device").get<std::string>()] = p.at("auto_index").get<int>();
+  }
+  EXPECT_EQ(auto_at, (std::map<std::string, int>{{"mlx5_0", 3}, {"mlx5_1", 5}}));
+  // Without --stack the document has no "stack" object.
+  const auto plain = run_cli({"fleet", "--device", "mlx5_1", "--json", stacks_data("fleet")});
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("stack")) << plain.out;
 }
 
 TEST(FleetStack, EnvDirWritesOneFilePerHostAndNoValueWhereNoneIsRight) {

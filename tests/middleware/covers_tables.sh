@@ -6,7 +6,9 @@ gidpolicy=$1 dir=$2
 shift 2
 want=$(printf '%s\n' "$@" | sort)
 have=$(for f in "$dir"/*; do
-  "$gidpolicy" show --json --input "$f" 2>/dev/null | grep -q '"link_layer": "ethernet"' && basename "$f"
+  # Captured first: under pipefail, a grep -q that stops reading early can SIGPIPE the writer.
+  shown=$("$gidpolicy" show --json --input "$f" 2>/dev/null) || true
+  grep -q '"link_layer": "ethernet"' <<< "$shown" && basename "$f"
 done | sort)
 [ "$want" = "$have" ] && exit 0
 echo "the middleware tests cover: $(echo $want); the Ethernet example tables are: $(echo $have)" >&2

@@ -80,7 +80,7 @@ fi
 extra=$(diff <(env | grep -v '^_=' | sort) <(printf '%s\n' "$probe" | grep -v '^_=' | sort) | sed -n 's/^> //p' |
   grep -v -E '^(LD_LIBRARY_PATH|GIDPOLICY_FAKE_TABLES|GIDPOLICY_FAKE_SYSFS|GIDPOLICY_FAKE_FABRIC)=')
 [ -z "$extra" ] || fail "fake-host adds variables beyond its own: $extra"
-printf '%s\n' "$probe" | grep -q "^LD_LIBRARY_PATH=[^:]*fakes/libibverbs/lib" ||
+grep -q "^LD_LIBRARY_PATH=[^:]*fakes/libibverbs/lib" <<< "$probe" ||
   fail "the fake libibverbs is not first on LD_LIBRARY_PATH inside the fake host"
 
 host() { "$gidpolicy" fake-host --tables "$table" "$@"; }
@@ -96,7 +96,7 @@ ethernet_ports() {
 # Wait until a TCP port listens on this host (the servers' out-of-band sockets).
 wait_listen() {
   for _ in $(seq 1 100); do
-    ss -ltnH "sport = :$1" 2>/dev/null | grep -q . && return 0
+    [ -n "$(ss -ltnH "sport = :$1" 2>/dev/null)" ] && return 0
     sleep 0.1
   done
   return 1
@@ -152,7 +152,7 @@ case $check in
     for dp in $(ethernet_ports); do
       dev=${dp%:*} p=${dp#*:}
       for tl in rc_verbs ud_verbs; do
-        printf '%s\n' "$listed" | grep -qx "$tl $dp" || fail "ucx_info -d does not list $tl on $dp"
+        grep -qx "$tl $dp" <<< "$listed" || fail "ucx_info -d does not list $tl on $dp"
       done
       idx=$(printf '%s\n' "$choice" | awk -v d="$dev" -v p="$p" '$1 == d && $2 == p {print $3}')
       [ -n "$idx" ] && [ "$idx" != invalid ] || fail "UCX logged no GID index for $dp"
@@ -193,7 +193,7 @@ case $check in
     out=$(timeout 120 "$gidpolicy" fake-host --tables "$table" -- mpirun "${root[@]}" -np 2 --mca pml ucx \
       "$binary" 2>&1) || fail "mpirun failed: $(printf '%s\n' "$out" | tail -5)"
     for s in "8 B" "65536 B" "1048576 B"; do
-      printf '%s\n' "$out" | grep -q "mpi_pingpong: $s: .* checked" || fail "no checked $s ping-pong: $out"
+      grep -q "mpi_pingpong: $s: .* checked" <<< "$out" || fail "no checked $s ping-pong: $out"
     done
     printf '%s\n' "$out" | sed "s|^|$name $dp |"
     used=$(used_indices "$work/control.jsonl")
@@ -225,7 +225,10 @@ case $check in
     crc=$?
     wait "$spid"
     src=$?
-    [ $crc -eq 0 ] && [ $src -eq 0 ] || fail "fi_pingpong: client exit $crc, server exit $src: $(tail -3 "$work/client.out")"
+    # On failure, enough to tell which step failed: both sides' ends and the fake's refusals.
+    [ $crc -eq 0 ] && [ $src -eq 0 ] || fail "fi_pingpong: client exit $crc, server exit $src: $(tail -25 "$work/client.out"
+      echo "-- server:"; tail -10 "$work/server.out"
+      echo "-- the fakes' refusals:"; grep '"error"' "$work/control.jsonl" | grep -v -e '"bind_addr"' -e '__verbs_log' | tail -15)"
     line=$(grep -E '^4k +50 +=50' "$work/client.out") || fail "fi_pingpong printed no 4k result: $(cat "$work/client.out")"
     echo "$name fi_pingpong -p verbs -e rdm -v: $line"
     # With librdmacm present (the fake's, beside the fake libibverbs) libfabric runs RDM as ofi_rxm
@@ -262,8 +265,8 @@ case $check in
     command -v ucx_info >/dev/null || skip "ucx_info not installed (Debian ucx-utils)"
     out=$(UCX_LOG_LEVEL=diag "$gidpolicy" fake-host --tables "$table" -- ucx_info -d 2>&1)
     for dp in $(ethernet_ports); do
-      printf '%s\n' "$out" | grep -q "invalid gid\[[0-9]*\] on $dp\$" || fail "UCX did not refuse $dp as invalid"
-      printf '%s\n' "$out" | grep -q "Device: $dp\$" && fail "UCX opened a transport on $dp"
+      grep -q "invalid gid\[[0-9]*\] on $dp\$" <<< "$out" || fail "UCX did not refuse $dp as invalid"
+      grep -q "Device: $dp\$" <<< "$out" && fail "UCX opened a transport on $dp"
       echo "$name: UCX refuses $dp: $(printf '%s\n' "$out" | grep -o "invalid gid\[[0-9]*\] on $dp" | head -1)"
     done
     ;;
@@ -324,7 +327,7 @@ case $check in
     for _ in $(seq 1 100); do [ -S "$sock" ] && break; sleep 0.1; done
     timeout 60 "$gidpolicy" fake-host --netns --tables "$table" -- sh -c \
       "python3 '$here/relay.py' tcp-to-unix $port '$sock' &
-       for i in \$(seq 1 100); do ss -ltnH 'sport = :$port' | grep -q . && break; sleep 0.1; done
+       for i in \$(seq 1 100); do [ -n \"\$(ss -ltnH 'sport = :$port')\" ] && break; sleep 0.1; done
        ucx_perftest -p $port -t tag_lat -n 1000 127.0.0.1" \
       >"$work/client.out" 2>&1
     crc=$?

@@ -121,6 +121,34 @@ TEST(FleetJaccl, RingUseConnectsEachRankWithItsNeighboursOnly) {
   EXPECT_EQ(failed_links(an.value()).size(), 2u);
 }
 
+// One rank's devices under JACCL's choice of layout: what `env --for jaccl` checks on one host
+// and what the fleet lays out per rank.
+TEST(FleetJaccl, UsesRingAndDevicesOfFollowJacclsChoice) {
+  const auto mesh_and_ring = jaccl_topology().jaccl;
+  EXPECT_EQ(mesh_and_ring.uses_ring(false).value(), false);  // both valid: the mesh unless asked
+  EXPECT_EQ(mesh_and_ring.uses_ring(true).value(), true);
+  EXPECT_EQ(mesh_and_ring.devices_of(0, false),
+            (std::vector<std::string>{"rdma_en3", "rdma_en4", "rdma_en5"}));
+  // Ring: rank 0 towards rank 3 (rdma_en3) and rank 1 (rdma_en5).
+  EXPECT_EQ(mesh_and_ring.devices_of(0, true), (std::vector<std::string>{"rdma_en3", "rdma_en5"}));
+  EXPECT_TRUE(mesh_and_ring.devices_of(4, false).empty());
+  // Only a ring: taken even when not asked for; its lists are read whole.
+  auto ring = fleet::parse_jaccl_devices(R"([[null, ["en2", "en10"], null, "en7"], ["en7", null, "en2", null],
+                                             [null, "en7", null, "en2"], ["en2", null, "en7", null]])");
+  ASSERT_TRUE(ring.has_value()) << ring.error().what();
+  ASSERT_FALSE(ring.value().valid_ring());  // rank 0 has two devices towards rank 1, one towards 3
+  auto ring2 = fleet::parse_jaccl_devices(R"([[null, "en2", null, "en10"], ["en7", null, "en2", null],
+                                              [null, "en7", null, "en2"], ["en2", null, "en7", null]])");
+  ASSERT_TRUE(ring2.has_value());
+  EXPECT_EQ(ring2.value().uses_ring(false).value(), true);
+  EXPECT_EQ(ring2.value().devices_of(0, true), (std::vector<std::string>{"en2", "en10"}));  // natural order
+  auto neither = fleet::parse_jaccl_devices(R"([[null, "a", null, null], ["a", null, null, null],
+                                               [null, null, null, "b"], [null, null, "b", null]])");
+  ASSERT_TRUE(neither.has_value());
+  ASSERT_FALSE(neither.value().uses_ring(false).has_value());
+  EXPECT_NE(neither.value().uses_ring(false).error().what().find("neither a valid mesh"), std::string::npos);
+}
+
 TEST(FleetJaccl, AFileThatIsNeitherMeshNorRingIsRefusedAsJacclWould) {
   fleet::Topology t;
   t.pairing = Pairing::jaccl;

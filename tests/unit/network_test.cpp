@@ -74,6 +74,22 @@ TEST(PeerAddress, ScopedLinkLocalIsAcceptedAndRoundTripsThroughTheSpec) {
   EXPECT_NE(peer("fe80::1%en3"), peer("fe80::1%en4"));
 }
 
+// rdma_cm:peer= and libfabric's MSG endpoints route to their peer as auto:peer= does: the
+// caller asks the kernel for the routes peers_of() lists, and without one their select() refuses.
+TEST(PeerAddress, PeersOfListsRdmaCmAndLibfabricMsgPeers) {
+  ASSERT_OK_AND_ASSIGN(const auto cm, parse_policy("rdma_cm:peer=10.1.0.9,mode=v1"));
+  EXPECT_EQ(peers_of(cm), std::vector<PeerAddress>{peer("10.1.0.9")});
+  ASSERT_OK_AND_ASSIGN(const auto lf, parse_policy("libfabric:ep=msg,peer=fe80::1%en3"));
+  EXPECT_EQ(peers_of(lf), std::vector<PeerAddress>{peer("fe80::1%en3")});
+  ASSERT_OK_AND_ASSIGN(const auto nested,
+                       parse_policy("first(rdma_cm:peer=10.2.0.9|auto:peer=10.1.0.9|rdma_cm:peer=10.2.0.9)"));
+  EXPECT_EQ(peers_of(nested), (std::vector<PeerAddress>{peer("10.2.0.9"), peer("10.1.0.9")}));
+  // Addresses of this host are not peers: nothing to route.
+  EXPECT_TRUE(peers_of(VALUE_OR_FAIL(parse_policy("rdma_cm:local=10.1.0.1"))).empty());
+  EXPECT_TRUE(peers_of(VALUE_OR_FAIL(parse_policy("libfabric:ep=msg,local=10.1.0.1"))).empty());
+  EXPECT_TRUE(peers_of(VALUE_OR_FAIL(parse_policy("libfabric"))).empty());
+}
+
 TEST(PeerAddress, AScopeOnlyFollowsALinkLocalAddressAndMustBeANetdevName) {
   for (const char* bad : {"10.0.0.2%eth0", "fd00::1%eth0", "fe80::1%", "fe80::1%a/b", "fe80::1%a b",
                           "fe80::1%0123456789abcdef", "fe80::1%..", "fe80::1%e:1", "banana%eth0"}) {

@@ -7,6 +7,7 @@
 #include "example_tables.hpp"
 #include "support/assert_ok.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>

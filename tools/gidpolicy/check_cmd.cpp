@@ -4,6 +4,7 @@
 #include "output.hpp"
 #include "render.hpp"
 
+#include <gidpolicy/check.hpp>
 #include <gidpolicy/diagnose.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
@@ -35,6 +36,9 @@ int run_check(const CheckArgs& o) {
   for (const auto& t : loaded.value().tables) {
     const DriverModel driver = driver_for(t, o.platform);
     Json jt;
+    // Version 2: each profile's spec is under "profile" (version 1, unversioned, said "name").
+    jt["schema"] = "gidpolicy.check";
+    jt["version"] = 2;
     jt["device"] = t.port().device;
     jt["port"] = t.port().port;
     jt["link_layer"] = to_string(t.port().link_layer);
@@ -53,23 +57,14 @@ int run_check(const CheckArgs& o) {
     }
     for (const auto& prof : profiles) {
       const std::string name = prof.spec();
-      auto plan = prof.plan(t);
-      std::optional<RtrPrediction> v;
-      if (plan) {
-        const Plan& p = plan.value();
-        // The peer runs the same profile on a like table: it advertises a GID of the same
-        // family and RoCE version, so the prediction isolates this side's sgid_index choice.
-        PeerInfo peer;
-        peer.qpn = 0x11;
-        peer.psn = 7;
-        peer.gid = p.selection.entry.gid;
-        peer.mtu = t.port().active_mtu;
-        if (p.selection.entry.type != GidType::unknown) peer.gid_type = p.selection.entry.type;
-        // The one path: the attributes RtrBuilder builds from the plan, judged by the driver model.
-        v = predict_rtr(t, p, peer, driver);
-      }
+      // The library's row (check.hpp): the plan, and the RTR towards a peer that runs the same
+      // profile on a like table, so the prediction isolates this side's sgid_index choice.
+      CheckRow row = check_profile(t, prof, driver);
+      const result<Plan> plan =
+          row.plan ? result<Plan>(std::move(*row.plan)) : result<Plan>(fail(*row.error));
+      const std::optional<RtrPrediction>& v = row.prediction;
       Json jp;
-      jp["name"] = name;
+      jp["profile"] = name;
       jp["ok"] = plan.has_value();
       json_plan_keys(
           jp, plan,

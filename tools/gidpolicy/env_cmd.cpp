@@ -1,190 +1,23 @@
 // `gidpolicy env --for STACK[,STACK...]`: each stack's variables (or arguments) for the GID the
-// chosen profile picks, and why: when the stack's own choice is already that one, and when it is
-// not. A stack that takes one index per process on a host whose HCAs need different ones gets
-// no value at all (a value wrong on one HCA fails there a minute into the run): exit 1 names each.
+// chosen profile picks, and why, as the library's plan_env() computes them (env.hpp); printed as
+// shell exports, a dotenv file or JSON. A conflict (no one value is right) exits 1 naming each.
 #include "env_cmd.hpp"
 
 #include "commands.hpp"
 #include "output.hpp"
 #include "render.hpp"
 
-#include <gidpolicy/stacks.hpp>
+#include <gidpolicy/fleet.hpp>
 
-#include <fmt/core.h>
-
-#include <map>
-#include <set>
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
 
 namespace gidpolicy::cli {
 namespace {
-
-struct Pick {
-  const GidTable* table;
-  std::uint32_t index;
-  Gid gid;
-  GidType type;
-};
-
-std::string dev_port(const GidTable& t) { return t.port().device + ":" + std::to_string(t.port().port); }
-
-/// The variable that pins a per-process stack, and its stack id.
-struct PerProcess {
-  std::string_view var;
-  StackId id;
-};
-const std::map<std::string, PerProcess, std::less<>>& per_process() {
-  static const std::map<std::string, PerProcess, std::less<>> kVars{
-      {"nccl", {"NCCL_IB_GID_INDEX", StackId::nccl}},
-      {"nvshmem", {"NVSHMEM_IB_GID_INDEX", StackId::nvshmem}},
-      {"ucx", {"UCX_IB_GID_INDEX", StackId::ucx}},
-      {"mooncake", {"MC_GID_INDEX", StackId::mooncake}},
-      {"libfabric", {"FI_VERBS_GID_IDX", StackId::libfabric}},
-  };
-  return kVars;
-}
-
-// The device-selection variable that pairs with one process per HCA.
-std::string one_hca_setting(std::string_view stack, const GidTable& t) {
-  if (stack == "nccl") return "NCCL_IB_HCA==" + dev_port(t);
-  if (stack == "nvshmem") return "NVSHMEM_HCA_LIST=" + dev_port(t);
-  if (stack == "ucx") return "UCX_NET_DEVICES=" + dev_port(t);
-  if (stack == "mooncake") return "its device list naming only " + t.port().device;
-  return "FI_VERBS_DEVICE_NAME=" + t.port().device;
-}
-
-}  // namespace
-
-result<std::vector<std::string>> parse_env_stacks(const std::vector<std::string>& items) {
-  static const std::set<std::string, std::less<>> kKnown{
-      "nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest", "ds4", "llama.cpp", "jaccl"};
-  std::vector<std::string> out;
-  for (const auto& s : items) {
-    if (!kKnown.count(s))
-      return fail(errc::invalid_argument,
-                  "--for: expected one of " + std::string(kEnvStacks) + ", found '" + bounded(s) + "'");
-    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
-  }
-  if (out.empty()) return fail(errc::invalid_argument, "--for: expected one of " + std::string(kEnvStacks));
-  return out;
-}
-
-EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
-                 const Profile& profile) {
-  EnvPlan plan;
-  std::vector<Pick> picks;
-  std::vector<std::string> left_out;
-  for (const auto& t : tables) {
-    auto p = profile.plan(t);
-    if (!p) {
-      left_out.push_back(port_name(t) + " (" + profile.spec() + " finds nothing usable: " + p.error().detail +
-                         ")");
-      continue;
-    }
-    picks.push_back(
-        {&t, p.value().sgid_index, p.value().selection.entry.gid, p.value().selection.entry.type});
-  }
-  const std::string spec = profile.spec();
-  if (picks.empty()) {
-    plan.conflicts.push_back("no port has a GID " + spec + " would use" +
-                             (left_out.empty() ? std::string() : ": " + left_out.front()));
-    return plan;
-  }
-  for (const auto& l : left_out) plan.why.push_back("left out: " + l);
-  for (const auto& stack : stacks) {
-    if (const auto it = per_process().find(stack); it != per_process().end()) {
-      const std::string var(it->second.var);
-      std::set<std::uint32_t> indices;
-      for (const auto& p : picks) indices.insert(p.index);
-      if (indices.size() > 1) {
-        std::string c = stack + " takes one GID index per process (" + var + "), but";
-        std::string way;
-        for (std::size_t i = 0; i < picks.size(); ++i) {
-          c += (i ? "," : "") + std::string(" ") + port_name(*picks[i].table) + " needs " +
-               std::to_string(picks[i].index);
-          way += (i ? "; " : "") + one_hca_setting(stack, *picks[i].table) + " with " + var + "=" +
-                 std::to_string(picks[i].index);
-        }
-        plan.conflicts.push_back(c + ": run one process per HCA (" + way + ")");
-        continue;
-      }
-      const std::uint32_t index = *indices.begin();
-      plan.settings.push_back({var, std::to_string(index)});
-      if (stack == "ucx") {
-        std::string devs;
-        for (const auto& p : picks) devs += (devs.empty() ? "" : ",") + dev_port(*p.table);
-        plan.settings.push_back({"UCX_NET_DEVICES", devs});
-      }
-      if ((stack == "nccl" || stack == "nvshmem") && !left_out.empty()) {
-        std::string devs;
-        for (const auto& p : picks) devs += (devs.empty() ? "" : ",") + dev_port(*p.table);
-        plan.settings.push_back(
-            {stack == "nccl" ? "NCCL_IB_HCA" : "NVSHMEM_HCA_LIST", (stack == "nccl" ? "=" : "") + devs});
-      }
-      for (const auto& p : picks) {
-        const StackPrediction own = predict_stack(it->second.id, *p.table);
-        const std::string target = "index " + std::to_string(index) + " (" + p.gid.to_string() + " " +
-                                   std::string(to_string(p.type)) + ")";
-        if (own.chose && own.works && own.index == index) {
-          plan.why.push_back(stack + " on " + port_name(*p.table) + ": its own choice is already " + target +
-                             "; " + var + " only pins it");
-        } else {
-          plan.why.push_back(stack + " on " + port_name(*p.table) + ": its own choice " +
-                             (own.chose ? "is index " + std::to_string(own.index) + ", which " + own.outcome
-                                        : std::string(own.outcome)) +
-                             " (" + own.why + "): " + var + "=" + std::to_string(index) + " makes it use " +
-                             target);
-        }
-      }
-      continue;
-    }
-    if (stack == "perftest" || stack == "ds4") {
-      for (const auto& p : picks) {
-        const std::string idx = std::to_string(p.index);
-        plan.args.push_back(stack == "perftest" ? "perftest: -d " + p.table->port().device + " -i " +
-                                                      std::to_string(p.table->port().port) + " -x " + idx
-                                                : "ds4: --rdma-device " + p.table->port().device +
-                                                      " --rdma-gid-index " + idx);
-        if (stack == "perftest") {
-          const StackPrediction own = predict_stack(StackId::perftest, *p.table);
-          plan.why.push_back(
-              "perftest on " + port_name(*p.table) +
-              (own.chose && own.works && own.index == p.index
-                   ? ": without -x it picks index " + idx + " itself; -x only pins it"
-                   : ": without -x it " +
-                         (own.chose ? "picks index " + std::to_string(own.index) + ", which " + own.outcome
-                                    : own.outcome)));
-        }
-      }
-      continue;
-    }
-    if (stack == "llama.cpp") {
-      // One device per process: the first usable port, the others named as the alternatives.
-      plan.settings.push_back({"GGML_RDMA_DEV", picks.front().table->port().device});
-      plan.settings.push_back({"GGML_RDMA_GID", std::to_string(picks.front().index)});
-      for (std::size_t i = 1; i < picks.size(); ++i)
-        plan.why.push_back("llama.cpp uses one device: or GGML_RDMA_DEV=" + picks[i].table->port().device +
-                           " with GGML_RDMA_GID=" + std::to_string(picks[i].index));
-      continue;
-    }
-    // jaccl: the patched fork takes the policy itself; the device matrix needs every host.
-    plan.settings.push_back({"JACCL_GID_POLICY", spec});
-    plan.why.push_back(
-        "jaccl: MLX_IBV_DEVICES is a matrix over every host's devices: gidpolicy fleet --topology jaccl "
-        "checks one; JACCL_GID_POLICY is read only by the patched JACCL");
-  }
-  return plan;
-}
-
-namespace {
-
-bool dotenv_safe(std::string_view v) {
-  for (char c : v) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x21 || u == 0x7f || c == '"' || c == '\'' || c == '\\' || c == '#' || c == '$' || c == '`')
-      return false;
-  }
-  return true;
-}
 
 std::string sh_quote(std::string_view v) {
   std::string out = "'";
@@ -206,19 +39,62 @@ std::string comment(std::string_view text) {
 
 }  // namespace
 
-result<std::string> render_dotenv(const EnvPlan& plan) {
-  std::string out;
-  for (const auto& w : plan.why) out += comment(w);
-  for (const auto& a : plan.args) out += comment(a);
-  for (const auto& s : plan.settings) {
-    if (!dotenv_safe(s.value))
-      return fail(errc::invalid_argument,
-                  s.name + ": the value " + quote_name(s.value, 40) +
-                      " cannot be written in a dotenv file (quotes, spaces or control bytes)");
-    out += s.name + "=" + s.value + "\n";
-  }
-  return out;
+namespace {
+
+const char* first_env(const char* a, const char* b) {
+  if (const char* v = std::getenv(a)) return v;
+  return std::getenv(b);
 }
+
+/// --for jaccl's device file and rank, with JACCL's own defaults (its JACCL_* name first, then
+/// MLX_*). No file at all: nullopt (env then says how to give one). A file without a rank, a
+/// rank that is not a number below the file's rank count, or a file JACCL would refuse: an error.
+result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
+  std::optional<std::string> file = o.jaccl_devices;
+  std::string from = "--jaccl-devices";
+  if (!file) {
+    if (const char* v = std::getenv("JACCL_IBV_DEVICES")) {
+      file = v;
+      from = "JACCL_IBV_DEVICES";
+    } else if (const char* w = std::getenv("MLX_IBV_DEVICES")) {
+      file = w;
+      from = "MLX_IBV_DEVICES";
+    }
+  }
+  if (!file) {
+    if (o.rank)
+      return fail(errc::invalid_argument, "env --rank: give the device file with --jaccl-devices FILE");
+    return std::optional<JacclRow>();
+  }
+  std::optional<std::string> rank_text = o.rank;
+  std::string rank_from = "--rank";
+  if (!rank_text) {
+    if (const char* v = first_env("JACCL_RANK", "MLX_RANK")) {
+      rank_text = v;
+      rank_from = std::getenv("JACCL_RANK") ? "JACCL_RANK" : "MLX_RANK";
+    }
+  }
+  if (!rank_text)
+    return fail(errc::invalid_argument, "env --for jaccl: " + from + " " + bounded(*file) +
+                                            " needs this host's rank: give --rank R (or set MLX_RANK)");
+  GIDPOLICY_TRY(devices, fleet::read_jaccl_devices(*file));
+  const std::string& r = *rank_text;
+  const bool digits = !r.empty() && r.size() <= 4 &&
+                      std::all_of(r.begin(), r.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::size_t rank = digits ? static_cast<std::size_t>(std::stoul(r)) : devices.ranks();
+  if (rank >= devices.ranks())
+    return fail(errc::invalid_argument, rank_from + " " + bounded(r) + ": expected a rank 0.." +
+                                            std::to_string(devices.ranks() - 1) + " of " + bounded(*file));
+  GIDPOLICY_TRY(ring,
+                devices.uses_ring(o.jaccl_ring || first_env("JACCL_RING", "MLX_JACCL_RING") != nullptr));
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(*file, ec);
+  if (ec) abs = *file;
+  return std::optional<JacclRow>(JacclRow{
+      .path = abs.lexically_normal().string(), .devices = std::move(devices), .rank = rank, .ring = ring});
+}
+
+}  // namespace
 
 int run_env(const EnvArgs& o) {
   auto stacks = parse_env_stacks(o.stacks);
@@ -227,9 +103,17 @@ int run_env(const EnvArgs& o) {
   if (!profile)
     return usage_error(
         Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
+  std::optional<JacclRow> jaccl;
+  if (std::find(stacks.value().begin(), stacks.value().end(), "jaccl") != stacks.value().end()) {
+    auto row = jaccl_row(o);
+    if (!row) return usage_error(row.error());
+    jaccl = std::move(row).value();
+  } else if (o.jaccl_devices || o.rank || o.jaccl_ring) {
+    return usage_error("env: --jaccl-devices, --rank and --jaccl-ring are for --for jaccl");
+  }
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
-  const EnvPlan plan = plan_env(stacks.value(), loaded.value().tables, profile.value());
+  const EnvPlan plan = plan_env(stacks.value(), loaded.value().tables, profile.value(), jaccl);
   Output& out = standard_output();
   if (!plan.conflicts.empty()) {
     for (const auto& c : plan.conflicts) print_error(c);

@@ -92,9 +92,28 @@ namespace fs = std::filesystem;
 
 #ifdef GIDPOLICY_FAKE_LIB_DIRS
 constexpr const char* kFakeLibDirs = GIDPOLICY_FAKE_LIB_DIRS;
+constexpr const char* kCliBuildDir = GIDPOLICY_CLI_BUILD_DIR;
+constexpr const char* kFakeInstallRelDir = GIDPOLICY_FAKE_INSTALL_RELDIR;
 #else
 constexpr const char* kFakeLibDirs = "";
+constexpr const char* kCliBuildDir = "";
+constexpr const char* kFakeInstallRelDir = "";
 #endif
+
+// Where the fake libraries are. The build tree's binary uses the build tree's fakes; an installed
+// binary finds them relative to itself (<prefix>/bin/gidpolicy -> <prefix>/<libdir>/gidpolicy/fake,
+// never a directory the dynamic linker searches, so they cannot shadow the real libibverbs or
+// librdmacm), so a package or `cmake --install --prefix DIR` works wherever it lands. Which of
+// the two is decided by where the running binary is, never by which directory happens to exist.
+result<fs::path> fake_lib_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return fail(Error(ec, "/proc/self/exe: cannot tell where this gidpolicy is installed"));
+  const fs::path build_dir = fs::weakly_canonical(kCliBuildDir, ec);
+  if (!ec && exe.parent_path() == build_dir)
+    return fs::path(std::string(kFakeLibDirs).substr(0, std::string(kFakeLibDirs).find(':')));
+  return (exe.parent_path() / kFakeInstallRelDir).lexically_normal();
+}
 
 int say(const std::string& line) {
   std::cerr << "gidpolicy fake-host: " << line << "\n";
@@ -193,10 +212,11 @@ result<void> overlay(const std::string& target, const fs::path& upper_dirs) {
 
 // ---- the environment ------------------------------------------------------------------------
 
-std::vector<std::string> child_environment(const std::string& tables, const std::string& fabric,
+std::vector<std::string> child_environment(const fs::path& libdir, const std::string& tables,
+                                           const std::string& fabric,
                                            const std::optional<std::string>& driver) {
   std::map<std::string, std::string> set;
-  std::string libpath = kFakeLibDirs;
+  std::string libpath = libdir.string();
   if (const char* old = std::getenv("LD_LIBRARY_PATH"); old && *old) libpath += std::string(":") + old;
   set["LD_LIBRARY_PATH"] = libpath;
   set["GIDPOLICY_FAKE_TABLES"] = tables;
@@ -322,9 +342,12 @@ int run_fake_host(const FakeHostArgs& o) {
   if (!*kFakeLibDirs)
     return say("this gidpolicy was built without the fake libibverbs (GIDPOLICY_BUILD_FAKES)");
   std::error_code ec;
-  const fs::path libdir = std::string(kFakeLibDirs).substr(0, std::string(kFakeLibDirs).find(':'));
+  auto found = fake_lib_dir();
+  if (!found) return say(found.error().what());
+  const fs::path libdir = found.value();
   if (!fs::exists(libdir / "libibverbs.so.1", ec))
-    return say("the fake libibverbs is not built: " + (libdir / "libibverbs.so.1").string() + " is missing");
+    return say("the fake libibverbs is not installed: " + (libdir / "libibverbs.so.1").string() +
+               " is missing (built with GIDPOLICY_BUILD_FAKES; Debian: the gidpolicy-fake package)");
 
   Host h;
   h.netns = o.netns;
@@ -454,7 +477,7 @@ int run_fake_host(const FakeHostArgs& o) {
   for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&taken, s);
   ::sigprocmask(SIG_BLOCK, &taken, &old_mask);
 
-  const std::vector<std::string> env = child_environment(h.tables_path, fabric, o.driver);
+  const std::vector<std::string> env = child_environment(libdir, h.tables_path, fabric, o.driver);
   std::vector<char*> envp, argv;
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);

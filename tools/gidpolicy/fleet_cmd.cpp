@@ -1,4 +1,5 @@
 #include "fleet_cmd.hpp"
+#include "fleet_stack.hpp"
 
 #include "commands.hpp"
 #include "output.hpp"
@@ -9,10 +10,6 @@
 #include <gidpolicy/names.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/stacks.hpp>
-
-#include "env_cmd.hpp"
-
-#include <fstream>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -123,7 +120,7 @@ std::string json_direction(const Analysis& an, const Direction& d) {
                      d.cause, jstr(an.host(side.host).host), jstr(side.device));
 }
 
-void print_json(const Analysis& an, const FleetArgs& o, Sink& out) {
+void print_json(const Analysis& an, const FleetArgs& o, const std::string& stack, Sink& out) {
   using Json = nlohmann::ordered_json;
   const auto& s = an.summary();
   Json head;
@@ -183,7 +180,9 @@ void print_json(const Analysis& an, const FleetArgs& o, Sink& out) {
     first = false;
     out.write(buf);
   });
-  out.write("\n]}\n");
+  // With --stack: every host, whether the stack's choice is the entry to use there (the text's
+  // per-host list, complete).
+  out.write(stack.empty() ? "\n]}\n" : "\n],\"stack\":" + stack + "}\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -404,9 +403,15 @@ FleetCommand::FleetCommand(CLI::App& app) {
   cmd_->add_option("--rails", o_.rails,
                    "rail: the rails' devices in order (default: each host's ports in natural order)")
       ->delimiter(',');
-  cmd_->add_option(
+  auto* devices_opt = cmd_->add_option(
       "--jaccl-devices", o_.jaccl_devices,
-      "JACCL's device file (default: $JACCL_IBV_DEVICES or $MLX_IBV_DEVICES); implies --topology jaccl");
+      "JACCL's device file, or an mlx.distributed_config hostfile (default: $JACCL_IBV_DEVICES or "
+      "$MLX_IBV_DEVICES); implies --topology jaccl");
+  cmd_->add_option(
+          "--hostfile", o_.jaccl_devices,
+          "The hostfile mlx.distributed_config writes ({\"hosts\": [{\"ssh\", \"ips\", \"rdma\"}]}): "
+          "its rdma rows are the device file; implies --topology jaccl")
+      ->excludes(devices_opt);
   ring_flag_ = cmd_->add_flag(
       "--jaccl-ring", o_.jaccl_ring,
       "Prefer JACCL's ring when the file allows one (default: $JACCL_RING or $MLX_JACCL_RING set)");
@@ -449,64 +454,6 @@ int FleetCommand::run() const {
   if (!ring_flag_->count() && env("JACCL_RING", "MLX_JACCL_RING")) o.jaccl_ring = true;
   return run_fleet(o);
 }
-
-namespace {
-
-/// After the link report: per host, where the stack's choice is not the entry gidpolicy's auto
-/// picks (a pinned value right on some hosts and wrong on others is named on each wrong one).
-/// True when it is wrong anywhere.
-bool print_stack_hosts(const Analysis& a, const Profile& profile, const FleetArgs& o, Sink& out) {
-  std::size_t right = 0;
-  std::vector<std::string> wrong;
-  for (std::uint32_t h = 0; h < a.host_count(); ++h) {
-    const auto& host = a.host(h);
-    std::string bad;
-    for (const auto& t : host.ports) {
-      const StackPrediction p = predict_profile(profile, t, driver_for(t, o.platform));
-      const auto good = profiles::automatic().plan(t);
-      if (p.works && good && good.value().sgid_index == p.index) continue;
-      bad += (bad.empty() ? "" : "; ") + t.port().device + " port " + std::to_string(t.port().port) + ": " +
-             (p.chose ? "index " + std::to_string(p.index) + ", " : std::string()) + p.outcome +
-             (good ? ", auto picks " + std::to_string(good.value().sgid_index)
-                   : std::string(", auto finds nothing"));
-    }
-    if (bad.empty())
-      ++right;
-    else
-      wrong.push_back(host.host + ": " + bad);
-  }
-  out.write(fmt::format("\n--stack {}: the entry to use on {} of {} hosts\n", profile.spec(), right,
-                        a.host_count()));
-  for (std::size_t i = 0; i < wrong.size() && i < o.limit; ++i) out.write("  " + wrong[i] + "\n");
-  if (wrong.size() > o.limit) out.write(fmt::format("  ... and {} more hosts\n", wrong.size() - o.limit));
-  return !wrong.empty();
-}
-
-/// --env-dir: HOST.env per host, written as one tree (output.hpp): all of them or none.
-std::optional<std::string> write_env_dir(const Analysis& a, const std::string& stack, const FleetArgs& o,
-                                         bool& conflict) {
-  return write_tree(
-      *o.env_dir, "--env-dir", o.replace_env_dir, [&](const std::filesystem::path& dir) -> result<void> {
-        for (std::uint32_t h = 0; h < a.host_count(); ++h) {
-          const auto& host = a.host(h);
-          const EnvPlan plan = plan_env({stack}, host.ports, profiles::automatic());
-          std::string text = "# " + stack + " on " + host.host + " (gidpolicy fleet --env-dir)\n";
-          for (const auto& c : plan.conflicts) {
-            conflict = true;
-            text += "# no value: " + c + "\n";
-          }
-          GIDPOLICY_TRY(body, render_dotenv(plan));
-          text += body;
-          std::ofstream f(dir / (host.host + ".env"), std::ios::binary);
-          f << text;
-          f.close();
-          if (!f) return fail(errc::io_error, (dir / (host.host + ".env")).string() + ": write failed");
-        }
-        return success();
-      });
-}
-
-}  // namespace
 
 int run_fleet(const FleetArgs& o) {
   // Both outputs are looked at before any work: a target that cannot be written is said at once,
@@ -556,7 +503,9 @@ int run_fleet(const FleetArgs& o) {
   if (!hosts) return usage_error(hosts.error());
   if (o.topology == "jaccl") {
     // The hosts first: the device file is checked against their count before it is built.
-    auto devices = fleet::read_jaccl_devices(*o.jaccl_devices, hosts.value().size());
+    // A JACCL device file or a hostfile: mlx.launch turns the hostfile's rdma rows into the
+    // device file it points MLX_IBV_DEVICES at, so either stands for the same matrix.
+    auto devices = fleet::read_device_file(*o.jaccl_devices, hosts.value().size());
     if (!devices) return usage_error(devices.error());
     topo.pairing = fleet::Pairing::jaccl;
     topo.jaccl = std::move(devices).value();
@@ -575,12 +524,19 @@ int run_fleet(const FleetArgs& o) {
     write_svg(a, *svg);
     if (auto err = svg->commit()) return output_error(*err);
   }
-  if (o.json)
-    print_json(a, o, sink);
-  else
-    print_text(a, o, sink);
   bool stack_wrong = false;
-  if (o.stack && !o.json) stack_wrong = print_stack_hosts(a, profile.value(), o, sink);
+  std::vector<StackHost> stack_hosts;
+  if (o.stack) {
+    stack_hosts = judge_stack_hosts(a, profile.value(), o);
+    stack_wrong =
+        std::any_of(stack_hosts.begin(), stack_hosts.end(), [](const StackHost& h) { return !h.right; });
+  }
+  if (o.json) {
+    print_json(a, o, o.stack ? stack_json(stack_hosts, profile.value()) : std::string(), sink);
+  } else {
+    print_text(a, o, sink);
+    if (o.stack) print_stack_hosts(stack_hosts, profile.value(), o, sink);
+  }
   bool env_conflict = false;
   if (o.env_dir) {
     auto why = write_env_dir(a, stack_name, o, env_conflict);

@@ -2,6 +2,8 @@
 // gidpolicy JSON, a sysfs tree) and say what each policy would advertise and route from.
 // docs/cli.md documents every subcommand, the --json schemas and the exit codes.
 #include "commands.hpp"
+#include "complete.hpp"
+#include "doctor_cmd.hpp"
 #include "fake_host.hpp"
 #include "fleet_cmd.hpp"
 #include "output.hpp"
@@ -82,6 +84,8 @@ std::string expected_value(const std::string& option) {
       {"--sgid-index", "an index 0..4294967295 (the sgid_index the failed RTR used)"},
       {"--port", "a port number 1..255"},
       {"--platform", "linux or darwin"},
+      {"--deadline", "seconds 0.05..600 (each verbs call's deadline)"},
+      {"--rank", "a rank 0..4095 (this host's row of the device file)"},
       {"--verbs", "dlopen or linked"},
       {"--input-format", "json, devinfo or show_gids"},
       {"--to", "json, devinfo, show_gids or sysfs"},
@@ -174,10 +178,11 @@ int run(int argc, char** argv) {
   select_src.add(select_cmd);
   add_profile_option(select_cmd, select.profile, "Profile spec, e.g. auto, jaccl, validated:index=3");
   select_cmd->add_flag("--explain", select.explain, "Print why each entry was accepted or rejected");
-  select_cmd->add_option("--peer", select.peer,
-                         "Ask the kernel's route to this address (fe80::/10 as fe80::1%NETDEV) and choose as "
-                         "rdma_cm does: the GID holding its source address on its netdev, else one on that "
-                         "netdev, never another netdev's (auto:peer=ADDR)");
+  select_cmd->add_option(
+      "--peer", select.peer,
+      "Ask the kernel's route to this address (fe80::/10 as fe80::1%NETDEV) and choose as "
+      "rdma_cm does: the GID holding its source address on its netdev, else one on that "
+      "netdev, never another netdev's (auto:peer=ADDR; with --profile rdma_cm: rdma_cm:peer=ADDR)");
   select_cmd->add_flag("--json", select.json, "Print JSON (schema in docs/cli.md)");
 
   // check
@@ -286,14 +291,25 @@ int run(int argc, char** argv) {
   env_cmd->add_option("--format", env.format, "sh (export lines), dotenv or json")
       ->check(CLI::IsMember({"sh", "dotenv", "json"}))
       ->capture_default_str();
+  env_cmd->add_option("--jaccl-devices", env.jaccl_devices,
+                      "jaccl: the device file MLX_IBV_DEVICES names (default $JACCL_IBV_DEVICES, "
+                      "$MLX_IBV_DEVICES); this host's row is checked");
+  env_cmd->add_option("--rank", env.rank,
+                      "jaccl: this host's rank in the device file (default $JACCL_RANK, $MLX_RANK)");
+  env_cmd->add_flag("--jaccl-ring", env.jaccl_ring,
+                    "jaccl: JACCL is asked for its ring (default: $JACCL_RING or $MLX_JACCL_RING set)");
 
   // fleet (tools/gidpolicy/fleet_cmd.cpp)
   FleetCommand fleet(app);
   // fake-host (tools/gidpolicy/fake_host.cpp)
   FakeHostCommand fake_host(app);
+  // doctor (tools/gidpolicy/doctor_cmd.cpp)
+  DoctorCommand doctor(app);
 
   // Every subcommand registered above is a row of the table the messages below list, and back.
   if (std::string why; !subcommands_match_table(app, why)) throw std::logic_error(why);
+  // What the shell completion asks (complete.hpp): answered from the model just registered.
+  if (argc > 1 && std::string_view(argv[1]) == "--complete") return run_complete(app, argc - 2, argv + 2);
 
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !find_subcommand(argv[1])) {
@@ -360,6 +376,7 @@ int run(int argc, char** argv) {
     return run_env(env);
   }
   if (fake_host.parsed()) return fake_host.run();
+  if (doctor.parsed()) return doctor.run();
   return kExitUsage;
 }
 

@@ -38,11 +38,10 @@ std::string indent(const std::string& text, const std::string& by) {
   return out;
 }
 
-std::string entry_summary(const GidEntry& e) {
-  std::string s = fmt::format("index {} {}", e.index, e.gid.to_string());
+std::string entry_content(const GidEntry& e) {
   std::string details = std::string(to_string(e.type));
   if (!e.netdev.empty()) details += ", " + e.netdev;
-  return s + " (" + details + ")";
+  return e.gid.to_string() + " (" + details + ")";
 }
 
 DriverModel driver_for(const GidTable& t, const std::optional<std::string>& platform) {

@@ -20,8 +20,9 @@ namespace gidpolicy::cli {
 void print_error(const std::string& line);
 /// Every line of `text` prefixed with `by`.
 std::string indent(const std::string& text, const std::string& by);
-/// "index 3 ::ffff:10.0.0.1 (roce_v2, eth0)".
-std::string entry_summary(const GidEntry& e);
+/// "::ffff:10.0.0.1 (roce_v2, eth0)": what an entry holds. It names no entry: messages name the
+/// entry with entry_name() and the port with port_name() (gid_table.hpp), like the library's.
+std::string entry_content(const GidEntry& e);
 /// The driver whose RTR is predicted: Apple's for Thunderbolt ports, Linux otherwise, unless
 /// --platform says which machine the table is from.
 DriverModel driver_for(const GidTable& t, const std::optional<std::string>& platform);

@@ -63,7 +63,7 @@ json answers(const json& doc) {
               {"driver", port.at("driver")}};
     json profiles = json::array();
     for (const json& pr : port.at("profiles")) {
-      json a = {{"name", pr.at("name")}, {"ok", pr.at("ok")}};
+      json a = {{"profile", pr.at("profile")}, {"ok", pr.at("ok")}};
       for (const char* k : {"advertised_index", "advertised_gid", "sgid_index", "agrees"})
         a[k] = pr.value(k, json());
       if (pr.contains("predicted_rtr") && pr.at("predicted_rtr").is_object())
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
               << "): " << (same ? "same answers" : "DIFFERENT") << "\n";
     for (const json& port : a)
       for (const json& pr : port.at("profiles"))
-        std::cout << "  " << pr.at("name").get<std::string>() << ": " << pr.dump() << "\n";
+        std::cout << "  " << pr.at("profile").get<std::string>() << ": " << pr.dump() << "\n";
     if (!same) {
       std::cout << "--- from the file:\n" << b.dump(2) << "\n";
       ++failures;

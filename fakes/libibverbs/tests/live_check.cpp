@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
 
   int failures = 0;
   for (const GidTable& t : file.value()) {
-    const std::string where = t.port().device + " port " + std::to_string(t.port().port);
+    const std::string where = gidpolicy::port_name(t);
     verbs::SnapshotReport report;
     auto live = verbs::snapshot(*api, t.port().device, t.port().port, {.report = &report});
     if (!live) {

@@ -24,13 +24,23 @@
  *   abandon X       the RNR-NAKed SEND's requester is moved to ERR (X = err: both requests
  *                   flushed), to RESET, or destroyed; a receive posted afterwards stays empty
  *                   and the WRITE that was queued behind the SEND never lands.
+ *   abandon_unread  as abandon destroy, but the responder has not read its socket when the
+ *                   receive is posted: the process is pinned to one CPU and its main thread
+ *                   runs SCHED_FIFO, so the fake's progress thread cannot run between the
+ *                   SEND, the requester's destroy and the receive. An HCA NAKs a SEND the
+ *                   moment it arrives; the receive posted after it stays empty. Exit 77 (skip)
+ *                   where real-time scheduling or the affinity is refused.
  *   big_send        a 300 MiB SEND (more than the fake ever buffers) posted before its
  *                   receive: once the receive is posted both sides complete, the data intact.
  * Exit 0 when everything holds, 1 on a failed check, 2 on a setup failure.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET, sched_getcpu */
+#endif
 #include "check.h"
 #include "rc_side.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -335,6 +345,41 @@ static int abandon(struct ibv_device* dev, int index, const char* how) {
   return 0;
 }
 
+static int abandon_unread(struct ibv_device* dev, int index) {
+  struct rc_side a, b;
+  struct ibv_wc wc[4];
+  struct sched_param fifo = {1}, normal = {0};
+  cpu_set_t one;
+  int got, cpu = sched_getcpu();
+  CPU_ZERO(&one);
+  CPU_SET((size_t)(cpu < 0 ? 0 : cpu), &one);
+  /* Before the first QP starts the fake's progress thread, so the thread inherits the CPU. */
+  if (sched_setaffinity(0, sizeof one, &one)) {
+    perror("skipped: sched_setaffinity");
+    return 77;
+  }
+  if (pair(&a, &b, dev, index, SMALL, 7, 12)) return 2;
+  if (sched_setscheduler(0, SCHED_FIFO, &fifo)) {
+    perror("skipped: SCHED_FIFO refused");
+    rc_close(&a);
+    rc_close(&b);
+    return 77;
+  }
+  /* From here to the receive the progress thread (SCHED_OTHER, same CPU) cannot run: nothing
+   * below blocks. The SEND goes out and sits unread in B's socket, no NAK yet. */
+  got = rc_post(&a, IBV_WR_SEND, 1, 0, 64, 0, 0) || ibv_destroy_qp(a.qp);
+  a.qp = NULL;
+  got = got || rc_post_recv(&b, 9, 0, 4096);
+  sched_setscheduler(0, SCHED_OTHER, &normal);
+  if (got) return 2;
+  got = rc_poll_for(b.cq, wc, 1, 0.3);
+  CHECK(got == 0, "a SEND that arrived before its receive was posted never lands in it (%d)", got);
+  CHECK(untouched(b.buf, 64), "no byte of the SEND arrived");
+  rc_close(&a);
+  rc_close(&b);
+  return 0;
+}
+
 static int big_send(struct ibv_device* dev, int index) {
   struct rc_side a, b;
   struct ibv_wc wc[2];
@@ -386,6 +431,8 @@ int main(int argc, char** argv) {
     setup = rnr_forever(dev, index);
   else if (strcmp(mode, "abandon") == 0 && argc == 5)
     setup = abandon(dev, index, argv[4]);
+  else if (strcmp(mode, "abandon_unread") == 0)
+    setup = abandon_unread(dev, index);
   else if (strcmp(mode, "big_send") == 0)
     setup = big_send(dev, index);
   else {
@@ -393,6 +440,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   rc_free_devices();
+  if (setup == 77) return 77;
   if (setup) {
     fprintf(stderr, "setup failed\n");
     return 2;

@@ -239,6 +239,41 @@ static int abuse(const char* addr) {
   CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0, "create_id");
   CHECK(rdma_join_multicast(id, (struct sockaddr*)&ss, NULL) == -1 && errno == EOPNOTSUPP, "join_multicast");
   CHECK(rdma_destroy_id(id) == 0, "destroy");
+
+  /* 8. The fd is readable exactly while events wait, as the ucma fd's poll: a program that
+   * polls it before each rdma_get_cm_event (UCX, rping since rdma-core 59) must not be told of
+   * an event that was already taken, then block in rdma_get_cm_event. */
+  struct rdma_cm_id* two[2] = {NULL, NULL};
+  for (int i = 0; i < 2; ++i) {
+    CHECK(rdma_create_id(ch, &two[i], NULL, RDMA_PS_UDP) == 0, "create_id");
+    CHECK(rdma_resolve_addr(two[i], NULL, (struct sockaddr*)&ss, 1000) == 0, "resolve_addr");
+  }
+  struct pollfd pf = {ch->fd, POLLIN, 0};
+  for (int i = 0; i < 2; ++i) {
+    CHECK(poll(&pf, 1, 3000) == 1, "event %d queued, the fd is not readable", i + 1);
+    e = NULL;
+    CHECK(rdma_get_cm_event(ch, &e) == 0 && e, "get_cm_event %d: %s", i + 1, strerror(errno));
+    if (e) rdma_ack_cm_event(e);
+  }
+  pf.revents = 0;
+  CHECK(poll(&pf, 1, 0) == 0, "both events taken, the fd still says readable");
+  for (int i = 0; i < 2; ++i) CHECK(rdma_destroy_id(two[i]) == 0, "destroy");
+
+  /* 9. A destroyed channel: its fd is closed, so librdmacm's read of it fails with EBADF at
+   * once (rping of rdma-core 44 races its teardown into this). Never a wait, an EAGAIN, or a
+   * read of freed memory. */
+  struct rdma_event_channel* gone = rdma_create_event_channel();
+  CHECK(gone != NULL, "create_event_channel");
+  if (gone) {
+    rdma_destroy_event_channel(gone);
+    e = NULL;
+    t0 = now();
+    CHECK(rdma_get_cm_event(gone, &e) == -1 && errno == EBADF, "get_cm_event of a destroyed channel: %s",
+          strerror(errno));
+    CHECK(now() - t0 < 0.5, "get_cm_event of a destroyed channel waited");
+    CHECK(rdma_create_id(gone, &id, NULL, RDMA_PS_TCP) == -1 && errno == EBADF,
+          "create_id on a destroyed channel: %s", strerror(errno));
+  }
   rdma_destroy_event_channel(ch);
   if (failures == 0) printf("abuse: all cases answered (3000 ids, %d events)\n", events);
   return failures ? 1 : 0;

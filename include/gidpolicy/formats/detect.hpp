@@ -3,7 +3,10 @@
 // Users paste whatever they have: gidpolicy's JSON, `ibv_devinfo -v` (whole or in part),
 // `show_gids`, or they point at a sysfs tree. Detection looks at the text's shape, not at the
 // file name (pastes arrive as stdin or as "issue.txt"):
-//  * a first non-blank character `{` (or `[`): JSON (the JSON reader reports what is wrong);
+//  * a first non-blank character `{` (or `[`): JSON, in either of gidpolicy's forms: the
+//    canonical document (json.hpp, `"schema": "gidpolicy.tables"`) or what `gidpolicy show
+//    --json` prints (a port object or an array of them, read as fleet.hpp's host snapshot), so
+//    `show --json > t.json` then `--input t.json` works; the reader reports what is wrong;
 //  * a show_gids header (`DEV PORT INDEX GID ...`), its dashes, `n_gids_found=`, or a first
 //    line shaped like a show_gids row (name, number, number, GID): show_gids;
 //  * `hca_id:`, `port:`, `GID[ n]:` or a port field devinfo prints (`state:`, `link_layer:`,

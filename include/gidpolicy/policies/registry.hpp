@@ -72,7 +72,9 @@ struct BuiltinSpec {
   std::span<const std::string_view> aliases;  ///< other names that parse to the same thing
   SpecKind kind = SpecKind::policy;
   std::string_view grammar;  ///< its short form, as hints and tables write it: "ds4[:index=N]"
-  std::string_view summary;  ///< one line: what it reproduces or does
+  std::string_view summary;  ///< one line: what it reproduces or does (README's spec table prints it)
+  std::string_view
+      types;  ///< the policy types it makes, as the spec table names them: "Ds4Scan, Ds4ExplicitIndex"
   std::span<const SpecOptionInfo> options;
   /// Specs of this row, each written as spec() writes it back (to_spec(parse(s)) == s); at least
   /// one, and together they cover every policy type the row makes.
@@ -137,8 +139,10 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
      .aliases = {},
      .kind = SpecKind::profile,
      .grammar = "jaccl",
-     .summary = "JACCL as it ships: the first IPv4-mapped GID advertised, the RTR routed from the literal "
-                "sgid_index 1",
+     .summary =
+         "JACCL as it ships: the first IPv4-mapped GID (any type, index 0 allowed) advertised, the RTR "
+         "routed from the literal sgid_index 1: it disagrees unless that GID is at index 1",
+     .types = "JacclFirstMapped",
      .options = {},
      .examples = registry_rows::kJacclEx,
      .factory = &without_options<JacclFirstMapped>,
@@ -148,39 +152,49 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
      .kind = SpecKind::policy,
      .grammar = "jaccl-fixed",
      .summary = "JACCL's choice, the first IPv4-mapped GID, routed from where it was found",
+     .types = "JacclFirstMapped",
      .examples = registry_rows::kJacclFixedEx,
      .factory = &without_options<JacclFirstMapped>},
     {.name = "jaccl-legacy",
      .kind = SpecKind::policy,
      .grammar = "jaccl-legacy",
-     .summary = "JACCL Dec 2025-Apr 2026: index 1, whatever it holds",
+     .summary = "JACCL Dec 2025-Apr 2026: index 1, whatever it holds (an empty slot advertises zeros)",
+     .types = "JacclLegacyIndex1",
      .examples = registry_rows::kJacclLegacyEx,
      .factory = &without_options<JacclLegacyIndex1>},
     {.name = "ds4",
      .kind = SpecKind::policy,
      .grammar = "ds4[:index=N]",
-     .summary = "ds4 on macOS: the first IPv4-mapped GID, or --rdma-gid-index N read unchecked",
+     .summary =
+         "ds4 on macOS: the first IPv4-mapped GID, or --rdma-gid-index N read unchecked (above 255 ds4 "
+         "wraps it; gidpolicy says so: errc::index_exceeds_uint8)",
+     .types = "Ds4Scan, Ds4ExplicitIndex",
      .options = registry_rows::kDs4Opts,
      .examples = registry_rows::kDs4Ex,
      .factory = &Ds4Scan::from_options},
     {.name = "ds4-linux",
      .kind = SpecKind::policy,
      .grammar = "ds4-linux[:local=ADDR,index=INT]",
-     .summary = "ds4's Linux RoCE path: non-zero RoCE v2, the control socket's address first",
+     .summary = "ds4's Linux RoCE path: non-zero RoCE v2, the control socket's address first; a forced index "
+                "must be in range, readable, v2 and non-zero",
+     .types = "Ds4Linux",
      .options = registry_rows::kDs4LinuxOpts,
      .examples = registry_rows::kDs4LinuxEx,
      .factory = &Ds4Linux::from_options},
     {.name = "validated",
      .kind = SpecKind::policy,
      .grammar = "validated:index=N[,type=T,family=F,allow-link-local]",
-     .summary = "an explicit index, checked before it is advertised or routed",
+     .summary = "an explicit index, checked before it is advertised or routed: in range, <= 255, non-empty, "
+                "non-zero, of type T and family F (default ipv4), not link-local on RoCE or Thunderbolt",
+     .types = "ValidatedExplicit",
      .options = registry_rows::kValidatedOpts,
      .examples = registry_rows::kValidatedEx,
      .factory = &ValidatedExplicit::from_options},
     {.name = "auto",
      .kind = SpecKind::policy,
      .grammar = "auto[:family=F,roce=R,subnet=CIDR,...]",
-     .summary = "the recommended automatic choice: the best usable GID, ranked",
+     .summary = "the recommended automatic choice: the best usable GID, ranked (docs/policies.md)",
+     .types = "Ranked",
      .options = registry_rows::kAutoOpts,
      .examples = registry_rows::kAutoEx,
      .factory = &Ranked::from_options},
@@ -188,6 +202,7 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
      .kind = SpecKind::policy,
      .grammar = "nccl[:gid_index=N,family=AF_INET|AF_INET6,range=CIDR,roce_version=1|2]",
      .summary = "NCCL >= 2.21.5's own choice (NCCL_IB_GID_INDEX and the NCCL_IB_* settings as options)",
+     .types = "Nccl",
      .options = registry_rows::kNcclOpts,
      .examples = registry_rows::kNcclEx,
      .factory = &Nccl::from_options},
@@ -195,6 +210,7 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
      .kind = SpecKind::policy,
      .grammar = "ucx[:gid_index=N,rule=1.13|pr10939]",
      .summary = "UCX 1.13.1's own choice: the gid[0] port check, then four priorities",
+     .types = "Ucx",
      .options = registry_rows::kUcxOpts,
      .examples = registry_rows::kUcxEx,
      .factory = &Ucx::from_options},
@@ -202,6 +218,7 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
      .kind = SpecKind::policy,
      .grammar = "perftest[:x=N,ipv6]",
      .summary = "perftest 4.5's own choice without -x (its pairwise walk), or -x N",
+     .types = "Perftest",
      .options = registry_rows::kPerftestOpts,
      .examples = registry_rows::kPerftestEx,
      .factory = &Perftest::from_options},
@@ -209,6 +226,7 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
      .kind = SpecKind::policy,
      .grammar = "mooncake[:gid_index=INT]",
      .summary = "Mooncake's own choice: its classes, or MC_GID_INDEX",
+     .types = "Mooncake",
      .options = registry_rows::kMooncakeOpts,
      .examples = registry_rows::kMooncakeEx,
      .factory = &Mooncake::from_options},
@@ -216,6 +234,7 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
      .kind = SpecKind::policy,
      .grammar = "libfabric[:gid_idx=N] | libfabric:ep=msg,local=ADDR|peer=PEER",
      .summary = "libfabric 1.17 verbs: UD routes from FI_VERBS_GID_IDX (0); MSG is rdma_cm's choice",
+     .types = "Libfabric",
      .options = registry_rows::kLibfabricOpts,
      .examples = registry_rows::kLibfabricEx,
      .factory = &Libfabric::from_options},
@@ -223,18 +242,22 @@ inline constexpr BuiltinSpec kBuiltinSpecs[] = {
      .kind = SpecKind::policy,
      .grammar = "rdma_cm:local=ADDR|peer=PEER[,mode=v2|v1]",
      .summary = "the kernel's rdma_cm: the address's GID of the default RoCE mode on its netdev, else ENODEV",
+     .types = "RdmaCm",
      .options = registry_rows::kRdmaCmOpts,
      .examples = registry_rows::kRdmaCmEx,
      .factory = &RdmaCm::from_options},
     {.name = "first",
      .kind = SpecKind::combinator,
      .grammar = "first(a|b)",
-     .summary = "the first alternative that succeeds",
+     .summary = "the first alternative that succeeds; the trace keeps every attempt",
+     .types = "FirstOf",
      .examples = registry_rows::kFirstEx},
     {.name = "per-device",
      .kind = SpecKind::combinator,
      .grammar = "per-device(DEV=a;*=b)",
-     .summary = "a policy per device, '*' for every other device",
+     .summary = "a policy per device, '*' for every other device; a device not listed without '*' is "
+                "errc::device_not_found",
+     .types = "PerDevice",
      .examples = registry_rows::kPerDeviceEx},
 };
 #pragma GCC diagnostic pop
@@ -254,6 +277,12 @@ std::string builtin_spec_names(bool policies, bool profiles, bool combinators);
 
 /// "jaccl, jaccl-fixed, ds4[:index=N], ...": every row's grammar, for a hint after a bad spec.
 std::string builtin_spec_hint();
+
+/// README.md's spec table, as Markdown: one row per built-in spec (its grammar, its options with
+/// their value forms, its summary and the policy types it makes), with the begin and end marker
+/// lines around it. scripts/update-docs writes it into README.md; RegistryDocs.* fails while the
+/// README holds another.
+std::string builtin_spec_table();
 
 /// "index, type, family, allow-link-local": a row's option keys, in row order.
 std::string option_names(const BuiltinSpec& spec);

@@ -1,4 +1,5 @@
-// What the public headers' `Example:` blocks are given: the things their prose talks about
+// What the public headers' `Example:` blocks (the library's and the fakes') are given: the things their prose
+// talks about
 // (`table`, `plan`, `peer`, `api`, ...), as a function body would have them. Each example is
 // compiled as the body of a function returning gidpolicy::result<void> (so `return x.error();`
 // works) that starts with EXAMPLE_CONTEXT; an example may declare its own of the same name.
@@ -65,7 +66,9 @@ struct Context {
   IbvWrapper& wrapper;
   std::string_view text;
   std::string file;
+  std::string path;  ///< a table file (the fakes' load_file)
   std::string host;
+  RtrAttributes& rtr;
   int err;
 };
 
@@ -101,5 +104,7 @@ using example::send_to_peer;
   [[maybe_unused]] auto& ds4_api = (x).wrapper;               \
   [[maybe_unused]] auto text = (x).text;                      \
   [[maybe_unused]] const auto& file = (x).file;               \
+  [[maybe_unused]] const auto& path = (x).path;               \
+  [[maybe_unused]] auto& rtr = (x).rtr;                       \
   [[maybe_unused]] const auto& host = (x).host;               \
   [[maybe_unused]] auto err = (x).err

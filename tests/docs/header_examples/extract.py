@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Extracts every `Example:` block of the public headers into translation units that compile it.
+"""Extracts every `Example:` block of the public headers (include/gidpolicy/ and the fakes'
+fakes/include/gidpolicy/fakes/) into translation units that compile it.
 
   extract.py HEADER OUT_FILE        (OUT_FILE: .cpp, or .c for gidpolicy.h)
 

@@ -18,10 +18,11 @@
 // while calls are in flight; the model itself is thread-safe.
 //
 // Example:
-//   gidpolicy::fakes::FakeVerbs fake;  fake.load_file(path);
+//   gidpolicy::fakes::FakeVerbs fake;
+//   if (auto ok = fake.load_file(path); !ok) return ok.error();
 //   gidpolicy::fakes::c_abi::Binding bind(fake);
-//   gidpolicy::verbs::FunctionTableApi api(gidpolicy::fakes::c_abi::functions(), {.resolve_netdev_names =
-//   false});
+//   gidpolicy::verbs::FunctionTableApi api(gidpolicy::fakes::c_abi::functions(),
+//                                          {.resolve_netdev_names = false});
 #pragma once
 
 #include <gidpolicy/fakes/fake_verbs.hpp>

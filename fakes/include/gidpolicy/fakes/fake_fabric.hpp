@@ -15,8 +15,8 @@
 //
 // Example:
 //   gidpolicy::fakes::FakeFabric fabric;
-//   fabric.add_host({.name = "mac-a", .table = a, .profile = gidpolicy::profiles::jaccl()});
-//   ...
+//   fabric.add_host({.name = "mac-a", .table = before, .profile = gidpolicy::profiles::jaccl()});
+//   fabric.add_host({.name = "mac-b", .table = after, .profile = gidpolicy::profiles::jaccl()});
 //   auto report = fabric.connect(gidpolicy::fleet::Pairing::mesh).value();
 //   std::cout << report.to_string();   // one line per pair: connected, or why not
 #pragma once

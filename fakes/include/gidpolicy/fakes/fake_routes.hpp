@@ -6,7 +6,7 @@
 //   routes.links = {{"eth0", 2}};
 //   routes.routes = {{.peer = {}, .netdev = "eth0", .ifindex = 2}};   // a default route
 //   auto peer = gidpolicy::PeerAddress::parse("10.1.0.2").value();
-//   auto view = gidpolicy::observe_network(routes, {peer}).value();
+//   auto view = gidpolicy::observe_network(routes, std::span(&peer, 1)).value();
 #pragma once
 
 #include <gidpolicy/error.hpp>

@@ -26,10 +26,10 @@
 //
 // Example:
 //   gidpolicy::fakes::FakeVerbs fake;
-//   ASSERT_TRUE(fake.load_file("examples/tables/macmini-mapped-at-2.json"));
+//   if (auto ok = fake.load_file("examples/tables/macmini-mapped-at-2.json"); !ok) return ok.error();
 //   fake.fail_nth(VerbsCall::read_gid_table, 1, EOPNOTSUPP);     // a driver without the ioctl
 //   auto t = gidpolicy::verbs::snapshot(fake, "rdma_en2", 1);
-//   EXPECT_EQ(fake.calls(VerbsCall::read_gid_entry), 16u);
+//   unsigned reads = fake.calls(VerbsCall::read_gid_entry);      // 16: one query per entry
 #pragma once
 
 #include <gidpolicy/driver_model.hpp>

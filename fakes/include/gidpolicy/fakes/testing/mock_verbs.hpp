@@ -7,10 +7,13 @@
 // depend on gtest (the drop-in libibverbs.so.1 links the fake without it).
 //
 // Example:
-//   gidpolicy::fakes::FakeVerbs fake;  fake.load_file(path);
-//   testing::NiceMock<gidpolicy::fakes::MockVerbs> mock(fake);
-//   EXPECT_CALL(mock, modify_qp).Times(0);
-//   auto r = gidpolicy::verbs::apply_rtr(mock, ...);
+//   gidpolicy::fakes::FakeVerbs fake;
+//   if (auto ok = fake.load_file(path); !ok) return ok.error();
+//   testing::NiceMock<gidpolicy::fakes::MockVerbs> mock(fake);    // every call goes to the fake
+//   EXPECT_CALL(mock, modify_qp).Times(0);                         // preflight refuses first
+//   auto dev = mock.open_device("rdma_en2").value();
+//   auto qp = mock.create_qp(dev, gidpolicy::QpKind::uc).value();
+//   auto r = gidpolicy::verbs::apply_rtr(mock, qp, dev, 1, rtr);
 #pragma once
 
 #include <gidpolicy/fakes/fake_verbs.hpp>

@@ -1,0 +1,168 @@
+// The doctor: is this host ready for RDMA, and exactly what to do if not — as a pure function
+// from what was read (GID tables, the devices that did not answer, the interfaces and their
+// addresses, the kernel's routes to the peers, the pins in the environment) to ranked findings,
+// each with its cause, which program fails how without the fix, and the commands for the
+// platform. Nothing here changes the host: the commands are printed, never run.
+//
+// What it compares, per port (the facts behind each check are in the comments of doctor.cpp):
+//  * the port's state, and whether each verbs call answered in time (DoctorInput::failures);
+//  * each GID's netdev against the interfaces of this network namespace (ENODEV at RTR when the
+//    netdev lives in another one), and that netdev's addresses against the GIDs: an address
+//    without its GID, a GID whose address is gone;
+//  * a Thunderbolt port whose interface has no IPv4 (or only a self-assigned 169.254 one), a
+//    port left with link-local GIDs only, an interface that is a member of a bridge;
+//  * two ports on one IPv4 subnet, a netdev MTU below the port's active MTU, the default RoCE
+//    mode against the GID types present;
+//  * per peer: the kernel's route, whether it leaves through one of the ports' netdevs, whether
+//    the GID a program would then use can reach it;
+//  * what each stack (stacks.hpp) picks on each port, and whether the pins set are stale.
+//
+// Example:
+//   std::vector<gidpolicy::HostInterface> interfaces;  // from read_interfaces(source)
+//   gidpolicy::DoctorInput in;
+//   in.tables = tables;                                // snapshots of every port
+//   in.interfaces = interfaces;
+//   in.platform = gidpolicy::Platform::darwin;
+//   const gidpolicy::DoctorReport r = gidpolicy::examine(in);
+//   for (const auto& f : r.findings)
+//     std::cout << f.text << (f.fix.empty() ? "" : "\n  fix: " + f.fix.front()) << "\n";
+//   if (!r.ready()) std::cout << r.blockers() << " cause(s) to fix before launch\n";
+#pragma once
+
+#include <gidpolicy/driver_model.hpp>
+#include <gidpolicy/error.hpp>
+#include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/interfaces.hpp>
+#include <gidpolicy/network.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gidpolicy {
+
+/// A device (or one of its ports) that could not be read: a verbs call that failed, or did not
+/// answer within its deadline.
+struct DeviceFailure {
+  std::string device;
+  std::uint32_t port = 0;  ///< 0: the device as a whole (open, list)
+  std::string call;        ///< "ibv_query_port", ...
+  bool timed_out = false;  ///< it did not answer within `deadline_ms`
+  std::uint32_t deadline_ms = 0;
+  std::string detail;  ///< what it failed with (when it answered)
+};
+
+/// A peer to check: its address, and where it was named ("--peer", "hostfile hosts[2].ips[0]").
+struct DoctorPeer {
+  PeerAddress address;
+  std::string origin;
+  /// The kernel's route to it, or the error its lookup failed with (no route, a refused peer).
+  result<Route> route = fail(errc::no_route, "not looked up");
+  /// true: RDMA goes to this address, so its route must leave through a port's netdev, from a
+  /// GID that can reach it. false: an address the launcher reaches over TCP (a hostfile's
+  /// "ips": ssh and JACCL's coordinator), which need only be reachable.
+  bool rdma = true;
+};
+
+/// A pinned GID index in the environment: NCCL_IB_GID_INDEX=3 and friends (stacks.hpp).
+struct DoctorPin {
+  std::string variable;
+  std::string value;
+};
+
+/// How much a finding matters: a blocker makes the host not ready.
+enum class Severity : std::uint8_t { blocker, warning, note };
+std::string_view to_string(Severity s) noexcept;  ///< "blocker", "warning", "note"
+
+/// One finding: what is wrong, why it matters (which program fails how), and the commands.
+struct Finding {
+  Severity severity = Severity::note;
+  std::string code;    ///< stable identifier: "no_ipv4", "stale_gid", ... (docs/doctor.md lists them)
+  std::string device;  ///< "" when not about one device
+  std::uint32_t port = 0;
+  std::string netdev;
+  std::string text;              ///< one line: the cause
+  std::string why;               ///< which program fails how without the fix
+  std::vector<std::string> fix;  ///< commands (or steps), in order; "#" lines are comments
+};
+
+/// Everything the doctor judges. Tables come from live devices or a file (`from_file`: an
+/// address without its GID then most likely appeared after the table was taken).
+struct DoctorInput {
+  std::vector<GidTable> tables;
+  std::vector<DeviceFailure> failures;
+  std::vector<HostInterface> interfaces;
+  bool interfaces_known = true;  ///< false: reading them failed (`interfaces_error` says how)
+  std::string interfaces_error;
+  std::vector<DoctorPeer> peers;
+  /// Addresses the peers hold besides the routed ones (the hostfile's, a device file's hosts):
+  /// an address proposal never collides with one of these.
+  std::vector<Gid> peer_addresses;
+  /// Devices this host must have (its row of a JACCL device file or hostfile), with the origin.
+  std::vector<std::pair<std::string, std::string>> required_devices;
+  std::vector<DoctorPin> pins;
+  /// Findings the caller made itself (a hostfile that names none of this host's addresses):
+  /// ranked with the others.
+  std::vector<Finding> extra;
+  Platform platform = Platform::linux_kernel;
+  bool from_file = false;
+  /// macOS: what `rdma_ctl status` said (true "enabled", false "disabled"); nullopt when it was
+  /// not asked (Linux, a table file) or could not be read (`rdma_state_error` says why).
+  std::optional<bool> rdma_enabled;
+  std::string rdma_state_error;
+};
+
+/// One port as the report's header shows it.
+struct PortSummary {
+  std::string device;
+  std::uint32_t port = 0;
+  std::string state;
+  std::string link_layer;
+  std::vector<std::string> netdevs;  ///< the netdevs its GIDs are bound to
+  std::size_t gids = 0;              ///< usable GIDs
+  std::size_t routable = 0;          ///< usable GIDs that are not link-local
+};
+
+/// What one stack picks on one port (stacks.hpp), one line each.
+struct StackLine {
+  std::string stack;
+  std::string device;
+  std::uint32_t port = 0;
+  bool chose = false;
+  std::uint32_t index = 0;
+  bool works = false;
+  std::string outcome;
+};
+
+/// One peer's route as the report shows it.
+struct PeerLine {
+  std::string peer;
+  std::string origin;
+  bool routed = false;
+  std::string netdev;  ///< the route's output netdev
+  std::string source;  ///< its preferred source address ("" none)
+  std::string port;    ///< "rdma_en3 port 1" when the netdev is a port's; "" otherwise
+  bool leaves_host = false;
+  std::string summary;
+};
+
+struct DoctorReport {
+  std::vector<PortSummary> ports;
+  std::vector<Finding> findings;  ///< blockers first, most likely cause first, then warnings
+  std::vector<StackLine> stacks;
+  std::vector<PeerLine> peers;
+  [[nodiscard]] bool ready() const noexcept;
+  [[nodiscard]] std::size_t blockers() const noexcept;
+};
+
+/// Judge `in`. Pure and bounded by its input (tables x interfaces x peers).
+DoctorReport examine(const DoctorInput& in);
+
+/// The address the doctor proposes for the `ordinal`-th interface that needs one: a /30 in
+/// 192.168.0.0/16 (as mlx.distributed_config --auto-setup uses), never 169.254/16, whose
+/// subnet overlaps none of `taken` (the host's subnets and the peers' addresses, each with its
+/// prefix). nullopt when every one is taken.
+std::optional<IfAddress> propose_address(const std::vector<IfAddress>& taken, unsigned ordinal);
+
+}  // namespace gidpolicy

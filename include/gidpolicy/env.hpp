@@ -1,0 +1,74 @@
+// The settings that make each RDMA stack use the GID a profile picks, as data: what
+// `gidpolicy env` prints and `gidpolicy fleet --env-dir` writes per host, and what the Python
+// module returns.
+//
+// The gotcha it carries: most stacks take one GID index per process for every HCA they use
+// (NCCL_IB_GID_INDEX, UCX_IB_GID_INDEX, ...). On a host whose HCAs need different indices no one
+// value is right, and a value that is wrong on one HCA fails there a minute into the run; such a
+// stack gets no value, and EnvPlan::conflicts says why and how to run one process per HCA.
+//
+// Example:
+//   auto stacks = gidpolicy::parse_env_stacks({"nccl", "ucx"}).value();
+//   const gidpolicy::EnvPlan plan = gidpolicy::plan_env(stacks, tables, gidpolicy::profiles::automatic());
+//   for (const auto& s : plan.settings) std::cout << s.name << "=" << s.value << "\n";
+//   auto dotenv = gidpolicy::render_dotenv(plan);   // "NCCL_IB_GID_INDEX=3\n..."
+#pragma once
+
+#include <gidpolicy/error.hpp>
+#include <gidpolicy/fleet.hpp>
+#include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gidpolicy {
+
+/// The stack names plan_env() takes, for messages.
+inline constexpr std::string_view kEnvStacks =
+    "nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl";
+
+/// One variable to set.
+struct EnvSetting {
+  std::string name;
+  std::string value;
+  friend bool operator==(const EnvSetting&, const EnvSetting&) = default;
+};
+
+/// What one host needs for the stacks asked for.
+struct EnvPlan {
+  std::vector<EnvSetting> settings;    ///< variables, in the order the stacks were asked for
+  std::vector<std::string> args;       ///< command-line settings: "perftest: -d mlx5_0 -i 1 -x 7"
+  std::vector<std::string> why;        ///< one line each: why a setting is needed or only pins
+  std::vector<std::string> conflicts;  ///< non-empty: no one value is right, each says why
+};
+
+/// The stacks of a list ("nccl", "ucx"), checked and without repeats: errc::invalid_argument
+/// naming an unknown one (the message says "--for", the option the CLI reads them from).
+result<std::vector<std::string>> parse_env_stacks(const std::vector<std::string>& items);
+
+/// What `jaccl` needs beyond the host's tables: JACCL's device file and this host's rank in it.
+struct JacclRow {
+  std::string path;             ///< the file, as MLX_IBV_DEVICES is to name it (absolute)
+  fleet::JacclDevices devices;  ///< its matrix
+  std::size_t rank = 0;         ///< this host's row
+  bool ring = false;            ///< JACCL's layout (JacclDevices::uses_ring)
+};
+
+/// The settings for `stacks` (as parse_env_stacks() returns them) on a host whose ports are
+/// `tables`, from `profile`'s picks. A port on which the profile finds nothing is left out
+/// (said in `why`); no port at all is a conflict. For jaccl, `jaccl` (when given) is checked:
+/// MLX_IBV_DEVICES is set only when every device of this host's row is here (port 1, the one
+/// JACCL opens) and the profile picks, and routes from, a GID on it; otherwise a conflict.
+EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
+                 const Profile& profile, const std::optional<JacclRow>& jaccl = std::nullopt);
+
+/// `plan` as a dotenv file ("NAME=VALUE" lines, "# " comments, one line each whatever the
+/// tables held). errc::invalid_argument when a value cannot be written in that form (a quote,
+/// space or control byte in a device name).
+result<std::string> render_dotenv(const EnvPlan& plan);
+
+}  // namespace gidpolicy

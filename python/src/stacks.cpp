@@ -1,0 +1,145 @@
+// Stacks: each RDMA stack's own pick, how it reads a pinned index, and the `env` settings.
+#include "common.hpp"
+
+#include <gidpolicy/env.hpp>
+#include <gidpolicy/stacks.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gidpolicy::python {
+namespace {
+
+const StackInfo& stack_arg(std::string_view name) {
+  if (const StackInfo* s = find_stack(name)) return *s;
+  invalid("stack: expected nccl, nvshmem, ucx, mooncake, libfabric or perftest, found " + quote_arg(name));
+}
+
+std::string stack_name(StackId id) {
+  for (const auto& s : stack_catalogue())
+    if (s.id == id) return std::string(s.name);
+  return "";
+}
+
+py::dict stack_row(const StackInfo& s) {
+  py::dict d;
+  d["name"] = std::string(s.name);
+  d["version"] = std::string(s.version);
+  d["source"] = std::string(s.source);
+  d["pin"] = std::string(s.pin);
+  d["spec"] = std::string(s.spec);
+  d["per_process"] = s.per_process;
+  return d;
+}
+
+}  // namespace
+
+void bind_stacks(py::module_& m) {
+  m.def(
+      "stacks",
+      [] {
+        py::list out;
+        for (const auto& s : stack_catalogue()) out.append(stack_row(s));
+        return out;
+      },
+      "Every stack as a launcher meets it, one dict each: name, version, source, pin, spec, per_process.");
+  m.def(
+      "stack_profile",
+      [](const std::string& name, std::optional<std::int64_t> pinned) {
+        return stack_profile(stack_arg(name).id, pinned);
+      },
+      py::arg("stack"), py::arg("pinned") = py::none(),
+      "The stack's own choice as a Profile, with nothing set or with its pin set to `pinned`.");
+
+  py::class_<StackPrediction>(m, "StackPrediction",
+                              "What a stack would pick on one port and whether it works.")
+      .def_readonly("chose", &StackPrediction::chose, "False: the stack refuses the port.")
+      .def_readonly("index", &StackPrediction::index)
+      .def_readonly("gid", &StackPrediction::gid)
+      .def_readonly("works", &StackPrediction::works)
+      .def_readonly("err", &StackPrediction::err)
+      .def_readonly("outcome", &StackPrediction::outcome)
+      .def_readonly("why", &StackPrediction::why)
+      .def_readonly("fix", &StackPrediction::fix, "The index to pin when its own choice does not work.")
+      .def("__repr__", [](const StackPrediction& p) { return "StackPrediction(" + p.outcome + ")"; });
+  m.def(
+      "predict_stack",
+      [](const std::string& name, const GidTable& table) { return predict_stack(stack_arg(name).id, table); },
+      py::arg("stack"), py::arg("table"), "The stack's own pick on the table, against a healthy like peer.");
+  m.def(
+      "predict_profile",
+      [](const py::object& profile, const GidTable& table, const std::optional<DriverModel>& model,
+         const std::optional<std::string>& platform) {
+        return predict_profile(profile_arg(profile), table, model_arg(table, model, platform));
+      },
+      py::arg("profile"), py::arg("table"), py::arg("model") = py::none(), py::arg("platform") = py::none(),
+      "predict_stack for any profile (a stack's choice given as a Profile or spec).");
+
+  py::class_<PinReading>(m, "PinReading", "How one stack version reads a pinned index's text.")
+      .def_property_readonly("stack", [](const PinReading& r) { return stack_name(r.stack); })
+      .def_readonly("reader", &PinReading::reader)
+      .def_readonly("value", &PinReading::value, "The index it then uses; None: its automatic choice.")
+      .def_readonly("refused", &PinReading::refused);
+  m.def("read_pin", &read_pin, py::arg("variable"), py::arg("text"), py::arg("mc_gid_index_set") = false,
+        "The readings of VARIABLE=TEXT (NCCL_IB_GID_INDEX, UCX_IB_GID_INDEX, MC_GID_INDEX, ...); [] for an "
+        "unknown variable.");
+  py::class_<PinJudgement>(m, "PinJudgement", "A pin's verdict on one port.")
+      .def_property_readonly(
+          "status", [](const PinJudgement& j) { return std::string(to_string(j.status)); },
+          "'fine', 'stale' or 'fails'.")
+      .def_readonly("summary", &PinJudgement::summary)
+      .def_readonly("err", &PinJudgement::err)
+      .def_readonly("right_index", &PinJudgement::right_index);
+  m.def(
+      "judge_pin",
+      [](const PinReading& reading, const GidTable& table, const std::optional<DriverModel>& model,
+         const std::optional<std::string>& platform) {
+        return judge_pin(reading, table, model_arg(table, model, platform));
+      },
+      py::arg("reading"), py::arg("table"), py::arg("model") = py::none(), py::arg("platform") = py::none());
+
+  py::class_<EnvSetting>(m, "EnvSetting", "One variable to set.")
+      .def(py::init([](std::string name, std::string value) {
+             return EnvSetting{std::move(name), std::move(value)};
+           }),
+           py::arg("name"), py::arg("value"))
+      .def_readonly("name", &EnvSetting::name)
+      .def_readonly("value", &EnvSetting::value)
+      .def("__eq__", [](const EnvSetting& a, const EnvSetting& b) { return a == b; })
+      .def("__repr__", [](const EnvSetting& s) { return "EnvSetting(" + s.name + "=" + s.value + ")"; });
+  py::class_<EnvPlan>(m, "EnvPlan", "What `gidpolicy env` prints for one host.")
+      .def(py::init([](std::vector<EnvSetting> settings, std::vector<std::string> args,
+                       std::vector<std::string> why, std::vector<std::string> conflicts) {
+             return EnvPlan{std::move(settings), std::move(args), std::move(why), std::move(conflicts)};
+           }),
+           py::arg("settings") = std::vector<EnvSetting>{}, py::arg("args") = std::vector<std::string>{},
+           py::arg("why") = std::vector<std::string>{}, py::arg("conflicts") = std::vector<std::string>{})
+      .def_readonly("settings", &EnvPlan::settings)
+      .def_property_readonly(
+          "variables",
+          [](const EnvPlan& p) {
+            py::dict d;
+            for (const auto& s : p.settings) d[py::str(s.name)] = s.value;
+            return d;
+          },
+          "The settings as a dict, name to value.")
+      .def_readonly("args", &EnvPlan::args)
+      .def_readonly("why", &EnvPlan::why)
+      .def_readonly("conflicts", &EnvPlan::conflicts, "Non-empty: no one value is right; each says why.");
+  m.def(
+      "plan_env",
+      [](const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
+         const py::object& profile) {
+        return plan_env(unwrap(parse_env_stacks(stacks)), tables, profile_arg(profile));
+      },
+      py::arg("stacks"), py::arg("tables"), py::arg("profile") = "auto",
+      "The settings that make each stack (nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, "
+      "jaccl) use the GID `profile` picks on this host's tables.");
+  m.def(
+      "render_dotenv", [](const EnvPlan& plan) { return unwrap(render_dotenv(plan)); }, py::arg("plan"),
+      "The plan as a dotenv file. Raises Error (invalid_argument) for a value it cannot hold.");
+}
+
+}  // namespace gidpolicy::python

@@ -1,0 +1,114 @@
+"""Stacks: each stack's own pick, pins, and the `env` settings."""
+
+import pytest
+
+import gidpolicy
+from conftest import TABLES, roce_table
+from gidpolicy import EnvPlan, EnvSetting, Error, GidEntry
+
+
+def test_catalogue():
+    rows = gidpolicy.stacks()
+    assert [r["name"] for r in rows] == ["nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest"]
+    nccl = rows[0]
+    assert nccl["pin"] == "NCCL_IB_GID_INDEX" and nccl["per_process"] and nccl["version"] and nccl["source"]
+    for r in rows:
+        gidpolicy.parse_profile(r["spec"])  # every stack's spec is in the grammar
+
+
+def test_stack_profile():
+    assert gidpolicy.stack_profile("nccl").spec == "nccl"
+    assert gidpolicy.stack_profile("nccl", 3).spec == "nccl:gid_index=3"
+    assert gidpolicy.stack_profile("perftest", 7).spec == "perftest:x=7"
+    with pytest.raises(Error) as e:
+        gidpolicy.stack_profile("mpich")
+    assert e.value.errc == "invalid_argument" and "mpich" in e.value.detail
+
+
+def test_predict_stack_on_nccl_769():
+    # NCCL 769: the only routable GID is RoCE v1; NCCL's own choice there.
+    t = gidpolicy.read_tables_file(str(TABLES / "nccl-769.devinfo.txt"))[0]
+    for name in ("nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest"):
+        p = gidpolicy.predict_stack(name, t)
+        assert p.outcome
+        if p.chose:
+            assert t.find(p.index) is not None and p.gid == t.find(p.index).gid
+        if not p.works and p.fix is not None:
+            assert t.find(p.fix).usable
+    with pytest.raises(Error):
+        gidpolicy.predict_stack("nope", t)
+
+
+def test_predict_profile(roce):
+    p = gidpolicy.predict_profile("validated:index=1,family=any,allow-link-local", roce)
+    # Against a healthy peer (auto's pick there, IPv4-mapped) a link-local source is the other family.
+    assert p.chose and p.index == 1 and not p.works and p.err == 22 and p.outcome.startswith("EINVAL (22)")
+    assert p.fix == 3
+    good = gidpolicy.predict_profile(gidpolicy.Profile("auto"), roce)
+    assert good.chose and good.works and good.index == 3 and good.fix is None and good.err == 0
+    assert "ok" in repr(good)
+    refused = gidpolicy.predict_profile("validated:index=9", roce)
+    assert not refused.chose and not refused.works
+    assert gidpolicy.predict_profile("auto", roce, platform="darwin").chose
+    assert gidpolicy.predict_profile("auto", roce, model=gidpolicy.DriverModel.linux_kernel()).works
+
+
+def test_pins(roce):
+    readings = gidpolicy.read_pin("NCCL_IB_GID_INDEX", "3", False)
+    assert readings and all(r.value == 3 and not r.refused for r in readings)
+    assert {r.stack for r in readings} >= {"nccl"}
+    assert {r.stack for r in gidpolicy.read_pin("NCCL_IB_GID_INDEX", "3", True)} == {"nccl"}
+    ucx = gidpolicy.read_pin("UCX_IB_GID_INDEX", "three", False)
+    assert ucx and ucx[0].refused
+    assert gidpolicy.read_pin("UCX_IB_GID_INDEX", "auto", False)[0].value is None
+    assert gidpolicy.read_pin("NOT_A_PIN", "3", False) == []
+    fine = gidpolicy.judge_pin(readings[0], roce)
+    assert fine.status == "fine" and fine.right_index == 3
+    stale = gidpolicy.judge_pin(gidpolicy.read_pin("NCCL_IB_GID_INDEX", "5", False)[0], roce)
+    assert stale.status == "stale" and stale.err == 61 and "5" in stale.summary
+    assert gidpolicy.judge_pin(ucx[0], roce).status == "fails"
+    gidpolicy.judge_pin(readings[0], roce, platform="linux")
+
+
+def test_plan_env_one_value_per_process():
+    tables = [roce_table("mlx5_0"), roce_table("mlx5_1")]
+    plan = gidpolicy.plan_env(["nccl", "ucx", "perftest", "llama.cpp", "jaccl"], tables)
+    assert plan.variables["NCCL_IB_GID_INDEX"] == "3"
+    assert plan.variables["UCX_IB_GID_INDEX"] == "3"
+    assert plan.variables["UCX_NET_DEVICES"] == "mlx5_0:1,mlx5_1:1"
+    assert plan.variables["GGML_RDMA_GID"] == "3" and plan.variables["JACCL_GID_POLICY"] == "auto"
+    assert "perftest: -d mlx5_0 -i 1 -x 3" in plan.args
+    assert plan.conflicts == [] and plan.why
+    assert plan.settings[0] == EnvSetting("NCCL_IB_GID_INDEX", "3")
+    assert "NCCL_IB_GID_INDEX" in repr(plan.settings[0])
+    dotenv = gidpolicy.render_dotenv(plan)
+    assert "NCCL_IB_GID_INDEX=3\n" in dotenv and dotenv.startswith("# ")
+
+
+def test_plan_env_conflict_when_hcas_need_different_indices():
+    other = roce_table("mlx5_1", entries=[GidEntry(5, "::ffff:10.0.1.1", "roce_v2", "eth1")])
+    plan = gidpolicy.plan_env(["nccl"], [roce_table("mlx5_0"), other], profile=gidpolicy.Profile("auto"))
+    assert "NCCL_IB_GID_INDEX" not in plan.variables
+    assert len(plan.conflicts) == 1 and "one process per HCA" in plan.conflicts[0]
+    nothing = gidpolicy.plan_env(["nccl"], [roce_table(entries=[GidEntry(0, "fe80::1", "roce_v2")])])
+    assert nothing.settings == [] and nothing.conflicts
+
+
+def test_plan_env_bad_input(roce):
+    for stacks in (["mpich"], [], ["nccl", "x" * 1000]):
+        with pytest.raises(Error) as e:
+            gidpolicy.plan_env(stacks, [roce])
+        assert e.value.errc == "invalid_argument" and len(str(e.value)) < 400
+    with pytest.raises(Error) as e:
+        gidpolicy.plan_env(["nccl"], [roce], profile="auto:nope")
+    assert e.value.errc == "invalid_policy_spec"
+
+
+def test_render_dotenv_refuses_what_it_cannot_hold():
+    for value in ("a b", 'x"y', "line\nbreak", "$(rm)"):
+        with pytest.raises(Error) as e:
+            gidpolicy.render_dotenv(EnvPlan(settings=[EnvSetting("NCCL_IB_HCA", value)]))
+        assert e.value.errc == "invalid_argument" and "NCCL_IB_HCA" in e.value.detail
+    text = gidpolicy.render_dotenv(EnvPlan(settings=[EnvSetting("A", "1")], why=["two\nlines"], args=["x"]))
+    assert text == "# two lines\n# x\nA=1\n"
+    assert EnvPlan().settings == [] and EnvPlan(conflicts=["c"]).conflicts == ["c"]

@@ -1,0 +1,557 @@
+// examine() (doctor.hpp): the checks, each with the fact it rests on, and the fixes per platform.
+#include <gidpolicy/doctor.hpp>
+#include <gidpolicy/stacks.hpp>
+
+#include "doctor_fixes.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace gidpolicy {
+
+std::string_view to_string(Severity s) noexcept {
+  switch (s) {
+    case Severity::blocker:
+      return "blocker";
+    case Severity::warning:
+      return "warning";
+    case Severity::note:
+      break;
+  }
+  return "note";
+}
+
+bool DoctorReport::ready() const noexcept { return blockers() == 0; }
+
+std::size_t DoctorReport::blockers() const noexcept {
+  return static_cast<std::size_t>(std::count_if(
+      findings.begin(), findings.end(), [](const Finding& f) { return f.severity == Severity::blocker; }));
+}
+
+std::optional<IfAddress> propose_address(const std::vector<IfAddress>& taken, unsigned ordinal) {
+  // /30s from 192.168.200.0 upwards, then the rest of 192.168/16: one subnet per cable, the
+  // two ends .1 and .2, as mlx.distributed_config --auto-setup gives each cable its own /30.
+  unsigned seen = 0;
+  for (std::uint32_t k = 0; k < 16384; ++k) {
+    const std::uint32_t net = 0xc0a80000u + (((200u * 64u) + k) % 16384u) * 4u;  // 192.168.x.y/30
+    const Gid subnet = Gid::ipv4_mapped(net);
+    bool clash = false;
+    for (const IfAddress& t : taken) {
+      if (!t.address.is_ipv4_mapped()) continue;
+      const unsigned p = std::min(t.prefix, 32u);
+      // Overlap: either prefix holds the other's network.
+      if (t.address.in_prefix(subnet, 96 + 30) || subnet.in_prefix(t.address, 96 + p)) clash = true;
+    }
+    if (clash) continue;
+    if (seen++ == ordinal) return IfAddress{Gid::ipv4_mapped(net + 1), 30};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+using doctor_detail::Fixes;
+
+/// The order causes are listed in: what stops everything else first (a device that does not
+/// answer hides all its other problems), then what a program meets first when it starts.
+int rank_of(std::string_view code) {
+  static constexpr std::string_view kOrder[] = {"no_answer",
+                                                "device_error",
+                                                "rdma_disabled",
+                                                "no_rdma_device",
+                                                "device_missing",
+                                                "interfaces_unknown",
+                                                "port_not_active",
+                                                "netdev_elsewhere",
+                                                "netdev_missing",
+                                                "netdev_down",
+                                                "bridge_member",
+                                                "no_ipv4",
+                                                "no_gids",
+                                                "link_local_only",
+                                                "address_without_gid",
+                                                "stale_gid",
+                                                "peer_unreachable",
+                                                "peer_no_gid",
+                                                "link_local_source",
+                                                "peer_off_rdma",
+                                                "stale_pin",
+                                                "rank_unknown",
+                                                "self_assigned",
+                                                "shared_subnet",
+                                                "mtu",
+                                                "roce_mode",
+                                                "bridge_unknown",
+                                                "rdma_state_unknown"};
+  for (std::size_t i = 0; i < std::size(kOrder); ++i)
+    if (kOrder[i] == code) return static_cast<int>(i);
+  return static_cast<int>(std::size(kOrder));
+}
+
+std::string text_of(const Gid& g) { return g.is_ipv4_mapped() ? g.ipv4_string() : g.to_string(); }
+
+class Examiner {
+ public:
+  explicit Examiner(const DoctorInput& in) : in_(in), fixes_(in.platform) {
+    for (const HostInterface& i : in.interfaces)
+      for (const IfAddress& a : i.addresses) taken_.push_back(a);
+    for (const Gid& g : in.peer_addresses) taken_.push_back({g, g.is_ipv4_mapped() ? 32u : 128u});
+    for (const DoctorPeer& p : in.peers) taken_.push_back({p.address.address, 32});
+  }
+
+  DoctorReport run() {
+    failures();
+    rdma_state();
+    if (!in_.interfaces_known)
+      add(Severity::blocker, "interfaces_unknown", "", 0, "",
+          "this host's interfaces could not be read: " + in_.interfaces_error,
+          "without them no GID can be compared with its netdev's addresses", {});
+    required_devices();
+    for (const GidTable& t : in_.tables) port(t);
+    bridge_unknown();
+    shared_subnets();
+    peers();
+    stacks_and_pins();
+    for (const Finding& f : in_.extra) r_.findings.push_back(f);
+    std::stable_sort(r_.findings.begin(), r_.findings.end(), [](const Finding& a, const Finding& b) {
+      if (a.severity != b.severity) return a.severity < b.severity;
+      return rank_of(a.code) < rank_of(b.code);
+    });
+    return std::move(r_);
+  }
+
+ private:
+  void add(Severity s, std::string code, std::string device, std::uint32_t port, std::string netdev,
+           std::string text, std::string why, std::vector<std::string> fix) {
+    r_.findings.push_back(Finding{s, std::move(code), std::move(device), port, std::move(netdev),
+                                  std::move(text), std::move(why), std::move(fix)});
+  }
+
+  const HostInterface* iface(std::string_view name) const {
+    for (const HostInterface& i : in_.interfaces)
+      if (i.name == name) return &i;
+    return nullptr;
+  }
+
+  /// The netdev of an entry: its own, else the port's interface by Apple's naming (rdma_enN's
+  /// interface is enN: Apple's tables name no netdev).
+  std::string netdev_of(const GidTable& t, const GidEntry& e) const {
+    if (!e.netdev.empty()) return e.netdev;
+    const std::string& d = t.port().device;
+    if (d.rfind("rdma_", 0) == 0) return d.substr(5);
+    return {};
+  }
+
+  /// An address for the next interface that needs one (never a peer's, never 169.254/16).
+  std::optional<IfAddress> next_address() {
+    auto a = propose_address(taken_, 0);
+    if (a) taken_.push_back(*a);
+    return a;
+  }
+
+  void failures() {
+    for (const DeviceFailure& f : in_.failures) {
+      const std::string what = f.port ? port_name(f.device, f.port) : f.device;
+      if (f.timed_out) {
+        const std::string secs = f.deadline_ms % 1000 == 0 ? std::to_string(f.deadline_ms / 1000) + " s"
+                                                           : std::to_string(f.deadline_ms) + " ms";
+        add(Severity::blocker, "no_answer", f.device, f.port, "",
+            f.device + " did not answer " + f.call + " within " + secs +
+                ": the port may be wedged; replug the cable or reboot",
+            "every program that opens " + f.device + " (ibv_devinfo included) hangs in the same call",
+            fixes_.wedged(f.device));
+      } else {
+        add(Severity::blocker, "device_error", f.device, f.port, "",
+            what + ": " + f.call + " failed: " + f.detail, "programs that use " + what + " fail the same way",
+            {});
+      }
+    }
+  }
+
+  /// macOS: RDMA over Thunderbolt is off until `rdma_ctl enable` (from Recovery); and "enabled"
+  /// with no device at all is a Thunderbolt 4 Mac, whose hardware has none.
+  void rdma_state() {
+    if (in_.rdma_enabled == false) {
+      add(Severity::blocker, "rdma_disabled", "", 0, "",
+          "RDMA over Thunderbolt is disabled (rdma_ctl status: disabled)",
+          "no rdma_en device is listed: JACCL and ds4 find no device and exit", fixes_.enable_rdma());
+    } else if (in_.rdma_enabled == true && in_.tables.empty() && in_.failures.empty() && !in_.from_file) {
+      add(Severity::blocker, "no_rdma_device", "", 0, "",
+          "rdma_ctl status says enabled, but no RDMA device is listed",
+          "on a Mac with Thunderbolt 4 (or a port without RDMA) this is final: RDMA over Thunderbolt needs "
+          "Thunderbolt 5 at both ends; JACCL finds no device",
+          fixes_.device_missing("rdma_en<N>"));
+    } else if (!in_.rdma_state_error.empty()) {
+      add(Severity::note, "rdma_state_unknown", "", 0, "",
+          "whether RDMA is enabled could not be read: " + in_.rdma_state_error,
+          "RDMA over Thunderbolt works only once `rdma_ctl enable` was run from macOS Recovery",
+          {"rdma_ctl status"});
+    }
+  }
+
+  /// One note for every port netdev whose bridge membership could not be read (the reason is
+  /// usually the host's, the same for all: another namespace's sysfs, an ifconfig that failed).
+  void bridge_unknown() {
+    if (bridge_unknown_.empty()) return;
+    std::string names;
+    for (const HostInterface* i : bridge_unknown_) names += (names.empty() ? "" : ", ") + i->name;
+    const bool one = bridge_unknown_.size() == 1;
+    add(Severity::note, "bridge_unknown", "", 0, one ? bridge_unknown_.front()->name : "",
+        "whether " + names + (one ? " is" : " are") +
+            " a bridge member could not be read: " + bridge_unknown_.front()->bridge_unknown,
+        "a bridge member's own address (and its GID) is not what the peer reaches; check by hand",
+        fixes_.check_bridges());
+  }
+
+  void required_devices() {
+    for (const auto& required : in_.required_devices) {
+      // Not a structured binding: Clang 14 cannot capture one in the lambdas below.
+      const std::string& dev = required.first;
+      const std::string& origin = required.second;
+      const bool have = std::any_of(in_.tables.begin(), in_.tables.end(),
+                                    [&](const GidTable& t) { return t.port().device == dev; }) ||
+                        std::any_of(in_.failures.begin(), in_.failures.end(),
+                                    [&](const DeviceFailure& f) { return f.device == dev; });
+      if (!have)
+        add(Severity::blocker, "device_missing", dev, 0, "",
+            origin + " names " + dev + ", which this host does not have",
+            "JACCL opens the devices of its rank's row: ibv_open_device finds none and the rank exits",
+            fixes_.device_missing(dev));
+    }
+  }
+
+  void port(const GidTable& t) {
+    const std::string dev = t.port().device;
+    const std::uint32_t pn = t.port().port;
+    const std::string pname = port_name(t);
+    PortSummary s{dev, pn, std::string(to_string(t.port().state)), to_string(t.port().link_layer), {}, 0, 0};
+    std::vector<std::string> netdevs;
+    for (const GidEntry& e : t) {
+      if (!e.usable()) continue;
+      ++s.gids;
+      if (!e.gid.is_link_local() && !e.gid.is_ipv4_link_local()) ++s.routable;
+      const std::string n = netdev_of(t, e);
+      if (!n.empty() && std::find(netdevs.begin(), netdevs.end(), n) == netdevs.end()) netdevs.push_back(n);
+    }
+    // A port whose GIDs name no netdev still has one on a Mac (rdma_enN -> enN).
+    if (netdevs.empty() && dev.rfind("rdma_", 0) == 0) netdevs.push_back(dev.substr(5));
+    s.netdevs = netdevs;
+    r_.ports.push_back(s);
+    port_netdevs_.emplace_back(&t, netdevs);
+
+    const bool tb = t.port().link_layer.kind() == LinkLayer::Kind::thunderbolt;
+    if (t.port().state != PortState::active) {
+      const HostInterface* i = netdevs.empty() ? nullptr : iface(netdevs.front());
+      add(Severity::blocker, "port_not_active", dev, pn, netdevs.empty() ? "" : netdevs.front(),
+          pname + " is " + std::string(to_string(t.port().state)) + ", not active",
+          "QPs on it cannot reach RTR; JACCL and ds4 stop at the port check",
+          fixes_.port_down(dev, pn, netdevs.empty() ? "" : netdevs.front(), i && !i->up, tb));
+    }
+    if (!in_.interfaces_known) return;
+    bool missing_any = false;
+    for (const std::string& n : netdevs) {
+      const HostInterface* i = iface(n);
+      const bool named =
+          std::any_of(t.begin(), t.end(), [&](const GidEntry& e) { return e.usable() && e.netdev == n; });
+      if (!i) {
+        missing_any = true;
+        if (named)
+          add(Severity::blocker, "netdev_elsewhere", dev, pn, n,
+              pname + ": its GIDs are bound to " + n + ", which is not in this network namespace",
+              "RTR from those GIDs fails with ENODEV (19): the kernel looks the GID's netdev up in the "
+              "caller's "
+              "namespace",
+              fixes_.netdev_elsewhere(n));
+        else
+          add(Severity::blocker, "netdev_missing", dev, pn, n,
+              pname + ": its interface " + n + " is not there",
+              "without the interface the port has no address and no IP-based GID", fixes_.netdev_missing(n));
+        continue;
+      }
+      netdev_checks(t, n, *i, tb);
+    }
+    if (missing_any) return;
+    if (s.gids == 0) {
+      add(Severity::blocker, "no_gids", dev, pn, netdevs.empty() ? "" : netdevs.front(),
+          pname + " lists no GID", "no program can advertise or route from this port", {});
+    } else if (s.routable == 0 && !(tb && no_ipv4_said_)) {
+      auto a = next_address();
+      add(Severity::blocker, "link_local_only", dev, pn, netdevs.empty() ? "" : netdevs.front(),
+          pname + ": only link-local GIDs (" + std::to_string(s.gids) + "): none reaches past the link",
+          "a stack that takes a link-local GID passes RTR and then times out: routers drop link-local "
+          "sources",
+          a && !netdevs.empty() ? fixes_.add_address(netdevs.front(), *a) : std::vector<std::string>{});
+    }
+    no_ipv4_said_ = false;
+    roce_mode(t);
+  }
+
+  void netdev_checks(const GidTable& t, const std::string& n, const HostInterface& i, bool tb) {
+    const std::string dev = t.port().device;
+    const std::uint32_t pn = t.port().port;
+    const std::string pname = port_name(t);
+    if (!i.up)
+      add(Severity::blocker, "netdev_down", dev, pn, n, pname + ": " + n + " is down",
+          "the kernel drops a down netdev's IP-based GIDs and the port goes down with it",
+          fixes_.netdev_up(n));
+    if (!i.bridge.empty())
+      add(Severity::blocker, "bridge_member", dev, pn, n, n + " is a member of " + i.bridge,
+          "a bridge member carries the bridge's traffic: " + n +
+              "'s own address (and its GID) is not what the peer reaches; JACCL's RTR or its first send "
+              "fails",
+          fixes_.leave_bridge(n, i.bridge));
+    else if (!i.bridge_unknown.empty() &&
+             std::find(bridge_unknown_.begin(), bridge_unknown_.end(), &i) == bridge_unknown_.end())
+      bridge_unknown_.push_back(&i);
+    if (tb && !i.has_ipv4()) {
+      auto a = next_address();
+      no_ipv4_said_ = true;
+      add(Severity::blocker, "no_ipv4", dev, pn, n,
+          pname + ": " + n + " has no IPv4 address, so the port has no ::ffff:a.b.c.d GID",
+          "JACCL and ds4 route from the first IPv4-mapped GID: without one their RTR fails with EINVAL (22)",
+          a ? fixes_.add_address(n, *a) : std::vector<std::string>{});
+    } else if (tb && !i.has_assigned_ipv4()) {
+      auto a = next_address();
+      add(Severity::warning, "self_assigned", dev, pn, n,
+          pname + ": " + n + " has only a self-assigned 169.254 address",
+          "it arrives seconds to minutes after the link and may differ after a reboot: a device file or "
+          "peer list written today names a GID that is gone tomorrow",
+          a ? fixes_.add_address(n, *a) : std::vector<std::string>{});
+    }
+    if (i.mtu && i.mtu < mtu_bytes(t.port().active_mtu))
+      add(Severity::warning, "mtu", dev, pn, n,
+          pname + ": " + n + "'s MTU " + std::to_string(i.mtu) + " is below the port's active MTU " +
+              std::to_string(mtu_bytes(t.port().active_mtu)),
+          "packets of the port's MTU do not fit the netdev: large messages stall or are dropped",
+          fixes_.mtu(n, mtu_bytes(t.port().active_mtu) + 96));
+    // Addresses against GIDs. Link-local IPv6 is left out: its GID comes from the MAC, with or
+    // without the address.
+    for (const IfAddress& a : i.addresses) {
+      if (a.address.is_link_local() && !a.address.is_ipv4_mapped()) continue;
+      const bool has = std::any_of(t.begin(), t.end(), [&](const GidEntry& e) {
+        return e.usable() && e.gid == a.address && netdev_of(t, e) == n;
+      });
+      if (has) continue;
+      const std::string at = text_of(a.address) + "/" + std::to_string(a.prefix);
+      std::string likely;
+      if (in_.from_file)
+        likely =
+            "not there yet: the table was read from a file, taken before the address was added; take it "
+            "again";
+      else if (!i.up || !i.running)
+        likely = "never while " + n + " is " + (i.up ? "without a link" : "down");
+      else
+        likely = "the kernel adds a GID within a moment of its address: if it stays missing, " + n +
+                 " is not this port's netdev (never)";
+      add(Severity::blocker, "address_without_gid", dev, pn, n,
+          pname + ": " + n + " holds " + at + " but no GID does (" + likely + ")",
+          "rdma_cm binds " + text_of(a.address) +
+              " to a GID holding it: none, so rdma_resolve_addr fails with ENODEV (19)",
+          fixes_.readd_address(n, a, in_.from_file));
+    }
+    // One finding per address, naming every index that holds it (mlx5 keeps a RoCE v1 and a v2
+    // entry per address).
+    std::vector<std::pair<Gid, std::string>> stale;
+    for (const GidEntry& e : t) {
+      if (!e.usable() || netdev_of(t, e) != n) continue;
+      if (e.gid.is_link_local() && !e.gid.is_ipv4_mapped()) continue;
+      if (i.holds(e.gid)) continue;
+      auto it = std::find_if(stale.begin(), stale.end(), [&](const auto& x) { return x.first == e.gid; });
+      if (it == stale.end())
+        stale.emplace_back(e.gid, "[" + std::to_string(e.index) + "]");
+      else
+        it->second += ", [" + std::to_string(e.index) + "]";
+    }
+    for (const auto& [gid, indices] : stale)
+      add(Severity::blocker, "stale_gid", dev, pn, n,
+          pname +
+              (indices.find(',') == std::string::npos
+                   ? ": GID " + indices + " " + text_of(gid) + " is on "
+                   : ": GIDs " + indices + " (" + text_of(gid) + ") are on ") +
+              n + ", which no longer holds that address (stale)",
+          "a program that advertises it gets nothing back: the peer's packets to " + text_of(gid) +
+              " are not delivered to this host",
+          fixes_.stale_gid(n, gid, in_.from_file));
+  }
+
+  void roce_mode(const GidTable& t) {
+    if (in_.platform != Platform::linux_kernel || t.port().link_layer.kind() != LinkLayer::Kind::ethernet)
+      return;
+    bool v1 = false, v2 = false;
+    for (const GidEntry& e : t) {
+      if (!e.usable() || e.gid.is_link_local()) continue;
+      v1 = v1 || e.type == GidType::roce_v1;
+      v2 = v2 || e.type == GidType::roce_v2;
+    }
+    if (v1 && !v2)
+      add(Severity::warning, "roce_mode", t.port().device, t.port().port, "",
+          port_name(t) + ": its address GIDs are RoCE v1 only, and rdma_cm's default RoCE mode is RoCE v2",
+          "rdma_cm looks for a GID of the default mode holding the address: none, ENODEV (19)",
+          fixes_.roce_mode(t.port().device, t.port().port));
+  }
+
+  void shared_subnets() {
+    // Two ports whose netdevs hold IPv4 addresses of one subnet: the kernel has two routes to it
+    // and uses the first; ds4 refuses such a host, JACCL's traffic may leave by the other cable.
+    struct Net {
+      std::string port, netdev;
+      IfAddress a;
+    };
+    std::vector<Net> nets;
+    for (const auto& [t, netdevs] : port_netdevs_)
+      for (const std::string& n : netdevs)
+        if (const HostInterface* i = iface(n))
+          for (const IfAddress& a : i->addresses)
+            if (a.address.is_ipv4_mapped() && !a.address.is_ipv4_link_local() && a.prefix < 32)
+              nets.push_back({port_name(*t), n, a});
+    std::set<std::pair<std::string, std::string>> said;
+    for (std::size_t x = 0; x < nets.size(); ++x)
+      for (std::size_t y = x + 1; y < nets.size(); ++y) {
+        if (nets[x].netdev == nets[y].netdev) continue;
+        const unsigned p = std::min(nets[x].a.prefix, nets[y].a.prefix);
+        if (!nets[x].a.address.in_prefix(nets[y].a.address, 96 + p)) continue;
+        if (!said.insert({nets[x].netdev, nets[y].netdev}).second) continue;
+        auto a = next_address();
+        add(Severity::warning, "shared_subnet", "", 0, nets[y].netdev,
+            nets[x].port + " (" + nets[x].netdev + ") and " + nets[y].port + " (" + nets[y].netdev +
+                ") are on one subnet (" + text_of(nets[x].a.address) + "/" +
+                std::to_string(nets[x].a.prefix) + ", " + text_of(nets[y].a.address) + "/" +
+                std::to_string(nets[y].a.prefix) + ")",
+            "ds4 refuses two ports on one subnet; the kernel routes the whole subnet through one of them, so "
+            "JACCL's traffic for the other cable leaves by the wrong one",
+            a ? fixes_.move_subnet(nets[y].netdev, nets[y].a, *a) : std::vector<std::string>{});
+      }
+  }
+
+  /// The port whose netdevs include `netdev`, or nullptr.
+  const GidTable* port_of(const std::string& netdev) const {
+    for (const auto& [t, netdevs] : port_netdevs_)
+      if (std::find(netdevs.begin(), netdevs.end(), netdev) != netdevs.end()) return t;
+    return nullptr;
+  }
+
+  void peers() {
+    for (const DoctorPeer& p : in_.peers) {
+      PeerLine l;
+      l.peer = p.address.to_string();
+      l.origin = p.origin;
+      if (!p.route) {
+        l.summary = p.route.error().detail;
+        r_.peers.push_back(l);
+        add(Severity::blocker, "peer_unreachable", "", 0, "",
+            "peer " + l.peer + " (" + p.origin + "): " + l.summary,
+            "rdma_resolve_addr fails the same way, and a stack given a GID for it sends into nothing",
+            fixes_.route(p.address));
+        continue;
+      }
+      const Route& r = p.route.value();
+      l.netdev = r.netdev;
+      l.source = r.source ? text_of(*r.source) : "";
+      if (auto ok = check_route(p.address, r); !ok) {
+        l.summary = ok.error().detail;
+        r_.peers.push_back(l);
+        add(Severity::blocker, "peer_unreachable", "", 0, r.netdev,
+            "peer " + l.peer + " (" + p.origin + "): " + l.summary, "rdma_resolve_addr fails the same way",
+            fixes_.route(p.address));
+        continue;
+      }
+      l.routed = true;
+      l.leaves_host = r.type == RouteType::unicast && r.netdev != "lo";
+      const GidTable* t = port_of(r.netdev);
+      if (!p.rdma) {
+        l.port = t ? port_name(*t) : "";
+        l.summary = "reachable through " + r.netdev + (t ? " (" + l.port + ")" : std::string()) +
+                    (l.source.empty() ? std::string() : ", from " + l.source) +
+                    " (the launcher's TCP: ssh and the coordinator; RDMA goes over the ports)";
+        r_.peers.push_back(l);
+        continue;
+      }
+      if (!t) {
+        l.summary = "leaves through " + r.netdev + ", which is no RDMA port's netdev";
+        r_.peers.push_back(l);
+        add(Severity::warning, "peer_off_rdma", "", 0, r.netdev,
+            "peer " + l.peer + ": the kernel's route leaves through " + r.netdev +
+                ", which no RDMA port uses",
+            "rdma_cm binds to " + r.netdev +
+                " and finds no GID on it (ENODEV); RDMA to this peer would not use the cable",
+            fixes_.pin_route(p.address, port_netdevs_.size() == 1 && port_netdevs_.front().second.size() == 1
+                                            ? port_netdevs_.front().second.front()
+                                            : std::string()));
+        continue;
+      }
+      l.port = port_name(*t);
+      const GidEntry* src = nullptr;
+      if (r.source)
+        for (const GidEntry& e : *t)
+          if (e.usable() && e.gid == *r.source && netdev_of(*t, e) == r.netdev) {
+            src = &e;
+            break;
+          }
+      if (!src) {
+        l.summary = "through " + r.netdev + " (" + l.port + "), but no GID holds its source " +
+                    (l.source.empty() ? std::string("(none)") : l.source);
+        r_.peers.push_back(l);
+        add(Severity::blocker, "peer_no_gid", t->port().device, t->port().port, r.netdev,
+            "peer " + l.peer + ": " + l.summary, "rdma_cm finds no GID for the route's source: ENODEV (19)",
+            {});
+        continue;
+      }
+      const bool ll_src =
+          src->gid.is_ipv4_link_local() || (!src->gid.is_ipv4_mapped() && src->gid.is_link_local());
+      const bool ll_peer = p.address.address.is_ipv4_link_local() ||
+                           (!p.address.address.is_ipv4_mapped() && p.address.address.is_link_local());
+      l.summary = "through " + r.netdev + " (" + l.port + "), source GID [" + std::to_string(src->index) +
+                  "] " + text_of(src->gid);
+      r_.peers.push_back(l);
+      if (ll_src && !ll_peer)
+        add(Severity::blocker, "link_local_source", t->port().device, t->port().port, r.netdev,
+            "peer " + l.peer + ": the route's source " + text_of(src->gid) +
+                " is link-local and the peer is not",
+            "RTR passes and the QP times out: a link-local source reaches nothing past its link",
+            fixes_.add_address_or_none(r.netdev, next_address()));
+    }
+  }
+
+  void stacks_and_pins() {
+    bool mc_set = false;
+    for (const DoctorPin& p : in_.pins) mc_set = mc_set || p.variable == "MC_GID_INDEX";
+    for (const GidTable& t : in_.tables) {
+      const DriverModel model = DriverModel::for_table(t, in_.platform);
+      for (const StackInfo& s : stack_catalogue()) {
+        const StackPrediction p = predict_profile(stack_profile(s.id), t, model);
+        r_.stacks.push_back(StackLine{std::string(s.name), t.port().device, t.port().port, p.chose, p.index,
+                                      p.works, p.outcome});
+      }
+      for (const DoctorPin& pin : in_.pins)
+        for (const PinReading& reading : read_pin(pin.variable, pin.value, mc_set)) {
+          const PinJudgement j = judge_pin(reading, t, model);
+          if (j.status == PinJudgement::Status::fine) continue;
+          std::vector<std::string> fix;
+          if (j.right_index)
+            fix.push_back("export " + pin.variable + "=" + std::to_string(*j.right_index) +
+                          "   # what gidpolicy's auto picks on " + port_name(t));
+          fix.push_back("# or unset " + pin.variable +
+                        " and let the stack choose (gidpolicy check --stacks says what it picks)");
+          add(Severity::blocker, "stale_pin", t.port().device, t.port().port, "",
+              pin.variable + "=" + pin.value + " as " + reading.reader + " reads it: " + j.summary,
+              "the stack routes from that index on " + port_name(t) + ", not from the entry to use",
+              std::move(fix));
+        }
+    }
+  }
+
+  const DoctorInput& in_;
+  Fixes fixes_;
+  DoctorReport r_;
+  std::vector<IfAddress> taken_;
+  std::vector<std::pair<const GidTable*, std::vector<std::string>>> port_netdevs_;
+  std::vector<const HostInterface*> bridge_unknown_;  // port netdevs whose membership is unknown
+  bool no_ipv4_said_ = false;
+};
+
+}  // namespace
+
+DoctorReport examine(const DoctorInput& in) { return Examiner(in).run(); }
+
+}  // namespace gidpolicy

@@ -1,0 +1,94 @@
+#!/bin/sh
+# `gidpolicy doctor` over the drop-in fake libibverbs: a wedged device (GIDPOLICY_FAKE_HANG) is
+# reported within its deadline and never hangs the doctor; an unknown call name is refused by the
+# fake; on a fake host (`fake-host --netns`) whose netdevs hold the table's addresses the doctor
+# says READY, and with a hung ibv_query_port it names the device.
+#
+#   doctor_fake.sh GIDPOLICY_CLI FAKE_LIB_DIR DATA_DIR CASE
+# Exit 77 (ctest SKIP_RETURN_CODE) for the fake-host cases where this machine refuses the
+# namespaces fake-host needs, after saying why.
+set -u
+cli=$1 lib=$2 data=$3 case=$4
+unset NCCL_IB_GID_INDEX NVSHMEM_IB_GID_INDEX UCX_IB_GID_INDEX MC_GID_INDEX FI_VERBS_GID_IDX GGML_RDMA_GID MLX_RANK
+fail=0
+expect() {
+  if printf '%s\n' "$out" | grep -qF -- "$2"; then echo "ok: $1"; else echo "FAIL: $1: no line with: $2"; fail=1; fi
+}
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+fake() {  # fake VAR=VALUE... -- gidpolicy ARGS: the CLI on the fake library
+  env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$data/fake-host.json" "$@"
+}
+on_fake_host() {  # on_fake_host ARGS...: gidpolicy doctor ARGS on a fake host, or exit 77
+  out=$(env "$@" 2>&1); rc=$?
+  if [ $rc -eq 125 ]; then
+    echo "SKIP: fake-host cannot make its host here: $(printf '%s\n' "$out" | head -n 1)"; exit 77
+  fi
+}
+
+case $case in
+hang_query_port)
+  # Each case below must return within its deadline (plus the time the other calls take).
+  t0=$(now_ms)
+  out=$(fake GIDPOLICY_FAKE_HANG=ibv_query_port "$cli" doctor --deadline 1 2>&1); rc=$?
+  t1=$(now_ms)
+  printf '%s\n' "$out"
+  [ $rc -eq 1 ] && echo "ok: exit 1" || { echo "FAIL: exit $rc, expected 1"; fail=1; }
+  expect "mlx5_0 named with the call and the deadline" \
+    "mlx5_0 did not answer ibv_query_port within 1 s: the port may be wedged; replug the cable or reboot"
+  expect "the other device is reported too" "rdma_gpt0 did not answer ibv_query_port within 1 s"
+  took=$((t1 - t0))
+  # Two devices, one deadline each; 1.5 s of slack for loading the library on a loaded machine.
+  [ $took -lt 3500 ] && echo "ok: returned in $took ms" || { echo "FAIL: took $took ms for two 1 s deadlines"; fail=1; }
+  # The default deadline is 5 s, and the message says so.
+  t0=$(now_ms)
+  out=$(fake GIDPOLICY_FAKE_HANG=ibv_query_port "$cli" doctor --device mlx5_0 2>&1); rc=$?
+  t1=$(now_ms)
+  expect "the default deadline" "mlx5_0 did not answer ibv_query_port within 5 s"
+  took=$((t1 - t0))
+  [ $took -lt 7000 ] && echo "ok: returned in $took ms" || { echo "FAIL: took $took ms for one 5 s deadline"; fail=1; }
+  ;;
+hang_listing)
+  t0=$(now_ms)
+  out=$(fake GIDPOLICY_FAKE_HANG=ibv_get_device_list "$cli" doctor --deadline 0.5 --json 2>&1); rc=$?
+  t1=$(now_ms)
+  [ $rc -eq 1 ] && echo "ok: exit 1" || { echo "FAIL: exit $rc, expected 1"; printf '%s\n' "$out"; fail=1; }
+  expect "the listing that did not answer" "did not answer ibv_get_device_list within 500 ms"
+  expect "as a JSON finding" '"code": "no_answer"'
+  took=$((t1 - t0))
+  [ $took -lt 2500 ] && echo "ok: returned in $took ms" || { echo "FAIL: took $took ms"; fail=1; }
+  ;;
+hang_unknown_call)
+  out=$(fake GIDPOLICY_FAKE_HANG=ibv_frobnicate "$cli" doctor 2>&1); rc=$?
+  printf '%s\n' "$out"
+  [ $rc -eq 2 ] && echo "ok: exit 2 (no devices)" || { echo "FAIL: exit $rc, expected 2"; fail=1; }
+  expect "the fake refuses the name, listing the ones it takes" \
+    "GIDPOLICY_FAKE_HANG=ibv_frobnicate is not a call the fake can hang in (one of: ibv_get_device_list, ibv_open_device"
+  ;;
+no_hang)
+  # The same library without the fault: the tables are read (no netdevs here: the doctor says so).
+  out=$(fake "$cli" doctor --json 2>&1); rc=$?
+  expect "both ports read" '"device": "rdma_gpt0"'
+  if printf '%s\n' "$out" | grep -q '"no_answer"'; then echo "FAIL: a device reported as not answering"; fail=1; fi
+  ;;
+fake_host_ready)
+  on_fake_host "$cli" fake-host --tables "$data/fake-host.json" --netns -- "$cli" doctor
+  printf '%s\n' "$out"
+  [ $rc -eq 0 ] && echo "ok: exit 0" || { echo "FAIL: exit $rc, expected 0"; fail=1; }
+  expect "ready" "READY: 0 blockers"
+  expect "live source" "live devices (dlopen)"
+  # The fake reports each GID's netdev (ndev_ifindex) as the kernel does, so mlx5_0's address
+  # checks run against gpd0 rather than being skipped for want of a netdev.
+  expect "mlx5_0's netdev named" "mlx5_0 port 1: active, ethernet, gpd0, 4 GIDs"
+  expect "rdma_gpt0's netdev named" "rdma_gpt0 port 1: active, thunderbolt, gpt0, 2 GIDs"
+  ;;
+fake_host_hang)
+  on_fake_host GIDPOLICY_FAKE_HANG=ibv_query_port "$cli" fake-host --tables "$data/fake-host.json" --netns -- \
+    "$cli" doctor --deadline 1
+  printf '%s\n' "$out"
+  [ $rc -eq 1 ] && echo "ok: exit 1" || { echo "FAIL: exit $rc, expected 1"; fail=1; }
+  expect "wedged" "mlx5_0 did not answer ibv_query_port within 1 s"
+  ;;
+*)
+  echo "unknown case $case"; exit 2 ;;
+esac
+exit $fail

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""scripts/check-shell-pipes on small scripts: `... | grep -q` and `| grep -m1` under pipefail fail
+with file:line; the same without pipefail, a here-string, `||`, and a comment pass; a FIFO or a
+device named on the command line is refused, not read.
+
+  check_shell_pipes_test.py PATH/TO/check-shell-pipes
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+checker = sys.argv[1]
+failures = []
+
+
+def run(text, name="t.sh", listed=True):
+    root = tempfile.mkdtemp(prefix="check-shell-pipes-")
+    try:
+        with open(os.path.join(root, name), "w", encoding="utf-8") as f:
+            f.write(text)
+        # listed=False: the checker finds the scripts itself (not a git tree: every file, by shebang).
+        p = subprocess.run([sys.executable, checker, "--root", root] + ([name] if listed else []),
+                           capture_output=True, text=True, timeout=60)
+        return p.returncode, p.stdout + p.stderr
+    finally:
+        shutil.rmtree(root)
+
+
+head = "#!/usr/bin/env bash\nset -uo pipefail\n"
+for bad in ('echo "$out" | grep -q x || exit 1\n', "man -P cat ls | grep -Eq 'NAME' && echo y\n",
+            'printf "%s\\n" "$a" | grep -qx b\n', "ldconfig -p |grep -m1 libc\n", "x | grep --quiet y\n"):
+    code, out = run(head + "\n" + bad)
+    if code == 0 or "t.sh:4: a pipeline into an early-exiting grep under pipefail" not in out:
+        failures.append(f"not refused: {bad.strip()}\n{out}")
+for good in ('grep -q x <<< "$out" || exit 1\n', "a || grep -q x f\n", "# echo | grep -q x\n",
+             'echo "$out" | grep x > /dev/null\n', 'true # echo | grep -q x\n'):
+    code, out = run(head + good)
+    if code != 0:
+        failures.append(f"refused: {good.strip()}\n{out}")
+code, out = run('#!/bin/sh\necho "$out" | grep -q x\n')
+if code != 0:
+    failures.append(f"refused without pipefail:\n{out}")
+code, out = run("set -uo pipefail\necho | grep -q x\n", name="notes.txt", listed=False)
+if code != 0:
+    failures.append(f"a file that is not a shell script was checked:\n{out}")
+code, out = run("#!/usr/bin/env bash\nset -euo pipefail\nfoo | grep -q x\n", name="tool", listed=False)
+if code == 0 or "tool:3:" not in out:
+    failures.append(f"a bash script without .sh not checked:\n{out}")
+fifo_root = tempfile.mkdtemp(prefix="check-shell-pipes-")
+try:
+    os.mkfifo(os.path.join(fifo_root, "pipe.sh"))
+    p = subprocess.run([sys.executable, checker, "--root", fifo_root, "pipe.sh", "/dev/zero"],
+                       capture_output=True, text=True, timeout=60)
+    said = p.stdout
+    if p.returncode == 0 or "pipe.sh: not a regular file" not in said or "/dev/zero: not a regular file" not in said:
+        failures.append(f"a FIFO or a device was read:\n{p.stdout}{p.stderr}")
+except subprocess.TimeoutExpired:
+    failures.append("the checker blocked on a FIFO")
+finally:
+    shutil.rmtree(fifo_root)
+for f in failures:
+    print("FAIL:", f)
+print("PASS" if not failures else f"{len(failures)} failures")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The generated man pages: man(1) reads them without a warning (man --warnings, as lintian runs
+# it), gidpolicy(1) has a synopsis line and a section for every subcommand of
+# tools/gidpolicy/subcommands.hpp, gidpolicy-fake-host(1) documents fake-host, and gidpolicy(3)
+# every function gidpolicy.h declares.
+#
+#   check_man.sh SOURCE_DIR MAN_DIR
+set -euo pipefail
+src=$1 man_dir=$2
+fail() {
+  echo "check_man: $*" >&2
+  exit 1
+}
+export LC_ALL=C.UTF-8 MANWIDTH=200
+for page in gidpolicy.1 gidpolicy-fake-host.1 gidpolicy.3; do
+  [[ -s $man_dir/$page ]] || fail "$man_dir/$page is missing"
+  warnings=$(man --warnings -E UTF-8 -l -Tutf8 -Z "$man_dir/$page" 2>&1 >/dev/null) || fail "man -l $page failed: $warnings"
+  [[ -z $warnings ]] || fail "$page: man --warnings: $warnings"
+done
+
+subs=$(sed -n '/kSubcommands\[\] = {/,/^};/p' "$src/tools/gidpolicy/subcommands.hpp" | grep -o '{"[a-z-]*",' | tr -d '{",')
+[[ -n $subs ]] || fail "no subcommand found in subcommands.hpp"
+text=$(man -P cat -l "$man_dir/gidpolicy.1")
+# The COMMANDS section: from its heading to the next section heading.
+commands=$(awk '/^COMMANDS$/ { on = 1; next } on && /^[A-Z]/ { on = 0 } on' <<<"$text")
+for sub in $subs; do
+  grep -q "^       gidpolicy $sub\b" <<<"$text" || fail "gidpolicy.1: no synopsis line for '$sub'"
+  grep -q "^   $sub\b" <<<"$commands" || fail "gidpolicy.1: no section for '$sub' under COMMANDS"
+done
+
+text=$(man -P cat -l "$man_dir/gidpolicy-fake-host.1")
+grep -q "^       gidpolicy fake-host --tables FILE" <<<"$text" || fail "gidpolicy-fake-host.1: no synopsis"
+grep -q "LD_LIBRARY_PATH" <<<"$text" || fail "gidpolicy-fake-host.1: says nothing of LD_LIBRARY_PATH"
+
+text=$(man -P cat -l "$man_dir/gidpolicy.3")
+funcs=$(grep -o '\bgidpolicy_[a-z_0-9]*(' "$src/include/gidpolicy/gidpolicy.h" | sort -u | tr -d '(')
+for f in $funcs; do
+  grep -q "$f" <<<"$text" || fail "gidpolicy.3: no $f"
+done
+echo "check_man: 3 pages clean; $(wc -w <<<"$subs") subcommands and $(wc -w <<<"$funcs") C functions documented"

@@ -1,0 +1,330 @@
+// The doctor (doctor.hpp) and the interface seam it reads through (interfaces.hpp): the macOS
+// path with Darwin's own numbers (AF_INET6 30, AF_LINK 18, interface flags, routing-socket
+// errnos), fed through InterfaceSource as the live macOS source feeds it; the findings, their
+// ranking and their commands per platform; hostile records refused by their bounds.
+#include <gidpolicy/doctor.hpp>
+#include <gidpolicy/interfaces.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace gidpolicy {
+namespace {
+
+// Darwin's <sys/socket.h> and <net/if.h> numbers, written out: the test must not take them from
+// the Linux headers it is built with.
+constexpr int kDarwinAfInet = 2, kDarwinAfLink = 18, kDarwinAfInet6 = 30;
+constexpr std::uint32_t kDarwinUp = 0x1, kDarwinLoopback = 0x8, kDarwinRunning = 0x40;
+constexpr std::uint32_t kDarwinEther =
+    0x8863;  // UP|BROADCAST|SMART|RUNNING|SIMPLEX|MULTICAST, as ifconfig shows en0
+
+std::vector<std::uint8_t> v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
+  return {a, b, c, d};
+}
+std::vector<std::uint8_t> v6(const char* text) {
+  const Gid g = Gid::parse(text).value();
+  return {g.bytes().begin(), g.bytes().end()};
+}
+
+/// A Mac Studio's interfaces as getifaddrs() lists them: lo0, en0 (Ethernet), en3 (Thunderbolt,
+/// no IPv4, still in bridge0), en4 (only a self-assigned 169.254 address), en5 (a /30 per cable).
+class DarwinInterfaces final : public InterfaceSource {
+ public:
+  std::vector<IfAddrRecord> recs;
+  int fail_with = 0;
+  DarwinInterfaces() {
+    const std::uint32_t lo = kDarwinUp | kDarwinLoopback | kDarwinRunning | 0x8000;
+    recs.push_back({"lo0", lo, kDarwinAfInet, v4(127, 0, 0, 1), v4(255, 0, 0, 0), 16384, 1, ""});
+    recs.push_back(
+        {"lo0", lo, kDarwinAfInet6, v6("::1"), v6("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"), 16384, 1, ""});
+    recs.push_back({"en0", kDarwinEther, kDarwinAfLink, {}, {}, 1500, 4, ""});
+    recs.push_back(
+        {"en0", kDarwinEther, kDarwinAfInet, v4(192, 168, 1, 20), v4(255, 255, 255, 0), 1500, 4, ""});
+    recs.push_back({"en3", kDarwinEther, kDarwinAfLink, {}, {}, 1500, 11, "bridge0"});
+    recs.push_back({"en3", kDarwinEther, kDarwinAfInet6, v6("fe80::1cbb:aff:fe00:3"),
+                    v6("ffff:ffff:ffff:ffff::"), 1500, 11, "bridge0"});
+    recs.push_back(
+        {"en4", kDarwinEther, kDarwinAfInet, v4(169, 254, 12, 34), v4(255, 255, 0, 0), 1500, 12, ""});
+    recs.push_back(
+        {"en5", kDarwinEther, kDarwinAfInet, v4(10, 0, 5, 1), v4(255, 255, 255, 252), 1500, 13, ""});
+    // Family 10 is AF_CCITT on Darwin, not AF_INET6: such a record carries no address here.
+    recs.push_back({"en5", kDarwinEther, 10, v6("fd00::99"), {}, 1500, 13, ""});
+  }
+  [[nodiscard]] Platform platform() const override { return Platform::darwin; }
+  result<std::vector<IfAddrRecord>> records() override {
+    if (fail_with) return fail_errno(fail_with, "getifaddrs()");
+    return recs;
+  }
+};
+
+GidTable tb_port(const std::string& dev, std::vector<GidEntry> entries) {
+  PortInfo p{.device = dev,
+             .port = 1,
+             .state = PortState::active,
+             .link_layer = LinkLayer::thunderbolt(),
+             .gid_tbl_len = 16};
+  return GidTable::make(p, std::move(entries)).value();
+}
+Gid g(const char* t) { return Gid::parse(t).value(); }
+
+const Finding* find(const DoctorReport& r, std::string_view code, std::string_view device = {}) {
+  for (const Finding& f : r.findings)
+    if (f.code == code && (device.empty() || f.device == device)) return &f;
+  return nullptr;
+}
+bool has_line(const Finding& f, std::string_view text) {
+  return std::any_of(f.fix.begin(), f.fix.end(), [&](const std::string& l) { return l == text; });
+}
+
+DoctorInput mac_studio() {
+  DarwinInterfaces src;
+  DoctorInput in;
+  in.interfaces = read_interfaces(src).value();
+  in.platform = Platform::darwin;
+  in.tables.push_back(tb_port("rdma_en3", {GidEntry::valid(0, g("fe80::1cbb:aff:fe00:3"), GidType::ib)}));
+  in.tables.push_back(tb_port("rdma_en4", {GidEntry::valid(0, g("fe80::1cbb:aff:fe00:4"), GidType::ib),
+                                           GidEntry::valid(1, g("::ffff:169.254.12.34"), GidType::ib)}));
+  in.tables.push_back(tb_port("rdma_en5", {GidEntry::valid(0, g("fe80::1cbb:aff:fe00:5"), GidType::ib),
+                                           GidEntry::valid(1, g("::ffff:10.0.5.1"), GidType::ib)}));
+  return in;
+}
+
+TEST(Interfaces, DarwinNumbersAreReadAsDarwinsNotLinuxs) {
+  DarwinInterfaces src;
+  auto ifs = read_interfaces(src);
+  ASSERT_TRUE(ifs) << ifs.error().what();
+  ASSERT_EQ(ifs.value().size(), 5u);
+  const HostInterface& lo0 = ifs.value()[0];
+  EXPECT_TRUE(lo0.loopback && lo0.up && lo0.running);
+  EXPECT_TRUE(lo0.holds(g("::1")));  // family 30 is AF_INET6 on Darwin
+  const HostInterface& en3 = ifs.value()[2];
+  EXPECT_EQ(en3.name, "en3");
+  EXPECT_EQ(en3.bridge, "bridge0");
+  EXPECT_FALSE(en3.has_ipv4());
+  ASSERT_EQ(en3.addresses.size(), 1u);
+  EXPECT_EQ(en3.addresses[0].prefix, 64u);
+  EXPECT_TRUE(ifs.value()[3].has_ipv4());
+  EXPECT_FALSE(ifs.value()[3].has_assigned_ipv4());  // 169.254/16 only
+  const HostInterface& en5 = ifs.value()[4];
+  ASSERT_EQ(en5.addresses.size(), 1u);  // family 10 (AF_CCITT on Darwin) carries no address
+  EXPECT_EQ(en5.addresses[0].prefix, 30u);
+  // The same records read with Linux's numbers: 30 is no address family there, 10 is AF_INET6.
+  auto as_linux = interfaces_from_ifaddrs(src.recs, Platform::linux_kernel).value();
+  EXPECT_FALSE(as_linux[0].holds(g("::1")));
+  EXPECT_TRUE(as_linux[4].holds(g("fd00::99")));
+}
+
+TEST(Interfaces, SourceErrorsKeepTheirErrno) {
+  DarwinInterfaces src;
+  src.fail_with = EMFILE;
+  auto r = read_interfaces(src);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().detail.find("getifaddrs()"), std::string::npos);
+}
+
+TEST(Interfaces, DarwinRoutingSocketErrnos) {
+  const PeerAddress peer = PeerAddress::parse("10.0.5.2").value();
+  auto none = route_from_errno(Platform::darwin, peer, 3);  // ESRCH: "not in table"
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, errc::no_route);
+  EXPECT_NE(none.error().detail.find("ESRCH (3)"), std::string::npos);
+  EXPECT_EQ(route_from_errno(Platform::darwin, peer, 51).error().code, errc::no_route);  // ENETUNREACH
+  EXPECT_EQ(route_from_errno(Platform::darwin, peer, 65).value().type, RouteType::unreachable);
+  // 65 means nothing of the kind on Linux (ENOPKG), and Linux's EHOSTUNREACH is 113.
+  EXPECT_FALSE(route_from_errno(Platform::linux_kernel, peer, 65));
+  EXPECT_EQ(route_from_errno(Platform::linux_kernel, peer, 113).value().type, RouteType::unreachable);
+  EXPECT_EQ(route_from_errno(Platform::linux_kernel, peer, 22).value().type, RouteType::blackhole);
+  auto other = route_from_errno(Platform::darwin, peer, 22);
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().detail.find("EINVAL (22, darwin)"), std::string::npos) << other.error().detail;
+}
+
+TEST(Interfaces, HostileRecordsAreRefusedByTheirBounds) {
+  std::vector<IfAddrRecord> many(kMaxIfAddrRecords + 1,
+                                 IfAddrRecord{"en0", 1, 2, v4(10, 0, 0, 1), {}, 0, 0, ""});
+  auto r = interfaces_from_ifaddrs(many, Platform::darwin);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().detail.find("at most 16384"), std::string::npos);
+  std::vector<IfAddrRecord> addrs(kMaxAddressesPerInterface + 1,
+                                  IfAddrRecord{"en0", 1, 2, v4(10, 0, 0, 1), {}, 0, 0, ""});
+  EXPECT_NE(interfaces_from_ifaddrs(addrs, Platform::darwin).error().detail.find("more than 256 addresses"),
+            std::string::npos);
+  std::vector<IfAddrRecord> names;
+  for (std::size_t i = 0; i <= kMaxInterfaces; ++i)
+    names.push_back({"e" + std::to_string(i), 1, 18, {}, {}, 0, 0, ""});
+  EXPECT_NE(interfaces_from_ifaddrs(names, Platform::darwin).error().detail.find("more than 4096 interfaces"),
+            std::string::npos);
+  const std::vector<IfAddrRecord> bad_mask{{"en0", 1, 2, v4(10, 0, 0, 1), v4(255, 0, 255, 0), 0, 0, ""}};
+  EXPECT_NE(interfaces_from_ifaddrs(bad_mask, Platform::darwin).error().detail.find("not a prefix"),
+            std::string::npos);
+  const std::vector<IfAddrRecord> short_addr{{"en0", 1, 30, v4(10, 0, 0, 1), {}, 0, 0, ""}};
+  EXPECT_NE(interfaces_from_ifaddrs(short_addr, Platform::darwin)
+                .error()
+                .detail.find("an address of 4 bytes, not 16"),
+            std::string::npos);
+  const std::vector<IfAddrRecord> bad_name{{"en\n0", 1, 2, v4(10, 0, 0, 1), {}, 0, 0, ""}};
+  EXPECT_NE(
+      interfaces_from_ifaddrs(bad_name, Platform::darwin).error().detail.find("netdev name \"en\\x0a0\""),
+      std::string::npos)
+      << interfaces_from_ifaddrs(bad_name, Platform::darwin).error().detail;
+}
+
+TEST(Doctor, MacStudioThunderboltPortsGetMacCommands) {
+  DoctorInput in = mac_studio();
+  in.peer_addresses.push_back(g("::ffff:192.168.200.2"));  // the hostfile's peer holds the first /30
+  const DoctorReport r = examine(in);
+  EXPECT_FALSE(r.ready());
+  const Finding* no_ipv4 = find(r, "no_ipv4", "rdma_en3");
+  ASSERT_NE(no_ipv4, nullptr);
+  EXPECT_EQ(no_ipv4->text, "rdma_en3 port 1: en3 has no IPv4 address, so the port has no ::ffff:a.b.c.d GID");
+  EXPECT_NE(no_ipv4->why.find("EINVAL (22)"), std::string::npos);
+  // Not the peer's /30 and never 169.254/16: the next /30.
+  EXPECT_TRUE(
+      has_line(*no_ipv4,
+               "sudo ifconfig en3 inet 192.168.200.5 netmask 255.255.255.252 alias   # now; lost at reboot"));
+  EXPECT_TRUE(has_line(*no_ipv4, "sudo networksetup -createnetworkservice \"RDMA en3\" en3"));
+  EXPECT_TRUE(has_line(*no_ipv4, "sudo networksetup -setmanual \"RDMA en3\" 192.168.200.5 255.255.255.252"));
+  const Finding* bridge = find(r, "bridge_member", "rdma_en3");
+  ASSERT_NE(bridge, nullptr);
+  EXPECT_TRUE(has_line(*bridge, "sudo ifconfig bridge0 deletem en3   # now; lost at reboot"));
+  const Finding* self = find(r, "self_assigned", "rdma_en4");
+  ASSERT_NE(self, nullptr);
+  EXPECT_EQ(self->severity, Severity::warning);
+  EXPECT_EQ(find(r, "no_ipv4", "rdma_en5"), nullptr);
+  EXPECT_EQ(find(r, "link_local_only", "rdma_en3"), nullptr);  // said once, as no_ipv4
+  // Blockers before warnings; the bridge before the address (leave the bridge first).
+  ASSERT_GE(r.findings.size(), 3u);
+  EXPECT_EQ(r.findings[0].code, "bridge_member");
+  EXPECT_EQ(r.findings[1].code, "no_ipv4");
+  EXPECT_EQ(r.findings.back().severity, Severity::warning);
+  // Six stacks on each of three ports.
+  EXPECT_EQ(r.stacks.size(), 18u);
+}
+
+TEST(Doctor, TheSameHostWithLinuxCommands) {
+  DoctorInput in = mac_studio();
+  in.platform = Platform::linux_kernel;
+  const DoctorReport r = examine(in);
+  const Finding* no_ipv4 = find(r, "no_ipv4", "rdma_en3");
+  ASSERT_NE(no_ipv4, nullptr);
+  EXPECT_TRUE(has_line(*no_ipv4, "sudo ip addr add 192.168.200.1/30 dev en3   # now; lost at reboot"));
+  EXPECT_TRUE(std::any_of(no_ipv4->fix.begin(), no_ipv4->fix.end(), [](const std::string& l) {
+    return l.find("nmcli connection add") != std::string::npos;
+  }));
+  EXPECT_TRUE(has_line(*find(r, "bridge_member"), "sudo ip link set en3 nomaster   # now"));
+}
+
+TEST(Doctor, AWedgedDeviceIsReportedFirstAndTheRestGoesOn) {
+  DoctorInput in = mac_studio();
+  in.failures.push_back(DeviceFailure{"rdma_en6", 1, "ibv_query_port", true, 5000, ""});
+  const DoctorReport r = examine(in);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].code, "no_answer");
+  EXPECT_EQ(r.findings[0].text,
+            "rdma_en6 did not answer ibv_query_port within 5 s: the port may be wedged; replug the cable or "
+            "reboot");
+  EXPECT_NE(find(r, "no_ipv4", "rdma_en3"), nullptr);  // the other ports are still examined
+}
+
+TEST(Doctor, RdmaDisabledOnAMacIsTheFirstCause) {
+  DoctorInput in = mac_studio();
+  in.rdma_enabled = false;
+  const DoctorReport r = examine(in);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().code, "rdma_disabled");
+  EXPECT_TRUE(has_line(r.findings.front(), "rdma_ctl enable"));
+  EXPECT_FALSE(r.ready());
+}
+
+TEST(Doctor, EnabledWithNoDeviceIsThunderbolt4sFinalState) {
+  DoctorInput in;
+  in.platform = Platform::darwin;
+  in.rdma_enabled = true;
+  const DoctorReport enabled = examine(in);  // kept: find() points into it
+  const Finding* f = find(enabled, "no_rdma_device");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->why.find("Thunderbolt 5"), std::string::npos);
+  in.from_file = true;  // a table file says nothing of this host's devices
+  EXPECT_EQ(find(examine(in), "no_rdma_device"), nullptr);
+  in.from_file = false;
+  in.rdma_enabled.reset();
+  in.rdma_state_error = "/usr/bin/rdma_ctl did not answer within 2000 ms";
+  const DoctorReport unknown = examine(in);
+  ASSERT_NE(find(unknown, "rdma_state_unknown"), nullptr);
+  EXPECT_EQ(find(unknown, "rdma_state_unknown")->severity, Severity::note);
+}
+
+TEST(Doctor, BridgeMembershipThatCouldNotBeReadIsANote) {
+  DoctorInput in = mac_studio();
+  for (HostInterface& i : in.interfaces)
+    if (i.name == "en5") i.bridge_unknown = "/sbin/ifconfig -a did not finish within 2 s";
+  const DoctorReport r = examine(in);
+  const Finding* f = find(r, "bridge_unknown");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::note);
+  EXPECT_EQ(f->netdev, "en5");
+  EXPECT_EQ(f->text,
+            "whether en5 is a bridge member could not be read: /sbin/ifconfig -a did not finish within 2 s");
+  EXPECT_TRUE(has_line(*f, "ifconfig -a | grep 'member:'   # each line names a bridge member"));
+  EXPECT_NE(find(r, "bridge_member", "rdma_en3"), nullptr);
+  // Several: one note naming them all (en4 and en5 here; en3's membership was read).
+  for (HostInterface& i : in.interfaces)
+    if (i.name == "en4") i.bridge_unknown = "/sbin/ifconfig -a did not finish within 2 s";
+  const DoctorReport two = examine(in);
+  EXPECT_EQ(std::count_if(two.findings.begin(), two.findings.end(),
+                          [](const Finding& x) { return x.code == "bridge_unknown"; }),
+            1);
+  EXPECT_NE(find(two, "bridge_unknown")->text.find("whether en4, en5 are a bridge member"),
+            std::string::npos);
+}
+
+TEST(Doctor, ConsistentHostIsReady) {
+  DoctorInput in = mac_studio();
+  in.tables.erase(in.tables.begin(), in.tables.begin() + 2);  // rdma_en5 only
+  const DoctorReport r = examine(in);
+  EXPECT_TRUE(r.ready()) << (r.findings.empty() ? "" : r.findings[0].text);
+  EXPECT_TRUE(r.findings.empty()) << r.findings[0].text;
+}
+
+TEST(Doctor, RequiredDevicesAndPeersAndPins) {
+  DoctorInput in = mac_studio();
+  in.tables.erase(in.tables.begin(), in.tables.begin() + 2);
+  in.required_devices.emplace_back("rdma_en7", "hosts.json (rank 0)");
+  Route via_en5{PeerAddress::parse("10.0.5.2").value(), "en5", 13, g("::ffff:10.0.5.1"), RouteType::unicast};
+  in.peers.push_back(DoctorPeer{via_en5.peer, "--peer", via_en5});
+  in.peers.push_back(
+      DoctorPeer{PeerAddress::parse("10.9.9.9").value(), "--peer",
+                 route_from_errno(Platform::darwin, PeerAddress::parse("10.9.9.9").value(), 3)});
+  in.pins.push_back({"NCCL_IB_GID_INDEX", "0"});
+  const DoctorReport r = examine(in);
+  ASSERT_NE(find(r, "device_missing"), nullptr);
+  EXPECT_EQ(find(r, "device_missing")->text,
+            "hosts.json (rank 0) names rdma_en7, which this host does not have");
+  ASSERT_EQ(r.peers.size(), 2u);
+  EXPECT_EQ(r.peers[0].summary, "through en5 (rdma_en5 port 1), source GID [1] 10.0.5.1");
+  EXPECT_TRUE(r.peers[0].leaves_host);
+  ASSERT_NE(find(r, "peer_unreachable"), nullptr);
+  EXPECT_NE(find(r, "peer_unreachable")->text.find("ESRCH (3)"), std::string::npos);
+  const Finding* pin = find(r, "stale_pin");
+  ASSERT_NE(pin, nullptr);  // index 0 is the link-local GID: not the entry to use
+  EXPECT_TRUE(
+      has_line(*pin, "export NCCL_IB_GID_INDEX=1   # what gidpolicy's auto picks on rdma_en5 port 1"));
+}
+
+TEST(Doctor, ProposalsNeverTakeAPeersSubnetOrLinkLocal) {
+  std::vector<IfAddress> taken{{g("::ffff:192.168.200.1"), 24}};  // a whole /24 in use
+  auto a = propose_address(taken, 0);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->address.ipv4_string(), "192.168.201.1");
+  EXPECT_EQ(a->prefix, 30u);
+  EXPECT_EQ(propose_address({}, 2)->address.ipv4_string(), "192.168.200.9");
+  for (unsigned k = 0; k < 64; ++k) EXPECT_FALSE(propose_address(taken, k)->address.is_ipv4_link_local());
+  const std::vector<IfAddress> everything{{g("::ffff:192.168.0.0"), 16}};
+  EXPECT_FALSE(propose_address(everything, 0));
+}
+
+}  // namespace
+}  // namespace gidpolicy

@@ -1,0 +1,96 @@
+// host_doctor.hpp: the doctor's reads of this host. `rdma_ctl status` is a Mac's program, so its
+// reader is given other programs in its place (echo, sleep, yes, false, a missing path), the way
+// the live Mac path runs /usr/bin/rdma_ctl: every answer is a state or a reason, within the
+// deadline and the output bound. The routes come from a RouteSource the test controls.
+#include <gidpolicy/host_doctor.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace gidpolicy {
+// Named, not anonymous: the unit tests are a unity build, and other files have helpers of
+// these names.
+namespace host_doctor_test {
+
+using std::chrono::milliseconds;
+
+TEST(HostDoctor, RdmaStateIsWhatTheProgramSaid) {
+  DoctorInput on, off;
+  read_rdma_state(on, {"/bin/echo", "enabled"});
+  EXPECT_EQ(on.rdma_enabled, true);
+  EXPECT_EQ(on.rdma_state_error, "");
+  read_rdma_state(off, {"/bin/echo", "disabled"});
+  EXPECT_EQ(off.rdma_enabled, false);
+}
+
+TEST(HostDoctor, RdmaStateThatCannotBeReadIsAReasonNeverAGuess) {
+  struct Case {
+    std::vector<std::string> command;
+    const char* says;
+  };
+  const Case cases[] = {{{"/bin/echo", "Enabled"}, "not \"enabled\" or \"disabled\""},
+                        {{"/bin/false"}, "exited 1"},
+                        {{"/nonexistent/rdma_ctl", "status"}, "not installed here"},
+                        {{"/usr/bin/yes", "enabled"}, "printed more than 4 KiB"},
+                        {{}, "no program"}};
+  for (const Case& c : cases) {
+    DoctorInput in;
+    read_rdma_state(in, c.command);
+    EXPECT_FALSE(in.rdma_enabled.has_value()) << c.says;
+    EXPECT_NE(in.rdma_state_error.find(c.says), std::string::npos) << in.rdma_state_error;
+  }
+}
+
+TEST(HostDoctor, ARdmaCtlThatHangsIsKilledAtItsDeadline) {
+  DoctorInput in;
+  const auto t0 = std::chrono::steady_clock::now();
+  read_rdma_state(in, {"/bin/sleep", "30"}, milliseconds(300));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(took, std::chrono::seconds(10));  // bounded, not timed: the kill is what is tested
+  EXPECT_FALSE(in.rdma_enabled.has_value());
+  EXPECT_NE(in.rdma_state_error.find("did not answer within 300 ms"), std::string::npos)
+      << in.rdma_state_error;
+}
+
+class Routes final : public RouteSource {
+ public:
+  std::vector<PeerAddress> asked;
+  result<std::vector<NetInterface>> interfaces() override { return std::vector<NetInterface>{}; }
+  result<Route> route_to(const PeerAddress& p) override {
+    asked.push_back(p);
+    Route r;
+    r.peer = p;
+    r.netdev = "en5";
+    return r;
+  }
+};
+
+TEST(HostDoctor, PeersAreRoutedAfterTheirCheckAndRefusedOnesAreNotAsked) {
+  DoctorInput in;
+  in.peers.push_back({PeerAddress::parse("192.168.200.2").value(), "--peer"});
+  in.peers.push_back({PeerAddress::parse("0.0.0.0").value(), "--peer"});
+  Routes routes;
+  route_peers(in, routes);
+  ASSERT_EQ(routes.asked.size(), 1u);
+  EXPECT_EQ(routes.asked[0], in.peers[0].address);
+  ASSERT_TRUE(in.peers[0].route);
+  EXPECT_EQ(in.peers[0].route.value().netdev, "en5");
+  EXPECT_FALSE(in.peers[1].route);
+}
+
+TEST(HostDoctor, InterfacesOfThisNamespaceAreRead) {
+  DoctorInput in;
+  in.interfaces_known = false;
+  read_host_interfaces(in);
+  ASSERT_TRUE(in.interfaces_known) << in.interfaces_error;
+  // Every namespace has its loopback; getifaddrs() lists it.
+  bool lo = false;
+  for (const HostInterface& i : in.interfaces) lo = lo || i.loopback;
+  EXPECT_TRUE(lo);
+}
+
+}  // namespace host_doctor_test
+}  // namespace gidpolicy

@@ -1,0 +1,25 @@
+// `gidpolicy --complete ...`: what the shell completion (tools/completion/gidpolicy.bash) asks
+// the binary, so the words it offers are the ones this binary parses: the subcommands and
+// options registered on the CLI11 model, the values its validators accept, and the spec names of
+// the policy registry (include/gidpolicy/policies/registry.hpp). Not listed in --help: it is an
+// interface for the completion script, documented in docs/cli.md ("Shell completion").
+//
+//   gidpolicy --complete subcommands        every subcommand, one a line
+//   gidpolicy --complete options [SUB]      SUB's options (the top level's without SUB), one a
+//                                           line as "NAME flag" or "NAME value"
+//   gidpolicy --complete values SUB OPTION  what OPTION takes: its words one a line, or one marker
+//                                           line: ":file" (a path), ":device" (an RDMA device of
+//                                           this host), ":none" (a number or free text)
+//   gidpolicy --complete specs              every built-in spec name and alias
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace gidpolicy::cli {
+
+/// Answers the query in args (argv after "--complete") from `app`, fully registered. Exit 0, or
+/// kExitUsage with one line on stderr for a query it does not know (an unknown subcommand or
+/// option names them).
+int run_complete(const CLI::App& app, int argc, const char* const* argv);
+
+}  // namespace gidpolicy::cli

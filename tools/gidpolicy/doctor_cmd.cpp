@@ -1,0 +1,352 @@
+// `gidpolicy doctor`: is this host ready for RDMA, and what to do if not (docs/cli.md,
+// docs/doctor.md). Gathers what examine() (doctor.hpp) judges: the tables (live, each verbs call
+// under a deadline: doctor_live.cpp; or --input/--sysfs), this namespace's interfaces
+// (getifaddrs), the kernel's routes to the peers (--peer, a device file, a hostfile), the pins
+// in the environment. Prints the findings, most likely first, with the commands; runs none.
+#include "doctor_cmd.hpp"
+
+#include "commands.hpp"
+#include "doctor_live.hpp"
+#include "output.hpp"
+#include "render.hpp"
+#include "subcommands.hpp"
+
+#include <gidpolicy/doctor.hpp>
+#include <gidpolicy/fleet.hpp>
+#include <gidpolicy/host_doctor.hpp>
+#include <gidpolicy/kernel_routes.hpp>
+
+#include <fmt/core.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+namespace gidpolicy::cli {
+
+DoctorCommand::DoctorCommand(CLI::App& app) {
+  cmd_ = add_subcommand(app, "doctor");
+  auto* g = cmd_->add_option_group("Source", "Where the GID tables come from (default: every live device)");
+  device_opt_ = g->add_option("--device", device_, "Only this live device (with --input/--sysfs: a filter)");
+  port_opt_ = g->add_option("--port", port_, "Only this port (1-255)")->check(CLI::Range(1, 255));
+  g->add_option("--verbs", o_.source.verbs, "Live backend: dlopen (load libibverbs at run time) or linked")
+      ->check(CLI::IsMember({"dlopen", "linked"}));
+  input_opt_ =
+      g->add_option("--input", input_,
+                    "A table file (ibv_devinfo -v, show_gids, gidpolicy JSON) instead of live devices; "
+                    "the interfaces and routes are still this host's");
+  sysfs_opt_ = g->add_option("--sysfs", sysfs_, "A directory laid out like /sys/class/infiniband");
+  g->add_option("--max-input-bytes", o_.source.max_input_bytes, "Refuse an --input larger than this")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+  cmd_->add_option("--peer", o_.peers, "A peer to route to (repeatable; fe80::/10 as fe80::1%NETDEV)");
+  auto* dev_file = cmd_->add_option("--jaccl-devices", o_.jaccl_devices,
+                                    "JACCL's device file (or a hostfile): the devices this host's row names");
+  cmd_->add_option("--hostfile", o_.hostfile,
+                   "The hostfile mlx.distributed_config writes: this host's devices and its peers' addresses")
+      ->excludes(dev_file);
+  cmd_->add_option("--rank", o_.rank,
+                   "This host's rank in the device file or hostfile (default: $MLX_RANK, else the host whose "
+                   "address or name is this one's)");
+  cmd_->add_option("--platform", o_.platform,
+                   "Whose commands to print: linux or darwin (default: this host's)")
+      ->check(CLI::IsMember({"linux", "darwin"}));
+  cmd_->add_option("--deadline", o_.deadline_s,
+                   "Seconds each verbs call may take before its device is reported as not answering")
+      ->check(CLI::Range(0.05, 600.0))
+      ->capture_default_str();
+  cmd_->add_flag("--json", o_.json, "Print JSON (schema gidpolicy.doctor, docs/cli.md)");
+}
+
+int DoctorCommand::run() const {
+  DoctorArgs o = o_;
+  if (device_opt_->count()) o.source.device = device_;
+  if (port_opt_->count()) o.source.port = port_;
+  if (input_opt_->count()) o.source.input = input_;
+  if (sysfs_opt_->count()) o.source.sysfs = sysfs_;
+  if (!o.rank)
+    if (const char* r = std::getenv("MLX_RANK"); r && *r) {
+      char* end = nullptr;
+      const unsigned long v = std::strtoul(r, &end, 10);
+      if (*end != '\0' || v > 4095)
+        return usage_error(std::string("MLX_RANK=") + bounded(r) + ": expected a rank 0..4095");
+      o.rank = static_cast<std::size_t>(v);
+    }
+  return run_doctor(o);
+}
+
+// A named namespace, not an anonymous one: unity builds put this file in one translation unit
+// with the other subcommands, whose helpers have the same names.
+namespace doctor_cmd_detail {
+
+constexpr std::string_view kPinVariables[] = {"NCCL_IB_GID_INDEX", "NVSHMEM_IB_GID_INDEX", "UCX_IB_GID_INDEX",
+                                              "MC_GID_INDEX",      "FI_VERBS_GID_IDX",     "GGML_RDMA_GID"};
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return {};
+  return name;
+}
+
+/// This host's index among `hosts`: --rank, else the one holding an address of this host, else
+/// the one whose ssh name is this host's name (with or without its domain).
+std::optional<std::size_t> find_self(const fleet::MlxHostfile& f, const std::vector<HostInterface>& ifs) {
+  for (std::size_t i = 0; i < f.hosts.size(); ++i)
+    for (const std::string& ip : f.hosts[i].ips) {
+      auto a = PeerAddress::parse(ip);
+      if (!a) continue;
+      for (const HostInterface& x : ifs)
+        if (!x.loopback && x.holds(a.value().address)) return i;
+    }
+  const std::string me = host_name();
+  const std::string shortme = me.substr(0, me.find('.'));
+  for (std::size_t i = 0; i < f.hosts.size(); ++i) {
+    const std::string& s = f.hosts[i].ssh;
+    const std::string host = s.substr(s.find('@') == std::string::npos ? 0 : s.find('@') + 1);
+    if (!me.empty() && (host == me || host == shortme || host.substr(0, host.find('.')) == shortme)) return i;
+  }
+  return std::nullopt;
+}
+
+Json finding_json(const Finding& f, std::size_t rank) {
+  Json j;
+  j["rank"] = rank;
+  j["severity"] = std::string(to_string(f.severity));
+  j["code"] = f.code;
+  j["device"] = f.device.empty() ? Json(nullptr) : Json(f.device);
+  j["port"] = f.port ? Json(f.port) : Json(nullptr);
+  j["netdev"] = f.netdev.empty() ? Json(nullptr) : Json(f.netdev);
+  j["text"] = f.text;
+  j["why"] = f.why;
+  j["fix"] = f.fix;
+  return j;
+}
+
+void print_json_report(const DoctorReport& r, const DoctorInput& in, const std::string& source) {
+  Json j;
+  j["schema"] = "gidpolicy.doctor";
+  j["version"] = 1;
+  j["ready"] = r.ready();
+  j["platform"] = std::string(to_string(in.platform));
+  j["source"] = source;
+  j["blockers"] = r.blockers();
+  const auto count = [&](Severity s) {
+    return static_cast<std::size_t>(std::count_if(r.findings.begin(), r.findings.end(),
+                                                  [s](const Finding& f) { return f.severity == s; }));
+  };
+  j["warnings"] = count(Severity::warning);
+  j["notes"] = count(Severity::note);
+  Json ports = Json::array();
+  for (const PortSummary& p : r.ports) {
+    Json x;
+    x["device"] = p.device;
+    x["port"] = p.port;
+    x["state"] = p.state;
+    x["link_layer"] = p.link_layer;
+    x["netdevs"] = p.netdevs;
+    x["gids"] = p.gids;
+    x["routable_gids"] = p.routable;
+    ports.push_back(std::move(x));
+  }
+  j["ports"] = std::move(ports);
+  Json findings = Json::array();
+  for (std::size_t i = 0; i < r.findings.size(); ++i) findings.push_back(finding_json(r.findings[i], i + 1));
+  j["findings"] = std::move(findings);
+  Json stacks = Json::array();
+  for (const StackLine& s : r.stacks) {
+    Json x;
+    x["stack"] = s.stack;
+    x["device"] = s.device;
+    x["port"] = s.port;
+    x["index"] = s.chose ? Json(s.index) : Json(nullptr);
+    x["works"] = s.works;
+    x["outcome"] = s.outcome;
+    stacks.push_back(std::move(x));
+  }
+  j["stacks"] = std::move(stacks);
+  Json peers = Json::array();
+  for (const PeerLine& p : r.peers) {
+    Json x;
+    x["peer"] = p.peer;
+    x["origin"] = p.origin;
+    x["routed"] = p.routed;
+    x["netdev"] = p.netdev.empty() ? Json(nullptr) : Json(p.netdev);
+    x["source"] = p.source.empty() ? Json(nullptr) : Json(p.source);
+    x["port"] = p.port.empty() ? Json(nullptr) : Json(p.port);
+    x["leaves_host"] = p.leaves_host;
+    x["summary"] = p.summary;
+    peers.push_back(std::move(x));
+  }
+  j["peers"] = std::move(peers);
+  print_json(j);
+}
+
+void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::string& source) {
+  Output& out = standard_output();
+  const auto count = [&](Severity s) {
+    return static_cast<std::size_t>(std::count_if(r.findings.begin(), r.findings.end(),
+                                                  [s](const Finding& f) { return f.severity == s; }));
+  };
+  const std::size_t blockers = r.blockers(), warnings = count(Severity::warning),
+                    notes = count(Severity::note);
+  // Notes (what could not be read, said so) are counted only when there are some.
+  const std::string noted = notes == 0 ? "" : fmt::format(", {} note{}", notes, notes == 1 ? "" : "s");
+  out.print("{}: {} blocker{}, {} warning{}{} ({} commands; {})\n", r.ready() ? "READY" : "NOT READY",
+            blockers, blockers == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s", noted,
+            in.platform == Platform::darwin ? "macOS" : "Linux", source);
+  for (const PortSummary& p : r.ports) {
+    std::string nd;
+    for (const auto& n : p.netdevs) nd += (nd.empty() ? "" : ",") + n;
+    out.print("  {} port {}: {}, {}, {}, {} GID{} ({} routable)\n", p.device, p.port, p.state, p.link_layer,
+              nd.empty() ? "no netdev" : nd, p.gids, p.gids == 1 ? "" : "s", p.routable);
+  }
+  std::set<std::string> shown;
+  for (std::size_t i = 0; i < r.findings.size(); ++i) {
+    const Finding& f = r.findings[i];
+    out.print("{}. {}: {}\n", i + 1, to_string(f.severity), f.text);
+    out.print("   why: {}\n", f.why);
+    // The full recipe once per kind of cause; after that its first command (the rest is the same).
+    const bool again = !shown.insert(f.code).second;
+    bool first = true;
+    for (const std::string& line : f.fix) {
+      if (again && (line.rfind("#", 0) == 0 || !first)) continue;
+      out.print("   {} {}\n", first ? "fix:" : "    ", line);
+      first = false;
+    }
+    if (again && f.fix.size() > 1) out.print("        (the rest as above)\n");
+  }
+  // A peer whose line is already a ranked finding (no route, a blackhole) is not said twice:
+  // a 4-port host with its peers has to read in one screen. --json keeps both.
+  std::set<std::string> said;
+  for (const Finding& f : r.findings) said.insert(f.text);
+  for (const PeerLine& p : r.peers) {
+    std::string line = "peer " + p.peer + " (" + p.origin + "): " + p.summary;
+    if (!said.count(line)) out.print("{}\n", line);
+  }
+  // What each stack does here: one line per stack, its choice on every port.
+  std::map<std::string, std::string> lines;
+  std::vector<std::string> order;
+  for (const StackLine& s : r.stacks) {
+    if (!lines.count(s.stack)) order.push_back(s.stack);
+    std::string& l = lines[s.stack];
+    l += (l.empty() ? "" : ", ") + s.device + ":" + std::to_string(s.port) + " " +
+         (s.chose ? "[" + std::to_string(s.index) + "] " : std::string()) +
+         (s.works ? std::string("ok") : s.outcome.substr(0, s.outcome.find(':')));
+  }
+  if (!order.empty()) out.print("what each stack picks here (check --stacks for the detail):\n");
+  for (const auto& s : order) out.print("  {:<10} {}\n", s, lines[s]);
+}
+
+}  // namespace doctor_cmd_detail
+
+int run_doctor(const DoctorArgs& o) {
+  if (o.source.input && o.source.sysfs)
+    return usage_error("doctor: give one source: --input or --sysfs, not both");
+  DoctorInput in;
+  in.platform = o.platform ? platform_from_string(*o.platform).value_or(host_platform()) : host_platform();
+  std::vector<PeerAddress> peers;
+  std::vector<std::string> origins;
+  std::vector<bool> rdma;  // --peer: RDMA goes there; a hostfile's ips: the launcher's TCP
+  for (const std::string& p : o.peers) {
+    auto a = PeerAddress::parse(p);
+    if (!a) return usage_error(Error(a.error().code, "--peer " + bounded(p) + ": " + a.error().detail));
+    peers.push_back(a.value());
+    origins.push_back("--peer");
+    rdma.push_back(true);
+  }
+  // The interfaces of this namespace: what every GID is compared with.
+  read_host_interfaces(in);
+  // The device file or hostfile: this host's devices, and (hostfile) the peers' addresses.
+  if (o.hostfile || o.jaccl_devices) {
+    const std::string& path = o.hostfile ? *o.hostfile : *o.jaccl_devices;
+    fleet::MlxHostfile f;
+    if (o.hostfile) {
+      auto r = fleet::read_mlx_hostfile(path);
+      if (!r) return usage_error(r.error());
+      f = std::move(r).value();
+    } else {
+      auto d = fleet::read_device_file(path);
+      if (!d) return usage_error(d.error());
+      for (auto& row : d.value().names)
+        f.hosts.push_back(fleet::MlxHost{"rank " + std::to_string(f.hosts.size()), {}, row});
+    }
+    std::optional<std::size_t> self = o.rank;
+    if (self && *self >= f.hosts.size())
+      return usage_error(fmt::format("--rank {}: {} has {} hosts (ranks 0..{})", *self, path, f.hosts.size(),
+                                     f.hosts.empty() ? 0 : f.hosts.size() - 1));
+    if (!self) self = doctor_cmd_detail::find_self(f, in.interfaces);
+    if (!self)
+      in.extra.push_back(Finding{
+          Severity::warning,
+          "rank_unknown",
+          "",
+          0,
+          "",
+          path + " names none of this host's addresses or its name (" +
+              bounded(doctor_cmd_detail::host_name(), 64) + "): its devices and peers are not checked",
+          "a launcher that runs this host with another rank's row opens devices it may not have",
+          {"gidpolicy doctor --" + std::string(o.hostfile ? "hostfile" : "jaccl-devices") + " " + path +
+           " --rank N   # N: this host's rank (or set MLX_RANK)"}});
+    for (std::size_t i = 0; i < f.hosts.size(); ++i) {
+      if (self && i == *self) {
+        std::set<std::string> seen;
+        for (const auto& names : f.hosts[i].rdma)
+          for (const auto& n : names)
+            if (seen.insert(n).second)
+              in.required_devices.emplace_back(n, path + " (rank " + std::to_string(i) + ")");
+        continue;
+      }
+      for (std::size_t k = 0; k < f.hosts[i].ips.size(); ++k) {
+        auto a = PeerAddress::parse(f.hosts[i].ips[k]);
+        if (!a) continue;  // the reader checked the text; a scope it cannot take is not routed
+        in.peer_addresses.push_back(a.value().address);
+        if (self) {  // routes only once it is known which host is this one
+          peers.push_back(a.value());
+          origins.push_back(fmt::format("{} hosts[{}] {}", path, i, f.hosts[i].ssh));
+          rdma.push_back(false);
+        }
+      }
+    }
+  }
+  if (peers.size() > 64) return usage_error(fmt::format("{} peers to route: at most 64", peers.size()));
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    DoctorPeer p{peers[i], origins[i]};
+    p.rdma = rdma[i];
+    in.peers.push_back(std::move(p));
+  }
+  KernelRoutes kernel;
+  route_peers(in, kernel);
+  for (auto v : doctor_cmd_detail::kPinVariables)
+    if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
+
+  std::string source;
+  if (o.source.input || o.source.sysfs) {
+    auto loaded = load_tables(o.source);
+    if (!loaded) return usage_error(loaded.error());
+    in.tables = std::move(loaded.value().tables);
+    in.from_file = true;
+    source = loaded.value().source;
+  } else {
+    const auto deadline =
+        std::chrono::milliseconds(static_cast<long long>(std::llround(o.deadline_s * 1000)));
+    auto live = read_live(o.source, deadline);
+    if (!live) return usage_error(live.error());
+    in.tables = std::move(live.value().tables);
+    in.failures = std::move(live.value().failures);
+    source = "live devices (" + o.source.verbs + ")";
+    // A Mac's RDMA switch says whether an empty device list is final (the tables of a file
+    // describe another moment, perhaps another host: not asked then).
+    read_rdma_state(in);
+  }
+  const DoctorReport r = examine(in);
+  if (o.json)
+    doctor_cmd_detail::print_json_report(r, in, source);
+  else
+    doctor_cmd_detail::print_text_report(r, in, source);
+  return r.ready() ? kExitOk : kExitFinding;
+}
+
+}  // namespace gidpolicy::cli

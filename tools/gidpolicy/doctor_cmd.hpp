@@ -1,0 +1,44 @@
+// `gidpolicy doctor`: is this host ready for RDMA (docs/cli.md, docs/doctor.md). Declared apart
+// from the other subcommands (commands.hpp), like fleet: main.cpp only registers it.
+#pragma once
+
+#include "sources.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gidpolicy::cli {
+
+struct DoctorArgs {
+  SourceArgs source;
+  std::vector<std::string> peers;
+  std::optional<std::string> jaccl_devices;
+  std::optional<std::string> hostfile;
+  std::optional<std::size_t> rank;      ///< --rank, else $MLX_RANK
+  std::optional<std::string> platform;  ///< whose commands: linux or darwin
+  double deadline_s = 5.0;              ///< per verbs call
+  bool json = false;
+};
+
+/// Registers `doctor` on `app`; run() after parsing when parsed() says it was chosen.
+class DoctorCommand {
+ public:
+  explicit DoctorCommand(CLI::App& app);
+  [[nodiscard]] bool parsed() const { return cmd_->parsed(); }
+  [[nodiscard]] int run() const;
+
+ private:
+  CLI::App* cmd_ = nullptr;
+  CLI::Option *device_opt_ = nullptr, *port_opt_ = nullptr, *input_opt_ = nullptr, *sysfs_opt_ = nullptr;
+  std::string device_, input_, sysfs_;
+  std::uint32_t port_ = 0;
+  DoctorArgs o_;
+};
+
+int run_doctor(const DoctorArgs& o);
+
+}  // namespace gidpolicy::cli

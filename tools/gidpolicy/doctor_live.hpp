@@ -1,0 +1,27 @@
+// `gidpolicy doctor` on live devices: every verbs call under a deadline (doctor_live.cpp).
+#pragma once
+
+#include "sources.hpp"
+
+#include <gidpolicy/doctor.hpp>
+
+#include <chrono>
+
+namespace gidpolicy::cli {
+
+/// What the live devices gave: the tables read, and the devices that failed or did not answer.
+struct LiveRead {
+  std::vector<GidTable> tables;
+  std::vector<DeviceFailure> failures;
+};
+
+/// Read every device (or o.device, o.port) as `show` does, each verbs call under `deadline`:
+/// the calls run in a child process that reports each call before making it, and a call that
+/// does not answer in time gets the child killed (a thread stuck in a driver call cannot be
+/// stopped; a process can) and the device reported as a DeviceFailure. The listing of the
+/// devices runs in a child of its own, then one child per device, so one wedged device does not
+/// hide the others. Errors: only what stops every device (the library cannot be loaded, no
+/// device at all, fork or pipe failing).
+result<LiveRead> read_live(const SourceArgs& o, std::chrono::milliseconds deadline);
+
+}  // namespace gidpolicy::cli

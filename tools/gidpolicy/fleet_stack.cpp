@@ -1,0 +1,122 @@
+// `gidpolicy fleet --stack STACK`: the per-host judgment of the stack's choice (fleet_stack.hpp).
+#include "fleet_stack.hpp"
+
+#include "env_cmd.hpp"
+#include "render.hpp"
+
+#include <gidpolicy/stacks.hpp>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace gidpolicy::cli {
+
+std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile,
+                                         const FleetArgs& o) {
+  std::vector<StackHost> out;
+  out.reserve(a.host_count());
+  for (std::uint32_t h = 0; h < a.host_count(); ++h) {
+    const auto& host = a.host(h);
+    StackHost sh{.host = host.host, .right = true, .ports = {}};
+    for (const auto& t : host.ports) {
+      const StackPrediction p = predict_profile(profile, t, driver_for(t, o.platform));
+      const auto good = profiles::automatic().plan(t);
+      StackPort sp{.device = t.port().device,
+                   .port = t.port().port,
+                   .index = p.chose ? std::optional<std::uint32_t>(p.index) : std::nullopt,
+                   .works = p.works,
+                   .outcome = p.outcome,
+                   .auto_index = good ? std::optional<std::uint32_t>(good.value().sgid_index) : std::nullopt,
+                   .right = false};
+      sp.right = p.works && good && good.value().sgid_index == p.index;
+      if (!sp.right) sh.right = false;
+      sh.ports.push_back(std::move(sp));
+    }
+    out.push_back(std::move(sh));
+  }
+  return out;
+}
+
+bool print_stack_hosts(const std::vector<StackHost>& hosts, const Profile& profile, const FleetArgs& o,
+                       Output& out) {
+  std::size_t right = 0;
+  std::vector<std::string> wrong;
+  for (const StackHost& h : hosts) {
+    if (h.right) {
+      ++right;
+      continue;
+    }
+    std::string bad;
+    for (const StackPort& p : h.ports) {
+      if (p.right) continue;
+      bad += (bad.empty() ? "" : "; ") + port_name(p.device, p.port) + ": " +
+             (p.index ? "index " + std::to_string(*p.index) + ", " : std::string()) + p.outcome +
+             (p.auto_index ? ", auto picks " + std::to_string(*p.auto_index)
+                           : std::string(", auto finds nothing"));
+    }
+    wrong.push_back(h.host + ": " + bad);
+  }
+  out.write(
+      fmt::format("\n--stack {}: the entry to use on {} of {} hosts\n", profile.spec(), right, hosts.size()));
+  for (std::size_t i = 0; i < wrong.size() && i < o.limit; ++i) out.write("  " + wrong[i] + "\n");
+  if (wrong.size() > o.limit) out.write(fmt::format("  ... and {} more hosts\n", wrong.size() - o.limit));
+  return !wrong.empty();
+}
+
+std::string stack_json(const std::vector<StackHost>& hosts, const Profile& profile) {
+  using OJson = nlohmann::ordered_json;
+  const auto opt = [](const std::optional<std::uint32_t>& v) { return v ? OJson(*v) : OJson(nullptr); };
+  OJson s;
+  s["profile"] = profile.spec();  // a profile spec is "profile" in every document
+  std::size_t right = 0;
+  for (const StackHost& h : hosts) right += h.right ? 1 : 0;
+  s["hosts_right"] = right;
+  s["hosts_wrong"] = hosts.size() - right;
+  OJson list = OJson::array();
+  for (const StackHost& h : hosts) {
+    OJson jh;
+    jh["host"] = h.host;
+    jh["right"] = h.right;
+    OJson ports = OJson::array();
+    for (const StackPort& p : h.ports)
+      ports.push_back({{"device", p.device},
+                       {"port", p.port},
+                       {"index", opt(p.index)},
+                       {"works", p.works},
+                       {"outcome", p.outcome},
+                       {"auto_index", opt(p.auto_index)},
+                       {"right", p.right}});
+    jh["ports"] = std::move(ports);
+    list.push_back(std::move(jh));
+  }
+  s["hosts"] = std::move(list);
+  return s.dump();
+}
+
+std::optional<std::string> write_env_dir(const fleet::Analysis& a, const std::string& stack,
+                                         const FleetArgs& o, bool& conflict) {
+  return write_tree(
+      *o.env_dir, "--env-dir", o.replace_env_dir, [&](const std::filesystem::path& dir) -> result<void> {
+        for (std::uint32_t h = 0; h < a.host_count(); ++h) {
+          const auto& host = a.host(h);
+          const EnvPlan plan = plan_env({stack}, host.ports, profiles::automatic());
+          std::string text = "# " + stack + " on " + host.host + " (gidpolicy fleet --env-dir)\n";
+          for (const auto& c : plan.conflicts) {
+            conflict = true;
+            text += "# no value: " + c + "\n";
+          }
+          GIDPOLICY_TRY(body, render_dotenv(plan));
+          text += body;
+          std::ofstream f(dir / (host.host + ".env"), std::ios::binary);
+          f << text;
+          f.close();
+          if (!f) return fail(errc::io_error, (dir / (host.host + ".env")).string() + ": write failed");
+        }
+        return success();
+      });
+}
+
+}  // namespace gidpolicy::cli

@@ -1,0 +1,54 @@
+// `gidpolicy fleet --stack STACK`: per host, whether the stack's own choice (or its pin) is the
+// entry gidpolicy's auto picks there, for the text report, the --json document and --env-dir.
+// One judgment (judge_stack_hosts) feeds all three, so the text and the JSON name the same hosts.
+#pragma once
+
+#include "fleet_cmd.hpp"
+#include "output.hpp"
+
+#include <gidpolicy/fleet.hpp>
+#include <gidpolicy/profiles.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gidpolicy::cli {
+
+/// One port of a host under the stack's choice.
+struct StackPort {
+  std::string device;
+  std::uint32_t port = 0;
+  std::optional<std::uint32_t> index;       ///< the stack's pick; nullopt: it picks none
+  bool works = false;                       ///< its RTR is predicted to work
+  std::string outcome;                      ///< "ok", "ENODATA (61): ...", "rejects the port", ...
+  std::optional<std::uint32_t> auto_index;  ///< the sgid_index auto picks; nullopt: auto finds none
+  bool right = false;                       ///< works, and is auto's entry
+};
+
+/// One host: right when every one of its ports is.
+struct StackHost {
+  std::string host;
+  bool right = true;
+  std::vector<StackPort> ports;
+};
+
+/// Every host of the analysis, in its order, judged under `profile` (the stack's spec).
+std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile,
+                                         const FleetArgs& o);
+
+/// The text after the link report: how many hosts are right, and each wrong one with its ports
+/// (at most --limit of them). True when any host is wrong.
+bool print_stack_hosts(const std::vector<StackHost>& hosts, const Profile& profile, const FleetArgs& o,
+                       Output& out);
+
+/// The --json document's "stack" object (docs/cli.md, `fleet --json`), every host listed.
+std::string stack_json(const std::vector<StackHost>& hosts, const Profile& profile);
+
+/// --env-dir: HOST.env per host, written as one tree (output.hpp): all of them or none.
+/// `conflict` is set when a host's ports need different indices (its file holds no value).
+std::optional<std::string> write_env_dir(const fleet::Analysis& a, const std::string& stack,
+                                         const FleetArgs& o, bool& conflict);
+
+}  // namespace gidpolicy::cli
