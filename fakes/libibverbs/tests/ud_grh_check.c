@@ -99,9 +99,12 @@ static int post_send_len(struct ibv_qp* qp, struct ibv_ah* ah, uint32_t qpn, cha
   return ibv_post_send(qp, &wr, &bad);
 }
 
-/* The completion of work request `id` on `cq` (others are skipped), or -1 after two seconds. */
+/* Every wait below is for a completion that must come: generous bounds (20 s, whole seconds
+ * of time() notwithstanding), since a loaded machine may keep this thread off its core. */
+
+/* The completion of work request `id` on `cq` (others are skipped), or -1 after 20 s. */
 static int wait_id(struct ibv_cq* cq, uint64_t id, struct ibv_wc* out) {
-  time_t end = time(NULL) + 2;
+  time_t end = time(NULL) + 20;
   while (time(NULL) < end) {
     struct ibv_wc wc;
     if (ibv_poll_cq(cq, 1, &wc) > 0 && wc.wr_id == id) {
@@ -112,9 +115,9 @@ static int wait_id(struct ibv_cq* cq, uint64_t id, struct ibv_wc* out) {
   return -1;
 }
 
-/* The next receive completion on `cq` (sends are skipped), or -1 after a second. */
+/* The next receive completion on `cq` (sends are skipped), or -1 after 20 s. */
 static int wait_recv(struct ibv_cq* cq, struct ibv_wc* out) {
-  time_t end = time(NULL) + 2;
+  time_t end = time(NULL) + 20;
   while (time(NULL) < end) {
     struct ibv_wc wc;
     if (ibv_poll_cq(cq, 1, &wc) > 0 && wc.opcode == IBV_WC_RECV) {

@@ -31,6 +31,16 @@ fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
 # want ADDR NETDEV [MODES]: "DEVICE PORT INDEX" by the library's rule
+# Until process $1 is in a network namespace of its own: `unshare -n` enters it after the fork,
+# and moving a link to the pid before then moves it nowhere, successfully. Bounded: 10 s.
+until_own_netns() {
+  local n=0
+  while [ "$(readlink "/proc/$1/ns/net")" = "$(readlink "/proc/$$/ns/net")" ]; do
+    n=$((n + 1))
+    [ "$n" -lt 200 ] || return 1
+    sleep 0.05
+  done
+}
 want() { "$expect" "$GIDPOLICY_FAKE_TABLES" "$@"; }
 # logged CALL ADDR DEVICE PORT INDEX: the fake's record of CALL for source ADDR chose that slot
 logged() {
@@ -71,8 +81,10 @@ listens() { local n; n=$(grep -c '"call":"listen"' "$GIDPOLICY_FAKE_LOG" 2>/dev/
 # in nothing else: its event thread, back from the last event (DISCONNECT), asks for another
 # after main destroyed the channel, and exits through perror (rdma-core f3ae6534a, fixed in
 # rping 59; Debian 12 ships 44). The fake answers as librdmacm does, EBADF (the closed fd).
+# (Anywhere in FILE, not last: a client's stdout is a file, so its `ping data:` lines are
+# flushed at exit, after the unbuffered perror.)
 rping_teardown_race() {
-  [ "$(tail -1 "$1")" = "rdma_get_cm_event: Bad file descriptor" ] &&
+  grep -qx 'rdma_get_cm_event: Bad file descriptor' "$1" &&
     [ "$(grep -vc -e '^rdma_get_cm_event: Bad file descriptor$' -e 'DISCONNECT EVENT' -e '^ping data: ' \
       -e '^wait for RDMA_READ_ADV state 10$' "$1")" -eq 0 ] &&
     grep -q "DISCONNECT EVENT" "$1" && echo "note: ${1##*/}: rping 44's own teardown race (EBADF after DISCONNECT), accepted"
@@ -92,7 +104,13 @@ pair() {
   timeout 30 $server > "$work/$name.server" 2>&1 &
   local spid=$!
   if [ "$daemon" = ctrl ]; then
-    sleep 0.5  # fi_pingpong listens on rdma_cm only once the client's control socket is up
+    # fi_pingpong listens on rdma_cm only once the client's control socket is up, and its client
+    # connects that socket once, without retrying: wait for the server's TCP listener (47592,
+    # fabtests' control port; this namespace is the test's own).
+    for _ in $(seq 100); do
+      [ -n "$(ss -Hltn 'sport = :47592')" ] && break
+      sleep 0.1
+    done
   else
     # The server is ready when it listens (a client that comes first is rejected, as on Linux).
     for _ in $(seq 100); do
@@ -201,8 +219,9 @@ case $case in
     # net2 (10.152.4.12 in the table) is moved into another namespace: not found here.
     unshare -n sleep 30 &
     other=$!
-    sleep 0.2
+    until_own_netns "$other" || bad "unshare -n gave its process no namespace of its own in 10 s"
     ip link set net2 netns "$other" || { echo "SKIP: cannot move a link"; exit 77; }
+    ! ip link show net2 > /dev/null 2>&1 || bad "net2 is still in this namespace"
     out=$("$probe" bind 10.152.4.12); echo "$out"
     [ "$out" = "errno 99 Cannot assign requested address" ] || bad "address in another namespace: $out"
     grep -q '"call":"bind_addr","error":"EADDRNOTAVAIL"' "$GIDPOLICY_FAKE_LOG" || bad "no EADDRNOTAVAIL record"
