@@ -12,6 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -139,12 +142,21 @@ TEST(Profile, WatchJsonNamesTheProfile) {
 #ifndef GIDPOLICY_OUTPUT_TEST_FAKELIB_DIR
   GTEST_SKIP() << "this build has no fake libibverbs to watch";
 #else
-  // SIGINT after a second ends watch as a user would.
+  // SIGINT ends watch as a user would, once its first line is out: a fixed delay would be a race
+  // with its start-up (a SIGINT before watch blocks it ends the process with no output), and a
+  // loaded machine may take longer than any delay to load the fake. Bounded: 30 s.
+  const char* script =
+      "\"$0\" watch --json --profile jaccl-fixed > \"$1\" & pid=$!; n=0;"
+      " while [ ! -s \"$1\" ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n + 1)); done;"
+      " kill -INT $pid; wait $pid; cat \"$1\"";
+  const auto out_file =
+      std::filesystem::path(::testing::TempDir()) / ("watch-json-" + std::to_string(::getpid()) + ".out");
   const CliResult r =
-      run_program("/usr/bin/timeout",
-                  {"-s", "INT", "1", cli_path().string(), "watch", "--json", "--profile", "jaccl-fixed"},
+      run_program("/usr/bin/timeout", {"60", "/bin/sh", "-c", script, cli_path().string(), out_file.string()},
                   {std::string("LD_LIBRARY_PATH=") + GIDPOLICY_OUTPUT_TEST_FAKELIB_DIR,
                    "GIDPOLICY_FAKE_TABLES=" + (test_data_dir() / "watch" / "1-start.json").string()});
+  std::error_code ec;
+  std::filesystem::remove(out_file, ec);
   std::istringstream lines(r.out);
   std::string first;
   ASSERT_TRUE(std::getline(lines, first)) << r.err;

@@ -63,6 +63,17 @@ veth() {  # veth NAME: a pair NAME / NAME-p, both up (a veth has carrier when it
 }
 ip link set lo up
 
+# Until process $1 is in a network namespace of its own: `unshare -n` enters it after the fork,
+# and moving a link to the pid before then moves it nowhere, successfully. Bounded: 10 s.
+until_own_netns() {
+  local n=0
+  while [ "$(readlink "/proc/$1/ns/net")" = "$(readlink "/proc/$$/ns/net")" ]; do
+    n=$((n + 1))
+    [ "$n" -lt 200 ] || return 1
+    sleep 0.05
+  done
+}
+
 setup_not_ready() {
   # mlx5_0 on gpa0: 10.9.2.1 has its GIDs, 10.9.2.7's GIDs have no address (stale); an address
   # added now (after the table was written) has none.
@@ -71,8 +82,9 @@ setup_not_ready() {
   veth gpmv0
   unshare --net sleep 60 &
   holder=$!
-  sleep 0.3
+  until_own_netns "$holder" || { echo "FAIL: unshare --net gave its process no namespace in 10 s"; exit 1; }
   ip link set gpmv0 netns "$holder" || { echo "FAIL: could not move gpmv0 to another namespace"; exit 1; }
+  if ip link show gpmv0 > /dev/null 2>&1; then echo "FAIL: gpmv0 is still in this namespace"; exit 1; fi
   # rdma_gptb0 (Thunderbolt) on gptb0, which has no IPv4.
   veth gptb0
 }

@@ -364,7 +364,11 @@ case $check in
   host_untouched)
     # While a fake host runs, the caller's mounts, /dev and /sys/class are what they were.
     before=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
-    host -- sh -c "ls /dev/infiniband /sys/class/infiniband >/dev/null && touch '$work/ready' && sleep 2" &
+    # The command notes its fake host's work directory (the mounts name it), so that the check
+    # below looks at that one and not at other tests' fake hosts, running or killed.
+    host -- sh -c "ls /dev/infiniband /sys/class/infiniband >/dev/null &&
+      grep -o '/tmp/gidpolicy-fake-host\.[A-Za-z0-9]*' /proc/self/mountinfo | sort -u > '$work/dir' &&
+      touch '$work/ready' && sleep 2" &
     hpid=$!
     pids+=("$hpid")
     for _ in $(seq 1 100); do [ -e "$work/ready" ] && break; sleep 0.1; done
@@ -374,8 +378,9 @@ case $check in
     after=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
     [ "$before" = "$during" ] || fail "the caller's mounts, /dev or /sys/class changed while the fake host ran: $(diff <(echo "$before") <(echo "$during") | head -5)"
     [ "$before" = "$after" ] || fail "the caller's mounts, /dev or /sys/class changed after the fake host ran"
-    ls -d /tmp/gidpolicy-fake-host.* >/dev/null 2>&1 && ! pgrep -f "gidpolicy fake-host" >/dev/null &&
-      fail "a fake host's work directory was left in /tmp"
+    mine=$(cat "$work/dir")
+    [ -n "$mine" ] && [ "$(wc -l < "$work/dir")" -eq 1 ] || fail "the fake host's mounts name no one work directory: $mine"
+    [ ! -e "$mine" ] || fail "the fake host's work directory $mine was left behind"
     echo "$name: the caller's mounts, /dev and /sys/class are unchanged during and after"
     ;;
 
@@ -389,21 +394,29 @@ case $check in
     sysfs=/sys/class/infiniband/ds4_test0/ports/1
     # shellcheck disable=SC2016
     out=$("$gidpolicy" fake-host "${netns[@]}" --tables "$copy" -- sh -c '
-      s=$1 copy=$2 netns=$3
+      s=$1 copy=$2 netns=$3 err=$4
       cat $s/gids/2 $s/state $s/phys_state
       [ -z "$netns" ] || ip -o addr show dev fh0 | grep -o "inet [0-9./]*"
       sed -e "s/127.0.0.2/10.9.9.9/" -e "s/\"active\"/\"down\"/" "$copy" >"$copy.new" &&
         mv "$copy.new" "$copy"
-      for i in $(seq 1 50); do grep -q DOWN $s/state && break; sleep 0.1; done
+      # Until every file the rewrite changes has changed (the view is rewritten file by file),
+      # and the netdev too. Bounded: 20 s.
+      for i in $(seq 1 200); do
+        grep -q DOWN $s/state && grep -q Disabled $s/phys_state && grep -q 0a09:0909 $s/gids/2 &&
+          { [ -z "$netns" ] || case $(ip -o addr show dev fh0) in *"inet 10.9.9.9/"*) true ;; *) false ;; esac; } &&
+          break
+        sleep 0.1
+      done
       cat $s/gids/2 $s/state $s/phys_state
-      # A table that is not whole changes nothing (one line says why).
+      # A table that is not whole changes nothing (one line says why): the good copy goes back
+      # once that line is out. Bounded: 20 s.
       cp "$copy" "$copy.good"
       printf "{\"schema\": \"gidpolicy.tables\", \"ver" >"$copy.new" && mv "$copy.new" "$copy"
-      sleep 1
+      for i in $(seq 1 200); do grep -q "the sysfs view is unchanged" "$err" && break; sleep 0.1; done
       mv "$copy.good" "$copy"
       cat $s/gids/2 $s/state
       [ -z "$netns" ] || { ip -o addr show dev fh0 | grep -o "inet [0-9./]*"; ip -o link show dev fh0 | grep -o "state [A-Z]*"; }
-    ' sh "$sysfs" "$copy" "${netns[*]}" 2>"$work/err") || fail "the fake host failed: $out $(cat "$work/err")"
+    ' sh "$sysfs" "$copy" "${netns[*]}" "$work/err" 2>"$work/err") || fail "the fake host failed: $out $(cat "$work/err")"
     grep -q "changed; the sysfs view is unchanged: " "$work/err" || fail "no line said the cut-off table was not applied: $(cat "$work/err")"
     want="0000:0000:0000:0000:0000:ffff:7f00:0002
 4: ACTIVE

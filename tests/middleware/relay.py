@@ -10,6 +10,7 @@ import os
 import socket
 import sys
 import threading
+import time
 
 
 def pump(a, b):
@@ -36,7 +37,9 @@ def main():
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         if os.path.exists(path):
             os.unlink(path)
-        listener.bind(path)
+        # The file appears only once it is listening (the other side waits for it): bound under
+        # another name, renamed after listen().
+        listener.bind(path + ".binding")
 
         def connect():
             return socket.create_connection(("127.0.0.1", port))
@@ -51,15 +54,27 @@ def main():
             s.connect(path)
             return s
     listener.listen(8)
+    if mode == "unix-to-tcp":
+        os.rename(path + ".binding", path)
     listener.settimeout(60)
     while True:
         try:
             a, _ = listener.accept()
         except socket.timeout:
             return
-        try:
-            b = connect()
-        except OSError:
+        # The far side's server may not listen yet (it starts beside this relay): retried for
+        # up to 10 s, as a loaded machine may take that long to start it.
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                b = connect()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    b = None
+                    break
+                time.sleep(0.05)
+        if b is None:
             a.close()
             continue
         for x, y in ((a, b), (b, a)):

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -110,7 +112,9 @@ TEST(FleetHostfile, HostileInputIsBounded) {
       error_of("{\"hosts\": [{\"ssh\": \"" + std::string(300, 'a') + "\"}]}").find("longer than 255 bytes"),
       std::string::npos);
   // A file past the size bound is refused before it is read.
-  const auto big = std::filesystem::temp_directory_path() / "gidpolicy-hostfile-big.json";
+  // A name of this process's own: the dev and ASan suites may run at once.
+  const auto big = std::filesystem::temp_directory_path() /
+                   ("gidpolicy-hostfile-big." + std::to_string(::getpid()) + ".json");
   {
     std::ofstream out(big);
     out << "{\"hosts\": []," << std::string((16u << 20) + 1, ' ') << "}";
