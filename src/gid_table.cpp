@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <utility>
 
 namespace gidpolicy {
 namespace {
@@ -105,6 +106,39 @@ std::string_view to_string(EntryState s) noexcept {
       return "unreadable";
   }
   return "valid";
+}
+
+namespace {
+constexpr std::pair<std::uint8_t, std::string_view> kWidthNames[] = {
+    {1, "1X"}, {16, "2X"}, {2, "4X"}, {4, "8X"}, {8, "12X"}};
+constexpr std::pair<std::uint8_t, std::string_view> kSpeedNames[] = {
+    {1, "SDR"}, {2, "DDR"}, {4, "QDR"}, {8, "FDR10"}, {16, "FDR"}, {32, "EDR"}, {64, "HDR"}, {128, "NDR"}};
+}  // namespace
+
+std::string_view LinkRate::speed_name() const noexcept {
+  for (const auto& [v, name] : kSpeedNames)
+    if (v == speed) return name;
+  return {};
+}
+
+std::optional<LinkRate> LinkRate::from_names(std::string_view width_name,
+                                             std::string_view speed_name) noexcept {
+  LinkRate r;
+  bool w = false, sp = false;
+  for (const auto& [v, name] : kWidthNames)
+    if (name == width_name) r.width = v, w = true;
+  for (const auto& [v, name] : kSpeedNames)
+    if (name == speed_name) r.speed = v, sp = true;
+  if (!w || !sp) return std::nullopt;
+  return r;
+}
+
+std::string to_string(LinkRate r) {
+  if (!r.known())
+    return "width " + std::to_string(unsigned{r.width}) + ", speed " + std::to_string(unsigned{r.speed});
+  const unsigned half = *r.lanes() * *r.lane_half_gbps();
+  return std::to_string(*r.lanes()) + "X " + std::string(r.speed_name()) + " (" + std::to_string(half / 2) +
+         (half % 2 ? ".5" : "") + " Gb/s)";
 }
 
 std::string_view to_string(Holes h) noexcept { return h == Holes::not_shown ? "not_shown" : "empty"; }

@@ -198,8 +198,9 @@ int query_port(FakeVerbs& model, DeviceHandle device, std::uint32_t port, ibv_po
   a.pkey_tbl_len = static_cast<std::uint16_t>(FakeVerbs::kPkeyTableLength);
   a.lid = info.lid;
   a.max_vl_num = 1;
-  a.active_width = 1;  // 1X
-  a.active_speed = 1;  // SDR
+  const LinkRate rate = info.link_rate.value_or(kDefaultLinkRate);
+  a.active_width = rate.width;
+  a.active_speed = rate.speed;
   const bool link_up = info.state == PortState::init || info.state == PortState::armed ||
                        info.state == PortState::active || info.state == PortState::active_defer;
   a.phys_state = static_cast<std::uint8_t>(link_up ? 5 : 3);  // LinkUp / Disabled

@@ -97,6 +97,78 @@ constexpr std::optional<Mtu> mtu_from_bytes(unsigned bytes) noexcept {
   return std::nullopt;
 }
 
+/// A port's trained link as ibv_query_port reports it: ibv_port_attr's active_width and
+/// active_speed, kept in verbs' own encodings so a live reading round-trips unchanged.
+///   width: 1 = 1X, 16 = 2X, 2 = 4X, 4 = 8X, 8 = 12X (lanes)
+///   speed: 1 = SDR (2.5 Gb/s a lane), 2 = DDR (5), 4 = QDR (10), 8 = FDR10 (10), 16 = FDR (14),
+///          32 = EDR (25), 64 = HDR (50), 128 = NDR (100)
+///
+/// Gotcha: middleware sizes its protocols from it. UCX multiplies width by speed to get the
+/// device's bandwidth and derives its eager/rendezvous thresholds from that, so a port that
+/// reports 1X SDR (2.5 Gb/s) is driven like a 2.5 Gb/s link, whatever the wire does.
+///
+/// Example:
+///   gidpolicy::LinkRate edr{.width = 2, .speed = 32};   // 4X EDR, as ibv_devinfo prints it
+///   double gbps = edr.gbps().value_or(0);              // 100
+struct LinkRate {
+  std::uint8_t width = 0;  ///< ibv_port_attr::active_width
+  std::uint8_t speed = 0;  ///< ibv_port_attr::active_speed
+  /// Lanes of a known width (1, 2, 4, 8 or 12); nullopt for an encoding verbs does not define.
+  [[nodiscard]] constexpr std::optional<unsigned> lanes() const noexcept {
+    switch (width) {
+      case 1:
+        return 1;
+      case 16:
+        return 2;
+      case 2:
+        return 4;
+      case 4:
+        return 8;
+      case 8:
+        return 12;
+      default:
+        return std::nullopt;
+    }
+  }
+  /// One lane's data rate in units of 0.5 Gb/s (SDR 5 ... NDR 200); nullopt for an unknown speed.
+  [[nodiscard]] constexpr std::optional<unsigned> lane_half_gbps() const noexcept {
+    switch (speed) {
+      case 1:
+        return 5;
+      case 2:
+        return 10;
+      case 4:
+      case 8:
+        return 20;
+      case 16:
+        return 28;
+      case 32:
+        return 50;
+      case 64:
+        return 100;
+      case 128:
+        return 200;
+      default:
+        return std::nullopt;
+    }
+  }
+  /// "SDR" ... "NDR"; "" for an unknown speed.
+  [[nodiscard]] std::string_view speed_name() const noexcept;
+  /// The link's data rate, lanes x lane rate, in Gb/s; nullopt when either is unknown.
+  [[nodiscard]] constexpr std::optional<double> gbps() const noexcept {
+    auto l = lanes();
+    auto h = lane_half_gbps();
+    if (!l || !h) return std::nullopt;
+    return static_cast<double>(*l * *h) / 2.0;
+  }
+  [[nodiscard]] constexpr bool known() const noexcept { return lanes() && lane_half_gbps(); }
+  /// From names as sysfs's rate file and gidpolicy's JSON spell them: "4X" and "EDR".
+  static std::optional<LinkRate> from_names(std::string_view width, std::string_view speed) noexcept;
+  friend constexpr bool operator==(const LinkRate&, const LinkRate&) noexcept = default;
+};
+/// "4X EDR (100 Gb/s)"; an unknown encoding prints its numbers: "width 3, speed 7".
+std::string to_string(LinkRate r);
+
 /// Whether a slot holds a GID.
 enum class EntryState : std::uint8_t {
   valid,       ///< holds a non-zero GID
@@ -140,6 +212,9 @@ struct PortInfo {
   std::optional<std::uint32_t> gid_tbl_len;
   Mtu active_mtu = Mtu::mtu_1024;
   std::uint16_t lid = 0;
+  /// The trained link's width and speed; nullopt when the source did not say (show_gids, sysfs
+  /// without a rate file, a JSON table without them).
+  std::optional<LinkRate> link_rate;
   friend bool operator==(const PortInfo&, const PortInfo&) = default;
 };
 

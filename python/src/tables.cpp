@@ -187,6 +187,16 @@ void bind_tables(py::module_& m) {
           "active_mtu", [](const PortInfo& p) { return mtu_bytes(p.active_mtu); }, "In bytes: 256 ... 4096.")
       .def_readonly("lid", &PortInfo::lid)
       .def_property_readonly(
+          "link_rate",
+          [](const PortInfo& p) -> std::optional<std::string> {
+            if (!p.link_rate) return std::nullopt;
+            return to_string(*p.link_rate);
+          },
+          "The trained link, '4X EDR (100 Gb/s)', or None when the source did not say.")
+      .def_property_readonly(
+          "link_gbps", [](const PortInfo& p) { return p.link_rate ? p.link_rate->gbps() : std::nullopt; },
+          "The link's data rate in Gb/s (lanes x lane rate), or None.")
+      .def_property_readonly(
           "name", [](const PortInfo& p) { return port_name(p); }, "'mlx5_0 port 1'.")
       .def("__eq__", [](const PortInfo& a, const PortInfo& b) { return a == b; })
       .def("__repr__", [](const PortInfo& p) { return "PortInfo(" + port_name(p) + ")"; });

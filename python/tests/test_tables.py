@@ -51,6 +51,15 @@ def test_port_fields_and_bad_values():
         assert e.value.errc == "invalid_argument"
     with pytest.raises(TypeError):
         PortInfo("mlx5_0", port=-1)
+    assert p.link_rate is None and p.link_gbps is None
+
+
+def test_port_link_rate_from_devinfo():
+    # nccl-769's paste prints "active_width: 4X (2)" and "active_speed: 25.0 Gbps (32)".
+    port = gidpolicy.read_tables_file(str(TABLES / "nccl-769.devinfo.txt"))[0].port
+    assert port.link_rate == "4X EDR (100 Gb/s)" and port.link_gbps == 100.0
+    # show_gids prints no rate.
+    assert gidpolicy.read_tables_file(str(TABLES / "ibm-pr4-cx6.show_gids.txt"))[0].port.link_rate is None
 
 
 def test_table_sorts_finds_and_iterates():

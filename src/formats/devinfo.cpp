@@ -20,12 +20,27 @@ using detail::trim;
 // Apple reports Thunderbolt RDMA devices with transport 100 (LinkLayer::kRawThunderbolt).
 constexpr std::uint64_t kThunderboltTransport = LinkLayer::kRawThunderbolt;
 
+// ibv_devinfo's text for an active_width or active_speed encoding ("4X", "25.0 Gbps"), with
+// rdma-core's own words for an encoding it does not know.
+std::string devinfo_width_text(std::uint8_t width) {
+  auto lanes = LinkRate{width, 0}.lanes();
+  return lanes ? std::to_string(*lanes) + "X" : std::string("invalid widthX");
+}
+std::string devinfo_speed_text(std::uint8_t speed) {
+  if (speed == 8) return "10.0 Gbps";  // FDR10 prints as QDR does; the number tells them apart
+  auto half = LinkRate{0, speed}.lane_half_gbps();
+  if (!half) return "invalid speed";
+  return std::to_string(*half / 2) + (*half % 2 ? ".5" : ".0") + " Gbps";
+}
+
 // One port section being read.
 struct PortBuild {
   PortInfo info;
   std::size_t line = 0;  // where the section began ("port:" or its first line)
   bool explicit_header = false;
-  std::optional<std::size_t> link_layer_line, state_line, mtu_line, lid_line, tbl_len_line;
+  std::optional<std::size_t> link_layer_line, state_line, mtu_line, lid_line, tbl_len_line, width_line,
+      speed_line;
+  LinkRate rate;  // filled from active_width and active_speed, which devinfo prints together
   bool link_layer_unknown_text = false;  // "Unknown": may be Thunderbolt (see transport)
   struct Pending {
     GidEntry entry;
@@ -86,7 +101,7 @@ class Reader {
     // show gid_tbl_len (and its GIDs), so a port without it is a cut paste, not a short table.
     if (key == "max_qp" && device_ && !port_) device_->verbose = true;
     if (key == "state" || key == "active_mtu" || key == "port_lid" || key == "link_layer" ||
-        key == "gid_tbl_len")
+        key == "gid_tbl_len" || key == "active_width" || key == "active_speed")
       return port_field(l, key, value);
     return success();  // every other devinfo line (limits, flags, GUIDs) says nothing about GIDs
   }
@@ -193,6 +208,17 @@ class Reader {
                                                  std::to_string(g.entry.index) +
                                                  " is not below gid_tbl_len " + std::string(value) +
                                                  " (line " + std::to_string(l.number) + ")");
+    } else if (key == "active_width" || key == "active_speed") {
+      // "4X (2)", "25.0 Gbps (32)": the number is the verbs encoding; the text must be what
+      // devinfo prints for it, or the line was edited.
+      const bool width = key == "active_width";
+      GIDPOLICY_TRYV(once(l, key, width ? p.width_line : p.speed_line));
+      auto n = detail::parenthesised_number(value, 255);
+      const auto v = static_cast<std::uint8_t>(n.value_or(0));
+      if (!n || detail::before_parenthesis(value) != (width ? devinfo_width_text(v) : devinfo_speed_text(v)))
+        return bad(width ? "a link width as ibv_devinfo prints it, such as '4X (2)'"
+                         : "a lane speed as ibv_devinfo prints it, such as '25.0 Gbps (32)'");
+      (width ? p.rate.width : p.rate.speed) = v;
     }
     return success();
   }
@@ -275,6 +301,13 @@ class Reader {
                       ": the section ends at line " +
                       std::to_string(std::min(next_line, last_line_ + 1) - 1) +
                       " without the gid_tbl_len line ibv_devinfo -v prints (truncated paste?)");
+    if (p.width_line.has_value() != p.speed_line.has_value())
+      return fail(errc::parse_error, at(source_, p.width_line ? *p.width_line : *p.speed_line) + ": " +
+                                         port_name(p.info.device, p.info.port) + ": " +
+                                         (p.width_line ? "active_width without active_speed"
+                                                       : "active_speed without active_width") +
+                                         ": ibv_devinfo -v prints both (cut paste?)");
+    if (p.width_line) p.info.link_rate = p.rate;
     if (p.link_layer_unknown_text && device_ && device_->transport == kThunderboltTransport)
       p.info.link_layer = LinkLayer::thunderbolt();
     // devinfo prints ", RoCE vN" only on Ethernet ports: a paste of bare GID lines says so.
@@ -419,6 +452,12 @@ std::string write_devinfo(const std::vector<GidTable>& tables) {
       appendf(out, "\t\t\tport_lmc:\t\t0x%02x\n", 0u);
       appendf(out, "\t\t\tlink_layer:\t\t%s\n", detail::link_layer_name(p.link_layer));
       if (p.gid_tbl_len) appendf(out, "\t\t\tgid_tbl_len:\t\t%u\n", *p.gid_tbl_len);
+      if (p.link_rate) {
+        appendf(out, "\t\t\tactive_width:\t\t%s (%u)\n", devinfo_width_text(p.link_rate->width).c_str(),
+                unsigned{p.link_rate->width});
+        appendf(out, "\t\t\tactive_speed:\t\t%s (%u)\n", devinfo_speed_text(p.link_rate->speed).c_str(),
+                unsigned{p.link_rate->speed});
+      }
       const bool ethernet = p.link_layer.kind() == LinkLayer::Kind::ethernet;
       for (const auto& e : t) {
         if (!printed_by_devinfo(e, p.link_layer)) continue;

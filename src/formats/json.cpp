@@ -116,8 +116,9 @@ result<GidEntry> read_entry(const Ctx& c, const Json& j, const std::string& path
 result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path) {
   if (!j.is_object()) return fail(c.err(path, std::string("expected an object, found ") + type_name(j)));
   for (auto it = j.begin(); it != j.end(); ++it) {
-    static constexpr const char* kKnown[] = {"device",     "port", "state", "link_layer", "gid_tbl_len",
-                                             "active_mtu", "lid",  "holes", "entries"};
+    static constexpr const char* kKnown[] = {"device",      "port",       "state",        "link_layer",
+                                             "gid_tbl_len", "active_mtu", "active_width", "active_speed",
+                                             "lid",         "holes",      "entries"};
     bool known = false;
     for (auto* k : kKnown) known = known || it.key() == k;
     if (!known) return fail(c.err(path + "." + path_key(it.key()), "unknown field"));
@@ -164,6 +165,32 @@ result<GidTable> read_port(const Ctx& c, const Json& j, const std::string& path)
       return fail(c.err(path + ".active_mtu",
                         "expected 256, 512, 1024, 2048 or 4096, found " + std::to_string(bytes)));
     p.active_mtu = *mtu;
+  }
+  // The trained link: both or neither, each a name ("4X", "EDR") or verbs' number (0-255).
+  const bool has_width = j.contains("active_width"), has_speed = j.contains("active_speed");
+  if (has_width != has_speed)
+    return fail(c.err(path + (has_width ? ".active_speed" : ".active_width"),
+                      std::string("missing: a port gives active_width and active_speed together")));
+  if (has_width) {
+    LinkRate rate;
+    for (const bool width : {true, false}) {
+      const char* key = width ? "active_width" : "active_speed";
+      std::uint8_t& field = width ? rate.width : rate.speed;
+      if (j.at(key).is_number_unsigned()) {
+        GIDPOLICY_TRY(raw, get_uint(c, j, path, key, 255));
+        field = static_cast<std::uint8_t>(raw);
+        continue;
+      }
+      GIDPOLICY_TRY(name, get_string(c, j, path, key));
+      auto named = width ? LinkRate::from_names(name, "SDR") : LinkRate::from_names("1X", name);
+      if (!named)
+        return fail(
+            c.err(path + "." + key, std::string(width ? "expected 1X, 2X, 4X, 8X, 12X"
+                                                      : "expected SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR") +
+                                        " or verbs' number 0-255, found \"" + name + "\""));
+      field = width ? named->width : named->speed;
+    }
+    p.link_rate = rate;
   }
   if (j.contains("lid")) {
     GIDPOLICY_TRY(lid, get_uint(c, j, path, "lid", 0xffff));
@@ -377,6 +404,18 @@ std::string write_json(const std::vector<GidTable>& tables, int indent) {
       jp["link_layer"] = to_string(p.link_layer);
     jp["gid_tbl_len"] = p.gid_tbl_len ? Json(*p.gid_tbl_len) : Json(nullptr);
     jp["active_mtu"] = mtu_bytes(p.active_mtu);
+    if (p.link_rate) {
+      // Names where verbs defines the encoding; the raw number otherwise, so nothing is lost.
+      const LinkRate r = *p.link_rate;
+      if (r.lanes())
+        jp["active_width"] = std::to_string(*r.lanes()) + "X";
+      else
+        jp["active_width"] = r.width;
+      if (r.lane_half_gbps())
+        jp["active_speed"] = std::string(r.speed_name());
+      else
+        jp["active_speed"] = r.speed;
+    }
     jp["lid"] = p.lid;
     jp["holes"] = std::string(to_string(t.holes()));
     Json entries = Json::array();

@@ -175,6 +175,25 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
     info.lid = static_cast<std::uint16_t>(*lid);
   }
 
+  // rate: "100 Gb/sec (4X EDR)". Optional (a tree made by an older writer has none); text the
+  // kernel would not print for its own names is refused, as for every other attribute.
+  GIDPOLICY_TRY(rate_read, read_small_file(dir / "rate"));
+  if (auto& [rate_text, rate_err] = rate_read; !rate_err) {
+    const std::string_view s = first_line(rate_text);
+    std::optional<LinkRate> rate;
+    if (const std::size_t open = s.rfind('('); open != std::string_view::npos && s.ends_with(')')) {
+      const std::string_view inside = s.substr(open + 1, s.size() - open - 2);
+      if (const std::size_t space = inside.find(' '); space != std::string_view::npos)
+        rate = LinkRate::from_names(inside.substr(0, space), inside.substr(space + 1));
+    }
+    if (!rate || sysfs_rate_text(*rate) != s)
+      return fail(errc::invalid_field,
+                  (dir / "rate").string() +
+                      ":1: expected the kernel's rate text such as '100 Gb/sec (4X EDR)', found " +
+                      excerpt(s));
+    info.link_rate = rate;
+  }
+
   GIDPOLICY_TRY(slots, numbered(dir / "gids", 0x7fffffffu));
   info.gid_tbl_len = slots.empty() ? 0u : slots.back().first + 1;
   const fs::path attrs = dir / "gid_attrs";
@@ -308,6 +327,8 @@ GidTable view_one(const GidTable& t, SysfsWriteOptions options) {
       t.port().link_layer.kind() == LinkLayer::Kind::unknown ? LinkLayer::from_raw(0) : t.port().link_layer;
   p.gid_tbl_len = t.length();
   p.lid = t.port().lid;
+  // Only a rate the kernel can print survives.
+  if (t.port().link_rate && t.port().link_rate->known()) p.link_rate = t.port().link_rate;
   std::vector<GidEntry> entries;
   for (const auto& e : t) {
     if (e.state == EntryState::empty) continue;
@@ -332,6 +353,13 @@ GidTable view_one(const GidTable& t, SysfsWriteOptions options) {
 }
 
 }  // namespace
+
+std::optional<std::string> sysfs_rate_text(LinkRate rate) {
+  if (!rate.known()) return std::nullopt;
+  const unsigned half = *rate.lanes() * *rate.lane_half_gbps();  // 0.5 Gb/s units
+  return std::to_string(half / 2) + (half % 2 ? ".5" : "") + " Gb/sec (" + std::to_string(*rate.lanes()) +
+         "X " + std::string(rate.speed_name()) + ")";
+}
 
 result<std::vector<GidTable>> read_sysfs(const fs::path& root) {
   std::error_code ec;
@@ -379,6 +407,8 @@ result<void> lay_out(const GidTable& t, const fs::path& dir, SysfsWriteOptions o
   char lid[16];
   std::snprintf(lid, sizeof lid, "0x%x\n", unsigned{p.lid});
   GIDPOLICY_TRYV(file(dir / "lid", lid));
+  if (p.link_rate)
+    if (auto rate = sysfs_rate_text(*p.link_rate)) GIDPOLICY_TRYV(file(dir / "rate", *rate + "\n"));
   if (options.gid_attrs) {
     GIDPOLICY_TRYV(mkdir(dir / "gid_attrs" / "types"));
     GIDPOLICY_TRYV(mkdir(dir / "gid_attrs" / "ndevs"));
@@ -432,6 +462,11 @@ SysfsFootprint sysfs_footprint(const std::vector<GidTable>& tables, SysfsWriteOp
     f.bytes += std::to_string(static_cast<unsigned>(p.state)).size() + 2 + kernel_state_name(p.state).size() +
                1 + std::string_view(detail::link_layer_name(p.link_layer)).size() + 1 +
                static_cast<std::uint64_t>(std::snprintf(lid, sizeof lid, "0x%x\n", unsigned{p.lid}));
+    if (p.link_rate)
+      if (auto rate = sysfs_rate_text(*p.link_rate)) {
+        ++f.files;
+        f.bytes += rate->size() + 1;
+      }
     const std::uint64_t len = t.length();
     std::uint64_t links = 0;
     for (const auto& e : t) {

@@ -720,11 +720,12 @@ TEST(RealIbvDevinfo, ReaderGivesBackWhatTheToolShows) {
     ASSERT_TRUE(read) << read.error().what() << "\n" << r.out;
     auto tables = VALUE_OR_FAIL(formats::read_tables_file(example_tables_dir() / c.file));
     // The fake must answer ibv_query_port with some gid_tbl_len: a show_gids table's unknown
-    // length becomes one past its highest index.
+    // length becomes one past its highest index. It reports the table's link width and speed,
+    // else its default 4X EDR (c_core::kDefaultLinkRate).
     for (auto& t : tables) {
-      if (t.port().gid_tbl_len) continue;
       PortInfo p = t.port();
-      p.gid_tbl_len = t.length();
+      if (!p.gid_tbl_len) p.gid_tbl_len = t.length();
+      p.link_rate = p.link_rate.value_or(LinkRate{.width = 2, .speed = 32});
       t = VALUE_OR_FAIL(GidTable::make(p, {t.begin(), t.end()}, t.holes()));
     }
     EXPECT_EQ(read.value(), formats::devinfo_view(tables)) << r.out;

@@ -134,7 +134,8 @@ TEST(CCore, FramesKeepExceptionsInsideAndSetErrno) {
 }
 
 // A port past Down has a trained physical link (LinkUp, a width and a speed); a RoCE port has
-// IP-based GIDs; a table without gid_tbl_len reports the slots it lists.
+// IP-based GIDs; a table without gid_tbl_len reports the slots it lists; the link's width and
+// speed are the table's, else the default (4X EDR).
 TEST(CCore, QueryPortAsTheKernelAnswers) {
   gidpolicy::fakes::FakeVerbs fake;
   auto loaded = fake.load_text(R"({"schema": "gidpolicy.tables", "version": 1, "ports": [
@@ -142,7 +143,7 @@ TEST(CCore, QueryPortAsTheKernelAnswers) {
      "lid": 7, "entries": [{"index": 0, "gid": "fe80::1", "type": "ib", "state": "valid"},
                            {"index": 2, "gid": "fe80::2", "type": "ib", "state": "valid"}]},
     {"device": "mlx5_0", "port": 2, "state": "down", "link_layer": "ethernet", "gid_tbl_len": 255,
-     "active_mtu": 1024, "lid": 0, "entries": []}]})");
+     "active_mtu": 1024, "lid": 0, "active_width": "12X", "active_speed": "HDR", "entries": []}]})");
   ASSERT_TRUE(loaded.has_value()) << loaded.error().what();
   auto h = fake.open_device("mlx5_0");
   ASSERT_TRUE(h.has_value()) << h.error().what();
@@ -158,8 +159,9 @@ TEST(CCore, QueryPortAsTheKernelAnswers) {
   EXPECT_EQ(a.port_cap_flags, 0u);
   EXPECT_EQ(a.lid, 7);
   EXPECT_EQ(a.link_layer, IBV_LINK_LAYER_INFINIBAND);
-  EXPECT_EQ(a.active_width, 1);
-  EXPECT_EQ(a.active_speed, 1);
+  EXPECT_EQ(a.active_width, 2);   // 4X: the table says nothing, so kDefaultLinkRate
+  EXPECT_EQ(a.active_speed, 32);  // EDR
+  static_assert(c_core::kDefaultLinkRate == gidpolicy::LinkRate{.width = 2, .speed = 32});
   EXPECT_EQ(a.max_vl_num, 1);
   EXPECT_EQ(a.pkey_tbl_len, gidpolicy::fakes::FakeVerbs::kPkeyTableLength);
   EXPECT_EQ(a.port_cap_flags2, 0);  // the whole struct is written, nothing left from the caller
@@ -172,6 +174,8 @@ TEST(CCore, QueryPortAsTheKernelAnswers) {
   EXPECT_EQ(a.gid_tbl_len, 255);
   EXPECT_EQ(a.port_cap_flags, static_cast<std::uint32_t>(IBV_PORT_IP_BASED_GIDS));
   EXPECT_EQ(a.link_layer, IBV_LINK_LAYER_ETHERNET);
+  EXPECT_EQ(a.active_width, 8);   // 12X, the table's
+  EXPECT_EQ(a.active_speed, 64);  // HDR
 
   std::string why;
   EXPECT_EQ(c_core::query_port(fake, h.value(), 3, &a, &why), EINVAL);

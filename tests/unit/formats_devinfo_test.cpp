@@ -45,6 +45,9 @@ TEST(FormatsDevinfo, ReadsNccl769Bond) {
   EXPECT_EQ(t.port().gid_tbl_len, 256u);
   EXPECT_EQ(t.port().active_mtu, Mtu::mtu_1024);
   EXPECT_EQ(t.port().lid, 0u);
+  // "active_width: 4X (2)", "active_speed: 25.0 Gbps (32)": 4X EDR, 100 Gb/s.
+  EXPECT_EQ(t.port().link_rate, (LinkRate{.width = 2, .speed = 32}));
+  EXPECT_EQ(t.port().link_rate.value_or(LinkRate{}).gbps(), 100.0);
   EXPECT_EQ(t.holes(), Holes::not_shown);
   ASSERT_EQ(t.size(), 4u);
   expect_entry(t, 0, "fe80::ac0:ebff:feda:1cfb", GidType::roce_v1);
@@ -212,6 +215,40 @@ TEST(FormatsDevinfo, ReadsEnumNumbersDevinfoHasNoNameFor) {
   EXPECT_EQ(r.value()[0].port().state, PortState::active_defer);
   EXPECT_EQ(r.value()[0].port().active_mtu, Mtu::mtu_256);
   EXPECT_EQ(r.value()[0].port().link_layer.kind(), LinkLayer::Kind::unknown);
+}
+
+TEST(FormatsDevinfo, ReadsLinkWidthAndSpeedIncludingEncodingsDevinfoHasNoNameFor) {
+  auto read_rate = [](const std::string& width, const std::string& speed) -> std::optional<LinkRate> {
+    const std::string paste = "\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n\t\t\tactive_width:\t\t" + width +
+                              "\n\t\t\tactive_speed:\t\t" + speed + "\n";
+    auto r = read_devinfo(paste, "p.txt");
+    EXPECT_TRUE(r) << r.error().what();
+    return r ? r.value()[0].port().link_rate : std::nullopt;
+  };
+  EXPECT_EQ(read_rate("1X (1)", "2.5 Gbps (1)"), (LinkRate{1, 1}));
+  EXPECT_EQ(read_rate("12X (8)", "14.0 Gbps (16)"), (LinkRate{8, 16}));
+  EXPECT_EQ(read_rate("2X (16)", "100.0 Gbps (128)"), (LinkRate{16, 128}));
+  EXPECT_EQ(read_rate("4X (2)", "10.0 Gbps (8)"), (LinkRate{2, 8}));  // FDR10 prints as QDR does
+  // rdma-core's words for an encoding it does not know: kept as the number, unknown.
+  auto odd = read_rate("invalid widthX (3)", "invalid speed (7)");
+  EXPECT_EQ(odd, (LinkRate{3, 7}));
+  EXPECT_FALSE(odd.value_or(LinkRate{1, 1}).known());
+  // No rate lines: the paste did not say.
+  auto none = read_devinfo("\t\tport:\t1\n\t\t\tlink_layer:\t\tEthernet\n", "p.txt");
+  ASSERT_OK(none);
+  EXPECT_EQ(none.value()[0].port().link_rate, std::nullopt);
+}
+
+TEST(FormatsDevinfo, WritesAndReadsBackTheLinkRate) {
+  PortInfo p{.device = "mlx5_0", .port = 1, .link_layer = LinkLayer::ethernet(), .gid_tbl_len = 4};
+  p.link_rate = LinkRate{.width = 2, .speed = 64};  // 4X HDR
+  ASSERT_OK_AND_ASSIGN(auto t, GidTable::make(p, {GidEntry::valid(1, G("fe80::1"), GidType::roce_v2)}));
+  const std::string text = write_devinfo({t});
+  EXPECT_NE(text.find("\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t50.0 Gbps (64)\n"),
+            std::string::npos)
+      << text;
+  ASSERT_OK_AND_ASSIGN(auto back, read_devinfo(text, "w.txt"));
+  EXPECT_EQ(back[0].port().link_rate, p.link_rate);
 }
 
 TEST(FormatsDevinfo, TransportOneHundredWithUnknownLinkLayerIsThunderbolt) {
@@ -403,6 +440,15 @@ INSTANTIATE_TEST_SUITE_P(
                    "bad.txt:1: active_mtu: expected an MTU"},
         BadDevinfo{"bad_tbl_len", "gid_tbl_len:\tmany\n", errc::invalid_field,
                    "bad.txt:1: gid_tbl_len: expected a decimal"},
+        BadDevinfo{"width_text_disagrees_with_number", "active_width:\t4X (4)\nactive_speed:\t2.5 Gbps (1)\n",
+                   errc::invalid_field,
+                   "bad.txt:1: active_width: expected a link width as ibv_devinfo prints it"},
+        BadDevinfo{"speed_without_number", "active_width:\t4X (2)\nactive_speed:\t25.0 Gbps\n",
+                   errc::invalid_field, "bad.txt:2: active_speed: expected a lane speed"},
+        BadDevinfo{"speed_number_too_large", "active_width:\t4X (2)\nactive_speed:\tinvalid speed (256)\n",
+                   errc::invalid_field, "bad.txt:2: active_speed:"},
+        BadDevinfo{"width_without_speed", "link_layer:\tEthernet\nactive_width:\t4X (2)\n", errc::parse_error,
+                   "bad.txt:2: unknown port 1: active_width without active_speed"},
         BadDevinfo{"bad_port", "\t\tport:\t0\n", errc::invalid_field,
                    "bad.txt:1: port: expected a port number 1-255"},
         BadDevinfo{"duplicate_port",

@@ -13,7 +13,7 @@ constexpr const char* kDoc = R"({
   "schema": "gidpolicy.tables", "version": 1,
   "ports": [
     {"device": "mlx5_0", "port": 1, "state": "active", "link_layer": "ethernet",
-     "gid_tbl_len": 256, "active_mtu": 1024, "lid": 0,
+     "gid_tbl_len": 256, "active_mtu": 1024, "lid": 0, "active_width": "4X", "active_speed": "EDR",
      "entries": [
        {"index": 0, "gid": "fe80::ac0:ebff:feda:1cfb", "type": "roce_v1", "netdev": "bond0", "ifindex": 5},
        {"index": 3, "gid": "::ffff:200.0.209.6", "type": "roce_v2", "netdev": "bond0"},
@@ -33,6 +33,7 @@ TEST(Json, ReadsDocument) {
   EXPECT_EQ(a.port().device, "mlx5_0");
   EXPECT_EQ(a.port().gid_tbl_len, 256u);
   EXPECT_EQ(a.port().link_layer, LinkLayer::ethernet());
+  EXPECT_EQ(a.port().link_rate, (LinkRate{.width = 2, .speed = 32}));
   ASSERT_NE(a.find(3u), nullptr);
   EXPECT_EQ(a.find(3u)->gid.ipv4_string(), "200.0.209.6");
   EXPECT_EQ(a.find(3u)->type, GidType::roce_v2);
@@ -45,6 +46,25 @@ TEST(Json, ReadsDocument) {
   EXPECT_EQ(b.holes(), Holes::not_shown);
   EXPECT_EQ(b.port().link_layer, LinkLayer::thunderbolt());
   EXPECT_EQ(b.find(1u)->type, GidType::unknown);
+  EXPECT_EQ(b.port().link_rate, std::nullopt);
+}
+
+TEST(Json, LinkRateIsNamedWhereVerbsNamesItAndANumberOtherwise) {
+  PortInfo p{.device = "d", .port = 1, .link_layer = LinkLayer::ethernet()};
+  p.link_rate = LinkRate{.width = 8, .speed = 128};  // 12X NDR
+  PortInfo q = p;
+  q.port = 2;
+  q.link_rate = LinkRate{.width = 3, .speed = 7};  // no encoding verbs defines: kept as numbers
+  ASSERT_OK_AND_ASSIGN(auto a, GidTable::make(p, {}));
+  ASSERT_OK_AND_ASSIGN(auto b, GidTable::make(q, {}));
+  const std::string text = write_json({a, b}, -1);  // compact: one line, no spaces
+  EXPECT_NE(text.find(R"("active_width":"12X")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("active_speed":"NDR")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("active_width":3)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("active_speed":7)"), std::string::npos) << text;
+  ASSERT_OK_AND_ASSIGN(auto back, read_json(text, "w.json"));
+  EXPECT_EQ(back[0].port().link_rate, p.link_rate);
+  EXPECT_EQ(back[1].port().link_rate, q.link_rate);
 }
 
 TEST(Json, WriteThenReadIsIdentity) {
@@ -108,6 +128,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadJson{"unknown_field", port(R"({"index":0,"gid":"::1","gdi":"x"})"), errc::invalid_field,
                 "entries[0].gdi: unknown field"},
         BadJson{"bad_mtu", port("", R"(,"active_mtu":1500)"), errc::invalid_field, "ports[0].active_mtu"},
+        BadJson{"width_without_speed", port("", R"(,"active_width":"4X")"), errc::invalid_field,
+                "ports[0].active_speed: missing: a port gives active_width and active_speed together"},
+        BadJson{"bad_width", port("", R"(,"active_width":"3X","active_speed":"EDR")"), errc::invalid_field,
+                "ports[0].active_width: expected 1X, 2X, 4X, 8X, 12X or verbs' number 0-255, found \"3X\""},
+        BadJson{"bad_speed", port("", R"(,"active_width":"4X","active_speed":"XDR")"), errc::invalid_field,
+                "ports[0].active_speed: expected SDR"},
+        BadJson{"speed_too_large", port("", R"(,"active_width":2,"active_speed":256)"), errc::index_too_large,
+                "ports[0].active_speed: 256 is above the maximum 255"},
         BadJson{"beyond_len", port(R"({"index":9,"gid":"::1"})", R"(,"gid_tbl_len":4)"),
                 errc::index_too_large, "not below gid_tbl_len 4"},
         BadJson{"missing_device", R"({"schema":"gidpolicy.tables","version":1,"ports":[{"port":1}]})",

@@ -169,6 +169,40 @@ TEST(FormatsSysfs, WriteLaysOutTheKernelsFiles) {
   EXPECT_EQ(VALUE_OR_FAIL(read_sysfs(tmp.path())), formats::sysfs_view({t}));
 }
 
+TEST(FormatsSysfs, RateFileIsTheKernelsTextBothWays) {
+  // The kernel's rate_show(): lanes x lane rate, "%d%s Gb/sec (%dX%s)".
+  EXPECT_EQ(formats::sysfs_rate_text({.width = 2, .speed = 32}), "100 Gb/sec (4X EDR)");
+  EXPECT_EQ(formats::sysfs_rate_text({.width = 1, .speed = 1}), "2.5 Gb/sec (1X SDR)");
+  EXPECT_EQ(formats::sysfs_rate_text({.width = 2, .speed = 16}), "56 Gb/sec (4X FDR)");
+  EXPECT_EQ(formats::sysfs_rate_text({.width = 8, .speed = 4}), "120 Gb/sec (12X QDR)");
+  EXPECT_EQ(formats::sysfs_rate_text({.width = 16, .speed = 64}), "100 Gb/sec (2X HDR)");
+  EXPECT_EQ(formats::sysfs_rate_text({.width = 3, .speed = 32}), std::nullopt);
+
+  PortInfo p{.device = "mlx5_0", .port = 1, .link_layer = LinkLayer::ethernet(), .gid_tbl_len = 2};
+  p.link_rate = LinkRate{.width = 2, .speed = 64};
+  auto t = VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(1, G("fe80::1"), GidType::roce_v2)}));
+  TempDir tmp;
+  ASSERT_TRUE(write_sysfs({t}, tmp.path()));
+  const fs::path port = tmp.path() / "mlx5_0" / "ports" / "1";
+  EXPECT_EQ(test::read_file(port / "rate"), "200 Gb/sec (4X HDR)\n");
+  auto back = VALUE_OR_FAIL(read_sysfs(tmp.path()));
+  EXPECT_EQ(back[0].port().link_rate, p.link_rate);
+  EXPECT_EQ(back, formats::sysfs_view({t}));
+  // A rate the kernel would not print for these names is a damaged tree, refused by file.
+  for (const char* bad :
+       {"100 Gb/sec (4X HDR)\n", "200 Gb/sec (4XHDR)\n", "fast\n", "200 Gb/sec (4X XDR)\n"}) {
+    put(port / "rate", bad);
+    auto r = read_sysfs(tmp.path());
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error(), errc::invalid_field);
+    EXPECT_NE(r.error().what().find("rate:1: expected the kernel's rate text"), std::string::npos)
+        << r.error().what();
+  }
+  // No rate file: the tree did not say.
+  fs::remove(port / "rate");
+  EXPECT_EQ(VALUE_OR_FAIL(read_sysfs(tmp.path()))[0].port().link_rate, std::nullopt);
+}
+
 TEST(FormatsSysfs, RejectsWhatIsNotASysfsTree) {
   TempDir tmp;
   auto none = read_sysfs(tmp.path());

@@ -51,6 +51,10 @@ int run_fake_host(const FakeHostArgs& o);
 
 namespace fake_host {
 
+/// The link width and speed a port reports when its table gives none: the fake libibverbs'
+/// default (fakes::c_core::kDefaultLinkRate, checked equal where both are built), 4X EDR.
+inline constexpr LinkRate kFakeLinkRate{.width = 2, .speed = 32};
+
 /// The device order the fake libibverbs uses (first appearance in the table file): a device's
 /// uverbs number is its position here.
 std::vector<std::string> device_order(const std::vector<GidTable>& tables);
@@ -58,7 +62,8 @@ std::vector<std::string> device_order(const std::vector<GidTable>& tables);
 /// Write the sysfs view of `tables` under `class_dir` (a fresh directory): infiniband/<dev>/...
 /// as `convert --to sysfs` writes it plus what UCX, libfabric and rdma-core read besides (the
 /// device's node_guid, node_type, device/numa_node and local_cpus; each port's phys_state,
-/// rate, cap_mask, pkeys) and infiniband_verbs/uverbsN. Bounded as write_sysfs is.
+/// rate (the table's, else kFakeLinkRate), cap_mask, pkeys) and infiniband_verbs/uverbsN. Bounded as
+/// write_sysfs is.
 result<void> write_class_tree(const std::vector<GidTable>& tables, const std::filesystem::path& class_dir);
 
 /// Make the tree at `live` hold what `staged` holds, file by file (each file renamed into place,

@@ -12,6 +12,9 @@
 #include "fake_host.hpp"
 
 #include <gidpolicy/formats/sysfs.hpp>
+#if GIDPOLICY_CLI_HAVE_FAKES
+#include <gidpolicy/fakes/fake_c_core.hpp>
+#endif
 
 #include <unistd.h>
 
@@ -24,6 +27,11 @@
 namespace gidpolicy::cli::fake_host {
 
 namespace fs = std::filesystem;
+
+#if GIDPOLICY_CLI_HAVE_FAKES
+static_assert(kFakeLinkRate == fakes::c_core::kDefaultLinkRate,
+              "the fake host's rate files must say what the fake's ibv_query_port says");
+#endif
 
 namespace {
 
@@ -98,7 +106,18 @@ std::vector<std::string> device_order(const std::vector<GidTable>& tables) {
 
 result<void> write_class_tree(const std::vector<GidTable>& tables, const fs::path& class_dir) {
   const fs::path ib = class_dir / "infiniband";
-  GIDPOLICY_TRYV(formats::write_sysfs(tables, ib));
+  // Each port's rate file says what the fake's ibv_query_port says: the table's link width and
+  // speed, else the fake's default.
+  std::vector<GidTable> rated;
+  rated.reserve(tables.size());
+  for (const GidTable& t : tables) {
+    PortInfo p = t.port();
+    if (!p.link_rate || !p.link_rate->known()) p.link_rate = kFakeLinkRate;
+    auto r = GidTable::make(std::move(p), std::vector<GidEntry>(t.begin(), t.end()), t.holes());
+    if (!r) return fail(r.error());
+    rated.push_back(std::move(r).value());
+  }
+  GIDPOLICY_TRYV(formats::write_sysfs(rated, ib));
   const std::string cpus = cpumask_text();
   // numa_node: 0 where the machine has NUMA node 0 (a PCI device sits on one), -1 otherwise, as
   // the kernel reports a device without NUMA affinity.
@@ -129,8 +148,6 @@ result<void> write_class_tree(const std::vector<GidTable>& tables, const fs::pat
     const PortInfo& p = t.port();
     const fs::path port = ib / p.device / "ports" / std::to_string(p.port);
     GIDPOLICY_TRYV(put(port / "phys_state", phys_state_text(p.state)));
-    // The fake answers active_width 1X and active_speed SDR.
-    GIDPOLICY_TRYV(put(port / "rate", "2.5 Gb/sec (1X SDR)\n"));
     const bool ib_link = p.link_layer.kind() == LinkLayer::Kind::infiniband;
     // IBV_PORT_IP_BASED_GIDS (bit 26) on every port that is not InfiniBand, as query_port says.
     GIDPOLICY_TRYV(put(port / "cap_mask", ib_link ? "0x00000000\n" : "0x04000000\n"));

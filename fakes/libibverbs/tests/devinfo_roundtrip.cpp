@@ -47,6 +47,9 @@ GidTable expected_view(const GidTable& in, const GidTable* out) {
   PortInfo p = in.port();
   if (!p.gid_tbl_len && out && out->port().gid_tbl_len && *out->port().gid_tbl_len >= in.length())
     p.gid_tbl_len = out->port().gid_tbl_len;
+  // ibv_devinfo prints the width and speed the fake reports: the table's, else its default 4X
+  // EDR (c_core::kDefaultLinkRate, which the fake's unit test pins).
+  p.link_rate = p.link_rate.value_or(LinkRate{.width = 2, .speed = 32});
   std::vector<GidEntry> shown;
   for (const GidEntry& e : in)
     if (e.state == EntryState::valid && e.gid.interface_id() != 0)

@@ -41,6 +41,7 @@ GidType abi_type(GidType t, LinkLayer ll) {
 GidTable abi_view(const GidTable& t, std::optional<std::uint32_t> tbl_len) {
   PortInfo p = t.port();
   if (tbl_len) p.gid_tbl_len = tbl_len;
+  p.link_rate.reset();  // a verbs snapshot keeps no link rate (only the table readers do)
   std::vector<GidEntry> entries;
   for (const GidEntry& e : t)
     if (e.usable()) entries.push_back(GidEntry::valid(e.index, e.gid, abi_type(e.type, p.link_layer)));

@@ -3,6 +3,7 @@
 //   <root>/<dev>/ports/<p>/state               "4: ACTIVE"
 //   <root>/<dev>/ports/<p>/link_layer          "Ethernet" / "InfiniBand"
 //   <root>/<dev>/ports/<p>/lid                 "0x0" (optional)
+//   <root>/<dev>/ports/<p>/rate                "100 Gb/sec (4X EDR)" (optional: PortInfo::link_rate)
 //   <root>/<dev>/ports/<p>/gids/<i>            "fe80:0000:0000:0000:0ac0:ebff:feda:1cfb"
 //   <root>/<dev>/ports/<p>/gid_attrs/types/<i> "IB/RoCE v1" / "RoCE v2"
 //   <root>/<dev>/ports/<p>/gid_attrs/ndevs/<i> "bond0"
@@ -32,9 +33,17 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace gidpolicy::formats {
+
+/// The kernel's text for a port's rate file, without its newline: "100 Gb/sec (4X EDR)",
+/// "2.5 Gb/sec (1X SDR)". Lanes times the lane rate, as the kernel's rate_show() computes it.
+/// nullopt for an encoding verbs does not define (the kernel cannot print one either).
+///   auto text = gidpolicy::formats::sysfs_rate_text({.width = 2, .speed = 32});  // "100 Gb/sec (4X EDR)"
+std::optional<std::string> sysfs_rate_text(LinkRate rate);
 
 /// Read every device and port under `root` (a /sys/class/infiniband-like directory, or one
 /// device directory holding `ports/`). Devices by name, ports and indices by number.

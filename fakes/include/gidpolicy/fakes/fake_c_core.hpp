@@ -85,6 +85,10 @@ void describe_device(const FakeVerbs& model, const std::string& name, int index,
 /// figure mlx5 reports.
 inline constexpr std::uint32_t kMaxMessageSize = std::uint32_t{1} << 30;
 
+/// What ibv_query_port reports for a port whose table gives no link width and speed (show_gids
+/// prints none, nor do most pastes): 4X EDR, 100 Gb/s, a ConnectX-5-class RoCE port.
+inline constexpr LinkRate kDefaultLinkRate{.width = 2, .speed = 32};
+
 /// ibv_query_port: 0 with the whole of `*attr` written (zeros where the model has no figure),
 /// else the errno (EINVAL for a port the device lacks). A front that receives rdma-core's
 /// shorter _compat_ibv_port_attr copies only its prefix. Where the two fronts used to differ,
@@ -95,8 +99,10 @@ inline constexpr std::uint32_t kMaxMessageSize = std::uint32_t{1} << 30;
 ///  * port_cap_flags: IBV_PORT_IP_BASED_GIDS on a port that is not InfiniBand, as the kernel
 ///    sets it for every RoCE port (its GIDs come from IP addresses);
 ///  * pkey_tbl_len: the model's P_Key table (FakeVerbs::kPkeyTableLength);
-///  * max_vl_num 1, active_width 1X, active_speed SDR: a trained link reports a width and a
-///    speed, never 0; max_mtu is the active MTU (the table knows no other).
+///  * active_width and active_speed: the table's (PortInfo::link_rate), else kDefaultLinkRate.
+///    A trained link reports a width and a speed, never 0, and middleware sizes its protocols
+///    from them (UCX's eager/rendezvous thresholds), so the default is a realistic RoCE port;
+///  * max_vl_num 1; max_mtu is the active MTU (the table knows no other).
 int query_port(FakeVerbs& model, DeviceHandle device, std::uint32_t port, ibv_port_attr* attr,
                std::string* why = nullptr);
 
