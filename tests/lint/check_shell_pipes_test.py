@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""scripts/check-shell-pipes on small scripts: `... | grep -q` and `| grep -m1` under pipefail fail
-with file:line; the same without pipefail, a here-string, `||`, and a comment pass; a FIFO or a
+"""scripts/check-shell-pipes on small scripts: `... | grep -q`, `| grep -m1` (the option anywhere
+among grep's options) and `| awk '... exit'` under pipefail fail with file:line; the same without pipefail, a here-string, `||`, and a comment pass; a FIFO or a
 device named on the command line is refused, not read.
 
   check_shell_pipes_test.py PATH/TO/check-shell-pipes
@@ -30,12 +30,21 @@ def run(text, name="t.sh", listed=True):
 
 head = "#!/usr/bin/env bash\nset -uo pipefail\n"
 for bad in ('echo "$out" | grep -q x || exit 1\n', "man -P cat ls | grep -Eq 'NAME' && echo y\n",
-            'printf "%s\\n" "$a" | grep -qx b\n', "ldconfig -p |grep -m1 libc\n", "x | grep --quiet y\n"):
+            'printf "%s\\n" "$a" | grep -qx b\n', "ldconfig -p |grep -m1 libc\n", "x | grep --quiet y\n",
+            # the option after another one, or after an option's argument (the middleware fi_info case)
+            'printf "%s\\n" "$out" | grep -E -q "domain: x$" || fail\n', "x | grep -e a -e b --max-count=1\n",
+            "x | LC_ALL=C grep -i -c -m 2 y\n", "x | grep -A 2 -s -q y\n",
+            # an awk program that exits at its first match stops reading as early
+            "x | awk '$3 != \"invalid\" {print $1; exit}'\n", "x | awk -F: -v n=1 'NR == n {print; exit}'\n"):
     code, out = run(head + "\n" + bad)
-    if code == 0 or "t.sh:4: a pipeline into an early-exiting grep under pipefail" not in out:
+    if code == 0 or "t.sh:4: a pipeline into an early-exiting grep or awk under pipefail" not in out:
         failures.append(f"not refused: {bad.strip()}\n{out}")
 for good in ('grep -q x <<< "$out" || exit 1\n', "a || grep -q x f\n", "# echo | grep -q x\n",
-             'echo "$out" | grep x > /dev/null\n', 'true # echo | grep -q x\n'):
+             'echo "$out" | grep x > /dev/null\n', 'true # echo | grep -q x\n',
+             # options whose argument holds a q or m, and a pattern that looks like one
+             "x | grep -e -q y\n", "x | grep -A2 -e m z\n", "x | grep -- -q\n", "x | grep -E 'a|b' -\n",
+             # awk that reads everything; `exit` outside its program
+             "x | awk '{print $1}' || exit 1\n", "x | awk -v exit=1 '{print}'\n"):
     code, out = run(head + good)
     if code != 0:
         failures.append(f"refused: {good.strip()}\n{out}")

@@ -104,7 +104,9 @@ wait_listen() {
 
 # The first Ethernet port UCX accepts (a GID index chosen).
 ucx_port() {
-  GIDPOLICY=$gidpolicy "$here/ucx_gid_choice.sh" "$table" | awk '$3 != "invalid" {print $1 ":" $2; exit}'
+  local choice
+  choice=$(GIDPOLICY=$gidpolicy "$here/ucx_gid_choice.sh" "$table") || return 1
+  awk '$3 != "invalid" {print $1 ":" $2; exit}' <<< "$choice"
 }
 
 # The sgid_index values the programs routed from, from the fake's control log: RC QPs' RTR
@@ -206,7 +208,7 @@ case $check in
     out=$(host -- fi_info -p verbs 2>&1) || fail "fi_info -p verbs failed: $(printf '%s\n' "$out" | tail -3)"
     for dp in $(ethernet_ports); do
       # The RDM endpoint fi_pingpong uses runs over the UD ("-dgram") domain; the MSG one needs rdma_cm.
-      printf '%s\n' "$out" | grep -E -q "domain: ${dp%:*}(-dgram)?\$" || fail "fi_info -p verbs does not list ${dp%:*}"
+      grep -E -q "domain: ${dp%:*}(-dgram)?\$" <<< "$out" || fail "fi_info -p verbs does not list ${dp%:*}: $out"
       echo "$name: fi_info -p verbs lists ${dp%:*}"
     done
     ;;
