@@ -7,8 +7,11 @@
 #
 # Prints, per run: UCX tag_lat's typical round trip (2 x ucx_perftest's 50th-percentile
 # latency, which is half a round trip; goal <= 30 us), tag_bw at 64 KiB (goal >= 1 GB/s) and the
-# MPI ping-pong at 1 MiB (tests/middleware/mpi_pingpong.c; goal >= 1 GB/s), then the load
-# average (the figures depend on what else the machine runs). BUILD_DIR: build/release for
+# MPI ping-pong at 1 MiB (tests/middleware/mpi_pingpong.c; goal >= 1 GB/s); then each figure's
+# median, lowest and highest over the runs, and the load average (the figures depend on what
+# else the machine runs). On two cores a single run says little: each ucx_perftest has its main
+# thread, UCX's async thread and the fake's progress thread, and where the scheduler puts them
+# moves tag_bw by a factor of two from one run to the next, so the median is the figure. BUILD_DIR: build/release for
 # figures worth quoting (it needs tools/gidpolicy/gidpolicy, and tests/middleware/mpi_pingpong
 # for the MPI figure). Defaults: examples/tables/nccl-769.devinfo.txt, mlx5_bond_0:1, 3 runs.
 set -u
@@ -16,7 +19,7 @@ build=${1:?usage: middleware_fake_host.sh BUILD_DIR [TABLE] [DEV:PORT] [REPS]}
 here=$(cd "$(dirname "$0")" && pwd)
 table=${2:-$here/../examples/tables/nccl-769.devinfo.txt}
 export UCX_NET_DEVICES=${3:-mlx5_bond_0:1} UCX_TLS=rc_verbs,ud_verbs
-reps=${4:-3}
+reps=${4:-5}
 gidpolicy=$build/tools/gidpolicy/gidpolicy
 mpi=$build/tests/middleware/mpi_pingpong
 port=$((36000 + RANDOM % 2000))
@@ -51,7 +54,25 @@ for r in $(seq 1 "$reps"); do
   fi
   echo "run $r: UCX tag_lat round trip ${lat:-failed} us (goal <= 30), tag_bw 64 KiB ${bw:-failed} GB/s (goal >= 1)," \
     "MPI ping-pong 1 MiB ${mpibw:-failed} GB/s (goal >= 1)"
+  echo "${lat:-failed}" >>"$work/lat"
+  echo "${bw:-failed}" >>"$work/bw"
+  echo "${mpibw:-failed}" >>"$work/mpi"
 done
+# summary FILE UNIT GOAL: the median (the lower middle for an even count), lowest and highest of
+# the runs that gave a figure, and how many did not.
+summary() {
+  sort -g "$1" | awk -v unit="$2" -v goal="$3" '
+    $1 ~ /^[0-9.]+$/ {v[n++] = $1; next} {bad++}
+    END {
+      if (n == 0) {printf "no run gave a figure (goal %s)\n", goal; exit}
+      printf "median %s %s, lowest %s, highest %s over %d runs (goal %s)", v[int((n - 1) / 2)], unit, v[0], v[n - 1], n, goal
+      if (bad) printf "; %d runs failed", bad
+      printf "\n"
+    }'
+}
+echo "UCX tag_lat round trip: $(summary "$work/lat" us "<= 30 us")"
+echo "UCX tag_bw 64 KiB:      $(summary "$work/bw" GB/s ">= 1 GB/s")"
+echo "MPI ping-pong 1 MiB:    $(summary "$work/mpi" GB/s ">= 1 GB/s")"
 # The same fake under perftest, for scale: what the machine gives any verbs program right now.
 port=$((port + 1))
 dev=${UCX_NET_DEVICES%:*}
