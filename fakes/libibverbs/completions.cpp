@@ -124,7 +124,7 @@ void settle_overruns(Library& lib) {
     (void)lib.model.raise_object_event(c->owner->handle, ev);
     const std::vector<Qp*> qps = c->qps;
     for (Qp* q : qps)
-      if (q->qp.state != IBV_QPS_RESET && q->qp.state != IBV_QPS_ERR) enter_error(lib, *q, true);
+      if (q->hw_state != IBV_QPS_RESET && q->hw_state != IBV_QPS_ERR) enter_error(lib, *q, true);
   }
 }
 
@@ -151,11 +151,11 @@ void enter_error(Library& lib, Qp& q, bool tell_model) {
   q.held_bytes = 0;
   q.in = Inbound{};
   q.ack_pending = 0;
-  if (tell_model && q.qp.state != IBV_QPS_ERR) {
+  if (tell_model && q.hw_state != IBV_QPS_ERR) {
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_ERR;
     (void)lib.model.modify_qp(q.model, a, IBV_QP_STATE);
-    q.qp.state = IBV_QPS_ERR;
+    q.hw_state = IBV_QPS_ERR;
   }
 }
 
@@ -174,12 +174,12 @@ int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
         if (bad_wr) *bad_wr = wr;
         return EINVAL;
       }
-      if (q->qp.state == IBV_QPS_ERR) {
+      if (q->hw_state == IBV_QPS_ERR) {
         complete(lib, *q->recv_cq, make_wc(*q, wr->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV));
         continue;
       }
       // Receives may be posted from INIT on (pingpong does so before RTR), not in RESET.
-      if (q->qp.state == IBV_QPS_RESET || wr->num_sge < 0 ||
+      if (q->hw_state == IBV_QPS_RESET || wr->num_sge < 0 ||
           static_cast<std::uint32_t>(wr->num_sge) > q->init.cap.max_recv_sge) {
         if (bad_wr) *bad_wr = wr;
         return EINVAL;

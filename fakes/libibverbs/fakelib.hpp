@@ -279,7 +279,14 @@ struct Inbound {
 };
 
 struct Qp {
+  // The program's struct. Its `state` field is libibverbs', not the HCA's: ibv_modify_qp and
+  // ibv_query_qp write it (rdma-core's wrappers do, on success, when the mask has IBV_QP_STATE),
+  // nothing else does. A QP the hardware moves to the error state (a retry budget spent, a CQ
+  // overrun, a remote access error) still reads RTS there until the program asks, and UCX
+  // asserts exactly that before each post.
   ibv_qp qp{};
+  // The QP's state as the HCA holds it: what every data-path decision reads.
+  ibv_qp_state hw_state = IBV_QPS_RESET;
   Context* owner = nullptr;
   Pd* pd = nullptr;
   Cq* send_cq = nullptr;

@@ -211,7 +211,7 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     Qp* q = lib.qp(qp);
     if (!q || !attr) return EINVAL;
     const Device* d = q->owner->device;
-    const ibv_qp_state from = q->qp.state;
+    const ibv_qp_state from = q->hw_state;  // the HCA's: an RTS QP the transport broke is in ERR
     const ibv_qp_state to = (attr_mask & IBV_QP_STATE) ? attr->qp_state : from;
     auto r = lib.record("modify_qp", d);
     r["qp_num"] = q->qp.qp_num;
@@ -236,7 +236,7 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
       errno = err;
       return err;
     }
-    if (attr_mask & IBV_QP_STATE) q->qp.state = to;
+    if (attr_mask & IBV_QP_STATE) q->qp.state = q->hw_state = to;  // as rdma-core's ibv_modify_qp
     if (to == IBV_QPS_RESET) {
       // RESET discards every queued request without completions.
       q->rq.clear();
@@ -292,12 +292,14 @@ int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask, ibv_qp_init_attr*
       return err;
     }
     *attr = info.value().attr;
-    attr->qp_state = q->qp.state;
-    attr->cur_qp_state = q->qp.state;
+    attr->qp_state = q->hw_state;
+    attr->cur_qp_state = q->hw_state;
     attr->cap = q->init.cap;
     *init_attr = q->init;
     init_attr->qp_context = q->qp.qp_context;
-    r["state"] = fakes::qp_state_name(q->qp.state);
+    // rdma-core's ibv_query_qp refreshes the struct's field from what the HCA answered.
+    if (attr_mask & IBV_QP_STATE) q->qp.state = q->hw_state;
+    r["state"] = fakes::qp_state_name(q->hw_state);
     r["result"] = 0;
     lib.log.write(r);
     return 0;

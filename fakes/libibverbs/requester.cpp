@@ -235,11 +235,11 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       q->sq_wr_ids.push_back(wr->wr_id);
       const bool signaled = (wr->send_flags & IBV_SEND_SIGNALED) || q->init.sq_sig_all;
       const ibv_wc_opcode wc_op = send_wc_opcode(wr->opcode);
-      if (q->qp.state == IBV_QPS_ERR) {
+      if (q->hw_state == IBV_QPS_ERR) {
         complete(lib, *q->send_cq, make_wc(*q, wr->wr_id, IBV_WC_WR_FLUSH_ERR, wc_op));
         continue;
       }
-      if (q->qp.state != IBV_QPS_RTS) return reject(wr, EINVAL);
+      if (q->hw_state != IBV_QPS_RTS) return reject(wr, EINVAL);
       const bool is_send = wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM;
       const bool is_write = wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
       const bool is_read = wr->opcode == IBV_WR_RDMA_READ;

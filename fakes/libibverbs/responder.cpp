@@ -178,10 +178,10 @@ Outcome handle_connected(Library& lib, Qp& q, const Wire& h, std::span<const std
   if (q.times_out)
     return drop("this QP's RTR was judged to time out (" + q.times_out_reason +
                 "): the path does not exist, nothing arrives and nothing is acknowledged");
-  if (!q.connected || (q.qp.state != IBV_QPS_RTR && q.qp.state != IBV_QPS_RTS)) {
+  if (!q.connected || (q.hw_state != IBV_QPS_RTR && q.hw_state != IBV_QPS_RTS)) {
     // An RC requester retransmits until the responder is ready; so, under the Apple model, does
     // UC wait. Otherwise UC data that reaches a QP before its RTR is lost.
-    if (q.qp.state == IBV_QPS_INIT && (rc || q.waits_for_receive)) return Outcome::hold;
+    if (q.hw_state == IBV_QPS_INIT && (rc || q.waits_for_receive)) return Outcome::hold;
     return drop("the QP is not ready to receive (not at RTR)");
   }
   if (h.src_qp != q.dest_qp_num)
@@ -413,7 +413,7 @@ std::array<std::byte, kGrhBytes> make_grh(const Wire& h) {
 
 void handle_ud(Library& lib, Qp& q, const Wire& h, std::span<const std::byte> payload) {
   auto drop = [&](const std::string& why) { log_drop(lib, q, h, why); };
-  if (!q.connected || (q.qp.state != IBV_QPS_RTR && q.qp.state != IBV_QPS_RTS))
+  if (!q.connected || (q.hw_state != IBV_QPS_RTR && q.hw_state != IBV_QPS_RTS))
     return drop("the UD QP is not ready to receive (not at RTR)");
   if (static_cast<ibv_wr_opcode>(h.opcode) != IBV_WR_SEND &&
       static_cast<ibv_wr_opcode>(h.opcode) != IBV_WR_SEND_WITH_IMM)
@@ -471,7 +471,7 @@ namespace {
 // answers false: the fragment then takes the ordinary path, which logs why it is refused.
 bool plainly_accepted(const Qp& q, const Wire& h) {
   if (q.kind == QpKind::ud || q.times_out || !q.connected || !q.held.empty() ||
-      (q.qp.state != IBV_QPS_RTR && q.qp.state != IBV_QPS_RTS) || h.src_qp != q.dest_qp_num)
+      (q.hw_state != IBV_QPS_RTR && q.hw_state != IBV_QPS_RTS) || h.src_qp != q.dest_qp_num)
     return false;
   // After an RNR NAK the ordinary path discards what follows the NAKed message until the
   // requester sends it again: nothing may land directly meanwhile.

@@ -19,6 +19,14 @@
 #                     chooses: UCX ends in its timeout error (RC: "transport retry counter
 #                     exceeded"; UD: "unhandled timeout error", after UCX's 30 s UD timeout)
 #                     and the fake's control log says why the packets were dropped
+#   ucx_peer_killed   the server's ucx_perftest is killed (SIGKILL) in the middle of ucp_put_bw:
+#                     the client, whose RDMA writes are always in flight, ends in UCX's "transport
+#                     retry counter exceeded" within 60 s, as on hardware (the fake keeps the RC
+#                     retry budget of a peer that is gone), and not in UCX's assertion that the
+#                     QP it posts to is RTS (the struct ibv_qp's state is libibverbs', which the
+#                     HCA's error state does not change). (tag_bw is not used: a client whose
+#                     requests were all acknowledged waits for a dead peer forever, as on
+#                     hardware, since ucx_perftest runs without UCX's peer error handling.)
 #   status            the command's exit status comes back (7; 143 for SIGTERM; 127 when missing)
 #   host_untouched    the caller's mounts, /dev and /sys/class do not change
 #   rewrite           a rewrite of the table rewrites the sysfs view and (--netns) the netdevs
@@ -300,6 +308,46 @@ case $check in
     [ -n "$why" ] || fail "the control log says nothing about the drops"
     echo "$name $dp (server index $index, client UCX's choice): UCX: $(printf '%s\n' "$err" | sed 's/.*] //' | head -2 | tr '\n' ' ')"
     echo "$name control log: $why"
+    ;;
+
+  ucx_peer_killed)
+    command -v ucx_perftest >/dev/null || skip "ucx_perftest not installed (Debian ucx-utils)"
+    dp=$(ucx_port) && [ -n "$dp" ] || fail "UCX accepts no port of the table"
+    export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
+    # More messages than run in the test's time: the transfer is under way when the server dies.
+    args=(-t ucp_put_bw -s 65536 -n 100000000)
+    timeout 120 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" "${args[@]}" \
+      >"$work/server.out" 2>&1 &
+    spid=$!
+    pids+=("$spid")
+    wait_listen "$port" || fail "server did not listen: $(tail -3 "$work/server.out")"
+    timeout 120 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" "${args[@]}" 127.0.0.1 \
+      >"$work/client.out" 2>&1 &
+    cpid=$!
+    pids+=("$cpid")
+    # The transfer runs once the client reports progress (a line a second).
+    for _ in $(seq 1 300); do
+      grep -q '^\[thread 0\]' "$work/client.out" 2>/dev/null && break
+      kill -0 "$cpid" 2>/dev/null || fail "the client ended before the transfer: $(tail -5 "$work/client.out")"
+      sleep 0.1
+    done
+    grep -q '^\[thread 0\]' "$work/client.out" || fail "the transfer did not start: $(tail -5 "$work/client.out")"
+    # The server's own process (fake-host's child), not fake-host: a crash, not a shutdown.
+    victim=$(pgrep -P "$(pgrep -P "$spid" -f 'fake-host' | head -n 1)" -x ucx_perftest)
+    [ -n "$victim" ] || fail "no server ucx_perftest process found"
+    kill -9 "$victim"
+    t0=$(date +%s)
+    for _ in $(seq 1 600); do
+      kill -0 "$cpid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -0 "$cpid" 2>/dev/null && fail "the client still runs 60 s after its peer died: $(tail -3 "$work/client.out")"
+    waited=$(($(date +%s) - t0))
+    out=$(cat "$work/client.out")
+    grep -q "Assertion" <<< "$out" && fail "UCX's assertion, not its transport error: $(grep -m1 Assertion <<< "$out")"
+    err=$(grep -o "send completion with error: transport retry counter exceeded" <<< "$out" | head -n 1)
+    [ -n "$err" ] || fail "the client did not end in UCX's transport error: $(tail -8 <<< "$out")"
+    echo "$name $dp: the server was killed mid-transfer; after ${waited} s the client's UCX says: $err"
     ;;
 
   netns)

@@ -7,12 +7,14 @@
  *   killed_stopped  the peer is stopped, then sends, writes, reads and atomics are posted
  *                   (the transport takes some, the rest wait for room), then the peer is
  *                   killed: every request completes, the first with IBV_WC_RETRY_EXC_ERR, the
- *                   rest with IBV_WC_WR_FLUSH_ERR, within 10 s (timeout 14: ~0.54 s).
+ *                   rest with IBV_WC_WR_FLUSH_ERR, within 10 s (timeout 14: ~0.54 s). Then
+ *                   the program's struct ibv_qp still says RTS, a send posted is taken and
+ *                   flushed, and ibv_query_qp(IBV_QP_STATE) says ERR and writes it there.
  *   killed_streaming  the peer is killed while 1 MiB writes, reads and sends stream: what
  *                   completed before succeeded, then one RETRY_EXC_ERR, then flushes (10 s).
  *   killed_in_rnr   the peer posts no receive: the first SEND is RNR-NAKed (rnr_retry 7, it
  *                   waits), the requests behind it wait too; nothing completes in 200 ms; then
- *                   the peer is killed: all complete as above.
+ *                   the peer is killed: all complete, and the QP reads, as above.
  *   timeout0        timeout 0 (wait forever): one QP as killed_stopped, with more requests
  *                   posted after the peer died, another whose peer died before its first post:
  *                   nothing completes in 1.5 s; the QPs are then destroyed cleanly.
@@ -159,6 +161,32 @@ static void check_failed_in_order(const struct ibv_wc* wc, int got, int n, enum 
   CHECK(in_order, "the completions came in post order");
 }
 
+/* The HCA moved the QP to the error state; the program's struct ibv_qp still says RTS, because
+ * only ibv_modify_qp and ibv_query_qp write its `state` (rdma-core's wrappers, on success, with
+ * IBV_QP_STATE in the mask). UCX asserts qp->state == IBV_QPS_RTS before every post and keeps
+ * posting after an error completion until its endpoint is torn down: a fake that wrote ERR
+ * there aborted UCX where hardware does not. A send posted now is taken (0, not EINVAL) and
+ * flushed; ibv_query_qp says ERR, and from then on so does the struct. */
+static void check_error_state_unseen(struct rc_side* a, uint64_t id) {
+  struct ibv_qp_attr attr;
+  struct ibv_qp_init_attr init;
+  struct ibv_wc wc[1];
+  int rc, got;
+  CHECK(a->qp->state == IBV_QPS_RTS, "after the error completions the struct still says RTS (%d)",
+        (int)a->qp->state);
+  rc = rc_post(a, IBV_WR_SEND, id, 0, 64, 0, 0);
+  CHECK(rc == 0, "a send posted to the broken QP is taken (%d)", rc);
+  got = rc_poll_for(a->cq, wc, 1, 10.0);
+  CHECK(got == 1 && wc[0].status == IBV_WC_WR_FLUSH_ERR && wc[0].wr_id == id,
+        "... and flushed (%d completions, %s)", got, got ? ibv_wc_status_str(wc[0].status) : "none");
+  memset(&attr, 0, sizeof attr);
+  CHECK(ibv_query_qp(a->qp, &attr, IBV_QP_PORT, &init) == 0 && a->qp->state == IBV_QPS_RTS,
+        "ibv_query_qp without IBV_QP_STATE leaves the struct's state alone (%d)", (int)a->qp->state);
+  CHECK(ibv_query_qp(a->qp, &attr, IBV_QP_STATE, &init) == 0 && attr.qp_state == IBV_QPS_ERR,
+        "ibv_query_qp reports the error state (%d)", (int)attr.qp_state);
+  CHECK(a->qp->state == IBV_QPS_ERR, "... and writes it to the struct (%d)", (int)a->qp->state);
+}
+
 static int killed(struct ibv_device* dev, int index, int in_rnr) {
   struct rc_side a;
   struct peer p;
@@ -180,6 +208,7 @@ static int killed(struct ibv_device* dev, int index, int in_rnr) {
   t0 = rc_now();
   got = rc_poll_for(a.cq, wc, (int)id - 1, 10.0);
   check_failed_in_order(wc, got, (int)id - 1, IBV_WC_RETRY_EXC_ERR, rc_now() - t0);
+  check_error_state_unseen(&a, id);
   rc_close(&a);
   return 0;
 }
