@@ -14,9 +14,10 @@
 # moves tag_bw by a factor of two from one run to the next, so the median is the figure.
 # On a virtual machine the hypervisor may also take CPU time from it ("steal" in /proc/stat):
 # each figure is printed with the share of the machine's CPU time stolen while it ran, and the
-# summary gives the median of the runs with less than 10% stolen beside the median of all. BUILD_DIR: build/release for
-# figures worth quoting (it needs tools/gidpolicy/gidpolicy, and tests/middleware/mpi_pingpong
-# for the MPI figure). Defaults: examples/tables/nccl-769.devinfo.txt, mlx5_bond_0:1, 3 runs.
+# summary gives the median of the runs with less than 10% stolen beside the median of all.
+# BUILD_DIR: build/release for figures worth quoting (it needs tools/gidpolicy/gidpolicy, and
+# tests/middleware/mpi_pingpong for the MPI figure). Defaults: examples/tables/nccl-769.devinfo.txt,
+# mlx5_bond_0:1, 5 runs.
 set -u
 build=${1:?usage: middleware_fake_host.sh BUILD_DIR [TABLE] [DEV:PORT] [REPS]}
 here=$(cd "$(dirname "$0")" && pwd)

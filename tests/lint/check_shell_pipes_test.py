@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/check-shell-pipes on small scripts: `... | grep -q`, `| grep -m1` (the option anywhere
-among grep's options) and `| awk '... exit'` under pipefail fail with file:line; the same without pipefail, a here-string, `||`, and a comment pass; a FIFO or a
-device named on the command line is refused, not read.
+among grep's options) and `| awk '... exit'` under pipefail fail with file:line; the same without
+pipefail, a here-string, `||`, and a comment pass; a FIFO or a device named on the command line is
+refused, not read.
 
   check_shell_pipes_test.py PATH/TO/check-shell-pipes
 """

@@ -153,6 +153,23 @@ run_pair() {  # run_pair TCPPORT SERVER_ENV CLIENT_ENV -- COMMAND... (client get
   return 1
 }
 
+# start_pair TIMEOUT SERVER_ENV -- ARGS...: ucx_perftest ARGS as server and as client
+# (127.0.0.1), each in its own fake host, both in the background; sets spid and cpid (their
+# `timeout` processes) once the server listens. SERVER_ENV: NAME=VALUE words for the server only.
+start_pair() {
+  local limit=$1 senv=$2
+  shift 3
+  env $senv timeout "$limit" "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" "$@" \
+    >"$work/server.out" 2>&1 &
+  spid=$!
+  pids+=("$spid")
+  wait_listen "$port" || fail "server did not listen: $(tail -3 "$work/server.out")"
+  timeout "$limit" "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" "$@" 127.0.0.1 \
+    >"$work/client.out" 2>&1 &
+  cpid=$!
+  pids+=("$cpid")
+}
+
 case $check in
   ucx_info)
     command -v ucx_info >/dev/null || skip "ucx_info not installed (Debian ucx-utils)"
@@ -286,15 +303,7 @@ case $check in
     command -v ucx_perftest >/dev/null || skip "ucx_perftest not installed (Debian ucx-utils)"
     export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
     export GIDPOLICY_FAKE_LOG=$work/control.jsonl
-    UCX_IB_GID_INDEX=$index timeout 60 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" \
-      -t tag_lat -n 100 >"$work/server.out" 2>&1 &
-    spid=$!
-    pids+=("$spid")
-    wait_listen "$port" || fail "server did not listen: $(tail -3 "$work/server.out")"
-    timeout 60 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" -t tag_lat -n 100 127.0.0.1 \
-      >"$work/client.out" 2>&1 &
-    cpid=$!
-    pids+=("$cpid")
+    start_pair 60 "UCX_IB_GID_INDEX=$index" -- -t tag_lat -n 100
     # UCX's own error on either side ends the check; the other side may wait for its peer forever.
     timeout_error="transport retry counter exceeded|unhandled timeout error"
     for _ in $(seq 1 600); do
@@ -315,16 +324,7 @@ case $check in
     dp=$(ucx_port) && [ -n "$dp" ] || fail "UCX accepts no port of the table"
     export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
     # More messages than run in the test's time: the transfer is under way when the server dies.
-    args=(-t ucp_put_bw -s 65536 -n 100000000)
-    timeout 120 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" "${args[@]}" \
-      >"$work/server.out" 2>&1 &
-    spid=$!
-    pids+=("$spid")
-    wait_listen "$port" || fail "server did not listen: $(tail -3 "$work/server.out")"
-    timeout 120 "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" "${args[@]}" 127.0.0.1 \
-      >"$work/client.out" 2>&1 &
-    cpid=$!
-    pids+=("$cpid")
+    start_pair 120 "" -- -t ucp_put_bw -s 65536 -n 100000000
     # The transfer runs once the client reports progress (a line a second).
     for _ in $(seq 1 300); do
       grep -q '^\[thread 0\]' "$work/client.out" 2>/dev/null && break
