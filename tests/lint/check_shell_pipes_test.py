@@ -35,6 +35,8 @@ for bad in ('echo "$out" | grep -q x || exit 1\n', "man -P cat ls | grep -Eq 'NA
             # the option after another one, or after an option's argument (the middleware fi_info case)
             'printf "%s\\n" "$out" | grep -E -q "domain: x$" || fail\n', "x | grep -e a -e b --max-count=1\n",
             "x | LC_ALL=C grep -i -c -m 2 y\n", "x | grep -A 2 -s -q y\n",
+            # the early grep behind another one on the same line
+            "a | grep x | grep -q y\n", "a | awk '{print}' | grep -E -q y\n",
             # an awk program that exits at its first match stops reading as early
             "x | awk '$3 != \"invalid\" {print $1; exit}'\n", "x | awk -F: -v n=1 'NR == n {print; exit}'\n"):
     code, out = run(head + "\n" + bad)
@@ -58,6 +60,18 @@ if code != 0:
 code, out = run("#!/usr/bin/env bash\nset -euo pipefail\nfoo | grep -q x\n", name="tool", listed=False)
 if code == 0 or "tool:3:" not in out:
     failures.append(f"a bash script without .sh not checked:\n{out}")
+# Findings that cannot be written (stdout on /dev/full): one line on stderr and exit 2, not a trace.
+full_root = tempfile.mkdtemp(prefix="check-shell-pipes-")
+try:
+    with open(os.path.join(full_root, "t.sh"), "w", encoding="utf-8") as f:
+        f.write(head + "x | grep -q y\n")
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, checker, "--root", full_root, "t.sh"], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    if p.returncode != 2 or p.stderr.count("\n") != 1 or "cannot write the findings" not in p.stderr:
+        failures.append(f"stdout on /dev/full: exit {p.returncode}, stderr {p.stderr!r}")
+finally:
+    shutil.rmtree(full_root)
 fifo_root = tempfile.mkdtemp(prefix="check-shell-pipes-")
 try:
     os.mkfifo(os.path.join(fifo_root, "pipe.sh"))
