@@ -47,7 +47,8 @@ function(fakelib_perftest_tests lib labels tables_dir log_dir port_base script)
               --port ${_port} --log ${log_dir}/perftest.${name}.jsonl --cli $<TARGET_FILE:gidpolicy_cli>
               --server-gid ${ARG_SERVER_GID} --client-gid ${ARG_CLIENT_GID} --expect ${expect}
               --args "${_args}" ${_extra})
-    set(_test_labels ${labels} perftest)
+    # third-party: perftest over the uninstrumented fake (the CLI only computes the expectation).
+    set(_test_labels ${labels} perftest third-party)
     if(ARG_ONE_SIDED)
       list(APPEND _test_labels one-sided)
     endif()
@@ -136,7 +137,7 @@ function(fakelib_perftest_tests lib labels tables_dir log_dir port_base script)
               --tables-dir ${tables_dir} --port-base ${_oracle_base} --max-ports ${_oracle_ports}
               --log-dir ${log_dir} --cli $<TARGET_FILE:gidpolicy_cli> --perftest-sh ${script})
     set_tests_properties(fakelib.perftest.own_pick_is_the_perftest_profile PROPERTIES
-      LABELS "${labels};perftest;oracle" TIMEOUT 300)
+      LABELS "${labels};perftest;oracle;third-party" TIMEOUT 300)
   endif()
   if(_offset GREATER 64)
     message(FATAL_ERROR "fakelib perftest tests need more than their block of 64 ports")
