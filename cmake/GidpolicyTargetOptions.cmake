@@ -42,6 +42,20 @@ function(gidpolicy_sanitize target)
   target_link_options(${target} PRIVATE ${_flags})
 endfunction()
 
+# gidpolicy_fuzz_hooks(<target>): libFuzzer's coverage hooks (-fsanitize=fuzzer-no-link), with
+# ASan + UBSan where the tree does not already add them. For the libraries the fuzz targets
+# exercise (the core and the C API), in trees with GIDPOLICY_BUILD_FUZZ. The hooks are how the
+# fuzzer finds new paths inside the library. In the `asan` tree the test programs link the same
+# hooked objects: the sanitizer runtime defines the hooks' callbacks (as no-ops outside a
+# fuzzer), and the tree compiles the core once instead of once more for the fuzzers.
+function(gidpolicy_fuzz_hooks target)
+  set(_flags -fsanitize=fuzzer-no-link)
+  if(NOT GIDPOLICY_SANITIZE)
+    list(APPEND _flags -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  endif()
+  target_compile_options(${target} PRIVATE ${_flags})
+endfunction()
+
 # gidpolicy_test_options(<target>): options for test programs (warnings, sanitizers; not installed).
 function(gidpolicy_test_options target)
   gidpolicy_target_options(${target})
@@ -49,9 +63,8 @@ endfunction()
 
 # gidpolicy_source_copy(<name> <STATIC|OBJECT> <target>...): a library compiled from the C++
 # sources of <target>s, with their include directories and definitions, but flags of its own.
-# Two builds need one: the fuzz targets (the core and C API with libFuzzer's coverage hooks,
-# kept out of the libraries the test programs link) and, in sanitizer builds, the drop-in fake
-# libibverbs (the core and the fake model uninstrumented). The copy gets gidpolicy's warnings,
+# Sanitizer and fuzz builds need one for the drop-in fake libibverbs and librdmacm: the core
+# and the fake model uninstrumented. The copy gets gidpolicy's warnings,
 # never the sanitizer flags of gidpolicy_target_options: the caller adds what it needs.
 function(gidpolicy_source_copy name type)
   set(_sources)
