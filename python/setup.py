@@ -6,6 +6,8 @@ description: the same flags, the same sources, the same checks for pybind11 and 
 examples are off.
 
 Environment:
+  GIDPOLICY_PREFIX       an installed gidpolicy (its prefix, holding lib/cmake/gidpolicy): only the
+                         bindings are compiled, against that install (python/CMakeLists.txt alone)
   GIDPOLICY_BUILD_TYPE   CMake build type (default Release)
   GIDPOLICY_CMAKE_ARGS   more arguments for the CMake configure step (shell words)
   CMAKE_BUILD_PARALLEL_LEVEL, CMAKE_CXX_COMPILER_LAUNCHER ... are read by CMake itself.
@@ -43,33 +45,40 @@ class CMakeBuild(build_ext):
         cmake = shutil.which("cmake")
         if cmake is None:
             raise RuntimeError("gidpolicy: cmake was not found (Debian: apt install cmake)")
-        build = BUILD / "cmake"
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-        configure = [
-            cmake,
-            "-S",
-            str(ROOT),
-            "-B",
-            str(build),
-            *generator,
+        common = [
             "-DCMAKE_BUILD_TYPE=" + os.environ.get("GIDPOLICY_BUILD_TYPE", "Release"),
             "-DPython3_EXECUTABLE=" + sys.executable,
             "-DGIDPOLICY_PYTHON=ON",
-            "-DGIDPOLICY_BUILD_TESTS=OFF",
-            "-DGIDPOLICY_TEST_EXAMPLES=OFF",
-            "-DGIDPOLICY_BUILD_EXAMPLES=OFF",
-            "-DGIDPOLICY_BUILD_TOOLS=OFF",
-            "-DGIDPOLICY_BUILD_FAKES=OFF",
-            "-DGIDPOLICY_INSTALL=OFF",
             "-DGIDPOLICY_UNITY_BUILD=ON",
-            *shlex.split(os.environ.get("GIDPOLICY_CMAKE_ARGS", "")),
         ]
+        prefix = os.environ.get("GIDPOLICY_PREFIX", "")
+        if prefix:
+            # The bindings alone, against an installed library.
+            build = BUILD / "cmake-bindings"
+            source = HERE
+            module_dir = build / "gidpolicy"
+            common.append("-DCMAKE_PREFIX_PATH=" + str(Path(prefix).resolve()))
+        else:
+            build = BUILD / "cmake"
+            source = ROOT
+            module_dir = build / "python" / "gidpolicy"
+            common += [
+                "-DGIDPOLICY_BUILD_TESTS=OFF",
+                "-DGIDPOLICY_TEST_EXAMPLES=OFF",
+                "-DGIDPOLICY_BUILD_EXAMPLES=OFF",
+                "-DGIDPOLICY_BUILD_TOOLS=OFF",
+                "-DGIDPOLICY_BUILD_FAKES=OFF",
+                "-DGIDPOLICY_INSTALL=OFF",
+            ]
+        configure = [cmake, "-S", str(source), "-B", str(build), *generator, *common,
+                     *shlex.split(os.environ.get("GIDPOLICY_CMAKE_ARGS", ""))]
         subprocess.run(configure, check=True)
         subprocess.run([cmake, "--build", str(build), "--target", "gidpolicy_python"], check=True)
-        built = glob.glob(str(build / "python" / "gidpolicy" / "_gidpolicy*"))
+        built = glob.glob(str(module_dir / "_gidpolicy*"))
         built = [b for b in built if not b.endswith(".pyi")]
         if len(built) != 1:
-            raise RuntimeError(f"gidpolicy: expected one built _gidpolicy module in {build}/python/gidpolicy, found {built}")
+            raise RuntimeError(f"gidpolicy: expected one built _gidpolicy module in {module_dir}, found {built}")
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built[0], target)

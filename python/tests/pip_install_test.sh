@@ -7,6 +7,11 @@ set -eu
 : "${PYTHON:?}" "${SOURCE:?}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/gidpolicy-pip.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+if [ -n "${GIDPOLICY_PREFIX:-}" ]; then
+  echo "pip builds the bindings alone, against the gidpolicy installed at $GIDPOLICY_PREFIX"
+else
+  echo "pip builds the library and the bindings from the sources"
+fi
 "$PYTHON" -m venv --system-site-packages "$work/venv"
 # No index, no build isolation: only what is installed (Debian's setuptools and wheel) builds it.
 PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$work/venv/bin/python" -m pip install --no-index \
