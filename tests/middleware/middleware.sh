@@ -50,6 +50,9 @@ log_dir=${LOG_DIR:-${TMPDIR:-/tmp}}
 name=$(basename "$table")
 mkdir -p "$log_dir"
 work=$(mktemp -d "$log_dir/middleware.XXXXXX")
+# The fake fabric of this check alone (QP socket files, the fake librdmacm's listeners): its fake
+# hosts meet each other and no other test's, whatever runs beside it (ctest -j).
+fabric=$work/fabric
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
@@ -79,7 +82,7 @@ while IFS='=' read -r k _; do
 done < <(env)
 
 # The fake host must add only its own variables to what the program inherits.
-probe=$("$gidpolicy" fake-host --tables "$table" -- env 2>"$work/probe.err")
+probe=$("$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- env 2>"$work/probe.err")
 rc=$?
 if [ $rc -ne 0 ]; then
   grep -q "cannot create a private" "$work/probe.err" && skip "$(cat "$work/probe.err")"
@@ -91,7 +94,7 @@ extra=$(diff <(env | grep -v '^_=' | sort) <(printf '%s\n' "$probe" | grep -v '^
 grep -q "^LD_LIBRARY_PATH=[^:]*fakes/libibverbs/lib" <<< "$probe" ||
   fail "the fake libibverbs is not first on LD_LIBRARY_PATH inside the fake host"
 
-host() { "$gidpolicy" fake-host --tables "$table" "$@"; }
+host() { "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" "$@"; }
 
 # Ethernet ports of the table, as "dev:port", in table order.
 ethernet_ports() {
@@ -136,7 +139,7 @@ ucx_choice() {
 run_pair() {  # run_pair TCPPORT SERVER_ENV CLIENT_ENV -- COMMAND... (client gets 127.0.0.1 appended)
   local p=$1 senv=$2 cenv=$3
   shift 4
-  env $senv timeout 60 "$gidpolicy" fake-host --tables "$table" -- "$@" >"$work/server.out" 2>&1 &
+  env $senv timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- "$@" >"$work/server.out" 2>&1 &
   local spid=$!
   pids+=("$spid")
   wait_listen "$p" || {
@@ -144,7 +147,7 @@ run_pair() {  # run_pair TCPPORT SERVER_ENV CLIENT_ENV -- COMMAND... (client get
     echo "server did not listen on $p: $(tail -3 "$work/server.out")"
     return 1
   }
-  env $cenv timeout 60 "$gidpolicy" fake-host --tables "$table" -- "$@" 127.0.0.1 >"$work/client.out" 2>&1
+  env $cenv timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- "$@" 127.0.0.1 >"$work/client.out" 2>&1
   local crc=$?
   wait "$spid"
   local src=$?
@@ -159,12 +162,12 @@ run_pair() {  # run_pair TCPPORT SERVER_ENV CLIENT_ENV -- COMMAND... (client get
 start_pair() {
   local limit=$1 senv=$2
   shift 3
-  env $senv timeout "$limit" "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" "$@" \
+  env $senv timeout "$limit" "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- ucx_perftest -p "$port" "$@" \
     >"$work/server.out" 2>&1 &
   spid=$!
   pids+=("$spid")
   wait_listen "$port" || fail "server did not listen: $(tail -3 "$work/server.out")"
-  timeout "$limit" "$gidpolicy" fake-host --tables "$table" -- ucx_perftest -p "$port" "$@" 127.0.0.1 \
+  timeout "$limit" "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- ucx_perftest -p "$port" "$@" 127.0.0.1 \
     >"$work/client.out" 2>&1 &
   cpid=$!
   pids+=("$cpid")
@@ -217,7 +220,7 @@ case $check in
     choice=$(ucx_choice "$dp")
     root=()
     [ "$(id -u)" -ne 0 ] || root=(--allow-run-as-root)
-    out=$(timeout 120 "$gidpolicy" fake-host --tables "$table" -- mpirun "${root[@]}" -np 2 --mca pml ucx \
+    out=$(timeout 120 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- mpirun "${root[@]}" -np 2 --mca pml ucx \
       "$binary" 2>&1) || fail "mpirun failed: $(printf '%s\n' "$out" | tail -5)"
     for s in "8 B" "65536 B" "1048576 B"; do
       grep -q "mpi_pingpong: $s: .* checked" <<< "$out" || fail "no checked $s ping-pong: $out"
@@ -242,12 +245,12 @@ case $check in
     command -v fi_pingpong >/dev/null || skip "fi_pingpong not installed (Debian libfabric-bin)"
     # Server: -B its out-of-band port; client: -P the server's. -v checks every message's data.
     export GIDPOLICY_FAKE_LOG=$work/control.jsonl
-    env timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+    env timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
       -B "$port" >"$work/server.out" 2>&1 &
     spid=$!
     pids+=("$spid")
     wait_listen "$port" || fail "fi_pingpong server did not listen: $(tail -3 "$work/server.out")"
-    timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+    timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
       -P "$port" 127.0.0.1 >"$work/client.out" 2>&1
     crc=$?
     wait "$spid"
@@ -275,12 +278,12 @@ case $check in
     # libfabric's verbs datagram endpoint names itself by GID index 0: an empty slot 0 gives an
     # address the peer's address vector refuses.
     command -v fi_pingpong >/dev/null || skip "fi_pingpong not installed (Debian libfabric-bin)"
-    env timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+    env timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
       -B "$port" >"$work/server.out" 2>&1 &
     spid=$!
     pids+=("$spid")
     wait_listen "$port" || fail "fi_pingpong server did not listen: $(tail -3 "$work/server.out")"
-    timeout 60 "$gidpolicy" fake-host --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+    timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
       -P "$port" 127.0.0.1 >"$work/client.out" 2>&1 && fail "fi_pingpong succeeded on a port whose GID 0 is empty"
     wait "$spid"
     err=$(grep -h '^\[error\].*fi_av_insert' "$work/client.out" "$work/server.out" | head -1)
@@ -290,7 +293,7 @@ case $check in
 
   ucx_rejects)
     command -v ucx_info >/dev/null || skip "ucx_info not installed (Debian ucx-utils)"
-    out=$(UCX_LOG_LEVEL=diag "$gidpolicy" fake-host --tables "$table" -- ucx_info -d 2>&1)
+    out=$(UCX_LOG_LEVEL=diag "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- ucx_info -d 2>&1)
     for dp in $(ethernet_ports); do
       grep -q "invalid gid\[[0-9]*\] on $dp\$" <<< "$out" || fail "UCX did not refuse $dp as invalid"
       grep -q "Device: $dp\$" <<< "$out" && fail "UCX opened a transport on $dp"
@@ -352,7 +355,7 @@ case $check in
 
   netns)
     command -v ucx_perftest >/dev/null || skip "ucx_perftest not installed (Debian ucx-utils)"
-    out=$("$gidpolicy" fake-host --netns --tables "$table" -- ip -o addr show 2>"$work/probe.err")
+    out=$("$gidpolicy" fake-host --fabric "$fabric" --netns --tables "$table" -- ip -o addr show 2>"$work/probe.err")
     if [ $? -ne 0 ]; then
       grep -q "cannot create a private" "$work/probe.err" && skip "$(cat "$work/probe.err")"
       fail "fake-host --netns failed: $(cat "$work/probe.err")"
@@ -369,13 +372,13 @@ case $check in
     dp=$(ucx_port) && [ -n "$dp" ] || fail "UCX accepts no port of the table"
     export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
     sock=$work/oob.sock
-    timeout 60 "$gidpolicy" fake-host --netns --tables "$table" -- sh -c \
+    timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --netns --tables "$table" -- sh -c \
       "python3 '$here/relay.py' unix-to-tcp '$sock' $port & ucx_perftest -p $port -t tag_lat -n 1000" \
       >"$work/server.out" 2>&1 &
     spid=$!
     pids+=("$spid")
     for _ in $(seq 1 100); do [ -S "$sock" ] && break; sleep 0.1; done
-    timeout 60 "$gidpolicy" fake-host --netns --tables "$table" -- sh -c \
+    timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --netns --tables "$table" -- sh -c \
       "python3 '$here/relay.py' tcp-to-unix $port '$sock' &
        for i in \$(seq 1 100); do [ -n \"\$(ss -ltnH 'sport = :$port')\" ] && break; sleep 0.1; done
        ucx_perftest -p $port -t tag_lat -n 1000 127.0.0.1" \
@@ -398,11 +401,11 @@ case $check in
     grep -q "cannot run /nonexistent/command" "$work/err" || fail "no line says the command cannot be run"
     host -- true --tables-is-the-command >/dev/null || fail "arguments after -- are the command's"
     # Its own failures: 125 and one line naming what to fix, before anything is mounted or run.
-    "$gidpolicy" fake-host --tables "$work/missing.json" -- touch "$work/ran" 2>"$work/err"
+    "$gidpolicy" fake-host --fabric "$fabric" --tables "$work/missing.json" -- touch "$work/ran" 2>"$work/err"
     [ $? -eq 125 ] || fail "a missing table did not give 125"
     [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "missing.json" "$work/err" || fail "no one line names the missing table: $(cat "$work/err")"
     printf '{"schema": "gidpolicy.tables", "version": 1, "ports": [{"device": "d0", "port": "x"}]}\n' >"$work/bad.json"
-    "$gidpolicy" fake-host --tables "$work/bad.json" -- touch "$work/ran" 2>"$work/err"
+    "$gidpolicy" fake-host --fabric "$fabric" --tables "$work/bad.json" -- touch "$work/ran" 2>"$work/err"
     [ $? -eq 125 ] || fail "a bad table did not give 125"
     grep -q "bad.json" "$work/err" || fail "the error does not name the bad table: $(cat "$work/err")"
     "$gidpolicy" fake-host --tables "$table" --fabric "/tmp/$(printf 'x%.0s' $(seq 1 120))" -- touch "$work/ran" 2>"$work/err"
@@ -440,10 +443,10 @@ case $check in
     copy=$work/table.json
     sed 's/"netdev": "lo"/"netdev": "fh0"/' "$table" >"$copy"
     netns=(--netns)
-    "$gidpolicy" fake-host --netns --tables "$copy" -- true 2>/dev/null || netns=()
+    "$gidpolicy" fake-host --fabric "$fabric" --netns --tables "$copy" -- true 2>/dev/null || netns=()
     sysfs=/sys/class/infiniband/ds4_test0/ports/1
     # shellcheck disable=SC2016
-    out=$("$gidpolicy" fake-host "${netns[@]}" --tables "$copy" -- sh -c '
+    out=$("$gidpolicy" fake-host --fabric "$fabric" "${netns[@]}" --tables "$copy" -- sh -c '
       s=$1 copy=$2 netns=$3 err=$4
       cat $s/gids/2 $s/state $s/phys_state
       [ -z "$netns" ] || ip -o addr show dev fh0 | grep -o "inet [0-9./]*"
