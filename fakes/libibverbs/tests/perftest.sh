@@ -27,7 +27,7 @@
 #  * Both processes run under `timeout`: if the client dies early the server waits forever.
 #  * The server accepts exactly one TCP connection, so its port is never probed with connect():
 #    the script waits until `ss -Hltn` shows it listening. Each test passes its own --port.
-#  * Every bound is a hang guard (60 s per process, 60 s for the server to listen), far above
+#  * Every bound is a hang guard (60 s for the server to listen, then 60 s per process), far above
 #    what an idle machine needs: no verdict waits for one to expire.
 set -u
 tool='' lib='' tables='' device='' port='' log='' cli='' server_gid='' client_gid='' expect='' args='' pick='' checks=''
@@ -78,12 +78,12 @@ gid_args() {  # gid_args auto|none|N: the -x option
 sx=$(gid_args "$server_gid") || exit 1
 cx=$(gid_args "$client_gid") || exit 1
 
-start() {  # start <role> <args...>: the tool on the fake in the background, bounded in time;
-  # <role>.pid holds timeout's pid (a TERM to it reaches the tool), <role>.rc the exit status.
-  role=$1
-  shift
+start() {  # start <role> <seconds> <args...>: the tool on the fake in the background, bounded
+  # in time; <role>.pid holds timeout's pid (a TERM to it reaches the tool), <role>.rc its status.
+  role=$1 seconds=$2
+  shift 2
   (
-    timeout 60 env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$tables" GIDPOLICY_FAKE_LOG="$log" \
+    timeout "$seconds" env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$tables" GIDPOLICY_FAKE_LOG="$log" \
       "$tool" -d "$device" -i 1 -p "$port" "$@" >"$work/$role.out" 2>&1 &
     echo $! >"$work/$role.pid"
     wait $!
@@ -111,8 +111,9 @@ failed_12() { done_ "$1" && grep -q 'Failed status 12' "$work/$1.out"; }
 # shellcheck disable=SC2317
 one_failed() { failed_12 server || failed_12 client || both_done; }
 
+# The server's guard also covers the wait for it to listen (below).
 # shellcheck disable=SC2086 # the argument strings are meant to split
-start server $sx $args
+start server 120 $sx $args
 wait_for 600 listening
 if ! listening; then
   echo "FAIL: the server neither listened on port $port nor exited within 60 s"
@@ -122,7 +123,7 @@ if ! listening; then
   exit 1
 fi
 # shellcheck disable=SC2086
-start client $cx $args 127.0.0.1
+start client 60 $cx $args 127.0.0.1
 waiting=''
 if [ "$expect" = one-side-fails ]; then
   # The side left without a peer waits for it, as on hardware (the latency tests spin on their

@@ -12,7 +12,8 @@
 # server-rtr-fails-only: the server fails at RTR; the client is not checked, because
 # ibv_srq_pingpong's client spins on the closed socket (its read loop takes EOF for progress),
 # on real hardware as here: it is stopped once the server has ended.
-# --timeout (default 60 s) is only a hang guard for each process: no verdict waits for it.
+# --timeout (default 60 s) is only a hang guard for each process (the server gets 60 s more, for
+# the wait for it to listen): no verdict waits for it.
 #
 # Pitfalls this script exists for:
 #  * Both processes run under `timeout`: if the client dies early the server waits forever.
@@ -45,12 +46,12 @@ work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
 rm -f "$log"
 
-start() {  # start <role> <args...>: the tool on the fake in the background, bounded in time;
-  # <role>.pid holds timeout's pid (a TERM to it reaches the tool), <role>.rc the exit status.
-  role=$1
-  shift
+start() {  # start <role> <seconds> <args...>: the tool on the fake in the background, bounded
+  # in time; <role>.pid holds timeout's pid (a TERM to it reaches the tool), <role>.rc its status.
+  role=$1 seconds=$2
+  shift 2
   (
-    timeout "$limit" env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$tables" GIDPOLICY_FAKE_LOG="$log" \
+    timeout "$seconds" env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$tables" GIDPOLICY_FAKE_LOG="$log" \
       ${driver:+GIDPOLICY_FAKE_DRIVER="$driver"} "$tool" -p "$port" "$@" >"$work/$role.out" 2>&1 &
     echo $! >"$work/$role.pid"
     wait $!
@@ -67,8 +68,9 @@ stop() {
 }
 listening() { ss -Hltn "sport = :$port" | grep -q .; }
 
+# The server's guard also covers the wait for it to listen (below).
 # shellcheck disable=SC2086 # the argument strings are meant to split
-start server $server_args
+start server $((limit + 60)) $server_args
 # Until the server listens or has exited. 60 s: far above the milliseconds this takes idle, as a
 # loaded machine may take seconds to start the tool; a server that does neither fails the test.
 i=0
@@ -84,7 +86,7 @@ until listening || done_ server; do
   sleep 0.1
 done
 # shellcheck disable=SC2086
-start client $client_args 127.0.0.1
+start client "$limit" $client_args 127.0.0.1
 case "$expect" in
   # The client ends by itself (retry exceeded); its peer would wait for it forever.
   times-out) until_done client; stop server ;;
