@@ -57,7 +57,8 @@ static int log_says(const char* result, uint32_t a, uint32_t b) {
   snprintf(qb, sizeof qb, "\"qp_num\":%u,", b);
   snprintf(res, sizeof res, "\"result\":\"%s\"", result);
   while (!found && fgets(line, sizeof line, f))
-    found = strncmp(line, pid, strlen(pid)) == 0 && (strstr(line, qa) || strstr(line, qb)) && strstr(line, res);
+    found =
+        strncmp(line, pid, strlen(pid)) == 0 && (strstr(line, qa) || strstr(line, qb)) && strstr(line, res);
   fclose(f);
   if (found) printf("control log: %s", line);
   return found;
@@ -304,7 +305,8 @@ int main(int argc, char** argv) {
     /* A drop is final: what B holds now is all it will get of this message. */
     struct ibv_wc wc;
     if (drop_logged && ibv_poll_cq(cq_b, 1, &wc) > 0) {
-      printf("B: receive completion after the drop: %s, %u bytes\n", ibv_wc_status_str(wc.status), wc.byte_len);
+      printf("B: receive completion after the drop: %s, %u bytes\n", ibv_wc_status_str(wc.status),
+             wc.byte_len);
       received = wc.status == IBV_WC_SUCCESS;
     }
   }

@@ -97,7 +97,8 @@ static int sentinel_is_next(struct rdma_event_channel* ch, const struct sockaddr
   ok = e && e->id == sentinel && e->event == RDMA_CM_EVENT_ADDR_RESOLVED;
   if (!ok)
     fprintf(stderr, "the next event is %s of %s, not the sentinel's ADDR_RESOLVED\n",
-            e ? rdma_event_str(e->event) : "none", e ? (e->id == sentinel ? "the sentinel" : "another id") : "-");
+            e ? rdma_event_str(e->event) : "none",
+            e ? (e->id == sentinel ? "the sentinel" : "another id") : "-");
   /* Whatever came first, take events up to the sentinel's, so the channel is left empty. */
   for (int left = 100; e && left > 0; --left) {
     const int mine = e->id == sentinel;
