@@ -227,7 +227,7 @@ case $case in
     [ "$out" = "mlx5_0 1 1" ] || bad "v1-only with v1 mode: $out" ;;
   other_namespace)
     # net2 (10.152.4.12 in the table) is moved into another namespace: not found here.
-    unshare -n sleep 30 &
+    unshare -n sleep 300 >/dev/null 2>&1 &  # killed below (and by the EXIT trap): a lifetime bound only
     other=$!
     until_own_netns "$other" || bad "unshare -n gave its process no namespace of its own in 60 s"
     ip link set net2 netns "$other" || { echo "SKIP: cannot move a link"; exit 77; }
