@@ -46,7 +46,8 @@
 namespace {
 
 constexpr std::uint32_t kPsn = 7;  // JACCL's constant PSN
-constexpr int kWaitMs = 5000;      // a step that takes longer has lost a message
+constexpr int kWaitMs = 60000;     // a step that takes longer has lost a message (a hang guard:
+                                   // a step takes milliseconds, seconds on a loaded machine)
 
 struct Destination {  // what a rank tells a peer (JACCL's Destination), plus who it is from
   std::int32_t from;

@@ -82,9 +82,9 @@ bool rewrite(const char* live, const char* next) {
   return !ec;
 }
 
-/// Wait (at most 5 s) for the watcher to report a change.
+/// Wait (at most 60 s, a hang guard) for the watcher to report a change.
 std::optional<gidpolicy::GidChange> next_change(gidpolicy::verbs::GidWatcher& w) {
-  for (int i = 0; i < 50; ++i) {
+  for (int i = 0; i < 600; ++i) {
     pollfd p{w.fd(), POLLIN, 0};
     ::poll(&p, 1, 100);
     auto changes = w.process();
@@ -94,7 +94,7 @@ std::optional<gidpolicy::GidChange> next_change(gidpolicy::verbs::GidWatcher& w)
     }
     if (!changes.value().empty()) return changes.value().front();
   }
-  std::printf("[jaccl] no GID change reported within 5 s\n");
+  std::printf("[jaccl] no GID change reported within 60 s\n");
   return std::nullopt;
 }
 

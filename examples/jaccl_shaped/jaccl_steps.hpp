@@ -210,8 +210,10 @@ inline int exchange_messages(Rank& a, Rank& b) {
     std::printf("[jaccl] posting work requests failed\n");
     return 1;
   }
-  const std::string at_b = b.wait_recv(500);
-  const std::string at_a = a.wait_recv(500);
+  // Both messages are due at once on loopback: 30 s is a hang guard, so that a loaded machine is
+  // never taken for a lost message.
+  const std::string at_b = b.wait_recv(30000);
+  const std::string at_a = a.wait_recv(30000);
   std::printf("rank 1 received: %s\nrank 0 received: %s\n", at_b.empty() ? "(nothing)" : at_b.c_str(),
               at_a.empty() ? "(nothing)" : at_a.c_str());
   if (at_a.empty() || at_b.empty()) {

@@ -144,17 +144,17 @@ TEST(Profile, WatchJsonNamesTheProfile) {
 #else
   // SIGINT ends watch as a user would, once its first line is out: a fixed delay would be a race
   // with its start-up (a SIGINT before watch blocks it ends the process with no output), and a
-  // loaded machine may take longer than any delay to load the fake. Bounded: 30 s.
+  // loaded machine may take longer than any delay to load the fake. Bounded: 60 s (a hang guard).
   const char* script =
       "\"$0\" watch --json --profile jaccl-fixed > \"$1\" & pid=$!; n=0;"
-      " while [ ! -s \"$1\" ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n + 1)); done;"
+      " while [ ! -s \"$1\" ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n + 1)); done;"
       " kill -INT $pid; wait $pid; cat \"$1\"";
   const auto out_file =
       std::filesystem::path(::testing::TempDir()) / ("watch-json-" + std::to_string(::getpid()) + ".out");
-  const CliResult r =
-      run_program("/usr/bin/timeout", {"60", "/bin/sh", "-c", script, cli_path().string(), out_file.string()},
-                  {std::string("LD_LIBRARY_PATH=") + GIDPOLICY_OUTPUT_TEST_FAKELIB_DIR,
-                   "GIDPOLICY_FAKE_TABLES=" + (test_data_dir() / "watch" / "1-start.json").string()});
+  const CliResult r = run_program(
+      "/usr/bin/timeout", {"120", "/bin/sh", "-c", script, cli_path().string(), out_file.string()},
+      {std::string("LD_LIBRARY_PATH=") + GIDPOLICY_OUTPUT_TEST_FAKELIB_DIR,
+       "GIDPOLICY_FAKE_TABLES=" + (test_data_dir() / "watch" / "1-start.json").string()});
   std::error_code ec;
   std::filesystem::remove(out_file, ec);
   std::istringstream lines(r.out);

@@ -64,12 +64,13 @@ veth() {  # veth NAME: a pair NAME / NAME-p, both up (a veth has carrier when it
 ip link set lo up
 
 # Until process $1 is in a network namespace of its own: `unshare -n` enters it after the fork,
-# and moving a link to the pid before then moves it nowhere, successfully. Bounded: 10 s.
+# and moving a link to the pid before then moves it nowhere, successfully. Bounded: 60 s (a hang
+# guard: it takes milliseconds on an idle machine).
 until_own_netns() {
   local n=0
   while [ "$(readlink "/proc/$1/ns/net")" = "$(readlink "/proc/$$/ns/net")" ]; do
     n=$((n + 1))
-    [ "$n" -lt 200 ] || return 1
+    [ "$n" -lt 1200 ] || return 1
     sleep 0.05
   done
 }
@@ -80,9 +81,11 @@ setup_not_ready() {
   veth gpa0 && ip addr add 10.9.2.1/24 dev gpa0 && ip addr add 10.9.2.5/24 dev gpa0
   # mlx5_1's GIDs are on gpmv0, which is moved into another namespace (a process holds it).
   veth gpmv0
-  unshare --net sleep 60 &
+  # Killed below once the doctor has run; 300 s only bounds an orphan left by a failure (its
+  # output is not the test's, so it cannot hold ctest's pipe open).
+  unshare --net sleep 300 >/dev/null 2>&1 &
   holder=$!
-  until_own_netns "$holder" || { echo "FAIL: unshare --net gave its process no namespace in 10 s"; exit 1; }
+  until_own_netns "$holder" || { echo "FAIL: unshare --net gave its process no namespace in 60 s"; exit 1; }
   ip link set gpmv0 netns "$holder" || { echo "FAIL: could not move gpmv0 to another namespace"; exit 1; }
   if ip link show gpmv0 > /dev/null 2>&1; then echo "FAIL: gpmv0 is still in this namespace"; exit 1; fi
   # rdma_gptb0 (Thunderbolt) on gptb0, which has no IPv4.

@@ -42,10 +42,11 @@ std::vector<std::string> fleet_args() {
 }
 
 // Every run is bounded: a tool that waits forever on a FIFO or keeps watching a dead stdout
-// ends as timeout's 124, a failure, not a hung test.
+// ends as timeout's 124, a failure, not a hung test. 60 s is a hang guard: a right run takes well
+// under a second, a few under ASan on a loaded machine.
 CliResult run_bounded(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
                       const std::optional<fs::path>& stdout_file = std::nullopt) {
-  std::vector<std::string> a{"30", cli_path().string()};
+  std::vector<std::string> a{"60", cli_path().string()};
   a.insert(a.end(), args.begin(), args.end());
   return run_program("/usr/bin/timeout", a, env, std::nullopt, stdout_file);
 }

@@ -39,6 +39,9 @@
 # OMPI_MCA_ or FI_ variable other than the user settings UCX_TLS and UCX_NET_DEVICES (the checks
 # set UCX_LOG_LEVEL to read UCX's choice, and ucx_times_out sets UCX_IB_GID_INDEX on one side).
 # Where the fake host's namespaces are refused, the check skips (exit 77) saying why.
+# Every time bound below is a hang guard, far above what an idle machine needs (the suite runs
+# with ctest -j4 beside CPU-bound work, and under ASan): no verdict waits for one to expire,
+# except UCX's own UD timeout (30 s), which is UCX's behaviour under test.
 set -uo pipefail
 check=${1:?usage: middleware.sh CHECK TABLE [ARGS...]}
 table=${2:?usage: middleware.sh CHECK TABLE [ARGS...]}
@@ -104,9 +107,9 @@ ethernet_ports() {
     /"link_layer": "ethernet"/ {print dev ":" p}'
 }
 
-# Wait until a TCP port listens on this host (the servers' out-of-band sockets).
+# Wait until a TCP port listens on this host (the servers' out-of-band sockets): 60 s at most.
 wait_listen() {
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 600); do
     [ -n "$(ss -ltnH "sport = :$1" 2>/dev/null)" ] && return 0
     sleep 0.1
   done
@@ -139,7 +142,7 @@ ucx_choice() {
 run_pair() {  # run_pair TCPPORT SERVER_ENV CLIENT_ENV -- COMMAND... (client gets 127.0.0.1 appended)
   local p=$1 senv=$2 cenv=$3
   shift 4
-  env $senv timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- "$@" >"$work/server.out" 2>&1 &
+  env $senv timeout 120 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- "$@" >"$work/server.out" 2>&1 &
   local spid=$!
   pids+=("$spid")
   wait_listen "$p" || {
@@ -245,7 +248,7 @@ case $check in
     command -v fi_pingpong >/dev/null || skip "fi_pingpong not installed (Debian libfabric-bin)"
     # Server: -B its out-of-band port; client: -P the server's. -v checks every message's data.
     export GIDPOLICY_FAKE_LOG=$work/control.jsonl
-    env timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+    env timeout 120 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
       -B "$port" >"$work/server.out" 2>&1 &
     spid=$!
     pids+=("$spid")
@@ -278,7 +281,7 @@ case $check in
     # libfabric's verbs datagram endpoint names itself by GID index 0: an empty slot 0 gives an
     # address the peer's address vector refuses.
     command -v fi_pingpong >/dev/null || skip "fi_pingpong not installed (Debian libfabric-bin)"
-    env timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
+    env timeout 120 "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- fi_pingpong -p verbs -e rdm -v -S 4096 -I 50 \
       -B "$port" >"$work/server.out" 2>&1 &
     spid=$!
     pids+=("$spid")
@@ -306,10 +309,11 @@ case $check in
     command -v ucx_perftest >/dev/null || skip "ucx_perftest not installed (Debian ucx-utils)"
     export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
     export GIDPOLICY_FAKE_LOG=$work/control.jsonl
-    start_pair 60 "UCX_IB_GID_INDEX=$index" -- -t tag_lat -n 100
+    start_pair 150 "UCX_IB_GID_INDEX=$index" -- -t tag_lat -n 100
     # UCX's own error on either side ends the check; the other side may wait for its peer forever.
+    # 120 s: above UCX's 30 s UD timeout plus what a loaded machine adds to the start.
     timeout_error="transport retry counter exceeded|unhandled timeout error"
-    for _ in $(seq 1 600); do
+    for _ in $(seq 1 1200); do
       grep -E -q "$timeout_error" "$work/server.out" "$work/client.out" 2>/dev/null && break
       kill -0 "$spid" 2>/dev/null || kill -0 "$cpid" 2>/dev/null || break
       sleep 0.1
@@ -327,9 +331,9 @@ case $check in
     dp=$(ucx_port) && [ -n "$dp" ] || fail "UCX accepts no port of the table"
     export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
     # More messages than run in the test's time: the transfer is under way when the server dies.
-    start_pair 120 "" -- -t ucp_put_bw -s 65536 -n 100000000
-    # The transfer runs once the client reports progress (a line a second).
-    for _ in $(seq 1 300); do
+    start_pair 180 "" -- -t ucp_put_bw -s 65536 -n 100000000
+    # The transfer runs once the client reports progress (a line a second): 60 s at most.
+    for _ in $(seq 1 600); do
       grep -q '^\[thread 0\]' "$work/client.out" 2>/dev/null && break
       kill -0 "$cpid" 2>/dev/null || fail "the client ended before the transfer: $(tail -5 "$work/client.out")"
       sleep 0.1
@@ -372,15 +376,16 @@ case $check in
     dp=$(ucx_port) && [ -n "$dp" ] || fail "UCX accepts no port of the table"
     export UCX_TLS=${UCX_TLS:-rc_verbs,ud_verbs} UCX_NET_DEVICES=${UCX_NET_DEVICES:-$dp}
     sock=$work/oob.sock
-    timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --netns --tables "$table" -- sh -c \
+    timeout 120 "$gidpolicy" fake-host --fabric "$fabric" --netns --tables "$table" -- sh -c \
       "python3 '$here/relay.py' unix-to-tcp '$sock' $port & ucx_perftest -p $port -t tag_lat -n 1000" \
       >"$work/server.out" 2>&1 &
     spid=$!
     pids+=("$spid")
-    for _ in $(seq 1 100); do [ -S "$sock" ] && break; sleep 0.1; done
-    timeout 60 "$gidpolicy" fake-host --fabric "$fabric" --netns --tables "$table" -- sh -c \
+    for _ in $(seq 1 600); do [ -S "$sock" ] && break; sleep 0.1; done
+    [ -S "$sock" ] || fail "the server's relay made no socket $sock within 60 s: $(tail -n 3 "$work/server.out")"
+    timeout 120 "$gidpolicy" fake-host --fabric "$fabric" --netns --tables "$table" -- sh -c \
       "python3 '$here/relay.py' tcp-to-unix $port '$sock' &
-       for i in \$(seq 1 100); do [ -n \"\$(ss -ltnH 'sport = :$port')\" ] && break; sleep 0.1; done
+       for i in \$(seq 1 600); do [ -n \"\$(ss -ltnH 'sport = :$port')\" ] && break; sleep 0.1; done
        ucx_perftest -p $port -t tag_lat -n 1000 127.0.0.1" \
       >"$work/client.out" 2>&1
     crc=$?
@@ -419,14 +424,19 @@ case $check in
     before=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
     # The command notes its fake host's work directory (the mounts name it), so that the check
     # below looks at that one and not at other tests' fake hosts, running or killed.
+    # It stays up until the caller has looked ("done"), so "during" is during whatever the load
+    # (a fixed 2 s could end before the caller looked). Bounded: 60 s each way.
     host -- sh -c "ls /dev/infiniband /sys/class/infiniband >/dev/null &&
       grep -o '/tmp/gidpolicy-fake-host\.[A-Za-z0-9]*' /proc/self/mountinfo | sort -u > '$work/dir' &&
-      touch '$work/ready' && sleep 2" &
+      touch '$work/ready' &&
+      for i in \$(seq 1 600); do [ -e '$work/done' ] && break; sleep 0.1; done" &
     hpid=$!
     pids+=("$hpid")
-    for _ in $(seq 1 100); do [ -e "$work/ready" ] && break; sleep 0.1; done
-    [ -e "$work/ready" ] || fail "the fake host did not show /dev/infiniband and /sys/class/infiniband"
+    for _ in $(seq 1 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
+    [ -e "$work/ready" ] || fail "the fake host did not show /dev/infiniband and /sys/class/infiniband within 60 s"
     during=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
+    kill -0 "$hpid" 2>/dev/null || fail "the fake host ended before the caller looked at its mounts"
+    touch "$work/done"
     wait "$hpid" || fail "the fake host failed"
     after=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
     [ "$before" = "$during" ] || fail "the caller's mounts, /dev or /sys/class changed while the fake host ran: $(diff <(echo "$before") <(echo "$during") | head -5)"
@@ -453,8 +463,8 @@ case $check in
       sed -e "s/127.0.0.2/10.9.9.9/" -e "s/\"active\"/\"down\"/" "$copy" >"$copy.new" &&
         mv "$copy.new" "$copy"
       # Until every file the rewrite changes has changed (the view is rewritten file by file),
-      # and the netdev too. Bounded: 20 s.
-      for i in $(seq 1 200); do
+      # and the netdev too. Bounded: 60 s (a hang guard; the output is compared below).
+      for i in $(seq 1 600); do
         grep -q DOWN $s/state && grep -q Disabled $s/phys_state && grep -q 0a09:0909 $s/gids/2 &&
           { [ -z "$netns" ] || case $(ip -o addr show dev fh0) in *"inet 10.9.9.9/"*) true ;; *) false ;; esac; } &&
           break
@@ -462,10 +472,10 @@ case $check in
       done
       cat $s/gids/2 $s/state $s/phys_state
       # A table that is not whole changes nothing (one line says why): the good copy goes back
-      # once that line is out. Bounded: 20 s.
+      # once that line is out. Bounded: 60 s.
       cp "$copy" "$copy.good"
       printf "{\"schema\": \"gidpolicy.tables\", \"ver" >"$copy.new" && mv "$copy.new" "$copy"
-      for i in $(seq 1 200); do grep -q "the sysfs view is unchanged" "$err" && break; sleep 0.1; done
+      for i in $(seq 1 600); do grep -q "the sysfs view is unchanged" "$err" && break; sleep 0.1; done
       mv "$copy.good" "$copy"
       cat $s/gids/2 $s/state
       [ -z "$netns" ] || { ip -o addr show dev fh0 | grep -o "inet [0-9./]*"; ip -o link show dev fh0 | grep -o "state [A-Z]*"; }

@@ -56,15 +56,15 @@ def main():
     listener.listen(8)
     if mode == "unix-to-tcp":
         os.rename(path + ".binding", path)
-    listener.settimeout(60)
+    listener.settimeout(120)  # a hang guard: the peer connects within seconds
     while True:
         try:
             a, _ = listener.accept()
         except socket.timeout:
             return
         # The far side's server may not listen yet (it starts beside this relay): retried for
-        # up to 10 s, as a loaded machine may take that long to start it.
-        deadline = time.monotonic() + 10
+        # up to 60 s (a hang guard), as a loaded machine may take seconds to start it.
+        deadline = time.monotonic() + 60
         while True:
             try:
                 b = connect()

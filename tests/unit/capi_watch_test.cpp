@@ -75,7 +75,7 @@ TEST_F(CWatch, DisappearsThenReappearsElsewhereAndReplanFollowsIt) {
 
   ASSERT_TRUE(fake_.apply(TableMutation::emptied("rdma_en2", 1, 1)).has_value());
   pollfd p{gidpolicy_watch_fd(w), POLLIN, 0};
-  ASSERT_EQ(::poll(&p, 1, 1000), 1);
+  ASSERT_EQ(::poll(&p, 1, 60000), 1);  // the fake signals at once; 60 s is a hang guard
   ASSERT_EQ(gidpolicy_watch_process(w, &kind, &index, err_, sizeof err_), GIDPOLICY_OK) << err_;
   EXPECT_EQ(kind, GIDPOLICY_CHANGE_DISAPPEARED);
   EXPECT_EQ(index, UINT32_MAX);
@@ -131,7 +131,8 @@ TEST_F(CWatch, ThreadFormCallsBackForEachChange) {
   ASSERT_TRUE(fake_.apply(TableMutation::moved_index("rdma_en2", 1, 1, 6)).has_value());
   {
     std::unique_lock lock(seen.mu);
-    ASSERT_TRUE(seen.cv.wait_for(lock, std::chrono::seconds(10), [&] { return !seen.changes.empty(); }));
+    // A hang guard: the watch thread calls back as soon as it is scheduled.
+    ASSERT_TRUE(seen.cv.wait_for(lock, std::chrono::seconds(60), [&] { return !seen.changes.empty(); }));
     EXPECT_EQ(seen.changes[0].first, GIDPOLICY_CHANGE_MOVED);
     EXPECT_EQ(seen.changes[0].second, 6u);
     EXPECT_EQ(seen.last, "rdma_en2 port 1: ::ffff:169.254.10.2 (ib) moved from index 1 to 6 [gid_change]");

@@ -16,13 +16,16 @@ namespace gidpolicy {
 namespace host_doctor_test {
 
 using std::chrono::milliseconds;
+// Where the deadline is not what a test is about, it is a hang guard: a loaded machine may take
+// longer than rdma_ctl's own 2 s to start /bin/echo, and that must not read as "did not answer".
+constexpr milliseconds kGuard{60000};
 
 TEST(HostDoctor, RdmaStateIsWhatTheProgramSaid) {
   DoctorInput on, off;
-  read_rdma_state(on, {"/bin/echo", "enabled"});
+  read_rdma_state(on, {"/bin/echo", "enabled"}, kGuard);
   EXPECT_EQ(on.rdma_enabled, true);
   EXPECT_EQ(on.rdma_state_error, "");
-  read_rdma_state(off, {"/bin/echo", "disabled"});
+  read_rdma_state(off, {"/bin/echo", "disabled"}, kGuard);
   EXPECT_EQ(off.rdma_enabled, false);
 }
 
@@ -38,7 +41,7 @@ TEST(HostDoctor, RdmaStateThatCannotBeReadIsAReasonNeverAGuess) {
                         {{}, "no program"}};
   for (const Case& c : cases) {
     DoctorInput in;
-    read_rdma_state(in, c.command);
+    read_rdma_state(in, c.command, kGuard);
     EXPECT_FALSE(in.rdma_enabled.has_value()) << c.says;
     EXPECT_NE(in.rdma_state_error.find(c.says), std::string::npos) << in.rdma_state_error;
   }
@@ -49,7 +52,7 @@ TEST(HostDoctor, ARdmaCtlThatHangsIsKilledAtItsDeadline) {
   const auto t0 = std::chrono::steady_clock::now();
   read_rdma_state(in, {"/bin/sleep", "30"}, milliseconds(300));
   const auto took = std::chrono::steady_clock::now() - t0;
-  EXPECT_LT(took, std::chrono::seconds(10));  // bounded, not timed: the kill is what is tested
+  EXPECT_LT(took, std::chrono::seconds(60));  // a hang guard, not a timing: the kill is what is tested
   EXPECT_FALSE(in.rdma_enabled.has_value());
   EXPECT_NE(in.rdma_state_error.find("did not answer within 300 ms"), std::string::npos)
       << in.rdma_state_error;

@@ -11,10 +11,16 @@
  * Side A advertises the GID at <a_advertised> but routes from <a_routed>; side B advertises and
  * routes from <b_index>. A then sends one message to B. <expect> is what must happen:
  *   delivered        B receives the message intact
- *   dropped          A's send completes (or not), B receives nothing
+ *   dropped          A's send completes (or not), B receives nothing, and the control log says a
+ *                    packet of this process's pair was dropped
  *   retry_exceeded   A's send completes with IBV_WC_RETRY_EXC_ERR, B receives nothing
  *   rtr_errno=N      A's modify_qp to RTR fails with errno N
  * Exit 0 when the outcome is the expected one, 1 otherwise, 2 on a setup failure.
+ *
+ * GIDPOLICY_FAKE_LOG must name the fake's control log: "dropped" is read from it (the fake's
+ * "deliver" record with "result":"dropped"), as is the RNR NAK or drop that send_unposted waits
+ * for before posting B's receive. Every outcome is a signal (a completion, a receive, a log
+ * record); the only time bound is a hang guard.
  */
 #include <infiniband/verbs.h>
 
@@ -25,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MSG "gidpolicy fake libibverbs data path"
 #define BUF 4096
@@ -33,6 +40,28 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The fake's control log (GIDPOLICY_FAKE_LOG), read for this process's records. */
+static const char* g_log;
+
+/* Whether the control log has a "deliver" record of this process about QP `a` or `b` whose result
+ * is `result` ("dropped", "rnr_nak"). */
+static int log_says(const char* result, uint32_t a, uint32_t b) {
+  char pid[48], qa[48], qb[48], res[64], line[4096];
+  int found = 0;
+  FILE* f = fopen(g_log, "r");
+  if (!f) return 0;
+  snprintf(pid, sizeof pid, "{\"pid\":%ld,\"call\":\"deliver\"", (long)getpid());
+  snprintf(qa, sizeof qa, "\"qp_num\":%u,", a);
+  snprintf(qb, sizeof qb, "\"qp_num\":%u,", b);
+  snprintf(res, sizeof res, "\"result\":\"%s\"", result);
+  while (!found && fgets(line, sizeof line, f))
+    found =
+        strncmp(line, pid, strlen(pid)) == 0 && (strstr(line, qa) || strstr(line, qb)) && strstr(line, res);
+  fclose(f);
+  if (found) printf("control log: %s", line);
+  return found;
 }
 
 static int to_init(struct ibv_qp* qp) {
@@ -113,7 +142,8 @@ int main(int argc, char** argv) {
   long a_adv, a_routed, b_index;
   const char* expect;
   char outcome[64];
-  double deadline;
+  double deadline, next_log_read = 0;
+  int drop_logged = 0;
 
   if (argc != 8) {
     fprintf(stderr,
@@ -128,6 +158,20 @@ int main(int argc, char** argv) {
   a_routed = strtol(argv[5], NULL, 10);
   b_index = strtol(argv[6], NULL, 10);
   expect = argv[7];
+  g_log = getenv("GIDPOLICY_FAKE_LOG");
+  if (!g_log || !*g_log) {
+    fprintf(stderr, "GIDPOLICY_FAKE_LOG must name the fake's control log (drops are read from it)\n");
+    return 2;
+  }
+  {
+    /* A fresh log per run (the library appends; records are also told apart by pid). */
+    FILE* fresh = fopen(g_log, "w");
+    if (!fresh) {
+      perror(g_log);
+      return 2;
+    }
+    fclose(fresh);
+  }
   if (a_adv < 0 || a_adv > 255 || a_routed < 0 || a_routed > 255 || b_index < 0 || b_index > 255) return 2;
 
   list = ibv_get_device_list(&n);
@@ -215,20 +259,32 @@ int main(int argc, char** argv) {
     }
   }
 
-  /* An RC send always ends (acknowledged, or failed when its retry budget runs out), and a
-   * message that is to be delivered arrives: those are waited for, up to 20 s, however long a
-   * loaded machine keeps this thread from its core. Only "nothing arrives" (a UC message that
-   * is dropped) needs a window: 300 ms, where an arrival comes within milliseconds on
-   * loopback, and where load can only make a wrong arrival later, never an arrival wrong. */
+  /* An RC send always ends (acknowledged, or failed when its retry budget runs out), a message
+   * that is to be delivered arrives, and a message that is dropped leaves its record in the
+   * control log: each outcome is a signal. 20 s is only a hang guard (loopback takes
+   * milliseconds): a run that sees none of them ends with "no outcome", which fails. */
   if (unposted) {
-    /* Let the message reach B (its progress thread takes it) before the receive exists. */
-    struct timespec pause = {0, 50 * 1000 * 1000};
-    nanosleep(&pause, NULL);
+    if (rc || strcmp(expect, "dropped") == 0) {
+      /* Before the receive exists the message must have reached B: RC NAKs it (RNR), the Linux
+       * model's UC drops it. Both are logged, so that is waited for, not guessed. */
+      deadline = now_s() + 20.0;
+      while (!log_says(rc ? "rnr_nak" : "dropped", qp_a->qp_num, qp_b->qp_num) && now_s() < deadline) {
+        struct timespec pause = {0, 5 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+      }
+    } else {
+      /* The Apple model holds the message, which logs nothing: let it reach B (its progress
+       * thread takes it) before the receive exists. A loaded machine may post the receive first,
+       * and the run then shows an ordinary delivery: it can pass without showing the hold, never
+       * fail a right model. */
+      struct timespec pause = {0, 50 * 1000 * 1000};
+      nanosleep(&pause, NULL);
+    }
     if (post_b_recv(qp_b, buf_b, mr_b)) return 2;
   }
-  deadline = now_s() + (rc || strcmp(expect, "delivered") == 0 ? 20.0 : 0.3);
+  deadline = now_s() + 20.0;
   while (now_s() < deadline && !(received && send_status >= 0) &&
-         !(send_status >= 0 && send_status != IBV_WC_SUCCESS)) {
+         !(send_status >= 0 && send_status != IBV_WC_SUCCESS) && !(drop_logged && send_status >= 0)) {
     struct ibv_wc wc;
     if (ibv_poll_cq(cq_a, 1, &wc) > 0 && wc.wr_id == 1) {
       send_status = (int)wc.status;
@@ -240,13 +296,28 @@ int main(int argc, char** argv) {
           (!write_imm || (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && ntohl(wc.imm_data) == 0x1234)))
         received = 1;
     }
+    if (!drop_logged && !rc && now_s() >= next_log_read) { /* UC: only the log tells a drop */
+      drop_logged = log_says("dropped", qp_a->qp_num, qp_b->qp_num);
+      next_log_read = now_s() + 0.01;
+    }
+  }
+  {
+    /* A drop is final: what B holds now is all it will get of this message. */
+    struct ibv_wc wc;
+    if (drop_logged && ibv_poll_cq(cq_b, 1, &wc) > 0) {
+      printf("B: receive completion after the drop: %s, %u bytes\n", ibv_wc_status_str(wc.status),
+             wc.byte_len);
+      received = wc.status == IBV_WC_SUCCESS;
+    }
   }
   if (received)
     snprintf(outcome, sizeof outcome, "delivered");
   else if (send_status == IBV_WC_RETRY_EXC_ERR)
     snprintf(outcome, sizeof outcome, "retry_exceeded");
-  else
+  else if (drop_logged)
     snprintf(outcome, sizeof outcome, "dropped");
+  else
+    snprintf(outcome, sizeof outcome, "no outcome within 20 s");
 
   ibv_destroy_qp(qp_a);
   ibv_destroy_qp(qp_b);

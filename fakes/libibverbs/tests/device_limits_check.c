@@ -198,7 +198,7 @@ static int descriptors(const char* name, uint8_t index, const char* log) {
   sw.send_flags = IBV_SEND_SIGNALED;
   if (ibv_post_recv(b, &rw, &rbad) || ibv_post_send(a, &sw, &sbad)) return 2;
   struct ibv_wc wc[2];
-  const int got = pair_poll(cq, 2, 5.0, wc);
+  const int got = pair_poll(cq, 2, PAIR_WAIT_S, wc);
   CHECK(got == 2 && wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS &&
             strcmp(buf + 64, "over the limit") == 0,
         "and carry a message (%d completions, status %d/%d)", got, got > 0 ? (int)wc[0].status : -1,

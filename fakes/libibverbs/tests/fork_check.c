@@ -28,7 +28,7 @@ static int child_main(struct ibv_device* dev, struct rc_side* b, int own_qp, int
   struct ibv_wc wc[8];
   char c = 1;
   int taken = 0, n;
-  alarm(30);
+  alarm(120); /* a hang guard: the child lives while the parent sends its 50 messages */
   if (own_qp && rc_open(&mine, dev, 4096, 4)) return 100;
   if (write(ready_fd, &c, 1) != 1) return 100;
   for (;;) {
@@ -79,9 +79,10 @@ int main(int argc, char** argv) {
     struct ibv_wc s;
     snprintf((char*)a.buf, MSG_BYTES, "message %d", i);
     if (rc_post(&a, IBV_WR_SEND, 1000 + (uint64_t)i, 0, MSG_BYTES, 0, 0)) return 2;
-    if (rc_poll_for(a.cq, &s, 1, 5.0) == 1 && s.status == IBV_WC_SUCCESS) ++sent_ok;
+    if (rc_poll_for(a.cq, &s, 1, 30.0) == 1 && s.status == IBV_WC_SUCCESS) ++sent_ok;
   }
-  got = rc_poll_for(b.cq, wc, MESSAGES, 2.0);
+  /* Each send was acknowledged, so each message is in B's CQ by now: 30 s is a hang guard. */
+  got = rc_poll_for(b.cq, wc, MESSAGES, 30.0);
   rc_sleep_ms(100);
   got += rc_poll_for(b.cq, wc + got, MESSAGES - got, 0.0);
   c = 1;

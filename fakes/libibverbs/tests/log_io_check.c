@@ -11,7 +11,8 @@
  *
  * GIDPOLICY_FAKE_TABLES must name a table with device ds4_test0 (examples/tables/ds4-linux-unit.json).
  * The program sets GIDPOLICY_FAKE_LOG itself, before its first verbs call, and captures its own
- * stderr to count the library's lines. Every wait is bounded: a hang ends the run after 10 s.
+ * stderr to count the library's lines. Every wait is bounded by a hang guard, far above what an
+ * idle machine needs: a reader waits 30 s for a record, and a hang ends the run after 45 s.
  * Exit 0 when every check holds, 1 otherwise (each failure is printed), 2 on setup failure.
  */
 #define _GNU_SOURCE
@@ -36,7 +37,7 @@ static char g_fifo[256];
 static char g_err[256];
 
 static void on_alarm(int sig) {
-  static const char msg[] = "FAILED: the program hung for 10 s inside the fake library\n";
+  static const char msg[] = "FAILED: the program hung for 45 s inside the fake library\n";
   (void)sig;
   (void)!write(1, msg, sizeof msg - 1);
   _exit(3);
@@ -96,7 +97,8 @@ static int sigpipe_untouched(void) {
 }
 
 /* A child that opens the FIFO for reading (without waiting for a writer), tells the parent on
- * `ready`, then reads until it has `want` bytes or 5 s pass; exit 0 when it saw a record. */
+ * `ready`, then reads until it has `want` bytes or 30 s pass without any (a hang guard: the
+ * parent's records follow within milliseconds on an idle machine); exit 0 when it saw a record. */
 static pid_t reader(int ready, size_t want) {
   pid_t pid = fork();
   if (pid != 0) return pid;
@@ -110,7 +112,7 @@ static pid_t reader(int ready, size_t want) {
     while (got < want) {
       struct pollfd p = {fd, POLLIN, 0};
       ssize_t n;
-      if (poll(&p, 1, 5000) <= 0) break;
+      if (poll(&p, 1, 30000) <= 0) break;
       n = read(fd, buf, sizeof buf - 1);
       if (n <= 0) {
         if (n < 0 && errno == EAGAIN) continue;
@@ -144,7 +146,9 @@ static void fifo_no_reader(void) {
   if (pipe(sync) != 0) return;
   pid = reader(sync[1], 1);
   (void)!read(sync[0], &c, 1);
-  nanosleep(&pause, NULL); /* the library retries opening the FIFO at most every 100 ms */
+  /* The library retries opening the FIFO at most every 100 ms: after at least 300 ms (load can
+   * only make the pause longer) the next record's write opens it. */
+  nanosleep(&pause, NULL);
   CHECK(verbs_calls(5) == 0, "verbs calls answer once a reader is there");
   rc = wait_child(pid);
   CHECK(rc == 0, "the reader that came later got control-log records (child exit %d)", rc);
@@ -193,7 +197,7 @@ int main(int argc, char** argv) {
   close(fd);
   setvbuf(stdout, NULL, _IONBF, 0); /* a dying program's lines are not lost in its buffer */
   signal(SIGALRM, on_alarm);
-  alarm(10);
+  alarm(45);
 
   if (strcmp(argv[1], "fifo_no_reader") == 0) {
     fifo_no_reader();

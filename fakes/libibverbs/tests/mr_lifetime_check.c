@@ -26,7 +26,10 @@
  * that attempt inconclusive, not failed, and a fresh pair of processes tries again (at most
  * kAttempts). Everything still in flight then is at most a few MiB (the sender's socket buffer
  * and the receiver's datagram queue), far less than the quarter of margin the checks keep.
- * Exit 0 when every check passes, 1 otherwise, 2 on a setup failure.
+ * When every attempt is inconclusive the machine never let the scenario happen: nothing was
+ * judged, so the run is skipped (exit 77), not failed - how busy the machine was is no verdict
+ * on the fake.
+ * Exit 0 when every check passes, 1 otherwise, 2 on a setup failure, 77 when no attempt counted.
  */
 #define _GNU_SOURCE /* process_vm_readv */
 #include <infiniband/verbs.h>
@@ -398,7 +401,9 @@ int main(int argc, char** argv) {
     if (WEXITSTATUS(status) != kInconclusive) return WEXITSTATUS(status);
     printf("attempt %d of %d was inconclusive; again\n", k, kAttempts);
   }
-  printf("FAILED: in %d attempts the action never came before a quarter of the transfer had landed\n",
-         kAttempts);
-  return 1;
+  printf(
+      "SKIPPED: in %d attempts the action never came before a quarter of the transfer had landed "
+      "(the machine is too busy for this scenario; nothing was judged)\n",
+      kAttempts);
+  return 77;
 }

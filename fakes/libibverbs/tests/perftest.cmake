@@ -52,7 +52,8 @@ function(fakelib_perftest_tests lib labels tables_dir log_dir port_base script)
     if(ARG_ONE_SIDED)
       list(APPEND _test_labels one-sided)
     endif()
-    set_tests_properties(fakelib.perftest.${name} PROPERTIES LABELS "${_test_labels}" TIMEOUT 60)
+    # Above perftest.sh's own guards: 60 s for the server to listen, then 60 s per process.
+    set_tests_properties(fakelib.perftest.${name} PROPERTIES LABELS "${_test_labels}" TIMEOUT 180)
   endfunction()
 
   # Every example table with an Ethernet link layer (the Thunderbolt ones are not: perftest

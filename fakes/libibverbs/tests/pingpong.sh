@@ -6,18 +6,24 @@
 #               [--server "ARGS"] [--client "ARGS"] [--driver NAME] [--timeout SECONDS]
 #               [--log-has REGEX]...
 #
-# times-out: both RTRs pass but no message arrives (the driver model's "times out" verdict):
-# neither side completes; the pair is stopped after --timeout seconds (default 20).
+# times-out: both RTRs pass but no message arrives (the driver model's "times out" verdict): the
+# client's sends end in "transport retry counter exceeded" and it exits; the server, left waiting
+# for a peer that is gone (as on hardware), is stopped once the client has ended.
 # server-rtr-fails-only: the server fails at RTR; the client is not checked, because
 # ibv_srq_pingpong's client spins on the closed socket (its read loop takes EOF for progress),
-# on real hardware as here; --timeout stops it.
+# on real hardware as here: it is stopped once the server has ended.
+# --timeout (default 60 s) is only a hang guard for each process (the server gets 60 s more, for
+# the wait for it to listen): no verdict waits for it.
 #
 # Pitfalls this script exists for:
 #  * Both processes run under `timeout`: if the client dies early the server waits forever.
 #  * The server accepts exactly one TCP connection, so its port is never probed with connect():
-#    the script waits until `ss -Hltn` shows it listening. Each test passes its own --port.
+#    the script waits until `ss -Hltn` shows it listening (or the server has exited: some
+#    expectations fail it before it listens). Each test passes its own --port.
+#  * /bin/sh may be dash, which reaps background jobs only when waited for: an exited server is
+#    still a zombie to `kill -0`. Each process's end is its <role>.rc file instead.
 set -u
-tool= lib= tables= port= log= expect= server_args= client_args= driver= checks= limit=20
+tool= lib= tables= port= log= expect= server_args= client_args= driver= checks= limit=60
 while [ $# -gt 0 ]; do
   case "$1" in
     --tool) tool=$2 ;;
@@ -40,28 +46,56 @@ work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
 rm -f "$log"
 
-run() {  # run <role> <args...>: the tool on the fake, bounded in time
-  role=$1
-  shift
-  timeout "$limit" env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$tables" GIDPOLICY_FAKE_LOG="$log" \
-    ${driver:+GIDPOLICY_FAKE_DRIVER="$driver"} "$tool" -p "$port" "$@" >"$work/$role.out" 2>&1
+start() {  # start <role> <seconds> <args...>: the tool on the fake in the background, bounded
+  # in time; <role>.pid holds timeout's pid (a TERM to it reaches the tool), <role>.rc its status.
+  role=$1 seconds=$2
+  shift 2
+  (
+    timeout "$seconds" env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$tables" GIDPOLICY_FAKE_LOG="$log" \
+      ${driver:+GIDPOLICY_FAKE_DRIVER="$driver"} "$tool" -p "$port" "$@" >"$work/$role.out" 2>&1 &
+    echo $! >"$work/$role.pid"
+    wait $!
+    echo $? >"$work/$role.rc"
+  ) &
 }
+done_() { [ -s "$work/$1.rc" ]; }
+# until_done <role>: bounded by the role's own `timeout`, which writes its .rc when it fires.
+until_done() { while ! done_ "$1"; do sleep 0.1; done; }
+# stop <role>: TERM to its `timeout` (once the pid is written), which passes it to the tool.
+stop() {
+  while [ ! -s "$work/$1.pid" ] && ! done_ "$1"; do sleep 0.1; done
+  done_ "$1" || kill "$(cat "$work/$1.pid")" 2>/dev/null
+}
+listening() { ss -Hltn "sport = :$port" | grep -q .; }
 
+# The server's guard also covers the wait for it to listen (below).
 # shellcheck disable=SC2086 # the argument strings are meant to split
-run server $server_args &
-server_pid=$!
+start server $((limit + 60)) $server_args
+# Until the server listens or has exited. 60 s: far above the milliseconds this takes idle, as a
+# loaded machine may take seconds to start the tool; a server that does neither fails the test.
 i=0
-while [ $i -lt 100 ]; do
-  ss -Hltn "sport = :$port" | grep -q . && break
-  kill -0 "$server_pid" 2>/dev/null || break  # the server gave up before listening
-  sleep 0.1
+until listening || done_ server; do
   i=$((i + 1))
+  if [ $i -gt 600 ]; then
+    echo "FAIL: the server neither listened on port $port nor exited within 60 s"
+    stop server
+    wait
+    cat "$work/server.out"
+    exit 1
+  fi
+  sleep 0.1
 done
 # shellcheck disable=SC2086
-run client $client_args 127.0.0.1
-client_rc=$?
-wait "$server_pid"
-server_rc=$?
+start client "$limit" $client_args 127.0.0.1
+case "$expect" in
+  # The client ends by itself (retry exceeded); its peer would wait for it forever.
+  times-out) until_done client; stop server ;;
+  # The server ends by itself (its RTR fails); the client would spin forever.
+  server-rtr-fails-only) until_done server; stop client ;;
+esac
+wait
+server_rc=$(cat "$work/server.rc")
+client_rc=$(cat "$work/client.rc")
 
 echo "--- server (exit $server_rc): $tool -p $port $server_args"; cat "$work/server.out"
 echo "--- client (exit $client_rc): $tool -p $port $client_args 127.0.0.1"; cat "$work/client.out"
@@ -95,10 +129,13 @@ case "$expect" in
       echo "FAIL: expected the server to fail creating its address handle"; status=1
     fi ;;
   times-out)
-    if [ $server_rc -eq 0 ] || [ $client_rc -eq 0 ] || grep -q 'iters in' "$work/server.out" ||
+    # The client's own end is the signal that nothing arrives: its send failed once its retry
+    # budget ran out (a completion, not a wait of this script's).
+    if [ $server_rc -eq 0 ] || [ $client_rc -eq 0 ] || [ $client_rc -ge 124 ] || grep -q 'iters in' "$work/server.out" ||
        grep -q 'iters in' "$work/client.out" || grep -q 'Failed to modify QP' "$work/server.out" ||
-       grep -q 'Failed to modify QP' "$work/client.out"; then
-      echo "FAIL: expected both RTRs to pass and no side to complete"; status=1
+       grep -q 'Failed to modify QP' "$work/client.out" ||
+       ! grep -q 'Failed status transport retry counter exceeded' "$work/client.out"; then
+      echo "FAIL: expected both RTRs to pass, no side to complete and the client's send to end in retry exceeded"; status=1
     fi ;;
   *) echo "pingpong.sh: unknown --expect $expect" >&2; exit 2 ;;
 esac

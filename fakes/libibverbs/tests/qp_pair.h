@@ -84,6 +84,10 @@ static inline struct ibv_qp* pair_qp(struct ibv_pd* pd, enum ibv_qp_type type, s
   return ibv_create_qp(pd, &ia);
 }
 
+/* How long a completion that is due may take: a hang guard, far above the milliseconds loopback
+ * takes, as the suite shares its cores with other work. */
+#define PAIR_WAIT_S 30.0
+
 /* Poll `cq` until `want` completions arrived or `seconds` passed; returns how many. */
 static inline int pair_poll(struct ibv_cq* cq, int want, double seconds, struct ibv_wc* out) {
   int got = 0;

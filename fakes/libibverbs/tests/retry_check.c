@@ -7,11 +7,11 @@
  *   killed_stopped  the peer is stopped, then sends, writes, reads and atomics are posted
  *                   (the transport takes some, the rest wait for room), then the peer is
  *                   killed: every request completes, the first with IBV_WC_RETRY_EXC_ERR, the
- *                   rest with IBV_WC_WR_FLUSH_ERR, within 10 s (timeout 14: ~0.54 s). Then
+ *                   rest with IBV_WC_WR_FLUSH_ERR (timeout 14: ~0.54 s; waited for 30 s). Then
  *                   the program's struct ibv_qp still says RTS, a send posted is taken and
  *                   flushed, and ibv_query_qp(IBV_QP_STATE) says ERR and writes it there.
  *   killed_streaming  the peer is killed while 1 MiB writes, reads and sends stream: what
- *                   completed before succeeded, then one RETRY_EXC_ERR, then flushes (10 s).
+ *                   completed before succeeded, then one RETRY_EXC_ERR, then flushes.
  *   killed_in_rnr   the peer posts no receive: the first SEND is RNR-NAKed (rnr_retry 7, it
  *                   waits), the requests behind it wait too; nothing completes in 200 ms; then
  *                   the peer is killed: all complete, and the QP reads, as above.
@@ -35,6 +35,12 @@
  *   big_send        a 300 MiB SEND (more than the fake ever buffers) posted before its
  *                   receive: once the receive is posted both sides complete, the data intact.
  * Exit 0 when everything holds, 1 on a failed check, 2 on a setup failure.
+ *
+ * Time: a completion that is due is waited for up to RC_WAIT_S, a hang guard far above what an
+ * idle machine needs. "Nothing completes" is watched for a window (200 ms to 3 s) opened after
+ * whatever could wrongly complete was posted: a loaded machine can only make such a completion
+ * come too late to be seen, never make a right run fail. The pauses before a kill or an abandon
+ * (5-100 ms) only let traffic move meanwhile; the checks hold however much moved.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET, sched_getcpu */
@@ -49,6 +55,7 @@
 #include <unistd.h>
 
 #define SMALL (64u * 1024)
+#define RC_WAIT_S 30.0
 #define BIG (300u << 20)
 #define WRITE_OFF 8192u
 
@@ -176,7 +183,7 @@ static void check_error_state_unseen(struct rc_side* a, uint64_t id) {
         (int)a->qp->state);
   rc = rc_post(a, IBV_WR_SEND, id, 0, 64, 0, 0);
   CHECK(rc == 0, "a send posted to the broken QP is taken (%d)", rc);
-  got = rc_poll_for(a->cq, wc, 1, 10.0);
+  got = rc_poll_for(a->cq, wc, 1, RC_WAIT_S);
   CHECK(got == 1 && wc[0].status == IBV_WC_WR_FLUSH_ERR && wc[0].wr_id == id,
         "... and flushed (%d completions, %s)", got, got ? ibv_wc_status_str(wc[0].status) : "none");
   memset(&attr, 0, sizeof attr);
@@ -206,7 +213,7 @@ static int killed(struct ibv_device* dev, int index, int in_rnr) {
   }
   kill_peer(&p);
   t0 = rc_now();
-  got = rc_poll_for(a.cq, wc, (int)id - 1, 10.0);
+  got = rc_poll_for(a.cq, wc, (int)id - 1, RC_WAIT_S);
   check_failed_in_order(wc, got, (int)id - 1, IBV_WC_RETRY_EXC_ERR, rc_now() - t0);
   check_error_state_unseen(&a, id);
   rc_close(&a);
@@ -214,7 +221,7 @@ static int killed(struct ibv_device* dev, int index, int in_rnr) {
 }
 
 /* Killed while 1 MiB writes, reads and sends stream to and from it: what completed before the
- * kill succeeded, then one RETRY_EXC_ERR, then flushes, all within 10 s. */
+ * kill succeeded, then one RETRY_EXC_ERR, then flushes. */
 static int killed_streaming(struct ibv_device* dev, int index) {
   enum { MIB = 1 << 20, ROUNDS = 8 };
   struct rc_side a;
@@ -233,7 +240,7 @@ static int killed_streaming(struct ibv_device* dev, int index) {
   rc_sleep_ms(5); /* some of it moves meanwhile (how much depends on the machine's load) */
   kill_peer(&p);
   t0 = rc_now();
-  got = rc_poll_for(a.cq, wc, (int)id - 1, 10.0);
+  got = rc_poll_for(a.cq, wc, (int)id - 1, RC_WAIT_S);
   while (ok < got && wc[ok].status == IBV_WC_SUCCESS) ++ok;
   for (i = ok + 1; i < got; ++i)
     if (wc[i].status != IBV_WC_WR_FLUSH_ERR) bad_order = 1;
@@ -312,7 +319,7 @@ static int rnr_budget(struct ibv_device* dev, int index) {
    * however long that takes. */
   t0 = rc_now();
   if (send_then_write(&a, &b)) return 2;
-  got = rc_poll_for(a.cq, wc, 2, 5.0);
+  got = rc_poll_for(a.cq, wc, 2, RC_WAIT_S);
   elapsed = rc_now() - t0;
   check_failed_in_order(wc, got, 2, IBV_WC_RNR_RETRY_EXC_ERR, elapsed);
   CHECK(elapsed >= 0.002, "two RNR retries of 1.28 ms were waited for (%.2f ms)", elapsed * 1e3);
@@ -334,11 +341,11 @@ static int rnr_forever(struct ibv_device* dev, int index) {
   CHECK(got == 0, "rnr_retry 7: nothing completes without a receive in 500 ms (%d)", got);
   CHECK(untouched(b.buf + WRITE_OFF, 4096), "the WRITE behind the waiting SEND has not landed before it");
   if (rc_post_recv(&b, 9, 0, 4096)) return 2;
-  got = rc_poll_for(a.cq, wc, 2, 5.0);
+  got = rc_poll_for(a.cq, wc, 2, RC_WAIT_S);
   CHECK(got == 2 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 1 && wc[1].status == IBV_WC_SUCCESS &&
             wc[1].wr_id == 2,
         "once the receive is posted the SEND and then the WRITE complete (%d)", got);
-  got = rc_poll_for(b.cq, wc, 1, 5.0);
+  got = rc_poll_for(b.cq, wc, 1, RC_WAIT_S);
   CHECK(got == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].byte_len == 64 && b.buf[0] == 0xab,
         "the receive holds the SEND's 64 bytes");
   CHECK(b.buf[WRITE_OFF] == 0xab && b.buf[WRITE_OFF + 4095] == 0xab, "the WRITE landed");
@@ -358,7 +365,7 @@ static int abandon(struct ibv_device* dev, int index, const char* how) {
   if (strcmp(how, "err") == 0) {
     attr.qp_state = IBV_QPS_ERR;
     if (ibv_modify_qp(a.qp, &attr, IBV_QP_STATE)) return 2;
-    got = rc_poll_for(a.cq, wc, 2, 2.0);
+    got = rc_poll_for(a.cq, wc, 2, RC_WAIT_S);
     CHECK(got == 2 && wc[0].status == IBV_WC_WR_FLUSH_ERR && wc[1].status == IBV_WC_WR_FLUSH_ERR,
           "moved to ERR, both requests are flushed (%d)", got);
   } else if (strcmp(how, "reset") == 0) {
@@ -428,7 +435,7 @@ static int big_send(struct ibv_device* dev, int index) {
   got = rc_poll_for(b.cq, wc, 1, 60.0);
   CHECK(got == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].byte_len == BIG,
         "the receive posted later completes with all %u bytes", BIG);
-  got = rc_poll_for(a.cq, wc, 1, 10.0);
+  got = rc_poll_for(a.cq, wc, 1, RC_WAIT_S);
   CHECK(got == 1 && wc[0].status == IBV_WC_SUCCESS, "the SEND completes at the requester");
   for (i = 0; i < BIG; i += 4096)
     if (b.buf[i] != (unsigned char)(i >> 12)) break;

@@ -4,7 +4,8 @@
 # index) and checks the lines it prints, in order, and that SIGINT ends it cleanly (exit 0).
 #
 #   watch_rewrite.sh GIDPOLICY_CLI FAKELIB_DIR DATA_DIR [--json]
-# DATA_DIR holds 1-start.json, 2-removed.json, 3-back-at-3.json. Every wait is bounded (10 s).
+# DATA_DIR holds 1-start.json, 2-removed.json, 3-back-at-3.json. Every wait is for a line the
+# watcher prints, bounded by a hang guard (60 s: an idle machine needs well under one).
 set -u
 cli=$1 lib=$2 data=$3 json=${4:-}
 work=$(mktemp -d) || exit 2
@@ -22,13 +23,13 @@ cp "$data/1-start.json" "$work/table.json"
 LD_LIBRARY_PATH=$lib GIDPOLICY_FAKE_TABLES=$work/table.json "$cli" watch $json >"$work/out" 2>"$work/err" &
 pid=$!
 
-# wait_lines N: until the output has N lines (10 s at most).
+# wait_lines N: until the output has N lines (60 s at most).
 wait_lines() {
   i=0
   while [ "$(wc -l <"$work/out" 2>/dev/null || echo 0)" -lt "$1" ]; do
     i=$((i + 1))
-    if [ $i -gt 100 ]; then
-      echo "FAIL: waited 10 s for line $1; output so far:"; cat "$work/out"; cat "$work/err"
+    if [ $i -gt 600 ]; then
+      echo "FAIL: waited 60 s for line $1; output so far:"; cat "$work/out"; cat "$work/err"
       exit 1
     fi
     sleep 0.1

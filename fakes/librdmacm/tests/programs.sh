@@ -32,12 +32,13 @@ bad() { echo "FAIL: $*"; fail=1; }
 
 # want ADDR NETDEV [MODES]: "DEVICE PORT INDEX" by the library's rule
 # Until process $1 is in a network namespace of its own: `unshare -n` enters it after the fork,
-# and moving a link to the pid before then moves it nowhere, successfully. Bounded: 10 s.
+# and moving a link to the pid before then moves it nowhere, successfully. Bounded: 60 s (a hang
+# guard: it takes milliseconds on an idle machine).
 until_own_netns() {
   local n=0
   while [ "$(readlink "/proc/$1/ns/net")" = "$(readlink "/proc/$$/ns/net")" ]; do
     n=$((n + 1))
-    [ "$n" -lt 200 ] || return 1
+    [ "$n" -lt 1200 ] || return 1
     sleep 0.05
   done
 }
@@ -96,29 +97,38 @@ exited_ok() {
 # pair NAME "SERVER" "CLIENT" [daemon|ctrl]: the client's exit status decides; the server must
 # end 0 too unless it is a daemon (cmtime), then it is stopped; ctrl: the server listens only
 # after the client's control connection (fi_pingpong).
+# Every bound is a hang guard, far above the second or so a pair takes on an idle machine: 60 s
+# for the server to listen (it fails the case, saying so), then 60 s per program.
 pair() {
   local name=$1 server=$2 client=$3 daemon=${4:-}
   command -v "${server%% *}" > /dev/null || { echo "SKIP: no ${server%% *} (rdmacm-utils, perftest)"; exit 77; }
-  local listens
+  local listens ready=''
   listens=$(listens)
-  timeout 30 $server > "$work/$name.server" 2>&1 &
+  # shellcheck disable=SC2086 # the command strings are meant to split
+  timeout 120 $server > "$work/$name.server" 2>&1 &
   local spid=$!
-  if [ "$daemon" = ctrl ]; then
-    # fi_pingpong listens on rdma_cm only once the client's control socket is up, and its client
-    # connects that socket once, without retrying: wait for the server's TCP listener (47592,
-    # fabtests' control port; this namespace is the test's own).
-    for _ in $(seq 100); do
-      [ -n "$(ss -Hltn 'sport = :47592')" ] && break
-      sleep 0.1
-    done
-  else
-    # The server is ready when it listens (a client that comes first is rejected, as on Linux).
-    for _ in $(seq 100); do
-      [ "$(listens)" -gt "$listens" ] && break
-      sleep 0.1
-    done
+  for _ in $(seq 600); do
+    if [ "$daemon" = ctrl ]; then
+      # fi_pingpong listens on rdma_cm only once the client's control socket is up, and its client
+      # connects that socket once, without retrying: wait for the server's TCP listener (47592,
+      # fabtests' control port; this namespace is the test's own).
+      [ -n "$(ss -Hltn 'sport = :47592')" ] && { ready=1; break; }
+    else
+      # The server is ready when it listens (a client that comes first is rejected, as on Linux).
+      [ "$(listens)" -gt "$listens" ] && { ready=1; break; }
+    fi
+    kill -0 "$spid" 2>/dev/null || break  # it ended before listening: its status says how
+    sleep 0.1
+  done
+  if [ -z "$ready" ] && kill -0 "$spid" 2>/dev/null; then
+    bad "$name server did not listen within 60 s"
+    kill "$spid" 2>/dev/null
+    wait "$spid"
+    cat "$work/$name.server"
+    return
   fi
-  timeout 30 $client > "$work/$name.client" 2>&1
+  # shellcheck disable=SC2086
+  timeout 60 $client > "$work/$name.client" 2>&1
   local crc=$?
   tail -3 "$work/$name.client"
   if [ "$daemon" = daemon ]; then kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; src=0; else wait "$spid"; src=$?; fi
@@ -202,7 +212,7 @@ case $case in
     # may then add "rdma_get_cm_event: Bad file descriptor" (its teardown race, see rping_teardown_race),
     # so the output is grepped as a here-string: a pipe into grep -q can SIGPIPE under pipefail.
     ip addr add 10.152.9.9/24 dev net1
-    out=$(timeout 10 rping -s -a 10.152.9.9 -p 7474 -C 1 2>&1); echo "$out" | tail -2
+    out=$(timeout 60 rping -s -a 10.152.9.9 -p 7474 -C 1 2>&1); echo "$out" | tail -2
     grep -q "No such device" <<< "$out" || bad "rping did not fail with ENODEV"
     grep -q '"call":"bind_addr","error":"ENODEV"' "$GIDPOLICY_FAKE_LOG" || bad "no ENODEV bind record"
     want 10.152.9.9 net1 > /dev/null && bad "rdmacm_expect chose a GID for 10.152.9.9"
@@ -217,9 +227,9 @@ case $case in
     [ "$out" = "mlx5_0 1 1" ] || bad "v1-only with v1 mode: $out" ;;
   other_namespace)
     # net2 (10.152.4.12 in the table) is moved into another namespace: not found here.
-    unshare -n sleep 30 &
+    unshare -n sleep 300 >/dev/null 2>&1 &  # killed below (and by the EXIT trap): a lifetime bound only
     other=$!
-    until_own_netns "$other" || bad "unshare -n gave its process no namespace of its own in 10 s"
+    until_own_netns "$other" || bad "unshare -n gave its process no namespace of its own in 60 s"
     ip link set net2 netns "$other" || { echo "SKIP: cannot move a link"; exit 77; }
     ! ip link show net2 > /dev/null 2>&1 || bad "net2 is still in this namespace"
     out=$("$probe" bind 10.152.4.12); echo "$out"
@@ -228,7 +238,7 @@ case $case in
     kill "$other" ;;
   unreachable)
     command -v rping > /dev/null || { echo "SKIP: no rping (rdmacm-utils)"; exit 77; }
-    out=$(timeout 10 rping -c -a 10.99.0.1 -p 7475 -C 1 2>&1); echo "$out" | tail -2
+    out=$(timeout 60 rping -c -a 10.99.0.1 -p 7475 -C 1 2>&1); echo "$out" | tail -2
     grep -q "RDMA_CM_EVENT_ADDR_ERROR, error -101" <<< "$out" || bad "no ADDR_ERROR ENETUNREACH" ;;
   tables)
     # Every address of every example table with an Ethernet link layer: the fake's choice (read
@@ -270,11 +280,13 @@ case $case in
     command -v rping > /dev/null || { echo "SKIP: no rping (rdmacm-utils)"; exit 77; }
     unset GIDPOLICY_FAKE_CM_DIR
     fh=("$RDMACM_GIDPOLICY" fake-host --fabric "$work/fabric" --netns --tables)
-    timeout 30 "${fh[@]}" "$tables/nccl-1573-pod.show_gids.txt" -- rping -s -a 10.152.0.12 -p 7481 -C 3 -V \
+    timeout 120 "${fh[@]}" "$tables/nccl-1573-pod.show_gids.txt" -- rping -s -a 10.152.0.12 -p 7481 -C 3 -V \
       > "$work/rping_fh.server" 2>&1 &
     spid=$!
-    for _ in $(seq 100); do grep -q '"call":"listen"' "$GIDPOLICY_FAKE_LOG" 2>/dev/null && break; sleep 0.1; done
-    timeout 30 "${fh[@]}" "$here/tables/peer-13.show_gids.txt" -- rping -c -a 10.152.0.12 -p 7481 -C 3 -V -v \
+    for _ in $(seq 600); do grep -q '"call":"listen"' "$GIDPOLICY_FAKE_LOG" 2>/dev/null && break; sleep 0.1; done
+    grep -q '"call":"listen"' "$GIDPOLICY_FAKE_LOG" 2>/dev/null ||
+      bad "the fake-host rping server did not listen within 60 s: $(tail -3 "$work/rping_fh.server")"
+    timeout 60 "${fh[@]}" "$here/tables/peer-13.show_gids.txt" -- rping -c -a 10.152.0.12 -p 7481 -C 3 -V -v \
       > "$work/rping_fh.client" 2>&1 || rping_teardown_race "$work/rping_fh.client" ||
       { bad "rping between fake hosts"; cat "$work/rping_fh.client"; }
     wait "$spid" || rping_teardown_race "$work/rping_fh.server" || { bad "the fake-host rping server"; cat "$work/rping_fh.server"; }
@@ -292,7 +304,7 @@ case $case in
     command -v ucx_info > /dev/null || { echo "SKIP: no ucx_info (ucx-utils)"; exit 77; }
     unset GIDPOLICY_FAKE_CM_DIR
     t=$tables/ibm-pr4-cx6.show_gids.txt
-    timeout 30 "$RDMACM_GIDPOLICY" fake-host --fabric "$work/fabric" --netns --tables "$t" -- \
+    timeout 60 "$RDMACM_GIDPOLICY" fake-host --fabric "$work/fabric" --netns --tables "$t" -- \
       ucx_info -u t -e -A 172.19.0.60 > "$work/ucx" 2>&1 || { bad "ucx_info -A exited $?"; cat "$work/ucx"; }
     grep -E "lane\[[0-9]+\]: +cm rdmacm" "$work/ucx" || bad "the endpoint has no rdmacm CM lane"
     grep -E "rc_verbs/mlx5_0:1" "$work/ucx" || bad "the endpoint has no rc_verbs lane on mlx5_0:1"
