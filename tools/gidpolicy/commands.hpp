@@ -62,7 +62,7 @@ struct EnvArgs {
   std::vector<std::string> stacks;  ///< --for, split on ','
   std::string profile = "auto";
   std::string format = "sh";  ///< sh, dotenv, json
-  /// jaccl: the device file (default $JACCL_IBV_DEVICES, then $MLX_IBV_DEVICES) and this host's
+  /// jaccl: the device file (default: the jaccl row's two device-file variables) and this host's
   /// rank in it (default $JACCL_RANK, then $MLX_RANK); --jaccl-ring as JACCL_RING / MLX_JACCL_RING.
   std::optional<std::string> jaccl_devices;
   std::optional<std::string> rank;

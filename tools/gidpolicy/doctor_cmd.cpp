@@ -15,6 +15,7 @@
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/host_doctor.hpp>
 #include <gidpolicy/kernel_routes.hpp>
+#include <gidpolicy/stacks.hpp>
 
 #include <fmt/core.h>
 
@@ -81,9 +82,6 @@ int DoctorCommand::run() const {
 // A named namespace, not an anonymous one: unity builds put this file in one translation unit
 // with the other subcommands, whose helpers have the same names.
 namespace doctor_cmd_detail {
-
-constexpr std::string_view kPinVariables[] = {"NCCL_IB_GID_INDEX", "NVSHMEM_IB_GID_INDEX", "UCX_IB_GID_INDEX",
-                                              "MC_GID_INDEX",      "FI_VERBS_GID_IDX",     "GGML_RDMA_GID"};
 
 std::string host_name() {
   char name[256] = {};
@@ -319,7 +317,7 @@ int run_doctor(const DoctorArgs& o) {
   }
   KernelRoutes kernel;
   route_peers(in, kernel);
-  for (auto v : doctor_cmd_detail::kPinVariables)
+  for (auto v : pin_variables())
     if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
 
   std::string source;
