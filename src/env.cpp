@@ -285,8 +285,8 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
               "jaccl: " + std::string(s.launch.device) +
               " names JACCL's device file, a matrix over every host's devices: give it with --jaccl-devices "
               "FILE --rank R (or " +
-              std::string(s.launch.device) +
-              ", MLX_RANK) to check this host's row, or check the whole matrix with gidpolicy fleet "
+              std::string(s.launch.device) + ", " + std::string(stack_vars::kMlxRank) +
+              ") to check this host's row, or check the whole matrix with gidpolicy fleet "
               "--topology jaccl");
         // The patched fork takes the policy itself.
         plan.settings.push_back({std::string(s.launch.choice), spec});

@@ -159,6 +159,12 @@ inline constexpr std::string_view kGgmlRdmaGid = "GGML_RDMA_GID";
 inline constexpr std::string_view kMlxIbvDevices = "MLX_IBV_DEVICES";
 inline constexpr std::string_view kJacclIbvDevices = "JACCL_IBV_DEVICES";
 inline constexpr std::string_view kJacclGidPolicy = "JACCL_GID_POLICY";
+// JACCL's rank and ring as mlx.launch sets them (JACCL reads its own JACCL_* name first); gidpolicy
+// takes them as the defaults of --rank and --jaccl-ring.
+inline constexpr std::string_view kJacclRank = "JACCL_RANK";
+inline constexpr std::string_view kMlxRank = "MLX_RANK";
+inline constexpr std::string_view kJacclRing = "JACCL_RING";
+inline constexpr std::string_view kMlxJacclRing = "MLX_JACCL_RING";
 }  // namespace stack_vars
 
 namespace stack_rows {

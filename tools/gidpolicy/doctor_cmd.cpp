@@ -50,8 +50,9 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
                    "The hostfile mlx.distributed_config writes: this host's devices and its peers' addresses")
       ->excludes(dev_file);
   cmd_->add_option("--rank", o_.rank,
-                   "This host's rank in the device file or hostfile (default: $MLX_RANK, else the host whose "
-                   "address or name is this one's)");
+                   "This host's rank in the device file or hostfile (default: $" +
+                       std::string(stack_vars::kMlxRank) +
+                       ", else the host whose address or name is this one's)");
   cmd_->add_option("--platform", o_.platform,
                    "Whose commands to print: linux or darwin (default: this host's)")
       ->check(CLI::IsMember({"linux", "darwin"}));
@@ -69,11 +70,12 @@ int DoctorCommand::run() const {
   if (input_opt_->count()) o.source.input = input_;
   if (sysfs_opt_->count()) o.source.sysfs = sysfs_;
   if (!o.rank)
-    if (const char* r = std::getenv("MLX_RANK"); r && *r) {
+    if (const char* r = std::getenv(std::string(stack_vars::kMlxRank).c_str()); r && *r) {
       char* end = nullptr;
       const unsigned long v = std::strtoul(r, &end, 10);
       if (*end != '\0' || v > 4095)
-        return usage_error(std::string("MLX_RANK=") + bounded(r) + ": expected a rank 0..4095");
+        return usage_error(std::string(stack_vars::kMlxRank) + "=" + bounded(r) +
+                           ": expected a rank 0..4095");
       o.rank = static_cast<std::size_t>(v);
     }
   return run_doctor(o);
@@ -287,7 +289,7 @@ int run_doctor(const DoctorArgs& o) {
               bounded(doctor_cmd_detail::host_name(), 64) + "): its devices and peers are not checked",
           "a launcher that runs this host with another rank's row opens devices it may not have",
           {"gidpolicy doctor --" + std::string(o.hostfile ? "hostfile" : "jaccl-devices") + " " + path +
-           " --rank N   # N: this host's rank (or set MLX_RANK)"}});
+           " --rank N   # N: this host's rank (or set " + std::string(stack_vars::kMlxRank) + ")"}});
     for (std::size_t i = 0; i < f.hosts.size(); ++i) {
       if (self && i == *self) {
         std::set<std::string> seen;

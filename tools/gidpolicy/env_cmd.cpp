@@ -72,14 +72,16 @@ result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
   std::optional<std::string> rank_text = o.rank;
   std::string rank_from = "--rank";
   if (!rank_text) {
-    if (const char* v = first_env("JACCL_RANK", "MLX_RANK")) {
+    const std::string jaccl_rank(stack_vars::kJacclRank), mlx_rank(stack_vars::kMlxRank);
+    if (const char* v = first_env(jaccl_rank.c_str(), mlx_rank.c_str())) {
       rank_text = v;
-      rank_from = std::getenv("JACCL_RANK") ? "JACCL_RANK" : "MLX_RANK";
+      rank_from = std::getenv(jaccl_rank.c_str()) ? jaccl_rank : mlx_rank;
     }
   }
   if (!rank_text)
     return fail(errc::invalid_argument, "env --for jaccl: " + from + " " + bounded(*file) +
-                                            " needs this host's rank: give --rank R (or set MLX_RANK)");
+                                            " needs this host's rank: give --rank R (or set " +
+                                            std::string(stack_vars::kMlxRank) + ")");
   GIDPOLICY_TRY(devices, fleet::read_jaccl_devices(*file));
   const std::string& r = *rank_text;
   const bool digits = !r.empty() && r.size() <= 4 &&
@@ -89,7 +91,9 @@ result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
     return fail(errc::invalid_argument, rank_from + " " + bounded(r) + ": expected a rank 0.." +
                                             std::to_string(devices.ranks() - 1) + " of " + bounded(*file));
   GIDPOLICY_TRY(ring,
-                devices.uses_ring(o.jaccl_ring || first_env("JACCL_RING", "MLX_JACCL_RING") != nullptr));
+                devices.uses_ring(o.jaccl_ring ||
+                                  first_env(std::string(stack_vars::kJacclRing).c_str(),
+                                            std::string(stack_vars::kMlxJacclRing).c_str()) != nullptr));
   std::error_code ec;
   std::filesystem::path abs = std::filesystem::absolute(*file, ec);
   if (ec) abs = *file;

@@ -414,9 +414,10 @@ FleetCommand::FleetCommand(CLI::App& app) {
           "The hostfile mlx.distributed_config writes ({\"hosts\": [{\"ssh\", \"ips\", \"rdma\"}]}): "
           "its rdma rows are the device file; implies --topology jaccl")
       ->excludes(devices_opt);
-  ring_flag_ = cmd_->add_flag(
-      "--jaccl-ring", o_.jaccl_ring,
-      "Prefer JACCL's ring when the file allows one (default: $JACCL_RING or $MLX_JACCL_RING set)");
+  ring_flag_ = cmd_->add_flag("--jaccl-ring", o_.jaccl_ring,
+                              "Prefer JACCL's ring when the file allows one (default: $" +
+                                  std::string(stack_vars::kJacclRing) + " or $" +
+                                  std::string(stack_vars::kMlxJacclRing) + " set)");
   cmd_->add_option("--profile", o_.profile, "What every host runs: a profile spec such as jaccl or auto")
       ->capture_default_str();
   cmd_->add_option(
@@ -456,7 +457,9 @@ int FleetCommand::run() const {
             env(std::string(jaccl.launch.read_first).c_str(), std::string(jaccl.launch.device).c_str()))
       o.jaccl_devices = std::string(f);
   }
-  if (!ring_flag_->count() && env("JACCL_RING", "MLX_JACCL_RING")) o.jaccl_ring = true;
+  if (!ring_flag_->count() &&
+      env(std::string(stack_vars::kJacclRing).c_str(), std::string(stack_vars::kMlxJacclRing).c_str()))
+    o.jaccl_ring = true;
   return run_fleet(o);
 }
 

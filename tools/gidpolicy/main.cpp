@@ -300,9 +300,13 @@ int run(int argc, char** argv) {
                           std::string(jaccl.launch.read_first) + ", $" + std::string(jaccl.launch.device) +
                           "); this host's row is checked");
   env_cmd->add_option("--rank", env.rank,
-                      "jaccl: this host's rank in the device file (default $JACCL_RANK, $MLX_RANK)");
+                      "jaccl: this host's rank in the device file (default $" +
+                          std::string(gidpolicy::stack_vars::kJacclRank) + ", $" +
+                          std::string(gidpolicy::stack_vars::kMlxRank) + ")");
   env_cmd->add_flag("--jaccl-ring", env.jaccl_ring,
-                    "jaccl: JACCL is asked for its ring (default: $JACCL_RING or $MLX_JACCL_RING set)");
+                    "jaccl: JACCL is asked for its ring (default: $" +
+                        std::string(gidpolicy::stack_vars::kJacclRing) + " or $" +
+                        std::string(gidpolicy::stack_vars::kMlxJacclRing) + " set)");
 
   // fleet (tools/gidpolicy/fleet_cmd.cpp)
   FleetCommand fleet(app);
