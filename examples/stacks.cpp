@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   if (!tables) return 2;
   std::vector<std::string> specs(argv + 2, argv + argc);
   if (specs.empty())
-    for (const auto& s : gidpolicy::stack_catalogue()) specs.emplace_back(s.spec);
+    for (const auto& s : gidpolicy::stack_catalogue())
+      if (s.predicted) specs.emplace_back(s.automatic);
   int status = 0;
   for (const auto& t : *tables) {
     for (const auto& spec : specs) {

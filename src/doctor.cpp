@@ -515,11 +515,14 @@ class Examiner {
 
   void stacks_and_pins() {
     bool mc_set = false;
-    for (const DoctorPin& p : in_.pins) mc_set = mc_set || p.variable == "MC_GID_INDEX";
+    for (const DoctorPin& p : in_.pins) mc_set = mc_set || p.variable == stack_vars::kMcGidIndex;
     for (const GidTable& t : in_.tables) {
       const DriverModel model = DriverModel::for_table(t, in_.platform);
       for (const StackInfo& s : stack_catalogue()) {
-        const StackPrediction p = predict_profile(stack_profile(s.id), t, model);
+        if (!s.predicted) continue;  // the rows `check --stacks` predicts, the same lines
+        auto own = stack_profile(s.id);
+        if (!own) continue;  // not reached: a predicted row's choice is modelled (kStacks' checks)
+        const StackPrediction p = predict_profile(own.value(), t, model);
         r_.stacks.push_back(StackLine{std::string(s.name), t.port().device, t.port().port, p.chose, p.index,
                                       p.works, p.outcome});
       }

@@ -37,34 +37,33 @@ struct Pick {
 
 std::string dev_port(const GidTable& t) { return t.port().device + ":" + std::to_string(t.port().port); }
 
-/// The variable that pins a per-process stack, and its stack id.
-struct PerProcess {
-  std::string_view var;
-  StackId id;
-};
-const std::map<std::string, PerProcess, std::less<>>& per_process() {
-  static const std::map<std::string, PerProcess, std::less<>> kVars{
-      {"nccl", {"NCCL_IB_GID_INDEX", StackId::nccl}},
-      {"nvshmem", {"NVSHMEM_IB_GID_INDEX", StackId::nvshmem}},
-      {"ucx", {"UCX_IB_GID_INDEX", StackId::ucx}},
-      {"mooncake", {"MC_GID_INDEX", StackId::mooncake}},
-      {"libfabric", {"FI_VERBS_GID_IDX", StackId::libfabric}},
-  };
-  return kVars;
+// How stack `s`'s device setting writes `t`'s port ("mlx5_0", "mlx5_0:1", "=mlx5_0:1").
+std::string device_text(const StackInfo& s, const GidTable& t) {
+  switch (s.launch.device_form) {
+    case DeviceForm::none:
+      return {};
+    case DeviceForm::device:
+      return t.port().device;
+    case DeviceForm::device_port:
+      return dev_port(t);
+    case DeviceForm::exact_device_port:
+      return "=" + dev_port(t);
+    case DeviceForm::file:  // a file names the devices: plan_jaccl_row() writes it, never a port
+      return {};
+  }
+  return {};
 }
 
-// The device-selection variable that pairs with one process per HCA.
-std::string one_hca_setting(std::string_view stack, const GidTable& t) {
-  if (stack == "nccl") return "NCCL_IB_HCA==" + dev_port(t);
-  if (stack == "nvshmem") return "NVSHMEM_HCA_LIST=" + dev_port(t);
-  if (stack == "ucx") return "UCX_NET_DEVICES=" + dev_port(t);
-  if (stack == "mooncake") return "its device list naming only " + t.port().device;
-  return "FI_VERBS_DEVICE_NAME=" + t.port().device;
+// The device-selection setting that pairs with one process per HCA; a stack without one (its
+// own configuration lists devices: Mooncake) is told to name only that device there.
+std::string one_hca_setting(const StackInfo& s, const GidTable& t) {
+  if (s.launch.device.empty()) return "its device list naming only " + t.port().device;
+  return std::string(s.launch.device) + "=" + device_text(s, t);
 }
 
 /// jaccl with a device file: every device of this host's row must be one of its ports (JACCL
-/// opens port 1) with a GID the profile picks; then MLX_IBV_DEVICES names the file. Each device
-/// also says what JACCL as it ships (the jaccl profile) would do there.
+/// opens port 1) with a GID the profile picks; then the jaccl row's device variable names the file. Each
+/// device also says what JACCL as it ships (the jaccl profile) would do there.
 void plan_jaccl_row(const JacclRow& row, const std::vector<GidTable>& tables, const Profile& profile,
                     EnvPlan& plan) {
   const std::vector<std::string> devices = row.devices.devices_of(row.rank, row.ring);
@@ -119,27 +118,124 @@ void plan_jaccl_row(const JacclRow& row, const std::vector<GidTable>& tables, co
   if (!ok) return;
   std::string list;
   for (const auto& d : devices) list += (list.empty() ? "" : ", ") + d;
-  plan.settings.push_back({"MLX_IBV_DEVICES", row.path});
-  plan.why.push_back("jaccl: MLX_IBV_DEVICES=" + row.path + ": rank " + std::to_string(row.rank) + " opens " +
-                     list +
-                     " (JACCL reads JACCL_IBV_DEVICES first: leave it unset, or set it to the same file)");
+  const StackInfo& s = stack_row(StackId::jaccl);
+  const std::string var(s.launch.device);
+  plan.settings.push_back({var, row.path});
+  plan.why.push_back("jaccl: " + var + "=" + row.path + ": rank " + std::to_string(row.rank) + " opens " +
+                     list + " (JACCL reads " + std::string(s.launch.read_first) +
+                     " first: leave it unset, or set it to the same file)");
 }
 
 }  // namespace
 
 result<std::vector<std::string>> parse_env_stacks(const std::vector<std::string>& items) {
-  static const std::set<std::string, std::less<>> kKnown{
-      "nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest", "ds4", "llama.cpp", "jaccl"};
   std::vector<std::string> out;
   for (const auto& s : items) {
-    if (!kKnown.count(s))
+    if (!find_stack(s))
       return fail(errc::invalid_argument,
-                  "--for: expected one of " + std::string(kEnvStacks) + ", found '" + bounded(s) + "'");
+                  "--for: expected one of " + stack_names(StackSet::all) + ", found '" + bounded(s) + "'");
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   }
-  if (out.empty()) return fail(errc::invalid_argument, "--for: expected one of " + std::string(kEnvStacks));
+  if (out.empty())
+    return fail(errc::invalid_argument, "--for: expected one of " + stack_names(StackSet::all));
   return out;
 }
+
+namespace {
+
+// A stack that takes one index per process for every HCA it uses: one value when every port's
+// pick has the same index, otherwise none and a conflict naming how to run one process per HCA.
+void plan_per_process(const StackInfo& s, const std::vector<Pick>& picks,
+                      const std::vector<std::string>& left_out, EnvPlan& plan) {
+  const std::string stack(s.name);
+  const std::string var(s.launch.choice);
+  std::set<std::uint32_t> indices;
+  for (const auto& p : picks) indices.insert(p.index);
+  if (indices.size() > 1) {
+    std::string c = stack + " takes one GID index per process (" + var + "), but";
+    std::string way;
+    for (std::size_t i = 0; i < picks.size(); ++i) {
+      c += (i ? "," : "") + std::string(" ") + port_name(*picks[i].table) + " needs " +
+           std::to_string(picks[i].index);
+      way += (i ? "; " : "") + one_hca_setting(s, *picks[i].table) + " with " + var + "=" +
+             std::to_string(picks[i].index);
+    }
+    plan.conflicts.push_back(c + ": run one process per HCA (" + way + ")");
+    return;
+  }
+  const std::uint32_t index = *indices.begin();
+  plan.settings.push_back({var, std::to_string(index)});
+  // The device list: always where the stack would otherwise use (and check) every device, only
+  // when a port was left out where it would otherwise use that port too.
+  const bool list = s.launch.device_list == DeviceList::always ||
+                    (s.launch.device_list == DeviceList::when_left_out && !left_out.empty());
+  if (list) {
+    std::string devs;
+    for (const auto& p : picks) {
+      std::string d = device_text(s, *p.table);
+      // NCCL's exact-match '=' prefixes the whole list once.
+      if (s.launch.device_form == DeviceForm::exact_device_port && !devs.empty()) d.erase(0, 1);
+      devs += (devs.empty() ? "" : ",") + d;
+    }
+    plan.settings.push_back({std::string(s.launch.device), devs});
+  }
+  for (const auto& p : picks) {
+    const std::string target = "index " + std::to_string(index) + " (" + p.gid.to_string() + " " +
+                               std::string(to_string(p.type)) + ")";
+    const auto own = predict_stack(s.id, *p.table);
+    if (!own) {
+      plan.why.push_back(stack + " on " + port_name(*p.table) + ": " + own.error().detail + "; " + var + "=" +
+                         std::to_string(index) + " makes it use " + target);
+    } else if (own.value().chose && own.value().works && own.value().index == index) {
+      plan.why.push_back(stack + " on " + port_name(*p.table) + ": its own choice is already " + target +
+                         "; " + var + " only pins it");
+    } else {
+      const StackPrediction& o = own.value();
+      plan.why.push_back(stack + " on " + port_name(*p.table) + ": its own choice " +
+                         (o.chose ? "is index " + std::to_string(o.index) + ", which " + o.outcome
+                                  : std::string(o.outcome)) +
+                         " (" + o.why + "): " + var + "=" + std::to_string(index) + " makes it use " +
+                         target);
+    }
+  }
+}
+
+// A stack given its device, port and index on the command line: one line per port. For a stack
+// whose choice is predicted, what it would do without the index argument.
+void plan_per_port_args(const StackInfo& s, const std::vector<Pick>& picks, EnvPlan& plan) {
+  const std::string stack(s.name);
+  const std::string choice(s.launch.choice);
+  for (const auto& p : picks) {
+    const std::string idx = std::to_string(p.index);
+    plan.args.push_back(stack + ": " + fix_setting(s, *p.table, p.index));
+    if (!s.predicted) continue;
+    const auto own = predict_stack(s.id, *p.table);
+    if (!own) continue;
+    const StackPrediction& o = own.value();
+    plan.why.push_back(
+        stack + " on " + port_name(*p.table) +
+        (o.chose && o.works && o.index == p.index
+             ? ": without " + choice + " it picks index " + idx + " itself; " + choice + " only pins it"
+             : ": without " + choice + " it " +
+                   (o.chose ? "picks index " + std::to_string(o.index) + ", which " + o.outcome
+                            : o.outcome)));
+  }
+}
+
+// A stack that opens one device per process: the first usable port, the others named as the
+// alternatives.
+void plan_one_device(const StackInfo& s, const std::vector<Pick>& picks, EnvPlan& plan) {
+  const std::string device(s.launch.device);
+  const std::string choice(s.launch.choice);
+  plan.settings.push_back({device, device_text(s, *picks.front().table)});
+  plan.settings.push_back({choice, std::to_string(picks.front().index)});
+  for (std::size_t i = 1; i < picks.size(); ++i)
+    plan.why.push_back(std::string(s.name) + " uses one device: or " + device + "=" +
+                       device_text(s, *picks[i].table) + " with " + choice + "=" +
+                       std::to_string(picks[i].index));
+}
+
+}  // namespace
 
 EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
                  const Profile& profile, const std::optional<JacclRow>& jaccl) {
@@ -164,92 +260,39 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
   }
   for (const auto& l : left_out) plan.why.push_back("left out: " + l);
   for (const auto& stack : stacks) {
-    if (const auto it = per_process().find(stack); it != per_process().end()) {
-      const std::string var(it->second.var);
-      std::set<std::uint32_t> indices;
-      for (const auto& p : picks) indices.insert(p.index);
-      if (indices.size() > 1) {
-        std::string c = stack + " takes one GID index per process (" + var + "), but";
-        std::string way;
-        for (std::size_t i = 0; i < picks.size(); ++i) {
-          c += (i ? "," : "") + std::string(" ") + port_name(*picks[i].table) + " needs " +
-               std::to_string(picks[i].index);
-          way += (i ? "; " : "") + one_hca_setting(stack, *picks[i].table) + " with " + var + "=" +
-                 std::to_string(picks[i].index);
-        }
-        plan.conflicts.push_back(c + ": run one process per HCA (" + way + ")");
-        continue;
-      }
-      const std::uint32_t index = *indices.begin();
-      plan.settings.push_back({var, std::to_string(index)});
-      if (stack == "ucx") {
-        std::string devs;
-        for (const auto& p : picks) devs += (devs.empty() ? "" : ",") + dev_port(*p.table);
-        plan.settings.push_back({"UCX_NET_DEVICES", devs});
-      }
-      if ((stack == "nccl" || stack == "nvshmem") && !left_out.empty()) {
-        std::string devs;
-        for (const auto& p : picks) devs += (devs.empty() ? "" : ",") + dev_port(*p.table);
-        plan.settings.push_back(
-            {stack == "nccl" ? "NCCL_IB_HCA" : "NVSHMEM_HCA_LIST", (stack == "nccl" ? "=" : "") + devs});
-      }
-      for (const auto& p : picks) {
-        const StackPrediction own = predict_stack(it->second.id, *p.table);
-        const std::string target = "index " + std::to_string(index) + " (" + p.gid.to_string() + " " +
-                                   std::string(to_string(p.type)) + ")";
-        if (own.chose && own.works && own.index == index) {
-          plan.why.push_back(stack + " on " + port_name(*p.table) + ": its own choice is already " + target +
-                             "; " + var + " only pins it");
-        } else {
-          plan.why.push_back(stack + " on " + port_name(*p.table) + ": its own choice " +
-                             (own.chose ? "is index " + std::to_string(own.index) + ", which " + own.outcome
-                                        : std::string(own.outcome)) +
-                             " (" + own.why + "): " + var + "=" + std::to_string(index) + " makes it use " +
-                             target);
-        }
-      }
+    const StackInfo* row = find_stack(stack);
+    if (!row) {  // parse_env_stacks() lets none through; a caller that skipped it is told
+      plan.conflicts.push_back(stack + ": not a stack (expected one of " + stack_names(StackSet::all) + ")");
       continue;
     }
-    if (stack == "perftest" || stack == "ds4") {
-      for (const auto& p : picks) {
-        const std::string idx = std::to_string(p.index);
-        plan.args.push_back(stack == "perftest" ? "perftest: -d " + p.table->port().device + " -i " +
-                                                      std::to_string(p.table->port().port) + " -x " + idx
-                                                : "ds4: --rdma-device " + p.table->port().device +
-                                                      " --rdma-gid-index " + idx);
-        if (stack == "perftest") {
-          const StackPrediction own = predict_stack(StackId::perftest, *p.table);
+    const StackInfo& s = *row;
+    switch (s.env) {
+      case EnvShape::per_process_variable:
+        plan_per_process(s, picks, left_out, plan);
+        break;
+      case EnvShape::per_port_args:
+        plan_per_port_args(s, picks, plan);
+        break;
+      case EnvShape::one_device_per_process:
+        plan_one_device(s, picks, plan);
+        break;
+      case EnvShape::jaccl_device_file:
+        // The device file names, per rank, the devices it opens; this host is one row.
+        if (jaccl)
+          plan_jaccl_row(*jaccl, tables, profile, plan);
+        else
           plan.why.push_back(
-              "perftest on " + port_name(*p.table) +
-              (own.chose && own.works && own.index == p.index
-                   ? ": without -x it picks index " + idx + " itself; -x only pins it"
-                   : ": without -x it " +
-                         (own.chose ? "picks index " + std::to_string(own.index) + ", which " + own.outcome
-                                    : own.outcome)));
-        }
-      }
-      continue;
+              "jaccl: " + std::string(s.launch.device) +
+              " names JACCL's device file, a matrix over every host's devices: give it with --jaccl-devices "
+              "FILE --rank R (or " +
+              std::string(s.launch.device) + ", " + std::string(stack_vars::kMlxRank) +
+              ") to check this host's row, or check the whole matrix with gidpolicy fleet "
+              "--topology jaccl");
+        // The patched fork takes the policy itself.
+        plan.settings.push_back({std::string(s.launch.choice), spec});
+        plan.why.push_back("jaccl: " + std::string(s.launch.choice) + " is read only by the patched JACCL");
+        break;
     }
-    if (stack == "llama.cpp") {
-      // One device per process: the first usable port, the others named as the alternatives.
-      plan.settings.push_back({"GGML_RDMA_DEV", picks.front().table->port().device});
-      plan.settings.push_back({"GGML_RDMA_GID", std::to_string(picks.front().index)});
-      for (std::size_t i = 1; i < picks.size(); ++i)
-        plan.why.push_back("llama.cpp uses one device: or GGML_RDMA_DEV=" + picks[i].table->port().device +
-                           " with GGML_RDMA_GID=" + std::to_string(picks[i].index));
-      continue;
-    }
-    // jaccl: the device file names, per rank, the devices it opens; this host is one row.
-    if (jaccl)
-      plan_jaccl_row(*jaccl, tables, profile, plan);
-    else
-      plan.why.push_back(
-          "jaccl: MLX_IBV_DEVICES names JACCL's device file, a matrix over every host's devices: give it "
-          "with --jaccl-devices FILE --rank R (or MLX_IBV_DEVICES, MLX_RANK) to check this host's row, or "
-          "check the whole matrix with gidpolicy fleet --topology jaccl");
-    // The patched fork takes the policy itself.
-    plan.settings.push_back({"JACCL_GID_POLICY", spec});
-    plan.why.push_back("jaccl: JACCL_GID_POLICY is read only by the patched JACCL");
   }
   return plan;
 }

@@ -8,66 +8,137 @@
 
 #include "describe.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
 
 namespace gidpolicy {
 
-const std::vector<StackInfo>& stack_catalogue() {
-  static const std::vector<StackInfo> kStacks{
-      {StackId::nccl, "nccl", "NCCL >= 2.21.5",
-       "src/transport/net_ib (ncclIbGetGidIndex, ncclUpdateGidIndex)", "NCCL_IB_GID_INDEX", "nccl", true},
-      {StackId::nvshmem, "nvshmem", "NVSHMEM 3.x (NCCL's rule under NVSHMEM_IB_*)",
-       "src/modules/transport/common (NCCL's GID selection, copied)", "NVSHMEM_IB_GID_INDEX", "nccl", true},
-      {StackId::ucx, "ucx", "UCX 1.13.1 (Debian)", "src/uct/ib/base/ib_device.c (uct_ib_device_select_gid)",
-       "UCX_IB_GID_INDEX", "ucx", true},
-      {StackId::mooncake, "mooncake", "Mooncake Transfer Engine (main, 2026)",
-       "mooncake-transfer-engine/src/transport/rdma_transport/rdma_context.cpp, src/config.cpp",
-       "MC_GID_INDEX", "mooncake", true},
-      {StackId::libfabric, "libfabric", "libfabric 1.17 verbs provider, UD endpoints (Debian)",
-       "prov/verbs (FI_VERBS_GID_IDX)", "FI_VERBS_GID_IDX", "libfabric", true},
-      {StackId::perftest, "perftest", "perftest 4.5 (Debian 4.5+0.17)",
-       "src/perftest_resources.c (get_best_gid_index)", "", "perftest", false},
-  };
-  return kStacks;
+std::string stack_names(StackSet which, std::string_view separator) {
+  std::string out;
+  for (const StackInfo& s : kStacks)
+    if (which == StackSet::all || s.predicted)
+      out += (out.empty() ? "" : std::string(separator)) + std::string(s.name);
+  return out;
 }
 
-const StackInfo* find_stack(std::string_view name) noexcept {
-  for (const auto& s : stack_catalogue())
-    if (s.name == name) return &s;
-  return nullptr;
+std::string stack_titles(StackSet which) {
+  std::string out;
+  for (const StackInfo& s : kStacks)
+    if (which == StackSet::all || s.predicted) out += (out.empty() ? "" : ", ") + std::string(s.title);
+  return out;
 }
 
-Profile stack_profile(StackId id, std::optional<std::int64_t> pinned) {
+std::vector<std::string_view> pin_variables() {
+  std::vector<std::string_view> out;
+  for (const StackInfo& s : kStacks)
+    for (const PinVariable& p : s.pins)
+      if (std::find(out.begin(), out.end(), p.name) == out.end()) out.push_back(p.name);
+  return out;
+}
+
+// The policy behind each row's automatic choice: code, not data, so a switch the compiler checks
+// (-Wswitch-enum, no default): a stack added to StackId without a case here fails the build.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
+#pragma GCC diagnostic error "-Wswitch-enum"
+result<Profile> stack_profile(StackId id, std::optional<std::int64_t> pinned) {
   const auto index = [&]() -> std::uint32_t { return static_cast<std::uint32_t>(*pinned); };
+  const bool in_u8 = pinned && *pinned >= 0 && *pinned <= 255;
   switch (id) {
     case StackId::nccl:
     case StackId::nvshmem: {
       Nccl n;
       if (pinned) n.gid_index = *pinned;
-      return {n, SourceIndex::selected()};
+      return Profile{n, SourceIndex::selected()};
     }
     case StackId::ucx: {
       Ucx u;
-      if (pinned && *pinned >= 0 && *pinned <= 255) u.gid_index = index();
-      return {u, SourceIndex::selected()};
+      if (in_u8) u.gid_index = index();
+      return Profile{u, SourceIndex::selected()};
     }
     case StackId::mooncake: {
       Mooncake m;
       if (pinned) m.gid_index = *pinned;
-      return {m, SourceIndex::selected()};
+      return Profile{m, SourceIndex::selected()};
     }
     case StackId::libfabric: {
       Libfabric l;
-      if (pinned && *pinned >= 0 && *pinned <= 255) l.gid_idx = index();
-      return {l, SourceIndex::selected()};
+      if (in_u8) l.gid_idx = index();
+      return Profile{l, SourceIndex::selected()};
     }
     case StackId::perftest: {
       Perftest p;
-      if (pinned && *pinned >= 0 && *pinned <= 255) p.x = index();
-      return {p, SourceIndex::selected()};
+      if (in_u8) p.x = index();
+      return Profile{p, SourceIndex::selected()};
     }
+    case StackId::ds4:
+      // ds4 takes any index it can query and wraps it to 8 bits: the profile says so itself.
+      if (pinned && (*pinned < 0 || *pinned > std::int64_t{0xffffffff}))
+        return fail(errc::invalid_argument, "ds4: " + std::string(stack_vars::kDs4GidIndex) + " " +
+                                                std::to_string(*pinned) +
+                                                " is not an index ds4 reads (0..4294967295)");
+      return pinned ? profiles::ds4(index()) : profiles::ds4();
+    case StackId::llama_cpp: {
+      // Its own choice without a pin is not modelled; a pinned index is used unchecked, the way
+      // libfabric's UD endpoints use theirs (an index outside 0..255: index 0, as before).
+      if (!pinned)
+        return fail(errc::not_supported, "llama.cpp: its own choice without " +
+                                             std::string(stack_vars::kGgmlRdmaGid) +
+                                             " is not modelled; give the index it is pinned to");
+      Libfabric l;
+      if (in_u8) l.gid_idx = index();
+      return Profile{l, SourceIndex::selected()};
+    }
+    case StackId::jaccl:
+      // JACCL has no index to pin: its patched fork takes a spec (its row's choice variable).
+      if (pinned)
+        return fail(errc::invalid_argument,
+                    "jaccl: JACCL takes no GID index; its patched fork takes a spec in " +
+                        std::string(stack_vars::kJacclGidPolicy));
+      return profiles::jaccl();
+  }
+  return fail(errc::invalid_argument, "stack_profile: not a StackId");
+}
+#pragma GCC diagnostic pop
+
+std::string fix_setting(const StackInfo& s, const GidTable& table, std::uint32_t index) {
+  const PortInfo& port = table.port();
+  const auto device_text = [&](const std::string& dev_port) -> std::string {
+    switch (s.launch.device_form) {
+      case DeviceForm::none:
+        return {};
+      case DeviceForm::device:
+        return port.device;
+      case DeviceForm::device_port:
+        return dev_port;
+      case DeviceForm::exact_device_port:
+        return "=" + dev_port;
+      case DeviceForm::file:  // the jaccl shape below writes no device
+        return {};
+    }
+    return {};
+  };
+  const std::string idx = std::to_string(index);
+  const std::string dev_port = port.device + ":" + std::to_string(port.port);
+  switch (s.env) {
+    case EnvShape::per_process_variable: {
+      std::string out = std::string(s.launch.choice) + "=" + idx;
+      if (s.launch.device_list == DeviceList::always)
+        out += " " + std::string(s.launch.device) + "=" + device_text(dev_port);
+      return out;
+    }
+    case EnvShape::per_port_args:
+      return std::string(s.launch.device) + " " + port.device +
+             (s.launch.port.empty() ? ""
+                                    : " " + std::string(s.launch.port) + " " + std::to_string(port.port)) +
+             " " + std::string(s.launch.choice) + " " + idx;
+    case EnvShape::one_device_per_process:
+      return std::string(s.launch.device) + "=" + device_text(dev_port) + " " + std::string(s.launch.choice) +
+             "=" + idx;
+    case EnvShape::jaccl_device_file:
+      return std::string(s.launch.choice) + "=validated:index=" + idx;
   }
   return {};
 }
@@ -132,8 +203,10 @@ StackPrediction predict_profile(const Profile& profile, const GidTable& table, c
   return out;
 }
 
-StackPrediction predict_stack(StackId id, const GidTable& table) {
-  return predict_profile(stack_profile(id), table, DriverModel::for_link_layer(table.port().link_layer));
+result<StackPrediction> predict_stack(StackId id, const GidTable& table) {
+  auto profile = stack_profile(id);
+  if (!profile) return profile.error();
+  return predict_profile(profile.value(), table, DriverModel::for_link_layer(table.port().link_layer));
 }
 
 namespace {
@@ -151,73 +224,92 @@ std::optional<std::int64_t> nccl_strtoll(std::string_view text, std::int64_t def
 
 }  // namespace
 
-std::vector<PinReading> read_pin(std::string_view variable, std::string_view text, bool mc_gid_index_set) {
-  std::vector<PinReading> out;
-  const auto nccl_like = [&](StackId id, const std::string& who) {
-    const auto v = nccl_strtoll(text, -1);
-    const auto auto_or = [](std::optional<std::int64_t> x) -> std::optional<std::int64_t> {
-      if (x && *x < 0) return std::nullopt;
-      return x;
-    };
-    if (text.empty()) {
-      out.push_back(
-          {id, who + " >= 2.21.5 (an empty value keeps the default, -1: auto)", std::nullopt, false});
-      out.push_back({id, who + " < 2.21.5 (an empty value keeps the default, 0)", std::int64_t{0}, false});
-    } else {
-      out.push_back({id, who + " (strtoll: \"" + std::string(text) + "\" is " + std::to_string(*v) + ")",
-                     auto_or(v), false});
-    }
-  };
+namespace {
+
+// One stack's readings of its pin `pin`=`text`, by the pin's rule.
+void read_one(const StackInfo& s, const PinVariable& pin, std::string_view text, bool own_pin_set,
+              std::vector<PinReading>& out) {
   const std::string value(text);
-  if (variable == "NCCL_IB_GID_INDEX") {
-    nccl_like(StackId::nccl, "NCCL");
-    if (!mc_gid_index_set) {
-      const auto m = mooncake_gid_setting(nullptr, value.c_str());
-      const bool used = m && *m >= 0 && *m < 256;
-      out.push_back({StackId::mooncake,
-                     "Mooncake (MC_GID_INDEX unset: NCCL_IB_GID_INDEX through atoi, \"" + value + "\" is " +
-                         std::to_string(*m) + (used ? ")" : ", outside 0..255: auto)"),
-                     used ? m : std::nullopt, false});
+  const std::string who(s.title);
+  switch (pin.rule) {
+    case PinRule::nccl_param: {
+      if (text.empty()) {
+        out.push_back(
+            {s.id, who + " >= 2.21.5 (an empty value keeps the default, -1: auto)", std::nullopt, false});
+        out.push_back(
+            {s.id, who + " < 2.21.5 (an empty value keeps the default, 0)", std::int64_t{0}, false});
+        return;
+      }
+      const auto v = nccl_strtoll(text, -1);
+      out.push_back({s.id, who + " (strtoll: \"" + value + "\" is " + std::to_string(*v) + ")",
+                     (v && *v < 0) ? std::nullopt : v, false});
+      return;
     }
-  } else if (variable == "NVSHMEM_IB_GID_INDEX") {
-    // NVSHMEM's own environment parser: modelled as NCCL's (an empty value keeps the default);
-    // not read from its source here.
-    const auto v = nccl_strtoll(text, -1);
-    out.push_back({StackId::nvshmem, "NVSHMEM 3.x (read as NCCL reads it: not verified)",
-                   (v && *v >= 0) ? v : std::nullopt, false});
-  } else if (variable == "UCX_IB_GID_INDEX") {
-    // UCX's config parser: "auto", or an unsigned number; anything else (an empty value too) is a
-    // configuration error and UCX does not start.
-    if (text == "auto") {
-      out.push_back({StackId::ucx, "UCX 1.13 (auto)", std::nullopt, false});
-    } else {
+    case PinRule::nvshmem_param: {
+      // NVSHMEM's own environment parser: modelled as NCCL's (an empty value keeps the default);
+      // not read from its source here.
+      const auto v = nccl_strtoll(text, -1);
+      out.push_back({s.id, who + " 3.x (read as NCCL reads it: not verified)",
+                     (v && *v >= 0) ? v : std::nullopt, false});
+      return;
+    }
+    case PinRule::ucx_config: {
+      // UCX's config parser: "auto", or an unsigned number; anything else (an empty value too) is
+      // a configuration error and UCX does not start.
+      if (text == "auto") {
+        out.push_back({s.id, who + " 1.13 (auto)", std::nullopt, false});
+        return;
+      }
       std::int64_t v = 0;
       bool ok = !text.empty() && text.size() <= 9;
       for (char c : text) ok = ok && c >= '0' && c <= '9';
       if (ok) v = std::strtoll(value.c_str(), nullptr, 10);
-      out.push_back({StackId::ucx,
-                     ok ? "UCX 1.13" : "UCX 1.13 (not \"auto\" nor a number: a configuration error)",
+      out.push_back({s.id,
+                     ok ? who + " 1.13" : who + " 1.13 (not \"auto\" nor a number: a configuration error)",
                      ok ? std::optional<std::int64_t>(v) : std::nullopt, !ok});
+      return;
     }
-  } else if (variable == "MC_GID_INDEX") {
-    const auto m = mooncake_gid_setting(value.c_str(), nullptr);
-    const bool used = *m >= 0 && *m < 256;
-    out.push_back({StackId::mooncake,
-                   "Mooncake (atoi: \"" + value + "\" is " + std::to_string(*m) +
-                       (used ? ")" : ", outside 0..255: auto)"),
-                   used ? m : std::nullopt, false});
-  } else if (variable == "FI_VERBS_GID_IDX") {
-    const auto v = nccl_strtoll(text, 0);
-    out.push_back({StackId::libfabric,
-                   "libfabric 1.17 (an integer parameter; an empty value is read as 0: not verified)",
-                   v.value_or(0) >= 0 ? v : std::int64_t{0}, false});
-  } else if (variable == "GGML_RDMA_GID") {
-    // llama.cpp's RPC RDMA backend takes the index as given; its own default is not modelled,
-    // so the pin is judged as an index used unchecked (libfabric's reading).
-    const auto v = nccl_strtoll(text, 0);
-    out.push_back(
-        {StackId::libfabric, "llama.cpp GGML_RDMA_GID (an index used unchecked: not verified)", v, false});
+    case PinRule::atoi:
+    case PinRule::atoi_fallback: {
+      if (pin.rule == PinRule::atoi_fallback && own_pin_set) return;
+      const auto m = pin.rule == PinRule::atoi ? mooncake_gid_setting(value.c_str(), nullptr)
+                                               : mooncake_gid_setting(nullptr, value.c_str());
+      const bool used = m && *m >= 0 && *m < 256;
+      // "Mooncake (atoi: ..." or "Mooncake (<its own pin> unset: <NCCL's> through atoi, ...".
+      const std::string how =
+          pin.rule == PinRule::atoi
+              ? std::string("atoi: ")
+              : std::string(s.pins.front().name) + " unset: " + std::string(pin.name) + " through atoi, ";
+      out.push_back({s.id,
+                     who + " (" + how + "\"" + value + "\" is " + std::to_string(m.value_or(0)) +
+                         (used ? ")" : ", outside 0..255: auto)"),
+                     used ? m : std::nullopt, false});
+      return;
+    }
+    case PinRule::integer_param: {
+      const auto v = nccl_strtoll(text, 0);
+      out.push_back({s.id, who + " 1.17 (an integer parameter; an empty value is read as 0: not verified)",
+                     v.value_or(0) >= 0 ? v : std::int64_t{0}, false});
+      return;
+    }
+    case PinRule::unchecked: {
+      // llama.cpp's RPC RDMA backend takes the index as given; its own default is not modelled,
+      // so the pin is judged as an index used unchecked.
+      const auto v = nccl_strtoll(text, 0);
+      out.push_back(
+          {s.id, who + " " + std::string(pin.name) + " (an index used unchecked: not verified)", v, false});
+      return;
+    }
   }
+}
+
+}  // namespace
+
+std::vector<PinReading> read_pin(std::string_view variable, std::string_view text, bool mc_gid_index_set) {
+  std::vector<PinReading> out;
+  for (const StackInfo& s : kStacks)
+    for (const PinVariable& pin : s.pins)
+      if (pin.name == variable) read_one(s, pin, text, mc_gid_index_set, out);
   return out;
 }
 
@@ -247,7 +339,13 @@ PinJudgement judge_pin(const PinReading& reading, const GidTable& table, const D
     j.summary = "fails: " + reading.reader + right;
     return j;
   }
-  const StackPrediction p = predict_profile(stack_profile(reading.stack, reading.value), table, model);
+  auto profile = stack_profile(reading.stack, reading.value);
+  if (!profile) {
+    j.status = PinJudgement::Status::fails;
+    j.summary = "fails: " + reading.reader + ": " + profile.error().detail + right;
+    return j;
+  }
+  const StackPrediction p = predict_profile(profile.value(), table, model);
   if (!p.chose) {
     j.status = PinJudgement::Status::fails;
     j.summary = "fails on " + where + ": " + p.outcome + " (" + p.why + ")" + right;

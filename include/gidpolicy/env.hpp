@@ -27,10 +27,6 @@
 
 namespace gidpolicy {
 
-/// The stack names plan_env() takes, for messages.
-inline constexpr std::string_view kEnvStacks =
-    "nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl";
-
 /// One variable to set.
 struct EnvSetting {
   std::string name;
@@ -47,7 +43,8 @@ struct EnvPlan {
 };
 
 /// The stacks of a list ("nccl", "ucx"), checked and without repeats: errc::invalid_argument
-/// naming an unknown one (the message says "--for", the option the CLI reads them from).
+/// naming an unknown one (the message says "--for", the option the CLI reads them from). Every
+/// row of the stack table (stack_table.hpp; stack_names(StackSet::all)) is a stack here.
 result<std::vector<std::string>> parse_env_stacks(const std::vector<std::string>& items);
 
 /// What `jaccl` needs beyond the host's tables: JACCL's device file and this host's rank in it.
@@ -59,10 +56,11 @@ struct JacclRow {
 };
 
 /// The settings for `stacks` (as parse_env_stacks() returns them) on a host whose ports are
-/// `tables`, from `profile`'s picks. A port on which the profile finds nothing is left out
-/// (said in `why`); no port at all is a conflict. For jaccl, `jaccl` (when given) is checked:
-/// MLX_IBV_DEVICES is set only when every device of this host's row is here (port 1, the one
-/// JACCL opens) and the profile picks, and routes from, a GID on it; otherwise a conflict.
+/// `tables`, from `profile`'s picks, in the shape of each stack's row (StackInfo::env: a
+/// per-process variable, per-port arguments, one device per process, or JACCL's device file). A port on which
+/// the profile finds nothing is left out (said in `why`); no port at all is a conflict. For jaccl, `jaccl`
+/// (when given) is checked: MLX_IBV_DEVICES is set only when every device of this host's row is here (port 1,
+/// the one JACCL opens) and the profile picks, and routes from, a GID on it; otherwise a conflict.
 EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
                  const Profile& profile, const std::optional<JacclRow>& jaccl = std::nullopt);
 

@@ -1,15 +1,19 @@
-// Stacks: what each RDMA stack on a host will choose, whether its RTR then works, the settings
-// that steer it, and how it reads a pinned setting — as data, for `gidpolicy check --stacks`,
-// `gidpolicy env`, `gidpolicy check --pins` and `gidpolicy fleet --stack`.
+// Stacks: what each RDMA stack on a host will choose, whether its RTR then works, and how it
+// reads a pinned setting — as data, for `gidpolicy check --stacks`, `gidpolicy env`,
+// `gidpolicy check --pins`, `doctor` and `gidpolicy fleet --stack`.
 //
-// Each stack is one profile (policies/nccl.hpp, ucx.hpp, perftest.hpp, mooncake.hpp,
-// libfabric.hpp, rdma_cm.hpp) plus what this header knows about how it is launched: the
-// variable that pins its index, whether that index is one per process for all its HCAs, and what
-// a failed choice means when it runs ("rejects the port", "does not open the device").
+// Each stack is one row of the table in stack_table.hpp (its names, pins, launch settings, the
+// shape of its env output, the link layers it runs on) plus, when its choice is modelled, one
+// profile (policies/nccl.hpp, ucx.hpp, perftest.hpp, mooncake.hpp, libfabric.hpp, ds4_scan.hpp,
+// the jaccl profile); this header predicts with them. The gotcha: a stack's choice is judged as
+// that stack makes it (NCCL keeps a link-local fe80 at 0, UCX rejects a port whose gid[0] is
+// empty), not as gidpolicy would choose; a failed choice says what it means when it runs
+// ("rejects the port", "does not open the device").
 //
 // Example:
-//   for (const auto& s : gidpolicy::stack_catalogue()) {
-//     auto profile = gidpolicy::parse_profile(s.spec);
+//   for (const gidpolicy::StackInfo& s : gidpolicy::kStacks) {
+//     if (!s.predicted) continue;
+//     auto profile = gidpolicy::stack_profile(s.id);
 //     if (!profile) return profile.error();
 //     const auto v = gidpolicy::predict_profile(profile.value(), table,
 //     gidpolicy::DriverModel::for_table(table)); std::cout << s.name << ": " << v.outcome << "\n";
@@ -20,36 +24,41 @@
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/profiles.hpp>
+#include <gidpolicy/stack_table.hpp>
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gidpolicy {
 
-enum class StackId : std::uint8_t { nccl, nvshmem, ucx, mooncake, libfabric, perftest };
+/// Every stack, in the order the CLI shows them (kStacks, stack_table.hpp).
+constexpr std::span<const StackInfo> stack_catalogue() noexcept { return kStacks; }
 
-/// One stack as a launcher meets it.
-struct StackInfo {
-  StackId id;
-  std::string_view name;     ///< "nccl": the name `--for` and `--stack` take
-  std::string_view version;  ///< the version the profile reproduces
-  std::string_view source;   ///< where the rule lives in that version's source
-  std::string_view pin;      ///< the variable that pins the index ("" for perftest: -x)
-  std::string_view spec;     ///< the profile spec of its automatic choice
-  bool per_process = true;   ///< one index for every HCA the process uses
+/// Which rows stack_names() lists.
+enum class StackSet : std::uint8_t {
+  all,        ///< every row: what `env --for` and the Python module take
+  predicted,  ///< the rows whose choice `check --stacks`, `doctor` and `fleet --stack` predict
 };
-
-/// Every stack, in the order the CLI shows them.
-const std::vector<StackInfo>& stack_catalogue();
-/// The stack named `name` ("nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest"), or
-/// nullptr.
-const StackInfo* find_stack(std::string_view name) noexcept;
+/// The names of the rows of `which`, in table order, joined by `separator` ("nccl, nvshmem, ...").
+std::string stack_names(StackSet which, std::string_view separator = ", ");
+/// The titles of the rows of `which` ("NCCL, NVSHMEM, UCX, ..."), for help and prose.
+std::string stack_titles(StackSet which);
+/// Every variable that pins a stack's GID index, each once, in table order (what `check --pins`
+/// and `doctor` look for in the environment).
+std::vector<std::string_view> pin_variables();
 
 /// The stack's choice with nothing set (`pinned` absent) or with its pin set to `pinned`.
-Profile stack_profile(StackId id, std::optional<std::int64_t> pinned = std::nullopt);
+/// errc::not_supported for a stack whose own choice is not modelled (StackInfo::automatic is
+/// empty: llama.cpp) when no `pinned` is given.
+result<Profile> stack_profile(StackId id, std::optional<std::int64_t> pinned = std::nullopt);
+
+/// The setting that makes stack `s` route from `index` on `table`'s port, as a user types it:
+/// "NCCL_IB_GID_INDEX=7", "UCX_IB_GID_INDEX=7 UCX_NET_DEVICES=mlx5_0:1", "-d mlx5_0 -i 1 -x 7".
+std::string fix_setting(const StackInfo& s, const GidTable& table, std::uint32_t index);
 
 /// What a stack would do on one port.
 struct StackPrediction {
@@ -68,8 +77,9 @@ struct StackPrediction {
 /// Ethernet or Thunderbolt passes RTR but is not routed: `works` is false, outcome "times out".
 /// `fix` is `auto`'s pick when the stack's choice does not work and auto has one.
 StackPrediction predict_profile(const Profile& profile, const GidTable& table, const DriverModel& model);
-/// predict_profile(stack_profile(id), table, DriverModel::for_link_layer(...)).
-StackPrediction predict_stack(StackId id, const GidTable& table);
+/// predict_profile(stack_profile(id), table, DriverModel::for_link_layer(...)); stack_profile()'s
+/// error for a stack whose own choice is not modelled.
+result<StackPrediction> predict_stack(StackId id, const GidTable& table);
 
 /// How a stack reads a pin's text, one reading per stack version that differs.
 struct PinReading {
@@ -79,9 +89,10 @@ struct PinReading {
   bool refused = false;               ///< the stack refuses the text (UCX: not an index or "auto")
 };
 
-/// The readings of `variable`=`text` (NCCL_IB_GID_INDEX, NVSHMEM_IB_GID_INDEX, UCX_IB_GID_INDEX,
-/// MC_GID_INDEX, FI_VERBS_GID_IDX, GGML_RDMA_GID). NCCL_IB_GID_INDEX is also read by Mooncake
-/// when `mc_gid_index_set` is false. An unknown variable yields nothing.
+/// The readings of `variable`=`text`, one per stack whose row pins its index with `variable`
+/// (pin_variables()), read by that pin's PinRule, in table order. NCCL_IB_GID_INDEX is also read
+/// by Mooncake when `mc_gid_index_set` (MC_GID_INDEX, its own pin, is set) is false. An unknown
+/// variable yields nothing.
 std::vector<PinReading> read_pin(std::string_view variable, std::string_view text, bool mc_gid_index_set);
 
 /// A pin's verdict on one port.

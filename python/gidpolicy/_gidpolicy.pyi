@@ -398,13 +398,26 @@ def check(
     model: Optional[DriverModel] = None,
 ) -> list[CheckRow]: ...
 
+class StackLaunch(TypedDict):
+    choice: str
+    device: Optional[str]
+    port: Optional[str]
+    read_first: Optional[str]
+
 class StackInfo(TypedDict):
     name: str
+    title: str
     version: str
     source: str
     pin: str
-    spec: str
+    pins: list[tuple[str, str]]
+    spec: Optional[str]
+    predicted: bool
     per_process: bool
+    env: str
+    launch: StackLaunch
+    runs_on: list[str]
+    summary: str
 
 def stacks() -> list[StackInfo]: ...
 def stack_profile(stack: str, pinned: Optional[int] = None) -> Profile: ...

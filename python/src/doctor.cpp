@@ -279,8 +279,9 @@ void bind_doctor(py::module_& m) {
         return p.route ? py::object(py::none()) : error_object(p.route.error());
       });
 
-  py::class_<DoctorPin>(m, "DoctorPin",
-                        "A pinned GID index in the environment (NCCL_IB_GID_INDEX=3 and friends).")
+  py::class_<DoctorPin>(
+      m, "DoctorPin",
+      "A pinned GID index in the environment: a variable of gidpolicy.stacks()' pins and its value.")
       .def(py::init([](std::string variable, std::string value) {
              return DoctorPin{std::move(variable), std::move(value)};
            }),

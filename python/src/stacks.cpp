@@ -14,24 +14,90 @@ namespace {
 
 const StackInfo& stack_arg(std::string_view name) {
   if (const StackInfo* s = find_stack(name)) return *s;
-  invalid("stack: expected nccl, nvshmem, ucx, mooncake, libfabric or perftest, found " + quote_arg(name));
+  invalid("stack: expected one of " + stack_names(StackSet::all) + ", found " + quote_arg(name));
 }
 
-std::string stack_name(StackId id) {
-  for (const auto& s : stack_catalogue())
-    if (s.id == id) return std::string(s.name);
+std::string env_shape(EnvShape e) {
+  switch (e) {
+    case EnvShape::per_process_variable:
+      return "per_process_variable";
+    case EnvShape::per_port_args:
+      return "per_port_args";
+    case EnvShape::one_device_per_process:
+      return "one_device_per_process";
+    case EnvShape::jaccl_device_file:
+      return "jaccl_device_file";
+  }
   return "";
 }
 
-py::dict stack_row(const StackInfo& s) {
+std::string pin_rule(PinRule r) {
+  switch (r) {
+    case PinRule::nccl_param:
+      return "nccl_param";
+    case PinRule::nvshmem_param:
+      return "nvshmem_param";
+    case PinRule::ucx_config:
+      return "ucx_config";
+    case PinRule::atoi:
+      return "atoi";
+    case PinRule::atoi_fallback:
+      return "atoi_fallback";
+    case PinRule::integer_param:
+      return "integer_param";
+    case PinRule::unchecked:
+      return "unchecked";
+  }
+  return "";
+}
+
+py::object or_none(std::string_view v) {
+  return v.empty() ? py::object(py::none()) : py::str(std::string(v));
+}
+
+py::dict stack_dict(const StackInfo& s) {
   py::dict d;
   d["name"] = std::string(s.name);
+  d["title"] = std::string(s.title);
   d["version"] = std::string(s.version);
   d["source"] = std::string(s.source);
-  d["pin"] = std::string(s.pin);
-  d["spec"] = std::string(s.spec);
-  d["per_process"] = s.per_process;
+  d["pin"] = s.pins.empty() ? std::string() : std::string(s.pins.front().name);
+  py::list pins;
+  for (const PinVariable& p : s.pins) pins.append(py::make_tuple(std::string(p.name), pin_rule(p.rule)));
+  d["pins"] = pins;
+  d["spec"] = or_none(s.automatic);
+  d["predicted"] = s.predicted;
+  d["per_process"] = s.env == EnvShape::per_process_variable;
+  d["env"] = env_shape(s.env);
+  py::dict launch;
+  launch["choice"] = std::string(s.launch.choice);
+  launch["device"] = or_none(s.launch.device);
+  launch["port"] = or_none(s.launch.port);
+  launch["read_first"] = or_none(s.launch.read_first);
+  d["launch"] = launch;
+  py::list runs_on;
+  if (s.runs_on.infiniband) runs_on.append("infiniband");
+  if (s.runs_on.ethernet) runs_on.append("ethernet");
+  if (s.runs_on.thunderbolt) runs_on.append("thunderbolt");
+  d["runs_on"] = runs_on;
+  d["summary"] = std::string(s.summary);
   return d;
+}
+
+// The docstrings that name the table's variables, built from it once.
+const char* read_pin_doc() {
+  static const std::string doc = [] {
+    std::string names;
+    for (const auto v : pin_variables()) names += (names.empty() ? "" : ", ") + std::string(v);
+    return "The readings of VARIABLE=TEXT (" + names + "); [] for an unknown variable.";
+  }();
+  return doc.c_str();
+}
+
+const char* plan_env_doc() {
+  static const std::string doc = "The settings that make each stack (" + stack_names(StackSet::all) +
+                                 ") use the GID `profile` picks on this host's tables.";
+  return doc.c_str();
 }
 
 }  // namespace
@@ -41,17 +107,20 @@ void bind_stacks(py::module_& m) {
       "stacks",
       [] {
         py::list out;
-        for (const auto& s : stack_catalogue()) out.append(stack_row(s));
+        for (const auto& s : stack_catalogue()) out.append(stack_dict(s));
         return out;
       },
-      "Every stack as a launcher meets it, one dict each: name, version, source, pin, spec, per_process.");
+      "Every stack of the stack table, one dict each: name, title, version, source, pin (its first pin "
+      "variable, '' when none), pins ((variable, rule) pairs), spec (its automatic choice; None when not "
+      "modelled), predicted, per_process, env (the shape of its settings), launch, runs_on, summary.");
   m.def(
       "stack_profile",
       [](const std::string& name, std::optional<std::int64_t> pinned) {
-        return stack_profile(stack_arg(name).id, pinned);
+        return unwrap(stack_profile(stack_arg(name).id, pinned));
       },
       py::arg("stack"), py::arg("pinned") = py::none(),
-      "The stack's own choice as a Profile, with nothing set or with its pin set to `pinned`.");
+      "The stack's own choice as a Profile, with nothing set or with its pin set to `pinned`. Raises Error "
+      "(not_supported) for a stack whose own choice is not modelled (llama.cpp) without `pinned`.");
 
   py::class_<StackPrediction>(m, "StackPrediction",
                               "What a stack would pick on one port and whether it works.")
@@ -66,7 +135,9 @@ void bind_stacks(py::module_& m) {
       .def("__repr__", [](const StackPrediction& p) { return "StackPrediction(" + p.outcome + ")"; });
   m.def(
       "predict_stack",
-      [](const std::string& name, const GidTable& table) { return predict_stack(stack_arg(name).id, table); },
+      [](const std::string& name, const GidTable& table) {
+        return unwrap(predict_stack(stack_arg(name).id, table));
+      },
       py::arg("stack"), py::arg("table"), "The stack's own pick on the table, against a healthy like peer.");
   m.def(
       "predict_profile",
@@ -78,13 +149,13 @@ void bind_stacks(py::module_& m) {
       "predict_stack for any profile (a stack's choice given as a Profile or spec).");
 
   py::class_<PinReading>(m, "PinReading", "How one stack version reads a pinned index's text.")
-      .def_property_readonly("stack", [](const PinReading& r) { return stack_name(r.stack); })
+      .def_property_readonly("stack",
+                             [](const PinReading& r) { return std::string(stack_row(r.stack).name); })
       .def_readonly("reader", &PinReading::reader)
       .def_readonly("value", &PinReading::value, "The index it then uses; None: its automatic choice.")
       .def_readonly("refused", &PinReading::refused);
   m.def("read_pin", &read_pin, py::arg("variable"), py::arg("text"), py::arg("mc_gid_index_set") = false,
-        "The readings of VARIABLE=TEXT (NCCL_IB_GID_INDEX, UCX_IB_GID_INDEX, MC_GID_INDEX, ...); [] for an "
-        "unknown variable.");
+        read_pin_doc());
   py::class_<PinJudgement>(m, "PinJudgement", "A pin's verdict on one port.")
       .def_property_readonly(
           "status", [](const PinJudgement& j) { return std::string(to_string(j.status)); },
@@ -134,9 +205,7 @@ void bind_stacks(py::module_& m) {
          const py::object& profile) {
         return plan_env(unwrap(parse_env_stacks(stacks)), tables, profile_arg(profile));
       },
-      py::arg("stacks"), py::arg("tables"), py::arg("profile") = "auto",
-      "The settings that make each stack (nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, "
-      "jaccl) use the GID `profile` picks on this host's tables.");
+      py::arg("stacks"), py::arg("tables"), py::arg("profile") = "auto", plan_env_doc());
   m.def(
       "render_dotenv", [](const EnvPlan& plan) { return unwrap(render_dotenv(plan)); }, py::arg("plan"),
       "The plan as a dotenv file. Raises Error (invalid_argument) for a value it cannot hold.");

@@ -9,20 +9,37 @@ from gidpolicy import EnvPlan, EnvSetting, Error, GidEntry
 
 def test_catalogue():
     rows = gidpolicy.stacks()
-    assert [r["name"] for r in rows] == ["nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest"]
+    names = ["nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest", "ds4", "llama.cpp", "jaccl"]
+    assert [r["name"] for r in rows] == names
     nccl = rows[0]
     assert nccl["pin"] == "NCCL_IB_GID_INDEX" and nccl["per_process"] and nccl["version"] and nccl["source"]
+    assert nccl["pins"] == [("NCCL_IB_GID_INDEX", "nccl_param")] and nccl["env"] == "per_process_variable"
+    assert nccl["launch"]["device"] == "NCCL_IB_HCA" and nccl["runs_on"] == ["infiniband", "ethernet"]
+    # Mooncake reads NCCL's pin when its own is unset: the second of its pins.
+    assert rows[3]["pins"] == [("MC_GID_INDEX", "atoi"), ("NCCL_IB_GID_INDEX", "atoi_fallback")]
+    assert [r["name"] for r in rows if r["predicted"]] == names[:6]
+    assert rows[5]["pin"] == "" and rows[5]["env"] == "per_port_args" and rows[5]["launch"]["port"] == "-i"
+    assert rows[7]["spec"] is None and rows[7]["env"] == "one_device_per_process"
+    assert rows[8]["env"] == "jaccl_device_file" and rows[8]["runs_on"] == ["thunderbolt"]
     for r in rows:
-        gidpolicy.parse_profile(r["spec"])  # every stack's spec is in the grammar
+        assert r["title"] and r["summary"] and r["runs_on"]
+        if r["spec"] is not None:
+            gidpolicy.parse_profile(r["spec"])  # every modelled choice is in the grammar
 
 
 def test_stack_profile():
     assert gidpolicy.stack_profile("nccl").spec == "nccl"
     assert gidpolicy.stack_profile("nccl", 3).spec == "nccl:gid_index=3"
     assert gidpolicy.stack_profile("perftest", 7).spec == "perftest:x=7"
+    assert gidpolicy.stack_profile("jaccl").spec == "jaccl"
+    assert gidpolicy.stack_profile("ds4", 3).spec == "ds4:index=3"
+    assert gidpolicy.stack_profile("llama.cpp", 2).spec == "libfabric:gid_idx=2"
+    with pytest.raises(Error) as e:
+        gidpolicy.stack_profile("llama.cpp")  # its own choice is not modelled
+    assert e.value.errc == "not_supported" and "GGML_RDMA_GID" in e.value.detail
     with pytest.raises(Error) as e:
         gidpolicy.stack_profile("mpich")
-    assert e.value.errc == "invalid_argument" and "mpich" in e.value.detail
+    assert e.value.errc == "invalid_argument" and "mpich" in e.value.detail and "llama.cpp" in e.value.detail
 
 
 def test_predict_stack_on_nccl_769():

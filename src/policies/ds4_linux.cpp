@@ -1,6 +1,7 @@
 #include <gidpolicy/policies/any_policy.hpp>
 #include <gidpolicy/policies/ds4_linux.hpp>
 #include <gidpolicy/policies/spec_options.hpp>
+#include <gidpolicy/stack_table.hpp>
 
 #include "common.hpp"
 
@@ -169,8 +170,8 @@ result<Ds4LinuxPort> choose_port(const Ds4Linux& policy, const std::vector<GidTa
               "no active RoCEv2 GID for the requested device/index: " + std::to_string(candidates.size()) +
                   " ports tie (" + list + ") and none holds the control address" +
                   (policy.local ? " " + policy.local->to_string() : std::string()) +
-                  "; use the direct RoCE address for --coordinator, or select --rdma-device and "
-                  "--rdma-gid-index");
+                  "; use the direct RoCE address for --coordinator, or select " +
+                  std::string(stack_vars::kDs4Device) + " and " + std::string(stack_vars::kDs4GidIndex));
 }
 
 }  // namespace gidpolicy

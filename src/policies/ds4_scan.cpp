@@ -10,8 +10,8 @@
 
 namespace gidpolicy {
 
-// "ds4" is ds4's macOS path either way: without an index the scan, with --rdma-gid-index N the
-// index read unchecked (its own type, Ds4ExplicitIndex).
+// "ds4" is ds4's macOS path either way: without an index the scan, with its index argument
+// (stack_vars::kDs4GidIndex) N the index read unchecked (its own type, Ds4ExplicitIndex).
 result<AnyPolicy> Ds4Scan::from_options(const SpecOptions& opts) {
   if (opts.empty()) return AnyPolicy(Ds4Scan{});
   GIDPOLICY_TRY(v, opts.integer(opts.front(), 0, std::numeric_limits<std::uint32_t>::max(), "an index"));

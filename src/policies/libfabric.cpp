@@ -1,4 +1,5 @@
 #include <gidpolicy/policies/libfabric.hpp>
+#include <gidpolicy/stack_table.hpp>
 
 #include "stack_common.hpp"
 
@@ -31,14 +32,15 @@ result<AnyPolicy> Libfabric::from_options(const SpecOptions& opts) {
   }
   if (is_msg) {
     if (idx)
-      return fail(opts.bad_key(*idx, "no gid_idx with ep=msg (FI_VERBS_GID_IDX is for UD endpoints only)"));
+      return fail(opts.bad_key(*idx, "no gid_idx with ep=msg (" + std::string(stack_vars::kFiVerbsGidIdx) +
+                                         " is for UD endpoints only)"));
     if (cm.local.has_value() == cm.peer.has_value())
       return fail(
           opts.missing("exactly one of 'local=ADDR' or 'peer=ADDR' (MSG endpoints go through rdma_cm)"));
     l.msg = cm;
   } else if (addr) {
-    return fail(
-        opts.bad_key(*addr, "ep=msg first (UD endpoints route from FI_VERBS_GID_IDX, not an address)"));
+    return fail(opts.bad_key(*addr, "ep=msg first (UD endpoints route from " +
+                                        std::string(stack_vars::kFiVerbsGidIdx) + ", not an address)"));
   }
   return AnyPolicy(l);
 }
@@ -48,7 +50,7 @@ result<Selection> Libfabric::select(const GidTable& table, SelectOptions run) co
   return detail::traced([this] { return spec(); }, run, false,
                         [&](detail::Recorder& rec) -> result<Selection> {
                           return detail::pinned_index(table, gid_idx, rec, [this] {
-                            return "FI_VERBS_GID_IDX=" + std::to_string(gid_idx) +
+                            return std::string(stack_vars::kFiVerbsGidIdx) + "=" + std::to_string(gid_idx) +
                                    (gid_idx == 0 ? " (the default: no automatic choice)" : "");
                           });
                         });

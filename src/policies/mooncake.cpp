@@ -1,4 +1,5 @@
 #include <gidpolicy/policies/mooncake.hpp>
+#include <gidpolicy/stack_table.hpp>
 
 #include "stack_common.hpp"
 
@@ -76,21 +77,25 @@ result<Selection> Mooncake::select(const GidTable& table, SelectOptions run) con
           return fail(errc::entry_zero,
                       detail::where(table) + ": index " + std::to_string(i) +
                           " holds no GID: Mooncake does not open the device (\"GID is NULL, "
-                          "please check your GID index by specifying MC_GID_INDEX\")");
+                          "please check your GID index by specifying " +
+                          std::string(stack_vars::kMcGidIndex) + "\")");
         };
         if (gid_index && *gid_index >= 0 && *gid_index < 256) {
           const auto i = static_cast<std::uint32_t>(*gid_index);
           const GidEntry* e = table.find(i);
           if (!e && table.holes() == Holes::not_shown) {
             rec.step(i, EntryVerdict::not_shown, [] { return std::string("not printed by the source"); });
-            return fail(errc::entry_not_shown, detail::where(table) + ": MC_GID_INDEX=" + std::to_string(i) +
-                                                   " names a slot the source did not print");
+            return fail(errc::entry_not_shown,
+                        detail::where(table) + ": " + std::string(stack_vars::kMcGidIndex) + "=" +
+                            std::to_string(i) + " names a slot the source did not print");
           }
           if (!e || !e->usable()) {
-            rec.step(i, EntryVerdict::empty, [] { return std::string("MC_GID_INDEX: the slot is empty"); });
+            rec.step(i, EntryVerdict::empty,
+                     [] { return std::string(stack_vars::kMcGidIndex) + ": the slot is empty"; });
             return null_gid(i);
           }
-          rec.step(i, EntryVerdict::chosen, [&] { return detail::describe(*e) + ": MC_GID_INDEX"; });
+          rec.step(i, EntryVerdict::chosen,
+                   [&] { return detail::describe(*e) + ": " + std::string(stack_vars::kMcGidIndex); });
           return detail::select_entry(*e);
         }
         const GidEntry* best = nullptr;

@@ -1,4 +1,5 @@
 #include <gidpolicy/policies/nccl.hpp>
+#include <gidpolicy/stack_table.hpp>
 
 #include "stack_common.hpp"
 
@@ -91,13 +92,15 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
           rec.step(i, EntryVerdict::chosen, [&] {
             return note(e) +
                    (flid ? ": InfiniBand, index 1 has a non-zero FLID (NCCL_IB_ROUTABLE_FLID_GID_INDEX)"
-                         : ": InfiniBand: index 0 (no FLID at index 1); NCCL_IB_GID_INDEX is not read on IB");
+                         : ": InfiniBand: index 0 (no FLID at index 1); " +
+                               std::string(stack_vars::kNcclGidIndex) + " is not read on IB");
           });
           return chosen(i, e);
         }
         if (gid_index >= 0)
-          return detail::pinned_index(table, static_cast<std::uint32_t>(gid_index), rec,
-                                      [this] { return "NCCL_IB_GID_INDEX=" + std::to_string(gid_index); });
+          return detail::pinned_index(table, static_cast<std::uint32_t>(gid_index), rec, [this] {
+            return std::string(stack_vars::kNcclGidIndex) + "=" + std::to_string(gid_index);
+          });
         const std::uint32_t len = std::min<std::uint32_t>(table.length(), 256);
         if (len == 0) return fail(errc::no_candidate, detail::where(table) + ": an empty GID table");
         const bool want_inet = !inet6;

@@ -21,8 +21,9 @@ namespace gidpolicy::detail {
 namespace {
 
 // Bounds on what a spec may ask of the parser: specs arrive through environment variables
-// (JACCL_GID_POLICY) and each nesting level is a recursive call, so an unbounded depth is a stack
-// overflow in the calling program. Documented in include/gidpolicy/policies/spec.hpp.
+// (the patched JACCL's, stack_vars::kJacclGidPolicy) and each nesting level is a recursive call, so an
+// unbounded depth is a stack overflow in the calling program. Documented in
+// include/gidpolicy/policies/spec.hpp.
 constexpr std::size_t kMaxDepth = kMaxSpecDepth;
 constexpr std::size_t kMaxBytes = kMaxSpecBytes;
 

@@ -18,10 +18,10 @@
 
 namespace gidpolicy::detail {
 
-/// A pinned index read the way a stack that checks nothing reads it (NCCL_IB_GID_INDEX,
-/// FI_VERBS_GID_IDX, UCX's explicit index once its port check passed): whatever the slot holds,
+/// A pinned index read the way a stack that checks nothing reads it (NCCL's and libfabric's pins,
+/// UCX's explicit index once its port check passed; stack_table.hpp): whatever the slot holds,
 /// an empty slot's zeros included, so the RTR prediction shows what the driver then answers.
-/// `who()` names the setting in messages ("NCCL_IB_GID_INDEX=3"); it is called only when a
+/// `who()` names the setting in messages (NCCL's pin "=3"); it is called only when a
 /// message or a trace note is made, so an untraced success allocates nothing.
 result<Selection> pinned_index(const GidTable& table, std::uint32_t index, Recorder& rec,
                                const std::function<std::string()>& who);

@@ -1,4 +1,5 @@
 #include <gidpolicy/policies/ucx.hpp>
+#include <gidpolicy/stack_table.hpp>
 
 #include "stack_common.hpp"
 
@@ -41,8 +42,8 @@ result<Selection> Ucx::select(const GidTable& table, SelectOptions run) const {
         if (checked >= table.length()) {
           rec.step(checked, EntryVerdict::out_of_range, [] { return std::string("beyond the table"); });
           return fail(errc::index_out_of_range,
-                      detail::where(table) +
-                          ": UCX rejects the port: UCX_IB_GID_INDEX=" + std::to_string(checked) +
+                      detail::where(table) + ": UCX rejects the port: " +
+                          std::string(stack_vars::kUcxGidIndex) + "=" + std::to_string(checked) +
                           " is not below the table length " + std::to_string(table.length()));
         }
         const GidEntry* first = table.find(checked);
@@ -56,17 +57,18 @@ result<Selection> Ucx::select(const GidTable& table, SelectOptions run) const {
           rec.step(checked, EntryVerdict::empty, [&] {
             return "gid[" + std::to_string(checked) + "] is all zeros: UCX rejects the whole port";
           });
-          return fail(
-              errc::no_candidate,
-              detail::where(table) + ": UCX rejects the port (\"invalid gid[" + std::to_string(checked) +
-                  "] on " + table.port().device + ":" + std::to_string(table.port().port) +
-                  "\"): the slot is empty, so rc_verbs/ud_verbs are not offered there" +
-                  (gid_index ? std::string()
-                             : std::string("; UCX_IB_GID_INDEX=N with a non-empty slot N passes the check")));
+          return fail(errc::no_candidate,
+                      detail::where(table) + ": UCX rejects the port (\"invalid gid[" +
+                          std::to_string(checked) + "] on " + table.port().device + ":" +
+                          std::to_string(table.port().port) +
+                          "\"): the slot is empty, so rc_verbs/ud_verbs are not offered there" +
+                          (gid_index ? std::string()
+                                     : "; " + std::string(stack_vars::kUcxGidIndex) +
+                                           "=N with a non-empty slot N passes the check"));
         }
         if (gid_index) {
           rec.step(checked, EntryVerdict::chosen,
-                   [&] { return detail::describe(*first) + ": UCX_IB_GID_INDEX"; });
+                   [&] { return detail::describe(*first) + ": " + std::string(stack_vars::kUcxGidIndex); });
           return detail::select_entry(*first);
         }
         if (ib) {

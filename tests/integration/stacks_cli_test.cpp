@@ -200,6 +200,42 @@ TEST(FleetStack, APinRightOnSomeHostsIsNamedOnTheOthers) {
   EXPECT_EQ(run_cli({"fleet", "--stack", "nccl", "--profile", "jaccl", stacks_data("fleet")}).exit_code, 2);
 }
 
+// The stack table's rows: fleet --stack takes the predicted ones, by their row's spec (nvshmem
+// runs NCCL's rule); the others are env stacks only, and the help lists each set from the table.
+TEST(FleetStack, TakesThePredictedRowsByTheirSpec) {
+  const auto n =
+      run_cli({"fleet", "--stack", "nvshmem:gid_index=7", "--device", "mlx5_1", stacks_data("fleet")});
+  EXPECT_EQ(n.exit_code, 1) << n.err;  // was a usage error: "nvshmem" is no spec
+  EXPECT_NE(n.out.find("--stack nccl:gid_index=7: the entry to use on 2 of 3 hosts"), std::string::npos)
+      << n.out;
+  for (const char* env_only : {"ds4", "llama.cpp", "jaccl"}) {
+    const auto r = run_cli({"fleet", "--stack", env_only, stacks_data("fleet")});
+    EXPECT_EQ(r.exit_code, 2) << env_only;
+    EXPECT_NE(r.err.find("expected one of nccl, nvshmem, ucx, mooncake, libfabric, perftest, found '" +
+                         std::string(env_only) + "'"),
+              std::string::npos)
+        << r.err;
+  }
+  const auto bad = run_cli({"fleet", "--stack", "nvshmem:nope=1", stacks_data("fleet")});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--stack nvshmem:nope=1:"), std::string::npos) << bad.err;  // as the user wrote it
+}
+
+TEST(Env, HelpListsEveryStackOfTheTable) {
+  const auto h = run_cli({"env", "--help"});
+  EXPECT_NE(h.out.find("nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl"),
+            std::string::npos)
+      << h.out;
+  const auto c = run_cli({"check", "--help"});
+  EXPECT_NE(c.out.find("NCCL, NVSHMEM, UCX, Mooncake, libfabric, perftest"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("MC_GID_INDEX, FI_VERBS_GID_IDX, GGML_RDMA_GID"), std::string::npos) << c.out;
+  const auto bad = run_cli({"env", "--for", "mpi", "--input", stacks_example("nccl-769.devinfo.txt")});
+  EXPECT_NE(bad.err.find(
+                "expected one of nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl"),
+            std::string::npos)
+      << bad.err;
+}
+
 // env --for jaccl: MLX_IBV_DEVICES from JACCL's device file, once this host's row is checked.
 std::string jaccl_fleet(const char* name) {
   return (example_tables_dir().parent_path() / "fleet" / "jaccl" / name).string();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The bash completion (tools/completion/gidpolicy.bash) driven as bash drives it: COMP_WORDS and
 # COMP_CWORD set, the function called, COMPREPLY read. The expected words come from the sources
-# (subcommands.hpp, registry.hpp), not from the binary the completion asks.
+# (subcommands.hpp, registry.hpp, stack_table.hpp), not from the binary the completion asks.
 #
 #   check_completion.sh SOURCE_DIR GIDPOLICY_BINARY COMPLETION_SCRIPT [--devices NAME...]
 # With --devices: also `--device <TAB>` offers exactly NAME... (run under `gidpolicy fake-host`,
@@ -48,6 +48,15 @@ missing=$(comm -23 <(echo "$names") <(echo "$offered"))
 [[ -z $missing ]] || fail "'gidpolicy select --profile <TAB>' misses spec names: $(echo $missing)"
 expect "select --profile ds4-" "ds4-linux"
 expect "check --profile jaccl-" $'jaccl-fixed\njaccl-legacy'
+# Stack names: every row of the stack table after env --for, the predicted rows after fleet --stack.
+table=$(sed -n '/kStacks\[\] = {/,/^};/p' "$src/include/gidpolicy/stack_table.hpp")
+stacks=$(grep -o '\.name = "[^"]*"' <<<"$table" | sed 's/.*"\(.*\)"/\1/' | sort)
+[[ $(wc -l <<<"$stacks") -ge 9 ]] || fail "fewer than 9 stacks found in stack_table.hpp"
+expect "env --for " "$stacks"
+predicted=$(awk '/\.name = "/ { n = $0; sub(/.*\.name = "/, "", n); sub(/".*/, "", n) }
+                 /\.predicted = true/ { print n }' <<<"$table" | sort)
+[[ -n $predicted ]] || fail "no predicted stack found in stack_table.hpp"
+expect "fleet --stack " "$predicted"
 # Options of the subcommand, values of an option, files where a path goes.
 expect "show --js" "--json"
 expect "select --ex" "--explain"

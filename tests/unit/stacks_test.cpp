@@ -10,25 +10,25 @@ namespace gidpolicy {
 namespace {
 
 TEST(Stacks, UcxRejectsTheNccl1573PortAndIndex7FixesIt) {
-  const auto p = predict_stack(StackId::ucx, test::nccl_1573_pod(0));
+  const auto p = predict_stack(StackId::ucx, test::nccl_1573_pod(0)).value();
   EXPECT_FALSE(p.chose);
   EXPECT_EQ(p.outcome, "rejects the port");
   ASSERT_TRUE(p.fix);
   EXPECT_EQ(*p.fix, 7u);
-  const auto n = predict_stack(StackId::nccl, test::nccl_1573_pod(0));
+  const auto n = predict_stack(StackId::nccl, test::nccl_1573_pod(0)).value();
   EXPECT_TRUE(n.works);
   EXPECT_EQ(n.index, 7u);
   EXPECT_FALSE(n.fix);
 }
 
 TEST(Stacks, LinkLocalPicksTimeOutAndIndex0OfLibfabricToo) {
-  const auto p = predict_stack(StackId::perftest, test::mooncake_ipv6(0));
+  const auto p = predict_stack(StackId::perftest, test::mooncake_ipv6(0)).value();
   EXPECT_TRUE(p.chose);
   EXPECT_EQ(p.index, 0u);
   EXPECT_FALSE(p.works);
   EXPECT_NE(p.outcome.find("times out"), std::string::npos) << p.outcome;
   EXPECT_EQ(p.fix, 1u);
-  const auto l = predict_stack(StackId::libfabric, test::nccl_769());
+  const auto l = predict_stack(StackId::libfabric, test::nccl_769()).value();
   EXPECT_FALSE(l.works);
   EXPECT_EQ(l.fix, 3u);
 }

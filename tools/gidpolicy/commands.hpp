@@ -62,8 +62,9 @@ struct EnvArgs {
   std::vector<std::string> stacks;  ///< --for, split on ','
   std::string profile = "auto";
   std::string format = "sh";  ///< sh, dotenv, json
-  /// jaccl: the device file (default $JACCL_IBV_DEVICES, then $MLX_IBV_DEVICES) and this host's
-  /// rank in it (default $JACCL_RANK, then $MLX_RANK); --jaccl-ring as JACCL_RING / MLX_JACCL_RING.
+  /// jaccl: the device file (default: the jaccl row's two device-file variables) and this host's
+  /// rank in it (default: JACCL's rank variables); --jaccl-ring as JACCL's ring variables
+  /// (stack_table.hpp, stack_vars).
   std::optional<std::string> jaccl_devices;
   std::optional<std::string> rank;
   bool jaccl_ring = false;

@@ -5,6 +5,7 @@
 #include "subcommands.hpp"
 
 #include <gidpolicy/policies/registry.hpp>
+#include <gidpolicy/stack_table.hpp>
 
 #include <iostream>
 #include <set>
@@ -110,6 +111,10 @@ int run_complete(const CLI::App& app, int argc, const char* const* argv) {
     const std::string& name = opt->get_lnames().front();
     if (name == "profile" || name == "policy") {
       print_specs(out);
+    } else if (name == "for" || name == "stack") {
+      // The stack table's names: every row for env --for, the predicted ones for fleet --stack.
+      for (const StackInfo& s : kStacks)
+        if (name == "for" || s.predicted) out.print("{}\n", s.name);
     } else if (name == "device") {
       out.print(":device\n");
     } else if (const auto words = member_words(*opt); !words.empty()) {

@@ -1,7 +1,8 @@
 // `gidpolicy --complete ...`: what the shell completion (tools/completion/gidpolicy.bash) asks
 // the binary, so the words it offers are the ones this binary parses: the subcommands and
-// options registered on the CLI11 model, the values its validators accept, and the spec names of
-// the policy registry (include/gidpolicy/policies/registry.hpp). Not listed in --help: it is an
+// options registered on the CLI11 model, the values its validators accept, the spec names of
+// the policy registry (include/gidpolicy/policies/registry.hpp) and the stack names of the stack
+// table (include/gidpolicy/stack_table.hpp: env --for, fleet --stack). Not listed in --help: it is an
 // interface for the completion script, documented in docs/cli.md ("Shell completion").
 //
 //   gidpolicy --complete subcommands        every subcommand, one a line

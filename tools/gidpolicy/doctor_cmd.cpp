@@ -15,6 +15,7 @@
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/host_doctor.hpp>
 #include <gidpolicy/kernel_routes.hpp>
+#include <gidpolicy/stacks.hpp>
 
 #include <fmt/core.h>
 
@@ -49,8 +50,9 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
                    "The hostfile mlx.distributed_config writes: this host's devices and its peers' addresses")
       ->excludes(dev_file);
   cmd_->add_option("--rank", o_.rank,
-                   "This host's rank in the device file or hostfile (default: $MLX_RANK, else the host whose "
-                   "address or name is this one's)");
+                   "This host's rank in the device file or hostfile (default: $" +
+                       std::string(stack_vars::kMlxRank) +
+                       ", else the host whose address or name is this one's)");
   cmd_->add_option("--platform", o_.platform,
                    "Whose commands to print: linux or darwin (default: this host's)")
       ->check(CLI::IsMember({"linux", "darwin"}));
@@ -68,11 +70,12 @@ int DoctorCommand::run() const {
   if (input_opt_->count()) o.source.input = input_;
   if (sysfs_opt_->count()) o.source.sysfs = sysfs_;
   if (!o.rank)
-    if (const char* r = std::getenv("MLX_RANK"); r && *r) {
+    if (const char* r = std::getenv(std::string(stack_vars::kMlxRank).c_str()); r && *r) {
       char* end = nullptr;
       const unsigned long v = std::strtoul(r, &end, 10);
       if (*end != '\0' || v > 4095)
-        return usage_error(std::string("MLX_RANK=") + bounded(r) + ": expected a rank 0..4095");
+        return usage_error(std::string(stack_vars::kMlxRank) + "=" + bounded(r) +
+                           ": expected a rank 0..4095");
       o.rank = static_cast<std::size_t>(v);
     }
   return run_doctor(o);
@@ -81,9 +84,6 @@ int DoctorCommand::run() const {
 // A named namespace, not an anonymous one: unity builds put this file in one translation unit
 // with the other subcommands, whose helpers have the same names.
 namespace doctor_cmd_detail {
-
-constexpr std::string_view kPinVariables[] = {"NCCL_IB_GID_INDEX", "NVSHMEM_IB_GID_INDEX", "UCX_IB_GID_INDEX",
-                                              "MC_GID_INDEX",      "FI_VERBS_GID_IDX",     "GGML_RDMA_GID"};
 
 std::string host_name() {
   char name[256] = {};
@@ -289,7 +289,7 @@ int run_doctor(const DoctorArgs& o) {
               bounded(doctor_cmd_detail::host_name(), 64) + "): its devices and peers are not checked",
           "a launcher that runs this host with another rank's row opens devices it may not have",
           {"gidpolicy doctor --" + std::string(o.hostfile ? "hostfile" : "jaccl-devices") + " " + path +
-           " --rank N   # N: this host's rank (or set MLX_RANK)"}});
+           " --rank N   # N: this host's rank (or set " + std::string(stack_vars::kMlxRank) + ")"}});
     for (std::size_t i = 0; i < f.hosts.size(); ++i) {
       if (self && i == *self) {
         std::set<std::string> seen;
@@ -319,7 +319,7 @@ int run_doctor(const DoctorArgs& o) {
   }
   KernelRoutes kernel;
   route_peers(in, kernel);
-  for (auto v : doctor_cmd_detail::kPinVariables)
+  for (auto v : pin_variables())
     if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
 
   std::string source;

@@ -8,6 +8,7 @@
 #include "render.hpp"
 
 #include <gidpolicy/fleet.hpp>
+#include <gidpolicy/stack_table.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -47,19 +48,21 @@ const char* first_env(const char* a, const char* b) {
 }
 
 /// --for jaccl's device file and rank, with JACCL's own defaults (its JACCL_* name first, then
-/// MLX_*). No file at all: nullopt (env then says how to give one). A file without a rank, a
-/// rank that is not a number below the file's rank count, or a file JACCL would refuse: an error.
+/// MLX_*; the device file's two names are the jaccl row's, stack_table.hpp). No file at all: nullopt (env
+/// then says how to give one). A file without a rank, a rank that is not a number below the file's rank
+/// count, or a file JACCL would refuse: an error.
 result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
   std::optional<std::string> file = o.jaccl_devices;
   std::string from = "--jaccl-devices";
   if (!file) {
-    if (const char* v = std::getenv("JACCL_IBV_DEVICES")) {
-      file = v;
-      from = "JACCL_IBV_DEVICES";
-    } else if (const char* w = std::getenv("MLX_IBV_DEVICES")) {
-      file = w;
-      from = "MLX_IBV_DEVICES";
-    }
+    // JACCL's row: the variable it reads first, then the one mlx.launch sets.
+    const StackInfo& jaccl = stack_row(StackId::jaccl);
+    for (const std::string_view var : {jaccl.launch.read_first, jaccl.launch.device})
+      if (const char* v = std::getenv(std::string(var).c_str())) {
+        file = v;
+        from = std::string(var);
+        break;
+      }
   }
   if (!file) {
     if (o.rank)
@@ -69,14 +72,16 @@ result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
   std::optional<std::string> rank_text = o.rank;
   std::string rank_from = "--rank";
   if (!rank_text) {
-    if (const char* v = first_env("JACCL_RANK", "MLX_RANK")) {
+    const std::string jaccl_rank(stack_vars::kJacclRank), mlx_rank(stack_vars::kMlxRank);
+    if (const char* v = first_env(jaccl_rank.c_str(), mlx_rank.c_str())) {
       rank_text = v;
-      rank_from = std::getenv("JACCL_RANK") ? "JACCL_RANK" : "MLX_RANK";
+      rank_from = std::getenv(jaccl_rank.c_str()) ? jaccl_rank : mlx_rank;
     }
   }
   if (!rank_text)
     return fail(errc::invalid_argument, "env --for jaccl: " + from + " " + bounded(*file) +
-                                            " needs this host's rank: give --rank R (or set MLX_RANK)");
+                                            " needs this host's rank: give --rank R (or set " +
+                                            std::string(stack_vars::kMlxRank) + ")");
   GIDPOLICY_TRY(devices, fleet::read_jaccl_devices(*file));
   const std::string& r = *rank_text;
   const bool digits = !r.empty() && r.size() <= 4 &&
@@ -86,7 +91,9 @@ result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
     return fail(errc::invalid_argument, rank_from + " " + bounded(r) + ": expected a rank 0.." +
                                             std::to_string(devices.ranks() - 1) + " of " + bounded(*file));
   GIDPOLICY_TRY(ring,
-                devices.uses_ring(o.jaccl_ring || first_env("JACCL_RING", "MLX_JACCL_RING") != nullptr));
+                devices.uses_ring(o.jaccl_ring ||
+                                  first_env(std::string(stack_vars::kJacclRing).c_str(),
+                                            std::string(stack_vars::kMlxJacclRing).c_str()) != nullptr));
   std::error_code ec;
   std::filesystem::path abs = std::filesystem::absolute(*file, ec);
   if (ec) abs = *file;
@@ -104,7 +111,8 @@ int run_env(const EnvArgs& o) {
     return usage_error(
         Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
   std::optional<JacclRow> jaccl;
-  if (std::find(stacks.value().begin(), stacks.value().end(), "jaccl") != stacks.value().end()) {
+  if (std::find(stacks.value().begin(), stacks.value().end(), stack_row(StackId::jaccl).name) !=
+      stacks.value().end()) {
     auto row = jaccl_row(o);
     if (!row) return usage_error(row.error());
     jaccl = std::move(row).value();

@@ -11,7 +11,6 @@ namespace gidpolicy::cli {
 using gidpolicy::EnvPlan;
 using gidpolicy::EnvSetting;
 using gidpolicy::JacclRow;
-using gidpolicy::kEnvStacks;
 using gidpolicy::parse_env_stacks;
 using gidpolicy::plan_env;
 using gidpolicy::render_dotenv;

@@ -403,24 +403,27 @@ FleetCommand::FleetCommand(CLI::App& app) {
   cmd_->add_option("--rails", o_.rails,
                    "rail: the rails' devices in order (default: each host's ports in natural order)")
       ->delimiter(',');
-  auto* devices_opt = cmd_->add_option(
-      "--jaccl-devices", o_.jaccl_devices,
-      "JACCL's device file, or an mlx.distributed_config hostfile (default: $JACCL_IBV_DEVICES or "
-      "$MLX_IBV_DEVICES); implies --topology jaccl");
+  const StackInfo& jaccl = stack_row(StackId::jaccl);
+  auto* devices_opt =
+      cmd_->add_option("--jaccl-devices", o_.jaccl_devices,
+                       "JACCL's device file, or an mlx.distributed_config hostfile (default: $" +
+                           std::string(jaccl.launch.read_first) + " or $" + std::string(jaccl.launch.device) +
+                           "); implies --topology jaccl");
   cmd_->add_option(
           "--hostfile", o_.jaccl_devices,
           "The hostfile mlx.distributed_config writes ({\"hosts\": [{\"ssh\", \"ips\", \"rdma\"}]}): "
           "its rdma rows are the device file; implies --topology jaccl")
       ->excludes(devices_opt);
-  ring_flag_ = cmd_->add_flag(
-      "--jaccl-ring", o_.jaccl_ring,
-      "Prefer JACCL's ring when the file allows one (default: $JACCL_RING or $MLX_JACCL_RING set)");
+  ring_flag_ = cmd_->add_flag("--jaccl-ring", o_.jaccl_ring,
+                              "Prefer JACCL's ring when the file allows one (default: $" +
+                                  std::string(stack_vars::kJacclRing) + " or $" +
+                                  std::string(stack_vars::kMlxJacclRing) + " set)");
   cmd_->add_option("--profile", o_.profile, "What every host runs: a profile spec such as jaccl or auto")
       ->capture_default_str();
   cmd_->add_option(
       "--stack", o_.stack,
-      "Every host runs this stack's own choice (nccl, nvshmem, ucx, mooncake, libfabric, perftest, "
-      "with its options: nccl:gid_index=3); hosts where it is not the entry to use are named");
+      "Every host runs this stack's own choice (" + stack_names(StackSet::predicted) +
+          ", with its options: nccl:gid_index=3); hosts where it is not the entry to use are named");
   cmd_->add_option("--env-dir", o_.env_dir,
                    "With --stack: write one dotenv file per host (HOST.env) with the settings that make the "
                    "stack use gidpolicy's auto pick there");
@@ -449,9 +452,14 @@ int FleetCommand::run() const {
   };
   if (o.jaccl_devices) o.topology = "jaccl";
   if (o.topology == "jaccl" && !o.jaccl_devices) {
-    if (const char* f = env("JACCL_IBV_DEVICES", "MLX_IBV_DEVICES")) o.jaccl_devices = std::string(f);
+    const StackInfo& jaccl = stack_row(StackId::jaccl);
+    if (const char* f =
+            env(std::string(jaccl.launch.read_first).c_str(), std::string(jaccl.launch.device).c_str()))
+      o.jaccl_devices = std::string(f);
   }
-  if (!ring_flag_->count() && env("JACCL_RING", "MLX_JACCL_RING")) o.jaccl_ring = true;
+  if (!ring_flag_->count() &&
+      env(std::string(stack_vars::kJacclRing).c_str(), std::string(stack_vars::kMlxJacclRing).c_str()))
+    o.jaccl_ring = true;
   return run_fleet(o);
 }
 
@@ -466,24 +474,27 @@ int run_fleet(const FleetArgs& o) {
   auto sink = Sink::open(o.output, "--output");
   if (sink.error()) return output_error(*sink.error());
   std::string stack_name;
+  std::string stack_spec;  // the row's automatic spec with the options given: nvshmem:gid_index=3 is nccl's
   if (o.stack) {
     if (o.profile != "auto") return usage_error("fleet: give --stack or --profile, not both");
-    stack_name = o.stack->substr(0, o.stack->find(':'));
-    if (!find_stack(stack_name))
-      return usage_error(
-          "fleet --stack: expected nccl, nvshmem, ucx, mooncake, libfabric or perftest, found '" +
-          bounded(stack_name) + "'");
+    const std::size_t colon = o.stack->find(':');
+    stack_name = o.stack->substr(0, colon);
+    const StackInfo* row = find_stack(stack_name);
+    if (!row || !row->predicted)
+      return usage_error("fleet --stack: expected one of " + stack_names(StackSet::predicted) + ", found '" +
+                         bounded(stack_name) + "'");
+    stack_spec = std::string(row->automatic) + (colon == std::string::npos ? "" : o.stack->substr(colon));
   } else if (o.env_dir) {
     return usage_error("fleet --env-dir needs --stack STACK (which stack's settings to write)");
   }
   if (o.env_dir) {
     if (auto why = check_tree(*o.env_dir, "--env-dir", o.replace_env_dir)) return output_error(*why);
   }
-  const std::string profile_text = o.stack ? *o.stack : o.profile;
+  const std::string profile_text = o.stack ? stack_spec : o.profile;
   auto profile = parse_profile(profile_text);
   if (!profile)
     return usage_error(Error(profile.error().code, std::string(o.stack ? "--stack " : "--profile ") +
-                                                       bounded(profile_text) + ": " +
+                                                       bounded(o.stack ? *o.stack : o.profile) + ": " +
                                                        profile.error().detail));
   fleet::Topology topo;
   topo.device = o.device;
@@ -494,9 +505,8 @@ int run_fleet(const FleetArgs& o) {
     topo.rails = o.rails;
   }
   if (o.topology == "jaccl" && !o.jaccl_devices)
-    return usage_error(
-        "fleet --topology jaccl: give the device file with --jaccl-devices FILE (or set "
-        "JACCL_IBV_DEVICES)");
+    return usage_error("fleet --topology jaccl: give the device file with --jaccl-devices FILE (or set " +
+                       std::string(stack_row(StackId::jaccl).launch.read_first) + ")");
   fleet::ReadLimits limits;
   limits.threads = o.threads;
   auto hosts = fleet::read_snapshots(o.hosts, limits);
@@ -504,7 +514,8 @@ int run_fleet(const FleetArgs& o) {
   if (o.topology == "jaccl") {
     // The hosts first: the device file is checked against their count before it is built.
     // A JACCL device file or a hostfile: mlx.launch turns the hostfile's rdma rows into the
-    // device file it points MLX_IBV_DEVICES at, so either stands for the same matrix.
+    // device file it points its variable (the jaccl row's device setting) at, so either stands
+    // for the same matrix.
     auto devices = fleet::read_device_file(*o.jaccl_devices, hosts.value().size());
     if (!devices) return usage_error(devices.error());
     topo.pairing = fleet::Pairing::jaccl;

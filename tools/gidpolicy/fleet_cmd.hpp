@@ -18,8 +18,8 @@ struct FleetArgs {
   std::string device;              ///< mesh/ring device ("" = each host's first port)
   std::uint32_t port = 1;
   std::vector<std::string> rails;
-  std::optional<std::string> jaccl_devices;  ///< JACCL_IBV_DEVICES / MLX_IBV_DEVICES otherwise
-  bool jaccl_ring = false;                   ///< JACCL_RING / MLX_JACCL_RING otherwise
+  std::optional<std::string> jaccl_devices;  ///< else the jaccl row's device-file variables
+  bool jaccl_ring = false;                   ///< else JACCL's ring variables (stack_vars)
   std::string profile = "auto";
   /// --stack STACK[:options]: every host runs that stack's own choice (a stack profile spec);
   /// the report then names, per host, where that choice is not the entry to use.

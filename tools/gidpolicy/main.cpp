@@ -9,6 +9,8 @@
 #include "output.hpp"
 #include "subcommands.hpp"
 
+#include <gidpolicy/stacks.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -196,14 +198,17 @@ int run(int argc, char** argv) {
   check_cmd->add_option("--profile", check.profiles,
                         "Check these profile specs instead of the named ones (repeatable)");
   check_cmd->add_flag("--json", check.json, "Print JSON (schema in docs/cli.md)");
+  std::string pin_list;  // every pin variable of the stack table
+  for (const std::string_view v : gidpolicy::pin_variables())
+    pin_list += (pin_list.empty() ? "" : ", ") + std::string(v);
   auto* stacks_flag = check_cmd->add_flag(
       "--stacks", check.stacks,
-      "Every RDMA stack's own choice per port (NCCL, NVSHMEM, UCX, Mooncake, libfabric, perftest): "
-      "its index, whether RTR works, and the setting that fixes it");
-  auto* pins_flag = check_cmd->add_flag(
-      "--pins", check.pins,
-      "Judge the pinned GID indices (NCCL_IB_GID_INDEX, UCX_IB_GID_INDEX, MC_GID_INDEX, ...) of the "
-      "environment, each as its stack reads it, on every port");
+      "Every RDMA stack's own choice per port (" + gidpolicy::stack_titles(gidpolicy::StackSet::predicted) +
+          "): its index, whether RTR works, and the setting that fixes it");
+  auto* pins_flag =
+      check_cmd->add_flag("--pins", check.pins,
+                          "Judge the pinned GID indices (" + pin_list +
+                              ") of the environment, each as its stack reads it, on every port");
   auto* env_file_opt =
       check_cmd->add_option("--env-file", check.env_file,
                             "With --pins: also a dotenv file or a docker-compose file's environment: blocks");
@@ -281,23 +286,27 @@ int run(int argc, char** argv) {
   auto* env_cmd = add_subcommand(app, "env");
   env_src.add(env_cmd);
   env_cmd
-      ->add_option(
-          "--for", env.stacks,
-          "Stacks, comma-separated: nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, "
-          "jaccl")
+      ->add_option("--for", env.stacks,
+                   "Stacks, comma-separated: " + gidpolicy::stack_names(gidpolicy::StackSet::all))
       ->delimiter(',')
       ->required();
   add_profile_option(env_cmd, env.profile, "The profile whose pick the settings name");
   env_cmd->add_option("--format", env.format, "sh (export lines), dotenv or json")
       ->check(CLI::IsMember({"sh", "dotenv", "json"}))
       ->capture_default_str();
+  const gidpolicy::StackInfo& jaccl = gidpolicy::stack_row(gidpolicy::StackId::jaccl);
   env_cmd->add_option("--jaccl-devices", env.jaccl_devices,
-                      "jaccl: the device file MLX_IBV_DEVICES names (default $JACCL_IBV_DEVICES, "
-                      "$MLX_IBV_DEVICES); this host's row is checked");
+                      "jaccl: the device file " + std::string(jaccl.launch.device) + " names (default $" +
+                          std::string(jaccl.launch.read_first) + ", $" + std::string(jaccl.launch.device) +
+                          "); this host's row is checked");
   env_cmd->add_option("--rank", env.rank,
-                      "jaccl: this host's rank in the device file (default $JACCL_RANK, $MLX_RANK)");
+                      "jaccl: this host's rank in the device file (default $" +
+                          std::string(gidpolicy::stack_vars::kJacclRank) + ", $" +
+                          std::string(gidpolicy::stack_vars::kMlxRank) + ")");
   env_cmd->add_flag("--jaccl-ring", env.jaccl_ring,
-                    "jaccl: JACCL is asked for its ring (default: $JACCL_RING or $MLX_JACCL_RING set)");
+                    "jaccl: JACCL is asked for its ring (default: $" +
+                        std::string(gidpolicy::stack_vars::kJacclRing) + " or $" +
+                        std::string(gidpolicy::stack_vars::kMlxJacclRing) + " set)");
 
   // fleet (tools/gidpolicy/fleet_cmd.cpp)
   FleetCommand fleet(app);

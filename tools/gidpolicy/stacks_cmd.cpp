@@ -13,23 +13,6 @@
 #include <cstdlib>
 
 namespace gidpolicy::cli {
-namespace {
-
-// The setting that makes `s` route from `index` on `t`.
-std::string fix_setting(const StackInfo& s, const GidTable& t, std::uint32_t index) {
-  if (s.id == StackId::perftest)
-    return "-d " + t.port().device + " -i " + std::to_string(t.port().port) + " -x " + std::to_string(index);
-  std::string out = std::string(s.pin) + "=" + std::to_string(index);
-  if (s.id == StackId::ucx)
-    out += " UCX_NET_DEVICES=" + t.port().device + ":" + std::to_string(t.port().port);
-  return out;
-}
-
-constexpr std::string_view kPinVariables[] = {"NCCL_IB_GID_INDEX", "NVSHMEM_IB_GID_INDEX", "UCX_IB_GID_INDEX",
-                                              "MC_GID_INDEX",      "FI_VERBS_GID_IDX",     "GGML_RDMA_GID"};
-
-}  // namespace
-
 int run_check_stacks(const CheckArgs& o) {
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
@@ -54,13 +37,19 @@ int run_check_stacks(const CheckArgs& o) {
       standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", "STACK", "INDEX", "GID", "WORKS",
                               "OUTCOME");
     }
-    for (const auto& s : stack_catalogue()) {
-      const StackPrediction p = predict_profile(stack_profile(s.id), t, driver);
+    for (const StackInfo& s : stack_catalogue()) {
+      // The rows whose own choice is predicted (StackInfo::predicted); StackInfo::runs_on is
+      // what choosing them by link layer would read.
+      if (!s.predicted) continue;
+      auto own = stack_profile(s.id);
+      if (!own) return usage_error(own.error());  // a predicted row's choice is modelled (checked in kStacks)
+      const StackPrediction p = predict_profile(own.value(), t, driver);
       std::optional<std::string> fix;
       if (!p.works && p.fix) {
         // Only a setting that works when applied is offered.
-        const StackPrediction pinned = predict_profile(stack_profile(s.id, *p.fix), t, driver);
-        if (pinned.works) fix = fix_setting(s, t, *p.fix);
+        auto pinned_profile = stack_profile(s.id, *p.fix);
+        if (pinned_profile && predict_profile(pinned_profile.value(), t, driver).works)
+          fix = fix_setting(s, t, *p.fix);
       }
       if (!p.works) exit_code = kExitFinding;
       Json js;
@@ -106,7 +95,7 @@ int run_check_pins(const CheckArgs& o) {
   };
   {
     Source env{"the environment", {}};
-    for (auto v : kPinVariables)
+    for (auto v : pin_variables())
       if (auto val = lookup(std::string(v))) env.vars.push_back({std::string(v), *val, "the environment"});
     sources.push_back(std::move(env));
   }
@@ -114,8 +103,9 @@ int run_check_pins(const CheckArgs& o) {
     auto vars = read_env_file(*o.env_file, lookup);
     if (!vars) return usage_error(vars.error());
     Source f{*o.env_file, {}};
+    const auto pins = pin_variables();
     for (auto& a : vars.value())
-      for (auto v : kPinVariables)
+      for (auto v : pins)
         if (a.name == v) f.vars.push_back(a);
     sources.push_back(std::move(f));
   }
@@ -126,7 +116,7 @@ int run_check_pins(const CheckArgs& o) {
   Json jpins = Json::array();
   for (const auto& src : sources) {
     bool mc_set = false;
-    for (const auto& a : src.vars) mc_set = mc_set || a.name == "MC_GID_INDEX";
+    for (const auto& a : src.vars) mc_set = mc_set || a.name == stack_vars::kMcGidIndex;
     for (const auto& a : src.vars) {
       ++pins;
       const std::string shown = a.name + "=" + bounded(a.value, 40);
@@ -156,10 +146,10 @@ int run_check_pins(const CheckArgs& o) {
   if (o.json) {
     print_json(jpins);
   } else if (pins == 0) {
-    standard_output().print(
-        "no GID index is pinned (none of NCCL_IB_GID_INDEX, NVSHMEM_IB_GID_INDEX, UCX_IB_GID_INDEX, "
-        "MC_GID_INDEX, FI_VERBS_GID_IDX, GGML_RDMA_GID is set{})\n",
-        o.env_file ? " in the environment or " + *o.env_file : std::string());
+    std::string names;
+    for (auto v : pin_variables()) names += (names.empty() ? "" : ", ") + std::string(v);
+    standard_output().print("no GID index is pinned (none of {} is set{})\n", names,
+                            o.env_file ? " in the environment or " + *o.env_file : std::string());
   }
   return exit_code;
 }

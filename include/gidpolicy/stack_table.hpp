@@ -1,0 +1,425 @@
+// The stacks: one row per RDMA stack gidpolicy knows, and everything else about a stack is read
+// from its row: the StackId enum's order, `gidpolicy env --for` (which stacks, and the shape of
+// their settings), `check --stacks`, `check --pins`, `doctor`, `fleet --stack`, the CLI's help and
+// shell completion, and the Python module's `stacks()`.
+//
+// The gotcha it encodes: a stack is steered by names it reads (NCCL_IB_GID_INDEX,
+// UCX_NET_DEVICES, -x, --rdma-gid-index, ...), and one misspelled copy of such a name in advice
+// sends a user to set a variable nothing reads. Each name is spelled once, in `stack_vars` below;
+// scripts/check-stack-names fails the lint when one appears in src/, tools/ or python/src/.
+//
+// The table is checked when it compiles: a row that leaves out a field is an error (designated
+// initializers, no default member initializers, -Wmissing-field-initializers made an error for
+// the table; Clang before 18 does not warn for designated initializers, so the static_asserts
+// below check each field of each row as well), the rows are in StackId order, one per
+// enumerator, and an enumerator without a row fails the switch in is_stack_id()
+// (-Wswitch-enum made an error, no default).
+//
+// Adding a stack (docs/concepts.md, "Adding a stack"): its enumerator and row here, its case in
+// stack_profile() (src/stacks.cpp), its policy if its choice is modelled (the registry's files),
+// and its tests.
+//
+// Example:
+//   for (const gidpolicy::StackInfo& s : gidpolicy::kStacks)
+//     if (s.env == gidpolicy::EnvShape::per_process_variable)
+//       std::cout << s.name << " pins its index with " << s.launch.choice << "\n";
+//   const gidpolicy::StackInfo& ucx = gidpolicy::stack_row(gidpolicy::StackId::ucx);
+#pragma once
+
+#include <gidpolicy/gid_table.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <span>
+#include <string_view>
+
+namespace gidpolicy {
+
+/// Every stack, in table order (kStacks[i].id == StackId(i)).
+enum class StackId : std::uint8_t {
+  nccl,
+  nvshmem,
+  ucx,
+  mooncake,
+  libfabric,
+  perftest,
+  ds4,
+  llama_cpp,
+  jaccl
+};
+
+/// How a stack reads the text of a variable that pins its GID index (read_pin(), stacks.hpp).
+enum class PinRule : std::uint8_t {
+  nccl_param,     ///< ncclLoadParam: strtoll(text, 0, 0); empty keeps the default (-1 since 2.21.5, 0 before)
+  nvshmem_param,  ///< NVSHMEM's own parser, modelled as NCCL's (not read from its source)
+  ucx_config,     ///< "auto" or an unsigned number; anything else (empty too) is a configuration error
+  atoi,           ///< atoi; outside 0..255 means the automatic choice (Mooncake)
+  atoi_fallback,  ///< atoi, read only while the row's first pin is unset (Mooncake reading NCCL's)
+  integer_param,  ///< an integer parameter; empty reads as 0, a negative value as 0 (libfabric; not verified)
+  unchecked,      ///< strtoll, the index used as given (llama.cpp; not verified)
+};
+
+/// One variable that pins a stack's GID index, and how the stack reads its text.
+struct PinVariable {
+  std::string_view name;  ///< the environment variable
+  PinRule rule;
+};
+
+/// The shape of a stack's `gidpolicy env` output.
+enum class EnvShape : std::uint8_t {
+  per_process_variable,    ///< one index for every HCA of the process: no value when the ports need two
+  per_port_args,           ///< command-line arguments, one line per port
+  one_device_per_process,  ///< one device and its index: the first usable port, the others as alternatives
+  jaccl_device_file,       ///< a device file per rank, named by a variable; the policy for the patched fork
+};
+
+/// How a device variable or argument writes a port.
+enum class DeviceForm : std::uint8_t {
+  none,               ///< the stack has no such setting (Mooncake: its own device list)
+  device,             ///< "mlx5_0"
+  device_port,        ///< "mlx5_0:1"
+  exact_device_port,  ///< "=mlx5_0:1": NCCL's exact match (a bare name would also match mlx5_01)
+  file,               ///< not a port: the path of a file that names the devices (JACCL's device file)
+};
+
+/// When `gidpolicy env` sets a per-process stack's device variable to the ports it used.
+enum class DeviceList : std::uint8_t {
+  never,          ///< not at all (one device only, or none)
+  always,         ///< always (UCX uses every device it finds otherwise, checking each port)
+  when_left_out,  ///< only when a port was left out (the stack would otherwise use it too)
+};
+
+/// The settings a launcher gives a stack besides its pins.
+struct LaunchSettings {
+  std::string_view choice;      ///< the variable or argument carrying the choice: an index, or a spec (JACCL)
+  std::string_view device;      ///< the variable or argument naming the device(s); "" when none
+  DeviceForm device_form;       ///< how `device` writes a port
+  DeviceList device_list;       ///< per_process_variable: when `device` lists the ports used
+  std::string_view port;        ///< the argument naming the port when `device` does not ("-i"); ""
+  std::string_view read_first;  ///< a variable the stack reads before `device` ("" when none)
+};
+
+/// The link layers a stack runs on.
+struct LinkLayers {
+  bool infiniband;
+  bool ethernet;     ///< RoCE
+  bool thunderbolt;  ///< RDMA over Thunderbolt (macOS)
+  [[nodiscard]] constexpr bool has(LinkLayer l) const noexcept {
+    switch (l.kind()) {
+      case LinkLayer::Kind::infiniband:
+        return infiniband;
+      case LinkLayer::Kind::ethernet:
+        return ethernet;
+      case LinkLayer::Kind::thunderbolt:
+        return thunderbolt;
+      case LinkLayer::Kind::unknown:
+        return false;
+    }
+    return false;
+  }
+};
+
+/// One stack as a launcher meets it. Every field is given in every row (no defaults).
+struct StackInfo {
+  StackId id;
+  std::string_view name;     ///< "nccl": the name `env --for`, `fleet --stack` and Python take
+  std::string_view title;    ///< "NCCL": as help and prose name it
+  std::string_view version;  ///< the version the profile reproduces
+  std::string_view source;   ///< where the rule lives in that version's source
+  /// The profile spec of its automatic choice ("" when it is not modelled: llama.cpp).
+  std::string_view automatic;
+  /// `check --stacks`, `doctor` and `fleet --stack` predict its automatic choice on every port.
+  bool predicted;
+  std::span<const PinVariable> pins;  ///< the variables that pin its index, in the order it reads them
+  LaunchSettings launch;
+  EnvShape env;
+  LinkLayers runs_on;
+  std::string_view summary;  ///< one line for docs and help
+};
+
+/// Each variable or argument a stack reads, spelled once (scripts/check-stack-names).
+namespace stack_vars {
+inline constexpr std::string_view kNcclGidIndex = "NCCL_IB_GID_INDEX";
+inline constexpr std::string_view kNcclHca = "NCCL_IB_HCA";
+inline constexpr std::string_view kNvshmemGidIndex = "NVSHMEM_IB_GID_INDEX";
+inline constexpr std::string_view kNvshmemHcaList = "NVSHMEM_HCA_LIST";
+inline constexpr std::string_view kUcxGidIndex = "UCX_IB_GID_INDEX";
+inline constexpr std::string_view kUcxNetDevices = "UCX_NET_DEVICES";
+inline constexpr std::string_view kMcGidIndex = "MC_GID_INDEX";
+inline constexpr std::string_view kFiVerbsGidIdx = "FI_VERBS_GID_IDX";
+inline constexpr std::string_view kFiVerbsDeviceName = "FI_VERBS_DEVICE_NAME";
+inline constexpr std::string_view kPerftestDevice = "-d";
+inline constexpr std::string_view kPerftestPort = "-i";
+inline constexpr std::string_view kPerftestGidIndex = "-x";
+inline constexpr std::string_view kDs4Device = "--rdma-device";
+inline constexpr std::string_view kDs4GidIndex = "--rdma-gid-index";
+inline constexpr std::string_view kGgmlRdmaDev = "GGML_RDMA_DEV";
+inline constexpr std::string_view kGgmlRdmaGid = "GGML_RDMA_GID";
+inline constexpr std::string_view kMlxIbvDevices = "MLX_IBV_DEVICES";
+inline constexpr std::string_view kJacclIbvDevices = "JACCL_IBV_DEVICES";
+inline constexpr std::string_view kJacclGidPolicy = "JACCL_GID_POLICY";
+// JACCL's rank and ring as mlx.launch sets them (JACCL reads its own JACCL_* name first); gidpolicy
+// takes them as the defaults of --rank and --jaccl-ring.
+inline constexpr std::string_view kJacclRank = "JACCL_RANK";
+inline constexpr std::string_view kMlxRank = "MLX_RANK";
+inline constexpr std::string_view kJacclRing = "JACCL_RING";
+inline constexpr std::string_view kMlxJacclRing = "MLX_JACCL_RING";
+}  // namespace stack_vars
+
+namespace stack_rows {
+// The rows' lists (named so the table below stays one line per field).
+inline constexpr PinVariable kNcclPins[] = {{stack_vars::kNcclGidIndex, PinRule::nccl_param}};
+inline constexpr PinVariable kNvshmemPins[] = {{stack_vars::kNvshmemGidIndex, PinRule::nvshmem_param}};
+inline constexpr PinVariable kUcxPins[] = {{stack_vars::kUcxGidIndex, PinRule::ucx_config}};
+inline constexpr PinVariable kMooncakePins[] = {{stack_vars::kMcGidIndex, PinRule::atoi},
+                                                {stack_vars::kNcclGidIndex, PinRule::atoi_fallback}};
+inline constexpr PinVariable kLibfabricPins[] = {{stack_vars::kFiVerbsGidIdx, PinRule::integer_param}};
+inline constexpr PinVariable kLlamaCppPins[] = {{stack_vars::kGgmlRdmaGid, PinRule::unchecked}};
+inline constexpr std::span<const PinVariable> kNoPins{};
+inline constexpr LinkLayers kIbAndRoce{.infiniband = true, .ethernet = true, .thunderbolt = false};
+}  // namespace stack_rows
+
+// The opposite of the policy registry's rows: here a field left out is an error, on purpose.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wmissing-field-initializers"
+/// Every stack, in StackId order: the one table.
+inline constexpr StackInfo kStacks[] = {
+    {.id = StackId::nccl,
+     .name = "nccl",
+     .title = "NCCL",
+     .version = "NCCL >= 2.21.5",
+     .source = "src/transport/net_ib (ncclIbGetGidIndex, ncclUpdateGidIndex)",
+     .automatic = "nccl",
+     .predicted = true,
+     .pins = stack_rows::kNcclPins,
+     .launch = {.choice = stack_vars::kNcclGidIndex,
+                .device = stack_vars::kNcclHca,
+                .device_form = DeviceForm::exact_device_port,
+                .device_list = DeviceList::when_left_out,
+                .port = "",
+                .read_first = ""},
+     .env = EnvShape::per_process_variable,
+     .runs_on = stack_rows::kIbAndRoce,
+     .summary = "NVIDIA's collectives: one GID index per process for all its HCAs"},
+    {.id = StackId::nvshmem,
+     .name = "nvshmem",
+     .title = "NVSHMEM",
+     .version = "NVSHMEM 3.x (NCCL's rule under NVSHMEM_IB_*)",
+     .source = "src/modules/transport/common (NCCL's GID selection, copied)",
+     .automatic = "nccl",
+     .predicted = true,
+     .pins = stack_rows::kNvshmemPins,
+     .launch = {.choice = stack_vars::kNvshmemGidIndex,
+                .device = stack_vars::kNvshmemHcaList,
+                .device_form = DeviceForm::device_port,
+                .device_list = DeviceList::when_left_out,
+                .port = "",
+                .read_first = ""},
+     .env = EnvShape::per_process_variable,
+     .runs_on = stack_rows::kIbAndRoce,
+     .summary = "NVSHMEM and DeepEP: NCCL's choice under its own variables"},
+    {.id = StackId::ucx,
+     .name = "ucx",
+     .title = "UCX",
+     .version = "UCX 1.13.1 (Debian)",
+     .source = "src/uct/ib/base/ib_device.c (uct_ib_device_select_gid)",
+     .automatic = "ucx",
+     .predicted = true,
+     .pins = stack_rows::kUcxPins,
+     .launch = {.choice = stack_vars::kUcxGidIndex,
+                .device = stack_vars::kUcxNetDevices,
+                .device_form = DeviceForm::device_port,
+                .device_list = DeviceList::always,
+                .port = "",
+                .read_first = ""},
+     .env = EnvShape::per_process_variable,
+     .runs_on = stack_rows::kIbAndRoce,
+     .summary = "UCX and Open MPI 5: a port check on gid[0], then its own priorities"},
+    {.id = StackId::mooncake,
+     .name = "mooncake",
+     .title = "Mooncake",
+     .version = "Mooncake Transfer Engine (main, 2026)",
+     .source = "mooncake-transfer-engine/src/transport/rdma_transport/rdma_context.cpp, src/config.cpp",
+     .automatic = "mooncake",
+     .predicted = true,
+     .pins = stack_rows::kMooncakePins,
+     .launch = {.choice = stack_vars::kMcGidIndex,
+                .device = "",
+                .device_form = DeviceForm::none,
+                .device_list = DeviceList::never,
+                .port = "",
+                .read_first = ""},
+     .env = EnvShape::per_process_variable,
+     .runs_on = stack_rows::kIbAndRoce,
+     .summary = "Mooncake Transfer Engine: its address classes, or its pin (NCCL's when its own is unset)"},
+    {.id = StackId::libfabric,
+     .name = "libfabric",
+     .title = "libfabric",
+     .version = "libfabric 1.17 verbs provider, UD endpoints (Debian)",
+     .source = "prov/verbs (FI_VERBS_GID_IDX)",
+     .automatic = "libfabric",
+     .predicted = true,
+     .pins = stack_rows::kLibfabricPins,
+     .launch = {.choice = stack_vars::kFiVerbsGidIdx,
+                .device = stack_vars::kFiVerbsDeviceName,
+                .device_form = DeviceForm::device,
+                .device_list = DeviceList::never,
+                .port = "",
+                .read_first = ""},
+     .env = EnvShape::per_process_variable,
+     .runs_on = stack_rows::kIbAndRoce,
+     .summary = "libfabric's verbs provider: UD endpoints route from an index used unchecked (0)"},
+    {.id = StackId::perftest,
+     .name = "perftest",
+     .title = "perftest",
+     .version = "perftest 4.5 (Debian 4.5+0.17)",
+     .source = "src/perftest_resources.c (get_best_gid_index)",
+     .automatic = "perftest",
+     .predicted = true,
+     .pins = stack_rows::kNoPins,
+     .launch = {.choice = stack_vars::kPerftestGidIndex,
+                .device = stack_vars::kPerftestDevice,
+                .device_form = DeviceForm::device,
+                .device_list = DeviceList::never,
+                .port = stack_vars::kPerftestPort,
+                .read_first = ""},
+     .env = EnvShape::per_port_args,
+     .runs_on = stack_rows::kIbAndRoce,
+     .summary = "ib_write_bw and friends: their pairwise walk, or the index given on the command line"},
+    {.id = StackId::ds4,
+     .name = "ds4",
+     .title = "ds4",
+     .version = "ds4 (antirez/ds4 and forks): its macOS path; the spec ds4-linux is its Linux RoCE path",
+     .source = "ds4_tp.c (the first IPv4-mapped GID, or the index given; tp_rdma_linux_gid on Linux)",
+     .automatic = "ds4",
+     .predicted = false,
+     .pins = stack_rows::kNoPins,
+     .launch = {.choice = stack_vars::kDs4GidIndex,
+                .device = stack_vars::kDs4Device,
+                .device_form = DeviceForm::device,
+                .device_list = DeviceList::never,
+                .port = "",
+                .read_first = ""},
+     .env = EnvShape::per_port_args,
+     .runs_on = {.infiniband = false, .ethernet = true, .thunderbolt = true},
+     .summary = "ds4: the first IPv4-mapped GID on macOS, RoCE v2 on Linux, or the index given"},
+    {.id = StackId::llama_cpp,
+     .name = "llama.cpp",
+     .title = "llama.cpp",
+     .version = "llama.cpp RPC backend over RDMA (RoCE)",
+     .source = "ggml-rpc (its RDMA transport; not read here)",
+     .automatic = "",
+     .predicted = false,
+     .pins = stack_rows::kLlamaCppPins,
+     .launch = {.choice = stack_vars::kGgmlRdmaGid,
+                .device = stack_vars::kGgmlRdmaDev,
+                .device_form = DeviceForm::device,
+                .device_list = DeviceList::never,
+                .port = "",
+                .read_first = ""},
+     .env = EnvShape::one_device_per_process,
+     .runs_on = {.infiniband = false, .ethernet = true, .thunderbolt = false},
+     .summary = "llama.cpp's RPC backend: one device per process, its index used as given"},
+    {.id = StackId::jaccl,
+     .name = "jaccl",
+     .title = "JACCL",
+     .version = "MLX JACCL as it ships (since MLX PR 3412, Apr 2026)",
+     .source = "mlx/distributed/jaccl/lib/jaccl/rdma.cpp (info(), queue_pair_rtr)",
+     .automatic = "jaccl",
+     .predicted = false,
+     .pins = stack_rows::kNoPins,
+     .launch = {.choice = stack_vars::kJacclGidPolicy,
+                .device = stack_vars::kMlxIbvDevices,
+                .device_form = DeviceForm::file,
+                .device_list = DeviceList::never,
+                .port = "",
+                .read_first = stack_vars::kJacclIbvDevices},
+     .env = EnvShape::jaccl_device_file,
+     .runs_on = {.infiniband = false, .ethernet = false, .thunderbolt = true},
+     .summary = "MLX's JACCL: a device file per rank; the policy itself only in the patched fork"},
+};
+#pragma GCC diagnostic pop
+
+/// How many stacks there are.
+inline constexpr std::size_t kStackCount = std::size(kStacks);
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
+#pragma GCC diagnostic error "-Wswitch-enum"
+/// True for each enumerator of StackId. The switch lists them all and has no default: an
+/// enumerator added without a case fails the build, and one with a case but no row fails the
+/// static_assert below.
+constexpr bool is_stack_id(StackId id) noexcept {
+  switch (id) {
+    case StackId::nccl:
+    case StackId::nvshmem:
+    case StackId::ucx:
+    case StackId::mooncake:
+    case StackId::libfabric:
+    case StackId::perftest:
+    case StackId::ds4:
+    case StackId::llama_cpp:
+    case StackId::jaccl:
+      return true;
+  }
+  return false;
+}
+#pragma GCC diagnostic pop
+
+/// The row of `id`.
+constexpr const StackInfo& stack_row(StackId id) noexcept { return kStacks[static_cast<std::size_t>(id)]; }
+
+namespace stack_checks {
+constexpr bool rows_follow_the_enum() {
+  for (std::size_t i = 0; i < kStackCount; ++i)
+    if (kStacks[i].id != static_cast<StackId>(i) || !is_stack_id(kStacks[i].id)) return false;
+  return !is_stack_id(static_cast<StackId>(kStackCount));
+}
+constexpr bool names_are_unique() {
+  for (std::size_t i = 0; i < kStackCount; ++i)
+    for (std::size_t j = i + 1; j < kStackCount; ++j)
+      if (kStacks[i].name == kStacks[j].name) return false;
+  return true;
+}
+// What the shape of a row's env output needs of its other fields; Clang 14 does not flag a
+// designated field left out, so each field that must say something is checked here.
+constexpr bool row_is_complete(const StackInfo& s) {
+  if (s.name.empty() || s.title.empty() || s.version.empty() || s.source.empty() || s.summary.empty())
+    return false;
+  if (s.launch.choice.empty()) return false;
+  if (!s.runs_on.infiniband && !s.runs_on.ethernet && !s.runs_on.thunderbolt) return false;
+  if (s.predicted && s.automatic.empty()) return false;
+  if ((s.launch.device_form == DeviceForm::none) != s.launch.device.empty()) return false;
+  switch (s.env) {
+    case EnvShape::per_process_variable:
+      return !s.pins.empty() && s.pins.front().name == s.launch.choice;
+    case EnvShape::per_port_args:
+      return !s.launch.device.empty();
+    case EnvShape::one_device_per_process:
+      return !s.launch.device.empty() && !s.pins.empty() && s.pins.front().name == s.launch.choice;
+    case EnvShape::jaccl_device_file:
+      return s.launch.device_form == DeviceForm::file && !s.automatic.empty();
+  }
+  return false;
+}
+constexpr bool rows_are_complete() {
+  for (const StackInfo& s : kStacks)
+    if (!row_is_complete(s)) return false;
+  return true;
+}
+}  // namespace stack_checks
+static_assert(stack_checks::rows_follow_the_enum(),
+              "kStacks: one row per StackId enumerator, in enumerator order (stack_table.hpp)");
+static_assert(stack_checks::names_are_unique(), "kStacks: two rows have the same name");
+static_assert(stack_checks::rows_are_complete(),
+              "kStacks: a row leaves a field empty that its env shape needs (stack_checks::row_is_complete)");
+
+/// The row named `name`, or nullptr.
+constexpr const StackInfo* find_stack(std::string_view name) noexcept {
+  for (const StackInfo& s : kStacks)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+}  // namespace gidpolicy
