@@ -110,18 +110,17 @@ TEST(RegistryCapabilities, EveryExampleSaysWhetherItPicksUnchecked) {
     }
 }
 
-// A row whose policies route to a peer answers `--peer` too: a new such row without takes_peer
-// fails here (and its takes_peer is the row's own, not a list in the CLI).
-TEST(RegistryCapabilities, EveryRowThatRoutesToAPeerTakesOne) {
+// A row with a peer= option answers `--peer` too: a new such row without takes_peer fails here
+// (and its takes_peer is the row's own, not a list in the CLI). A row without one takes none.
+TEST(RegistryCapabilities, EveryRowWithAPeerOptionTakesAPeer) {
   for (const BuiltinSpec& row : kBuiltinSpecs) {
     if (row.kind == SpecKind::combinator) {
       EXPECT_EQ(row.takes_peer, nullptr) << row.name << ": its alternatives name their peers";
       continue;
     }
-    bool routes = false;
-    for (std::string_view ex : row.examples)
-      routes = routes || !parse_profile(ex).value().policy.peers().empty();
-    EXPECT_EQ(routes, row.takes_peer != nullptr) << row.name;
+    const bool has_peer = std::any_of(row.options.begin(), row.options.end(),
+                                      [](const SpecOptionInfo& o) { return o.key == "peer"; });
+    EXPECT_EQ(has_peer, row.takes_peer != nullptr) << row.name;
   }
   EXPECT_EQ(builtin_specs_taking_peer(), "auto, libfabric, rdma_cm");
 }
