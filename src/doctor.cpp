@@ -2,6 +2,7 @@
 #include <gidpolicy/doctor.hpp>
 #include <gidpolicy/stacks.hpp>
 
+#include "doctor_findings.hpp"
 #include "doctor_fixes.hpp"
 
 #include <algorithm>
@@ -49,45 +50,60 @@ std::optional<IfAddress> propose_address(const std::vector<IfAddress>& taken, un
   return std::nullopt;
 }
 
+std::string_view to_string(FindingCode c) noexcept {
+  if (static_cast<std::size_t>(c) >= kFindingCodeCount) return "unknown";
+  return doctor_detail::row_of(c).name;
+}
+
+std::optional<FindingCode> finding_code_from_string(std::string_view name) noexcept {
+  for (const doctor_detail::FindingRow& r : doctor_detail::kFindingRows)
+    if (r.name == name) return r.code;
+  return std::nullopt;
+}
+
+Severity severity_of(FindingCode c) noexcept {
+  // A value outside the enum blocks: a finding nobody can name must not let a host pass.
+  if (static_cast<std::size_t>(c) >= kFindingCodeCount) return Severity::blocker;
+  return doctor_detail::row_of(c).severity;
+}
+
+std::string finding_code_names() {
+  std::string out;
+  for (const doctor_detail::FindingRow& r : doctor_detail::kFindingRows) {
+    if (!out.empty()) out += ", ";
+    out += r.name;
+  }
+  return out;
+}
+
+std::string doctor_findings_table() {
+  std::string out =
+      "<!-- doctor-findings:begin (generated from src/doctor_findings.hpp by scripts/update-docs: edit the "
+      "table, not this copy) -->\n"
+      "| code | what | why it matters |\n"
+      "|---|---|---|\n";
+  // A '|' inside a cell is written "\|" (GitHub reads it as the character, in code spans too).
+  const auto cell = [](std::string_view text) {
+    std::string c;
+    for (char ch : text) c += ch == '|' ? std::string("\\|") : std::string(1, ch);
+    return c;
+  };
+  for (const doctor_detail::FindingRow& r : doctor_detail::kFindingRows) {
+    out += "| `" + std::string(r.name) + "`";
+    if (r.severity != Severity::blocker) out += " (" + std::string(to_string(r.severity)) + ")";
+    out += " | " + cell(r.what) + " | " + cell(r.why) + " |\n";
+  }
+  return out + "<!-- doctor-findings:end -->\n";
+}
+
 namespace {
 
+using doctor_detail::FixArgs;
 using doctor_detail::Fixes;
+using doctor_detail::row_of;
 
-/// The order causes are listed in: what stops everything else first (a device that does not
-/// answer hides all its other problems), then what a program meets first when it starts.
-int rank_of(std::string_view code) {
-  static constexpr std::string_view kOrder[] = {"no_answer",
-                                                "device_error",
-                                                "rdma_disabled",
-                                                "no_rdma_device",
-                                                "device_missing",
-                                                "interfaces_unknown",
-                                                "port_not_active",
-                                                "netdev_elsewhere",
-                                                "netdev_missing",
-                                                "netdev_down",
-                                                "bridge_member",
-                                                "no_ipv4",
-                                                "no_gids",
-                                                "link_local_only",
-                                                "address_without_gid",
-                                                "stale_gid",
-                                                "peer_unreachable",
-                                                "peer_no_gid",
-                                                "link_local_source",
-                                                "peer_off_rdma",
-                                                "stale_pin",
-                                                "rank_unknown",
-                                                "self_assigned",
-                                                "shared_subnet",
-                                                "mtu",
-                                                "roce_mode",
-                                                "bridge_unknown",
-                                                "rdma_state_unknown"};
-  for (std::size_t i = 0; i < std::size(kOrder); ++i)
-    if (kOrder[i] == code) return static_cast<int>(i);
-  return static_cast<int>(std::size(kOrder));
-}
+/// The order causes are listed in within a severity: the table's (the enum's) order.
+std::size_t rank_of(FindingCode code) { return static_cast<std::size_t>(code); }
 
 std::string text_of(const Gid& g) { return g.is_ipv4_mapped() ? g.ipv4_string() : g.to_string(); }
 
@@ -104,7 +120,7 @@ class Examiner {
     failures();
     rdma_state();
     if (!in_.interfaces_known)
-      add(Severity::blocker, "interfaces_unknown", "", 0, "",
+      add(FindingCode::interfaces_unknown, "", 0, "",
           "this host's interfaces could not be read: " + in_.interfaces_error,
           "without them no GID can be compared with its netdev's addresses", {});
     required_devices();
@@ -113,6 +129,12 @@ class Examiner {
     shared_subnets();
     peers();
     stacks_and_pins();
+    if (const auto& u = in_.unknown_rank)
+      add(FindingCode::rank_unknown, "", 0, "",
+          u->file + " names none of this host's addresses or its name (" + u->host +
+              "): its devices and peers are not checked",
+          "a launcher that runs this host with another rank's row opens devices it may not have",
+          {.file = u->file, .option = u->option});
     for (const Finding& f : in_.extra) r_.findings.push_back(f);
     std::stable_sort(r_.findings.begin(), r_.findings.end(), [](const Finding& a, const Finding& b) {
       if (a.severity != b.severity) return a.severity < b.severity;
@@ -122,10 +144,13 @@ class Examiner {
   }
 
  private:
-  void add(Severity s, std::string code, std::string device, std::uint32_t port, std::string netdev,
-           std::string text, std::string why, std::vector<std::string> fix) {
-    r_.findings.push_back(Finding{s, std::move(code), std::move(device), port, std::move(netdev),
-                                  std::move(text), std::move(why), std::move(fix)});
+  /// A finding of `code`: its severity and its commands (for this platform, from `fix`) are the
+  /// row's (doctor_findings.hpp).
+  void add(FindingCode code, std::string device, std::uint32_t port, std::string netdev, std::string text,
+           std::string why, const FixArgs& fix) {
+    const doctor_detail::FindingRow& row = row_of(code);
+    r_.findings.push_back(Finding{row.severity, code, std::move(device), port, std::move(netdev),
+                                  std::move(text), std::move(why), row.fix(fixes_, fix)});
   }
 
   const HostInterface* iface(std::string_view name) const {
@@ -156,15 +181,14 @@ class Examiner {
       if (f.timed_out) {
         const std::string secs = f.deadline_ms % 1000 == 0 ? std::to_string(f.deadline_ms / 1000) + " s"
                                                            : std::to_string(f.deadline_ms) + " ms";
-        add(Severity::blocker, "no_answer", f.device, f.port, "",
+        add(FindingCode::no_answer, f.device, f.port, "",
             f.device + " did not answer " + f.call + " within " + secs +
                 ": the port may be wedged; replug the cable or reboot",
             "every program that opens " + f.device + " (ibv_devinfo included) hangs in the same call",
-            fixes_.wedged(f.device));
+            {.device = f.device});
       } else {
-        add(Severity::blocker, "device_error", f.device, f.port, "",
-            what + ": " + f.call + " failed: " + f.detail, "programs that use " + what + " fail the same way",
-            {});
+        add(FindingCode::device_error, f.device, f.port, "", what + ": " + f.call + " failed: " + f.detail,
+            "programs that use " + what + " fail the same way", {});
       }
     }
   }
@@ -173,20 +197,19 @@ class Examiner {
   /// with no device at all is a Thunderbolt 4 Mac, whose hardware has none.
   void rdma_state() {
     if (in_.rdma_enabled == false) {
-      add(Severity::blocker, "rdma_disabled", "", 0, "",
+      add(FindingCode::rdma_disabled, "", 0, "",
           "RDMA over Thunderbolt is disabled (rdma_ctl status: disabled)",
-          "no rdma_en device is listed: JACCL and ds4 find no device and exit", fixes_.enable_rdma());
+          "no rdma_en device is listed: JACCL and ds4 find no device and exit", {});
     } else if (in_.rdma_enabled == true && in_.tables.empty() && in_.failures.empty() && !in_.from_file) {
-      add(Severity::blocker, "no_rdma_device", "", 0, "",
+      add(FindingCode::no_rdma_device, "", 0, "",
           "rdma_ctl status says enabled, but no RDMA device is listed",
           "on a Mac with Thunderbolt 4 (or a port without RDMA) this is final: RDMA over Thunderbolt needs "
           "Thunderbolt 5 at both ends; JACCL finds no device",
-          fixes_.device_missing("rdma_en<N>"));
+          {});
     } else if (!in_.rdma_state_error.empty()) {
-      add(Severity::note, "rdma_state_unknown", "", 0, "",
+      add(FindingCode::rdma_state_unknown, "", 0, "",
           "whether RDMA is enabled could not be read: " + in_.rdma_state_error,
-          "RDMA over Thunderbolt works only once `rdma_ctl enable` was run from macOS Recovery",
-          {"rdma_ctl status"});
+          "RDMA over Thunderbolt works only once `rdma_ctl enable` was run from macOS Recovery", {});
     }
   }
 
@@ -197,11 +220,10 @@ class Examiner {
     std::string names;
     for (const HostInterface* i : bridge_unknown_) names += (names.empty() ? "" : ", ") + i->name;
     const bool one = bridge_unknown_.size() == 1;
-    add(Severity::note, "bridge_unknown", "", 0, one ? bridge_unknown_.front()->name : "",
+    add(FindingCode::bridge_unknown, "", 0, one ? bridge_unknown_.front()->name : "",
         "whether " + names + (one ? " is" : " are") +
             " a bridge member could not be read: " + bridge_unknown_.front()->bridge_unknown,
-        "a bridge member's own address (and its GID) is not what the peer reaches; check by hand",
-        fixes_.check_bridges());
+        "a bridge member's own address (and its GID) is not what the peer reaches; check by hand", {});
   }
 
   void required_devices() {
@@ -214,10 +236,10 @@ class Examiner {
                         std::any_of(in_.failures.begin(), in_.failures.end(),
                                     [&](const DeviceFailure& f) { return f.device == dev; });
       if (!have)
-        add(Severity::blocker, "device_missing", dev, 0, "",
+        add(FindingCode::device_missing, dev, 0, "",
             origin + " names " + dev + ", which this host does not have",
             "JACCL opens the devices of its rank's row: ibv_open_device finds none and the rank exits",
-            fixes_.device_missing(dev));
+            {.device = dev});
     }
   }
 
@@ -243,10 +265,14 @@ class Examiner {
     const bool tb = t.port().link_layer.kind() == LinkLayer::Kind::thunderbolt;
     if (t.port().state != PortState::active) {
       const HostInterface* i = netdevs.empty() ? nullptr : iface(netdevs.front());
-      add(Severity::blocker, "port_not_active", dev, pn, netdevs.empty() ? "" : netdevs.front(),
+      add(FindingCode::port_not_active, dev, pn, netdevs.empty() ? "" : netdevs.front(),
           pname + " is " + std::string(to_string(t.port().state)) + ", not active",
           "QPs on it cannot reach RTR; JACCL and ds4 stop at the port check",
-          fixes_.port_down(dev, pn, netdevs.empty() ? "" : netdevs.front(), i && !i->up, tb));
+          {.device = dev,
+           .port = pn,
+           .netdev = netdevs.empty() ? "" : netdevs.front(),
+           .netdev_down = i && !i->up,
+           .thunderbolt = tb});
     }
     if (!in_.interfaces_known) return;
     bool missing_any = false;
@@ -257,31 +283,30 @@ class Examiner {
       if (!i) {
         missing_any = true;
         if (named)
-          add(Severity::blocker, "netdev_elsewhere", dev, pn, n,
+          add(FindingCode::netdev_elsewhere, dev, pn, n,
               pname + ": its GIDs are bound to " + n + ", which is not in this network namespace",
               "RTR from those GIDs fails with ENODEV (19): the kernel looks the GID's netdev up in the "
               "caller's "
               "namespace",
-              fixes_.netdev_elsewhere(n));
+              {.netdev = n});
         else
-          add(Severity::blocker, "netdev_missing", dev, pn, n,
-              pname + ": its interface " + n + " is not there",
-              "without the interface the port has no address and no IP-based GID", fixes_.netdev_missing(n));
+          add(FindingCode::netdev_missing, dev, pn, n, pname + ": its interface " + n + " is not there",
+              "without the interface the port has no address and no IP-based GID", {.netdev = n});
         continue;
       }
       netdev_checks(t, n, *i, tb);
     }
     if (missing_any) return;
     if (s.gids == 0) {
-      add(Severity::blocker, "no_gids", dev, pn, netdevs.empty() ? "" : netdevs.front(),
-          pname + " lists no GID", "no program can advertise or route from this port", {});
+      add(FindingCode::no_gids, dev, pn, netdevs.empty() ? "" : netdevs.front(), pname + " lists no GID",
+          "no program can advertise or route from this port", {});
     } else if (s.routable == 0 && !(tb && no_ipv4_said_)) {
       auto a = next_address();
-      add(Severity::blocker, "link_local_only", dev, pn, netdevs.empty() ? "" : netdevs.front(),
+      add(FindingCode::link_local_only, dev, pn, netdevs.empty() ? "" : netdevs.front(),
           pname + ": only link-local GIDs (" + std::to_string(s.gids) + "): none reaches past the link",
           "a stack that takes a link-local GID passes RTR and then times out: routers drop link-local "
           "sources",
-          a && !netdevs.empty() ? fixes_.add_address(netdevs.front(), *a) : std::vector<std::string>{});
+          {.netdev = netdevs.empty() ? "" : netdevs.front(), .address = a});
     }
     no_ipv4_said_ = false;
     roce_mode(t);
@@ -292,39 +317,38 @@ class Examiner {
     const std::uint32_t pn = t.port().port;
     const std::string pname = port_name(t);
     if (!i.up)
-      add(Severity::blocker, "netdev_down", dev, pn, n, pname + ": " + n + " is down",
-          "the kernel drops a down netdev's IP-based GIDs and the port goes down with it",
-          fixes_.netdev_up(n));
+      add(FindingCode::netdev_down, dev, pn, n, pname + ": " + n + " is down",
+          "the kernel drops a down netdev's IP-based GIDs and the port goes down with it", {.netdev = n});
     if (!i.bridge.empty())
-      add(Severity::blocker, "bridge_member", dev, pn, n, n + " is a member of " + i.bridge,
+      add(FindingCode::bridge_member, dev, pn, n, n + " is a member of " + i.bridge,
           "a bridge member carries the bridge's traffic: " + n +
               "'s own address (and its GID) is not what the peer reaches; JACCL's RTR or its first send "
               "fails",
-          fixes_.leave_bridge(n, i.bridge));
+          {.netdev = n, .bridge = i.bridge});
     else if (!i.bridge_unknown.empty() &&
              std::find(bridge_unknown_.begin(), bridge_unknown_.end(), &i) == bridge_unknown_.end())
       bridge_unknown_.push_back(&i);
     if (tb && !i.has_ipv4()) {
       auto a = next_address();
       no_ipv4_said_ = true;
-      add(Severity::blocker, "no_ipv4", dev, pn, n,
+      add(FindingCode::no_ipv4, dev, pn, n,
           pname + ": " + n + " has no IPv4 address, so the port has no ::ffff:a.b.c.d GID",
           "JACCL and ds4 route from the first IPv4-mapped GID: without one their RTR fails with EINVAL (22)",
-          a ? fixes_.add_address(n, *a) : std::vector<std::string>{});
+          {.netdev = n, .address = a});
     } else if (tb && !i.has_assigned_ipv4()) {
       auto a = next_address();
-      add(Severity::warning, "self_assigned", dev, pn, n,
+      add(FindingCode::self_assigned, dev, pn, n,
           pname + ": " + n + " has only a self-assigned 169.254 address",
           "it arrives seconds to minutes after the link and may differ after a reboot: a device file or "
           "peer list written today names a GID that is gone tomorrow",
-          a ? fixes_.add_address(n, *a) : std::vector<std::string>{});
+          {.netdev = n, .address = a});
     }
     if (i.mtu && i.mtu < mtu_bytes(t.port().active_mtu))
-      add(Severity::warning, "mtu", dev, pn, n,
+      add(FindingCode::mtu, dev, pn, n,
           pname + ": " + n + "'s MTU " + std::to_string(i.mtu) + " is below the port's active MTU " +
               std::to_string(mtu_bytes(t.port().active_mtu)),
           "packets of the port's MTU do not fit the netdev: large messages stall or are dropped",
-          fixes_.mtu(n, mtu_bytes(t.port().active_mtu) + 96));
+          {.netdev = n, .mtu = mtu_bytes(t.port().active_mtu) + 96});
     // Addresses against GIDs. Link-local IPv6 is left out: its GID comes from the MAC, with or
     // without the address.
     for (const IfAddress& a : i.addresses) {
@@ -344,11 +368,11 @@ class Examiner {
       else
         likely = "the kernel adds a GID within a moment of its address: if it stays missing, " + n +
                  " is not this port's netdev (never)";
-      add(Severity::blocker, "address_without_gid", dev, pn, n,
+      add(FindingCode::address_without_gid, dev, pn, n,
           pname + ": " + n + " holds " + at + " but no GID does (" + likely + ")",
           "rdma_cm binds " + text_of(a.address) +
               " to a GID holding it: none, so rdma_resolve_addr fails with ENODEV (19)",
-          fixes_.readd_address(n, a, in_.from_file));
+          {.netdev = n, .address = a, .from_file = in_.from_file});
     }
     // One finding per address, naming every index that holds it (mlx5 keeps a RoCE v1 and a v2
     // entry per address).
@@ -364,7 +388,7 @@ class Examiner {
         it->second += ", [" + std::to_string(e.index) + "]";
     }
     for (const auto& [gid, indices] : stale)
-      add(Severity::blocker, "stale_gid", dev, pn, n,
+      add(FindingCode::stale_gid, dev, pn, n,
           pname +
               (indices.find(',') == std::string::npos
                    ? ": GID " + indices + " " + text_of(gid) + " is on "
@@ -372,7 +396,7 @@ class Examiner {
               n + ", which no longer holds that address (stale)",
           "a program that advertises it gets nothing back: the peer's packets to " + text_of(gid) +
               " are not delivered to this host",
-          fixes_.stale_gid(n, gid, in_.from_file));
+          {.netdev = n, .gid = gid, .from_file = in_.from_file});
   }
 
   void roce_mode(const GidTable& t) {
@@ -385,10 +409,10 @@ class Examiner {
       v2 = v2 || e.type == GidType::roce_v2;
     }
     if (v1 && !v2)
-      add(Severity::warning, "roce_mode", t.port().device, t.port().port, "",
+      add(FindingCode::roce_mode, t.port().device, t.port().port, "",
           port_name(t) + ": its address GIDs are RoCE v1 only, and rdma_cm's default RoCE mode is RoCE v2",
           "rdma_cm looks for a GID of the default mode holding the address: none, ENODEV (19)",
-          fixes_.roce_mode(t.port().device, t.port().port));
+          {.device = t.port().device, .port = t.port().port});
   }
 
   void shared_subnets() {
@@ -413,14 +437,14 @@ class Examiner {
         if (!nets[x].a.address.in_prefix(nets[y].a.address, 96 + p)) continue;
         if (!said.insert({nets[x].netdev, nets[y].netdev}).second) continue;
         auto a = next_address();
-        add(Severity::warning, "shared_subnet", "", 0, nets[y].netdev,
+        add(FindingCode::shared_subnet, "", 0, nets[y].netdev,
             nets[x].port + " (" + nets[x].netdev + ") and " + nets[y].port + " (" + nets[y].netdev +
                 ") are on one subnet (" + text_of(nets[x].a.address) + "/" +
                 std::to_string(nets[x].a.prefix) + ", " + text_of(nets[y].a.address) + "/" +
                 std::to_string(nets[y].a.prefix) + ")",
             "ds4 refuses two ports on one subnet; the kernel routes the whole subnet through one of them, so "
             "JACCL's traffic for the other cable leaves by the wrong one",
-            a ? fixes_.move_subnet(nets[y].netdev, nets[y].a, *a) : std::vector<std::string>{});
+            {.netdev = nets[y].netdev, .address = a, .old = nets[y].a});
       }
   }
 
@@ -439,10 +463,9 @@ class Examiner {
       if (!p.route) {
         l.summary = p.route.error().detail;
         r_.peers.push_back(l);
-        add(Severity::blocker, "peer_unreachable", "", 0, "",
-            "peer " + l.peer + " (" + p.origin + "): " + l.summary,
+        add(FindingCode::peer_unreachable, "", 0, "", "peer " + l.peer + " (" + p.origin + "): " + l.summary,
             "rdma_resolve_addr fails the same way, and a stack given a GID for it sends into nothing",
-            fixes_.route(p.address));
+            {.peer = p.address});
         continue;
       }
       const Route& r = p.route.value();
@@ -451,9 +474,9 @@ class Examiner {
       if (auto ok = check_route(p.address, r); !ok) {
         l.summary = ok.error().detail;
         r_.peers.push_back(l);
-        add(Severity::blocker, "peer_unreachable", "", 0, r.netdev,
+        add(FindingCode::peer_unreachable, "", 0, r.netdev,
             "peer " + l.peer + " (" + p.origin + "): " + l.summary, "rdma_resolve_addr fails the same way",
-            fixes_.route(p.address));
+            {.peer = p.address});
         continue;
       }
       l.routed = true;
@@ -470,14 +493,15 @@ class Examiner {
       if (!t) {
         l.summary = "leaves through " + r.netdev + ", which is no RDMA port's netdev";
         r_.peers.push_back(l);
-        add(Severity::warning, "peer_off_rdma", "", 0, r.netdev,
+        add(FindingCode::peer_off_rdma, "", 0, r.netdev,
             "peer " + l.peer + ": the kernel's route leaves through " + r.netdev +
                 ", which no RDMA port uses",
             "rdma_cm binds to " + r.netdev +
                 " and finds no GID on it (ENODEV); RDMA to this peer would not use the cable",
-            fixes_.pin_route(p.address, port_netdevs_.size() == 1 && port_netdevs_.front().second.size() == 1
-                                            ? port_netdevs_.front().second.front()
-                                            : std::string()));
+            {.netdev = port_netdevs_.size() == 1 && port_netdevs_.front().second.size() == 1
+                           ? port_netdevs_.front().second.front()
+                           : std::string(),
+             .peer = p.address});
         continue;
       }
       l.port = port_name(*t);
@@ -492,7 +516,7 @@ class Examiner {
         l.summary = "through " + r.netdev + " (" + l.port + "), but no GID holds its source " +
                     (l.source.empty() ? std::string("(none)") : l.source);
         r_.peers.push_back(l);
-        add(Severity::blocker, "peer_no_gid", t->port().device, t->port().port, r.netdev,
+        add(FindingCode::peer_no_gid, t->port().device, t->port().port, r.netdev,
             "peer " + l.peer + ": " + l.summary, "rdma_cm finds no GID for the route's source: ENODEV (19)",
             {});
         continue;
@@ -505,11 +529,11 @@ class Examiner {
                   "] " + text_of(src->gid);
       r_.peers.push_back(l);
       if (ll_src && !ll_peer)
-        add(Severity::blocker, "link_local_source", t->port().device, t->port().port, r.netdev,
+        add(FindingCode::link_local_source, t->port().device, t->port().port, r.netdev,
             "peer " + l.peer + ": the route's source " + text_of(src->gid) +
                 " is link-local and the peer is not",
             "RTR passes and the QP times out: a link-local source reaches nothing past its link",
-            fixes_.add_address_or_none(r.netdev, next_address()));
+            {.netdev = r.netdev, .address = next_address()});
     }
   }
 
@@ -530,16 +554,10 @@ class Examiner {
         for (const PinReading& reading : read_pin(pin.variable, pin.value, mc_set)) {
           const PinJudgement j = judge_pin(reading, t, model);
           if (j.status == PinJudgement::Status::fine) continue;
-          std::vector<std::string> fix;
-          if (j.right_index)
-            fix.push_back("export " + pin.variable + "=" + std::to_string(*j.right_index) +
-                          "   # what gidpolicy's auto picks on " + port_name(t));
-          fix.push_back("# or unset " + pin.variable +
-                        " and let the stack choose (gidpolicy check --stacks says what it picks)");
-          add(Severity::blocker, "stale_pin", t.port().device, t.port().port, "",
+          add(FindingCode::stale_pin, t.port().device, t.port().port, "",
               pin.variable + "=" + pin.value + " as " + reading.reader + " reads it: " + j.summary,
               "the stack routes from that index on " + port_name(t) + ", not from the entry to use",
-              std::move(fix));
+              {.variable = pin.variable, .index = j.right_index, .port_name = port_name(t)});
         }
     }
   }

@@ -1,9 +1,5 @@
 #include <gidpolicy/network.hpp>
-#include <gidpolicy/policies/first_of.hpp>
-#include <gidpolicy/policies/libfabric.hpp>
-#include <gidpolicy/policies/per_device.hpp>
-#include <gidpolicy/policies/ranked.hpp>
-#include <gidpolicy/policies/rdma_cm.hpp>
+#include <gidpolicy/policies/any_policy.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -242,34 +238,8 @@ result<NetworkView> observe_network(RouteSource& source, std::span<const PeerAdd
   return v;
 }
 
-namespace {
-void add_peer(const std::optional<PeerAddress>& peer, std::vector<PeerAddress>& out) {
-  if (peer && std::find(out.begin(), out.end(), *peer) == out.end()) out.push_back(*peer);
-}
-
-void collect(const AnyPolicy& p, std::vector<PeerAddress>& out, unsigned depth) {
-  if (depth > 64) return;  // specs nest far less; a bound keeps a hostile value finite
-  // rdma_cm:peer= (and libfabric's MSG endpoints, which resolve through rdma_cm) needs the
-  // route as much as auto:peer= does: without it their select() can only refuse.
-  if (const auto* r = p.target<Ranked>()) {
-    add_peer(r->options.peer, out);
-  } else if (const auto* cm = p.target<RdmaCm>()) {
-    add_peer(cm->peer, out);
-  } else if (const auto* lf = p.target<Libfabric>()) {
-    if (lf->msg) add_peer(lf->msg->peer, out);
-  } else if (const auto* f = p.target<FirstOf>()) {
-    for (const auto& a : f->alternatives) collect(a, out, depth + 1);
-  } else if (const auto* d = p.target<PerDevice>()) {
-    for (const auto& [name, a] : d->by_device) collect(a, out, depth + 1);
-    if (d->fallback) collect(*d->fallback, out, depth + 1);
-  }
-}
-}  // namespace
-
-std::vector<PeerAddress> peers_of(const AnyPolicy& policy) {
-  std::vector<PeerAddress> out;
-  collect(policy, out, 0);
-  return out;
-}
+// Each policy answers for itself (SelectionPolicy::peers(), policy.hpp): a new policy that routes
+// to a peer is routed here without an edit.
+std::vector<PeerAddress> peers_of(const AnyPolicy& policy) { return policy.peers(); }
 
 }  // namespace gidpolicy

@@ -35,9 +35,11 @@
 #include <gidpolicy/interfaces.hpp>
 #include <gidpolicy/network.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gidpolicy {
@@ -75,11 +77,78 @@ struct DoctorPin {
 enum class Severity : std::uint8_t { blocker, warning, note };
 std::string_view to_string(Severity s) noexcept;  ///< "blocker", "warning", "note"
 
+/// Every kind of finding the doctor makes, in rank order: within one severity a finding listed
+/// earlier is the more likely cause and is printed first (what stops everything else first, then
+/// what a program meets first when it starts).
+///
+/// Each code has exactly one row in the doctor's table (src/doctor_findings.hpp): its JSON name,
+/// severity, fix per platform and docs line. The table is checked against this enum when the
+/// library compiles (one row per code, in this order), so a new code is: its enumerator here,
+/// its row there, the check in doctor.cpp that makes it, and `scripts/update-docs` (docs/doctor.md's
+/// table is generated). The gotcha this encodes: the codes used to be free strings, and a
+/// mistyped one was ranked last without a word.
+///
+/// Example:
+///   const gidpolicy::FindingCode c = gidpolicy::FindingCode::no_ipv4;
+///   std::cout << gidpolicy::to_string(c) << "\n";                           // no_ipv4
+///   if (gidpolicy::finding_code_from_string("no_ipv4") == c &&
+///       gidpolicy::severity_of(c) == gidpolicy::Severity::blocker)
+///     std::cout << "a host with it is not ready\n";
+enum class FindingCode : std::uint8_t {
+  no_answer,
+  device_error,
+  rdma_disabled,
+  no_rdma_device,
+  device_missing,
+  interfaces_unknown,
+  port_not_active,
+  netdev_elsewhere,
+  netdev_missing,
+  netdev_down,
+  bridge_member,
+  no_ipv4,
+  no_gids,
+  link_local_only,
+  address_without_gid,
+  stale_gid,
+  peer_unreachable,
+  peer_no_gid,
+  link_local_source,
+  peer_off_rdma,
+  stale_pin,
+  rank_unknown,
+  self_assigned,
+  shared_subnet,
+  mtu,
+  roce_mode,
+  bridge_unknown,
+  rdma_state_unknown,  // the last one: kFindingCodeCount counts to it
+};
+
+/// How many codes there are (they run 0 .. kFindingCodeCount - 1, in rank order).
+inline constexpr std::size_t kFindingCodeCount =
+    static_cast<std::size_t>(FindingCode::rdma_state_unknown) + 1;
+
+/// The code's stable JSON name: "no_ipv4", "stale_gid", ... (`doctor --json`'s "code"). A value
+/// outside the enum is "unknown" (never a name of a code).
+std::string_view to_string(FindingCode c) noexcept;
+/// The code named `name` (as to_string writes it); nullopt for any other text.
+std::optional<FindingCode> finding_code_from_string(std::string_view name) noexcept;
+/// The code's severity, as its row gives it (a finding examine() makes always has it).
+Severity severity_of(FindingCode c) noexcept;
+/// "no_answer, device_error, ...": every code's name, in rank order (for an error listing them).
+std::string finding_code_names();
+/// docs/doctor.md's table of the checks, as Markdown between its doctor-findings:begin and
+/// doctor-findings:end marker lines, one row per code in rank order (the severity beside the
+/// code when not a blocker). scripts/update-docs writes it into docs/doctor.md; DoctorDocs.*
+/// fails while the page holds another.
+std::string doctor_findings_table();
+
 /// One finding: what is wrong, why it matters (which program fails how), and the commands.
 struct Finding {
   Severity severity = Severity::note;
-  std::string code;    ///< stable identifier: "no_ipv4", "stale_gid", ... (docs/doctor.md lists them)
-  std::string device;  ///< "" when not about one device
+  FindingCode code = FindingCode::no_answer;  ///< to_string(code) is the stable JSON name
+  std::string device;                         ///< "" when not about one device
   std::uint32_t port = 0;
   std::string netdev;
   std::string text;              ///< one line: the cause
@@ -102,9 +171,18 @@ struct DoctorInput {
   /// Devices this host must have (its row of a JACCL device file or hostfile), with the origin.
   std::vector<std::pair<std::string, std::string>> required_devices;
   std::vector<DoctorPin> pins;
-  /// Findings the caller made itself (a hostfile that names none of this host's addresses):
-  /// ranked with the others.
+  /// Findings the caller made itself, with their own text and fix: ranked with the others by
+  /// their code (their severity is the caller's; severity_of() is the table's).
   std::vector<Finding> extra;
+  /// The device file or hostfile that was to say which row is this host's, when none of its rows
+  /// names this host (no address of it, not its name) and no rank was given: examine() reports
+  /// `rank_unknown` with the command that gives the rank.
+  struct UnknownRank {
+    std::string file;    ///< the file, as given
+    std::string option;  ///< the option that named it, without dashes: "hostfile", "jaccl-devices"
+    std::string host;    ///< this host's name, as the text quotes it
+  };
+  std::optional<UnknownRank> unknown_rank;
   Platform platform = Platform::linux_kernel;
   bool from_file = false;
   /// macOS: what `rdma_ctl status` said (true "enabled", false "disabled"); nullopt when it was

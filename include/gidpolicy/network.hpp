@@ -171,6 +171,8 @@ result<NetworkView> observe_network(RouteSource& source, std::span<const PeerAdd
 
 /// Every peer= address a policy (and the policies nested in first()/per-device()) names: auto's,
 /// rdma_cm's and libfabric's MSG endpoints' (ep=msg,peer=), in the order they appear, once each.
+/// It is `policy.peers()`: each policy answers for itself (SelectionPolicy, policy.hpp), so a
+/// new policy that routes to a peer is listed here without an edit.
 std::vector<PeerAddress> peers_of(const AnyPolicy& policy);
 
 }  // namespace gidpolicy

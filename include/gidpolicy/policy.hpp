@@ -18,12 +18,14 @@
 
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
+#include <gidpolicy/network.hpp>
 #include <gidpolicy/trace.hpp>
 
 #include <concepts>
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -56,11 +58,33 @@ struct Selection {
 /// giving the spec string that parse_policy() turns back into an equal policy. Equality
 /// compares options (the round trip `parse_policy(p.spec()).value() == p` needs it, and
 /// AnyPolicy compares the policies it holds).
+///
+/// Every policy also answers, for itself, the questions callers ask of any policy, so that no
+/// caller keeps a list of policy types (a new policy that routes to a peer is then routed by
+/// everything that routes peers, without an edit elsewhere):
+///  * `p.peers()`: the peers whose kernel route its select() needs (SelectOptions::network):
+///    auto's, rdma_cm's and libfabric MSG's peer=, the alternatives' of a combinator; {} for a
+///    policy that picks from the table alone. peers_of() (network.hpp) is this.
+///  * `p.picks_unchecked()`: whether select() may return a slot without checking it holds a GID
+///    (the faithful reproductions of stacks that read an index unchecked: ds4's
+///    --rdma-gid-index, JACCL legacy's index 1, NCCL_IB_GID_INDEX, perftest's -x, libfabric UD's
+///    FI_VERBS_GID_IDX, and NCCL's and perftest's walks, which keep an empty index 0). The plan of
+///    such a slot never agrees (plan.hpp); every other policy's selection holds a GID.
+///
+/// A policy that lacks one of these does not satisfy the concept: AnyPolicy will not hold it.
+///
+/// Example:
+///   const gidpolicy::AnyPolicy p =
+///       gidpolicy::parse_policy("first(validated:index=2|auto:peer=10.0.0.9)").value();
+///   for (const gidpolicy::PeerAddress& a : p.peers()) std::cout << a.to_string() << "\n";  // 10.0.0.9
+///   if (!p.picks_unchecked()) std::cout << "every slot it picks holds a GID\n";
 template <class P>
 concept SelectionPolicy = std::copy_constructible<P> &&
     requires(const P& p, const GidTable& table, SelectOptions options) {
   { p.select(table, options) } -> std::same_as<result<Selection>>;
   { p.spec() } -> std::convertible_to<std::string>;
+  { p.peers() } -> std::same_as<std::vector<PeerAddress>>;
+  { p.picks_unchecked() } -> std::same_as<bool>;
 } && std::equality_comparable<P>;  // last: the members first rule out AnyPolicy's own operands
 
 }  // namespace gidpolicy

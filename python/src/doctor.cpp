@@ -52,6 +52,17 @@ Severity severity_arg(std::string_view name) {
   invalid("severity: expected blocker, warning or note, found " + quote_arg(name));
 }
 
+// A finding's code names a row of the doctor's table; its severity is that row's (one table
+// decides both: a mistyped code would otherwise be ranked last without a word).
+FindingCode finding_code_arg(std::string_view name, Severity severity) {
+  const std::optional<FindingCode> c = finding_code_from_string(name);
+  if (!c) invalid("code: expected one of " + finding_code_names() + ", found " + quote_arg(name));
+  if (severity_of(*c) != severity)
+    invalid("severity: " + std::string(name) + " is a " + severity_name(severity_of(*c)) + ", not a " +
+            severity_name(severity));
+  return *c;
+}
+
 std::vector<std::uint8_t> bytes_arg(const py::handle& value, std::string_view what) {
   if (!py::isinstance<py::bytes>(value) && !py::isinstance<py::bytearray>(value))
     invalid(std::string(what) + ": expected bytes, found " +
@@ -292,27 +303,34 @@ void bind_doctor(py::module_& m) {
   py::class_<Finding>(m, "Finding",
                       "One finding: severity ('blocker', 'warning', 'note'), a stable code, where, the cause "
                       "(text), which program fails how (why) and the commands (fix; '#' lines are comments).")
-      .def(
-          py::init([](std::string code, const std::string& severity, std::string text, std::string device,
-                      std::uint32_t port, std::string netdev, std::string why, std::vector<std::string> fix) {
-            return Finding{severity_arg(severity), std::move(code),
-                           std::move(device),      port,
-                           std::move(netdev),      std::move(text),
-                           std::move(why),         bounded(fix, kMaxFixLines, "Finding fix")};
-          }),
-          py::arg("code"), py::arg("severity"), py::arg("text"), py::arg("device") = "", py::arg("port") = 0,
-          py::arg("netdev") = "", py::arg("why") = "", py::arg("fix") = std::vector<std::string>{})
+      .def(py::init([](const std::string& code, const std::string& severity, std::string text,
+                       std::string device, std::uint32_t port, std::string netdev, std::string why,
+                       std::vector<std::string> fix) {
+             const Severity s = severity_arg(severity);
+             return Finding{s,
+                            finding_code_arg(code, s),
+                            std::move(device),
+                            port,
+                            std::move(netdev),
+                            std::move(text),
+                            std::move(why),
+                            bounded(fix, kMaxFixLines, "Finding fix")};
+           }),
+           py::arg("code"), py::arg("severity"), py::arg("text"), py::arg("device") = "", py::arg("port") = 0,
+           py::arg("netdev") = "", py::arg("why") = "", py::arg("fix") = std::vector<std::string>{})
       .def_property_readonly("severity", [](const Finding& f) { return severity_name(f.severity); })
-      .def_readonly("code", &Finding::code,
-                    "Stable: 'no_ipv4', 'stale_gid', ... (docs/doctor.md lists them).")
+      .def_property_readonly(
+          "code", [](const Finding& f) { return std::string(to_string(f.code)); },
+          "Stable: 'no_ipv4', 'stale_gid', ... (docs/doctor.md lists them).")
       .def_readonly("device", &Finding::device, "'' when not about one device.")
       .def_readonly("port", &Finding::port)
       .def_readonly("netdev", &Finding::netdev)
       .def_readonly("text", &Finding::text)
       .def_readonly("why", &Finding::why)
       .def_readonly("fix", &Finding::fix)
-      .def("__repr__",
-           [](const Finding& f) { return "Finding(" + severity_name(f.severity) + " " + f.code + ")"; });
+      .def("__repr__", [](const Finding& f) {
+        return "Finding(" + severity_name(f.severity) + " " + std::string(to_string(f.code)) + ")";
+      });
 
   py::class_<DoctorInput>(m, "DoctorInput", "Everything the doctor judges (read-only once built).")
       .def(py::init([](const std::vector<GidTable>& tables, const std::vector<HostInterface>& interfaces,

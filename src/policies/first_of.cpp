@@ -1,6 +1,9 @@
 #include <gidpolicy/policies/first_of.hpp>
 
+#include <algorithm>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -38,6 +41,19 @@ result<Selection> FirstOf::select(const GidTable& table, SelectOptions run) cons
   if (alternatives.empty()) errors = "first() has no alternatives";
   return fail(Error(errc::no_candidate, "every alternative failed: " + errors,
                     std::make_shared<const Trace>(std::move(trace))));
+}
+
+std::vector<PeerAddress> FirstOf::peers() const {
+  std::vector<PeerAddress> out;
+  for (const AnyPolicy& a : alternatives)
+    for (PeerAddress& p : a.peers())
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(std::move(p));
+  return out;
+}
+
+bool FirstOf::picks_unchecked() const noexcept {
+  return std::any_of(alternatives.begin(), alternatives.end(),
+                     [](const AnyPolicy& a) { return a.picks_unchecked(); });
 }
 
 }  // namespace gidpolicy

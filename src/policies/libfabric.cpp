@@ -3,6 +3,8 @@
 
 #include "stack_common.hpp"
 
+#include <algorithm>
+
 namespace gidpolicy {
 
 std::string Libfabric::spec() const {
@@ -54,6 +56,18 @@ result<Selection> Libfabric::select(const GidTable& table, SelectOptions run) co
                                    (gid_idx == 0 ? " (the default: no automatic choice)" : "");
                           });
                         });
+}
+
+std::vector<PeerAddress> Libfabric::peers() const {
+  // MSG endpoints resolve through rdma_cm, which needs the route as much as auto:peer= does.
+  if (msg) return msg->peers();
+  return {};
+}
+
+bool Libfabric::takes_peer(const SpecOptions& options) {
+  const bool msg = std::any_of(options.begin(), options.end(),
+                               [](const SpecOption& o) { return o.key == "ep" && o.value == "msg"; });
+  return msg && RdmaCm::takes_peer(options);
 }
 
 }  // namespace gidpolicy

@@ -1,6 +1,9 @@
 #include <gidpolicy/policies/per_device.hpp>
 
+#include <algorithm>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -35,6 +38,23 @@ std::string PerDevice::spec() const {
     s += "*=" + fallback->spec();
   }
   return s + ")";
+}
+
+std::vector<PeerAddress> PerDevice::peers() const {
+  std::vector<PeerAddress> out;
+  const auto add = [&out](const AnyPolicy& a) {
+    for (PeerAddress& p : a.peers())
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(std::move(p));
+  };
+  for (const auto& [device, a] : by_device) add(a);
+  if (fallback) add(*fallback);
+  return out;
+}
+
+bool PerDevice::picks_unchecked() const noexcept {
+  for (const auto& [device, a] : by_device)
+    if (a.picks_unchecked()) return true;
+  return fallback && fallback->picks_unchecked();
 }
 
 }  // namespace gidpolicy

@@ -5,6 +5,7 @@
 
 #include "common.hpp"
 
+#include <algorithm>
 #include <span>
 
 namespace gidpolicy {
@@ -357,6 +358,15 @@ result<Selection> Ranked::select(const GidTable& table, SelectOptions run) const
         rec.finish(best->index);
         return detail::select_entry(*best);
       });
+}
+
+std::vector<PeerAddress> Ranked::peers() const {
+  if (options.peer) return {*options.peer};
+  return {};
+}
+
+bool Ranked::takes_peer(const SpecOptions& options) {
+  return std::none_of(options.begin(), options.end(), [](const SpecOption& o) { return o.key == "peer"; });
 }
 
 }  // namespace gidpolicy

@@ -2,6 +2,8 @@
 
 #include "stack_common.hpp"
 
+#include <algorithm>
+
 namespace gidpolicy {
 
 std::string RdmaCm::spec() const {
@@ -94,6 +96,16 @@ result<Selection> RdmaCm::select(const GidTable& table, SelectOptions run) const
                                   " names no source address: the kernel takes the netdev's primary one, "
                                   "which a route alone does not say"));
   return rdma_cm_choose(table, *route->source, mode, std::string_view(route->netdev), run);
+}
+
+std::vector<PeerAddress> RdmaCm::peers() const {
+  if (peer) return {*peer};
+  return {};
+}
+
+bool RdmaCm::takes_peer(const SpecOptions& options) {
+  return std::none_of(options.begin(), options.end(),
+                      [](const SpecOption& o) { return o.key == "local" || o.key == "peer"; });
 }
 
 }  // namespace gidpolicy

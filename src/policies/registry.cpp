@@ -2,6 +2,10 @@
 // rows, the policy types they make and their examples are one list in one place.
 #include <gidpolicy/policies/registry.hpp>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 namespace gidpolicy {
 
 const BuiltinSpec* find_builtin_spec(std::string_view name) noexcept {
@@ -95,6 +99,48 @@ std::string option_names(const BuiltinSpec& spec) {
   for (const SpecOptionInfo& o : spec.options) {
     if (!out.empty()) out += ", ";
     out += o.key;
+  }
+  return out;
+}
+
+std::optional<std::string> spec_with_peer(std::string_view spec, std::string_view peer) {
+  const std::size_t at = spec.find('@');  // a profile's "@sgid=N" suffix stays last
+  const std::string_view head = spec.substr(0, at);
+  const std::string_view tail = at == std::string_view::npos ? std::string_view() : spec.substr(at);
+  const std::size_t colon = head.find(':');
+  const std::string_view name = head.substr(0, colon);
+  const BuiltinSpec* row = find_builtin_spec(name);
+  // A combinator's name is followed by '(' (not a row name): its alternatives name their peers.
+  if (row == nullptr || row->takes_peer == nullptr) return std::nullopt;
+  std::vector<SpecOption> options;
+  if (colon != std::string_view::npos) {
+    std::size_t start = colon + 1;
+    while (start <= head.size()) {
+      const std::size_t comma = std::min(head.find(',', start), head.size());
+      const std::string_view option = head.substr(start, comma - start);
+      const std::size_t eq = option.find('=');
+      SpecOption o;
+      o.key = option.substr(0, eq);
+      o.key_pos = start;
+      if (eq != std::string_view::npos) {
+        o.value = option.substr(eq + 1);
+        o.value_pos = start + eq + 1;
+      }
+      options.push_back(o);
+      start = comma + 1;
+    }
+  }
+  if (!row->takes_peer(SpecOptions(spec, std::move(options), head.size()))) return std::nullopt;
+  return std::string(head) + (colon == std::string_view::npos ? ":" : ",") + "peer=" + std::string(peer) +
+         std::string(tail);
+}
+
+std::string builtin_specs_taking_peer() {
+  std::string out;
+  for (const BuiltinSpec& s : kBuiltinSpecs) {
+    if (s.takes_peer == nullptr) continue;
+    if (!out.empty()) out += ", ";
+    out += s.name;
   }
   return out;
 }

@@ -33,26 +33,6 @@ namespace ref = test::ref;
 
 // ---- agreement ---------------------------------------------------------------------------
 
-/// Whether a policy tree can pick a slot without checking it holds a GID: the two faithful
-/// reproductions that "accept unchecked" (ds4's --rdma-gid-index, JACCL legacy's index 1).
-bool may_accept_unchecked(const AnyPolicy& p) {
-  if (p.target<Ds4ExplicitIndex>() || p.target<JacclLegacyIndex1>()) return true;
-  // The stacks that read an index unchecked (NCCL_IB_GID_INDEX, -x, FI_VERBS_GID_IDX) or keep an
-  // empty index 0 when nothing beats it (NCCL's and perftest's walks).
-  if (p.target<Nccl>() || p.target<Perftest>()) return true;
-  if (const auto* l = p.target<Libfabric>(); l && !l->msg) return true;
-  if (const auto* f = p.target<FirstOf>()) {
-    for (const auto& a : f->alternatives)
-      if (may_accept_unchecked(a)) return true;
-  }
-  if (const auto* d = p.target<PerDevice>()) {
-    for (const auto& [dev, a] : d->by_device)
-      if (may_accept_unchecked(a)) return true;
-    if (d->fallback && may_accept_unchecked(*d->fallback)) return true;
-  }
-  return false;
-}
-
 /// The agreement invariant, on one table: where the profile selects, the RTR built from its
 /// plan routes from a slot holding exactly the GID advertised to the peer. Checked against the
 /// table itself (ref::at), not against the library's own Agreement verdict, so that a policy
@@ -90,7 +70,9 @@ void check_agreement_on(const Profile& profile, const GidTable& table) {
     // Only the unchecked reproductions advertise an empty slot's zeros, and then the library
     // says it does not agree (an empty slot holds no GID to route from) instead of routing.
     RC_TAG("selected an empty slot (unchecked reproduction)");
-    RC_ASSERT(may_accept_unchecked(profile.policy));
+    // The policy says so itself (SelectionPolicy::picks_unchecked(), from its own type and
+    // options), not a list of policy types kept here.
+    RC_ASSERT(profile.policy.picks_unchecked());
     RC_ASSERT(!plan.value().agrees());
     if (rtr) RC_ASSERT(!rtr.value().agrees());
   }
@@ -118,6 +100,8 @@ struct SgidFromWrongEntry {
     return r;
   }
   [[nodiscard]] std::string spec() const { return "broken"; }
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return {}; }
+  [[nodiscard]] bool picks_unchecked() const noexcept { return false; }
   friend bool operator==(const SgidFromWrongEntry&, const SgidFromWrongEntry&) = default;
 };
 

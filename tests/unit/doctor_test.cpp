@@ -70,7 +70,7 @@ GidTable tb_port(const std::string& dev, std::vector<GidEntry> entries) {
 }
 Gid g(const char* t) { return Gid::parse(t).value(); }
 
-const Finding* find(const DoctorReport& r, std::string_view code, std::string_view device = {}) {
+const Finding* find(const DoctorReport& r, FindingCode code, std::string_view device = {}) {
   for (const Finding& f : r.findings)
     if (f.code == code && (device.empty() || f.device == device)) return &f;
   return nullptr;
@@ -177,7 +177,7 @@ TEST(Doctor, MacStudioThunderboltPortsGetMacCommands) {
   in.peer_addresses.push_back(g("::ffff:192.168.200.2"));  // the hostfile's peer holds the first /30
   const DoctorReport r = examine(in);
   EXPECT_FALSE(r.ready());
-  const Finding* no_ipv4 = find(r, "no_ipv4", "rdma_en3");
+  const Finding* no_ipv4 = find(r, FindingCode::no_ipv4, "rdma_en3");
   ASSERT_NE(no_ipv4, nullptr);
   EXPECT_EQ(no_ipv4->text, "rdma_en3 port 1: en3 has no IPv4 address, so the port has no ::ffff:a.b.c.d GID");
   EXPECT_NE(no_ipv4->why.find("EINVAL (22)"), std::string::npos);
@@ -187,18 +187,18 @@ TEST(Doctor, MacStudioThunderboltPortsGetMacCommands) {
                "sudo ifconfig en3 inet 192.168.200.5 netmask 255.255.255.252 alias   # now; lost at reboot"));
   EXPECT_TRUE(has_line(*no_ipv4, "sudo networksetup -createnetworkservice \"RDMA en3\" en3"));
   EXPECT_TRUE(has_line(*no_ipv4, "sudo networksetup -setmanual \"RDMA en3\" 192.168.200.5 255.255.255.252"));
-  const Finding* bridge = find(r, "bridge_member", "rdma_en3");
+  const Finding* bridge = find(r, FindingCode::bridge_member, "rdma_en3");
   ASSERT_NE(bridge, nullptr);
   EXPECT_TRUE(has_line(*bridge, "sudo ifconfig bridge0 deletem en3   # now; lost at reboot"));
-  const Finding* self = find(r, "self_assigned", "rdma_en4");
+  const Finding* self = find(r, FindingCode::self_assigned, "rdma_en4");
   ASSERT_NE(self, nullptr);
   EXPECT_EQ(self->severity, Severity::warning);
-  EXPECT_EQ(find(r, "no_ipv4", "rdma_en5"), nullptr);
-  EXPECT_EQ(find(r, "link_local_only", "rdma_en3"), nullptr);  // said once, as no_ipv4
+  EXPECT_EQ(find(r, FindingCode::no_ipv4, "rdma_en5"), nullptr);
+  EXPECT_EQ(find(r, FindingCode::link_local_only, "rdma_en3"), nullptr);  // said once, as no_ipv4
   // Blockers before warnings; the bridge before the address (leave the bridge first).
   ASSERT_GE(r.findings.size(), 3u);
-  EXPECT_EQ(r.findings[0].code, "bridge_member");
-  EXPECT_EQ(r.findings[1].code, "no_ipv4");
+  EXPECT_EQ(r.findings[0].code, FindingCode::bridge_member);
+  EXPECT_EQ(r.findings[1].code, FindingCode::no_ipv4);
   EXPECT_EQ(r.findings.back().severity, Severity::warning);
   // Six stacks on each of three ports.
   EXPECT_EQ(r.stacks.size(), 18u);
@@ -208,13 +208,13 @@ TEST(Doctor, TheSameHostWithLinuxCommands) {
   DoctorInput in = mac_studio();
   in.platform = Platform::linux_kernel;
   const DoctorReport r = examine(in);
-  const Finding* no_ipv4 = find(r, "no_ipv4", "rdma_en3");
+  const Finding* no_ipv4 = find(r, FindingCode::no_ipv4, "rdma_en3");
   ASSERT_NE(no_ipv4, nullptr);
   EXPECT_TRUE(has_line(*no_ipv4, "sudo ip addr add 192.168.200.1/30 dev en3   # now; lost at reboot"));
   EXPECT_TRUE(std::any_of(no_ipv4->fix.begin(), no_ipv4->fix.end(), [](const std::string& l) {
     return l.find("nmcli connection add") != std::string::npos;
   }));
-  EXPECT_TRUE(has_line(*find(r, "bridge_member"), "sudo ip link set en3 nomaster   # now"));
+  EXPECT_TRUE(has_line(*find(r, FindingCode::bridge_member), "sudo ip link set en3 nomaster   # now"));
 }
 
 TEST(Doctor, AWedgedDeviceIsReportedFirstAndTheRestGoesOn) {
@@ -222,11 +222,11 @@ TEST(Doctor, AWedgedDeviceIsReportedFirstAndTheRestGoesOn) {
   in.failures.push_back(DeviceFailure{"rdma_en6", 1, "ibv_query_port", true, 5000, ""});
   const DoctorReport r = examine(in);
   ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].code, "no_answer");
+  EXPECT_EQ(r.findings[0].code, FindingCode::no_answer);
   EXPECT_EQ(r.findings[0].text,
             "rdma_en6 did not answer ibv_query_port within 5 s: the port may be wedged; replug the cable or "
             "reboot");
-  EXPECT_NE(find(r, "no_ipv4", "rdma_en3"), nullptr);  // the other ports are still examined
+  EXPECT_NE(find(r, FindingCode::no_ipv4, "rdma_en3"), nullptr);  // the other ports are still examined
 }
 
 TEST(Doctor, RdmaDisabledOnAMacIsTheFirstCause) {
@@ -234,7 +234,7 @@ TEST(Doctor, RdmaDisabledOnAMacIsTheFirstCause) {
   in.rdma_enabled = false;
   const DoctorReport r = examine(in);
   ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings.front().code, "rdma_disabled");
+  EXPECT_EQ(r.findings.front().code, FindingCode::rdma_disabled);
   EXPECT_TRUE(has_line(r.findings.front(), "rdma_ctl enable"));
   EXPECT_FALSE(r.ready());
 }
@@ -244,17 +244,17 @@ TEST(Doctor, EnabledWithNoDeviceIsThunderbolt4sFinalState) {
   in.platform = Platform::darwin;
   in.rdma_enabled = true;
   const DoctorReport enabled = examine(in);  // kept: find() points into it
-  const Finding* f = find(enabled, "no_rdma_device");
+  const Finding* f = find(enabled, FindingCode::no_rdma_device);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->why.find("Thunderbolt 5"), std::string::npos);
   in.from_file = true;  // a table file says nothing of this host's devices
-  EXPECT_EQ(find(examine(in), "no_rdma_device"), nullptr);
+  EXPECT_EQ(find(examine(in), FindingCode::no_rdma_device), nullptr);
   in.from_file = false;
   in.rdma_enabled.reset();
   in.rdma_state_error = "/usr/bin/rdma_ctl did not answer within 2000 ms";
   const DoctorReport unknown = examine(in);
-  ASSERT_NE(find(unknown, "rdma_state_unknown"), nullptr);
-  EXPECT_EQ(find(unknown, "rdma_state_unknown")->severity, Severity::note);
+  ASSERT_NE(find(unknown, FindingCode::rdma_state_unknown), nullptr);
+  EXPECT_EQ(find(unknown, FindingCode::rdma_state_unknown)->severity, Severity::note);
 }
 
 TEST(Doctor, BridgeMembershipThatCouldNotBeReadIsANote) {
@@ -262,22 +262,22 @@ TEST(Doctor, BridgeMembershipThatCouldNotBeReadIsANote) {
   for (HostInterface& i : in.interfaces)
     if (i.name == "en5") i.bridge_unknown = "/sbin/ifconfig -a did not finish within 2 s";
   const DoctorReport r = examine(in);
-  const Finding* f = find(r, "bridge_unknown");
+  const Finding* f = find(r, FindingCode::bridge_unknown);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::note);
   EXPECT_EQ(f->netdev, "en5");
   EXPECT_EQ(f->text,
             "whether en5 is a bridge member could not be read: /sbin/ifconfig -a did not finish within 2 s");
   EXPECT_TRUE(has_line(*f, "ifconfig -a | grep 'member:'   # each line names a bridge member"));
-  EXPECT_NE(find(r, "bridge_member", "rdma_en3"), nullptr);
+  EXPECT_NE(find(r, FindingCode::bridge_member, "rdma_en3"), nullptr);
   // Several: one note naming them all (en4 and en5 here; en3's membership was read).
   for (HostInterface& i : in.interfaces)
     if (i.name == "en4") i.bridge_unknown = "/sbin/ifconfig -a did not finish within 2 s";
   const DoctorReport two = examine(in);
   EXPECT_EQ(std::count_if(two.findings.begin(), two.findings.end(),
-                          [](const Finding& x) { return x.code == "bridge_unknown"; }),
+                          [](const Finding& x) { return x.code == FindingCode::bridge_unknown; }),
             1);
-  EXPECT_NE(find(two, "bridge_unknown")->text.find("whether en4, en5 are a bridge member"),
+  EXPECT_NE(find(two, FindingCode::bridge_unknown)->text.find("whether en4, en5 are a bridge member"),
             std::string::npos);
 }
 
@@ -300,15 +300,15 @@ TEST(Doctor, RequiredDevicesAndPeersAndPins) {
                  route_from_errno(Platform::darwin, PeerAddress::parse("10.9.9.9").value(), 3)});
   in.pins.push_back({"NCCL_IB_GID_INDEX", "0"});
   const DoctorReport r = examine(in);
-  ASSERT_NE(find(r, "device_missing"), nullptr);
-  EXPECT_EQ(find(r, "device_missing")->text,
+  ASSERT_NE(find(r, FindingCode::device_missing), nullptr);
+  EXPECT_EQ(find(r, FindingCode::device_missing)->text,
             "hosts.json (rank 0) names rdma_en7, which this host does not have");
   ASSERT_EQ(r.peers.size(), 2u);
   EXPECT_EQ(r.peers[0].summary, "through en5 (rdma_en5 port 1), source GID [1] 10.0.5.1");
   EXPECT_TRUE(r.peers[0].leaves_host);
-  ASSERT_NE(find(r, "peer_unreachable"), nullptr);
-  EXPECT_NE(find(r, "peer_unreachable")->text.find("ESRCH (3)"), std::string::npos);
-  const Finding* pin = find(r, "stale_pin");
+  ASSERT_NE(find(r, FindingCode::peer_unreachable), nullptr);
+  EXPECT_NE(find(r, FindingCode::peer_unreachable)->text.find("ESRCH (3)"), std::string::npos);
+  const Finding* pin = find(r, FindingCode::stale_pin);
   ASSERT_NE(pin, nullptr);  // index 0 is the link-local GID: not the entry to use
   EXPECT_TRUE(
       has_line(*pin, "export NCCL_IB_GID_INDEX=1   # what gidpolicy's auto picks on rdma_en5 port 1"));

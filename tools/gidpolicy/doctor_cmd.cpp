@@ -115,7 +115,7 @@ Json finding_json(const Finding& f, std::size_t rank) {
   Json j;
   j["rank"] = rank;
   j["severity"] = std::string(to_string(f.severity));
-  j["code"] = f.code;
+  j["code"] = std::string(to_string(f.code));
   j["device"] = f.device.empty() ? Json(nullptr) : Json(f.device);
   j["port"] = f.port ? Json(f.port) : Json(nullptr);
   j["netdev"] = f.netdev.empty() ? Json(nullptr) : Json(f.netdev);
@@ -203,7 +203,7 @@ void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::
     out.print("  {} port {}: {}, {}, {}, {} GID{} ({} routable)\n", p.device, p.port, p.state, p.link_layer,
               nd.empty() ? "no netdev" : nd, p.gids, p.gids == 1 ? "" : "s", p.routable);
   }
-  std::set<std::string> shown;
+  std::set<FindingCode> shown;
   for (std::size_t i = 0; i < r.findings.size(); ++i) {
     const Finding& f = r.findings[i];
     out.print("{}. {}: {}\n", i + 1, to_string(f.severity), f.text);
@@ -279,17 +279,8 @@ int run_doctor(const DoctorArgs& o) {
                                      f.hosts.empty() ? 0 : f.hosts.size() - 1));
     if (!self) self = doctor_cmd_detail::find_self(f, in.interfaces);
     if (!self)
-      in.extra.push_back(Finding{
-          Severity::warning,
-          "rank_unknown",
-          "",
-          0,
-          "",
-          path + " names none of this host's addresses or its name (" +
-              bounded(doctor_cmd_detail::host_name(), 64) + "): its devices and peers are not checked",
-          "a launcher that runs this host with another rank's row opens devices it may not have",
-          {"gidpolicy doctor --" + std::string(o.hostfile ? "hostfile" : "jaccl-devices") + " " + path +
-           " --rank N   # N: this host's rank (or set " + std::string(stack_vars::kMlxRank) + ")"}});
+      in.unknown_rank = DoctorInput::UnknownRank{path, o.hostfile ? "hostfile" : "jaccl-devices",
+                                                 bounded(doctor_cmd_detail::host_name(), 64)};
     for (std::size_t i = 0; i < f.hosts.size(); ++i) {
       if (self && i == *self) {
         std::set<std::string> seen;

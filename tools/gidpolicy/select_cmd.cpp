@@ -6,7 +6,7 @@
 
 #include <gidpolicy/kernel_routes.hpp>
 #include <gidpolicy/policies/per_device.hpp>
-#include <gidpolicy/policies/ranked.hpp>
+#include <gidpolicy/policies/registry.hpp>
 #include <gidpolicy/profiles.hpp>
 
 #include <fmt/core.h>
@@ -37,46 +37,14 @@ std::string spec_for_table(const Profile& profile, const std::string& whole, con
   return s;
 }
 
-// --peer on a spec whose rdma_cm part names no address yet (`rdma_cm`, `rdma_cm:mode=v1`,
-// `libfabric:ep=msg`): the peer becomes its peer=, as rdma_resolve_addr without a source
-// address resolves to it. The spec is extended as text so the parser checks the result like any
-// other spec; nullopt when the spec is not one of those (it then parses as given).
-std::optional<std::string> with_rdma_cm_peer(const std::string& spec, const std::string& peer) {
-  const auto at = spec.find('@');  // a profile's "@sgid=N" suffix stays last
-  const std::string head = spec.substr(0, at);
-  const std::string tail = at == std::string::npos ? std::string() : spec.substr(at);
-  const auto colon = head.find(':');
-  const std::string name = head.substr(0, colon);
-  if (name != "rdma_cm" && name != "libfabric") return std::nullopt;
-  bool msg = false;
-  if (colon != std::string::npos) {
-    std::size_t start = colon + 1;
-    while (start <= head.size()) {
-      const auto comma = std::min(head.find(',', start), head.size());
-      const std::string option = head.substr(start, comma - start);
-      const std::string key = option.substr(0, option.find('='));
-      if (key == "local" || key == "peer") return std::nullopt;  // it names its address itself
-      if (option == "ep=msg") msg = true;
-      start = comma + 1;
-    }
-  }
-  if (name == "libfabric" && !msg) return std::nullopt;  // UD endpoints take no address
-  return head + (colon == std::string::npos ? ":" : ",") + "peer=" + peer + tail;
-}
-
 }  // namespace
 
 int run_select(const SelectArgs& o) {
-  std::string spec_text = o.profile;
-  if (o.peer)
-    if (auto extended = with_rdma_cm_peer(o.profile, *o.peer)) spec_text = std::move(*extended);
-  auto profile = parse_profile(spec_text);
-  if (!profile)
-    return usage_error(
-        Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
+  // --peer ADDR: checked first, then given to the spec when its registry row takes a peer
+  // (spec_with_peer(): auto, rdma_cm, libfabric:ep=msg naming no address yet); any other policy
+  // must name its peer itself (auto:peer=ADDR inside first()/per-device()).
+  std::optional<PeerAddress> peer;
   if (o.peer) {
-    // --peer ADDR: auto (at the top of the spec) gets peer=ADDR, and so does rdma_cm (above);
-    // any other policy must name its peer itself (auto:peer=ADDR inside first()/per-device()).
     auto addr = PeerAddress::parse(*o.peer);
     if (!addr)
       return usage_error(Error(addr.error().code, "--peer " + bounded(*o.peer) +
@@ -86,20 +54,23 @@ int run_select(const SelectArgs& o) {
     // Refused before the kernel is asked: what the address is, and what rdma_cm does with it.
     if (auto ok = check_peer(addr.value()); !ok)
       return usage_error(Error(ok.error().code, "--peer: " + ok.error().detail));
-    const auto* ranked = profile.value().policy.target<Ranked>();
-    if (!ranked && peers_of(profile.value().policy).empty())
-      return usage_error(
-          "--peer needs an auto or rdma_cm policy (or a spec naming auto:peer=ADDR); --profile " +
-          bounded(o.profile) + " has none");
-    if (ranked && !ranked->options.peer) {
-      Ranked with_peer = *ranked;
-      with_peer.options.peer = addr.value();
-      profile.value().policy = AnyPolicy(std::move(with_peer));
-    }
-    // A spec that names other peers itself would route to those, not to --peer: say so rather
-    // than ignore the option.
+    peer = addr.value();
+  }
+  std::string spec_text = o.profile;
+  if (peer)
+    if (auto extended = spec_with_peer(o.profile, peer->to_string())) spec_text = std::move(*extended);
+  auto profile = parse_profile(spec_text);
+  if (!profile)
+    return usage_error(
+        Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
+  if (peer) {
+    // The policy says which peers it routes to (SelectionPolicy::peers()): none, and --peer
+    // would be ignored; another, and it would route there, not to --peer. Either is said.
     const std::vector<PeerAddress> named = peers_of(profile.value().policy);
-    if (std::find(named.begin(), named.end(), addr.value()) == named.end())
+    if (named.empty())
+      return usage_error("--peer needs a policy that routes to a peer (" + builtin_specs_taking_peer() +
+                         ", or a spec naming auto:peer=ADDR); --profile " + bounded(o.profile) + " has none");
+    if (std::find(named.begin(), named.end(), *peer) == named.end())
       return usage_error("--peer " + bounded(*o.peer) + ": --profile " + bounded(o.profile) +
                          " names its own peer (" + named.front().to_string() + "); give one of the two");
   }

@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -40,6 +41,10 @@ class AnyPolicy {
     return impl_->select(table, run);
   }
   [[nodiscard]] std::string spec() const { return impl_->spec(); }
+  /// The held policy's answers (SelectionPolicy, policy.hpp): the peers it routes to, and
+  /// whether it may pick a slot unchecked.
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return impl_->peers(); }
+  [[nodiscard]] bool picks_unchecked() const noexcept { return impl_->picks_unchecked(); }
 
   /// The held policy if it is a P, else nullptr.
   template <class P>
@@ -58,6 +63,8 @@ class AnyPolicy {
     virtual ~Concept() = default;
     virtual result<Selection> select(const GidTable& table, SelectOptions run) const = 0;
     virtual std::string spec() const = 0;
+    virtual std::vector<PeerAddress> peers() const = 0;
+    virtual bool picks_unchecked() const noexcept = 0;
     virtual const std::type_info& type() const noexcept = 0;
     virtual bool equals(const Concept& other) const = 0;
   };
@@ -68,6 +75,8 @@ class AnyPolicy {
       return policy.select(table, run);
     }
     std::string spec() const override { return policy.spec(); }
+    std::vector<PeerAddress> peers() const override { return policy.peers(); }
+    bool picks_unchecked() const noexcept override { return policy.picks_unchecked(); }
     const std::type_info& type() const noexcept override { return typeid(P); }
     bool equals(const Concept& other) const override {
       return other.type() == typeid(P) && static_cast<const Model&>(other).policy == policy;

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -26,6 +27,10 @@ struct Ds4ExplicitIndex {
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const { return "ds4:index=" + std::to_string(index); }
+  /// Names no peer: it picks from the table alone.
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return {}; }
+  /// true: --rdma-gid-index is read without looking at the slot, as ds4 does.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return true; }
   friend bool operator==(const Ds4ExplicitIndex&, const Ds4ExplicitIndex&) = default;
 };
 

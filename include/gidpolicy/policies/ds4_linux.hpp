@@ -41,6 +41,10 @@ struct Ds4Linux {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "ds4-linux", "ds4-linux:local=127.0.0.1", "ds4-linux:local=127.0.0.1,index=2".
   [[nodiscard]] std::string spec() const;
+  /// Names no peer: it picks from the table alone.
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return {}; }
+  /// false: it picks only a slot it has checked holds a GID.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return false; }
   /// Reads the spec's options (registry.hpp's row for "ds4-linux"; SpecOptions in spec_options.hpp).
   static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Ds4Linux&, const Ds4Linux&) = default;

@@ -13,6 +13,7 @@
 #include <gidpolicy/policy.hpp>
 
 #include <string>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -22,6 +23,10 @@ class SpecOptions;  // spec_options.hpp
 struct Ds4Scan {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const { return "ds4"; }
+  /// Names no peer: it picks from the table alone.
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return {}; }
+  /// false: it picks only a slot it has checked holds a GID.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return false; }
   /// Reads the spec's options (registry.hpp's row for "ds4"; SpecOptions in spec_options.hpp).
   static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Ds4Scan&, const Ds4Scan&) = default;

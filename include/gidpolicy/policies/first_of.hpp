@@ -27,6 +27,10 @@ struct FirstOf {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "first(A|B|...)".
   [[nodiscard]] std::string spec() const;
+  /// Every alternative's peers, in order, once each.
+  [[nodiscard]] std::vector<PeerAddress> peers() const;
+  /// Whether any alternative does.
+  [[nodiscard]] bool picks_unchecked() const noexcept;
   friend bool operator==(const FirstOf&, const FirstOf&) = default;
 };
 

@@ -17,6 +17,7 @@
 #include <gidpolicy/policy.hpp>
 
 #include <string>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -31,6 +32,10 @@ struct JacclFirstMapped {
   /// "jaccl-fixed": as a policy it routes from its own pick. The shipping JACCL behaviour
   /// (routed from literal 1) is the profile "jaccl".
   [[nodiscard]] std::string spec() const { return "jaccl-fixed"; }
+  /// Names no peer: it picks from the table alone.
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return {}; }
+  /// false: it picks only a slot it has checked holds a GID.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return false; }
   friend bool operator==(const JacclFirstMapped&, const JacclFirstMapped&) = default;
 };
 

@@ -15,12 +15,17 @@
 #include <gidpolicy/policy.hpp>
 
 #include <string>
+#include <vector>
 
 namespace gidpolicy {
 
 struct JacclLegacyIndex1 {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const { return "jaccl-legacy"; }
+  /// Names no peer: it picks from the table alone.
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return {}; }
+  /// true: index 1 is taken whatever it holds (an empty slot advertises zeros), as JACCL did.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return true; }
   friend bool operator==(const JacclLegacyIndex1&, const JacclLegacyIndex1&) = default;
 };
 

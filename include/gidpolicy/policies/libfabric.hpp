@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -28,8 +29,15 @@ struct Libfabric {
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;
+  /// A MSG endpoint's peer= (it resolves through rdma_cm, which needs the route); UD names none.
+  [[nodiscard]] std::vector<PeerAddress> peers() const;
+  /// true for UD endpoints: FI_VERBS_GID_IDX (0 by default) is read unchecked; MSG is rdma_cm's.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return !msg.has_value(); }
   /// The registry row's factory (registry.hpp): reads this stack's options.
   static result<AnyPolicy> from_options(const SpecOptions& options);
+  /// The registry row's answer to `select --peer ADDR` (SpecTakesPeer): a MSG endpoint (ep=msg)
+  /// that names no address itself takes it as its peer=; UD endpoints take no address.
+  static bool takes_peer(const SpecOptions& options);
   friend bool operator==(const Libfabric&, const Libfabric&) = default;
 };
 

@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -50,6 +51,11 @@ struct Nccl {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "nccl" plus every option that differs from NCCL's default.
   [[nodiscard]] std::string spec() const;
+  /// Names no peer: it picks from the table alone.
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return {}; }
+  /// true: NCCL_IB_GID_INDEX is read unchecked, and its walk keeps an empty index 0 when nothing
+  /// beats it.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return true; }
   /// The registry row's factory (registry.hpp): reads this stack's options.
   static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Nccl&, const Nccl&) = default;

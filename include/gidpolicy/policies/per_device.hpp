@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -31,6 +32,10 @@ struct PerDevice {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "per-device(DEV=SPEC;...;*=SPEC)", devices in name order, the default last.
   [[nodiscard]] std::string spec() const;
+  /// Every device's policy's peers (by device name, then the fallback's), once each.
+  [[nodiscard]] std::vector<PeerAddress> peers() const;
+  /// Whether any device's policy (or the fallback) does.
+  [[nodiscard]] bool picks_unchecked() const noexcept;
   friend bool operator==(const PerDevice&, const PerDevice&) = default;
 };
 

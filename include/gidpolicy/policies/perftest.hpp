@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -35,6 +36,10 @@ struct Perftest {
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;
+  /// Names no peer: it picks from the table alone.
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return {}; }
+  /// true: -x is read unchecked, and its pairwise walk keeps an empty index 0 when nothing beats it.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return true; }
   /// The registry row's factory (registry.hpp): reads this stack's options.
   static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Perftest&, const Perftest&) = default;

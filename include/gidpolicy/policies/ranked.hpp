@@ -76,8 +76,15 @@ struct Ranked {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "auto" plus every option that differs from its default, in a fixed order.
   [[nodiscard]] std::string spec() const;
+  /// Its peer=, when it names one: the caller asks the kernel for that route (peers_of()).
+  [[nodiscard]] std::vector<PeerAddress> peers() const;
+  /// false: it picks only a slot it has checked holds a GID.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return false; }
   /// Reads the spec's options (registry.hpp's row for "auto"; SpecOptions in spec_options.hpp).
   static result<AnyPolicy> from_options(const SpecOptions& options);
+  /// The registry row's answer to `select --peer ADDR` (SpecTakesPeer): auto takes it as its
+  /// peer= unless it names a peer= itself.
+  static bool takes_peer(const SpecOptions& options);
   friend bool operator==(const Ranked&, const Ranked&) = default;
 };
 

@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -43,8 +44,16 @@ struct RdmaCm {
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;
+  /// Its peer=, when it names one (rdma_resolve_addr routes to it; the caller asks the kernel).
+  [[nodiscard]] std::vector<PeerAddress> peers() const;
+  /// false: it picks only a slot it has checked holds a GID.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return false; }
   /// The registry row's factory (registry.hpp): reads this stack's options.
   static result<AnyPolicy> from_options(const SpecOptions& options);
+  /// The registry row's answer to `select --peer ADDR` (SpecTakesPeer): rdma_cm takes it as its
+  /// peer= unless it names an address itself (local= or peer=), as rdma_resolve_addr without a
+  /// source address resolves to the peer.
+  static bool takes_peer(const SpecOptions& options);
   /// One of local=, peer=, mode= into this (Libfabric's ep=msg reads the same options).
   result<void> read_option(const SpecOptions& options, const SpecOption& option);
   friend bool operator==(const RdmaCm&, const RdmaCm&) = default;

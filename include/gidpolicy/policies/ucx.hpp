@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -38,6 +39,10 @@ struct Ucx {
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   [[nodiscard]] std::string spec() const;
+  /// Names no peer: it picks from the table alone.
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return {}; }
+  /// false: it picks only a slot it has checked holds a GID.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return false; }
   /// The registry row's factory (registry.hpp): reads this stack's options.
   static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const Ucx&, const Ucx&) = default;

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gidpolicy {
 
@@ -35,6 +36,10 @@ struct ValidatedExplicit {
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "validated:index=N" plus every option that differs from its default.
   [[nodiscard]] std::string spec() const;
+  /// Names no peer: it picks from the table alone.
+  [[nodiscard]] std::vector<PeerAddress> peers() const { return {}; }
+  /// false: it picks only a slot it has checked holds a GID.
+  [[nodiscard]] bool picks_unchecked() const noexcept { return false; }
   /// Reads the spec's options (registry.hpp's row for "validated"; SpecOptions in spec_options.hpp).
   static result<AnyPolicy> from_options(const SpecOptions& options);
   friend bool operator==(const ValidatedExplicit&, const ValidatedExplicit&) = default;
