@@ -21,11 +21,11 @@
 //    calls do), `failure` with errno for an exception; `locked` holds `mu` around the body and
 //    hands it the lock, so a call that waits (rdma_get_cm_event) can release and retake it.
 //
-// Example (a librdmacm-style call: -1 with errno, the lock held):
-//   int rdma_listen(rdma_cm_id* id, int backlog) {
-//     return c_guard::locked(lib().mu, -1, [&](std::unique_lock<std::mutex>&) { return listen(id, backlog);
-//     });
-//   }
+// Example (a librdmacm-style call, -1 with errno, its lock held; an exception is -1 with ENOMEM):
+//   static std::mutex mu;
+//   int rc = gidpolicy::fakes::c_guard::locked(mu, -1, [&](std::unique_lock<std::mutex>&) -> int {
+//     return 0;  // the call's own answer, errno set where it fails
+//   });
 #pragma once
 
 #include <sys/types.h>

@@ -166,7 +166,12 @@ struct QpObjects {
 ///    none); capabilities above the device's (max_qp_wr, max_sge, max_inline: mlx5 and rxe
 ///    refuse them with EINVAL, never silently clamp);
 ///  * ENOMEM: `qps_in_use` already at the device's max_qp ("no resources").
-/// Example: `int e = check_create_qp(attr, {.send_cq = true, .recv_cq = true}, kDeviceLimits, 0, &kind);`
+/// Example (a QP without CQs is EINVAL, whatever else its attributes say):
+///   ibv_qp_init_attr attr{};
+///   attr.qp_type = IBV_QPT_RC;
+///   QpKind kind = QpKind::rc;
+///   namespace c_core = gidpolicy::fakes::c_core;
+///   int e = c_core::check_create_qp(&attr, c_core::QpObjects{}, c_core::kDeviceLimits, 0, &kind);
 int check_create_qp(const ibv_qp_init_attr* attr, const QpObjects& objects, const DeviceLimits& limits,
                     unsigned qps_in_use, QpKind* kind, std::string* why = nullptr);
 
