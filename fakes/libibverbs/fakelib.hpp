@@ -444,10 +444,12 @@ class Library {
   Library();
 };
 
-/// An exported call's frame: `body(lib)` runs with Library::mu held, inside the core's frame for
-/// its return convention (fake_c_core.hpp), so an exception (only std::bad_alloc can arise) is
-/// answered as libibverbs answers running out of memory: NULL with errno ENOMEM from a call
-/// returning an object, ENOMEM from one returning an errno. No C++ exception may cross the C ABI.
+/// An exported call's frame: `body(lib)` runs with Library::mu held, inside the guard's frame
+/// for its return convention (c_guard.hpp, the one guard of every C entry point of the fakes),
+/// so an exception is answered in that convention (std::bad_alloc as libibverbs answers running
+/// out of memory: NULL with errno ENOMEM from a call returning an object, ENOMEM from one
+/// returning an errno). No C++ exception may cross the C ABI, so control-log records (nlohmann
+/// JSON, which allocates) are built only inside a frame.
 template <class Body>
 auto locked_call(Body&& body) noexcept -> decltype(body(std::declval<Library&>())) {
   using Result = decltype(body(std::declval<Library&>()));
@@ -466,6 +468,17 @@ auto locked_call(Body&& body) noexcept -> decltype(body(std::declval<Library&>()
       return body(lib);
     });
   }
+}
+
+/// As locked_call for a call returning 0 or a positive errno that also leaves a failure's errno
+/// in errno (ibv_modify_qp: c_guard::errno_set_frame).
+template <class Body>
+int locked_call_setting_errno(Body&& body) noexcept {
+  return fakes::c_guard::errno_set_frame([&]() -> int {
+    Library& lib = Library::get();
+    std::lock_guard lock(lib.mu);
+    return body(lib);
+  });
 }
 
 /// ibv_gid_entry::gid_type for an entry on a port of `link_layer`, as the kernel reports it: the

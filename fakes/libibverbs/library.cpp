@@ -247,7 +247,10 @@ void hang_point(const char* call) noexcept {
 }
 
 nlohmann::ordered_json Library::record(const char* call, const Device* device) const {
-  nlohmann::ordered_json r;
+  // An object from the start: nlohmann's operator[] on a null value marks it an object before it
+  // allocates, and a std::bad_alloc there leaves a value whose destructor asserts (the guard
+  // would never see the exception in a debug build).
+  nlohmann::ordered_json r = nlohmann::ordered_json::object();
   r["pid"] = static_cast<long>(::getpid());
   r["call"] = call;
   if (device) r["device"] = device->name;

@@ -56,23 +56,8 @@ unsigned long raise_descriptor_limit() noexcept {
 }
 
 DeviceLimits device_limits(const Device&) noexcept {
-  DeviceLimits l;
-  l.max_qp = 1024;
-  l.max_cq = 1024;
-  l.max_pd = 1024;
-  l.max_mr = 4096;
-  l.max_srq = 1024;
-  l.max_ah = 65536;
-  l.max_qp_wr = 4096;
-  l.max_sge = 16;
-  // A ConnectX port's CQ depth (2^22 - 1): libfabric's ofi_rxm sizes its CQ for 256 peers
-  // (262144 entries) and gets it on hardware. The fake holds completions as they come, not cqe.
-  l.max_cqe = 4194303;
-  l.max_srq_wr = 4096;
-  l.max_srq_sge = 16;
-  l.max_inline = 512;
-  l.max_rd_atom = fakes::FakeVerbs::kMaxRdAtomic;
-  l.pkey_tbl_len = fakes::FakeVerbs::kPkeyTableLength;
+  // The fake's figures are the C core's, which the in-process C ABI enforces too.
+  DeviceLimits l = fakes::c_core::kDeviceLimits;
   // Two descriptors per QP and one per CQ (with a channel): a third of what is left each.
   const unsigned long soft = soft_limit();
   const unsigned long avail = soft > kProgramReserve ? soft - kProgramReserve : 0;

@@ -94,42 +94,29 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
   hang_point("ibv_create_qp");  // GIDPOLICY_FAKE_HANG
   return locked_call([&](Library& lib) -> ibv_qp* {
     Pd* p = lib.pd(pd);
-    if (!p || !attr) {
+    if (!p) {
       errno = EINVAL;
       return nullptr;
     }
     Context* c = p->owner;
     auto r = lib.record("create_qp", c->device);
-    const auto kind = verbs::qp_kind_from_ibv(attr->qp_type);
-    r["qp_type"] = kind ? std::string(to_string(*kind)) : std::to_string(static_cast<int>(attr->qp_type));
-    Cq* scq = lib.cq(attr->send_cq);
-    Cq* rcq = lib.cq(attr->recv_cq);
-    if (!scq || !rcq || scq->owner != c || rcq->owner != c) {
-      fail_record(lib, r, c->device, EINVAL, "send or receive CQ missing or of another context");
-      errno = EINVAL;
-      return nullptr;
-    }
-    Srq* srq = attr->srq ? lib.srq(attr->srq) : nullptr;
-    if (!kind || (attr->srq && (!srq || srq->owner != c || *kind == QpKind::ud))) {
-      fail_record(lib, r, c->device, kind ? EINVAL : EOPNOTSUPP,
-                  kind ? "the SRQ does not exist, is of another context, or the QP is UD"
-                       : "the fake models RC, UC and UD queue pairs");
-      errno = kind ? EINVAL : EOPNOTSUPP;
-      return nullptr;
-    }
-    ibv_qp_cap& cap = attr->cap;
+    const auto named = attr ? verbs::qp_kind_from_ibv(attr->qp_type) : std::nullopt;
+    if (attr)
+      r["qp_type"] = named ? std::string(to_string(*named)) : std::to_string(static_cast<int>(attr->qp_type));
+    // The checks and their errnos are the C core's, as the in-process C ABI's (fake_c_core.hpp).
+    Cq* scq = attr ? lib.cq(attr->send_cq) : nullptr;
+    Cq* rcq = attr ? lib.cq(attr->recv_cq) : nullptr;
+    Srq* srq = attr && attr->srq ? lib.srq(attr->srq) : nullptr;
+    fakes::c_core::QpObjects objects;
+    objects.send_cq = scq && scq->owner == c;
+    objects.recv_cq = rcq && rcq->owner == c;
+    objects.srq = !attr || !attr->srq || (srq && srq->owner == c);
     const DeviceLimits lim = device_limits(*c->device);
-    if (cap.max_send_wr > lim.max_qp_wr || cap.max_recv_wr > lim.max_qp_wr ||
-        cap.max_send_sge > lim.max_sge || cap.max_recv_sge > lim.max_sge ||
-        cap.max_inline_data > lim.max_inline) {
-      fail_record(lib, r, c->device, EINVAL,
-                  "capabilities above the device's (" + std::to_string(lim.max_qp_wr) + " WRs, " +
-                      std::to_string(lim.max_sge) + " SGEs, " + std::to_string(lim.max_inline) +
-                      " inline bytes)");
-      errno = EINVAL;
-      return nullptr;
-    }
-    if (const int err = over_limit(lib, r, c->device, c->device->in_use.qps, lim.max_qp, "queue pairs")) {
+    QpKind kind = QpKind::uc;
+    std::string why;
+    if (const int err =
+            fakes::c_core::check_create_qp(attr, objects, lim, c->device->in_use.qps, &kind, &why)) {
+      fail_record(lib, r, c->device, err, why);
       errno = err;
       return nullptr;
     }
@@ -141,25 +128,25 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     const std::uint32_t number = open_qp_socket(*q);
     if (number != 0) q->tx_reserve = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (number == 0 || q->tx_reserve < 0) {
-      const std::string why = std::strerror(errno);
+      const std::string cause = std::strerror(errno);
       if (q->rx >= 0) {
         ::close(q->rx);
         remove_qp_address(number);
       }
-      fail_record(lib, r, c->device, ENOMEM, "no socket for the QP: " + why);
+      fail_record(lib, r, c->device, ENOMEM, "no socket for the QP: " + cause);
       errno = ENOMEM;
       return nullptr;
     }
     lib.pending_qp_number = number;
-    auto h = lib.model.create_qp(c->handle, *kind);
+    verbs::QpHandle h;
+    const int created = fakes::c_core::create_qp(lib.model, c->handle, kind, &h, &why);
     lib.pending_qp_number = 0;
-    if (!h) {
-      const int err = errno_of(h.error());
+    if (created != 0) {
       ::close(q->rx);
       remove_qp_address(number);
       ::close(q->tx_reserve);
-      fail_record(lib, r, c->device, err, h.error().what());
-      errno = err;
+      fail_record(lib, r, c->device, created, why);
+      errno = created;
       return nullptr;
     }
     q->owner = c;
@@ -168,8 +155,8 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     if (srq) ++srq->users;
     q->send_cq = scq;
     q->recv_cq = rcq;
-    q->kind = *kind;
-    q->model = h.value();
+    q->kind = kind;
+    q->model = h;
     q->init = *attr;
     q->qp.context = &c->ctx;
     q->qp.qp_context = attr->qp_context;
@@ -192,9 +179,9 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     ++c->device->in_use.qps;
     if (!watch_qp(lib, *raw)) {
       // No progress thread (no epoll instance, eventfd or thread): nothing would ever move.
-      const std::string why = std::strerror(errno);
+      const std::string cause = std::strerror(errno);
       release_qp(lib, *raw);
-      fail_record(lib, r, c->device, ENOMEM, "the data path's progress thread could not start: " + why);
+      fail_record(lib, r, c->device, ENOMEM, "the data path's progress thread could not start: " + cause);
       errno = ENOMEM;
       return nullptr;
     }
@@ -207,19 +194,20 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
 
 int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
   hang_point("ibv_modify_qp");  // GIDPOLICY_FAKE_HANG
-  return locked_call([&](Library& lib) -> int {
+  // The errno is returned and left in errno (the core's errno_set_frame), as the in-process C ABI.
+  return locked_call_setting_errno([&](Library& lib) -> int {
     Qp* q = lib.qp(qp);
-    if (!q || !attr) return EINVAL;
+    if (!q) return EINVAL;
     const Device* d = q->owner->device;
     const ibv_qp_state from = q->hw_state;  // the HCA's: an RTS QP the transport broke is in ERR
-    const ibv_qp_state to = (attr_mask & IBV_QP_STATE) ? attr->qp_state : from;
+    const ibv_qp_state to = attr && (attr_mask & IBV_QP_STATE) ? attr->qp_state : from;
     auto r = lib.record("modify_qp", d);
     r["qp_num"] = q->qp.qp_num;
     r["qp_type"] = to_string(q->kind);
     r["transition"] = fakes::qp_state_name(from) + "->" + fakes::qp_state_name(to);
     r["mask"] = attr_mask;
     r["mask_bits"] = rtr_mask_to_string(attr_mask);
-    if (attr_mask & IBV_QP_AV) {
+    if (attr && (attr_mask & IBV_QP_AV)) {
       r["is_global"] = attr->ah_attr.is_global;
       if (attr->ah_attr.is_global) {
         r["sgid_index"] = attr->ah_attr.grh.sgid_index;
@@ -227,13 +215,11 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
       }
       r["port_num"] = attr->ah_attr.port_num;
     }
-    if (attr_mask & IBV_QP_DEST_QPN) r["dest_qp_num"] = attr->dest_qp_num;
+    if (attr && (attr_mask & IBV_QP_DEST_QPN)) r["dest_qp_num"] = attr->dest_qp_num;
 
-    auto res = lib.model.modify_qp(q->model, *attr, attr_mask);
-    if (!res) {
-      const int err = errno_of(res.error());
-      fail_record(lib, r, d, err, res.error().what());
-      errno = err;
+    std::string why;
+    if (const int err = fakes::c_core::modify_qp(lib.model, q->model, attr, attr_mask, &why)) {
+      fail_record(lib, r, d, err, why);
       return err;
     }
     if (attr_mask & IBV_QP_STATE) q->qp.state = q->hw_state = to;  // as rdma-core's ibv_modify_qp
@@ -281,22 +267,18 @@ int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
 int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask, ibv_qp_init_attr* init_attr) {
   return locked_call([&](Library& lib) -> int {
     Qp* q = lib.qp(qp);
-    if (!q || !attr || !init_attr) return EINVAL;
+    if (!q) return EINVAL;
     auto r = lib.record("query_qp", q->owner->device);
     r["qp_num"] = q->qp.qp_num;
     r["mask"] = attr_mask;
-    auto info = lib.model.query_qp(q->model);
-    if (!info) {
-      const int err = errno_of(info.error());
-      fail_record(lib, r, q->owner->device, err, info.error().what());
+    // The answer is the C core's, as the in-process C ABI's: the model's attributes and state
+    // (the data path tells the model when it breaks a QP: enter_error), the capabilities and
+    // init_attr the QP was created with.
+    std::string why;
+    if (const int err = fakes::c_core::query_qp(lib.model, q->model, q->init, attr, init_attr, &why)) {
+      fail_record(lib, r, q->owner->device, err, why);
       return err;
     }
-    *attr = info.value().attr;
-    attr->qp_state = q->hw_state;
-    attr->cur_qp_state = q->hw_state;
-    attr->cap = q->init.cap;
-    *init_attr = q->init;
-    init_attr->qp_context = q->qp.qp_context;
     // rdma-core's ibv_query_qp refreshes the struct's field from what the HCA answered.
     if (attr_mask & IBV_QP_STATE) q->qp.state = q->hw_state;
     r["state"] = fakes::qp_state_name(q->hw_state);

@@ -11,8 +11,14 @@
 //    fabric do;
 //  * a progress thread (started with the first socket) turns what arrives into events queued
 //    on the id's event channel, whose fd (an eventfd) is readable while events are queued.
+//
+// Every exported function is one guarded call (locked_call and friends below, over the fakes'
+// one guard, gidpolicy/fakes/c_guard.hpp, which the drop-in libibverbs runs in too): the lock,
+// the exception boundary and errno are there, never written by hand in a function. Control-log
+// records (nlohmann JSON, which allocates and may throw) are built only inside such a call.
 #pragma once
 
+#include <gidpolicy/fakes/c_guard.hpp>
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/rdma_cm.hpp>
 
@@ -28,6 +34,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fakecm {
@@ -139,7 +146,37 @@ struct Library {
   int log_fd = -2;  // -2: not opened yet
 };
 
-Library& lib();
+/// The process's state. Never destroyed (the progress thread may outlive statics) and never
+/// heap-allocated, so the first call of any entry point cannot fail getting it.
+Library& lib() noexcept;
+
+/// The frame of every exported call that touches the state: `body(l, lock)` runs with l.mu held
+/// (a call that waits releases and retakes `lock`) and answers as the C function does (errno
+/// set where it fails). An exception releases the lock and becomes `failure` with its errno
+/// (std::bad_alloc: ENOMEM, as librdmacm answers running out of memory), never a crash of the
+/// program. Example: `return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) { ... });`
+template <class Result, class Body>
+Result locked_call(Result failure, Body&& body) noexcept {
+  Library& l = lib();
+  return gidpolicy::fakes::c_guard::locked(
+      l.mu, failure, [&](std::unique_lock<std::mutex>& lock) -> Result { return body(l, lock); });
+}
+/// As locked_call, for a function that returns nothing: an exception leaves only its errno.
+template <class Body>
+void locked_void_call(Body&& body) noexcept {
+  Library& l = lib();
+  gidpolicy::fakes::c_guard::locked_void(l.mu, [&](std::unique_lock<std::mutex>& lock) { body(l, lock); });
+}
+/// The frame of an exported call that takes no lock itself: a pure answer (rdma_event_str), a
+/// free, or a call made of other entry points (rdma_create_ep), each of which locks for itself.
+template <class Result, class Body>
+Result unlocked_call(Result failure, Body&& body) noexcept {
+  return gidpolicy::fakes::c_guard::unlocked(failure, std::forward<Body>(body));
+}
+template <class Body>
+void unlocked_void_call(Body&& body) noexcept {
+  gidpolicy::fakes::c_guard::unlocked_void(std::forward<Body>(body));
+}
 /// Loads the tables, modes, devices and the directory once (under mu).
 bool ensure_loaded(Library& l);
 void log_record(Library& l, nlohmann::json r);

@@ -57,23 +57,23 @@ using namespace fakecm;
 extern "C" {
 
 __attribute__((visibility("default"))) int rdma_listen(rdma_cm_id* id, int backlog) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  if (i->state != State::bound && i->state != State::listening)
-    return refuse(l, "listen", i, EINVAL, "rdma_listen needs a bound id");
-  i->state = State::listening;
-  i->backlog_max = backlog;
-  auto r = record("listen", i);
-  r["src"] = address_text(&i->pub.route.addr.src_addr);
-  r["backlog"] = backlog;
-  r["result"] = 0;
-  log_record(l, std::move(r));
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* i = reinterpret_cast<Id*>(id);
+    if (i->state != State::bound && i->state != State::listening)
+      return refuse(l, "listen", i, EINVAL, "rdma_listen needs a bound id");
+    i->state = State::listening;
+    i->backlog_max = backlog;
+    auto r = record("listen", i);
+    r["src"] = address_text(&i->pub.route.addr.src_addr);
+    r["backlog"] = backlog;
+    r["result"] = 0;
+    log_record(l, std::move(r));
+    return 0;
+  });
 }
 
 namespace {
@@ -116,283 +116,285 @@ int start_message(Library& l, const char* call, Id* i, const rdma_conn_param* co
 }  // namespace
 
 __attribute__((visibility("default"))) int rdma_connect(rdma_cm_id* id, rdma_conn_param* conn_param) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::unique_lock lk(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  if (i->state != State::route_resolved)
-    return refuse(l, "connect", i, EINVAL, "rdma_connect needs a resolved route");
-  const bool ud = i->pub.qp_type == IBV_QPT_UD;
-  Msg m{};
-  m.type = ud ? MsgType::sidr_req : MsgType::req;
-  if (int err = start_message(l, "connect", i, conn_param, ud ? kSidrReqPrivate : kReqPrivate, m); err != 0)
-    return err;
-  m.qp_type = static_cast<std::uint8_t>(i->pub.qp_type);
-  if (conn_param) {
-    m.retry = conn_param->retry_count;
-    m.srq = conn_param->srq;
-    i->retry = conn_param->retry_count;
-  }
-  std::memcpy(&m.src, &i->pub.route.addr.src_storage, sizeof m.src);
-  std::memcpy(&m.dst, &i->pub.route.addr.dst_storage, sizeof m.dst);
-  const auto* dst = &i->pub.route.addr.dst_addr;
-  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  bool connected = false;
-  // The kernel's address and route resolution take a workqueue round and its REQ a MAD's
-  // flight, where the fake's are instant; a REQ that finds no listener is looked for again for
-  // up to 2 s (lock released) before it counts as rejected, so a server that listens again
-  // right after a first connection (perftest -R) is found, as on hardware. 2 s, not the 100 ms
-  // the kernel's own latency would suggest: on a busy machine the server's next rdma_listen may
-  // come that late, and whether it is found must not depend on how busy the machine is. A REQ
-  // to a port nobody ever listens on is rejected 2 s later than on hardware; nothing else is.
-  for (int attempt = 0; fd >= 0 && !connected && attempt < 1000; ++attempt) {
-    if (attempt > 0) {
-      lk.unlock();
-      ::usleep(2000);
-      lk.lock();
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>& lk) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
     }
-    for (bool any : {false, true}) {
-      if (connected) break;
-      const std::string path = socket_path(l, i->pub.ps, dst, any);
-      sockaddr_un un{};
-      un.sun_family = AF_UNIX;
-      if (path.size() >= sizeof un.sun_path) continue;
-      std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
-      connected = ::connect(fd, reinterpret_cast<sockaddr*>(&un), sizeof un) == 0;
+    auto* i = reinterpret_cast<Id*>(id);
+    if (i->state != State::route_resolved)
+      return refuse(l, "connect", i, EINVAL, "rdma_connect needs a resolved route");
+    const bool ud = i->pub.qp_type == IBV_QPT_UD;
+    Msg m{};
+    m.type = ud ? MsgType::sidr_req : MsgType::req;
+    if (int err = start_message(l, "connect", i, conn_param, ud ? kSidrReqPrivate : kReqPrivate, m); err != 0)
+      return err;
+    m.qp_type = static_cast<std::uint8_t>(i->pub.qp_type);
+    if (conn_param) {
+      m.retry = conn_param->retry_count;
+      m.srq = conn_param->srq;
+      i->retry = conn_param->retry_count;
     }
-  }
-  auto r = record("connect", i);
-  r["src"] = address_text(&i->pub.route.addr.src_addr);
-  r["dst"] = address_text(dst);
-  r["qp_num"] = m.qpn;
-  if (!connected || !send_msg(fd, m)) {
-    if (fd >= 0) ::close(fd);
-    // No listener: a host that is there answers with a REJ (invalid service ID); one nobody
-    // knows never answers, and the CM's REQ times out.
-    i->state = State::error;
-    if (host_known(l, dst)) {
-      r["result"] = "rejected";
-      log_record(l, std::move(r));
-      queue_event(l, i, RDMA_CM_EVENT_REJECTED, kRejInvalidServiceId);
+    std::memcpy(&m.src, &i->pub.route.addr.src_storage, sizeof m.src);
+    std::memcpy(&m.dst, &i->pub.route.addr.dst_storage, sizeof m.dst);
+    const auto* dst = &i->pub.route.addr.dst_addr;
+    const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    bool connected = false;
+    // The kernel's address and route resolution take a workqueue round and its REQ a MAD's
+    // flight, where the fake's are instant; a REQ that finds no listener is looked for again for
+    // up to 2 s (lock released) before it counts as rejected, so a server that listens again
+    // right after a first connection (perftest -R) is found, as on hardware. 2 s, not the 100 ms
+    // the kernel's own latency would suggest: on a busy machine the server's next rdma_listen may
+    // come that late, and whether it is found must not depend on how busy the machine is. A REQ
+    // to a port nobody ever listens on is rejected 2 s later than on hardware; nothing else is.
+    for (int attempt = 0; fd >= 0 && !connected && attempt < 1000; ++attempt) {
+      if (attempt > 0) {
+        lk.unlock();
+        ::usleep(2000);
+        lk.lock();
+      }
+      for (bool any : {false, true}) {
+        if (connected) break;
+        const std::string path = socket_path(l, i->pub.ps, dst, any);
+        sockaddr_un un{};
+        un.sun_family = AF_UNIX;
+        if (path.size() >= sizeof un.sun_path) continue;
+        std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
+        connected = ::connect(fd, reinterpret_cast<sockaddr*>(&un), sizeof un) == 0;
+      }
+    }
+    auto r = record("connect", i);
+    r["src"] = address_text(&i->pub.route.addr.src_addr);
+    r["dst"] = address_text(dst);
+    r["qp_num"] = m.qpn;
+    if (!connected || !send_msg(fd, m)) {
+      if (fd >= 0) ::close(fd);
+      // No listener: a host that is there answers with a REJ (invalid service ID); one nobody
+      // knows never answers, and the CM's REQ times out.
+      i->state = State::error;
+      if (host_known(l, dst)) {
+        r["result"] = "rejected";
+        log_record(l, std::move(r));
+        queue_event(l, i, RDMA_CM_EVENT_REJECTED, kRejInvalidServiceId);
+      } else {
+        r["result"] = "unreachable";
+        log_record(l, std::move(r));
+        queue_event(l, i, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+      }
     } else {
-      r["result"] = "unreachable";
+      i->sock = fd;
+      i->state = State::connecting;
+      watch(l, i);
+      r["result"] = 0;
       log_record(l, std::move(r));
-      queue_event(l, i, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
     }
-  } else {
-    i->sock = fd;
-    i->state = State::connecting;
-    watch(l, i);
-    r["result"] = 0;
-    log_record(l, std::move(r));
-  }
-  if (i->sync) return wait_sync(lk, i, RDMA_CM_EVENT_ESTABLISHED);
-  return 0;
+    if (i->sync) return wait_sync(lk, i, RDMA_CM_EVENT_ESTABLISHED);
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id, rdma_conn_param* conn_param) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::unique_lock lk(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  if (i->state != State::request) return refuse(l, "accept", i, EINVAL, "no connection request to accept");
-  const bool ud = i->pub.qp_type == IBV_QPT_UD;
-  Msg m{};
-  m.type = ud ? MsgType::sidr_rep : MsgType::rep;
-  if (int err = start_message(l, "accept", i, conn_param, ud ? kSidrRepPrivate : kRepPrivate, m); err != 0)
-    return err;
-  if (!ud && i->pub.qp && (modify_to(l, i, IBV_QPS_RTR) != 0 || modify_to(l, i, IBV_QPS_RTS) != 0))
-    return refuse(l, "accept", i, errno, "the QP did not reach RTS");
-  auto r = record("accept", i);
-  r["qp_num"] = m.qpn;
-  r["src"] = address_text(&i->pub.route.addr.src_addr);
-  r["dst"] = address_text(&i->pub.route.addr.dst_addr);
-  if (i->sock < 0 || !send_msg(i->sock, m)) {
-    // The requester is gone: the REP is never answered.
-    i->state = State::error;
-    r["result"] = "unreachable";
-    log_record(l, std::move(r));
-    queue_event(l, i, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
-  } else {
-    r["result"] = 0;
-    log_record(l, std::move(r));
-    i->state = ud ? State::route_resolved : State::accepted;
-  }
-  if (ud) close_conn(l, i);
-  if (i->sync && !ud) return wait_sync(lk, i, RDMA_CM_EVENT_ESTABLISHED);
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>& lk) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* i = reinterpret_cast<Id*>(id);
+    if (i->state != State::request) return refuse(l, "accept", i, EINVAL, "no connection request to accept");
+    const bool ud = i->pub.qp_type == IBV_QPT_UD;
+    Msg m{};
+    m.type = ud ? MsgType::sidr_rep : MsgType::rep;
+    if (int err = start_message(l, "accept", i, conn_param, ud ? kSidrRepPrivate : kRepPrivate, m); err != 0)
+      return err;
+    if (!ud && i->pub.qp && (modify_to(l, i, IBV_QPS_RTR) != 0 || modify_to(l, i, IBV_QPS_RTS) != 0))
+      return refuse(l, "accept", i, errno, "the QP did not reach RTS");
+    auto r = record("accept", i);
+    r["qp_num"] = m.qpn;
+    r["src"] = address_text(&i->pub.route.addr.src_addr);
+    r["dst"] = address_text(&i->pub.route.addr.dst_addr);
+    if (i->sock < 0 || !send_msg(i->sock, m)) {
+      // The requester is gone: the REP is never answered.
+      i->state = State::error;
+      r["result"] = "unreachable";
+      log_record(l, std::move(r));
+      queue_event(l, i, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+    } else {
+      r["result"] = 0;
+      log_record(l, std::move(r));
+      i->state = ud ? State::route_resolved : State::accepted;
+    }
+    if (ud) close_conn(l, i);
+    if (i->sync && !ud) return wait_sync(lk, i, RDMA_CM_EVENT_ESTABLISHED);
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_reject(rdma_cm_id* id, const void* private_data,
                                                        uint8_t private_data_len) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  if (i->state != State::request) return refuse(l, "reject", i, EINVAL, "no connection request to reject");
-  if (private_data_len > kRejPrivate)
-    return refuse(l, "reject", i, EINVAL,
-                  std::to_string(private_data_len) + " bytes of private data: a REJ carries at most " +
-                      std::to_string(kRejPrivate));
-  Msg m{};
-  m.type = MsgType::rej;
-  m.qpn = kRejConsumerDefined;
-  m.private_len = private_data_len;
-  if (private_data && private_data_len) std::memcpy(m.private_data, private_data, private_data_len);
-  if (i->sock >= 0) send_msg(i->sock, m);
-  close_conn(l, i);
-  i->state = State::error;
-  auto r = record("reject", i);
-  r["private_data_len"] = private_data_len;
-  r["result"] = 0;
-  log_record(l, std::move(r));
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* i = reinterpret_cast<Id*>(id);
+    if (i->state != State::request) return refuse(l, "reject", i, EINVAL, "no connection request to reject");
+    if (private_data_len > kRejPrivate)
+      return refuse(l, "reject", i, EINVAL,
+                    std::to_string(private_data_len) + " bytes of private data: a REJ carries at most " +
+                        std::to_string(kRejPrivate));
+    Msg m{};
+    m.type = MsgType::rej;
+    m.qpn = kRejConsumerDefined;
+    m.private_len = private_data_len;
+    if (private_data && private_data_len) std::memcpy(m.private_data, private_data, private_data_len);
+    if (i->sock >= 0) send_msg(i->sock, m);
+    close_conn(l, i);
+    i->state = State::error;
+    auto r = record("reject", i);
+    r["private_data_len"] = private_data_len;
+    r["result"] = 0;
+    log_record(l, std::move(r));
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_establish(rdma_cm_id* id) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  if (i->state != State::responded)
-    return refuse(l, "establish", i, EINVAL, "no connect response to establish");
-  Msg rtu{};
-  rtu.type = MsgType::rtu;
-  if (i->sock < 0 || !send_msg(i->sock, rtu)) return refuse(l, "establish", i, ENOTCONN, "the peer is gone");
-  i->state = State::connected;
-  auto r = record("establish", i);
-  r["result"] = 0;
-  log_record(l, std::move(r));
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* i = reinterpret_cast<Id*>(id);
+    if (i->state != State::responded)
+      return refuse(l, "establish", i, EINVAL, "no connect response to establish");
+    Msg rtu{};
+    rtu.type = MsgType::rtu;
+    if (i->sock < 0 || !send_msg(i->sock, rtu))
+      return refuse(l, "establish", i, ENOTCONN, "the peer is gone");
+    i->state = State::connected;
+    auto r = record("establish", i);
+    r["result"] = 0;
+    log_record(l, std::move(r));
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_disconnect(rdma_cm_id* id) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::unique_lock lk(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  // librdmacm moves the QP to the error state first, flushing what is posted.
-  if (i->pub.qp) modify_to(l, i, IBV_QPS_ERR);
-  const bool live =
-      i->state == State::connected || i->state == State::responded || i->state == State::accepted;
-  if (!live && i->state != State::disconnected)
-    return refuse(l, "disconnect", i, EINVAL, "the id is not connected");
-  if (live) {
-    Msg m{};
-    m.type = MsgType::dreq;
-    if (i->sock >= 0) send_msg(i->sock, m);
-    close_conn(l, i);
-    i->state = State::disconnected;
-    queue_event(l, i, RDMA_CM_EVENT_DISCONNECTED, 0);
-  }
-  auto r = record("disconnect", i);
-  r["result"] = 0;
-  log_record(l, std::move(r));
-  if (i->sync && live) return wait_sync(lk, i, RDMA_CM_EVENT_DISCONNECTED);
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>& lk) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* i = reinterpret_cast<Id*>(id);
+    // librdmacm moves the QP to the error state first, flushing what is posted.
+    if (i->pub.qp) modify_to(l, i, IBV_QPS_ERR);
+    const bool live =
+        i->state == State::connected || i->state == State::responded || i->state == State::accepted;
+    if (!live && i->state != State::disconnected)
+      return refuse(l, "disconnect", i, EINVAL, "the id is not connected");
+    if (live) {
+      Msg m{};
+      m.type = MsgType::dreq;
+      if (i->sock >= 0) send_msg(i->sock, m);
+      close_conn(l, i);
+      i->state = State::disconnected;
+      queue_event(l, i, RDMA_CM_EVENT_DISCONNECTED, 0);
+    }
+    auto r = record("disconnect", i);
+    r["result"] = 0;
+    log_record(l, std::move(r));
+    if (i->sync && live) return wait_sync(lk, i, RDMA_CM_EVENT_DISCONNECTED);
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_notify(rdma_cm_id* id, ibv_event_type event) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  // The kernel passes a QP's first-packet event to the CM of a connection awaiting its RTU
-  // (IB_EVENT_COMM_EST), which then counts as established.
-  if (i->state == State::accepted && event == IBV_EVENT_COMM_EST) {
-    i->state = State::connected;
-    queue_event(l, i, RDMA_CM_EVENT_ESTABLISHED, 0);
-  } else if (i->state != State::connected && i->state != State::accepted) {
-    return refuse(l, "notify", i, EINVAL, "the id has no connection");
-  }
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* i = reinterpret_cast<Id*>(id);
+    // The kernel passes a QP's first-packet event to the CM of a connection awaiting its RTU
+    // (IB_EVENT_COMM_EST), which then counts as established.
+    if (i->state == State::accepted && event == IBV_EVENT_COMM_EST) {
+      i->state = State::connected;
+      queue_event(l, i, RDMA_CM_EVENT_ESTABLISHED, 0);
+    } else if (i->state != State::connected && i->state != State::accepted) {
+      return refuse(l, "notify", i, EINVAL, "the id has no connection");
+    }
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_get_request(rdma_cm_id* listen, rdma_cm_id** id) {
-  if (!listen || !id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::unique_lock lk(l.mu);
-  auto* li = reinterpret_cast<Id*>(listen);
-  if (!li->sync) return refuse(l, "get_request", li, EINVAL, "rdma_get_request needs a synchronous listener");
-  if (li->state != State::listening) return refuse(l, "get_request", li, EINVAL, "the id is not listening");
-  for (;;) {
-    if (li->pub.event) {
-      auto* prev = reinterpret_cast<Event*>(li->pub.event);
-      li->pub.event = nullptr;
-      prev->id->unacked--;
-      delete prev;
-    }
-    Event* e = nullptr;
-    // The listener's channel carries its requests; wait as a blocking read does.
-    Channel* c = li->channel;
-    while (c->queue.empty()) {
-      lk.unlock();
-      pollfd p{c->pub.fd, POLLIN, 0};
-      ::poll(&p, 1, -1);
-      lk.lock();
-      std::uint64_t v = 0;
-      if (c->queue.empty()) {
-        pollfd q{c->pub.fd, POLLIN, 0};
-        if (::poll(&q, 1, 0) == 1) [[maybe_unused]]
-          auto n = ::read(c->pub.fd, &v, sizeof v);
-      }
-    }
-    e = c->queue.front();
-    c->queue.pop_front();
-    if (!c->queue.empty()) wake(*c);
-    Id* child = e->id;
-    if (e->pub.event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-      delete e;
-      continue;
-    }
-    for (auto it = li->backlog.begin(); it != li->backlog.end(); ++it)
-      if (*it == child) {
-        li->backlog.erase(it);
-        break;
-      }
-    // The child gets its own channel (librdmacm migrates it) and keeps the request as its event.
-    Channel* own = new_channel();
-    if (!own) {
-      delete e;
-      errno = ENOMEM;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>& lk) -> int {
+    if (!listen || !id) {
+      errno = EINVAL;
       return -1;
     }
-    li->channel->ids--;
-    child->channel = own;
-    own->ids++;
-    child->pub.channel = &own->pub;
-    child->sync = true;
-    child->unacked++;
-    e->delivered = true;
-    child->pub.event = &e->pub;
-    if (li->has_ep_qp) {
-      ibv_qp_init_attr a = li->ep_qp;
-      if (create_qp_locked(l, child, li->ep_pd, &a) != 0) return -1;
+    auto* li = reinterpret_cast<Id*>(listen);
+    if (!li->sync)
+      return refuse(l, "get_request", li, EINVAL, "rdma_get_request needs a synchronous listener");
+    if (li->state != State::listening) return refuse(l, "get_request", li, EINVAL, "the id is not listening");
+    for (;;) {
+      if (li->pub.event) {
+        auto* prev = reinterpret_cast<Event*>(li->pub.event);
+        li->pub.event = nullptr;
+        prev->id->unacked--;
+        delete prev;
+      }
+      Event* e = nullptr;
+      // The listener's channel carries its requests; wait as a blocking read does.
+      Channel* c = li->channel;
+      while (c->queue.empty()) {
+        lk.unlock();
+        pollfd p{c->pub.fd, POLLIN, 0};
+        ::poll(&p, 1, -1);
+        lk.lock();
+        std::uint64_t v = 0;
+        if (c->queue.empty()) {
+          pollfd q{c->pub.fd, POLLIN, 0};
+          if (::poll(&q, 1, 0) == 1) [[maybe_unused]]
+            auto n = ::read(c->pub.fd, &v, sizeof v);
+        }
+      }
+      e = c->queue.front();
+      c->queue.pop_front();
+      if (!c->queue.empty()) wake(*c);
+      Id* child = e->id;
+      if (e->pub.event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+        delete e;
+        continue;
+      }
+      for (auto it = li->backlog.begin(); it != li->backlog.end(); ++it)
+        if (*it == child) {
+          li->backlog.erase(it);
+          break;
+        }
+      // The child gets its own channel (librdmacm migrates it) and keeps the request as its event.
+      Channel* own = new_channel();
+      if (!own) {
+        delete e;
+        errno = ENOMEM;
+        return -1;
+      }
+      li->channel->ids--;
+      child->channel = own;
+      own->ids++;
+      child->pub.channel = &own->pub;
+      child->sync = true;
+      child->unacked++;
+      e->delivered = true;
+      child->pub.event = &e->pub;
+      if (li->has_ep_qp) {
+        ibv_qp_init_attr a = li->ep_qp;
+        if (create_qp_locked(l, child, li->ep_pd, &a) != 0) return -1;
+      }
+      *id = &child->pub;
+      return 0;
     }
-    *id = &child->pub;
-    return 0;
-  }
+  });
 }
 
 }  // extern "C"

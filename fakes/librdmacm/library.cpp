@@ -18,8 +18,11 @@
 
 namespace fakecm {
 
-Library& lib() {
-  static Library* l = new Library;  // never destroyed: the progress thread may outlive statics
+Library& lib() noexcept {
+  // Never destroyed: the progress thread may outlive statics. Constructed in static storage, so
+  // getting it allocates nothing and cannot throw (its members' constructors allocate nothing).
+  alignas(Library) static unsigned char storage[sizeof(Library)];
+  static Library* const l = ::new (static_cast<void*>(storage)) Library;
   return *l;
 }
 
@@ -130,7 +133,11 @@ bool ensure_loaded(Library& l) {
 }
 
 nlohmann::json record(const char* call, const Id* id) {
-  nlohmann::json r;
+  // An object from the start: nlohmann's operator[] on a null value marks it an object before it
+  // allocates the map, and a std::bad_alloc there leaves a value whose destructor asserts (an
+  // abort in a debug build, inside the guard). Constructed as an object, a failed allocation
+  // leaves no value behind.
+  nlohmann::json r = nlohmann::json::object();
   r["pid"] = ::getpid();
   r["lib"] = "rdmacm";
   r["call"] = call;
@@ -303,256 +310,260 @@ using namespace fakecm;
 extern "C" {
 
 __attribute__((visibility("default"))) rdma_event_channel* rdma_create_event_channel(void) {
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  if (!ensure_loaded(l)) return nullptr;
-  Channel* c = new_channel();
-  if (!c) {
-    errno = ENOMEM;
-    return nullptr;
-  }
-  auto r = record("create_event_channel", nullptr);
-  r["fd"] = c->pub.fd;
-  log_record(l, std::move(r));
-  return &c->pub;
+  return locked_call<rdma_event_channel*>(
+      nullptr, [&](Library& l, std::unique_lock<std::mutex>&) -> rdma_event_channel* {
+        if (!ensure_loaded(l)) return nullptr;
+        Channel* c = new_channel();
+        if (!c) {
+          errno = ENOMEM;
+          return nullptr;
+        }
+        auto r = record("create_event_channel", nullptr);
+        r["fd"] = c->pub.fd;
+        log_record(l, std::move(r));
+        return &c->pub;
+      });
 }
 
 __attribute__((visibility("default"))) void rdma_destroy_event_channel(rdma_event_channel* channel) {
-  if (!channel) return;
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  auto* c = reinterpret_cast<Channel*>(channel);
-  if (c->ids > 0) {
-    // librdmacm closes the fd under ids that still use it, and their next event is lost in the
-    // kernel; here the channel stays (leaked) so those ids keep working, and the log says so.
-    refuse(l, "destroy_event_channel", nullptr, EBUSY,
-           std::to_string(c->ids) + " id(s) still use this channel: it is kept");
-    return;
-  }
-  for (Event* e : c->queue) delete e;
-  c->queue.clear();
-  l.channels.erase(c);  // from here on the channel is gone for the program (EBADF)
-  if (c->waiters > 0) {
-    // A thread is blocked reading it. The kernel keeps a file that a blocked read holds, and
-    // that read never returns; so here the channel (and its fd) stay, unreachable, and the
-    // waiting thread stays blocked, instead of waking into freed memory.
-    c->closed = true;
-    return;
-  }
-  free_channel(c);
+  locked_void_call([&](Library& l, std::unique_lock<std::mutex>&) {
+    if (!channel) return;
+    auto* c = reinterpret_cast<Channel*>(channel);
+    if (c->ids > 0) {
+      // librdmacm closes the fd under ids that still use it, and their next event is lost in the
+      // kernel; here the channel stays (leaked) so those ids keep working, and the log says so.
+      refuse(l, "destroy_event_channel", nullptr, EBUSY,
+             std::to_string(c->ids) + " id(s) still use this channel: it is kept");
+      return;
+    }
+    for (Event* e : c->queue) delete e;
+    c->queue.clear();
+    l.channels.erase(c);  // from here on the channel is gone for the program (EBADF)
+    if (c->waiters > 0) {
+      // A thread is blocked reading it. The kernel keeps a file that a blocked read holds, and
+      // that read never returns; so here the channel (and its fd) stay, unreachable, and the
+      // waiting thread stays blocked, instead of waking into freed memory.
+      c->closed = true;
+      return;
+    }
+    free_channel(c);
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel* channel,
                                                              rdma_cm_event** event) {
-  if (!channel || !event) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::unique_lock lk(l.mu);
-  auto* c = reinterpret_cast<Channel*>(channel);
-  if (!l.channels.contains(c)) {
-    // Destroyed: librdmacm reads the closed fd, and read() fails with EBADF. (rping of
-    // rdma-core 44 races its own teardown into this; rdma-core f3ae6534a fixed rping.)
-    return refuse(l, "get_cm_event", nullptr, EBADF, "the event channel was destroyed");
-  }
-  Event* e = nullptr;
-  if (next_event(lk, c, &e, false) != 0) return -1;
-  *event = &e->pub;
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>& lk) -> int {
+    if (!channel || !event) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* c = reinterpret_cast<Channel*>(channel);
+    if (!l.channels.contains(c)) {
+      // Destroyed: librdmacm reads the closed fd, and read() fails with EBADF. (rping of
+      // rdma-core 44 races its own teardown into this; rdma-core f3ae6534a fixed rping.)
+      return refuse(l, "get_cm_event", nullptr, EBADF, "the event channel was destroyed");
+    }
+    Event* e = nullptr;
+    if (next_event(lk, c, &e, false) != 0) return -1;
+    *event = &e->pub;
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_ack_cm_event(rdma_cm_event* event) {
-  if (!event) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  auto* e = reinterpret_cast<Event*>(event);
-  e->id->unacked--;
-  delete e;
-  l.acked.notify_all();
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!event) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* e = reinterpret_cast<Event*>(event);
+    e->id->unacked--;
+    delete e;
+    l.acked.notify_all();
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) const char* rdma_event_str(rdma_cm_event_type event) {
-  switch (event) {
-    case RDMA_CM_EVENT_ADDR_RESOLVED:
-      return "RDMA_CM_EVENT_ADDR_RESOLVED";
-    case RDMA_CM_EVENT_ADDR_ERROR:
-      return "RDMA_CM_EVENT_ADDR_ERROR";
-    case RDMA_CM_EVENT_ROUTE_RESOLVED:
-      return "RDMA_CM_EVENT_ROUTE_RESOLVED";
-    case RDMA_CM_EVENT_ROUTE_ERROR:
-      return "RDMA_CM_EVENT_ROUTE_ERROR";
-    case RDMA_CM_EVENT_CONNECT_REQUEST:
-      return "RDMA_CM_EVENT_CONNECT_REQUEST";
-    case RDMA_CM_EVENT_CONNECT_RESPONSE:
-      return "RDMA_CM_EVENT_CONNECT_RESPONSE";
-    case RDMA_CM_EVENT_CONNECT_ERROR:
-      return "RDMA_CM_EVENT_CONNECT_ERROR";
-    case RDMA_CM_EVENT_UNREACHABLE:
-      return "RDMA_CM_EVENT_UNREACHABLE";
-    case RDMA_CM_EVENT_REJECTED:
-      return "RDMA_CM_EVENT_REJECTED";
-    case RDMA_CM_EVENT_ESTABLISHED:
-      return "RDMA_CM_EVENT_ESTABLISHED";
-    case RDMA_CM_EVENT_DISCONNECTED:
-      return "RDMA_CM_EVENT_DISCONNECTED";
-    case RDMA_CM_EVENT_DEVICE_REMOVAL:
-      return "RDMA_CM_EVENT_DEVICE_REMOVAL";
-    case RDMA_CM_EVENT_MULTICAST_JOIN:
-      return "RDMA_CM_EVENT_MULTICAST_JOIN";
-    case RDMA_CM_EVENT_MULTICAST_ERROR:
-      return "RDMA_CM_EVENT_MULTICAST_ERROR";
-    case RDMA_CM_EVENT_ADDR_CHANGE:
-      return "RDMA_CM_EVENT_ADDR_CHANGE";
-    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-      return "RDMA_CM_EVENT_TIMEWAIT_EXIT";
-  }
-  return "UNKNOWN EVENT";
+  return unlocked_call<const char*>("UNKNOWN EVENT", [&]() -> const char* {
+    switch (event) {
+      case RDMA_CM_EVENT_ADDR_RESOLVED:
+        return "RDMA_CM_EVENT_ADDR_RESOLVED";
+      case RDMA_CM_EVENT_ADDR_ERROR:
+        return "RDMA_CM_EVENT_ADDR_ERROR";
+      case RDMA_CM_EVENT_ROUTE_RESOLVED:
+        return "RDMA_CM_EVENT_ROUTE_RESOLVED";
+      case RDMA_CM_EVENT_ROUTE_ERROR:
+        return "RDMA_CM_EVENT_ROUTE_ERROR";
+      case RDMA_CM_EVENT_CONNECT_REQUEST:
+        return "RDMA_CM_EVENT_CONNECT_REQUEST";
+      case RDMA_CM_EVENT_CONNECT_RESPONSE:
+        return "RDMA_CM_EVENT_CONNECT_RESPONSE";
+      case RDMA_CM_EVENT_CONNECT_ERROR:
+        return "RDMA_CM_EVENT_CONNECT_ERROR";
+      case RDMA_CM_EVENT_UNREACHABLE:
+        return "RDMA_CM_EVENT_UNREACHABLE";
+      case RDMA_CM_EVENT_REJECTED:
+        return "RDMA_CM_EVENT_REJECTED";
+      case RDMA_CM_EVENT_ESTABLISHED:
+        return "RDMA_CM_EVENT_ESTABLISHED";
+      case RDMA_CM_EVENT_DISCONNECTED:
+        return "RDMA_CM_EVENT_DISCONNECTED";
+      case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        return "RDMA_CM_EVENT_DEVICE_REMOVAL";
+      case RDMA_CM_EVENT_MULTICAST_JOIN:
+        return "RDMA_CM_EVENT_MULTICAST_JOIN";
+      case RDMA_CM_EVENT_MULTICAST_ERROR:
+        return "RDMA_CM_EVENT_MULTICAST_ERROR";
+      case RDMA_CM_EVENT_ADDR_CHANGE:
+        return "RDMA_CM_EVENT_ADDR_CHANGE";
+      case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+        return "RDMA_CM_EVENT_TIMEWAIT_EXIT";
+    }
+    return "UNKNOWN EVENT";
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_create_id(rdma_event_channel* channel, rdma_cm_id** id,
                                                           void* context, rdma_port_space ps) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  if (!ensure_loaded(l)) return -1;
-  if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP && ps != RDMA_PS_IB && ps != RDMA_PS_IPOIB)
-    return refuse(l, "create_id", nullptr, EINVAL, "unknown port space " + std::to_string(ps));
-  if (channel && !l.channels.contains(reinterpret_cast<Channel*>(channel)))
-    return refuse(l, "create_id", nullptr, EBADF, "the event channel was destroyed");
-  auto* i = new (std::nothrow) Id;
-  if (!i) {
-    errno = ENOMEM;
-    return -1;
-  }
-  if (channel) {
-    i->channel = reinterpret_cast<Channel*>(channel);
-  } else {
-    i->channel = new_channel();  // a synchronous id: its own channel, waited on by each call
-    i->sync = true;
-    if (!i->channel) {
-      delete i;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
+    }
+    if (!ensure_loaded(l)) return -1;
+    if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP && ps != RDMA_PS_IB && ps != RDMA_PS_IPOIB)
+      return refuse(l, "create_id", nullptr, EINVAL, "unknown port space " + std::to_string(ps));
+    if (channel && !l.channels.contains(reinterpret_cast<Channel*>(channel)))
+      return refuse(l, "create_id", nullptr, EBADF, "the event channel was destroyed");
+    auto* i = new (std::nothrow) Id;
+    if (!i) {
       errno = ENOMEM;
       return -1;
     }
-  }
-  i->channel->ids++;
-  i->pub.channel = &i->channel->pub;
-  i->pub.context = context;
-  i->pub.ps = ps;
-  i->pub.qp_type = ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD : IBV_QPT_RC;
-  i->local_psn = static_cast<std::uint32_t>(std::rand()) & 0xffffffu;
-  *id = &i->pub;
-  auto r = record("create_id", i);
-  r["ps"] = ps == RDMA_PS_TCP ? "TCP" : ps == RDMA_PS_UDP ? "UDP" : ps == RDMA_PS_IB ? "IB" : "IPOIB";
-  r["sync"] = i->sync;
-  log_record(l, std::move(r));
-  return 0;
+    if (channel) {
+      i->channel = reinterpret_cast<Channel*>(channel);
+    } else {
+      i->channel = new_channel();  // a synchronous id: its own channel, waited on by each call
+      i->sync = true;
+      if (!i->channel) {
+        delete i;
+        errno = ENOMEM;
+        return -1;
+      }
+    }
+    i->channel->ids++;
+    i->pub.channel = &i->channel->pub;
+    i->pub.context = context;
+    i->pub.ps = ps;
+    i->pub.qp_type = ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD : IBV_QPT_RC;
+    i->local_psn = static_cast<std::uint32_t>(std::rand()) & 0xffffffu;
+    *id = &i->pub;
+    auto r = record("create_id", i);
+    r["ps"] = ps == RDMA_PS_TCP ? "TCP" : ps == RDMA_PS_UDP ? "UDP" : ps == RDMA_PS_IB ? "IB" : "IPOIB";
+    r["sync"] = i->sync;
+    log_record(l, std::move(r));
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::unique_lock lk(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  // A sync id's last event is its own to ack.
-  if (i->sync && i->pub.event) {
-    auto* prev = reinterpret_cast<Event*>(i->pub.event);
-    i->pub.event = nullptr;
-    i->unacked--;
-    delete prev;
-  }
-  // librdmacm waits, without bound, until every event it handed out for this id is acked (the
-  // kernel may still own their memory); a program that never acks hangs there. The fake waits
-  // up to 2 s for another thread to ack, then refuses with EBUSY and keeps the id.
-  if (i->unacked > 0 && !l.acked.wait_for(lk, std::chrono::seconds(2), [&] { return i->unacked <= 0; }))
-    return refuse(l, "destroy_id", i, EBUSY,
-                  std::to_string(i->unacked) + " event(s) of this id are not acked: the id is kept");
-  // Undelivered events of this id are discarded, as the kernel drops a closed context's queue.
-  auto& q = i->channel->queue;
-  for (auto it = q.begin(); it != q.end();) {
-    if ((*it)->id == i) {
-      delete *it;
-      it = q.erase(it);
-    } else {
-      ++it;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>& lk) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
     }
-  }
-  // Requests a sync listener holds, and children that name it as their listener.
-  for (Id* child : i->backlog) child->listener = nullptr;
-  if (i->pub.qp) destroy_qp_locked(i);
-  if (i->state == State::connected || i->state == State::accepted || i->state == State::responded ||
-      i->state == State::connecting) {
-    Msg m{};
-    m.type = MsgType::dreq;
-    if (i->sock >= 0) send_msg(i->sock, m);
-  }
-  close_id_sockets(l, i);
-  log_record(l, record("destroy_id", i));
-  Channel* c = i->channel;
-  c->ids--;
-  if (i->sync && c->ids == 0)
-    free_channel(c);
-  else
-    settle(*c);
-  delete i;
-  return 0;
+    auto* i = reinterpret_cast<Id*>(id);
+    // A sync id's last event is its own to ack.
+    if (i->sync && i->pub.event) {
+      auto* prev = reinterpret_cast<Event*>(i->pub.event);
+      i->pub.event = nullptr;
+      i->unacked--;
+      delete prev;
+    }
+    // librdmacm waits, without bound, until every event it handed out for this id is acked (the
+    // kernel may still own their memory); a program that never acks hangs there. The fake waits
+    // up to 2 s for another thread to ack, then refuses with EBUSY and keeps the id.
+    if (i->unacked > 0 && !l.acked.wait_for(lk, std::chrono::seconds(2), [&] { return i->unacked <= 0; }))
+      return refuse(l, "destroy_id", i, EBUSY,
+                    std::to_string(i->unacked) + " event(s) of this id are not acked: the id is kept");
+    // Undelivered events of this id are discarded, as the kernel drops a closed context's queue.
+    auto& q = i->channel->queue;
+    for (auto it = q.begin(); it != q.end();) {
+      if ((*it)->id == i) {
+        delete *it;
+        it = q.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    // Requests a sync listener holds, and children that name it as their listener.
+    for (Id* child : i->backlog) child->listener = nullptr;
+    if (i->pub.qp) destroy_qp_locked(i);
+    if (i->state == State::connected || i->state == State::accepted || i->state == State::responded ||
+        i->state == State::connecting) {
+      Msg m{};
+      m.type = MsgType::dreq;
+      if (i->sock >= 0) send_msg(i->sock, m);
+    }
+    close_id_sockets(l, i);
+    log_record(l, record("destroy_id", i));
+    Channel* c = i->channel;
+    c->ids--;
+    if (i->sync && c->ids == 0)
+      free_channel(c);
+    else
+      settle(*c);
+    delete i;
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_migrate_id(rdma_cm_id* id, rdma_event_channel* channel) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::unique_lock lk(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  if (channel && !l.channels.contains(reinterpret_cast<Channel*>(channel)))
-    return refuse(l, "migrate_id", i, EBADF, "the event channel was destroyed");
-  Channel* to = channel ? reinterpret_cast<Channel*>(channel) : new_channel();
-  if (!to) {
-    errno = ENOMEM;
-    return -1;
-  }
-  // As librdmacm: the id's events handed out must be acked first (bounded here, as destroy).
-  if (i->unacked > (i->pub.event ? 1 : 0) &&
-      !l.acked.wait_for(lk, std::chrono::seconds(2), [&] { return i->unacked <= (i->pub.event ? 1 : 0); })) {
-    if (!channel) free_channel(to);
-    return refuse(l, "migrate_id", i, EBUSY, "events of this id are not acked");
-  }
-  Channel* from = i->channel;
-  for (auto it = from->queue.begin(); it != from->queue.end();) {
-    if ((*it)->id == i) {
-      const bool was_empty = to->queue.empty();
-      to->queue.push_back(*it);
-      if (was_empty) wake(*to);
-      it = from->queue.erase(it);
-    } else {
-      ++it;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>& lk) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
     }
-  }
-  from->ids--;
-  to->ids++;
-  const bool from_sync = i->sync;
-  i->channel = to;
-  i->pub.channel = &to->pub;
-  i->sync = channel == nullptr;
-  if (from_sync && from->ids == 0)
-    free_channel(from);
-  else
-    settle(*from);
-  log_record(l, record("migrate_id", i));
-  return 0;
+    auto* i = reinterpret_cast<Id*>(id);
+    if (channel && !l.channels.contains(reinterpret_cast<Channel*>(channel)))
+      return refuse(l, "migrate_id", i, EBADF, "the event channel was destroyed");
+    Channel* to = channel ? reinterpret_cast<Channel*>(channel) : new_channel();
+    if (!to) {
+      errno = ENOMEM;
+      return -1;
+    }
+    // As librdmacm: the id's events handed out must be acked first (bounded here, as destroy).
+    if (i->unacked > (i->pub.event ? 1 : 0) && !l.acked.wait_for(lk, std::chrono::seconds(2), [&] {
+          return i->unacked <= (i->pub.event ? 1 : 0);
+        })) {
+      if (!channel) free_channel(to);
+      return refuse(l, "migrate_id", i, EBUSY, "events of this id are not acked");
+    }
+    Channel* from = i->channel;
+    for (auto it = from->queue.begin(); it != from->queue.end();) {
+      if ((*it)->id == i) {
+        const bool was_empty = to->queue.empty();
+        to->queue.push_back(*it);
+        if (was_empty) wake(*to);
+        it = from->queue.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    from->ids--;
+    to->ids++;
+    const bool from_sync = i->sync;
+    i->channel = to;
+    i->pub.channel = &to->pub;
+    i->sync = channel == nullptr;
+    if (from_sync && from->ids == 0)
+      free_channel(from);
+    else
+      settle(*from);
+    log_record(l, record("migrate_id", i));
+    return 0;
+  });
 }
 
 }  // extern "C"

@@ -226,39 +226,42 @@ void progress_loop() {
   for (;;) {
     const int n = ::epoll_wait(l.epoll, evs, 64, -1);
     if (n < 0) continue;
-    std::lock_guard g(l.mu);
-    for (int k = 0; k < n; ++k) {
-      const int fd = evs[k].data.fd;
-      if (auto p = l.pending.find(fd); p != l.pending.end()) {
-        Id* listener = p->second;
-        Msg m{};
-        const ssize_t got = ::recv(fd, &m, sizeof m, MSG_DONTWAIT);
-        if (got < 0 && errno == EAGAIN) continue;
-        drop_fd(l, fd);
-        if (got > 0 && (m.type == MsgType::req || m.type == MsgType::sidr_req)) {
-          on_request(l, fd, listener, m);
-          if (l.by_sock.count(fd)) {
-            add_fd(l, fd, nullptr);
-            continue;
+    // The same guard as the exported calls (cm.hpp): an exception (running out of memory)
+    // ends this batch, never the process; epoll reports what is still unread again.
+    gidpolicy::fakes::c_guard::locked_void(l.mu, [&](std::unique_lock<std::mutex>&) {
+      for (int k = 0; k < n; ++k) {
+        const int fd = evs[k].data.fd;
+        if (auto p = l.pending.find(fd); p != l.pending.end()) {
+          Id* listener = p->second;
+          Msg m{};
+          const ssize_t got = ::recv(fd, &m, sizeof m, MSG_DONTWAIT);
+          if (got < 0 && errno == EAGAIN) continue;
+          drop_fd(l, fd);
+          if (got > 0 && (m.type == MsgType::req || m.type == MsgType::sidr_req)) {
+            on_request(l, fd, listener, m);
+            if (l.by_sock.count(fd)) {
+              add_fd(l, fd, nullptr);
+              continue;
+            }
           }
+          ::close(fd);
+          continue;
         }
-        ::close(fd);
-        continue;
-      }
-      auto it = l.by_sock.find(fd);
-      if (it == l.by_sock.end()) continue;
-      Id* id = it->second;
-      if (fd == id->name) {
-        for (int taken = 0; taken < 256; ++taken) {
-          const int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-          if (c < 0) break;
-          l.pending[c] = id;
-          add_fd(l, c, id);
+        auto it = l.by_sock.find(fd);
+        if (it == l.by_sock.end()) continue;
+        Id* id = it->second;
+        if (fd == id->name) {
+          for (int taken = 0; taken < 256; ++taken) {
+            const int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (c < 0) break;
+            l.pending[c] = id;
+            add_fd(l, c, id);
+          }
+        } else if (fd == id->sock) {
+          on_conn(l, id);
         }
-      } else if (fd == id->sock) {
-        on_conn(l, id);
       }
-    }
+    });
   }
 }
 

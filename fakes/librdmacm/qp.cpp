@@ -164,141 +164,149 @@ extern "C" {
 
 __attribute__((visibility("default"))) int rdma_create_qp(rdma_cm_id* id, ibv_pd* pd,
                                                           ibv_qp_init_attr* qp_init_attr) {
-  if (!id || !qp_init_attr) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  return create_qp_locked(l, reinterpret_cast<Id*>(id), pd, qp_init_attr);
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!id || !qp_init_attr) {
+      errno = EINVAL;
+      return -1;
+    }
+    return create_qp_locked(l, reinterpret_cast<Id*>(id), pd, qp_init_attr);
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr) {
-  if (!id || !attr) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  // The extended attributes beyond the PD (creation flags, send ops, RSS) are not modelled.
-  if (attr->comp_mask & ~static_cast<std::uint32_t>(IBV_QP_INIT_ATTR_PD))
-    return refuse(l, "create_qp_ex", i, EOPNOTSUPP, "only IBV_QP_INIT_ATTR_PD is modelled in comp_mask");
-  ibv_qp_init_attr a{};
-  a.qp_context = attr->qp_context;
-  a.send_cq = attr->send_cq;
-  a.recv_cq = attr->recv_cq;
-  a.srq = attr->srq;
-  a.cap = attr->cap;
-  a.qp_type = attr->qp_type;
-  a.sq_sig_all = attr->sq_sig_all;
-  const int rc = create_qp_locked(l, i, attr->comp_mask & IBV_QP_INIT_ATTR_PD ? attr->pd : nullptr, &a);
-  if (rc == 0) attr->cap = a.cap;
-  return rc;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!id || !attr) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* i = reinterpret_cast<Id*>(id);
+    // The extended attributes beyond the PD (creation flags, send ops, RSS) are not modelled.
+    if (attr->comp_mask & ~static_cast<std::uint32_t>(IBV_QP_INIT_ATTR_PD))
+      return refuse(l, "create_qp_ex", i, EOPNOTSUPP, "only IBV_QP_INIT_ATTR_PD is modelled in comp_mask");
+    ibv_qp_init_attr a{};
+    a.qp_context = attr->qp_context;
+    a.send_cq = attr->send_cq;
+    a.recv_cq = attr->recv_cq;
+    a.srq = attr->srq;
+    a.cap = attr->cap;
+    a.qp_type = attr->qp_type;
+    a.sq_sig_all = attr->sq_sig_all;
+    const int rc = create_qp_locked(l, i, attr->comp_mask & IBV_QP_INIT_ATTR_PD ? attr->pd : nullptr, &a);
+    if (rc == 0) attr->cap = a.cap;
+    return rc;
+  });
 }
 
 __attribute__((visibility("default"))) void rdma_destroy_qp(rdma_cm_id* id) {
-  if (!id) return;
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  destroy_qp_locked(reinterpret_cast<Id*>(id));
+  locked_void_call([&](Library&, std::unique_lock<std::mutex>&) {
+    if (!id) return;
+    destroy_qp_locked(reinterpret_cast<Id*>(id));
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_init_qp_attr(rdma_cm_id* id, ibv_qp_attr* qp_attr,
                                                              int* qp_attr_mask) {
-  if (!id || !qp_attr || !qp_attr_mask) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  const ibv_qp_state want = qp_attr->qp_state;
-  if (const int e = init_qp_attr(i, qp_attr, qp_attr_mask); e)
-    return refuse(l, "init_qp_attr", i, e, "no attributes for that state yet (the id has no peer or device)");
-  auto r = record("init_qp_attr", i);
-  r["state"] = static_cast<int>(want);
-  r["mask"] = *qp_attr_mask;
-  r["result"] = 0;
-  log_record(l, std::move(r));
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!id || !qp_attr || !qp_attr_mask) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* i = reinterpret_cast<Id*>(id);
+    const ibv_qp_state want = qp_attr->qp_state;
+    if (const int e = init_qp_attr(i, qp_attr, qp_attr_mask); e)
+      return refuse(l, "init_qp_attr", i, e,
+                    "no attributes for that state yet (the id has no peer or device)");
+    auto r = record("init_qp_attr", i);
+    r["state"] = static_cast<int>(want);
+    r["mask"] = *qp_attr_mask;
+    r["result"] = 0;
+    log_record(l, std::move(r));
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_create_ep(rdma_cm_id** id, rdma_addrinfo* res, ibv_pd* pd,
                                                           ibv_qp_init_attr* qp_init_attr) {
-  if (!id || !res) {
-    errno = EINVAL;
-    return -1;
-  }
-  rdma_cm_id* cm = nullptr;
-  if (rdma_create_id(nullptr, &cm, nullptr, static_cast<rdma_port_space>(res->ai_port_space)) != 0) return -1;
-  auto* i = reinterpret_cast<Id*>(cm);
-  const auto fail = [&] {
-    const int e = errno;
-    rdma_destroy_id(cm);
-    errno = e;
-    return -1;
-  };
-  if (res->ai_flags & RAI_PASSIVE) {
-    if (rdma_bind_addr(cm, res->ai_src_addr) != 0) return fail();
+  return unlocked_call(-1, [&]() -> int {
+    if (!id || !res) {
+      errno = EINVAL;
+      return -1;
+    }
+    rdma_cm_id* cm = nullptr;
+    if (rdma_create_id(nullptr, &cm, nullptr, static_cast<rdma_port_space>(res->ai_port_space)) != 0)
+      return -1;
+    auto* i = reinterpret_cast<Id*>(cm);
+    const auto fail = [&] {
+      const int e = errno;
+      rdma_destroy_id(cm);
+      errno = e;
+      return -1;
+    };
+    if (res->ai_flags & RAI_PASSIVE) {
+      if (rdma_bind_addr(cm, res->ai_src_addr) != 0) return fail();
+      if (qp_init_attr) {
+        // Kept for the requests rdma_get_request hands out.
+        locked_void_call([&](Library&, std::unique_lock<std::mutex>&) {
+          i->has_ep_qp = true;
+          i->ep_qp = *qp_init_attr;
+          i->ep_qp.qp_type = static_cast<ibv_qp_type>(res->ai_qp_type);  // as librdmacm: the addrinfo's type
+          i->ep_pd = pd;
+        });
+      }
+      *id = cm;
+      return 0;
+    }
+    if (rdma_resolve_addr(cm, res->ai_src_addr, res->ai_dst_addr, 2000) != 0) return fail();
+    if (rdma_resolve_route(cm, 2000) != 0) return fail();
     if (qp_init_attr) {
-      // Kept for the requests rdma_get_request hands out.
-      Library& l = lib();
-      std::lock_guard g(l.mu);
-      i->has_ep_qp = true;
-      i->ep_qp = *qp_init_attr;
-      i->ep_qp.qp_type = static_cast<ibv_qp_type>(res->ai_qp_type);  // as librdmacm: the addrinfo's type
-      i->ep_pd = pd;
+      qp_init_attr->qp_type = static_cast<ibv_qp_type>(res->ai_qp_type);
+      if (rdma_create_qp(cm, pd, qp_init_attr) != 0) return fail();
     }
     *id = cm;
     return 0;
-  }
-  if (rdma_resolve_addr(cm, res->ai_src_addr, res->ai_dst_addr, 2000) != 0) return fail();
-  if (rdma_resolve_route(cm, 2000) != 0) return fail();
-  if (qp_init_attr) {
-    qp_init_attr->qp_type = static_cast<ibv_qp_type>(res->ai_qp_type);
-    if (rdma_create_qp(cm, pd, qp_init_attr) != 0) return fail();
-  }
-  *id = cm;
-  return 0;
+  });
 }
 
 __attribute__((visibility("default"))) void rdma_destroy_ep(rdma_cm_id* id) {
-  if (!id) return;
-  if (id->qp) rdma_destroy_qp(id);
-  if (id->srq) {
-    ibv_destroy_srq(id->srq);
-    id->srq = nullptr;
-  }
-  rdma_destroy_id(id);
+  unlocked_void_call([&] {
+    if (!id) return;
+    if (id->qp) rdma_destroy_qp(id);
+    if (id->srq) {
+      ibv_destroy_srq(id->srq);
+      id->srq = nullptr;
+    }
+    rdma_destroy_id(id);
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_create_srq(rdma_cm_id* id, ibv_pd* pd,
                                                            ibv_srq_init_attr* attr) {
-  if (!id || !attr) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  if (!i->pub.verbs) return refuse(l, "create_srq", i, EINVAL, "the id has no device");
-  if (!pd) {
-    auto& d = l.default_pds[i->pub.verbs];
-    if (!d) d = ibv_alloc_pd(i->pub.verbs);
-    pd = d;
-  }
-  ibv_srq* srq = pd ? ibv_create_srq(pd, attr) : nullptr;
-  if (!srq) return refuse(l, "create_srq", i, errno ? errno : ENOMEM, "ibv_create_srq failed");
-  i->pub.srq = srq;
-  i->pub.pd = pd;
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!id || !attr) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* i = reinterpret_cast<Id*>(id);
+    if (!i->pub.verbs) return refuse(l, "create_srq", i, EINVAL, "the id has no device");
+    if (!pd) {
+      auto& d = l.default_pds[i->pub.verbs];
+      if (!d) d = ibv_alloc_pd(i->pub.verbs);
+      pd = d;
+    }
+    ibv_srq* srq = pd ? ibv_create_srq(pd, attr) : nullptr;
+    if (!srq) return refuse(l, "create_srq", i, errno ? errno : ENOMEM, "ibv_create_srq failed");
+    i->pub.srq = srq;
+    i->pub.pd = pd;
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) void rdma_destroy_srq(rdma_cm_id* id) {
-  if (!id || !id->srq) return;
-  ibv_destroy_srq(id->srq);
-  id->srq = nullptr;
+  locked_void_call([&](Library&, std::unique_lock<std::mutex>&) {
+    if (!id || !id->srq) return;
+    ibv_destroy_srq(id->srq);
+    id->srq = nullptr;
+  });
 }
 
 }  // extern "C"

@@ -249,237 +249,242 @@ using namespace fakecm;
 extern "C" {
 
 __attribute__((visibility("default"))) int rdma_bind_addr(rdma_cm_id* id, sockaddr* addr) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::lock_guard g(l.mu);
-  return bind_id(l, reinterpret_cast<Id*>(id), addr, "bind_addr");
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
+    }
+    return bind_id(l, reinterpret_cast<Id*>(id), addr, "bind_addr");
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_resolve_addr(rdma_cm_id* id, sockaddr* src_addr,
                                                              sockaddr* dst_addr, int timeout_ms) {
-  if (!id || !dst_addr) {
-    errno = EINVAL;
-    return -1;
-  }
-  Library& l = lib();
-  std::unique_lock lk(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  if (dst_addr->sa_family != AF_INET && dst_addr->sa_family != AF_INET6)
-    return refuse(l, "resolve_addr", i, EAFNOSUPPORT, "only AF_INET and AF_INET6 destinations are modelled");
-  if (src_addr && i->state == State::idle && !is_any(src_addr))
-    if (bind_id(l, i, src_addr, "resolve_addr") != 0) return -1;
-  if (i->state != State::idle && i->state != State::bound)
-    return refuse(l, "resolve_addr", i, EINVAL, "the id's address is already resolved");
-  (void)timeout_ms;  // the answer is immediate: the route is the namespace's and the neighbour is assumed
-  std::memcpy(&i->pub.route.addr.dst_storage, dst_addr, sockaddr_len(dst_addr));
-  auto* dst = reinterpret_cast<sockaddr*>(&i->pub.route.addr.dst_storage);
-  int status = 0;
-  std::string reason;
-  if (i->pub.verbs == nullptr) {
-    // Unbound: the source is the one the kernel's route to the destination prefers, on the
-    // route's netdev; a local destination is its own source, on the netdev owning it.
-    sockaddr_storage src{};
-    std::string netdev;
-    if (is_loopback(dst)) {
-      std::memcpy(&src, dst, sockaddr_len(dst));
-      netdev = "lo";
-    } else {
-      gidpolicy::PeerAddress peer(gid_of(dst));
-      if (dst->sa_family == AF_INET6) {
-        const auto* d6 = reinterpret_cast<const sockaddr_in6*>(dst);
-        char name[IF_NAMESIZE] = "";
-        if (IN6_IS_ADDR_LINKLOCAL(&d6->sin6_addr) && d6->sin6_scope_id &&
-            ::if_indextoname(d6->sin6_scope_id, name))
-          peer.scope = name;
-      }
-      gidpolicy::KernelRoutes kernel;
-      auto route = kernel.route_to(peer);
-      if (!route) {
-        status = route.error().code == gidpolicy::errc::no_route ? -ENETUNREACH : -EINVAL;
-        reason = route.error().detail;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>& lk) -> int {
+    if (!id || !dst_addr) {
+      errno = EINVAL;
+      return -1;
+    }
+    auto* i = reinterpret_cast<Id*>(id);
+    if (dst_addr->sa_family != AF_INET && dst_addr->sa_family != AF_INET6)
+      return refuse(l, "resolve_addr", i, EAFNOSUPPORT,
+                    "only AF_INET and AF_INET6 destinations are modelled");
+    if (src_addr && i->state == State::idle && !is_any(src_addr))
+      if (bind_id(l, i, src_addr, "resolve_addr") != 0) return -1;
+    if (i->state != State::idle && i->state != State::bound)
+      return refuse(l, "resolve_addr", i, EINVAL, "the id's address is already resolved");
+    (void)timeout_ms;  // the answer is immediate: the route is the namespace's and the neighbour is assumed
+    std::memcpy(&i->pub.route.addr.dst_storage, dst_addr, sockaddr_len(dst_addr));
+    auto* dst = reinterpret_cast<sockaddr*>(&i->pub.route.addr.dst_storage);
+    int status = 0;
+    std::string reason;
+    if (i->pub.verbs == nullptr) {
+      // Unbound: the source is the one the kernel's route to the destination prefers, on the
+      // route's netdev; a local destination is its own source, on the netdev owning it.
+      sockaddr_storage src{};
+      std::string netdev;
+      if (is_loopback(dst)) {
+        std::memcpy(&src, dst, sockaddr_len(dst));
+        netdev = "lo";
       } else {
-        using gidpolicy::RouteType;
-        switch (route.value().type) {
-          case RouteType::unicast:
-          case RouteType::local:
-            break;
-          case RouteType::unreachable:
-            status = -EHOSTUNREACH;
-            break;
-          case RouteType::prohibit:
-            status = -EACCES;
-            break;
-          case RouteType::blackhole:
-            status = -EINVAL;
-            break;
-          default:
-            status = -ENETUNREACH;
-            break;
+        gidpolicy::PeerAddress peer(gid_of(dst));
+        if (dst->sa_family == AF_INET6) {
+          const auto* d6 = reinterpret_cast<const sockaddr_in6*>(dst);
+          char name[IF_NAMESIZE] = "";
+          if (IN6_IS_ADDR_LINKLOCAL(&d6->sin6_addr) && d6->sin6_scope_id &&
+              ::if_indextoname(d6->sin6_scope_id, name))
+            peer.scope = name;
         }
-        if (status) {
-          reason = "the route to " + address_text(dst) + " is " +
-                   std::string(gidpolicy::to_string(route.value().type));
-        } else if (route.value().type == RouteType::local) {
-          std::memcpy(&src, dst, sockaddr_len(dst));
-          netdev = netdev_owning(dst);
-        } else if (!route.value().source) {
-          status = -EADDRNOTAVAIL;
-          reason = "the route to " + address_text(dst) + " names no source address";
+        gidpolicy::KernelRoutes kernel;
+        auto route = kernel.route_to(peer);
+        if (!route) {
+          status = route.error().code == gidpolicy::errc::no_route ? -ENETUNREACH : -EINVAL;
+          reason = route.error().detail;
         } else {
-          netdev = route.value().netdev;
-          src.ss_family = dst->sa_family;
-          if (dst->sa_family == AF_INET) {
-            reinterpret_cast<sockaddr_in*>(&src)->sin_addr.s_addr = htonl(*route.value().source->ipv4());
+          using gidpolicy::RouteType;
+          switch (route.value().type) {
+            case RouteType::unicast:
+            case RouteType::local:
+              break;
+            case RouteType::unreachable:
+              status = -EHOSTUNREACH;
+              break;
+            case RouteType::prohibit:
+              status = -EACCES;
+              break;
+            case RouteType::blackhole:
+              status = -EINVAL;
+              break;
+            default:
+              status = -ENETUNREACH;
+              break;
+          }
+          if (status) {
+            reason = "the route to " + address_text(dst) + " is " +
+                     std::string(gidpolicy::to_string(route.value().type));
+          } else if (route.value().type == RouteType::local) {
+            std::memcpy(&src, dst, sockaddr_len(dst));
+            netdev = netdev_owning(dst);
+          } else if (!route.value().source) {
+            status = -EADDRNOTAVAIL;
+            reason = "the route to " + address_text(dst) + " names no source address";
           } else {
-            std::memcpy(&reinterpret_cast<sockaddr_in6*>(&src)->sin6_addr,
-                        route.value().source->bytes().data(), 16);
-            reinterpret_cast<sockaddr_in6*>(&src)->sin6_scope_id = route.value().ifindex;
+            netdev = route.value().netdev;
+            src.ss_family = dst->sa_family;
+            if (dst->sa_family == AF_INET) {
+              reinterpret_cast<sockaddr_in*>(&src)->sin_addr.s_addr = htonl(*route.value().source->ipv4());
+            } else {
+              std::memcpy(&reinterpret_cast<sockaddr_in6*>(&src)->sin6_addr,
+                          route.value().source->bytes().data(), 16);
+              reinterpret_cast<sockaddr_in6*>(&src)->sin6_scope_id = route.value().ifindex;
+            }
           }
         }
       }
+      if (!status) {
+        const int e = acquire_device(l, i, reinterpret_cast<sockaddr*>(&src), netdev, reason);
+        if (e) status = -e;
+      }
+      if (!status) {
+        set_port(reinterpret_cast<sockaddr*>(&src), ephemeral_port());
+        std::memcpy(&i->pub.route.addr.src_storage, &src, sizeof src);
+      }
     }
     if (!status) {
-      const int e = acquire_device(l, i, reinterpret_cast<sockaddr*>(&src), netdev, reason);
-      if (e) status = -e;
+      const gidpolicy::Gid d = gid_of(dst);
+      std::memcpy(&i->pub.route.addr.addr.ibaddr.dgid, d.bytes().data(), 16);
+      if (is_loopback(dst)) i->pub.route.addr.addr.ibaddr.dgid = i->pub.route.addr.addr.ibaddr.sgid;
+      i->state = State::addr_resolved;
     }
-    if (!status) {
-      set_port(reinterpret_cast<sockaddr*>(&src), ephemeral_port());
-      std::memcpy(&i->pub.route.addr.src_storage, &src, sizeof src);
+    auto r = record("resolve_addr", i);
+    r["src"] = address_text(&i->pub.route.addr.src_addr);
+    r["dst"] = address_text(dst);
+    r["result"] = status;
+    if (status) {
+      r["error"] = errno_name(-status);
+      r["reason"] = reason;
     }
-  }
-  if (!status) {
-    const gidpolicy::Gid d = gid_of(dst);
-    std::memcpy(&i->pub.route.addr.addr.ibaddr.dgid, d.bytes().data(), 16);
-    if (is_loopback(dst)) i->pub.route.addr.addr.ibaddr.dgid = i->pub.route.addr.addr.ibaddr.sgid;
-    i->state = State::addr_resolved;
-  }
-  auto r = record("resolve_addr", i);
-  r["src"] = address_text(&i->pub.route.addr.src_addr);
-  r["dst"] = address_text(dst);
-  r["result"] = status;
-  if (status) {
-    r["error"] = errno_name(-status);
-    r["reason"] = reason;
-  }
-  log_record(l, std::move(r));
-  queue_event(l, i, status ? RDMA_CM_EVENT_ADDR_ERROR : RDMA_CM_EVENT_ADDR_RESOLVED, status);
-  if (i->sync) return wait_sync(lk, i, RDMA_CM_EVENT_ADDR_RESOLVED);
-  return 0;
+    log_record(l, std::move(r));
+    queue_event(l, i, status ? RDMA_CM_EVENT_ADDR_ERROR : RDMA_CM_EVENT_ADDR_RESOLVED, status);
+    if (i->sync) return wait_sync(lk, i, RDMA_CM_EVENT_ADDR_RESOLVED);
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_resolve_route(rdma_cm_id* id, int timeout_ms) {
-  if (!id) {
-    errno = EINVAL;
-    return -1;
-  }
-  (void)timeout_ms;
-  Library& l = lib();
-  std::unique_lock lk(l.mu);
-  auto* i = reinterpret_cast<Id*>(id);
-  if (i->state != State::addr_resolved)
-    return refuse(l, "resolve_route", i, EINVAL, "the address is not resolved");
-  fill_path(i);
-  i->state = State::route_resolved;
-  auto r = record("resolve_route", i);
-  r["result"] = 0;
-  log_record(l, std::move(r));
-  queue_event(l, i, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
-  if (i->sync) return wait_sync(lk, i, RDMA_CM_EVENT_ROUTE_RESOLVED);
-  return 0;
+  return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>& lk) -> int {
+    if (!id) {
+      errno = EINVAL;
+      return -1;
+    }
+    (void)timeout_ms;
+    auto* i = reinterpret_cast<Id*>(id);
+    if (i->state != State::addr_resolved)
+      return refuse(l, "resolve_route", i, EINVAL, "the address is not resolved");
+    fill_path(i);
+    i->state = State::route_resolved;
+    auto r = record("resolve_route", i);
+    r["result"] = 0;
+    log_record(l, std::move(r));
+    queue_event(l, i, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+    if (i->sync) return wait_sync(lk, i, RDMA_CM_EVENT_ROUTE_RESOLVED);
+    return 0;
+  });
 }
 
 __attribute__((visibility("default"))) int rdma_getaddrinfo(const char* node, const char* service,
                                                             const rdma_addrinfo* hints, rdma_addrinfo** res) {
-  if (!res) {
-    errno = EINVAL;
-    return -1;
-  }
-  auto copy = [](const sockaddr* a, socklen_t len) {
-    auto* c = static_cast<sockaddr*>(std::calloc(1, sizeof(sockaddr_storage)));
-    if (c) std::memcpy(c, a, std::min<std::size_t>(len, sizeof(sockaddr_storage)));
-    return c;
-  };
-  if (!node && !service) {
-    // The addresses come in the hints (libfabric's verbs provider asks this way).
-    if (!hints || (!hints->ai_src_addr && !hints->ai_dst_addr)) {
+  return unlocked_call(-1, [&]() -> int {
+    if (!res) {
       errno = EINVAL;
       return -1;
     }
+    auto copy = [](const sockaddr* a, socklen_t len) {
+      auto* c = static_cast<sockaddr*>(std::calloc(1, sizeof(sockaddr_storage)));
+      if (c) std::memcpy(c, a, std::min<std::size_t>(len, sizeof(sockaddr_storage)));
+      return c;
+    };
+    if (!node && !service) {
+      // The addresses come in the hints (libfabric's verbs provider asks this way).
+      if (!hints || (!hints->ai_src_addr && !hints->ai_dst_addr)) {
+        errno = EINVAL;
+        return -1;
+      }
+      auto* out = static_cast<rdma_addrinfo*>(std::calloc(1, sizeof(rdma_addrinfo)));
+      if (!out) {
+        errno = ENOMEM;
+        return -1;
+      }
+      out->ai_flags = hints->ai_flags;
+      out->ai_family = hints->ai_src_addr ? hints->ai_src_addr->sa_family : hints->ai_dst_addr->sa_family;
+      out->ai_qp_type = hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
+      out->ai_port_space = hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
+      if (hints->ai_src_addr && hints->ai_src_len > 0) {
+        out->ai_src_addr = copy(hints->ai_src_addr, hints->ai_src_len);
+        out->ai_src_len = hints->ai_src_len;
+      }
+      if (hints->ai_dst_addr && hints->ai_dst_len > 0) {
+        out->ai_dst_addr = copy(hints->ai_dst_addr, hints->ai_dst_len);
+        out->ai_dst_len = hints->ai_dst_len;
+      }
+      *res = out;
+      return 0;
+    }
+    addrinfo h{};
+    h.ai_flags = AI_ADDRCONFIG;
+    if (hints && (hints->ai_flags & RAI_NUMERICHOST)) h.ai_flags |= AI_NUMERICHOST;
+    if (hints && (hints->ai_flags & RAI_PASSIVE)) h.ai_flags |= AI_PASSIVE;
+    h.ai_family = hints && hints->ai_family ? hints->ai_family : AF_UNSPEC;
+    h.ai_socktype = SOCK_STREAM;
+    h.ai_flags &= ~AI_ADDRCONFIG;
+    addrinfo* ai = nullptr;
+    if (const int rc = ::getaddrinfo(node, service, &h, &ai); rc != 0) {
+      errno = rc == EAI_NONAME ? ENODEV : rc == EAI_MEMORY ? ENOMEM : EINVAL;
+      return rc;
+    }
     auto* out = static_cast<rdma_addrinfo*>(std::calloc(1, sizeof(rdma_addrinfo)));
     if (!out) {
+      ::freeaddrinfo(ai);
       errno = ENOMEM;
-      return -1;
+      return EAI_MEMORY;
     }
-    out->ai_flags = hints->ai_flags;
-    out->ai_family = hints->ai_src_addr ? hints->ai_src_addr->sa_family : hints->ai_dst_addr->sa_family;
-    out->ai_qp_type = hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
-    out->ai_port_space = hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
-    if (hints->ai_src_addr && hints->ai_src_len > 0) {
-      out->ai_src_addr = copy(hints->ai_src_addr, hints->ai_src_len);
-      out->ai_src_len = hints->ai_src_len;
+    out->ai_flags = hints ? hints->ai_flags : 0;
+    out->ai_family = ai->ai_family;
+    out->ai_qp_type = hints && hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
+    out->ai_port_space = hints && hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
+    if (out->ai_port_space == RDMA_PS_UDP && !(hints && hints->ai_qp_type)) out->ai_qp_type = IBV_QPT_UD;
+
+    if (hints && (hints->ai_flags & RAI_PASSIVE)) {
+      out->ai_src_addr = copy(ai->ai_addr, ai->ai_addrlen);
+      out->ai_src_len = ai->ai_addrlen;
+    } else {
+      out->ai_dst_addr = copy(ai->ai_addr, ai->ai_addrlen);
+      out->ai_dst_len = ai->ai_addrlen;
+      if (hints && hints->ai_src_addr && hints->ai_src_len <= sizeof(sockaddr_storage)) {
+        out->ai_src_addr = copy(hints->ai_src_addr, hints->ai_src_len);
+        out->ai_src_len = hints->ai_src_len;
+      }
     }
-    if (hints->ai_dst_addr && hints->ai_dst_len > 0) {
-      out->ai_dst_addr = copy(hints->ai_dst_addr, hints->ai_dst_len);
-      out->ai_dst_len = hints->ai_dst_len;
-    }
+    ::freeaddrinfo(ai);
     *res = out;
     return 0;
-  }
-  addrinfo h{};
-  h.ai_flags = AI_ADDRCONFIG;
-  if (hints && (hints->ai_flags & RAI_NUMERICHOST)) h.ai_flags |= AI_NUMERICHOST;
-  if (hints && (hints->ai_flags & RAI_PASSIVE)) h.ai_flags |= AI_PASSIVE;
-  h.ai_family = hints && hints->ai_family ? hints->ai_family : AF_UNSPEC;
-  h.ai_socktype = SOCK_STREAM;
-  h.ai_flags &= ~AI_ADDRCONFIG;
-  addrinfo* ai = nullptr;
-  if (const int rc = ::getaddrinfo(node, service, &h, &ai); rc != 0) {
-    errno = rc == EAI_NONAME ? ENODEV : rc == EAI_MEMORY ? ENOMEM : EINVAL;
-    return rc;
-  }
-  auto* out = static_cast<rdma_addrinfo*>(std::calloc(1, sizeof(rdma_addrinfo)));
-  if (!out) {
-    ::freeaddrinfo(ai);
-    errno = ENOMEM;
-    return EAI_MEMORY;
-  }
-  out->ai_flags = hints ? hints->ai_flags : 0;
-  out->ai_family = ai->ai_family;
-  out->ai_qp_type = hints && hints->ai_qp_type ? hints->ai_qp_type : IBV_QPT_RC;
-  out->ai_port_space = hints && hints->ai_port_space ? hints->ai_port_space : RDMA_PS_TCP;
-  if (out->ai_port_space == RDMA_PS_UDP && !(hints && hints->ai_qp_type)) out->ai_qp_type = IBV_QPT_UD;
-
-  if (hints && (hints->ai_flags & RAI_PASSIVE)) {
-    out->ai_src_addr = copy(ai->ai_addr, ai->ai_addrlen);
-    out->ai_src_len = ai->ai_addrlen;
-  } else {
-    out->ai_dst_addr = copy(ai->ai_addr, ai->ai_addrlen);
-    out->ai_dst_len = ai->ai_addrlen;
-    if (hints && hints->ai_src_addr && hints->ai_src_len <= sizeof(sockaddr_storage)) {
-      out->ai_src_addr = copy(hints->ai_src_addr, hints->ai_src_len);
-      out->ai_src_len = hints->ai_src_len;
-    }
-  }
-  ::freeaddrinfo(ai);
-  *res = out;
-  return 0;
+  });
 }
 
 __attribute__((visibility("default"))) void rdma_freeaddrinfo(rdma_addrinfo* res) {
-  while (res) {
-    rdma_addrinfo* next = res->ai_next;
-    std::free(res->ai_src_addr);
-    std::free(res->ai_dst_addr);
-    std::free(res->ai_src_canonname);
-    std::free(res->ai_dst_canonname);
-    std::free(res->ai_route);
-    std::free(res->ai_connect);
-    std::free(res);
-    res = next;
-  }
+  unlocked_void_call([&] {
+    while (res) {
+      rdma_addrinfo* next = res->ai_next;
+      std::free(res->ai_src_addr);
+      std::free(res->ai_dst_addr);
+      std::free(res->ai_src_canonname);
+      std::free(res->ai_dst_canonname);
+      std::free(res->ai_route);
+      std::free(res->ai_connect);
+      std::free(res);
+      res = next;
+    }
+  });
 }
 
 }  // extern "C"

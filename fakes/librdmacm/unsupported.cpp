@@ -9,15 +9,16 @@
 
 namespace {
 
+// Each exported stub below is this one guarded call (cm.hpp's locked_call).
 int unsupported(const char* call) {
-  fakecm::Library& l = fakecm::lib();
-  std::lock_guard g(l.mu);
-  auto r = fakecm::record(call, nullptr);
-  r["not_modelled"] = true;
-  r["error"] = "EOPNOTSUPP";
-  fakecm::log_record(l, std::move(r));
-  errno = EOPNOTSUPP;
-  return -1;
+  return fakecm::locked_call(-1, [&](fakecm::Library& l, std::unique_lock<std::mutex>&) -> int {
+    auto r = fakecm::record(call, nullptr);
+    r["not_modelled"] = true;
+    r["error"] = "EOPNOTSUPP";
+    fakecm::log_record(l, std::move(r));
+    errno = EOPNOTSUPP;
+    return -1;
+  });
 }
 
 }  // namespace

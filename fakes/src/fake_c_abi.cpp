@@ -20,6 +20,7 @@ struct Context {
 struct Qp {
   std::unique_ptr<ibv_qp> qp;
   QpHandle handle;
+  ibv_qp_init_attr created{};  // what ibv_query_qp reports back (the core's query_qp)
 };
 
 struct State {
@@ -265,21 +266,31 @@ int destroy_cq(ibv_cq* cq) {
   });
 }
 
+// The QP calls: the checks, errnos and answers are the core's (fake_c_core.hpp), shared with the
+// drop-in library; this front only finds its own objects.
 ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
   return c_core::pointer_frame([&](int& err) -> ibv_qp* {
     State& s = state();
     std::lock_guard lock(s.mu);
-    Context* c = (s.model && pd && attr && s.pds.count(pd)) ? context_of(s, pd->context) : nullptr;
-    const auto kind = attr ? verbs::qp_kind_from_ibv(attr->qp_type) : std::nullopt;
-    if (!c || !kind) {
-      err = c ? EOPNOTSUPP : EINVAL;
+    Context* c = (s.model && pd && s.pds.count(pd)) ? context_of(s, pd->context) : nullptr;
+    if (!c) {
+      err = EINVAL;
       return nullptr;
     }
-    auto h = s.model->create_qp(c->handle, *kind);
-    if (!h) {
-      err = to_errno(h.error());  // Apple: EOPNOTSUPP for RC, EBUSY past the QP cap
-      return nullptr;
+    c_core::QpObjects objects;
+    if (attr) {
+      auto ours = [&](const ibv_cq* cq) { return s.cqs.count(cq) != 0 && cq->context == pd->context; };
+      objects.send_cq = ours(attr->send_cq);
+      objects.recv_cq = ours(attr->recv_cq);
+      objects.srq = attr->srq == nullptr;  // this front hands out no SRQs: any other is foreign
     }
+    unsigned in_use = 0;  // the device's QPs, as the drop-in counts them
+    for (const auto& [raw, q] : s.qps) in_use += raw->context->device == pd->context->device ? 1u : 0u;
+    QpKind kind = QpKind::uc;
+    if ((err = c_core::check_create_qp(attr, objects, c_core::kDeviceLimits, in_use, &kind)) != 0)
+      return nullptr;
+    QpHandle h;
+    if ((err = c_core::create_qp(*s.model, c->handle, kind, &h)) != 0) return nullptr;
     auto qp = std::make_unique<ibv_qp>();
     std::memset(qp.get(), 0, sizeof(ibv_qp));
     qp->context = pd->context;
@@ -288,52 +299,36 @@ ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     qp->send_cq = attr->send_cq;
     qp->recv_cq = attr->recv_cq;
     qp->srq = attr->srq;
-    qp->qp_num = s.model->qp(h.value()).value().qp_num;
+    qp->qp_num = s.model->qp(h).value().qp_num;
     qp->handle = qp->qp_num;
     qp->state = IBV_QPS_RESET;
     qp->qp_type = attr->qp_type;
     ibv_qp* raw = qp.get();
-    s.qps.emplace(raw, Qp{std::move(qp), h.value()});
+    s.qps.emplace(raw, Qp{std::move(qp), h, *attr});
     return raw;
   });
 }
 
 int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
-  return c_core::errno_frame([&] {
+  return c_core::errno_set_frame([&] {
     State& s = state();
     std::lock_guard lock(s.mu);
     Qp* q = s.model ? qp_of(s, qp) : nullptr;
-    if (!q || !attr) return EINVAL;
-    auto r = s.model->modify_qp(q->handle, *attr, mask);
-    if (!r) return to_errno(r.error());
-    qp->state = s.model->qp(q->handle).value().state;
+    if (!q) return EINVAL;
+    if (const int err = c_core::modify_qp(*s.model, q->handle, attr, mask)) return err;
+    if (mask & IBV_QP_STATE) qp->state = attr->qp_state;  // as rdma-core's ibv_modify_qp
     return 0;
   });
 }
 
 int query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init_attr) {
-  (void)mask;  // the model reports every attribute it holds
   return c_core::errno_frame([&] {
     State& s = state();
     std::lock_guard lock(s.mu);
     Qp* q = s.model ? qp_of(s, qp) : nullptr;
-    if (!q || !attr) return EINVAL;
-    auto info = s.model->query_qp(q->handle);
-    if (!info) return to_errno(info.error());
-    *attr = info.value().attr;
-    attr->cap.max_send_wr = 1;
-    attr->cap.max_recv_wr = 1;
-    attr->cap.max_send_sge = 1;
-    attr->cap.max_recv_sge = 1;
-    if (init_attr) {
-      std::memset(init_attr, 0, sizeof(ibv_qp_init_attr));
-      init_attr->qp_context = qp->qp_context;
-      init_attr->send_cq = qp->send_cq;
-      init_attr->recv_cq = qp->recv_cq;
-      init_attr->srq = qp->srq;
-      init_attr->qp_type = qp->qp_type;
-      init_attr->cap = attr->cap;
-    }
+    if (!q) return EINVAL;
+    if (const int err = c_core::query_qp(*s.model, q->handle, q->created, attr, init_attr)) return err;
+    if (mask & IBV_QP_STATE) qp->state = attr->qp_state;  // rdma-core refreshes the struct's field
     return 0;
   });
 }

@@ -252,4 +252,84 @@ int query_device(FakeVerbs& model, DeviceHandle device, const DeviceLimits& lim,
   return 0;
 }
 
+int check_create_qp(const ibv_qp_init_attr* attr, const QpObjects& objects, const DeviceLimits& lim,
+                    unsigned qps_in_use, QpKind* kind, std::string* why) {
+  if (!attr) {
+    set_why(why, "no attributes");
+    return EINVAL;
+  }
+  if (!objects.send_cq || !objects.recv_cq) {
+    set_why(why, "send or receive CQ missing or of another context");
+    return EINVAL;
+  }
+  const auto k = verbs::qp_kind_from_ibv(attr->qp_type);
+  if (!k) {
+    set_why(why, "qp_type " + std::to_string(static_cast<int>(attr->qp_type)) +
+                     ": the fake models RC, UC and UD queue pairs");
+    return EOPNOTSUPP;
+  }
+  if (attr->srq && (!objects.srq || *k == QpKind::ud)) {
+    set_why(why, "the SRQ does not exist, is of another context, or the QP is UD");
+    return EINVAL;
+  }
+  const ibv_qp_cap& cap = attr->cap;
+  if (cap.max_send_wr > lim.max_qp_wr || cap.max_recv_wr > lim.max_qp_wr || cap.max_send_sge > lim.max_sge ||
+      cap.max_recv_sge > lim.max_sge || cap.max_inline_data > lim.max_inline) {
+    set_why(why, "capabilities above the device's (" + std::to_string(lim.max_qp_wr) + " WRs, " +
+                     std::to_string(lim.max_sge) + " SGEs, " + std::to_string(lim.max_inline) +
+                     " inline bytes)");
+    return EINVAL;
+  }
+  if (qps_in_use >= lim.max_qp) {
+    set_why(why, "the device's limit of " + std::to_string(lim.max_qp) +
+                     " queue pairs (ibv_query_device) is reached");
+    return ENOMEM;
+  }
+  *kind = *k;
+  return 0;
+}
+
+int create_qp(FakeVerbs& model, DeviceHandle device, QpKind kind, QpHandle* out, std::string* why) {
+  auto h = model.create_qp(device, kind);
+  if (!h) {
+    set_why(why, h.error().what());
+    return to_errno(h.error());  // Apple: EOPNOTSUPP (102) for RC, EBUSY past its QP ceiling
+  }
+  *out = h.value();
+  return 0;
+}
+
+int query_qp(FakeVerbs& model, QpHandle qp, const ibv_qp_init_attr& created, ibv_qp_attr* attr,
+             ibv_qp_init_attr* init_attr, std::string* why) {
+  if (!attr || !init_attr) {
+    set_why(why, !attr ? "no attribute buffer" : "no init_attr buffer");
+    return EINVAL;
+  }
+  auto info = model.query_qp(qp);
+  if (!info) {
+    set_why(why, info.error().what());
+    return to_errno(info.error());
+  }
+  ibv_qp_attr a = info.value().attr;
+  a.qp_state = info.value().state;
+  a.cur_qp_state = info.value().state;
+  a.cap = created.cap;
+  std::memcpy(attr, &a, sizeof a);
+  std::memcpy(init_attr, &created, sizeof created);
+  return 0;
+}
+
+int modify_qp(FakeVerbs& model, QpHandle qp, const ibv_qp_attr* attr, int mask, std::string* why) {
+  if (!attr) {
+    set_why(why, "no attribute buffer");
+    return EINVAL;
+  }
+  auto r = model.modify_qp(qp, *attr, mask);
+  if (!r) {
+    set_why(why, r.error().what());
+    return to_errno(r.error());
+  }
+  return 0;
+}
+
 }  // namespace gidpolicy::fakes::c_core

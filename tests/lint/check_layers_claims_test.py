@@ -19,7 +19,7 @@ failures = []
 
 def copy_tree():
     root = tempfile.mkdtemp(prefix="check-layers-claims-")
-    for top in ("include", "src", "tools", "fakes"):
+    for top in ("include", "src", "tools", "fakes", "python"):
         shutil.copytree(os.path.join(source, top), os.path.join(root, top),
                         ignore=shutil.ignore_patterns("*.md", "*.txt", "*.sh", "*.json", "tables"))
     os.makedirs(os.path.join(root, "scripts"))
@@ -64,6 +64,10 @@ try:
     builder = layers_line(r"never\s+include/gidpolicy/rtr.hpp")
     seam = layers_line(r"never\s+include/gidpolicy/verbs/verbs_api.hpp")
     fakes = layers_line(r"never\s+fakes/\* -> tools/\*")
+    fakes_core = layers_line(r"never\s+fakes/include/\* fakes/src/\* -> fakes/libibverbs/\*")
+    cm_verbs = layers_line(r"never\s+fakes/librdmacm/\* -> fakes/libibverbs/\*")
+    python = layers_line(r"never\s+python/\* -> tools/\*")
+    installed = layers_line(r"only\s+include/\* -> include/\*")
     cases = [
         # (what, file, planted line, [expected substrings])
         ("verbs.h in the driver models", "include/gidpolicy/driver_model.hpp", "#include <infiniband/verbs.h>",
@@ -82,8 +86,20 @@ try:
          [f"reaches include/gidpolicy/diagnose.hpp, which it must never (never, scripts/layers.txt:{seam}:"]),
         ("a fake including the CLI's render.hpp", "fakes/src/fake_fabric.cpp",
          '#include "../../tools/gidpolicy/render.hpp"',
-         ["layer 'fakes' includes tools/gidpolicy/render.hpp of the higher layer 'tools'",
+         ["layer 'fakes_inprocess' includes tools/gidpolicy/render.hpp of the higher layer 'tools'",
           f"reaches tools/gidpolicy/render.hpp, which it must never (never, scripts/layers.txt:{fakes}:"]),
+        ("the in-process fake including the drop-in's internals", "fakes/src/fake_c_abi.cpp",
+         '#include "../libibverbs/fakelib.hpp"',
+         ["layer 'fakes_inprocess' includes fakes/libibverbs/fakelib.hpp of the higher layer 'fakes_libibverbs'",
+          f"reaches fakes/libibverbs/fakelib.hpp, which it must never (never, scripts/layers.txt:{fakes_core}:"]),
+        ("the fake librdmacm including the drop-in libibverbs' internals", "fakes/librdmacm/connect.cpp",
+         '#include "../libibverbs/fakelib.hpp"',
+         [f"reaches fakes/libibverbs/fakelib.hpp, which it must never (never, scripts/layers.txt:{cm_verbs}:"]),
+        ("python/src including tools/", "python/src/stacks.cpp", '#include "../../tools/gidpolicy/render.hpp"',
+         ["layer 'python' includes tools/gidpolicy/render.hpp of the higher layer 'tools'",
+          f"reaches tools/gidpolicy/render.hpp, which it must never (never, scripts/layers.txt:{python}:"]),
+        ("a public header including a src/ header", "include/gidpolicy/gid.hpp", '#include "../../src/describe.hpp"',
+         [f"reaches src/describe.hpp, which is outside what it may reach (only, scripts/layers.txt:{installed}:"]),
     ]
     for what, rel, line, expected in cases:
         case_root = copy_tree()

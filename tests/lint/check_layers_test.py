@@ -69,10 +69,22 @@ code, out = run(tree({
 }))
 expect("downward includes pass", code == 0, out)
 
-# A bad ban/never line in the map is refused with the map's file:line, not ignored.
+# An installed header reaching a private one (an `only` line: include/* reaches include/* only),
+# through another installed header: reported where the chain leaves include/, with the rule.
+code, out = run(tree({
+    "include/gidpolicy/gid.hpp": '#pragma once\n#include "../../src/describe.hpp"\n',
+    "include/gidpolicy/gid_table.hpp": "#pragma once\n#include <gidpolicy/gid.hpp>\n",
+    "src/describe.hpp": "#pragma once\n",
+}))
+expect("installed header reaching src/ fails", code != 0 and "include/gidpolicy/gid.hpp:2: reaches src/describe.hpp, "
+       "which is outside what it may reach (only, scripts/layers.txt:" in out
+       and "include/gidpolicy/gid_table.hpp:" not in out, out)
+
+# A bad ban/never/only line in the map is refused with the map's file:line, not ignored.
 for bad, why in (("ban nosuch -> stdio.h : x", "'nosuch' is neither a layer declared above nor a file pattern"),
                  ("never src/* include/*", "'never WHO... -> WHAT... : REASON' expected"),
-                 ("ban vocabulary -> @nosuch : x", "'@nosuch': no 'set nosuch' above")):
+                 ("ban vocabulary -> @nosuch : x", "'@nosuch': no 'set nosuch' above"),
+                 ("only include/* include/*", "'only WHO... -> WHAT... : REASON' expected")):
     root = tree({"src/x.cpp": "\n"})
     with open(os.path.join(root, "scripts", "layers.txt"), "a", encoding="utf-8") as f:
         f.write(bad + "\n")

@@ -2,7 +2,9 @@
 // errno and gid_type rules, its call frames, and the proof that the fronts agree: the
 // in-process C ABI (fakes::c_abi) gives, call for call, the transcript of
 // tests/data/c_fronts/<table>.expected, which the drop-in libibverbs.so.1 must give too
-// (fakelib.gid_fronts_agree.*, the same sequence from fakes/libibverbs/tests/gid_sequence.h).
+// (fakelib.gid_fronts_agree.*, the same sequence from fakes/libibverbs/tests/gid_sequence.h),
+// and likewise for the QP calls, good and bad (fakelib.qp_fronts_agree.*, qp_sequence.h,
+// tests/data/c_fronts/<table>.qp.expected).
 #include <gidpolicy/fakes/fake_c_abi.hpp>
 #include <gidpolicy/fakes/fake_c_core.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
@@ -24,6 +26,7 @@
 #pragma GCC diagnostic ignored "-Wconversion"
 #pragma GCC diagnostic ignored "-Wsign-conversion"
 #include "../../fakes/libibverbs/tests/gid_sequence.h"
+#include "../../fakes/libibverbs/tests/qp_sequence.h"
 #pragma GCC diagnostic pop
 
 namespace {
@@ -55,16 +58,30 @@ std::string transcript(const std::filesystem::path& table) {
   return text;
 }
 
-class CFronts : public ::testing::TestWithParam<const char*> {};
+std::string qp_transcript(const std::filesystem::path& table) {
+  gidpolicy::fakes::FakeVerbs fake;
+  auto loaded = fake.load_file(table);
+  EXPECT_TRUE(loaded.has_value()) << loaded.error().what();
+  c_abi::Binding bind(fake);
+  const qp_fronts_ops ops = {c_abi::get_device_list, c_abi::free_device_list, c_abi::open_device,
+                             c_abi::close_device,    c_abi::alloc_pd,         c_abi::dealloc_pd,
+                             c_abi::create_cq,       c_abi::destroy_cq,       c_abi::create_qp,
+                             c_abi::modify_qp,       c_abi::query_qp,         c_abi::destroy_qp};
+  char* buf = nullptr;
+  std::size_t size = 0;
+  FILE* out = open_memstream(&buf, &size);
+  EXPECT_NE(out, nullptr);
+  if (!out) return {};
+  EXPECT_EQ(qp_sequence(&ops, out), 0);
+  std::fclose(out);
+  std::string text(buf, size);
+  std::free(buf);
+  return text;
+}
 
-TEST_P(CFronts, InProcessCAbiGivesTheSharedTranscript) {
-  const std::string name = GetParam();
-  std::string table = name + (name == "nccl-1573-pod" ? ".show_gids.txt" : ".json");
-  const std::string want =
-      gidpolicy::test::read_file(gidpolicy::test::test_data_dir() / "c_fronts" / (name + ".expected"));
-  ASSERT_FALSE(want.empty());
-  const std::string got = transcript(gidpolicy::test::example_tables_dir() / table);
-  // Line by line, so a failure names the call that drifted.
+/// Compares a transcript with its expected file line by line, so a failure names the call that
+/// drifted.
+void expect_transcript(const std::string& got, const std::string& want) {
   std::size_t line = 1, i = 0;
   while (i < got.size() && i < want.size() && got[i] == want[i]) {
     if (got[i] == '\n') ++line;
@@ -79,6 +96,29 @@ TEST_P(CFronts, InProcessCAbiGivesTheSharedTranscript) {
     ADD_FAILURE() << "line " << line << " differs\n  expected: " << line_at(want, i)
                   << "\n  got:      " << line_at(got, i);
   }
+}
+
+class CFronts : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CFronts, InProcessQpCallsGiveTheSharedTranscript) {
+  // ibv_create_qp (a NULL or foreign CQ, capabilities above the device's), ibv_query_qp (no
+  // init_attr, the capabilities it was created with) and ibv_modify_qp (bad masks, wrong
+  // transitions, errno set) answer as the drop-in does: the same expected file.
+  const std::string name = GetParam();
+  std::string table = name + (name == "nccl-1573-pod" ? ".show_gids.txt" : ".json");
+  const std::string want =
+      gidpolicy::test::read_file(gidpolicy::test::test_data_dir() / "c_fronts" / (name + ".qp.expected"));
+  ASSERT_FALSE(want.empty());
+  expect_transcript(qp_transcript(gidpolicy::test::example_tables_dir() / table), want);
+}
+
+TEST_P(CFronts, InProcessCAbiGivesTheSharedTranscript) {
+  const std::string name = GetParam();
+  std::string table = name + (name == "nccl-1573-pod" ? ".show_gids.txt" : ".json");
+  const std::string want =
+      gidpolicy::test::read_file(gidpolicy::test::test_data_dir() / "c_fronts" / (name + ".expected"));
+  ASSERT_FALSE(want.empty());
+  expect_transcript(transcript(gidpolicy::test::example_tables_dir() / table), want);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tables, CFronts, ::testing::Values("nccl-1573-pod", "macmini-mapped-at-2"));

@@ -10,9 +10,13 @@
 // device: NULL + ENOSYS as on a machine without RDMA; open_device, alloc_pd, create_cq,
 // create_qp), 0 / -1 + errno (query_gid, an empty slot reads as zeros), a positive errno
 // (query_port, query_gid_ex with ENODATA for an empty slot, modify_qp, query_qp, destroy_*),
-// a count or a negative errno (query_gid_table). Each convention is one call frame of the C core
-// (fake_c_core.hpp), and the GID reads' answers (flags, entry sizes, gid_type, errnos) are the
-// core's, which the drop-in library answers with too: the two fronts give the same answers.
+// a count or a negative errno (query_gid_table); modify_qp also leaves its errno in errno. Each
+// convention is one call frame of the guard every C entry point of the fakes runs in
+// (c_guard.hpp), and the answers of the GID reads (flags, entry sizes, gid_type, errnos) and of
+// the QP calls (create_qp's checks of CQs, type, SRQ and capabilities against the device's
+// limits; query_qp's attributes, capabilities and init_attr; modify_qp's errno) are the C core's
+// (fake_c_core.hpp), which the drop-in library answers with too: the two fronts give the same
+// answers.
 //
 // The binding is process-wide (libibverbs' own list has no user pointer) and not meant to change
 // while calls are in flight; the model itself is thread-safe.

@@ -5,9 +5,14 @@
 // disagree on an errno, a gid_type or how much of a caller's struct is written.
 //
 // Each function returns 0 or a positive errno (a count or a negative errno for the table), and
-// fills `why` (when given) with the model's reason for a failure. The call frames below turn a
-// body into one of rdma-core's return conventions and keep every C++ exception inside (only
-// std::bad_alloc can arise; libibverbs answers running out of memory with ENOMEM).
+// fills `why` (when given) with the model's reason for a failure. The call frames (c_guard.hpp,
+// the one guard of every C entry point of the fakes) turn a body into one of rdma-core's return
+// conventions and keep every C++ exception inside (std::bad_alloc: ENOMEM, as libibverbs answers
+// running out of memory).
+//
+// The QP calls (create_qp's checks, query_qp, modify_qp) are answered here too, so the in-process
+// C ABI and the drop-in refuse the same NULL CQ, the same capabilities and the same transition
+// with the same errno.
 //
 // The answers, and the rule behind each:
 //  * errno: a driver errno as it is; gidpolicy's own codes through their generic condition
@@ -28,6 +33,7 @@
 #pragma once
 
 #include <gidpolicy/error.hpp>
+#include <gidpolicy/fakes/c_guard.hpp>
 #include <gidpolicy/fakes/fake_verbs.hpp>
 #include <gidpolicy/gid_table.hpp>
 
@@ -119,57 +125,79 @@ struct DeviceLimits {
 int query_device(FakeVerbs& model, DeviceHandle device, const DeviceLimits& limits, std::uint64_t node_guid,
                  unsigned phys_port_cnt, ibv_device_attr* attr, std::string* why = nullptr);
 
-// ---- call frames: one per rdma-core return convention ----------------------------------------
-// `body` returns the errno-style answer; the frame maps it to the convention and keeps every
-// exception inside.
+// ---- queue pairs: ibv_create_qp, ibv_query_qp, ibv_modify_qp ---------------------------------
+// One answer for both fronts. A front looks up the objects a call names in its own maps (never
+// casting a caller's pointer back) and passes what it found; the checks, their order, the errno
+// and the reason are these functions'.
 
-/// Calls that return 0 or a positive errno (query_gid_ex, query_port, modify_qp, destroy_*).
-template <class Body>
-int errno_frame(Body&& body) noexcept {
-  try {
-    return body();
-  } catch (...) {
-    return ENOMEM;
-  }
-}
+/// The figures the fake's devices report in ibv_query_device and enforce at creation, before a
+/// front's own lowering (the drop-in caps max_qp and max_cq by the descriptors it has: a QP
+/// costs it two sockets). A driver model's QP ceiling (Apple: 10) is the model's to enforce.
+/// max_cqe is a ConnectX port's CQ depth (2^22 - 1): libfabric's ofi_rxm sizes its CQ for 256
+/// peers (262144 entries) and gets it on hardware.
+inline constexpr DeviceLimits kDeviceLimits{.max_qp = 1024,
+                                            .max_cq = 1024,
+                                            .max_pd = 1024,
+                                            .max_mr = 4096,
+                                            .max_srq = 1024,
+                                            .max_ah = 65536,
+                                            .max_qp_wr = 4096,
+                                            .max_sge = 16,
+                                            .max_cqe = 4194303,
+                                            .max_srq_wr = 4096,
+                                            .max_srq_sge = 16,
+                                            .max_inline = 512,
+                                            .max_rd_atom = FakeVerbs::kMaxRdAtomic,
+                                            .pkey_tbl_len = FakeVerbs::kPkeyTableLength};
 
-/// Calls that return 0, or -1 with errno (query_gid, get_async_event): `body` returns 0 or the errno.
-template <class Body>
-int minus_one_frame(Body&& body) noexcept {
-  int err = 0;
-  try {
-    err = body();
-  } catch (...) {
-    err = ENOMEM;
-  }
-  if (err == 0) return 0;
-  errno = err;
-  return -1;
-}
+/// What a front found of the objects an ibv_qp_init_attr names, in its own maps.
+struct QpObjects {
+  bool send_cq = false;  ///< attr->send_cq is a CQ this front handed out, of the PD's context
+  bool recv_cq = false;  ///< likewise attr->recv_cq
+  bool srq = true;       ///< attr->srq is NULL, or an SRQ this front handed out, of the PD's context
+};
 
-/// Calls that return an object, or NULL with errno (open_device, alloc_pd, create_qp): `body`
-/// returns the object, or NULL with `err` set through its argument.
-template <class Body>
-auto pointer_frame(Body&& body) noexcept -> decltype(body(std::declval<int&>())) {
-  int err = 0;
-  try {
-    auto* p = body(err);
-    if (p) return p;
-  } catch (...) {
-    err = ENOMEM;
-  }
-  errno = err != 0 ? err : EINVAL;
-  return nullptr;
-}
+/// ibv_create_qp's checks, in the kernel's order (uverbs' create_qp, then the driver's): 0 with
+/// `*kind` set, or the errno:
+///  * EINVAL: no attributes; a send or receive CQ that is NULL, unknown or of another context
+///    (the kernel looks both up by handle: a QP always has both);
+///  * EOPNOTSUPP: a QP type the fake does not model (XRC, raw packet, driver-specific);
+///  * EINVAL: an SRQ that is unknown, of another context, or on a UD QP (the fake's UD takes
+///    none); capabilities above the device's (max_qp_wr, max_sge, max_inline: mlx5 and rxe
+///    refuse them with EINVAL, never silently clamp);
+///  * ENOMEM: `qps_in_use` already at the device's max_qp ("no resources").
+/// Example (a QP without CQs is EINVAL, whatever else its attributes say):
+///   ibv_qp_init_attr attr{};
+///   attr.qp_type = IBV_QPT_RC;
+///   QpKind kind = QpKind::rc;
+///   namespace c_core = gidpolicy::fakes::c_core;
+///   int e = c_core::check_create_qp(&attr, c_core::QpObjects{}, c_core::kDeviceLimits, 0, &kind);
+int check_create_qp(const ibv_qp_init_attr* attr, const QpObjects& objects, const DeviceLimits& limits,
+                    unsigned qps_in_use, QpKind* kind, std::string* why = nullptr);
 
-/// Calls that return a count or a negative errno (query_gid_table).
-template <class Body>
-ssize_t count_frame(Body&& body) noexcept {
-  try {
-    return body();
-  } catch (...) {
-    return -ENOMEM;
-  }
-}
+/// The model's QP for a create_qp that passed check_create_qp: 0 with `*out`, or the model's
+/// errno (the driver model's judge_create_qp: Apple's RC refusal, its QP ceiling).
+int create_qp(FakeVerbs& model, DeviceHandle device, QpKind kind, QpHandle* out, std::string* why = nullptr);
+
+/// ibv_query_qp: 0 with `*attr` the model's (every attribute the QP holds, qp_state and
+/// cur_qp_state its state) and its cap the capabilities it was created with, and `*init_attr`
+/// the attributes it was created with (`created`). EINVAL without `attr` or `init_attr`:
+/// rdma-core's ibv_query_qp writes both, as the kernel's query reply carries both. Else the
+/// model's errno.
+int query_qp(FakeVerbs& model, QpHandle qp, const ibv_qp_init_attr& created, ibv_qp_attr* attr,
+             ibv_qp_init_attr* init_attr, std::string* why = nullptr);
+
+/// ibv_modify_qp: 0, or the errno: EINVAL without `attr`; else the model's (the kernel's
+/// ib_modify_qp_is_ok on the mask and the transition, the port, P_Key index, path MTU and
+/// read-atomic limits, and INIT->RTR judged by the driver model). Fronts return it through
+/// errno_set_frame: rdma-core returns the errno and errno holds it too.
+int modify_qp(FakeVerbs& model, QpHandle qp, const ibv_qp_attr* attr, int mask, std::string* why = nullptr);
+
+// ---- call frames: one per rdma-core return convention (c_guard.hpp) ---------------------------
+using c_guard::count_frame;
+using c_guard::errno_frame;
+using c_guard::errno_set_frame;
+using c_guard::minus_one_frame;
+using c_guard::pointer_frame;
 
 }  // namespace gidpolicy::fakes::c_core
