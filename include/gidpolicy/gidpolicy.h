@@ -18,6 +18,9 @@
  *   rc = ibv_modify_qp(qp, &attr, mask);
  *   if (rc) gidpolicy_explain_errno(rc, GIDPOLICY_PLATFORM_AUTO, plan, &peer, msg, sizeof msg);
  *
+ * Not in <gidpolicy/gidpolicy.hpp>: this is the C API (C99, linked as gidpolicy::c), whose handles
+ * wrap the C++ types the front door declares; a C++ program uses those types directly.
+ *
  * Names (docs/concepts.md): a gidpolicy_profile is a policy and its source-index rule (C++
  * gidpolicy::Profile); a gidpolicy_plan is what it makes of one table: the selection (entry and
  * trace), the sgid_index it routes from and their agreement (C++ gidpolicy::Plan).
