@@ -129,7 +129,7 @@ void today(int n) {
   (void)t;
   const double c0 = cpu_seconds();
   const auto t0 = Clock::now();
-  auto r = fabric.connect(fakes::Topology::mesh);
+  auto r = fabric.connect(fleet::Pairing::mesh);
   const double s = seconds_since(t0);
   const double cpu = cpu_seconds() - c0;
   const double pairs = static_cast<double>(n) * (n - 1) / 2;

@@ -1,11 +1,14 @@
 # Install rules and package files: headers, libraries, the CLI, gidpolicyConfig.cmake (+ version
-# file, namespaced targets gidpolicy::gidpolicy / ::verbs / ::c) and pkg-config files.
+# file, namespaced targets gidpolicy::core / ::host / ::gidpolicy / ::verbs / ::c / ::c_verbs)
+# and pkg-config files (gidpolicy-core, gidpolicy-host, gidpolicy, gidpolicy-verbs, gidpolicy-c,
+# gidpolicy-c-verbs).
 #
 # Included by the top-level CMakeLists.txt after every target is defined, so `if(TARGET ...)`
 # sees the libraries other directories add (src/libibverbs, src/capi, tools/gidpolicy).
 #
 # What consumers get, and what they must not get:
-#  * The core is a static library unless BUILD_SHARED_LIBS is ON. Its nlohmann_json use is
+#  * The core and host libraries are static unless BUILD_SHARED_LIBS is ON (gidpolicy::gidpolicy
+#    is an interface target naming both). Their nlohmann_json use is
 #    PRIVATE and wrapped in BUILD_INTERFACE (header-only: nothing to link), so neither the
 #    export set nor the .pc mention it. Boost (Boost.Outcome in the public headers) is a
 #    public dependency: the Config calls find_dependency(Boost).
@@ -25,7 +28,7 @@ mark_as_advanced(GIDPOLICY_INSTALL_CMAKEDIR GIDPOLICY_INSTALL_PKGCONFIGDIR)
 # --- libraries ---------------------------------------------------------------------------------
 # gidpolicy_c_verbs is the C API's ibv_context* entry point (links libibverbs); gidpolicy_c is
 # the rest of the C API, usable by programs that dlopen libibverbs (ds4).
-set(_gidpolicy_export_targets gidpolicy)
+set(_gidpolicy_export_targets gidpolicy_core gidpolicy_host gidpolicy)
 set(GIDPOLICY_EXPORTED_COMPONENTS "")
 foreach(_t IN ITEMS gidpolicy_verbs gidpolicy_c gidpolicy_c_verbs)
   if(TARGET ${_t})
@@ -42,7 +45,7 @@ install(TARGETS ${_gidpolicy_export_targets}
           NAMELINK_COMPONENT gidpolicy_development
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT gidpolicy_runtime)
 # (No INCLUDES DESTINATION: the core's INSTALL_INTERFACE include dir reaches every target
-# through its link to gidpolicy::gidpolicy.)
+# through its link to gidpolicy::core.)
 
 # Public headers: the include/gidpolicy tree (C++ headers and the C header gidpolicy.h), file by
 # file so that directories without headers yet are not installed empty.
@@ -98,7 +101,7 @@ set(GIDPOLICY_CXX_RUNTIME_LIBS ${CMAKE_CXX_IMPLICIT_LINK_LIBRARIES})
 if(CMAKE_C_IMPLICIT_LINK_LIBRARIES)
   list(REMOVE_ITEM GIDPOLICY_CXX_RUNTIME_LIBS ${CMAKE_C_IMPLICIT_LINK_LIBRARIES})
 endif()
-get_target_property(_core_type gidpolicy TYPE)
+get_target_property(_core_type gidpolicy_core TYPE)
 set(GIDPOLICY_STATIC_LIBS OFF)
 if(_core_type STREQUAL "STATIC_LIBRARY")
   set(GIDPOLICY_STATIC_LIBS ON)
@@ -138,10 +141,11 @@ _gidpolicy_pc_relpath(GIDPOLICY_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
 _gidpolicy_pc_relpath(GIDPOLICY_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
 
 # A static library's own dependencies must appear in Libs (pkg-config --libs without --static
-# ignores Libs.private); a shared one carries them itself.
-set(_core_deps "")
+# ignores Libs.private); a shared one carries them itself. The core has none of its own (no
+# dlopen: that is the host library's VerbsApi backend).
+set(_host_deps "")
 foreach(_lib IN LISTS CMAKE_DL_LIBS)
-  string(APPEND _core_deps " -l${_lib}")
+  string(APPEND _host_deps " -l${_lib}")
 endforeach()
 set(_cxx_runtime "")
 foreach(_lib IN LISTS GIDPOLICY_CXX_RUNTIME_LIBS)
@@ -152,24 +156,28 @@ foreach(_lib IN LISTS GIDPOLICY_CXX_RUNTIME_LIBS)
   endif()
 endforeach()
 if(GIDPOLICY_STATIC_LIBS)
-  set(GIDPOLICY_PC_CORE_LIBS "${_core_deps}")
-  set(GIDPOLICY_PC_CORE_LIBS_PRIVATE "")
+  set(GIDPOLICY_PC_HOST_LIBS "${_host_deps}")
+  set(GIDPOLICY_PC_HOST_LIBS_PRIVATE "")
   # Linking a C++ archive with the C driver (`cc`) needs the C++ runtime spelled out.
-  set(GIDPOLICY_PC_C_LIBS "${_core_deps}${_cxx_runtime}")
+  set(GIDPOLICY_PC_C_LIBS "${_host_deps}${_cxx_runtime}")
   set(GIDPOLICY_PC_C_LIBS_PRIVATE "")
 else()
-  set(GIDPOLICY_PC_CORE_LIBS "")
-  set(GIDPOLICY_PC_CORE_LIBS_PRIVATE "${_core_deps}")
+  set(GIDPOLICY_PC_HOST_LIBS "")
+  set(GIDPOLICY_PC_HOST_LIBS_PRIVATE "${_host_deps}")
   set(GIDPOLICY_PC_C_LIBS "")
-  set(GIDPOLICY_PC_C_LIBS_PRIVATE "${_core_deps}${_cxx_runtime}")
+  set(GIDPOLICY_PC_C_LIBS_PRIVATE "${_host_deps}${_cxx_runtime}")
 endif()
 
-# gidpolicy.pc: the C++ core. Its headers use Boost (found in the default include path on every
-# distribution that ships it; Boost has no .pc) and rtr.hpp includes <infiniband/verbs.h> for
-# ibv_qp_attr, so the headers need libibverbs' -I (Requires.private), never its library.
+# One .pc per link target, each requiring the one below it:
+#   gidpolicy-core   the pure core (gidpolicy::core). Its headers use Boost (found in the default
+#                    include path on every distribution that ships it; Boost has no .pc) and
+#                    rtr.hpp includes <infiniband/verbs.h> for ibv_qp_attr, so the headers need
+#                    libibverbs' -I (Requires.private), never its library.
+#   gidpolicy-host   what asks the host (gidpolicy::host), on the core.
+#   gidpolicy        everything (gidpolicy::gidpolicy): requires gidpolicy-host.
 # The C++20 requirement is documented, not forced: a consumer passes -std=c++20 or newer.
 set(GIDPOLICY_PC_NAME gidpolicy)
-set(_pc_files gidpolicy)
+set(_pc_files gidpolicy-core gidpolicy-host gidpolicy)
 if(TARGET gidpolicy_verbs)
   list(APPEND _pc_files gidpolicy-verbs)
 endif()
@@ -181,7 +189,8 @@ if(TARGET gidpolicy_c_verbs)
 endif()
 # Library names come from the targets (OUTPUT_NAME, a DEBUG_POSTFIX...) at generate time; each
 # is used only by the .pc of a target that exists.
-set(GIDPOLICY_PC_CORE_LIBNAME "$<TARGET_FILE_BASE_NAME:gidpolicy>")
+set(GIDPOLICY_PC_CORE_LIBNAME "$<TARGET_FILE_BASE_NAME:gidpolicy_core>")
+set(GIDPOLICY_PC_HOST_LIBNAME "$<TARGET_FILE_BASE_NAME:gidpolicy_host>")
 set(GIDPOLICY_PC_VERBS_LIBNAME "$<TARGET_FILE_BASE_NAME:gidpolicy_verbs>")
 set(GIDPOLICY_PC_C_LIBNAME "$<TARGET_FILE_BASE_NAME:gidpolicy_c>")
 set(GIDPOLICY_PC_C_VERBS_LIBNAME "$<TARGET_FILE_BASE_NAME:gidpolicy_c_verbs>")

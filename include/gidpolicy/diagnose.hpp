@@ -69,10 +69,6 @@ struct CandidateCause {
   std::string summary;  ///< what happened, with the evidence: "sgid_index 1 is empty; ..."
   std::string remedy;   ///< what to do
 };
-#ifndef GIDPOLICY_NO_DEPRECATED
-using Cause [[deprecated("diagnose()'s Cause is CandidateCause (fleet::Cause is a link's failure)")]] =
-    CandidateCause;
-#endif
 
 /// The causes of one errno on one platform, most likely first.
 struct Diagnosis {

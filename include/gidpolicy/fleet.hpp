@@ -196,9 +196,6 @@ struct Options {
 /// How one direction of a link ends: the link judgment's outcome (link.hpp), which the fake
 /// fabric reports too.
 using gidpolicy::LinkOutcome;
-#ifndef GIDPOLICY_NO_DEPRECATED
-using Outcome [[deprecated("fleet::Outcome is gidpolicy::LinkOutcome (link.hpp)")]] = LinkOutcome;
-#endif
 
 /// Why a direction failed: one entry per distinct (outcome, device, text).
 struct Cause {

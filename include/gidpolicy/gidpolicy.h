@@ -18,6 +18,9 @@
  *   rc = ibv_modify_qp(qp, &attr, mask);
  *   if (rc) gidpolicy_explain_errno(rc, GIDPOLICY_PLATFORM_AUTO, plan, &peer, msg, sizeof msg);
  *
+ * Not in <gidpolicy/gidpolicy.hpp>: this is the C API (C99, linked as gidpolicy::c), whose handles
+ * wrap the C++ types the front door declares; a C++ program uses those types directly.
+ *
  * Names (docs/concepts.md): a gidpolicy_profile is a policy and its source-index rule (C++
  * gidpolicy::Profile); a gidpolicy_plan is what it makes of one table: the selection (entry and
  * trace), the sgid_index it routes from and their agreement (C++ gidpolicy::Plan).
@@ -528,29 +531,6 @@ typedef enum gidpolicy_platform {
  *    "EINVAL (22) on darwin:\n  confirmed: sgid_index 1 is empty; ..." */
 size_t gidpolicy_explain_errno(int errnum, gidpolicy_platform platform, const gidpolicy_plan* plan,
                                const gidpolicy_peer* peer, char* buf, size_t len);
-
-/* GIDPOLICY-RENAME-KEEP-BEGIN */
-/* ------------------------------------------------------------------------------------------ */
-/* Deprecated names (one release): gidpolicy_policy held a profile and gidpolicy_selection a    */
-/* plan; they were renamed so each C name says what it holds (docs/concepts.md). Define         */
-/* GIDPOLICY_NO_DEPRECATED to hide them and find the old names in a code base.                  */
-#ifndef GIDPOLICY_NO_DEPRECATED
-typedef gidpolicy_profile gidpolicy_policy;
-#define gidpolicy_policy_parse gidpolicy_profile_parse
-#define gidpolicy_policy_spec gidpolicy_profile_spec
-#define gidpolicy_policy_free gidpolicy_profile_free
-typedef gidpolicy_plan gidpolicy_selection;
-#define gidpolicy_selection_index gidpolicy_plan_index
-#define gidpolicy_selection_sgid_index gidpolicy_plan_sgid_index
-#define gidpolicy_selection_agrees gidpolicy_plan_agrees
-#define gidpolicy_selection_agreement gidpolicy_plan_agreement
-#define gidpolicy_selection_gid gidpolicy_plan_gid
-#define gidpolicy_selection_gid_type gidpolicy_plan_gid_type
-#define gidpolicy_selection_trace gidpolicy_plan_trace
-#define gidpolicy_selection_free gidpolicy_plan_free
-#define gidpolicy_preflight_selection gidpolicy_preflight_plan
-#endif /* GIDPOLICY_NO_DEPRECATED */
-/* GIDPOLICY-RENAME-KEEP-END */
 
 #ifdef __cplusplus
 } /* extern "C" */

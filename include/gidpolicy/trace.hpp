@@ -40,9 +40,6 @@ enum class EntryVerdict : std::uint8_t {
   out_of_range,       ///< at or beyond gid_tbl_len
   not_requested,      ///< an explicit-index policy looked only at its index
 };
-#ifndef GIDPOLICY_NO_DEPRECATED
-using Verdict [[deprecated("the trace's Verdict is EntryVerdict")]] = EntryVerdict;
-#endif
 /// "chosen", "candidate", "empty", "link_local", ... (stable: used in --json output).
 std::string_view to_string(EntryVerdict v) noexcept;
 /// Whether the verdict means the entry was acceptable (chosen, candidate, lower_rank).

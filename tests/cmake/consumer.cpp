@@ -1,9 +1,8 @@
 // A small gidpolicy consumer, shared by the find_package, add_subdirectory, FetchContent and
-// pkg-config consumer projects. It exercises the public headers and the compiled core through
-// whichever packaging path built it, and prints a line the tests match.
-#include <gidpolicy/formats/json.hpp>
-#include <gidpolicy/gid.hpp>
-#include <gidpolicy/gid_table.hpp>
+// pkg-config consumer projects. It includes the front door (<gidpolicy/gidpolicy.hpp>, everything
+// public), exercises the core and the host library through whichever packaging path built it
+// (gidpolicy::gidpolicy, or gidpolicy::host, which links the core), and prints lines the tests match.
+#include <gidpolicy/gidpolicy.hpp>
 
 #include <cstdio>
 #include <string>
@@ -35,6 +34,13 @@ int main() {
               devices ? (std::to_string(devices.value().size()) + " device(s)").c_str()
                       : devices.error().what().c_str());
 #endif
+  // The host library: its dlopen backend, asked for a library no machine has (a value, not a crash).
+  gidpolicy::verbs::DlopenApi missing("libgidpolicy-consumer-no-such-verbs.so.1");
+  if (missing.loaded() || !(missing.load_error() == gidpolicy::errc::library_unavailable)) {
+    std::fprintf(stderr, "consumer: DlopenApi of a missing library: %s\n", missing.load_error().what().c_str());
+    return 1;
+  }
+  std::printf("consumer: host library: a missing libibverbs is library_unavailable\n");
   const gidpolicy::GidTable& table = tables.value().front();
   for (const gidpolicy::GidEntry& e : table) {
     if (e.usable() && e.gid.is_ipv4_mapped()) {

@@ -5,6 +5,12 @@
 #   no compile or link options (no -Werror, warnings or sanitizer flags leaking), no global
 #   C++ standard, and C++20 requested as the compile feature cxx_std_20.
 # gidpolicy_assert_no_global_flags(<cxx_flags_before> <c_flags_before>)
+# gidpolicy_consumer_programs(<target>...)
+#   The consumer programs: `consumer` (consumer.cpp: <gidpolicy/gidpolicy.hpp>, the core and the
+#   host library) linked with <target>s, and `consumer_core` (consumer_core.cpp) linked with
+#   gidpolicy::core alone, built with it. Writes gidpolicy_consumer.cmake in the build directory:
+#   where the core and host libraries are and which nm to ask, for run_consumer.cmake's symbol
+#   check (check_core_symbols.cmake).
 #   Including gidpolicy left CMAKE_<LANG>_FLAGS, CMAKE_CXX_STANDARD and the directory's
 #   compile options as they were (add_subdirectory / FetchContent).
 
@@ -28,10 +34,12 @@ function(gidpolicy_assert_clean_usage)
       message(FATAL_ERROR "consumer check: ${_t} requires nlohmann_json, a build-only dependency: ${_libs}")
     endif()
   endforeach()
-  get_target_property(_features gidpolicy::gidpolicy INTERFACE_COMPILE_FEATURES)
-  if(NOT "cxx_std_20" IN_LIST _features)
-    message(FATAL_ERROR "consumer check: gidpolicy::gidpolicy should ask for cxx_std_20, has '${_features}'")
-  endif()
+  foreach(_t gidpolicy::gidpolicy gidpolicy::core gidpolicy::host)
+    get_target_property(_features ${_t} INTERFACE_COMPILE_FEATURES)
+    if(NOT "cxx_std_20" IN_LIST _features)
+      message(FATAL_ERROR "consumer check: ${_t} should ask for cxx_std_20, has '${_features}'")
+    endif()
+  endforeach()
   if(DEFINED CMAKE_CXX_STANDARD)
     message(FATAL_ERROR "consumer check: CMAKE_CXX_STANDARD was set to ${CMAKE_CXX_STANDARD} for the consumer")
   endif()
@@ -66,4 +74,22 @@ function(gidpolicy_assert_no_global_flags cxx_before c_before)
                           "(its CMakeLists.txt must return() when ${_option} is OFF)")
     endif()
   endforeach()
+endfunction()
+
+function(gidpolicy_consumer_programs)
+  add_executable(consumer_core ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/consumer_core.cpp)
+  target_link_libraries(consumer_core PRIVATE gidpolicy::core)
+  add_executable(consumer ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/consumer.cpp)
+  target_link_libraries(consumer PRIVATE ${ARGN})
+  # The test builds `consumer`; the core's own consumer comes with it.
+  add_dependencies(consumer consumer_core)
+  if(NOT CMAKE_NM)
+    message(FATAL_ERROR "consumer check: no nm (CMAKE_NM) to read the core library's symbols with")
+  endif()
+  file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/gidpolicy_consumer.cmake" CONTENT
+"set(NM \"${CMAKE_NM}\")
+set(CORE_LIBRARY \"$<TARGET_FILE:gidpolicy::core>\")
+set(HOST_LIBRARY \"$<TARGET_FILE:gidpolicy::host>\")
+set(CORE_PROGRAM \"$<TARGET_FILE:consumer_core>\")
+")
 endfunction()

@@ -1,5 +1,6 @@
 # Test command of the CMake consumer projects: check what actually reached the compiler for the
-# consumer's own sources, then run the consumer and check its output.
+# consumer's own sources, then run the consumer and check its output, then the consumer of
+# gidpolicy::core alone and the core's symbols.
 #
 #   cmake -DBIN=<consumer build dir> -DSRC=<consumer source dir> -DEXE=<program>
 #         [-DSTD_FLAG=<regex>] [-DEXPECT=<regex>] -P run_consumer.cmake
@@ -39,4 +40,20 @@ if(NOT _rc EQUAL 0)
 endif()
 if(EXPECT AND NOT _out MATCHES "${EXPECT}")
   message(FATAL_ERROR "${EXE} output does not match '${EXPECT}'")
+endif()
+
+# The consumer of gidpolicy::core alone (gidpolicy_consumer_programs): it runs, and neither it
+# nor the core library holds what the host library is for (check_core_symbols.cmake).
+if(EXISTS "${BIN}/gidpolicy_consumer.cmake")
+  include("${BIN}/gidpolicy_consumer.cmake")
+  execute_process(COMMAND "${CORE_PROGRAM}" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+  message(STATUS "${CORE_PROGRAM}:\n${_out}${_err}")
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "${CORE_PROGRAM} exited with ${_rc}")
+  endif()
+  if(NOT _out MATCHES "consumer core: auto advertises ::ffff:10\\.99\\.0\\.3 and routes from sgid_index 2")
+    message(FATAL_ERROR "${CORE_PROGRAM} did not plan index 2")
+  endif()
+  set(PROGRAMS "${CORE_PROGRAM}")
+  include("${CMAKE_CURRENT_LIST_DIR}/check_core_symbols.cmake")
 endif()

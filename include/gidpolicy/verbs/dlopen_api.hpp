@@ -1,7 +1,7 @@
 // DlopenApi: the VerbsApi backend that loads libibverbs (or Apple's librdma) at run time.
 //
 // Why: JACCL and ds4 load verbs with dlopen so one binary runs where RDMA is absent; gidpolicy's
-// core library does the same and never links libibverbs. A missing library or symbol is a
+// host library (gidpolicy::host) does the same and never links libibverbs. A missing library or symbol is a
 // value (errc::library_unavailable / errc::symbol_missing naming the library and the symbol),
 // never a crash: every call of a DlopenApi that failed to load returns that error.
 //

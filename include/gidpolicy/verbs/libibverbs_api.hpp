@@ -1,5 +1,9 @@
 // LibibverbsApi: the VerbsApi backend linked against libibverbs (target gidpolicy::verbs).
 //
+// Not in <gidpolicy/gidpolicy.hpp>: including it commits the program to linking gidpolicy::verbs
+// and so libibverbs, which the front door (gidpolicy::gidpolicy) never links, so that a program
+// built on it still starts where libibverbs is absent (DlopenApi reports that as a value).
+//
 // For programs that link libibverbs anyway. It calls the verbs.h inlines and macros themselves
 // (ibv_query_port, ibv_query_gid_ex, ibv_query_gid_table), so an extended verbs_context's
 // query_port is used when the provider has one, and prefers one ibv_query_gid_table call,

@@ -4,7 +4,11 @@ cmake_policy(VERSION 3.20)
 #
 #   cmake -DPREFIX=... -DPKGCONFIG_DIR=<rel> -DPACKAGE=gidpolicy -DCOMPILER=c++
 #         -DSOURCE=consumer.cpp -DLANG_FLAGS="-std=c++20" -DWORK=<dir> [-DEXPECT=<regex>]
-#         [-DSYSTEM_PACKAGES=libibverbs] -P run.cmake
+#         [-DSYSTEM_PACKAGES=libibverbs]
+#         [-DNM=nm -DCORE_LIBRARY=<installed core> [-DHOST_LIBRARY=<installed host>]] -P run.cmake
+#
+# With CORE_LIBRARY, the program and that library are checked for the host library's calls
+# (../check_core_symbols.cmake): the gidpolicy-core consumer.
 #
 # pkg-config sees the install prefix and nothing else (PKG_CONFIG_LIBDIR, not PKG_CONFIG_PATH,
 # which only adds to the system's directories): a .pc that requires a package the consumer's
@@ -72,4 +76,11 @@ if(NOT _rc EQUAL 0)
 endif()
 if(EXPECT AND NOT _out MATCHES "${EXPECT}")
   message(FATAL_ERROR "output does not match '${EXPECT}'")
+endif()
+if(CORE_LIBRARY)
+  if(_flags MATCHES "gidpolicy_host")
+    message(FATAL_ERROR "${PACKAGE}.pc links the host library: ${_flags}")
+  endif()
+  set(PROGRAMS "${_exe}")
+  include("${CMAKE_CURRENT_LIST_DIR}/../check_core_symbols.cmake")
 endif()

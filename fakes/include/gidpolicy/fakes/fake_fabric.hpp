@@ -41,11 +41,6 @@ namespace gidpolicy::fakes {
 /// Who pairs with whom: the fleet's Pairing (fleet.hpp). The fabric connects one port per host,
 /// so it takes JACCL's two: every pair (mesh), or each host with its successor (ring).
 using fleet::Pairing;
-#ifndef GIDPOLICY_NO_DEPRECATED
-/// The old spelling of fleet::Pairing (the same type), kept for callers written against it;
-/// not marked [[deprecated]] yet because published snippets still spell it.
-using Topology = fleet::Pairing;
-#endif
 
 /// One host: its port's table, what it runs, and its driver.
 struct FabricHost {
