@@ -192,6 +192,54 @@ consteval bool rows_in_enum_order() {
   }
   return true;
 }
+// Every enumerator, once: a code added to the enum and not here fails this switch (-Wswitch-enum
+// made an error, no default), and a code added after the last one without kFindingCodeCount
+// following it makes the static_assert below fail, since FindingCode(kFindingCodeCount) is then
+// a code.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
+#pragma GCC diagnostic error "-Wswitch-enum"
+constexpr bool is_finding_code(FindingCode c) noexcept {
+  switch (c) {
+    case FindingCode::no_answer:
+    case FindingCode::device_error:
+    case FindingCode::rdma_disabled:
+    case FindingCode::no_rdma_device:
+    case FindingCode::device_missing:
+    case FindingCode::interfaces_unknown:
+    case FindingCode::port_not_active:
+    case FindingCode::netdev_elsewhere:
+    case FindingCode::netdev_missing:
+    case FindingCode::netdev_down:
+    case FindingCode::bridge_member:
+    case FindingCode::no_ipv4:
+    case FindingCode::no_gids:
+    case FindingCode::link_local_only:
+    case FindingCode::address_without_gid:
+    case FindingCode::stale_gid:
+    case FindingCode::peer_unreachable:
+    case FindingCode::peer_no_gid:
+    case FindingCode::link_local_source:
+    case FindingCode::peer_off_rdma:
+    case FindingCode::stale_pin:
+    case FindingCode::rank_unknown:
+    case FindingCode::self_assigned:
+    case FindingCode::shared_subnet:
+    case FindingCode::mtu:
+    case FindingCode::roce_mode:
+    case FindingCode::bridge_unknown:
+    case FindingCode::rdma_state_unknown:
+      return true;
+  }
+  return false;
+}
+#pragma GCC diagnostic pop
+consteval bool codes_counted() {
+  for (std::size_t i = 0; i < kFindingCodeCount; ++i)
+    if (!is_finding_code(static_cast<FindingCode>(i))) return false;
+  return !is_finding_code(static_cast<FindingCode>(kFindingCodeCount));
+}
+static_assert(codes_counted(), "kFindingCodeCount must count to the last FindingCode (doctor.hpp)");
 static_assert(std::size(kFindingRows) == kFindingCodeCount,
               "one row per FindingCode: a code was added or removed without its row (or the other way)");
 static_assert(
