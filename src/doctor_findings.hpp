@@ -155,7 +155,8 @@ inline constexpr FindingRow kFindingRows[] = {
      "its devices and peers are not checked",
      [](const Fixes&, const FixArgs& a) {
        return Fixes::Lines{"gidpolicy doctor --" + a.option + " " + a.file +
-                           " --rank N   # N: this host's rank (or set " + std::string(stack_vars::kMlxRank) + ")"};
+                           " --rank N   # N: this host's rank (or set " + std::string(stack_vars::kMlxRank) +
+                           ")"};
      }},
     {FindingCode::self_assigned, "self_assigned", Severity::warning, "only a self-assigned 169.254 address",
      "it arrives late and may change: device files and peer lists go stale",
