@@ -39,9 +39,10 @@ got=$(COMP_WORDS=("$bin" ""); COMP_CWORD=1; COMPREPLY=(); _gidpolicy; printf '%s
 expect "ex" "explain-errno"
 expect "fa" "fake-host"
 expect "--v" "--version"
-# Spec names: every name of the registry after --profile, and a prefix narrows them.
+# Spec names: every name of the registry after --profile, and a prefix narrows them. The registry's
+# rows are positional, each field after a comment naming it (/* name */ "jaccl").
 names=$(sed -n '/kBuiltinSpecs\[\] = {/,/^};/p' "$src/include/gidpolicy/policies/registry.hpp" |
-  grep -o '\.name = "[^"]*"' | sed 's/.*"\(.*\)"/\1/' | sort)
+  grep -o '/\* name *\*/ "[^"]*"' | sed 's/.*"\(.*\)"/\1/' | sort)
 [[ $(wc -l <<<"$names") -ge 5 ]] || fail "fewer than 5 spec names found in registry.hpp"
 offered=$(COMP_WORDS=("$bin" select --profile ""); COMP_CWORD=3; COMPREPLY=(); _gidpolicy; printf '%s\n' "${COMPREPLY[@]}" | sort)
 missing=$(comm -23 <(echo "$names") <(echo "$offered"))
