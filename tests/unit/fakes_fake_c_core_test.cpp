@@ -38,45 +38,39 @@ using gidpolicy::Error;
 using gidpolicy::GidType;
 using gidpolicy::LinkLayer;
 
-std::string transcript(const std::filesystem::path& table) {
+// What `sequence` (gid_sequence or qp_sequence, the C checks' shared cases) prints through the
+// in-process C ABI over `table`: the transcript the drop-in's run is compared with.
+template <class Ops, class Sequence>
+std::string run_transcript(const std::filesystem::path& table, const Ops& ops, Sequence sequence) {
   gidpolicy::fakes::FakeVerbs fake;
   auto loaded = fake.load_file(table);
   EXPECT_TRUE(loaded.has_value()) << loaded.error().what();
   c_abi::Binding bind(fake);
-  const gid_fronts_ops ops = {c_abi::get_device_list, c_abi::free_device_list, c_abi::get_device_name,
-                              c_abi::open_device,     c_abi::close_device,     c_abi::query_port,
-                              c_abi::query_gid,       c_abi::query_gid_ex,     c_abi::query_gid_table};
   char* buf = nullptr;
   std::size_t size = 0;
   FILE* out = open_memstream(&buf, &size);
   EXPECT_NE(out, nullptr);
   if (!out) return {};
-  EXPECT_EQ(gid_sequence(&ops, out), 0);
+  EXPECT_EQ(sequence(&ops, out), 0);
   std::fclose(out);
   std::string text(buf, size);
   std::free(buf);
   return text;
 }
 
+std::string transcript(const std::filesystem::path& table) {
+  const gid_fronts_ops ops = {c_abi::get_device_list, c_abi::free_device_list, c_abi::get_device_name,
+                              c_abi::open_device,     c_abi::close_device,     c_abi::query_port,
+                              c_abi::query_gid,       c_abi::query_gid_ex,     c_abi::query_gid_table};
+  return run_transcript(table, ops, gid_sequence);
+}
+
 std::string qp_transcript(const std::filesystem::path& table) {
-  gidpolicy::fakes::FakeVerbs fake;
-  auto loaded = fake.load_file(table);
-  EXPECT_TRUE(loaded.has_value()) << loaded.error().what();
-  c_abi::Binding bind(fake);
   const qp_fronts_ops ops = {c_abi::get_device_list, c_abi::free_device_list, c_abi::open_device,
                              c_abi::close_device,    c_abi::alloc_pd,         c_abi::dealloc_pd,
                              c_abi::create_cq,       c_abi::destroy_cq,       c_abi::create_qp,
                              c_abi::modify_qp,       c_abi::query_qp,         c_abi::destroy_qp};
-  char* buf = nullptr;
-  std::size_t size = 0;
-  FILE* out = open_memstream(&buf, &size);
-  EXPECT_NE(out, nullptr);
-  if (!out) return {};
-  EXPECT_EQ(qp_sequence(&ops, out), 0);
-  std::fclose(out);
-  std::string text(buf, size);
-  std::free(buf);
-  return text;
+  return run_transcript(table, ops, qp_sequence);
 }
 
 /// Compares a transcript with its expected file line by line, so a failure names the call that
