@@ -223,7 +223,7 @@ StackPrediction predict_profile(const Profile& profile, const GidTable& table, c
   } else if (auto blocker = port_blocker(table)) {
     // What the doctor calls a blocker is one here too: the RTR alone would pass.
     out.outcome = table.port().state != PortState::active
-                      ? "port " + std::string(to_string(table.port().state)) + ": " + *blocker
+                      ? "port not active: " + *blocker
                       : "times out: " + *blocker;
     out.why = *blocker;
   } else {
