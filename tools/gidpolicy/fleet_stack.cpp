@@ -102,9 +102,12 @@ result<void> write_env_dir(const fleet::Analysis& a, const std::string& stack, S
     const auto& host = a.host(h);
     // The host name is a file name here, never a path: a snapshot naming its host "../x" or
     // "/etc/cron.d/x" is refused (join_file_name(), quoting.hpp), not written outside the tree.
-    if (auto why = file_name_problem(host.host + ".env"))
+    // The host alone must be a file name too: ".." + ".env" is one, ".." is not.
+    auto why = file_name_problem(host.host);
+    if (!why) why = file_name_problem(host.host + ".env");
+    if (why)
       return fail(errc::invalid_argument, "fleet --env-dir: host " + quote_name(host.host, 80) +
-                                              " cannot name a file: " + host.host + ".env " + *why +
+                                              " cannot name a file (HOST.env): the name " + *why +
                                               "; nothing was written");
     const EnvPlan plan = plan_env({stack}, host.ports, profiles::automatic());
     std::string text = "# " + stack + " on " + host.host + " (gidpolicy fleet --env-dir)\n";
