@@ -188,7 +188,8 @@ class Examiner {
             "every program that opens " + f.device + " (ibv_devinfo included) hangs in the same call",
             {.device = f.device});
       } else {
-        add(FindingCode::device_error, f.device, f.port, "", what + ": " + f.call + " failed: " + show_text(f.detail),
+        add(FindingCode::device_error, f.device, f.port, "",
+            what + ": " + f.call + " failed: " + show_text(f.detail),
             "programs that use " + what + " fail the same way", {});
       }
     }
@@ -556,7 +557,8 @@ class Examiner {
           const PinJudgement j = judge_pin(reading, t, model);
           if (j.status == PinJudgement::Status::fine) continue;
           add(FindingCode::stale_pin, t.port().device, t.port().port, "",
-              show_text(pin.variable, 60) + "=" + show_text(pin.value, 60) + " as " + reading.reader + " reads it: " + j.summary,
+              show_text(pin.variable, 60) + "=" + show_text(pin.value, 60) + " as " + reading.reader +
+                  " reads it: " + j.summary,
               "the stack routes from that index on " + port_name(t) + ", not from the entry to use",
               {.variable = pin.variable, .index = j.right_index, .port_name = port_name(t)});
         }

@@ -62,8 +62,8 @@ class Fixes {
     if (mac_) return {"ifconfig " + q(n) + "   # the interface must be there"};
     return {"# run the program in the network namespace that holds " + q(n) +
                 ": ip netns exec NS ... or nsenter -n -t PID ...",
-            "# or move " + q(n) + " into this one (from the namespace that holds it): sudo ip link set " + q(n) +
-                " netns <this namespace's name or a PID in it>"};
+            "# or move " + q(n) + " into this one (from the namespace that holds it): sudo ip link set " +
+                q(n) + " netns <this namespace's name or a PID in it>"};
   }
   [[nodiscard]] Lines netdev_missing(const std::string& n) const {
     if (mac_) return {"ifconfig " + q(n) + "   # not there: check the cable and System Settings > Network"};
@@ -104,8 +104,8 @@ class Fixes {
     return {"sudo ip addr add " + cidr(a) + " dev " + q(n) + "   # now; lost at reboot",
             "# persistent: netplan (/etc/netplan/*.yaml, ethernets: " + q(n) + ": addresses: [" + cidr(a) +
                 "], then sudo netplan apply)",
-            "# or NetworkManager: sudo nmcli connection add type ethernet ifname " + q(n) + " con-name rdma-" +
-                n + " ipv4.method manual ipv4.addresses " + cidr(a),
+            "# or NetworkManager: sudo nmcli connection add type ethernet ifname " + q(n) +
+                " con-name rdma-" + n + " ipv4.method manual ipv4.addresses " + cidr(a),
             "# the host at the other end of this link takes " + peer + " the same way"};
   }
   [[nodiscard]] Lines add_address_or_none(const std::string& n, const std::optional<IfAddress>& a) const {
@@ -121,10 +121,11 @@ class Fixes {
       return {v4 ? "sudo ifconfig " + q(n) + " inet " + text(a.address) + " -alias && sudo ifconfig " + q(n) +
                        " inet " + text(a.address) + " netmask " + mask(a.prefix) +
                        " alias   # the driver adds its GID again"
-                 : "sudo ifconfig " + q(n) + " inet6 " + text(a.address) + " delete && sudo ifconfig " + q(n) +
-                       " inet6 " + text(a.address) + " prefixlen " + std::to_string(a.prefix) + " alias"};
-    return {"sudo ip addr del " + cidr(a) + " dev " + q(n) + " && sudo ip addr add " + cidr(a) + " dev " + q(n) +
-                "   # the kernel adds its GIDs again",
+                 : "sudo ifconfig " + q(n) + " inet6 " + text(a.address) + " delete && sudo ifconfig " +
+                       q(n) + " inet6 " + text(a.address) + " prefixlen " + std::to_string(a.prefix) +
+                       " alias"};
+    return {"sudo ip addr del " + cidr(a) + " dev " + q(n) + " && sudo ip addr add " + cidr(a) + " dev " +
+                q(n) + "   # the kernel adds its GIDs again",
             "rdma link show   # if none appears: which netdev is this port's?"};
   }
   [[nodiscard]] Lines stale_gid(const std::string& n, const Gid& g, bool from_file) const {

@@ -177,7 +177,8 @@ bool only_link_local_gids(const GidTable& table) noexcept {
 std::optional<std::string> port_blocker(const GidTable& table) {
   const PortInfo& p = table.port();
   if (p.state != PortState::active)
-    return port_name(table) + " is " + std::string(to_string(p.state)) + ", not active: no QP on it reaches RTR";
+    return port_name(table) + " is " + std::string(to_string(p.state)) +
+           ", not active: no QP on it reaches RTR";
   if (p.link_layer.is_ip_routed() && only_link_local_gids(table))
     return port_name(table) + " has only link-local GIDs: none reaches past the link, traffic times out";
   return std::nullopt;
@@ -222,9 +223,8 @@ StackPrediction predict_profile(const Profile& profile, const GidTable& table, c
     out.outcome = "times out: RTR passes, but a link-local source GID is not routed";
   } else if (auto blocker = port_blocker(table)) {
     // What the doctor calls a blocker is one here too: the RTR alone would pass.
-    out.outcome = table.port().state != PortState::active
-                      ? "port not active: " + *blocker
-                      : "times out: " + *blocker;
+    out.outcome =
+        table.port().state != PortState::active ? "port not active: " + *blocker : "times out: " + *blocker;
     out.why = *blocker;
   } else {
     out.works = true;

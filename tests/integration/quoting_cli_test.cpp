@@ -42,7 +42,8 @@ void two_hosts(const fs::path& dir, const std::string& host) {
 // Every path under `root`, relative, sorted.
 std::vector<std::string> tree(const fs::path& root) {
   std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(root)) out.push_back(fs::relative(e.path(), root).string());
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    out.push_back(fs::relative(e.path(), root).string());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -74,8 +75,9 @@ TEST(FleetEnvDir, AGoodRunPutsEveryOutputInPlace) {
   fs::remove_all(base);
   two_hosts(base / "in", "pod-b");
   fs::create_directories(base / "out");
-  const auto r = run_cli({"fleet", "--stack", "ucx", "--device", "mlx5_1", "--env-dir", (base / "out" / "env").string(),
-                          "--svg", (base / "out" / "m.svg").string(), (base / "in").string()});
+  const auto r =
+      run_cli({"fleet", "--stack", "ucx", "--device", "mlx5_1", "--env-dir", (base / "out" / "env").string(),
+               "--svg", (base / "out" / "m.svg").string(), (base / "in").string()});
   EXPECT_EQ(r.exit_code, 1) << r.err;  // ucx's own choice is wrong on the pods
   EXPECT_EQ(tree(base / "out"), (std::vector<std::string>{"env", "env/pod-a.env", "env/pod-b.env", "m.svg"}));
   fs::remove_all(base);
@@ -127,7 +129,8 @@ TEST(ShownValues, NoControlCharacterReachesTheTerminalFromAnErrorMessage) {
 
 TEST(FloatOptions, ANanDeadlineIsRefused) {
   for (const char* v : {"nan", "NaN", "inf", "-inf", "1e999"}) {
-    const auto r = run_cli({"doctor", "--deadline", v, "--input", (example_tables_dir() / "nccl-769.devinfo.txt").string()});
+    const auto r = run_cli(
+        {"doctor", "--deadline", v, "--input", (example_tables_dir() / "nccl-769.devinfo.txt").string()});
     EXPECT_EQ(r.exit_code, 2) << v << ": " << r.out << r.err;
     EXPECT_NE(r.err.find("--deadline"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("finite"), std::string::npos) << r.err;

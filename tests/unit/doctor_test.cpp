@@ -326,7 +326,6 @@ TEST(Doctor, ProposalsNeverTakeAPeersSubnetOrLinkLocal) {
   EXPECT_FALSE(propose_address(everything, 0));
 }
 
-
 TEST(Doctor, APinValueCannotForgeALineOfTheReport) {
   DoctorInput in = mac_studio();
   in.tables.erase(in.tables.begin(), in.tables.begin() + 2);

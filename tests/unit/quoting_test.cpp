@@ -16,8 +16,10 @@ TEST(Quoting, AFileNameIsNeverAPath) {
   EXPECT_TRUE(file_name_problem("a\nb"));
   EXPECT_TRUE(file_name_problem("a\x1b[2J"));
   EXPECT_TRUE(file_name_problem("a\x7f"));
-  EXPECT_TRUE(file_name_problem("\xff"));              // not UTF-8
-  EXPECT_TRUE(file_name_problem("a\xe2\x80\xae" "b"));    // U+202E, right-to-left override
+  EXPECT_TRUE(file_name_problem("\xff"));  // not UTF-8
+  EXPECT_TRUE(
+      file_name_problem("a\xe2\x80\xae"
+                        "b"));  // U+202E, right-to-left override
   EXPECT_TRUE(file_name_problem(std::string(256, 'a')));
   for (const char* good : {"node-1.env", "...env", ".hidden", "h\xc3\xb6st", "a b", "x..y"})
     EXPECT_FALSE(file_name_problem(good)) << good << ": " << *file_name_problem(good);
@@ -77,7 +79,7 @@ TEST(Quoting, ValidUtf8ReplacesEachBadByteWithTheReplacementCharacter) {
                        "b"),
             "a\xef\xbf\xbd"
             "b");
-  EXPECT_EQ(valid_utf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");  // overlong '/'
+  EXPECT_EQ(valid_utf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");                  // overlong '/'
   EXPECT_EQ(valid_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
 }
 

@@ -63,14 +63,15 @@ TEST(Stacks, AStalePinIsNamedWithItsErrnoAndTheRightIndex) {
   EXPECT_NE(ll.summary.find("fe80::"), std::string::npos) << ll.summary;
 }
 
-
 // A port the doctor calls blocked (not ACTIVE; only link-local GIDs on RoCE) is never "ok" for a
 // stack: the prediction says the blocker.
 GidTable blocked_port(PortState state, bool routable) {
-  PortInfo p{.device = "mlx5_0", .port = 1, .state = state, .link_layer = LinkLayer::ethernet(), .gid_tbl_len = 4};
+  PortInfo p{
+      .device = "mlx5_0", .port = 1, .state = state, .link_layer = LinkLayer::ethernet(), .gid_tbl_len = 4};
   std::vector<GidEntry> e{GidEntry::valid(0, Gid::parse("fe80::1").value(), GidType::roce_v2, "eth0"),
                           GidEntry::valid(1, Gid::parse("fe80::1").value(), GidType::roce_v1, "eth0")};
-  if (routable) e.push_back(GidEntry::valid(2, Gid::parse("::ffff:10.0.0.1").value(), GidType::roce_v2, "eth0"));
+  if (routable)
+    e.push_back(GidEntry::valid(2, Gid::parse("::ffff:10.0.0.1").value(), GidType::roce_v2, "eth0"));
   return GidTable::make(p, std::move(e)).value();
 }
 
@@ -106,7 +107,10 @@ TEST(Stacks, ALinkLocalOnlyPortIsTheStacksBlockerNotOk) {
 
 TEST(Stacks, AnEmptyLocalSlotIsTheCauseNotAZeroPeerGid) {
   // No entry auto could pick: the stand-in peer must not be the empty slot's zeros.
-  PortInfo p{.device = "mlx5_0", .port = 1, .state = PortState::active, .link_layer = LinkLayer::ethernet(),
+  PortInfo p{.device = "mlx5_0",
+             .port = 1,
+             .state = PortState::active,
+             .link_layer = LinkLayer::ethernet(),
              .gid_tbl_len = 4};
   const GidTable t = GidTable::make(p, {GidEntry::empty(1)}).value();
   const auto pin = judge_pin(read_pin("NCCL_IB_GID_INDEX", "1", true).at(0), t, DriverModel::linux_kernel());

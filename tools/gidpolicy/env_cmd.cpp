@@ -139,7 +139,8 @@ int run_env(const EnvArgs& o) {
   } else {
     for (const auto& w : plan.why) out.write(comment(w));
     for (const auto& a : plan.args) out.write(comment(a));
-    for (const auto& s : plan.settings) out.write("export " + shell_quote(s.name) + "=" + value_word(s.value) + "\n");
+    for (const auto& s : plan.settings)
+      out.write("export " + shell_quote(s.name) + "=" + value_word(s.value) + "\n");
   }
   return plan.conflicts.empty() ? kExitOk : kExitFinding;
 }

@@ -11,7 +11,6 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-
 namespace gidpolicy::cli {
 
 std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile,

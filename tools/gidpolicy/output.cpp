@@ -501,14 +501,15 @@ result<void> StagedTree::write_file(std::string_view name, std::string_view text
 std::optional<std::string> StagedTree::commit() {
   if (error_) return error_;
   const std::string where = "output error: " + option_ + " " + given_ + ": ";
-  const auto failed = [&](std::string why) {
+  const auto failed = [&](const std::string& why) {
     remove_staging();
     error_ = where + why;
     return error_;
   };
   if (tmp_.empty()) return failed("the tree was already committed");
   const mode_t mode = exists_ ? static_cast<mode_t>(mode_) : (0777 & ~current_umask());
-  if (::chmod(tmp_.c_str(), mode) != 0) return failed("cannot set the mode of " + tmp_ + ": " + os_reason(errno));
+  if (::chmod(tmp_.c_str(), mode) != 0)
+    return failed("cannot set the mode of " + tmp_ + ": " + os_reason(errno));
   // The old tree is moved into a fresh private directory (a name nobody can have planted), the
   // new one renamed into place, then the old one removed; if the second rename fails the old
   // tree goes back.

@@ -70,13 +70,13 @@ int run_check_stacks(const CheckArgs& o) {
                                 p.chose ? std::to_string(p.index) : "-",
                                 p.chose ? p.gid.to_string() : "(none)", p.works ? "yes" : "NO", p.outcome);
         if (!p.works)
-          notes.push_back(
-              std::string(s.name) + " (" + std::string(s.version) + "): " + p.why +
-              (fix                       ? "; fix: " + *fix
-               : port_blocker(t).has_value() ? std::string("; no setting fixes it: the port must be fixed first "
-                                                           "(gidpolicy doctor says how)")
-                                             : std::string("; no setting fixes it: gidpolicy's auto finds no usable "
-                                                           "entry here")));
+          notes.push_back(std::string(s.name) + " (" + std::string(s.version) + "): " + p.why +
+                          (fix ? "; fix: " + *fix
+                           : port_blocker(t).has_value()
+                               ? std::string("; no setting fixes it: the port must be fixed first "
+                                             "(gidpolicy doctor says how)")
+                               : std::string("; no setting fixes it: gidpolicy's auto finds no usable "
+                                             "entry here")));
       }
     }
     jt["stacks"] = std::move(jstacks);
@@ -128,7 +128,8 @@ int run_check_pins(const CheckArgs& o) {
       // or its file's name cannot forge a line of the report.
       if (!o.json) standard_output().print("{} ({})\n", shown, show_text(a.origin));
       for (const auto& reading : read_pin(a.name, a.value, mc_set)) {
-        if (!o.json) standard_output().print("  as {} reads it:\n", show_text(reading.reader, std::string::npos));
+        if (!o.json)
+          standard_output().print("  as {} reads it:\n", show_text(reading.reader, std::string::npos));
         for (const auto& t : loaded.value().tables) {
           const PinJudgement j = judge_pin(reading, t, driver_for(t, o.platform));
           if (j.status != PinJudgement::Status::fine) exit_code = kExitFinding;
