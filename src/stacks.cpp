@@ -122,22 +122,25 @@ std::string fix_setting(const StackInfo& s, const GidTable& table, std::uint32_t
     return {};
   };
   const std::string idx = std::to_string(index);
+  // A setting is pasted into a shell: the device name (any printable ASCII the name rule takes,
+  // "$(x)" included) goes in as one word (shell_quote(), quoting.hpp); a plain name stays bare.
   const std::string dev_port = port.device + ":" + std::to_string(port.port);
+  const auto word = [](const std::string& v) { return shell_quote(v); };
   switch (s.env) {
     case EnvShape::per_process_variable: {
       std::string out = std::string(s.launch.choice) + "=" + idx;
       if (s.launch.device_list == DeviceList::always)
-        out += " " + std::string(s.launch.device) + "=" + device_text(dev_port);
+        out += " " + std::string(s.launch.device) + "=" + word(device_text(dev_port));
       return out;
     }
     case EnvShape::per_port_args:
-      return std::string(s.launch.device) + " " + port.device +
+      return std::string(s.launch.device) + " " + word(port.device) +
              (s.launch.port.empty() ? ""
                                     : " " + std::string(s.launch.port) + " " + std::to_string(port.port)) +
              " " + std::string(s.launch.choice) + " " + idx;
     case EnvShape::one_device_per_process:
-      return std::string(s.launch.device) + "=" + device_text(dev_port) + " " + std::string(s.launch.choice) +
-             "=" + idx;
+      return std::string(s.launch.device) + "=" + word(device_text(dev_port)) + " " +
+             std::string(s.launch.choice) + "=" + idx;
     case EnvShape::jaccl_device_file:
       return std::string(s.launch.choice) + "=validated:index=" + idx;
   }

@@ -23,10 +23,10 @@
 //    a well-formed sequence becomes U+FFFD.
 //
 // Example:
-//   auto path = gidpolicy::join_file_name(dir, host + ".env");
-//   if (!path) return path.error();  // "file name \"../x/.env\": contains '/' ..."
-//   std::cout << "sudo ip link set " << gidpolicy::shell_quote(netdev) << " up\n";
-//   std::cerr << "bad value " << gidpolicy::show_text(value, 60) << "\n";
+//   auto target = gidpolicy::join_file_name(file, host + ".env");  // file: the directory
+//   if (!target) return target.error();  // file name "../x/.env" contains '/' ...
+//   std::cout << "sudo ip link set " << gidpolicy::shell_quote(host) << " up\n";
+//   std::cerr << "bad value " << gidpolicy::show_text(text, 60) << "\n";
 #pragma once
 
 #include <gidpolicy/error.hpp>
