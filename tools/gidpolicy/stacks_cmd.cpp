@@ -157,7 +157,7 @@ int run_check_pins(const CheckArgs& o) {
     std::string names;
     for (auto v : pin_variables()) names += (names.empty() ? "" : ", ") + std::string(v);
     standard_output().print("no GID index is pinned (none of {} is set{})\n", names,
-                            o.env_file ? " in the environment or " + *o.env_file : std::string());
+                            o.env_file ? " in the environment or " + show_text(*o.env_file) : std::string());
   }
   return exit_code;
 }
