@@ -122,6 +122,16 @@ TEST(ShownValues, NoControlCharacterReachesTheTerminalFromAnErrorMessage) {
   EXPECT_EQ(lines[0].rfind("gidpolicy: ", 0), 0u) << r.err;
   for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(lines[i].rfind("  ", 0), 0u) << r.err;
   EXPECT_FALSE(has_line_starting(r.err, "READY")) << r.err;
+  // A dotenv line that cannot be read is echoed in the error, shown, not sent raw.
+  const fs::path env =
+      fs::temp_directory_path() / ("gidpolicy-quoting-" + std::to_string(::getpid()) + ".env");
+  std::ofstream(env, std::ios::binary) << "NCCL_IB_GID_INDEX=3\n\x1b]0;owned\x07 bad line\r\n";
+  const auto dotenv = run_cli({"check", "--pins", "--env-file", env.string(), "--input",
+                               (example_tables_dir() / "nccl-769.devinfo.txt").string()});
+  fs::remove(env);
+  EXPECT_EQ(dotenv.exit_code, 2) << dotenv.err;
+  EXPECT_NE(dotenv.err.find("\\e]0;owned\\x07"), std::string::npos) << dotenv.err;
+  EXPECT_TRUE(no_controls(dotenv.err)) << dotenv.err;
   const auto sub = run_cli({"\x1b]0;owned\x07"});
   EXPECT_EQ(sub.exit_code, 2);
   EXPECT_TRUE(no_controls(sub.err)) << sub.err;
