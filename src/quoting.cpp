@@ -93,7 +93,7 @@ std::optional<std::string> file_name_problem(std::string_view name) {
     if (c == '/') return "contains '/' (byte " + std::to_string(k + 1) + "): a file name, not a path";
     if (c == 0) return "byte " + std::to_string(k + 1) + " is NUL";
     if (c < 0x20 || c == 0x7f)
-      return "byte " + std::to_string(k + 1) + " is " + hex_byte(c).substr(2) + " (a control character)";
+      return "byte " + std::to_string(k + 1) + " is 0x" + hex_byte(c).substr(2) + " (a control character)";
   }
   char32_t cp = 0;
   for (std::size_t k = 0; k < name.size();) {
