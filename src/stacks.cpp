@@ -183,7 +183,7 @@ std::optional<std::string> port_blocker(const GidTable& table) {
     return port_name(table) + " is " + std::string(to_string(p.state)) +
            ", not active: no QP on it reaches RTR";
   if (p.link_layer.is_ip_routed() && only_link_local_gids(table))
-    return port_name(table) + " has only link-local GIDs: none reaches past the link, traffic times out";
+    return port_name(table) + " has only link-local GIDs: none reaches past the link";
   return std::nullopt;
 }
 
