@@ -26,4 +26,10 @@ std::string holds(const GidEntry& e) {
   return "index " + std::to_string(e.index) + " holds " + what;
 }
 
+Gid stand_in_peer(const GidEntry* source) {
+  if (source && source->usable() && !source->gid.is_ipv4_mapped())
+    return Gid::parse("2001:db8::1").value();  // documentation prefix (RFC 3849)
+  return Gid::ipv4_mapped(0xc0000201u);        // 192.0.2.1 (TEST-NET-1, RFC 5737)
+}
+
 }  // namespace gidpolicy::detail

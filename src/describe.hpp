@@ -17,5 +17,10 @@ std::string where(const GidTable& table);
 std::string describe(const GidEntry& e);
 /// "index 3 holds ::ffff:10.0.0.1 (roce_v2)" / "index 1 is empty".
 std::string holds(const GidEntry& e);
+/// A peer GID that passes every destination rule for `source` (same family, global, non-zero):
+/// stands in for a peer a prediction does not know, so the verdict is about this side's choice
+/// alone. An empty slot (or none) gets an IPv4-mapped stand-in: the zero GID an empty slot
+/// holds must never be taken for the peer's, or its ENODATA reads as the peer's zero GID.
+Gid stand_in_peer(const GidEntry* source);
 
 }  // namespace gidpolicy::detail

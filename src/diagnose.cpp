@@ -87,14 +87,9 @@ struct Facts {
   }
 };
 
-/// A peer GID that passes every destination rule for the source entry (same family, global,
-/// non-zero): stands in for a peer the context does not name, so the prediction judges this
-/// side's choice alone. Peer-dependent causes are then reported as unknown, never ruled out.
-Gid stand_in_peer(const GidEntry* source) {
-  if (source && source->usable() && !source->gid.is_ipv4_mapped())
-    return Gid::parse("2001:db8::1").value();  // documentation prefix (RFC 3849)
-  return Gid::ipv4_mapped(0xc0000201u);        // 192.0.2.1 (TEST-NET-1, RFC 5737)
-}
+// A peer the context does not name is detail::stand_in_peer() (describe.hpp): the prediction
+// judges this side's choice alone; peer-dependent causes are then unknown, never ruled out.
+using detail::stand_in_peer;
 
 std::optional<RtrPrediction> model_of(const DiagnoseContext& c, const DriverModel& driver,
                                       const GidEntry* entry) {

@@ -1,5 +1,6 @@
 // examine() (doctor.hpp): the checks, each with the fact it rests on, and the fixes per platform.
 #include <gidpolicy/doctor.hpp>
+#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/stacks.hpp>
 
 #include "doctor_findings.hpp"
@@ -121,7 +122,7 @@ class Examiner {
     rdma_state();
     if (!in_.interfaces_known)
       add(FindingCode::interfaces_unknown, "", 0, "",
-          "this host's interfaces could not be read: " + in_.interfaces_error,
+          "this host's interfaces could not be read: " + show_text(in_.interfaces_error),
           "without them no GID can be compared with its netdev's addresses", {});
     required_devices();
     for (const GidTable& t : in_.tables) port(t);
@@ -131,7 +132,7 @@ class Examiner {
     stacks_and_pins();
     if (const auto& u = in_.unknown_rank)
       add(FindingCode::rank_unknown, "", 0, "",
-          u->file + " names none of this host's addresses or its name (" + u->host +
+          show_text(u->file) + " names none of this host's addresses or its name (" + show_text(u->host) +
               "): its devices and peers are not checked",
           "a launcher that runs this host with another rank's row opens devices it may not have",
           {.file = u->file, .option = u->option});
@@ -187,7 +188,8 @@ class Examiner {
             "every program that opens " + f.device + " (ibv_devinfo included) hangs in the same call",
             {.device = f.device});
       } else {
-        add(FindingCode::device_error, f.device, f.port, "", what + ": " + f.call + " failed: " + f.detail,
+        add(FindingCode::device_error, f.device, f.port, "",
+            what + ": " + f.call + " failed: " + show_text(f.detail),
             "programs that use " + what + " fail the same way", {});
       }
     }
@@ -208,7 +210,7 @@ class Examiner {
           {});
     } else if (!in_.rdma_state_error.empty()) {
       add(FindingCode::rdma_state_unknown, "", 0, "",
-          "whether RDMA is enabled could not be read: " + in_.rdma_state_error,
+          "whether RDMA is enabled could not be read: " + show_text(in_.rdma_state_error),
           "RDMA over Thunderbolt works only once `rdma_ctl enable` was run from macOS Recovery", {});
     }
   }
@@ -237,7 +239,7 @@ class Examiner {
                                     [&](const DeviceFailure& f) { return f.device == dev; });
       if (!have)
         add(FindingCode::device_missing, dev, 0, "",
-            origin + " names " + dev + ", which this host does not have",
+            show_text(origin) + " names " + show_text(dev) + ", which this host does not have",
             "JACCL opens the devices of its rank's row: ibv_open_device finds none and the rank exits",
             {.device = dev});
     }
@@ -252,7 +254,7 @@ class Examiner {
     for (const GidEntry& e : t) {
       if (!e.usable()) continue;
       ++s.gids;
-      if (!e.gid.is_link_local() && !e.gid.is_ipv4_link_local()) ++s.routable;
+      if (!e.gid.is_link_local() && !e.gid.is_ipv4_link_local()) ++s.routable;  // only_link_local_gids()
       const std::string n = netdev_of(t, e);
       if (!n.empty() && std::find(netdevs.begin(), netdevs.end(), n) == netdevs.end()) netdevs.push_back(n);
     }
@@ -555,7 +557,8 @@ class Examiner {
           const PinJudgement j = judge_pin(reading, t, model);
           if (j.status == PinJudgement::Status::fine) continue;
           add(FindingCode::stale_pin, t.port().device, t.port().port, "",
-              pin.variable + "=" + pin.value + " as " + reading.reader + " reads it: " + j.summary,
+              show_text(pin.variable, 60) + "=" + show_text(pin.value, 60) + " as " + reading.reader +
+                  " reads it: " + j.summary,
               "the stack routes from that index on " + port_name(t) + ", not from the entry to use",
               {.variable = pin.variable, .index = j.right_index, .port_name = port_name(t)});
         }

@@ -143,9 +143,9 @@ inline constexpr FindingRow kFindingRows[] = {
      [](const Fixes&, const FixArgs& a) {
        Fixes::Lines fix;
        if (a.index)
-         fix.push_back("export " + a.variable + "=" + std::to_string(*a.index) +
-                       "   # what gidpolicy's auto picks on " + a.port_name);
-       fix.push_back("# or unset " + a.variable +
+         fix.push_back("export " + Fixes::q(a.variable) + "=" + std::to_string(*a.index) +
+                       "   # what gidpolicy's auto picks on " + show_text(a.port_name));
+       fix.push_back("# or unset " + Fixes::q(a.variable) +
                      " and let the stack choose (gidpolicy check --stacks says what it picks)");
        return fix;
      }},
@@ -154,7 +154,7 @@ inline constexpr FindingRow kFindingRows[] = {
      "`--rank` (or the rank variable JACCL's launcher sets) says which row is this host's",
      "its devices and peers are not checked",
      [](const Fixes&, const FixArgs& a) {
-       return Fixes::Lines{"gidpolicy doctor --" + a.option + " " + a.file +
+       return Fixes::Lines{"gidpolicy doctor --" + a.option + " " + Fixes::q(a.file) +
                            " --rank N   # N: this host's rank (or set " + std::string(stack_vars::kMlxRank) +
                            ")"};
      }},

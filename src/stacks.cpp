@@ -4,6 +4,7 @@
 #include <gidpolicy/policies/nccl.hpp>
 #include <gidpolicy/policies/perftest.hpp>
 #include <gidpolicy/policies/ucx.hpp>
+#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/stacks.hpp>
 
 #include "describe.hpp"
@@ -121,22 +122,25 @@ std::string fix_setting(const StackInfo& s, const GidTable& table, std::uint32_t
     return {};
   };
   const std::string idx = std::to_string(index);
+  // A setting is pasted into a shell: the device name (any printable ASCII the name rule takes,
+  // "$(x)" included) goes in as one word (shell_quote(), quoting.hpp); a plain name stays bare.
   const std::string dev_port = port.device + ":" + std::to_string(port.port);
+  const auto word = [](const std::string& v) { return shell_quote(v); };
   switch (s.env) {
     case EnvShape::per_process_variable: {
       std::string out = std::string(s.launch.choice) + "=" + idx;
       if (s.launch.device_list == DeviceList::always)
-        out += " " + std::string(s.launch.device) + "=" + device_text(dev_port);
+        out += " " + std::string(s.launch.device) + "=" + word(device_text(dev_port));
       return out;
     }
     case EnvShape::per_port_args:
-      return std::string(s.launch.device) + " " + port.device +
+      return std::string(s.launch.device) + " " + word(port.device) +
              (s.launch.port.empty() ? ""
                                     : " " + std::string(s.launch.port) + " " + std::to_string(port.port)) +
              " " + std::string(s.launch.choice) + " " + idx;
     case EnvShape::one_device_per_process:
-      return std::string(s.launch.device) + "=" + device_text(dev_port) + " " + std::string(s.launch.choice) +
-             "=" + idx;
+      return std::string(s.launch.device) + "=" + word(device_text(dev_port)) + " " +
+             std::string(s.launch.choice) + "=" + idx;
     case EnvShape::jaccl_device_file:
       return std::string(s.launch.choice) + "=validated:index=" + idx;
   }
@@ -163,6 +167,26 @@ std::string failure_outcome(const Error& e) {
 
 }  // namespace
 
+bool only_link_local_gids(const GidTable& table) noexcept {
+  std::size_t usable = 0;
+  for (const GidEntry& e : table) {
+    if (!e.usable()) continue;
+    ++usable;
+    if (!e.gid.is_link_local() && !e.gid.is_ipv4_link_local()) return false;
+  }
+  return usable > 0;
+}
+
+std::optional<std::string> port_blocker(const GidTable& table) {
+  const PortInfo& p = table.port();
+  if (p.state != PortState::active)
+    return port_name(table) + " is " + std::string(to_string(p.state)) +
+           ", not active: no QP on it reaches RTR";
+  if (p.link_layer.is_ip_routed() && only_link_local_gids(table))
+    return port_name(table) + " has only link-local GIDs: none reaches past the link";
+  return std::nullopt;
+}
+
 StackPrediction predict_profile(const Profile& profile, const GidTable& table, const DriverModel& model) {
   StackPrediction out;
   auto good = profiles::automatic().plan(table);
@@ -181,7 +205,12 @@ StackPrediction predict_profile(const Profile& profile, const GidTable& table, c
   PeerInfo peer;
   peer.qpn = 0x11;
   peer.psn = 7;
-  peer.gid = good ? good.value().selection.entry.gid : p.selection.entry.gid;
+  // The peer is healthy: auto's pick there, else this side's own GID; never the zero GID of an
+  // empty local slot, which would blame the peer (a zero destination GID) for what is this
+  // slot's emptiness (ENODATA).
+  const GidEntry& own = p.selection.entry;
+  peer.gid = good ? good.value().selection.entry.gid
+                  : (own.usable() && !own.gid.is_zero() ? own.gid : detail::stand_in_peer(&own));
   peer.mtu = table.port().active_mtu;
   const RtrPrediction pred = predict_rtr(table, p, peer, model);
   const RtrVerdict& v = pred.verdict;
@@ -195,6 +224,11 @@ StackPrediction predict_profile(const Profile& profile, const GidTable& table, c
   } else if (table.port().link_layer.is_ip_routed() && p.selection.entry.gid.is_link_local() &&
              !peer.gid.is_link_local()) {
     out.outcome = "times out: RTR passes, but a link-local source GID is not routed";
+  } else if (auto blocker = port_blocker(table)) {
+    // What the doctor calls a blocker is one here too: the RTR alone would pass.
+    out.outcome =
+        table.port().state != PortState::active ? "port not active: " + *blocker : "times out: " + *blocker;
+    out.why = *blocker;
   } else {
     out.works = true;
     out.outcome = "ok";
@@ -230,6 +264,9 @@ namespace {
 void read_one(const StackInfo& s, const PinVariable& pin, std::string_view text, bool own_pin_set,
               std::vector<PinReading>& out) {
   const std::string value(text);
+  // The value as a reading shows it: it came from the environment or a file, and may hold a
+  // newline or an ESC that would forge a line of the report (show_text(), quoting.hpp).
+  const std::string shown = show_text(text, 40);
   const std::string who(s.title);
   switch (pin.rule) {
     case PinRule::nccl_param: {
@@ -241,7 +278,7 @@ void read_one(const StackInfo& s, const PinVariable& pin, std::string_view text,
         return;
       }
       const auto v = nccl_strtoll(text, -1);
-      out.push_back({s.id, who + " (strtoll: \"" + value + "\" is " + std::to_string(*v) + ")",
+      out.push_back({s.id, who + " (strtoll: \"" + shown + "\" is " + std::to_string(*v) + ")",
                      (v && *v < 0) ? std::nullopt : v, false});
       return;
     }
@@ -281,7 +318,7 @@ void read_one(const StackInfo& s, const PinVariable& pin, std::string_view text,
               ? std::string("atoi: ")
               : std::string(s.pins.front().name) + " unset: " + std::string(pin.name) + " through atoi, ";
       out.push_back({s.id,
-                     who + " (" + how + "\"" + value + "\" is " + std::to_string(m.value_or(0)) +
+                     who + " (" + how + "\"" + shown + "\" is " + std::to_string(m.value_or(0)) +
                          (used ? ")" : ", outside 0..255: auto)"),
                      used ? m : std::nullopt, false});
       return;

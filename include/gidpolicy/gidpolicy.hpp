@@ -38,6 +38,7 @@
 #include <gidpolicy/formats/sysfs.hpp>
 #include <gidpolicy/interfaces.hpp>
 #include <gidpolicy/names.hpp>
+#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/rdma_cm.hpp>
 #include <gidpolicy/stacks.hpp>
 // What asks this host (gidpolicy::host).

@@ -72,10 +72,23 @@ struct StackPrediction {
   std::optional<std::uint32_t> fix;  ///< the index to pin when the stack's own choice does not work
 };
 
+/// Whether every usable entry of `table` is link-local (fe80::/10, or IPv4-mapped 169.254/16)
+/// and there is at least one: no GID reaches past the link. The doctor's link_local_only fact.
+bool only_link_local_gids(const GidTable& table) noexcept;
+
+/// What stops every stack on `table`'s port whatever entry it picks, or nullopt: the port is
+/// not ACTIVE ("mlx5_0 port 1 is DOWN, not active"), or, on RoCE and Thunderbolt, it holds only
+/// link-local GIDs. The doctor reports the same facts as blockers (port_not_active,
+/// link_local_only); a prediction reports the blocker, never "ok", so the two never disagree.
+/// Example: `if (auto b = gidpolicy::port_blocker(table)) std::cout << *b << "\n";`
+std::optional<std::string> port_blocker(const GidTable& table);
+
 /// Predict `profile` (a stack's choice) on `table`: against a peer advertising what gidpolicy's
 /// `auto` picks there (a healthy peer of the same kind), through `model`. A link-local GID on
 /// Ethernet or Thunderbolt passes RTR but is not routed: `works` is false, outcome "times out".
-/// `fix` is `auto`'s pick when the stack's choice does not work and auto has one.
+/// `fix` is `auto`'s pick when the stack's choice does not work and auto has one. On a port with
+/// a port_blocker() the prediction never works and its outcome names the blocker. A peer is
+/// never given the zero GID of an empty local slot: the local slot is the cause reported.
 StackPrediction predict_profile(const Profile& profile, const GidTable& table, const DriverModel& model);
 /// predict_profile(stack_profile(id), table, DriverModel::for_link_layer(...)); stack_profile()'s
 /// error for a stack whose own choice is not modelled.

@@ -1,4 +1,5 @@
 #include <gidpolicy/formats/sysfs.hpp>
+#include <gidpolicy/quoting.hpp>
 
 #include "text.hpp"
 
@@ -433,8 +434,10 @@ result<void> lay_out(const GidTable& t, const fs::path& dir, SysfsWriteOptions o
 
 result<void> check_port(const GidTable& t) {
   const PortInfo& p = t.port();
-  if (p.device.empty() || p.device.find('/') != std::string::npos || p.device == "." || p.device == "..")
-    return fail(errc::invalid_argument, "device name " + excerpt(p.device) + " cannot be a directory name");
+  // The device name is a directory's name in the tree: a file name, never a path (quoting.hpp).
+  if (auto why = file_name_problem(p.device))
+    return fail(errc::invalid_argument,
+                "device name " + excerpt(p.device) + " cannot be a directory name: " + *why);
   if (t.length() > kMaxSysfsSlots)
     return fail(errc::invalid_argument, port_name(p) + ": gid_tbl_len " + std::to_string(t.length()) +
                                             " would be " + std::to_string(t.length()) +

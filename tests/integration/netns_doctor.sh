@@ -128,7 +128,7 @@ causes_linux | causes_darwin)
     expect "stale: take the table again, then rebuild" "sudo ip link set gpa0 down && sudo ip link set gpa0 up"
   else
     expect "ifconfig alias" "fix: sudo ifconfig gptb0 inet 192.168.200.1 netmask 255.255.255.252 alias   # now; lost at reboot"
-    expect "networksetup" "sudo networksetup -setmanual \"RDMA gptb0\" 192.168.200.1 255.255.255.252"
+    expect "networksetup" "sudo networksetup -setmanual 'RDMA gptb0' 192.168.200.1 255.255.255.252"
     expect "the peer's end" "the Mac at the other end of this cable takes 192.168.200.2 the same way"
     if printf '%s\n' "$out" | grep -q "ip addr add"; then echo "FAIL: Linux commands under --platform darwin"; fail=1; fi
   fi

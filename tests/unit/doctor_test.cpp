@@ -185,8 +185,8 @@ TEST(Doctor, MacStudioThunderboltPortsGetMacCommands) {
   EXPECT_TRUE(
       has_line(*no_ipv4,
                "sudo ifconfig en3 inet 192.168.200.5 netmask 255.255.255.252 alias   # now; lost at reboot"));
-  EXPECT_TRUE(has_line(*no_ipv4, "sudo networksetup -createnetworkservice \"RDMA en3\" en3"));
-  EXPECT_TRUE(has_line(*no_ipv4, "sudo networksetup -setmanual \"RDMA en3\" 192.168.200.5 255.255.255.252"));
+  EXPECT_TRUE(has_line(*no_ipv4, "sudo networksetup -createnetworkservice 'RDMA en3' en3"));
+  EXPECT_TRUE(has_line(*no_ipv4, "sudo networksetup -setmanual 'RDMA en3' 192.168.200.5 255.255.255.252"));
   const Finding* bridge = find(r, FindingCode::bridge_member, "rdma_en3");
   ASSERT_NE(bridge, nullptr);
   EXPECT_TRUE(has_line(*bridge, "sudo ifconfig bridge0 deletem en3   # now; lost at reboot"));
@@ -324,6 +324,18 @@ TEST(Doctor, ProposalsNeverTakeAPeersSubnetOrLinkLocal) {
   for (unsigned k = 0; k < 64; ++k) EXPECT_FALSE(propose_address(taken, k)->address.is_ipv4_link_local());
   const std::vector<IfAddress> everything{{g("::ffff:192.168.0.0"), 16}};
   EXPECT_FALSE(propose_address(everything, 0));
+}
+
+TEST(Doctor, APinValueCannotForgeALineOfTheReport) {
+  DoctorInput in = mac_studio();
+  in.tables.erase(in.tables.begin(), in.tables.begin() + 2);
+  in.pins.push_back({"NCCL_IB_GID_INDEX", "0\nREADY: 0 blockers, 0 warnings\x1b[2J"});
+  const DoctorReport r = examine(in);
+  const Finding* pin = find(r, FindingCode::stale_pin);
+  ASSERT_NE(pin, nullptr);
+  EXPECT_EQ(pin->text.find('\n'), std::string::npos) << pin->text;
+  EXPECT_EQ(pin->text.find('\x1b'), std::string::npos) << pin->text;
+  EXPECT_NE(pin->text.find("0\\nREADY"), std::string::npos) << pin->text;  // shown, escaped
 }
 
 }  // namespace

@@ -63,5 +63,73 @@ TEST(Stacks, AStalePinIsNamedWithItsErrnoAndTheRightIndex) {
   EXPECT_NE(ll.summary.find("fe80::"), std::string::npos) << ll.summary;
 }
 
+// A port the doctor calls blocked (not ACTIVE; only link-local GIDs on RoCE) is never "ok" for a
+// stack: the prediction says the blocker.
+GidTable blocked_port(PortState state, bool routable) {
+  PortInfo p{
+      .device = "mlx5_0", .port = 1, .state = state, .link_layer = LinkLayer::ethernet(), .gid_tbl_len = 4};
+  std::vector<GidEntry> e{GidEntry::valid(0, Gid::parse("fe80::1").value(), GidType::roce_v2, "eth0"),
+                          GidEntry::valid(1, Gid::parse("fe80::1").value(), GidType::roce_v1, "eth0")};
+  if (routable)
+    e.push_back(GidEntry::valid(2, Gid::parse("::ffff:10.0.0.1").value(), GidType::roce_v2, "eth0"));
+  return GidTable::make(p, std::move(e)).value();
+}
+
+TEST(Stacks, ADownPortIsTheStacksBlockerNotOk) {
+  const GidTable t = blocked_port(PortState::down, true);
+  ASSERT_TRUE(port_blocker(t));
+  EXPECT_NE(port_blocker(t)->find("is down, not active"), std::string::npos) << *port_blocker(t);
+  for (const StackInfo& s : stack_catalogue()) {
+    if (!s.predicted) continue;
+    const auto p = predict_stack(s.id, t).value();
+    EXPECT_FALSE(p.works) << s.name << ": " << p.outcome;
+    EXPECT_NE(p.outcome, "ok") << s.name;
+  }
+  const auto n = predict_stack(StackId::nccl, t).value();
+  EXPECT_EQ(n.outcome.rfind("port not active: ", 0), 0u) << n.outcome;
+  EXPECT_FALSE(port_blocker(blocked_port(PortState::active, true)));
+  EXPECT_TRUE(predict_stack(StackId::nccl, blocked_port(PortState::active, true)).value().works);
+}
+
+TEST(Stacks, ALinkLocalOnlyPortIsTheStacksBlockerNotOk) {
+  const GidTable t = blocked_port(PortState::active, false);
+  EXPECT_TRUE(only_link_local_gids(t));
+  ASSERT_TRUE(port_blocker(t));
+  for (const StackInfo& s : stack_catalogue()) {
+    if (!s.predicted) continue;
+    const auto p = predict_stack(s.id, t).value();
+    EXPECT_FALSE(p.works) << s.name << ": " << p.outcome;
+  }
+  const auto n = predict_stack(StackId::nccl, t).value();
+  EXPECT_NE(n.outcome.find("link-local"), std::string::npos) << n.outcome;
+  EXPECT_FALSE(only_link_local_gids(blocked_port(PortState::active, true)));
+}
+
+TEST(Stacks, AnEmptyLocalSlotIsTheCauseNotAZeroPeerGid) {
+  // No entry auto could pick: the stand-in peer must not be the empty slot's zeros.
+  PortInfo p{.device = "mlx5_0",
+             .port = 1,
+             .state = PortState::active,
+             .link_layer = LinkLayer::ethernet(),
+             .gid_tbl_len = 4};
+  const GidTable t = GidTable::make(p, {GidEntry::empty(1)}).value();
+  const auto pin = judge_pin(read_pin("NCCL_IB_GID_INDEX", "1", true).at(0), t, DriverModel::linux_kernel());
+  EXPECT_NE(pin.status, PinJudgement::Status::fine);
+  const auto prof = stack_profile(StackId::llama_cpp, 1).value();
+  const auto pr = predict_profile(prof, t, DriverModel::linux_kernel());
+  ASSERT_TRUE(pr.chose);
+  EXPECT_EQ(pr.err, 61) << pr.outcome;  // ENODATA: sgid_index 1 is empty
+  EXPECT_NE(pr.outcome.find("empty"), std::string::npos) << pr.outcome;
+  EXPECT_EQ(pr.outcome.find("destination GID is zero"), std::string::npos) << pr.outcome;
+}
+
+TEST(Stacks, APinValueCannotForgeALineOfAReading) {
+  for (const char* var : {"NCCL_IB_GID_INDEX", "MC_GID_INDEX"})
+    for (const auto& r : read_pin(var, "3\nREADY: 0 blockers\x1b[2J", false)) {
+      EXPECT_EQ(r.reader.find('\n'), std::string::npos) << r.reader;
+      EXPECT_EQ(r.reader.find('\x1b'), std::string::npos) << r.reader;
+    }
+}
+
 }  // namespace
 }  // namespace gidpolicy

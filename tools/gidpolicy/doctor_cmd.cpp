@@ -15,6 +15,7 @@
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/host_doctor.hpp>
 #include <gidpolicy/kernel_routes.hpp>
+#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/stacks.hpp>
 
 #include <fmt/core.h>
@@ -58,7 +59,7 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
       ->check(CLI::IsMember({"linux", "darwin"}));
   cmd_->add_option("--deadline", o_.deadline_s,
                    "Seconds each verbs call may take before its device is reported as not answering")
-      ->check(CLI::Range(0.05, 600.0))
+      ->check(finite_range(0.05, 600.0))
       ->capture_default_str();
   cmd_->add_flag("--json", o_.json, "Print JSON (schema gidpolicy.doctor, docs/cli.md)");
 }
@@ -186,6 +187,10 @@ void print_json_report(const DoctorReport& r, const DoctorInput& in, const std::
 
 void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::string& source) {
   Output& out = standard_output();
+  // Every text the report shows passes show_text() (quoting.hpp): a value in it (a pin, a path, an
+  // error) can neither start a line of its own ("READY: 0 blockers") nor send the terminal an
+  // escape sequence. The fixes are built with shell_quote(), which this leaves as they are.
+  const auto shown = [](const std::string& s) { return show_text(s, std::string::npos); };
   const auto count = [&](Severity s) {
     return static_cast<std::size_t>(std::count_if(r.findings.begin(), r.findings.end(),
                                                   [s](const Finding& f) { return f.severity == s; }));
@@ -196,24 +201,24 @@ void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::
   const std::string noted = notes == 0 ? "" : fmt::format(", {} note{}", notes, notes == 1 ? "" : "s");
   out.print("{}: {} blocker{}, {} warning{}{} ({} commands; {})\n", r.ready() ? "READY" : "NOT READY",
             blockers, blockers == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s", noted,
-            in.platform == Platform::darwin ? "macOS" : "Linux", source);
+            in.platform == Platform::darwin ? "macOS" : "Linux", shown(source));
   for (const PortSummary& p : r.ports) {
     std::string nd;
     for (const auto& n : p.netdevs) nd += (nd.empty() ? "" : ",") + n;
-    out.print("  {} port {}: {}, {}, {}, {} GID{} ({} routable)\n", p.device, p.port, p.state, p.link_layer,
-              nd.empty() ? "no netdev" : nd, p.gids, p.gids == 1 ? "" : "s", p.routable);
+    out.print("  {} port {}: {}, {}, {}, {} GID{} ({} routable)\n", shown(p.device), p.port, p.state,
+              p.link_layer, nd.empty() ? "no netdev" : shown(nd), p.gids, p.gids == 1 ? "" : "s", p.routable);
   }
-  std::set<FindingCode> shown;
+  std::set<FindingCode> recipe_shown;
   for (std::size_t i = 0; i < r.findings.size(); ++i) {
     const Finding& f = r.findings[i];
-    out.print("{}. {}: {}\n", i + 1, to_string(f.severity), f.text);
-    out.print("   why: {}\n", f.why);
+    out.print("{}. {}: {}\n", i + 1, to_string(f.severity), shown(f.text));
+    out.print("   why: {}\n", shown(f.why));
     // The full recipe once per kind of cause; after that its first command (the rest is the same).
-    const bool again = !shown.insert(f.code).second;
+    const bool again = !recipe_shown.insert(f.code).second;
     bool first = true;
     for (const std::string& line : f.fix) {
       if (again && (line.rfind("#", 0) == 0 || !first)) continue;
-      out.print("   {} {}\n", first ? "fix:" : "    ", line);
+      out.print("   {} {}\n", first ? "fix:" : "    ", shown(line));
       first = false;
     }
     if (again && f.fix.size() > 1) out.print("        (the rest as above)\n");
@@ -224,7 +229,7 @@ void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::
   for (const Finding& f : r.findings) said.insert(f.text);
   for (const PeerLine& p : r.peers) {
     std::string line = "peer " + p.peer + " (" + p.origin + "): " + p.summary;
-    if (!said.count(line)) out.print("{}\n", line);
+    if (!said.count(line)) out.print("{}\n", shown(line));
   }
   // What each stack does here: one line per stack, its choice on every port.
   std::map<std::string, std::string> lines;
@@ -237,7 +242,7 @@ void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::
          (s.works ? std::string("ok") : s.outcome.substr(0, s.outcome.find(':')));
   }
   if (!order.empty()) out.print("what each stack picks here (check --stacks for the detail):\n");
-  for (const auto& s : order) out.print("  {:<10} {}\n", s, lines[s]);
+  for (const auto& s : order) out.print("  {:<10} {}\n", s, shown(lines[s]));
 }
 
 }  // namespace doctor_cmd_detail

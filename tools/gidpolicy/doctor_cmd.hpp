@@ -6,12 +6,34 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <sstream>
+
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gidpolicy::cli {
+
+/// The check of every floating-point option: a finite number in [min, max]. CLI::Range alone
+/// lets "nan" through (every comparison with NaN is false), and a NaN deadline made the doctor
+/// call healthy devices wedged.
+inline CLI::Validator finite_range(double min, double max) {
+  std::ostringstream range;
+  range << "of finite numbers " << min << " to " << max;
+  const std::string what = range.str();
+  return CLI::Validator(
+      [min, max, what](std::string& text) -> std::string {
+        double v = 0;
+        // Worded as CLI::Range words it ("Value X not in range"), which the tool's parse error
+        // turns into "--deadline: expected ..., found 'nan'" (main.cpp, own_words()).
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < min || v > max)
+          return "Value " + text + " not in range " + what;
+        return {};
+      },
+      "(" + what + ")", "finite_range");
+}
 
 struct DoctorArgs {
   SourceArgs source;

@@ -8,6 +8,7 @@
 #include "render.hpp"
 
 #include <gidpolicy/fleet.hpp>
+#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/stack_table.hpp>
 
 #include <algorithm>
@@ -20,22 +21,17 @@
 namespace gidpolicy::cli {
 namespace {
 
-std::string sh_quote(std::string_view v) {
-  std::string out = "'";
-  for (char c : v) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
+std::string comment(std::string_view text) {
+  // One line per comment: nothing from a table (a device name) may end the comment early, and
+  // no control character reaches the terminal (show_text(), quoting.hpp).
+  return "# " + show_text(text, std::string::npos) + "\n";
 }
 
-std::string comment(std::string_view text) {
-  // One line per comment: nothing from a table (a device name) may end the comment early.
-  std::string out = "# ";
-  for (char c : text) out += (c == '\n' || c == '\r') ? ' ' : c;
-  return out + "\n";
+// A value as one shell word: shell_quote() (quoting.hpp), a bare word single-quoted too so every
+// value reads the same way ('7', 'mlx5_0:1').
+std::string value_word(std::string_view v) {
+  std::string q = shell_quote(v);
+  return q.front() == '\'' || q.front() == '$' ? q : "'" + q + "'";
 }
 
 }  // namespace
@@ -143,7 +139,8 @@ int run_env(const EnvArgs& o) {
   } else {
     for (const auto& w : plan.why) out.write(comment(w));
     for (const auto& a : plan.args) out.write(comment(a));
-    for (const auto& s : plan.settings) out.write("export " + s.name + "=" + sh_quote(s.value) + "\n");
+    for (const auto& s : plan.settings)
+      out.write("export " + shell_quote(s.name) + "=" + value_word(s.value) + "\n");
   }
   return plan.conflicts.empty() ? kExitOk : kExitFinding;
 }

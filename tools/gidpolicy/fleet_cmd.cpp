@@ -9,6 +9,7 @@
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/names.hpp>
 #include <gidpolicy/profiles.hpp>
+#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/stacks.hpp>
 
 #include <fmt/core.h>
@@ -30,7 +31,7 @@ using gidpolicy::LinkOutcome;
 // The report and the --svg matrix go through the one output path (output.hpp).
 using Sink = Output;
 
-std::string jstr(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string jstr(const std::string& s) { return nlohmann::json(valid_utf8(s)).dump(); }
 
 std::string xml_escape(std::string_view s) {
   // Names pass the name rule (names.hpp) before they get here; this keeps the file valid XML
@@ -161,7 +162,7 @@ void print_json(const Analysis& an, const FleetArgs& o, const std::string& stack
     sides.push_back(std::move(j));
   }
   head["sides"] = std::move(sides);
-  std::string text = head.dump();
+  std::string text = head.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   text.pop_back();  // reopen the object for the streamed links
   out.write(text);
   out.write(o.all_links ? R"(,"link_detail":"all","links_detail":[)"
@@ -487,8 +488,12 @@ int run_fleet(const FleetArgs& o) {
   } else if (o.env_dir) {
     return usage_error("fleet --env-dir needs --stack STACK (which stack's settings to write)");
   }
+  // --env-dir is staged beside its target and renamed into place only after every other output
+  // is written: a run that fails later leaves none of it (StagedTree, output.hpp).
+  std::optional<StagedTree> env_tree;
   if (o.env_dir) {
-    if (auto why = check_tree(*o.env_dir, "--env-dir", o.replace_env_dir)) return output_error(*why);
+    env_tree.emplace(StagedTree::open(*o.env_dir, "--env-dir", o.replace_env_dir));
+    if (env_tree->error()) return output_error(*env_tree->error());
   }
   const std::string profile_text = o.stack ? stack_spec : o.profile;
   auto profile = parse_profile(profile_text);
@@ -531,10 +536,7 @@ int run_fleet(const FleetArgs& o) {
   auto an = Analysis::run(std::move(hosts).value(), topo, opts);
   if (!an) return usage_error(an.error());
   const Analysis& a = an.value();
-  if (svg) {
-    write_svg(a, *svg);
-    if (auto err = svg->commit()) return output_error(*err);
-  }
+  if (svg) write_svg(a, *svg);
   bool stack_wrong = false;
   std::vector<StackHost> stack_hosts;
   if (o.stack) {
@@ -549,10 +551,19 @@ int run_fleet(const FleetArgs& o) {
     if (o.stack) print_stack_hosts(stack_hosts, profile.value(), o, sink);
   }
   bool env_conflict = false;
-  if (o.env_dir) {
-    auto why = write_env_dir(a, stack_name, o, env_conflict);
-    if (why) return output_error(*why);
-  }
+  if (env_tree)
+    if (auto wrote = write_env_dir(a, stack_name, *env_tree, env_conflict); !wrote) {
+      const Error& e = wrote.error();
+      return e.code.category() == std::generic_category()
+                 ? output_error("output error: --env-dir " + *o.env_dir + ": " + e.what())
+                 : usage_error(e);
+    }
+  // Every output is complete: each is put in place now, the report last (a failure of one of
+  // them before the report is said, and the report is not written).
+  if (svg)
+    if (auto err = svg->commit()) return output_error(*err);
+  if (env_tree)
+    if (auto err = env_tree->commit()) return output_error(*err);
   if (auto err = sink.commit()) return output_error(*err);
   return a.summary().all_connected() && !stack_wrong && !env_conflict ? kExitOk : kExitFinding;
 }

@@ -4,13 +4,12 @@
 #include "env_cmd.hpp"
 #include "render.hpp"
 
+#include <gidpolicy/names.hpp>
+#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/stacks.hpp>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
-
-#include <filesystem>
-#include <fstream>
 
 namespace gidpolicy::cli {
 
@@ -93,30 +92,33 @@ std::string stack_json(const std::vector<StackHost>& hosts, const Profile& profi
     list.push_back(std::move(jh));
   }
   s["hosts"] = std::move(list);
-  return s.dump();
+  return s.dump(-1, ' ', false, OJson::error_handler_t::replace);
 }
 
-std::optional<std::string> write_env_dir(const fleet::Analysis& a, const std::string& stack,
-                                         const FleetArgs& o, bool& conflict) {
-  return write_tree(
-      *o.env_dir, "--env-dir", o.replace_env_dir, [&](const std::filesystem::path& dir) -> result<void> {
-        for (std::uint32_t h = 0; h < a.host_count(); ++h) {
-          const auto& host = a.host(h);
-          const EnvPlan plan = plan_env({stack}, host.ports, profiles::automatic());
-          std::string text = "# " + stack + " on " + host.host + " (gidpolicy fleet --env-dir)\n";
-          for (const auto& c : plan.conflicts) {
-            conflict = true;
-            text += "# no value: " + c + "\n";
-          }
-          GIDPOLICY_TRY(body, render_dotenv(plan));
-          text += body;
-          std::ofstream f(dir / (host.host + ".env"), std::ios::binary);
-          f << text;
-          f.close();
-          if (!f) return fail(errc::io_error, (dir / (host.host + ".env")).string() + ": write failed");
-        }
-        return success();
-      });
+result<void> write_env_dir(const fleet::Analysis& a, const std::string& stack, StagedTree& tree,
+                           bool& conflict) {
+  for (std::uint32_t h = 0; h < a.host_count(); ++h) {
+    const auto& host = a.host(h);
+    // The host name is a file name here, never a path: a snapshot naming its host "../x" or
+    // "/etc/cron.d/x" is refused (join_file_name(), quoting.hpp), not written outside the tree.
+    // The host alone must be a file name too: ".." + ".env" is one, ".." is not.
+    auto why = file_name_problem(host.host);
+    if (!why) why = file_name_problem(host.host + ".env");
+    if (why)
+      return fail(errc::invalid_argument, "fleet --env-dir: host " + quote_name(host.host, 80) +
+                                              " cannot name a file (HOST.env): the name " + *why +
+                                              "; nothing was written");
+    const EnvPlan plan = plan_env({stack}, host.ports, profiles::automatic());
+    std::string text = "# " + stack + " on " + host.host + " (gidpolicy fleet --env-dir)\n";
+    for (const auto& c : plan.conflicts) {
+      conflict = true;
+      text += "# no value: " + c + "\n";
+    }
+    GIDPOLICY_TRY(body, render_dotenv(plan));
+    text += body;
+    GIDPOLICY_TRYV(tree.write_file(host.host + ".env", text));
+  }
+  return success();
 }
 
 }  // namespace gidpolicy::cli

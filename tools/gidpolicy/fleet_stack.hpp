@@ -46,9 +46,11 @@ bool print_stack_hosts(const std::vector<StackHost>& hosts, const Profile& profi
 /// The --json document's "stack" object (docs/cli.md, `fleet --json`), every host listed.
 std::string stack_json(const std::vector<StackHost>& hosts, const Profile& profile);
 
-/// --env-dir: HOST.env per host, written as one tree (output.hpp): all of them or none.
-/// `conflict` is set when a host's ports need different indices (its file holds no value).
-std::optional<std::string> write_env_dir(const fleet::Analysis& a, const std::string& stack,
-                                         const FleetArgs& o, bool& conflict);
+/// --env-dir: HOST.env per host, into `tree` (staged: the caller commits it once everything else
+/// succeeded). A host name that cannot be a file name ("../x", "/abs", "a/b", "..") is refused
+/// naming the host. `conflict` is set when a host's ports need different indices (its file holds
+/// no value).
+result<void> write_env_dir(const fleet::Analysis& a, const std::string& stack, StagedTree& tree,
+                           bool& conflict);
 
 }  // namespace gidpolicy::cli

@@ -7,6 +7,7 @@
 #include "fake_host.hpp"
 #include "fleet_cmd.hpp"
 #include "output.hpp"
+#include "render.hpp"
 #include "subcommands.hpp"
 
 #include <gidpolicy/stacks.hpp>
@@ -86,7 +87,7 @@ std::string expected_value(const std::string& option) {
       {"--sgid-index", "an index 0..4294967295 (the sgid_index the failed RTR used)"},
       {"--port", "a port number 1..255"},
       {"--platform", "linux or darwin"},
-      {"--deadline", "seconds 0.05..600 (each verbs call's deadline)"},
+      {"--deadline", "a finite number of seconds 0.05..600 (each verbs call's deadline)"},
       {"--rank", "a rank 0..4095 (this host's row of the device file)"},
       {"--verbs", "dlopen or linked"},
       {"--input-format", "json, devinfo or show_gids"},
@@ -322,8 +323,8 @@ int run(int argc, char** argv) {
 
   // CLI11 reports a mistyped subcommand as a missing one; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !find_subcommand(argv[1])) {
-    std::cerr << "gidpolicy: unknown subcommand '" << argv[1] << "': expected " << subcommand_names()
-              << " (see gidpolicy --help)\n";
+    print_error("unknown subcommand '" + std::string(argv[1]) + "': expected " + subcommand_names() +
+                " (see gidpolicy --help)");
     return kExitUsage;
   }
   // --help and --version go out like any other output (output.hpp), not through std::cout.
@@ -347,7 +348,7 @@ int run(int argc, char** argv) {
     for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
     std::string what = own_words(e);
     if (app.get_subcommands().empty()) what = "expected a subcommand: " + subcommand_names();
-    std::cerr << "gidpolicy: " << what << " (see gidpolicy" << sub << " --help)\n";
+    print_error(what + " (see gidpolicy" + sub + " --help)");
     return kExitUsage;
   }
 
@@ -398,7 +399,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // The library reports errors as values; this catches allocation failures, iostream and
     // CLI11 set-up errors, so nothing escapes main.
-    std::cerr << "gidpolicy: internal error: " << e.what() << "\n";
+    print_error(std::string("internal error: ") + e.what());
   } catch (...) {
     std::cerr << "gidpolicy: internal error\n";
   }

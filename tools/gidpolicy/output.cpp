@@ -4,6 +4,8 @@
 #include "commands.hpp"
 #include "render.hpp"
 
+#include <gidpolicy/quoting.hpp>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -437,63 +439,117 @@ std::optional<std::string> check_tree(const std::string& path, std::string_view 
   return tree_target(path, option, replace).error;
 }
 
-std::optional<std::string> write_tree(const std::string& given, std::string_view option, bool replace,
-                                      const std::function<result<void>(const fs::path&)>& fill) {
+StagedTree StagedTree::open(const std::string& given, std::string_view option, bool replace) {
+  StagedTree t;
+  t.given_ = given;
+  t.option_ = std::string(option);
   const TreeTarget target = tree_target(given, option, replace);
-  if (target.error) return target.error;
-  const std::string where = "output error: " + std::string(option) + " " + given + ": ";
-  const bool exists = target.exists;
-  const std::string& real = target.path;
-  std::error_code ec;
+  if (target.error) {
+    t.error_ = target.error;
+    return t;
+  }
+  t.real_ = target.path;
+  t.exists_ = target.exists;
+  t.mode_ = target.mode;
   // mkdtemp: created exclusively (mkdir never follows a link), mode 0700 while it fills.
-  std::string tmp = temp_name(real, "tmp") + "XXXXXX";
-  if (!::mkdtemp(tmp.data()))
-    return where + "cannot create a temporary directory in " + dir_of(real) + ": " + os_reason(errno);
-  auto remove_tmp = [&] {
-    std::error_code ignored;
-    fs::remove_all(tmp, ignored);
+  std::string tmp = temp_name(t.real_, "tmp") + "XXXXXX";
+  if (!::mkdtemp(tmp.data())) {
+    t.error_ = "output error: " + t.option_ + " " + given + ": cannot create a temporary directory in " +
+               dir_of(t.real_) + ": " + os_reason(errno);
+    return t;
+  }
+  t.tmp_ = std::move(tmp);
+  return t;
+}
+
+StagedTree::StagedTree(StagedTree&& o) noexcept { *this = std::move(o); }
+
+StagedTree& StagedTree::operator=(StagedTree&& o) noexcept {
+  std::swap(given_, o.given_);
+  std::swap(option_, o.option_);
+  std::swap(real_, o.real_);
+  std::swap(tmp_, o.tmp_);
+  std::swap(exists_, o.exists_);
+  std::swap(mode_, o.mode_);
+  std::swap(error_, o.error_);
+  return *this;
+}
+
+StagedTree::~StagedTree() { remove_staging(); }
+
+void StagedTree::remove_staging() {
+  if (tmp_.empty()) return;
+  std::error_code ignored;
+  fs::remove_all(tmp_, ignored);
+  tmp_.clear();
+}
+
+result<void> StagedTree::write_file(std::string_view name, std::string_view text) {
+  if (tmp_.empty()) return fail(errc::invalid_argument, "the tree is not open");
+  GIDPOLICY_TRY(path, join_file_name(tmp_, name));
+  // O_EXCL|O_NOFOLLOW: a name written twice, or anything planted in the private directory, is an
+  // error rather than a file written through.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) return fail_errno(errno, show_text(std::string(name)) + ": cannot create");
+  const int err = write_all(fd, text);
+  if (::close(fd) != 0 && err == 0 && errno != EINTR)
+    return fail_errno(errno, show_text(std::string(name)) + ": close");
+  if (err != 0) return fail_errno(err, show_text(std::string(name)) + ": write failed");
+  return success();
+}
+
+std::optional<std::string> StagedTree::commit() {
+  if (error_) return error_;
+  const std::string where = "output error: " + option_ + " " + given_ + ": ";
+  const auto failed = [&](const std::string& why) {
+    remove_staging();
+    error_ = where + why;
+    return error_;
   };
-  if (auto filled = fill(tmp); !filled) {
-    remove_tmp();
-    // A system error is the write failing (a full disk); anything else is the writer refusing
-    // what it was given, said as it says it.
-    const Error& e = filled.error();
-    return e.code.category() == std::generic_category() ? where + e.what() : e.what();
-  }
-  const mode_t mode = exists ? target.mode : (0777 & ~current_umask());
-  if (::chmod(tmp.c_str(), mode) != 0) {
-    const int err = errno;
-    remove_tmp();
-    return where + "cannot set the mode of " + tmp + ": " + os_reason(err);
-  }
+  if (tmp_.empty()) return failed("the tree was already committed");
+  const mode_t mode = exists_ ? static_cast<mode_t>(mode_) : (0777 & ~current_umask());
+  if (::chmod(tmp_.c_str(), mode) != 0)
+    return failed("cannot set the mode of " + tmp_ + ": " + os_reason(errno));
   // The old tree is moved into a fresh private directory (a name nobody can have planted), the
   // new one renamed into place, then the old one removed; if the second rename fails the old
   // tree goes back.
   std::string aside, old;
-  if (exists) {
-    aside = temp_name(real, "old") + "XXXXXX";
-    if (!::mkdtemp(aside.data())) {
-      const int err = errno;
-      remove_tmp();
-      return where + "cannot create a directory to move the old tree aside: " + os_reason(err);
-    }
+  if (exists_) {
+    aside = temp_name(real_, "old") + "XXXXXX";
+    if (!::mkdtemp(aside.data()))
+      return failed("cannot create a directory to move the old tree aside: " + os_reason(errno));
     old = (fs::path(aside) / "tree").string();
-    if (::rename(real.c_str(), old.c_str()) != 0) {
+    if (::rename(real_.c_str(), old.c_str()) != 0) {
       const int err = errno;
-      remove_tmp();
       ::rmdir(aside.c_str());
-      return where + "cannot move the old tree aside: " + os_reason(err);
+      return failed("cannot move the old tree aside: " + os_reason(err));
     }
   }
-  if (::rename(tmp.c_str(), real.c_str()) != 0) {
+  if (::rename(tmp_.c_str(), real_.c_str()) != 0) {
     const int err = errno;
-    if (!old.empty()) (void)::rename(old.c_str(), real.c_str());
-    remove_tmp();
+    if (!old.empty()) (void)::rename(old.c_str(), real_.c_str());
     if (!aside.empty()) ::rmdir(aside.c_str());
-    return where + "cannot rename " + tmp + " into place: " + os_reason(err);
+    return failed("cannot rename " + tmp_ + " into place: " + os_reason(err));
   }
+  tmp_.clear();
+  std::error_code ec;
   if (!aside.empty()) fs::remove_all(aside, ec);
   return std::nullopt;
+}
+
+std::optional<std::string> write_tree(const std::string& given, std::string_view option, bool replace,
+                                      const std::function<result<void>(const fs::path&)>& fill) {
+  StagedTree tree = StagedTree::open(given, option, replace);
+  if (tree.error()) return tree.error();
+  if (auto filled = fill(tree.staging()); !filled) {
+    // A system error is the write failing (a full disk); anything else is the writer refusing
+    // what it was given, said as it says it.
+    const Error& e = filled.error();
+    return e.code.category() == std::generic_category()
+               ? "output error: " + std::string(option) + " " + given + ": " + e.what()
+               : e.what();
+  }
+  return tree.commit();
 }
 
 }  // namespace gidpolicy::cli

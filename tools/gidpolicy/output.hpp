@@ -88,6 +88,42 @@ int output_error(const std::string& line);
 /// What write_tree() would refuse `path` for, said before the work that makes the tree.
 std::optional<std::string> check_tree(const std::string& path, std::string_view option, bool replace);
 
+/// A directory tree written in one piece (`fleet --env-dir`, `convert --to sysfs --output DIR`):
+/// open() checks the target (as check_tree()) and creates a fresh private staging directory
+/// beside it; the command writes everything there, then commit() renames it into place (an
+/// existing tree is moved aside first and removed after). A tree not committed (the command
+/// failed later, or returned early) is removed by the destructor: nothing is left half-written,
+/// and nothing is ever written outside the staging directory: write_file() takes a FILE NAME
+/// (join_file_name(), quoting.hpp), never a path.
+class StagedTree {
+ public:
+  static StagedTree open(const std::string& path, std::string_view option, bool replace);
+  StagedTree(StagedTree&& o) noexcept;
+  StagedTree& operator=(StagedTree&& o) noexcept;
+  StagedTree(const StagedTree&) = delete;
+  StagedTree& operator=(const StagedTree&) = delete;
+  ~StagedTree();
+
+  /// Why the tree cannot be written (the line after "gidpolicy: "), or nothing.
+  [[nodiscard]] const std::optional<std::string>& error() const { return error_; }
+  /// The staging directory (empty after an error or a commit).
+  [[nodiscard]] const std::string& staging() const { return tmp_; }
+  /// `text` as the file `name` in the staging directory; a name that is not a file name
+  /// (file_name_problem()) is refused with errc::invalid_argument and nothing is written.
+  result<void> write_file(std::string_view name, std::string_view text);
+  /// Renames the staging directory into place. Returns the error line, if any.
+  [[nodiscard]] std::optional<std::string> commit();
+
+ private:
+  StagedTree() = default;
+  void remove_staging();
+
+  std::string given_, option_, real_, tmp_;
+  bool exists_ = false;
+  unsigned mode_ = 0;
+  std::optional<std::string> error_;
+};
+
 /// A directory tree at `path` (`convert --to sysfs --output DIR`): `fill` writes the tree into a
 /// fresh private directory beside the target, which is renamed into place only once complete. A
 /// symlink to a directory is followed; an existing non-empty directory is refused unless

@@ -4,12 +4,14 @@
 #include "output.hpp"
 
 #include <gidpolicy/policies/registry.hpp>
+#include <gidpolicy/quoting.hpp>
 
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 
 namespace gidpolicy::cli {
 namespace {
@@ -28,7 +30,24 @@ std::string hint_for(const Error& e) {
 
 }  // namespace
 
-void print_error(const std::string& line) { std::cerr << "gidpolicy: " << line << "\n"; }
+void print_error(const std::string& line) {
+  // Every error goes out through show_text() (quoting.hpp): no control character of a value it
+  // quotes (an ESC sequence, a carriage return) reaches the terminal. A message of several lines
+  // keeps them, each after the first indented, so no value can start a line of its own that
+  // reads as "gidpolicy: ..." or a report's line.
+  std::string shown;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t nl = line.find('\n', start);
+    const std::string_view part =
+        std::string_view(line).substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    if (start != 0) shown += "\n  ";
+    shown += show_text(part, std::string::npos);
+    if (nl == std::string::npos || nl + 1 == line.size()) break;
+    start = nl + 1;
+  }
+  std::cerr << "gidpolicy: " << shown << "\n";
+}
 
 std::string indent(const std::string& text, const std::string& by) {
   std::string out;
@@ -49,7 +68,11 @@ DriverModel driver_for(const GidTable& t, const std::optional<std::string>& plat
   return DriverModel::for_table(t, platform_from_string(*platform).value_or(Platform::linux_kernel));
 }
 
-void print_json(const Json& j) { standard_output().write(j.dump(2) + "\n"); }
+void print_json(const Json& j) {
+  // A document must be UTF-8: a value that is not (a pin's bytes, a path) is written with U+FFFD
+  // for each bad byte rather than failing the whole document.
+  standard_output().write(j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+}
 
 std::string bounded(const std::string& s, std::size_t max) {
   // Text that would break the line it is printed in (a control character, bytes that are not

@@ -6,6 +6,7 @@
 #include "output.hpp"
 #include "render.hpp"
 
+#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/stacks.hpp>
 
 #include <fmt/core.h>
@@ -69,10 +70,13 @@ int run_check_stacks(const CheckArgs& o) {
                                 p.chose ? std::to_string(p.index) : "-",
                                 p.chose ? p.gid.to_string() : "(none)", p.works ? "yes" : "NO", p.outcome);
         if (!p.works)
-          notes.push_back(
-              std::string(s.name) + " (" + std::string(s.version) + "): " + p.why +
-              (fix ? "; fix: " + *fix
-                   : std::string("; no setting fixes it: gidpolicy's auto finds no usable entry here")));
+          notes.push_back(std::string(s.name) + " (" + std::string(s.version) + "): " + p.why +
+                          (fix ? "; fix: " + *fix
+                           : port_blocker(t).has_value()
+                               ? std::string("; no setting fixes it: the port must be fixed first "
+                                             "(gidpolicy doctor says how)")
+                               : std::string("; no setting fixes it: gidpolicy's auto finds no usable "
+                                             "entry here")));
       }
     }
     jt["stacks"] = std::move(jstacks);
@@ -119,14 +123,18 @@ int run_check_pins(const CheckArgs& o) {
     for (const auto& a : src.vars) mc_set = mc_set || a.name == stack_vars::kMcGidIndex;
     for (const auto& a : src.vars) {
       ++pins;
-      const std::string shown = a.name + "=" + bounded(a.value, 40);
-      if (!o.json) standard_output().print("{} ({})\n", shown, a.origin);
+      const std::string shown = show_text(a.name, 60) + "=" + show_text(a.value, 40);
+      // Every value of these lines passes show_text() (quoting.hpp): a newline in a pin's value
+      // or its file's name cannot forge a line of the report.
+      if (!o.json) standard_output().print("{} ({})\n", shown, show_text(a.origin));
       for (const auto& reading : read_pin(a.name, a.value, mc_set)) {
-        if (!o.json) standard_output().print("  as {} reads it:\n", reading.reader);
+        if (!o.json)
+          standard_output().print("  as {} reads it:\n", show_text(reading.reader, std::string::npos));
         for (const auto& t : loaded.value().tables) {
           const PinJudgement j = judge_pin(reading, t, driver_for(t, o.platform));
           if (j.status != PinJudgement::Status::fine) exit_code = kExitFinding;
-          if (!o.json) standard_output().print("    {}: {}\n", port_name(t), j.summary);
+          if (!o.json)
+            standard_output().print("    {}: {}\n", port_name(t), show_text(j.summary, std::string::npos));
           Json jp;
           jp["variable"] = a.name;
           jp["value"] = a.value;
@@ -149,7 +157,7 @@ int run_check_pins(const CheckArgs& o) {
     std::string names;
     for (auto v : pin_variables()) names += (names.empty() ? "" : ", ") + std::string(v);
     standard_output().print("no GID index is pinned (none of {} is set{})\n", names,
-                            o.env_file ? " in the environment or " + *o.env_file : std::string());
+                            o.env_file ? " in the environment or " + show_text(*o.env_file) : std::string());
   }
   return exit_code;
 }

@@ -7,6 +7,7 @@
 
 #include <gidpolicy/change.hpp>
 #include <gidpolicy/profiles.hpp>
+#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/verbs/watch.hpp>
 
 #include <fmt/core.h>
@@ -38,7 +39,11 @@ struct Watched {
 // on would only lose every later line, so the caller stops and finish_output() says why.
 bool emit(const std::string& line, const Json& j, bool json) {
   Output& out = standard_output();
-  out.write((json ? j.dump() : line) + "\n");
+  // A JSON line stays UTF-8 (U+FFFD for a bad byte); a text line is shown as every report line is
+  // (show_text(), quoting.hpp).
+  out.write(
+      (json ? j.dump(-1, ' ', false, Json::error_handler_t::replace) : show_text(line, std::string::npos)) +
+      "\n");
   return out.flush();
 }
 
