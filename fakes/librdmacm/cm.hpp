@@ -108,7 +108,7 @@ struct Id {
   int name = -1;  // the bound name (a socket file) reserving the address and port
   std::string name_path;
   pid_t name_pid = 0;  // the process that bound it: only it removes the file (a fork()ed child never)
-  bool any = false;  // bound to the wildcard address
+  bool any = false;    // bound to the wildcard address
   // The resolution.
   std::string device, netdev;
   std::uint8_t sgid_index = 0;

@@ -66,8 +66,8 @@ std::uint16_t ephemeral_port() {
 bool nobody_listens(const sockaddr_un& un) {
   const int probe = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (probe < 0) return false;
-  const bool refused = ::connect(probe, reinterpret_cast<const sockaddr*>(&un), sizeof un) != 0 &&
-                       errno == ECONNREFUSED;
+  const bool refused =
+      ::connect(probe, reinterpret_cast<const sockaddr*>(&un), sizeof un) != 0 && errno == ECONNREFUSED;
   ::close(probe);
   return refused;
 }
@@ -112,9 +112,10 @@ void sweep_stale_names(Library& l) {
   while (const dirent* e = ::readdir(d)) {
     if (!is_cm_name(e->d_name)) continue;
     const std::string path = l.dir + "/" + e->d_name;
-    struct stat st{};
+    struct stat st {};
     sockaddr_un un{};
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode) || path.size() >= sizeof un.sun_path) continue;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode) || path.size() >= sizeof un.sun_path)
+      continue;
     un.sun_family = AF_UNIX;
     std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
     if (nobody_listens(un)) ::unlink(path.c_str());
@@ -422,7 +423,8 @@ __attribute__((visibility("default"))) int rdma_resolve_addr(rdma_cm_id* id, soc
     if (!status) {
       const gidpolicy::Gid d = gid_of(dst);
       std::memcpy(&i->pub.route.addr.addr.ibaddr.dgid, d.bytes().data(), 16);
-      if (is_loopback(dst) || is_any(dst)) i->pub.route.addr.addr.ibaddr.dgid = i->pub.route.addr.addr.ibaddr.sgid;
+      if (is_loopback(dst) || is_any(dst))
+        i->pub.route.addr.addr.ibaddr.dgid = i->pub.route.addr.addr.ibaddr.sgid;
       i->state = State::addr_resolved;
     }
     auto r = record("resolve_addr", i);

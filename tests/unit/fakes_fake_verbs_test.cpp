@@ -286,8 +286,9 @@ TEST_F(FakeVerbsQp, RtsToRtsWithoutStateTakesThatRowsOptionalBits) {
   rts.rnr_retry = 7;
   rts.sq_psn = 9;
   rts.max_rd_atomic = 1;
-  ASSERT_OK(fake.modify_qp(q, rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC));
+  ASSERT_OK(fake.modify_qp(q, rts,
+                           IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                               IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC));
   ibv_qp_attr change{};
   change.qp_state = IBV_QPS_RESET;  // ignored: the mask does not name the state
   change.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;

@@ -340,7 +340,8 @@ static int fd_reuse(const char* addr) {
   const char* tmp = getenv("TMPDIR");
   snprintf(path, sizeof path, "%s/cm_probe_fd_reuse.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   const int file = mkstemp(path);
-  CHECK(file == number, "the file got fd %d, not the channel's %d (the case needs the same number)", file, number);
+  CHECK(file == number, "the file got fd %d, not the channel's %d (the case needs the same number)", file,
+        number);
   static const char kText[] = "the program's own data\n";
   CHECK(write(file, kText, sizeof kText - 1) == (ssize_t)(sizeof kText - 1), "write the file");
   struct rdma_cm_id* id = NULL;
@@ -352,8 +353,8 @@ static int fd_reuse(const char* addr) {
     CHECK(other && rdma_resolve_addr(other, NULL, (struct sockaddr*)&ss, 1000) == 0, "resolve_addr: %s",
           strerror(errno));
     struct rdma_cm_event* e = NULL;
-    CHECK(rdma_get_cm_event(ch, &e) == 0 && e && e->event == RDMA_CM_EVENT_ADDR_RESOLVED, "no ADDR_RESOLVED: %s",
-          strerror(errno));
+    CHECK(rdma_get_cm_event(ch, &e) == 0 && e && e->event == RDMA_CM_EVENT_ADDR_RESOLVED,
+          "no ADDR_RESOLVED: %s", strerror(errno));
     if (e) rdma_ack_cm_event(e);
     if (other) CHECK(rdma_destroy_id(other) == 0, "destroy_id");
   }
@@ -363,7 +364,8 @@ static int fd_reuse(const char* addr) {
         "the file that reused the channel's fd has %lld bytes, not the %zu the program wrote",
         (long long)st.st_size, sizeof kText - 1);
   char back[64] = "";
-  CHECK(pread(file, back, sizeof back, 0) == (ssize_t)(sizeof kText - 1) && memcmp(back, kText, sizeof kText - 1) == 0,
+  CHECK(pread(file, back, sizeof back, 0) == (ssize_t)(sizeof kText - 1) &&
+            memcmp(back, kText, sizeof kText - 1) == 0,
         "the file's content changed");
   close(file);
   unlink(path);
@@ -372,10 +374,11 @@ static int fd_reuse(const char* addr) {
 }
 
 /* Takes the next event of `ch` and checks its type; NULL (and a failure) otherwise. */
-static struct rdma_cm_event* expect_event(struct rdma_event_channel* ch, enum rdma_cm_event_type want, const char* who) {
+static struct rdma_cm_event* expect_event(struct rdma_event_channel* ch, enum rdma_cm_event_type want,
+                                          const char* who) {
   struct rdma_cm_event* e = next_event(ch, kWaitMs);
-  CHECK(e && e->event == want && e->status == 0, "%s: wanted %s, got %s (status %d)", who, rdma_event_str(want),
-        e ? rdma_event_str(e->event) : "no event", e ? e->status : 0);
+  CHECK(e && e->event == want && e->status == 0, "%s: wanted %s, got %s (status %d)", who,
+        rdma_event_str(want), e ? rdma_event_str(e->event) : "no event", e ? e->status : 0);
   if (e && e->event != want) {
     rdma_ack_cm_event(e);
     return NULL;
@@ -393,8 +396,8 @@ static int fork_child(const char* addr) {
   struct rdma_cm_id* listener = NULL;
   CHECK(ch && rdma_create_id(ch, &listener, NULL, RDMA_PS_TCP) == 0, "create_id: %s", strerror(errno));
   if (!listener) return 1;
-  CHECK(rdma_bind_addr(listener, (struct sockaddr*)&ss) == 0 && rdma_listen(listener, 8) == 0, "parent listen: %s",
-        strerror(errno));
+  CHECK(rdma_bind_addr(listener, (struct sockaddr*)&ss) == 0 && rdma_listen(listener, 8) == 0,
+        "parent listen: %s", strerror(errno));
   const unsigned short parent_port = ntohs(rdma_get_src_port(listener));
   int up[2], down[2]; /* child -> parent: its listener's port; parent -> child: "done" (EOF) */
   if (pipe(up) != 0 || pipe(down) != 0) return 1;
@@ -431,7 +434,8 @@ static int fork_child(const char* addr) {
     struct sockaddr_storage dst;
     parse(addr, parent_port, &dst);
     CHECK(rdma_create_id(c2, &a, NULL, RDMA_PS_TCP) == 0, "child create_id");
-    CHECK(rdma_resolve_addr(a, NULL, (struct sockaddr*)&dst, 1000) == 0, "child resolve_addr: %s", strerror(errno));
+    CHECK(rdma_resolve_addr(a, NULL, (struct sockaddr*)&dst, 1000) == 0, "child resolve_addr: %s",
+          strerror(errno));
     if ((e = expect_event(c2, RDMA_CM_EVENT_ADDR_RESOLVED, "child (active)")) != NULL) rdma_ack_cm_event(e);
     CHECK(rdma_resolve_route(a, 1000) == 0, "child resolve_route");
     if ((e = expect_event(c2, RDMA_CM_EVENT_ROUTE_RESOLVED, "child (active)")) != NULL) rdma_ack_cm_event(e);
@@ -501,8 +505,8 @@ static int listen_forever(const char* addr, const char* port) {
   if (parse(addr, atoi(port), &ss) != 0) return 1;
   struct rdma_event_channel* ch = rdma_create_event_channel();
   struct rdma_cm_id* id = NULL;
-  if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0 || rdma_bind_addr(id, (struct sockaddr*)&ss) != 0 ||
-      rdma_listen(id, 8) != 0) {
+  if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0 ||
+      rdma_bind_addr(id, (struct sockaddr*)&ss) != 0 || rdma_listen(id, 8) != 0) {
     printf("errno %d %s\n", errno, strerror(errno));
     return 2;
   }
@@ -535,7 +539,8 @@ static int kernel_answers(const char* addr, const char* group) {
   ((struct sockaddr_in*)&any)->sin_port = src->sin_port;
   struct rdma_cm_id* a = NULL;
   CHECK(rdma_create_id(ch, &a, NULL, RDMA_PS_TCP) == 0, "create_id");
-  CHECK(rdma_resolve_addr(a, NULL, (struct sockaddr*)&any, 1000) == 0, "resolve_addr 0.0.0.0: %s", strerror(errno));
+  CHECK(rdma_resolve_addr(a, NULL, (struct sockaddr*)&any, 1000) == 0, "resolve_addr 0.0.0.0: %s",
+        strerror(errno));
   if ((e = expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, "resolve 0.0.0.0")) != NULL) rdma_ack_cm_event(e);
   CHECK(rdma_resolve_route(a, 1000) == 0, "resolve_route: %s", strerror(errno));
   if ((e = expect_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolve 0.0.0.0")) != NULL) rdma_ack_cm_event(e);
@@ -551,7 +556,8 @@ static int kernel_answers(const char* addr, const char* group) {
 
   /* 3. A multicast group with a route: resolved as the kernel resolves it. */
   CHECK(rdma_create_id(ch, &a, NULL, RDMA_PS_UDP) == 0, "create_id");
-  CHECK(rdma_resolve_addr(a, NULL, (struct sockaddr*)&mc, 1000) == 0, "resolve_addr %s: %s", group, strerror(errno));
+  CHECK(rdma_resolve_addr(a, NULL, (struct sockaddr*)&mc, 1000) == 0, "resolve_addr %s: %s", group,
+        strerror(errno));
   if ((e = expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, "resolve a routed multicast group")) != NULL)
     rdma_ack_cm_event(e);
   CHECK(rdma_destroy_id(a) == 0, "destroy_id");
