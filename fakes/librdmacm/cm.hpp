@@ -74,6 +74,10 @@ struct Event {
 
 struct Channel {
   rdma_event_channel pub{};  // first
+  // The eventfd the fake itself wakes, polls and reads; pub.fd is a dup of it, the program's.
+  // A program that closes its fd (and reuses the number for a file) never receives the fake's
+  // writes, as librdmacm only ever reads the ucma fd.
+  int own = -1;
   std::deque<Event*> queue;
   int ids = 0;
   int waiters = 0;      // threads blocked in rdma_get_cm_event on it
@@ -103,7 +107,8 @@ struct Id {
   int sock = -1;  // the connection's socket, or the listener's
   int name = -1;  // the bound name (a socket file) reserving the address and port
   std::string name_path;
-  bool any = false;  // bound to the wildcard address
+  pid_t name_pid = 0;  // the process that bound it: only it removes the file (a fork()ed child never)
+  bool any = false;    // bound to the wildcard address
   // The resolution.
   std::string device, netdev;
   std::uint8_t sgid_index = 0;
@@ -155,8 +160,16 @@ Library& lib() noexcept;
 /// set where it fails). An exception releases the lock and becomes `failure` with its errno
 /// (std::bad_alloc: ENOMEM, as librdmacm answers running out of memory), never a crash of the
 /// program. Example: `return locked_call(-1, [&](Library& l, std::unique_lock<std::mutex>&) { ... });`
+/// The lock of the process's state (the fork handlers' and the guard's).
+std::mutex& lib_mutex() noexcept;
+/// In a fork()ed child, with the lock held (c_guard::own_fork): the parent's progress thread did
+/// not come along and its epoll instance and sockets are the parent's; the child forgets them,
+/// and its first socket starts its own progress thread.
+void after_fork_in_child() noexcept;
+
 template <class Result, class Body>
 Result locked_call(Result failure, Body&& body) noexcept {
+  gidpolicy::fakes::c_guard::own_fork<&lib_mutex, &after_fork_in_child>();
   Library& l = lib();
   return gidpolicy::fakes::c_guard::locked(
       l.mu, failure, [&](std::unique_lock<std::mutex>& lock) -> Result { return body(l, lock); });
@@ -164,6 +177,7 @@ Result locked_call(Result failure, Body&& body) noexcept {
 /// As locked_call, for a function that returns nothing: an exception leaves only its errno.
 template <class Body>
 void locked_void_call(Body&& body) noexcept {
+  gidpolicy::fakes::c_guard::own_fork<&lib_mutex, &after_fork_in_child>();
   Library& l = lib();
   gidpolicy::fakes::c_guard::locked_void(l.mu, [&](std::unique_lock<std::mutex>& lock) { body(l, lock); });
 }
@@ -205,6 +219,9 @@ int bind_id(Library& l, Id* id, const sockaddr* addr, const char* call);
 /// Resolves `id`'s device for source `src` owned by `netdev`: 0 or a positive errno + reason.
 int acquire_device(Library& l, Id* id, const sockaddr* src, const std::string& netdev, std::string& reason);
 std::string netdev_owning(const sockaddr* a);
+/// Removes the socket files in the directory that nobody listens on any more (their process
+/// was killed), never a live one: once per process, at its first call.
+void sweep_stale_names(Library& l);
 socklen_t sockaddr_len(const sockaddr* a);
 void fill_path(Id* id);
 

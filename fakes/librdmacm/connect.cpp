@@ -63,8 +63,15 @@ __attribute__((visibility("default"))) int rdma_listen(rdma_cm_id* id, int backl
       return -1;
     }
     auto* i = reinterpret_cast<Id*>(id);
+    if (i->state == State::idle) {
+      // The kernel's rdma_listen binds an unbound id to the IPv4 wildcard address and an
+      // ephemeral port first (as udaddy -p and libfabric's passive endpoints rely on).
+      sockaddr_in any{};
+      any.sin_family = AF_INET;
+      if (bind_id(l, i, reinterpret_cast<const sockaddr*>(&any), "bind_addr") != 0) return -1;
+    }
     if (i->state != State::bound && i->state != State::listening)
-      return refuse(l, "listen", i, EINVAL, "rdma_listen needs a bound id");
+      return refuse(l, "listen", i, EINVAL, "rdma_listen needs an id that is bound or not yet used");
     i->state = State::listening;
     i->backlog_max = backlog;
     auto r = record("listen", i);
@@ -349,14 +356,14 @@ __attribute__((visibility("default"))) int rdma_get_request(rdma_cm_id* listen, 
       Channel* c = li->channel;
       while (c->queue.empty()) {
         lk.unlock();
-        pollfd p{c->pub.fd, POLLIN, 0};
+        pollfd p{c->own, POLLIN, 0};
         ::poll(&p, 1, -1);
         lk.lock();
         std::uint64_t v = 0;
         if (c->queue.empty()) {
-          pollfd q{c->pub.fd, POLLIN, 0};
+          pollfd q{c->own, POLLIN, 0};
           if (::poll(&q, 1, 0) == 1) [[maybe_unused]]
-            auto n = ::read(c->pub.fd, &v, sizeof v);
+            auto n = ::read(c->own, &v, sizeof v);
         }
       }
       e = c->queue.front();

@@ -114,6 +114,9 @@ bool ensure_loaded(Library& l) {
   }
   if (l.config_error.empty() && ::mkdir(l.dir.c_str(), 0700) != 0 && errno != EEXIST)
     l.config_error = "GIDPOLICY_FAKE_CM_DIR " + l.dir + ": " + std::strerror(errno);
+  // Listeners killed before they could remove their names left them behind: no later run
+  // would, and the directory would only grow.
+  if (l.config_error.empty()) sweep_stale_names(l);
   if (l.config_error.empty()) {
     // librdmacm opens every device at its first call (ucma_init) and keeps them open.
     int n = 0;
@@ -189,8 +192,12 @@ int refuse(Library& l, const char* call, const Id* id, int e, const std::string&
 Channel* new_channel() {
   auto* c = new (std::nothrow) Channel;
   if (!c) return nullptr;
-  c->pub.fd = ::eventfd(0, EFD_CLOEXEC);
+  c->own = ::eventfd(0, EFD_CLOEXEC);
+  // The program's fd shares the eventfd's open file (its level and its O_NONBLOCK flag, which
+  // the program may set on it) but not the number the fake writes to.
+  c->pub.fd = c->own < 0 ? -1 : ::fcntl(c->own, F_DUPFD_CLOEXEC, 0);
   if (c->pub.fd < 0) {
+    if (c->own >= 0) ::close(c->own);
     delete c;
     return nullptr;
   }
@@ -202,6 +209,9 @@ void free_channel(Channel* c) {
   for (Event* e : c->queue) delete e;
   c->queue.clear();
   lib().channels.erase(c);
+  ::close(c->own);
+  // librdmacm's rdma_destroy_event_channel closes channel->fd: the program's number is closed
+  // here too, whatever it names by now.
   ::close(c->pub.fd);
   delete c;
 }
@@ -210,15 +220,15 @@ void settle(Channel& c) {
   if (!c.queue.empty()) return;
   // The lock is held, so nothing is queued meanwhile (queue_event writes again when it finds
   // the queue empty); the fd is blocking, so it is read only when poll says it holds a count.
-  pollfd q{c.pub.fd, POLLIN, 0};
+  pollfd q{c.own, POLLIN, 0};
   std::uint64_t v = 0;
   if (::poll(&q, 1, 0) == 1) [[maybe_unused]]
-    auto n = ::read(c.pub.fd, &v, sizeof v);
+    auto n = ::read(c.own, &v, sizeof v);
 }
 
 void wake(Channel& c) {
   const std::uint64_t one = 1;
-  [[maybe_unused]] const ssize_t n = ::write(c.pub.fd, &one, sizeof one);
+  [[maybe_unused]] const ssize_t n = ::write(c.own, &one, sizeof one);
 }
 
 Event* queue_event(Library& l, Id* id, rdma_cm_event_type type, int status, Id* listen) {
@@ -255,7 +265,8 @@ int next_event(std::unique_lock<std::mutex>& lk, Channel* c, Event** out, bool f
     }
     // The eventfd is readable while events are queued (a level, not a count): wait for it
     // without the lock, as librdmacm's read() of the ucma fd waits in the kernel.
-    const int fd = c->pub.fd;
+    // O_NONBLOCK is the open file's, shared by the program's dup: read it on the fake's own.
+    const int fd = c->own;
     const bool nonblock = (::fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
     if (nonblock && !force_block) {
       errno = EAGAIN;
@@ -499,7 +510,8 @@ __attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
     }
     // Requests a sync listener holds, and children that name it as their listener.
     for (Id* child : i->backlog) child->listener = nullptr;
-    if (i->pub.qp) destroy_qp_locked(i);
+    // The QP stays the program's: librdmacm's rdma_destroy_id destroys no QP (rdma_destroy_qp
+    // and rdma_destroy_ep do), and a program may still use or destroy it with ibv_destroy_qp.
     if (i->state == State::connected || i->state == State::accepted || i->state == State::responded ||
         i->state == State::connecting) {
       Msg m{};

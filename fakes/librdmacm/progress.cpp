@@ -266,6 +266,25 @@ void progress_loop() {
 }
 
 }  // namespace
+
+std::mutex& lib_mutex() noexcept { return lib().mu; }
+
+void after_fork_in_child() noexcept {
+  Library& l = lib();
+  // An inherited epoll fd names the parent's instance: adding to it would hand the child's
+  // sockets to the parent's thread, and the parent's messages would never reach the child.
+  if (l.epoll >= 0) ::close(l.epoll);
+  l.epoll = -1;
+  l.progress = false;
+  // Requests accepted for the parent and not read yet are the parent's (these are the child's
+  // copies); the parent's sockets are not watched here, so the child never takes its messages.
+  for (const auto& [fd, listener] : l.pending) ::close(fd);
+  l.pending.clear();
+  l.by_sock.clear();
+  // Threads the parent had blocked in rdma_get_cm_event do not exist here.
+  for (Channel* c : l.channels) c->waiters = 0;
+}
+
 void close_conn(Library& l, Id* id) {
   if (id->sock < 0) return;
   drop_fd(l, id->sock);
@@ -306,7 +325,8 @@ void close_id_sockets(Library& l, Id* id) {
   if (id->sock >= 0) ::close(id->sock);
   if (id->name >= 0) {
     ::close(id->name);
-    ::unlink(id->name_path.c_str());
+    // A fork()ed child destroying an id it inherited closes its copy; the name stays the parent's.
+    if (id->name_pid == ::getpid()) ::unlink(id->name_path.c_str());
   }
   id->sock = id->name = -1;
   // Requests accepted on this name whose REQ was not read yet.

@@ -8,9 +8,12 @@
 #include <gidpolicy/network.hpp>
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -56,11 +59,69 @@ std::uint16_t ephemeral_port() {
   return static_cast<std::uint16_t>(32768 + rng() % (60999 - 32768));
 }
 
+// Whether nobody listens on the socket file `un` any more: its process died (a kill -9 leaves
+// the file). Only ECONNREFUSED says so; a live listener accepts, or with a full backlog answers
+// EAGAIN (the probe never blocks), and the fake's progress thread drops the probe's connection
+// when it reads its end.
+bool nobody_listens(const sockaddr_un& un) {
+  const int probe = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (probe < 0) return false;
+  const bool refused =
+      ::connect(probe, reinterpret_cast<const sockaddr*>(&un), sizeof un) != 0 && errno == ECONNREFUSED;
+  ::close(probe);
+  return refused;
+}
+
+// The directory's lock (flock on its `.lock`), held around a name's bind and listen, and around
+// a sweep: between bind() and listen() a live name refuses connections too, and a sweep must
+// never take it for a dead one. The kernel drops the lock with a killed process.
+class DirLock {
+ public:
+  explicit DirLock(const std::string& dir)
+      : fd_(::open((dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+    if (fd_ >= 0)
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+  }
+  ~DirLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+bool is_cm_name(const char* name) {
+  for (const char* prefix : {"tcp-", "udp-", "ib-", "ipoib-"})
+    if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) return true;
+  return false;
+}
+
 const char* ps_name(rdma_port_space ps) {
   return ps == RDMA_PS_UDP ? "udp" : ps == RDMA_PS_IB ? "ib" : ps == RDMA_PS_IPOIB ? "ipoib" : "tcp";
 }
 
 }  // namespace
+
+void sweep_stale_names(Library& l) {
+  const DirLock lock(l.dir);
+  DIR* d = ::opendir(l.dir.c_str());
+  if (!d) return;
+  while (const dirent* e = ::readdir(d)) {
+    if (!is_cm_name(e->d_name)) continue;
+    const std::string path = l.dir + "/" + e->d_name;
+    struct stat st {};
+    sockaddr_un un{};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode) || path.size() >= sizeof un.sun_path)
+      continue;
+    un.sun_family = AF_UNIX;
+    std::memcpy(un.sun_path, path.c_str(), path.size() + 1);
+    if (nobody_listens(un)) ::unlink(path.c_str());
+  }
+  ::closedir(d);
+}
 
 socklen_t sockaddr_len(const sockaddr* a) {
   return a && a->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
@@ -119,8 +180,10 @@ int acquire_device(Library& l, Id* id, const sockaddr* src, const std::string& n
   std::size_t table = 0;
   const gidpolicy::GidEntry* entry = nullptr;
   gidpolicy::GidType mode = gidpolicy::GidType::roce_v2;
-  if (is_loopback(src)) {
-    // rdma_cm binds a loopback address to the first active port of any device, GID index 0.
+  if (is_loopback(src) || is_any(src)) {
+    // rdma_cm binds a loopback address to the first active port of any device, GID index 0; so
+    // does a resolution to the wildcard address (cma_resolve_loopback), and a request that
+    // arrives for it.
     for (; table < l.tables.size(); ++table) {
       const auto& t = l.tables[table];
       if (t.port().state == gidpolicy::PortState::active && t.find(0u) && t.find(0u)->usable()) break;
@@ -191,6 +254,8 @@ int bind_id(Library& l, Id* id, const sockaddr* addr, const char* call) {
   const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return refuse(l, call, id, errno, "no socket for the bound name");
   const bool pick = port_of(sa) == 0;
+  const DirLock lock(l.dir);  // bind and listen as one step, for other processes' sweeps
+  int stale_removed = 0;
   for (int attempt = 0; attempt < 64; ++attempt) {
     if (pick) set_port(sa, ephemeral_port());
     const std::string path = socket_path(l, id->pub.ps, sa, any);
@@ -205,14 +270,12 @@ int bind_id(Library& l, Id* id, const sockaddr* addr, const char* call) {
       ::listen(fd, 4096);
       id->name = fd;
       id->name_path = path;
+      id->name_pid = ::getpid();
       break;
     }
     if (errno == EADDRINUSE) {
-      // Live, or left by a process that died? Only a live one accepts a connection.
-      const int probe = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-      const bool live = probe >= 0 && ::connect(probe, reinterpret_cast<sockaddr*>(&un), sizeof un) == 0;
-      if (probe >= 0) ::close(probe);
-      if (!live) {
+      // Live, or left by a process that died? Only a dead one refuses a connection.
+      if (nobody_listens(un) && stale_removed++ < 64) {
         ::unlink(path.c_str());
         --attempt;
         continue;
@@ -283,7 +346,10 @@ __attribute__((visibility("default"))) int rdma_resolve_addr(rdma_cm_id* id, soc
       // route's netdev; a local destination is its own source, on the netdev owning it.
       sockaddr_storage src{};
       std::string netdev;
-      if (is_loopback(dst)) {
+      if (is_loopback(dst) || is_any(dst)) {
+        // The kernel resolves the wildcard address (0.0.0.0, ::) as this host, through the
+        // loopback binding (rdma_resolve_addr: cma_any_addr -> cma_resolve_loopback), and a
+        // connect to it reaches a listener bound to the wildcard address.
         std::memcpy(&src, dst, sockaddr_len(dst));
         netdev = "lo";
       } else {
@@ -305,6 +371,10 @@ __attribute__((visibility("default"))) int rdma_resolve_addr(rdma_cm_id* id, soc
           switch (route.value().type) {
             case RouteType::unicast:
             case RouteType::local:
+            // A routed multicast group resolves as a unicast peer does: the route's source on
+            // its netdev (the kernel's addr4/addr6_resolve take any route the lookup gives, and
+            // the group's neighbour is its mapped MAC, never an ARP).
+            case RouteType::multicast:
               break;
             case RouteType::unreachable:
               status = -EHOSTUNREACH;
@@ -353,7 +423,8 @@ __attribute__((visibility("default"))) int rdma_resolve_addr(rdma_cm_id* id, soc
     if (!status) {
       const gidpolicy::Gid d = gid_of(dst);
       std::memcpy(&i->pub.route.addr.addr.ibaddr.dgid, d.bytes().data(), 16);
-      if (is_loopback(dst)) i->pub.route.addr.addr.ibaddr.dgid = i->pub.route.addr.addr.ibaddr.sgid;
+      if (is_loopback(dst) || is_any(dst))
+        i->pub.route.addr.addr.ibaddr.dgid = i->pub.route.addr.addr.ibaddr.sgid;
       i->state = State::addr_resolved;
     }
     auto r = record("resolve_addr", i);

@@ -117,16 +117,22 @@ result<void> FakeVerbs::modify_qp(QpHandle handle, const ibv_qp_attr& attr, int 
   const Device* d = impl_->device(q.device);
   const Errnos E = Errnos::of(d->driver.platform);
 
-  if (!(mask & IBV_QP_STATE))
-    return fail_errno(E.einval, at + ": no IBV_QP_STATE (attribute-only changes are not modelled)");
+  // Without IBV_QP_STATE the next state is the current one (ib_uverbs' modify_qp takes
+  // `cur_state` as the next): a cur->cur transition, judged by the same table, so an RTS QP
+  // may change its access flags or RNR timer alone, and whatever that row does not allow is
+  // EINVAL.
   if (static_cast<unsigned>(from) >= kStates || static_cast<unsigned>(to) >= kStates)
     return fail_errno(E.einval, at + ": not a QP state");
+  // IBV_QP_CUR_STATE names a state the QP may be in only from RTR, RTS, SQD or SQE.
+  if ((mask & IBV_QP_CUR_STATE) && from != IBV_QPS_RTR && from != IBV_QPS_RTS && from != IBV_QPS_SQD &&
+      from != IBV_QPS_SQE)
+    return fail_errno(E.einval, at + ": IBV_QP_CUR_STATE is taken only from RTR, RTS, SQD or SQE");
   // The kernel's check (ib_modify_qp_is_ok): the transition exists, every required bit is set
   // and no bit is set that the QP type does not take there. EINVAL, which names nothing.
   const Transition& t = kTable[from][to];
   if (!t.valid) return fail_errno(E.einval, at + ": not a valid transition");
-  const int required = t.required[kind_index(q.kind)] | IBV_QP_STATE;
-  const int allowed = required | t.optional[kind_index(q.kind)];
+  const int required = t.required[kind_index(q.kind)];
+  const int allowed = required | t.optional[kind_index(q.kind)] | IBV_QP_STATE;
   if ((mask & required) != required)
     return fail_errno(E.einval,
                       at + ": missing required attribute bits " + rtr_mask_to_string(required & ~mask));

@@ -270,6 +270,46 @@ TEST_F(FakeVerbsQp, MissingRequiredBitsAndBadTransitionsAreEinval) {
   EXPECT_EQ(VALUE_OR_FAIL(fake.qp(q)).state, IBV_QPS_INIT);  // a failed RTR leaves the QP in INIT
 }
 
+// Without IBV_QP_STATE the kernel takes the current state as the next one (a cur->cur
+// transition, judged by the same table): an RC QP in RTS may change its access flags or its RNR
+// timer alone; a bit that RTS->RTS does not take (SQ_PSN is RTR->RTS's) is EINVAL.
+TEST_F(FakeVerbsQp, RtsToRtsWithoutStateTakesThatRowsOptionalBits) {
+  const QpHandle q = init_qp(QpKind::rc);
+  ibv_qp_attr rtr = rtr_attr(3, g("::ffff:10.0.0.2"));
+  rtr.max_dest_rd_atomic = 1;
+  rtr.min_rnr_timer = 12;
+  ASSERT_OK(fake.modify_qp(q, rtr, kUcRtrMask | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  rts.timeout = 14;
+  rts.retry_cnt = 7;
+  rts.rnr_retry = 7;
+  rts.sq_psn = 9;
+  rts.max_rd_atomic = 1;
+  ASSERT_OK(fake.modify_qp(q, rts,
+                           IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                               IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC));
+  ibv_qp_attr change{};
+  change.qp_state = IBV_QPS_RESET;  // ignored: the mask does not name the state
+  change.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  ASSERT_OK(fake.modify_qp(q, change, IBV_QP_ACCESS_FLAGS));
+  change.min_rnr_timer = 20;
+  ASSERT_OK(fake.modify_qp(q, change, IBV_QP_MIN_RNR_TIMER));
+  ASSERT_OK_AND_ASSIGN(const FakeQp after, fake.qp(q));
+  EXPECT_EQ(after.state, IBV_QPS_RTS);
+  EXPECT_EQ(after.attr.qp_access_flags, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+  EXPECT_EQ(after.attr.min_rnr_timer, 20);
+  change.sq_psn = 5;
+  auto refused = fake.modify_qp(q, change, IBV_QP_SQ_PSN);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code.value(), EINVAL);
+  EXPECT_EQ(VALUE_OR_FAIL(fake.qp(q)).attr.sq_psn, 9u);  // refused: nothing changed
+  // RTR has no RTR->RTR row: an attribute-only change there is EINVAL too.
+  const QpHandle r = init_qp(QpKind::rc);
+  ASSERT_OK(fake.modify_qp(r, rtr, kUcRtrMask | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
+  EXPECT_EQ(fake.modify_qp(r, change, IBV_QP_ACCESS_FLAGS).error().code.value(), EINVAL);
+}
+
 TEST_F(FakeVerbsQp, LinuxProfileDecidesRtrErrnos) {
   // Empty in-range slot: ENODATA (kernel >= 5.10).
   EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(4, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(),

@@ -155,6 +155,15 @@ case $case in
     grep -q "return status 0" "$work/udaddy.client" || bad "udaddy did not complete"
     check_choice bind_addr 10.152.0.12 net1
     check_choice resolve_addr 10.152.4.12 net2 ;;
+  udaddy_any)
+    # The server as its manual starts it, without an address: rdma_listen on an unbound id, which
+    # the kernel binds to 0.0.0.0; each request gets the device of the address it was sent to.
+    # (udaddy's -p names the port space, not a port: `-p 7476` is refused by rdma_create_id, EINVAL,
+    # on the kernel too.) Its port is 7174; this namespace and CM directory are the test's own.
+    pair udaddy_any "udaddy -C 4" "udaddy -s 10.152.0.12 -b 10.152.4.12 -C 4"
+    grep -q "return status 0" "$work/udaddy_any.client" || bad "udaddy did not complete"
+    grep -q '"call":"listen",.*"src":"0.0.0.0:7174"' "$GIDPOLICY_FAKE_LOG" || bad "no listener on 0.0.0.0:7174"
+    check_choice resolve_addr 10.152.4.12 net2 ;;
   cmtime)
     pair cmtime "cmtime -b 10.152.0.12 -c 50" "cmtime -s 10.152.0.12 -c 50" daemon
     grep -q "^connect" "$work/cmtime.client" || bad "cmtime printed no connect times"
@@ -180,6 +189,14 @@ case $case in
     grep -Eq "^64 +10 +=10 " "$work/fi_msg.client" || bad "fi_pingpong: no 10 acknowledged transfers"
     grep -q '"call":"listen".*"sgid_index":0,"src":"127.0.0.1:' "$GIDPOLICY_FAKE_LOG" || bad "no loopback listener on GID 0"
     rtr 0 || bad "no INIT->RTR from sgid_index 0" ;;
+  fi_pingpong_msg_any)
+    # The verbs msg server without an address (as fi_pingpong's manual starts it): libfabric's
+    # passive endpoint listens on an unbound id, or binds 0.0.0.0, where the kernel succeeds.
+    command -v fi_pingpong > /dev/null || { echo "SKIP: no fi_pingpong (libfabric-bin)"; exit 77; }
+    export GIDPOLICY_FAKE_TABLES=$tables/ibm-pr4-cx6.show_gids.txt
+    veth ens1f0 && ip addr add 172.19.0.60/24 dev ens1f0
+    pair fi_msg_any "fi_pingpong -p verbs -e msg -S 64 -I 10" "fi_pingpong -p verbs -e msg -S 64 -I 10 172.19.0.60" ctrl
+    grep -Eq "^64 +10 +=10 " "$work/fi_msg_any.client" || bad "fi_pingpong: no 10 acknowledged transfers" ;;
   fi_pingpong_dgram)
     # libfabric's verbs dgram endpoint (domain <device>-dgram): a UD QP whose address is the
     # port's GID at FI_VERBS_GID_IDX (default 0), read with ibv_query_gid, not rdma_cm's choice;
@@ -319,6 +336,42 @@ case $case in
       bad "no RC INIT->RTR from sgid_index $idx" ;;
   abuse)
     "$probe" abuse 10.152.0.12 || bad "abuse cases" ;;
+  fd_reuse)
+    # The channel's fd closed by the program and its number reused by a file: never written to.
+    TMPDIR=$work "$probe" fd_reuse 10.152.0.12 || bad "the fake wrote into a file that reused the channel's fd" ;;
+  fork)
+    # A fork()ed child (no exec) of a process whose progress thread runs: its connections with
+    # the parent get their events on both sides (the child's run is hang-guarded by alarm()).
+    timeout 180 "$probe" fork 10.152.0.12 || bad "a fork()ed child's connections" ;;
+  kernel_answers)
+    # A table with a GID 0 (the wildcard address resolves through the loopback binding, the
+    # first active port's GID 0: nccl-1573-pod has none, and there the kernel says ENODEV too),
+    # and a route for the multicast group, as a host that sends to groups has one.
+    export GIDPOLICY_FAKE_TABLES=$tables/ibm-pr4-cx6.show_gids.txt
+    veth ens1f0 && ip addr add 172.19.0.60/24 dev ens1f0
+    ip route add 224.0.0.0/4 dev ens1f0
+    "$probe" kernel_answers 172.19.0.60 239.1.2.3 || bad "the fake refused what the kernel accepts" ;;
+  stale_names)
+    # A listener killed by SIGKILL leaves its socket file; the next process sweeps it, and never
+    # a live listener's. Each listener says when it listens (a hang guard of 60 s each).
+    listener() { # PORT: starts one, waits until it listens
+      "$probe" listen 10.152.0.12 "$1" > "$work/listen.$1" 2>&1 &
+      for _ in $(seq 600); do grep -q '^listening' "$work/listen.$1" && return 0; sleep 0.1; done
+      bad "the listener on port $1 did not listen within 60 s: $(cat "$work/listen.$1")"
+    }
+    listener 7491; live=$!
+    listener 7492; killed=$!
+    kill -9 "$killed"; wait "$killed" 2>/dev/null
+    [ -S "$work/cm/tcp-10.152.0.12:7492" ] || bad "no socket file left by the killed listener (the case needs one)"
+    listener 7493; later=$!
+    names=$(cd "$work/cm" && ls)
+    echo "socket directory: $names"
+    grep -qx 'tcp-10.152.0.12:7492' <<<"$names" && bad "the killed listener's socket file is still there"
+    grep -qx 'tcp-10.152.0.12:7491' <<<"$names" || bad "the live listener's socket file was removed"
+    grep -qx 'tcp-10.152.0.12:7493' <<<"$names" || bad "the later listener has no socket file"
+    # The live one still answers: a fresh bind of its port is refused (EADDRINUSE).
+    out=$(timeout 60 "$probe" listen 10.152.0.12 7491); [ "$out" = "errno 98 Address already in use" ] || bad "port 7491: $out"
+    kill "$live" "$later" ;;
   *) echo "unknown case $case"; exit 2 ;;
 esac
 exit $fail

@@ -21,6 +21,10 @@
 //    calls do), `failure` with errno for an exception; `locked` holds `mu` around the body and
 //    hands it the lock, so a call that waits (rdma_get_cm_event) can release and retake it.
 //
+// And fork(): own_fork registers what the library's lock and state need in a child that
+// keeps using the library without exec (its threads are gone, the parent's sockets stay the
+// parent's), as real librdmacm keeps working in such a child for the ids it creates there.
+//
 // Example (a librdmacm-style call, -1 with errno, its lock held; an exception is -1 with ENOMEM):
 //   static std::mutex mu;
 //   int rc = gidpolicy::fakes::c_guard::locked(mu, -1, [&](std::unique_lock<std::mutex>&) -> int {
@@ -28,6 +32,7 @@
 //   });
 #pragma once
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #include <cerrno>
@@ -105,6 +110,24 @@ ssize_t count_frame(Body&& body) noexcept {
   } catch (...) {
     return -static_cast<ssize_t>(current_exception_errno());
   }
+}
+
+/// fork() for a library whose state one mutex guards (the drop-in librdmacm): registers, once,
+/// pthread_atfork handlers that take `Mutex()` before the fork (no other thread is then halfway
+/// through changing the state the child copies) and release it in both processes; in the child,
+/// `Child()` runs first, with the lock held, to make the copied state the child's own (its
+/// threads did not come along: a progress thread is restarted at its next use). Call it at the
+/// top of each guarded call; after the first, it costs one check of a static.
+template <std::mutex& (*Mutex)() noexcept, void (*Child)() noexcept>
+void own_fork() noexcept {
+  static const bool registered = [] {
+    return ::pthread_atfork([] { Mutex().lock(); }, [] { Mutex().unlock(); },
+                            [] {
+                              Child();
+                              Mutex().unlock();
+                            }) == 0;
+  }();
+  (void)registered;
 }
 
 /// The body's own answer with `mu` held (the body gets the lock and may release and retake it
