@@ -460,6 +460,18 @@ result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view
   return std::move(sax.d_);
 }
 
+result<std::size_t> parse_rank(std::string_view text) {
+  const bool digits = !text.empty() && text.size() <= 4 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  std::size_t rank = 0;
+  if (digits)
+    for (char c : text) rank = rank * 10 + static_cast<std::size_t>(c - '0');
+  if (!digits || rank >= kMaxJacclRanks)
+    return fail(errc::invalid_argument,
+                "expected a rank 0.." + std::to_string(kMaxJacclRanks - 1) + " (decimal digits only)");
+  return rank;
+}
+
 result<JacclDevices> read_jaccl_devices(const std::string& path, std::optional<std::size_t> expected_ranks) {
   if (auto why = name_problem(path, NameKind::path))
     return fail(errc::invalid_argument, "device file " + quote_name(path, 200) + ": " + *why);

@@ -154,6 +154,16 @@ result<MlxHostfile> parse_mlx_hostfile(std::string_view text, std::string_view s
 /// Read and parse a hostfile (at most 16 MiB; its path follows the path-name rule).
 result<MlxHostfile> read_mlx_hostfile(const std::string& path,
                                       std::optional<std::size_t> expected_hosts = std::nullopt);
+/// A rank as `--rank`, JACCL_RANK and MLX_RANK give it: 1 to 4 decimal digits, at most 4,095
+/// (a device file's last rank). The one reading every command uses: white space, a sign, a
+/// fraction or anything else around the digits is refused (errc::invalid_argument saying what
+/// a rank is; the caller names where the text came from), never read as its leading number.
+///
+/// Example:
+///   auto r = gidpolicy::fleet::parse_rank("3");   // 3
+///   auto bad = gidpolicy::fleet::parse_rank(" 1");  // an error: not digits only
+result<std::size_t> parse_rank(std::string_view text);
+
 /// A JACCL device file or an mlx.distributed_config hostfile, told apart by their shape (an
 /// array of arrays, or an object / an array of objects): the device matrix either stands for.
 result<JacclDevices> read_device_file(const std::string& path,
