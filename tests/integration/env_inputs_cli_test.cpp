@@ -186,3 +186,63 @@ TEST_F(EnvInputs, TheDoctorJudgesAPinOnlyWhereItsStackSelects) {
 
 }  // namespace
 }  // namespace gidpolicy::test
+
+namespace gidpolicy::test {
+namespace {
+
+std::string jaccl_devices() { return (example_tables_dir().parent_path() / "fleet" / "jaccl" / "devices.json").string(); }
+std::string jaccl_host() { return (test_data_dir() / "stacks" / "jaccl" / "m3-ultra-1.json").string(); }
+
+// A hostfile of 100 hosts (routes to 99 peers) used to be refused: "at most 64 peers", a bound
+// documented nowhere. kMaxRoutedPeers (16,384) is the bound now, and past it the count is named.
+TEST_F(EnvInputs, TheDoctorRoutesAHundredHostHostfileAndNamesItsBound) {
+  const auto hostfile = [&](int hosts, int ips) {
+    std::string text = "{\"hosts\": [";
+    for (int i = 0; i < hosts; ++i) {
+      text += std::string(i ? "," : "") + "{\"ssh\": \"h" + std::to_string(i) + "\", \"ips\": [";
+      for (int k = 0; k < ips; ++k)
+        text += std::string(k ? "," : "") + "\"10." + std::to_string(k) + "." + std::to_string(i / 200) + "." +
+                std::to_string(i % 200 + 1) + "\"";
+      text += "]}";
+    }
+    return write("hosts-" + std::to_string(hosts) + "x" + std::to_string(ips) + ".json", text + "]}");
+  };
+  const auto r = run({"doctor", "--json", "--input", pod_table(), "--hostfile", hostfile(100, 1).string(),
+                      "--rank", "0"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const Json j = Json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["peers"].size(), 99u);
+  // 4,096 hosts with 5 addresses each: 20,475 peers, past the bound (refused before any route).
+  refused(run({"doctor", "--input", pod_table(), "--hostfile", hostfile(4096, 5).string(), "--rank", "0"}),
+          "20475 peers to route: at most 16384");
+}
+
+// --rank without the file it is a row of was ignored by doctor (env refused it).
+TEST_F(EnvInputs, ARankWithoutItsFileIsRefusedByEnvAndDoctor) {
+  refused(run({"doctor", "--input", pod_table(), "--rank", "1"}),
+          "doctor --rank: give the file it is a row of, with --hostfile FILE or --jaccl-devices FILE");
+  refused(run({"env", "--for", "jaccl", "--rank", "0", "--input", jaccl_host()}),
+          "env --rank: give the device file with --jaccl-devices FILE");
+}
+
+// MLX_RANK=' 1' was read as 1 by doctor (strtoul) and refused by env: one reading now
+// (fleet::parse_rank), digits only, in both; JACCL_RANK first in both.
+TEST_F(EnvInputs, RankVariablesAreReadAlikeByEnvAndDoctor) {
+  for (const std::string bad : {" 1", "+1", "1 ", "0x1", "4096"}) {
+    refused(run({"env", "--for", "jaccl", "--jaccl-devices", jaccl_devices(), "--input", jaccl_host()},
+                {"MLX_RANK=" + bad}),
+            "MLX_RANK " + bad + ": expected a rank 0..3 of " + jaccl_devices());
+    refused(run({"doctor", "--input", jaccl_host(), "--jaccl-devices", jaccl_devices()}, {"MLX_RANK=" + bad}),
+            "MLX_RANK " + bad + ": expected a rank 0..3 of " + jaccl_devices());
+  }
+  refused(run({"doctor", "--input", jaccl_host(), "--jaccl-devices", jaccl_devices()},
+              {"MLX_RANK=1", "JACCL_RANK=9"}),
+          "JACCL_RANK 9: expected a rank 0..3 of " + jaccl_devices());
+  const auto ok = run({"doctor", "--json", "--input", jaccl_host(), "--jaccl-devices", jaccl_devices()},
+                      {"MLX_RANK=0"});
+  EXPECT_TRUE(ok.exit_code == 0 || ok.exit_code == 1) << ok.err;
+}
+
+}  // namespace
+}  // namespace gidpolicy::test
