@@ -262,15 +262,24 @@ int run_doctor(const DoctorArgs& o) {
       auto r = fleet::read_mlx_hostfile(path);
       if (!r) return usage_error(r.error());
       f = std::move(r).value();
-    } else {
-      auto d = fleet::read_device_file(path);
-      if (!d) return usage_error(d.error());
-      for (auto& row : d.value().names)
-        f.hosts.push_back(fleet::MlxHost{"rank " + std::to_string(f.hosts.size()), {}, row});
     }
     // The rank as env reads it (env_cmd.hpp): --rank, else JACCL_RANK, else MLX_RANK, digits only.
+    const std::optional<RankText> given = rank_text(o.rank);
     std::optional<std::size_t> self;
-    if (const std::optional<RankText> given = rank_text(o.rank)) {
+    if (!o.hostfile) {
+      // A device file names no addresses: only its rank's row is used, so only that row is kept
+      // (read_device_file_row; the whole matrix of a 4,096-rank file is gigabytes).
+      std::optional<std::size_t> wanted;
+      if (given)
+        if (auto r = fleet::parse_rank(given->text)) wanted = r.value();
+      auto d = fleet::read_device_file_row(path, wanted);
+      if (!d) return usage_error(d.error());
+      // The other ranks are rows without addresses, as before, and now without their devices.
+      f.hosts.resize(d.value().ranks);
+      for (std::size_t i = 0; i < f.hosts.size(); ++i) f.hosts[i].ssh = "rank " + std::to_string(i);
+      if (d.value().rank) f.hosts[*d.value().rank].rdma = std::move(d.value().names);
+    }
+    if (given) {
       auto r = rank_in(*given, f.hosts.size(), path);
       if (!r) return usage_error(r.error());
       self = r.value();

@@ -91,8 +91,12 @@ result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
     return fail(errc::invalid_argument, "env --for jaccl: " + from + " " + bounded(*file) +
                                             " needs this host's rank: give --rank R (or set " +
                                             std::string(stack_vars::kMlxRank) + ")");
-  GIDPOLICY_TRY(devices, fleet::read_jaccl_devices(*file));
-  GIDPOLICY_TRY(rank, rank_in(*given, devices.ranks(), *file));
+  // Only this rank's row is kept (the file is checked whole, row by row): a rank that is no
+  // rank keeps none, and rank_in() then names the file's count.
+  std::optional<std::size_t> wanted;
+  if (auto r = fleet::parse_rank(given->text)) wanted = r.value();
+  GIDPOLICY_TRY(devices, fleet::read_jaccl_row(*file, wanted));
+  GIDPOLICY_TRY(rank, rank_in(*given, devices.ranks, *file));
   GIDPOLICY_TRY(ring,
                 devices.uses_ring(o.jaccl_ring ||
                                   first_env(std::string(stack_vars::kJacclRing).c_str(),
@@ -100,8 +104,11 @@ result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
   std::error_code ec;
   std::filesystem::path abs = std::filesystem::absolute(*file, ec);
   if (ec) abs = *file;
-  return std::optional<JacclRow>(JacclRow{
-      .path = abs.lexically_normal().string(), .devices = std::move(devices), .rank = rank, .ring = ring});
+  return std::optional<JacclRow>(JacclRow{.path = abs.lexically_normal().string(),
+                                         .ranks = devices.ranks,
+                                         .rank = rank,
+                                         .ring = ring,
+                                         .devices = devices.devices(ring)});
 }
 
 }  // namespace
