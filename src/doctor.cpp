@@ -542,6 +542,13 @@ class Examiner {
   void stacks_and_pins() {
     bool mc_set = false;
     for (const DoctorPin& p : in_.pins) mc_set = mc_set || p.variable == stack_vars::kMcGidIndex;
+    // The device variables among the pins (the last setting of each), read as each stack reads it.
+    std::vector<DeviceSelector> selectors;
+    for (const DoctorPin& p : in_.pins)
+      if (auto sel = read_device_selector(p.variable, p.value)) {
+        std::erase_if(selectors, [&](const DeviceSelector& d) { return d.variable == sel->variable; });
+        selectors.push_back(std::move(*sel));
+      }
     for (const GidTable& t : in_.tables) {
       const DriverModel model = DriverModel::for_table(t, in_.platform);
       for (const StackInfo& s : stack_catalogue()) {
@@ -554,6 +561,11 @@ class Examiner {
       }
       for (const DoctorPin& pin : in_.pins)
         for (const PinReading& reading : read_pin(pin.variable, pin.value, mc_set)) {
+          // A port the stack leaves out (its device variable, among the pins) is not judged:
+          // `env`'s own pin is wrong on exactly the ports its selector leaves out.
+          if (const DeviceSelector* sel = selector_for(reading, pin.variable, selectors);
+              sel && !sel->selects(t.port().device, t.port().port))
+            continue;
           const PinJudgement j = judge_pin(reading, t, model);
           if (j.status == PinJudgement::Status::fine) continue;
           add(FindingCode::stale_pin, t.port().device, t.port().port, "",

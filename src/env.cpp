@@ -66,10 +66,10 @@ std::string one_hca_setting(const StackInfo& s, const GidTable& t) {
 /// device also says what JACCL as it ships (the jaccl profile) would do there.
 void plan_jaccl_row(const JacclRow& row, const std::vector<GidTable>& tables, const Profile& profile,
                     EnvPlan& plan) {
-  const std::vector<std::string> devices = row.devices.devices_of(row.rank, row.ring);
+  const std::vector<std::string>& devices = row.devices;
   const std::string layout = row.ring ? "ring" : "mesh";
   const std::string where = row.path + " (rank " + std::to_string(row.rank) + " of " +
-                            std::to_string(row.devices.ranks()) + ", JACCL's " + layout + ")";
+                            std::to_string(row.ranks) + ", JACCL's " + layout + ")";
   const std::string spec = profile.spec();
   bool ok = true;
   for (const std::string& d : devices) {

@@ -8,6 +8,8 @@
 #include "fleet_json_cursor.hpp"
 #include "formats/text.hpp"
 
+#include <map>
+
 namespace gidpolicy::fleet {
 namespace {
 
@@ -32,11 +34,16 @@ class HostfileReader {
       bool have_hosts = false;
       const std::size_t at = c_.offset();
       if (!c_.empty_container('}')) {
+        GIDPOLICY_TRY(last, last_members(1));
         std::string key;
         for (bool more = true; more;) {
           if (!c_.string(key) || !c_.consume(':')) return fail(syntax());
-          if (key == "hosts") {
-            if (have_hosts) return fail(field("hosts", "given twice"));
+          c_.peek();
+          if (last.at(key) != c_.offset()) {
+            // An earlier value of a key given again: Python's json (which MLX reads the file
+            // with) keeps the last one, and needs the others only to be JSON.
+            if (!c_.skip(1)) return fail(syntax());
+          } else if (key == "hosts") {
             have_hosts = true;
             GIDPOLICY_TRYV(hosts(out, "hosts"));
           } else if (key == "backend") {
@@ -94,6 +101,29 @@ class HostfileReader {
     return field_at(at, path, "expected " + expected + ", found " + k);
   }
 
+  /// With the cursor just inside an object's '{' (at `depth`): each key's last value, by its
+  /// offset, read from a copy of the cursor (the object is read twice; the cursor is not moved).
+  /// A key given twice keeps its last value, as Python's json.loads keeps it: reading the
+  /// values in order and appending would have concatenated two "ips" lists.
+  result<std::map<std::string, std::size_t>> last_members(int depth) {
+    Cursor scan = c_;
+    std::map<std::string, std::size_t> last;
+    std::string key;
+    for (bool more = true; more;) {
+      if (!scan.string(key) || !scan.consume(':')) {
+        c_ = scan;
+        return fail(syntax());
+      }
+      scan.peek();
+      last[key] = scan.offset();
+      if (!scan.skip(depth) || !scan.next_member('}', more)) {
+        c_ = scan;
+        return fail(syntax());
+      }
+    }
+    return last;
+  }
+
   result<void> string_field(const std::string& path, std::string& out, std::size_t max) {
     if (c_.peek() != '"') return fail(wrong(path, "a string"));
     const std::size_t at = c_.offset();
@@ -127,11 +157,16 @@ class HostfileReader {
     bool have_ssh = false;
     rdma_at_.push_back(begin);
     if (!c_.empty_container('}')) {
+      GIDPOLICY_TRY(last, last_members(2));
       std::string key;
       for (bool more = true; more;) {
         if (!c_.string(key) || !c_.consume(':')) return fail(syntax());
         const std::string at = path + "." + key;
-        if (key == "ssh") {
+        c_.peek();
+        if (last.at(key) != c_.offset()) {
+          // A key given again: the last value is the one Python's json keeps (see read()).
+          if (!c_.skip(2)) return fail(syntax());
+        } else if (key == "ssh") {
           const std::size_t where = c_.offset();
           GIDPOLICY_TRYV(string_field(at, h.ssh, kMaxHostName));
           if (auto why = name_problem(h.ssh, NameKind::host))
@@ -170,6 +205,12 @@ class HostfileReader {
       const std::string_view addr = std::string_view(ip).substr(0, ip.find('%'));
       if (!parse_address(addr))
         return fail(field_at(where, at, quote_name(ip) + " is not an IPv4 or IPv6 address"));
+      // A scope names the interface of an IPv6 link-local address; an IPv4 address has none,
+      // and reading "10.0.0.1%en3" as 10.0.0.1 (or dropping it) would route somewhere unsaid.
+      if (ip.find('%') != std::string::npos && addr.find(':') == std::string_view::npos)
+        return fail(field_at(where, at,
+                             quote_name(ip) + ": an IPv4 address has no scope (the '%' part); "
+                                              "write the address alone"));
       out.push_back(std::move(ip));
       if (!c_.next_member(']', more)) return fail(syntax());
     }

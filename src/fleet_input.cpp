@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <thread>
 
 namespace gidpolicy::fleet {
@@ -308,6 +309,18 @@ class DevicesSax : public nlohmann::json_sax<Json> {
     if (known) d_.names.reserve(ranks);
   }
 
+  /// Streaming (parse_jaccl_row): every row but `keep` is dropped once checked, and JACCL's
+  /// mesh and ring checks are made row by row, in valid_mesh()'s and valid_ring()'s order.
+  void stream(std::optional<std::size_t> keep) {
+    streaming_ = true;
+    keep_ = keep;
+  }
+  struct Checks {
+    bool mesh = true, ring = true;
+    std::string why_mesh, why_ring;
+    std::size_t conns = 0;
+  } checks_;
+
   bool null() override { return value(nullptr); }
   bool boolean(bool) override { return wrong("a boolean"); }
   bool number_integer(number_integer_t) override { return wrong("a number"); }
@@ -345,6 +358,7 @@ class DevicesSax : public nlohmann::json_sax<Json> {
         if (known_ && have != n_)
           return stop(row_at(d_.names.size() - 1) + ": has " + std::to_string(have) +
                       " entries; every rank needs one per rank (" + std::to_string(n_) + ")");
+        if (streaming_) check_and_drop(d_.names.size() - 1);
         return true;
       }
       case 2:
@@ -418,17 +432,58 @@ class DevicesSax : public nlohmann::json_sax<Json> {
     return row_at(d_.names.size() - 1) + "[" + std::to_string(begun ? row.size() - 1 : row.size()) + "]";
   }
 
+  /// Row `i` is complete (n_ entries, the rank count known: a cut-short text fails later):
+  /// the checks of valid_mesh() and valid_ring() on it, then it is dropped unless kept.
+  void check_and_drop(std::size_t i) {
+    auto& row = d_.names.back();
+    const std::size_t n = n_;
+    // A text cut short (known_ false) has no rank count to check against, and fails anyway.
+    if (known_ && n >= 2) {
+      for (std::size_t j = 0; checks_.mesh && j < n; ++j) {
+        if (i == j && !row[j].empty()) {
+          checks_.mesh = false;
+          checks_.why_mesh = "rank " + std::to_string(i) + " names a device to itself";
+        } else if (i != j && row[j].empty()) {
+          checks_.mesh = false;
+          checks_.why_mesh = "rank " + std::to_string(i) + " has no device to rank " + std::to_string(j);
+        }
+      }
+      if (i == 0) {
+        checks_.conns = row[1].size();
+        if (checks_.conns == 0) {
+          checks_.ring = false;
+          checks_.why_ring = "rank 0 has no device to rank 1";
+        }
+      }
+      const std::size_t left = (i + n - 1) % n, right = (i + 1) % n;
+      for (std::size_t d : {left, right})
+        if (checks_.ring && row[d].size() != checks_.conns) {
+          checks_.ring = false;
+          checks_.why_ring = "rank " + std::to_string(i) + " has " + std::to_string(row[d].size()) +
+                             " devices to rank " + std::to_string(d) + ", not " + std::to_string(checks_.conns);
+        }
+    }
+    if (!keep_ || *keep_ != i) std::vector<std::vector<std::string>>().swap(row);
+  }
+
   std::string_view src_;
   std::size_t n_;
   bool known_;
   int depth_ = 0;
   bool in_list_ = false;
+  bool streaming_ = false;
+  std::optional<std::size_t> keep_;
 };
 
 }  // namespace
 
-result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view source,
-                                         std::optional<std::size_t> expected_ranks) {
+namespace {
+
+/// The two passes both readers make: the shape (no allocation), then the parser's events into
+/// `sax` (built whole, or streamed).
+result<void> run_devices(std::string_view text, std::string_view source,
+                         std::optional<std::size_t> expected_ranks, std::optional<std::size_t>* keep,
+                         std::unique_ptr<DevicesSax>& sax) {
   const std::string src(source);
   // First the shape, without building anything: a file nested deeper than the format, with
   // more ranks than the bound, or with another rank count than the hosts given is refused
@@ -444,20 +499,86 @@ result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view
     return fail(errc::invalid_argument, src + ": " + std::to_string(shape.ranks) + " ranks but " +
                                             std::to_string(*expected_ranks) +
                                             " hosts were given (one host per rank, in rank order)");
-  DevicesSax sax(source, shape.complete ? shape.ranks : kMaxJacclRanks, shape.complete);
-  const bool ok = Json::sax_parse(text.begin(), text.end(), &sax);
-  if (sax.error_) return fail(*sax.error_);
-  if (sax.syntax_ || !ok) {
-    const std::size_t off = sax.byte_ > 0 ? sax.byte_ - 1 : 0;
-    std::string what = sax.what_;
+  sax = std::make_unique<DevicesSax>(source, shape.complete ? shape.ranks : kMaxJacclRanks, shape.complete);
+  if (keep) sax->stream(*keep);
+  const bool ok = Json::sax_parse(text.begin(), text.end(), sax.get());
+  if (sax->error_) return fail(*sax->error_);
+  if (sax->syntax_ || !ok) {
+    const std::size_t off = sax->byte_ > 0 ? sax->byte_ - 1 : 0;
+    std::string what = sax->what_;
     // nlohmann's message repeats the position; keep its last part (what went wrong).
     if (auto p = what.find(": syntax error"); p != std::string::npos) what = what.substr(p + 2);
     return fail(errc::parse_error,
                 src + ":" + formats::detail::line_column(text, off) + ": invalid JSON: " + what);
   }
-  if (shape.complete && sax.d_.names.size() != shape.ranks)  // not reached: both passes count alike
+  if (shape.complete && sax->d_.names.size() != shape.ranks)  // not reached: both passes count alike
     return fail(errc::parse_error, src + ": the rank count changed between passes");
-  return std::move(sax.d_);
+  return success();
+}
+
+}  // namespace
+
+result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view source,
+                                         std::optional<std::size_t> expected_ranks) {
+  std::unique_ptr<DevicesSax> sax;
+  GIDPOLICY_TRYV(run_devices(text, source, expected_ranks, nullptr, sax));
+  return std::move(sax->d_);
+}
+
+result<JacclDeviceRow> parse_jaccl_row(std::string_view text, std::optional<std::size_t> rank,
+                                       std::string_view source) {
+  std::unique_ptr<DevicesSax> sax;
+  std::optional<std::size_t> keep = rank;
+  GIDPOLICY_TRYV(run_devices(text, source, std::nullopt, &keep, sax));
+  JacclDeviceRow out;
+  out.ranks = sax->d_.names.size();
+  if (out.ranks < 2) {
+    sax->checks_ = {false, false, "fewer than two ranks", "fewer than two ranks", 0};
+  }
+  out.mesh = sax->checks_.mesh;
+  out.ring = sax->checks_.ring;
+  out.why_not_mesh = std::move(sax->checks_.why_mesh);
+  out.why_not_ring = std::move(sax->checks_.why_ring);
+  if (rank && *rank < out.ranks) {
+    out.rank = *rank;
+    out.names = std::move(sax->d_.names[*rank]);
+  }
+  return out;
+}
+
+result<bool> JacclDeviceRow::uses_ring(bool prefer_ring) const {
+  if (!mesh && !ring)
+    return fail(errc::invalid_argument, "the JACCL device file forms neither a valid mesh (" + why_not_mesh +
+                                            ") nor a valid ring (" + why_not_ring + "): JACCL would refuse it");
+  return ring && (prefer_ring || !mesh);
+}
+
+std::vector<std::string> JacclDeviceRow::devices(bool use_ring) const {
+  if (!rank) return {};
+  // The same rule as JacclDevices::devices_of, on a one-row matrix placed at its rank.
+  JacclDevices one;
+  one.names.resize(ranks);
+  one.names[*rank] = names;
+  return one.devices_of(*rank, use_ring);
+}
+
+result<JacclDeviceRow> read_jaccl_row(const std::string& path, std::optional<std::size_t> rank) {
+  if (auto why = name_problem(path, NameKind::path))
+    return fail(errc::invalid_argument, "device file " + quote_name(path, 200) + ": " + *why);
+  GIDPOLICY_TRY(text, read_file(path, kMaxJacclFileBytes));
+  return parse_jaccl_row(text, rank, path);
+}
+
+result<std::size_t> parse_rank(std::string_view text) {
+  const bool digits = !text.empty() && text.size() <= 4 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  std::size_t rank = 0;
+  if (digits)
+    for (char c : text) rank = rank * 10 + static_cast<std::size_t>(c - '0');
+  if (!digits || rank >= kMaxJacclRanks)
+    return fail(errc::invalid_argument,
+                "expected a rank 0.." + std::to_string(kMaxJacclRanks - 1) + " (decimal digits only)");
+  return rank;
 }
 
 result<JacclDevices> read_jaccl_devices(const std::string& path, std::optional<std::size_t> expected_ranks) {
@@ -475,12 +596,11 @@ result<MlxHostfile> read_mlx_hostfile(const std::string& path, std::optional<std
   return parse_mlx_hostfile(text, path, expected_hosts);
 }
 
-result<JacclDevices> read_device_file(const std::string& path, std::optional<std::size_t> expected_ranks) {
-  if (auto why = name_problem(path, NameKind::path))
-    return fail(errc::invalid_argument, "device file " + quote_name(path, 200) + ": " + *why);
-  GIDPOLICY_TRY(text, read_file(path, kMaxJacclFileBytes));
-  // The shape decides: JACCL's matrix is an array of arrays; a hostfile is an object, or (as
-  // older MLX versions wrote it) an array of host objects.
+namespace {
+
+/// The shape decides: JACCL's matrix is an array of arrays; a hostfile is an object, or (as
+/// older MLX versions wrote it) an array of host objects.
+bool hostfile_shaped(std::string_view text) {
   std::size_t i = 0;
   const auto skip_ws = [&] {
     while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) ++i;
@@ -492,9 +612,37 @@ result<JacclDevices> read_device_file(const std::string& path, std::optional<std
     skip_ws();
     hostfile = i < text.size() && text[i] == '{';
   }
-  if (!hostfile) return parse_jaccl_devices(text, path, expected_ranks);
+  return hostfile;
+}
+
+}  // namespace
+
+result<JacclDevices> read_device_file(const std::string& path, std::optional<std::size_t> expected_ranks) {
+  if (auto why = name_problem(path, NameKind::path))
+    return fail(errc::invalid_argument, "device file " + quote_name(path, 200) + ": " + *why);
+  GIDPOLICY_TRY(text, read_file(path, kMaxJacclFileBytes));
+  if (!hostfile_shaped(text)) return parse_jaccl_devices(text, path, expected_ranks);
   GIDPOLICY_TRY(f, parse_mlx_hostfile(text, path, expected_ranks));
   return f.devices();
+}
+
+result<JacclDeviceRow> read_device_file_row(const std::string& path, std::optional<std::size_t> rank) {
+  if (auto why = name_problem(path, NameKind::path))
+    return fail(errc::invalid_argument, "device file " + quote_name(path, 200) + ": " + *why);
+  GIDPOLICY_TRY(text, read_file(path, kMaxJacclFileBytes));
+  if (!hostfile_shaped(text)) return parse_jaccl_row(text, rank, path);
+  // A hostfile is bounded by its own reader (4,096 hosts, a row each only as long as the hosts).
+  GIDPOLICY_TRY(f, parse_mlx_hostfile(text, path));
+  const JacclDevices d = f.devices();
+  JacclDeviceRow out;
+  out.ranks = d.ranks();
+  out.mesh = d.valid_mesh(&out.why_not_mesh);
+  out.ring = d.valid_ring(&out.why_not_ring);
+  if (rank && *rank < out.ranks) {
+    out.rank = *rank;
+    out.names = d.names[*rank];
+  }
+  return out;
 }
 
 }  // namespace gidpolicy::fleet

@@ -39,6 +39,120 @@ std::vector<std::string_view> pin_variables() {
   return out;
 }
 
+std::vector<std::string_view> device_variables() {
+  std::vector<std::string_view> out;
+  for (const StackInfo& s : kStacks) {
+    const std::string_view d = s.launch.device;
+    // A variable, not an argument ("-d", "--rdma-device"), and a list of ports, not a file.
+    const bool ports = s.launch.device_form == DeviceForm::device ||
+                       s.launch.device_form == DeviceForm::device_port ||
+                       s.launch.device_form == DeviceForm::exact_device_port;
+    if (!d.empty() && d.front() != '-' && ports && std::find(out.begin(), out.end(), d) == out.end())
+      out.push_back(d);
+  }
+  return out;
+}
+
+bool DeviceSelector::selects(std::string_view device, std::uint32_t port) const {
+  if (every) return !exclude;
+  bool listed = false;
+  for (const Item& i : items) {
+    const bool name = match == Match::exact ? device == i.device : device.substr(0, i.device.size()) == i.device;
+    if (name && (!i.port || *i.port == port)) {
+      listed = true;
+      break;
+    }
+  }
+  return listed != exclude;
+}
+
+namespace {
+
+/// NCCL's list (ncclIbInit: '^', '=', then parseStringList): "name[:port]" items split on ','.
+/// The port is read with atoi, as NCCL reads it (an unreadable one is 0, a port no device has).
+void nccl_list(std::string_view text, DeviceSelector& sel) {
+  if (!text.empty() && text.front() == '^') {
+    sel.exclude = true;
+    text.remove_prefix(1);
+  }
+  sel.match = DeviceSelector::Match::prefix;
+  if (!text.empty() && text.front() == '=') {
+    sel.match = DeviceSelector::Match::exact;
+    text.remove_prefix(1);
+  }
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (item.empty()) continue;
+    const std::size_t colon = item.find(':');
+    DeviceSelector::Item it{std::string(item.substr(0, colon)), std::nullopt};
+    if (colon != std::string_view::npos)
+      it.port = static_cast<std::uint32_t>(std::atoi(std::string(item.substr(colon + 1)).c_str()));
+    sel.items.push_back(std::move(it));
+  }
+  sel.every = sel.items.empty();
+}
+
+/// UCX_NET_DEVICES: "all", or "device:port" items, each matched whole.
+void ucx_list(std::string_view text, DeviceSelector& sel) {
+  sel.match = DeviceSelector::Match::exact;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (item == "all") {
+      sel.every = true;
+      continue;
+    }
+    const std::size_t colon = item.find(':');
+    if (colon == std::string_view::npos) continue;  // a TCP interface ("eth0"): no RDMA port
+    std::uint32_t port = 0;
+    const std::string_view p = item.substr(colon + 1);
+    const bool digits = !p.empty() && p.size() <= 3 &&
+                        std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits)
+      for (char c : p) port = port * 10 + static_cast<std::uint32_t>(c - '0');
+    // "mlx5_0:x" names no port: kept with port 0, which matches none.
+    sel.items.push_back({std::string(item.substr(0, colon)), port});
+  }
+}
+
+}  // namespace
+
+std::optional<DeviceSelector> read_device_selector(std::string_view variable, std::string_view text) {
+  const auto vars = device_variables();
+  if (std::find(vars.begin(), vars.end(), variable) == vars.end()) return std::nullopt;
+  const StackInfo* row = nullptr;
+  for (const StackInfo& s : kStacks)
+    if (s.launch.device == variable) row = &s;
+  DeviceSelector sel;
+  sel.stack = row->id;
+  sel.variable = std::string(variable);
+  // Each stack's own rule (the header says which are read from the stack's source).
+  switch (row->id) {
+    case StackId::nccl:
+    case StackId::nvshmem:  // modelled as NCCL's
+      nccl_list(text, sel);
+      break;
+    case StackId::ucx:
+      ucx_list(text, sel);
+      break;
+    case StackId::libfabric:  // the provider compares the start of the name
+    case StackId::llama_cpp:  // one name, whole
+      sel.match = row->id == StackId::libfabric ? DeviceSelector::Match::prefix : DeviceSelector::Match::exact;
+      sel.items.push_back({std::string(text), std::nullopt});
+      sel.every = text.empty();
+      break;
+    case StackId::mooncake:
+    case StackId::perftest:
+    case StackId::ds4:
+    case StackId::jaccl:
+      return std::nullopt;  // not reached: device_variables() lists no variable of theirs
+  }
+  return sel;
+}
+
 // The policy behind each row's automatic choice: code, not data, so a switch the compiler checks
 // (-Wswitch-enum, no default): a stack added to StackId without a case here fails the build.
 #pragma GCC diagnostic push
@@ -348,6 +462,20 @@ std::vector<PinReading> read_pin(std::string_view variable, std::string_view tex
     for (const PinVariable& pin : s.pins)
       if (pin.name == variable) read_one(s, pin, text, mc_gid_index_set, out);
   return out;
+}
+
+const DeviceSelector* selector_for(const PinReading& reading, std::string_view variable,
+                                   std::span<const DeviceSelector> selectors) {
+  const auto of = [&](StackId id) -> const DeviceSelector* {
+    for (const DeviceSelector& d : selectors)
+      if (d.stack == id) return &d;
+    return nullptr;
+  };
+  if (const DeviceSelector* own = of(reading.stack)) return own;
+  // The stack whose own pin (its first) `variable` is, when that is another stack.
+  for (const StackInfo& s : kStacks)
+    if (s.id != reading.stack && !s.pins.empty() && s.pins.front().name == variable) return of(s.id);
+  return nullptr;
 }
 
 std::string_view to_string(PinJudgement::Status s) noexcept {

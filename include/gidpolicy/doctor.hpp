@@ -55,6 +55,16 @@ struct DeviceFailure {
   std::string detail;  ///< what it failed with (when it answered)
 };
 
+/// The most peers the doctor routes (`doctor`'s --peer and its hostfile's addresses, and the
+/// Python module's DoctorInput.peers): a hostfile's 4,096 hosts (its own bound) with four
+/// addresses each. Each peer costs one route lookup (one rtnetlink request) and a pass over the
+/// ports, so the bound keeps a whole run to about a second; more is refused, with the count.
+///
+/// Example:
+///   std::vector<gidpolicy::DoctorPeer> peers(3);
+///   if (peers.size() > gidpolicy::kMaxRoutedPeers) return;  // the CLI refuses it so
+inline constexpr std::size_t kMaxRoutedPeers = 16'384;
+
 /// A peer to check: its address, and where it was named ("--peer", "hostfile hosts[2].ips[0]").
 struct DoctorPeer {
   PeerAddress address;
@@ -67,7 +77,9 @@ struct DoctorPeer {
   bool rdma = true;
 };
 
-/// A pinned GID index in the environment: NCCL_IB_GID_INDEX=3 and friends (stacks.hpp).
+/// A pinned GID index in the environment: NCCL_IB_GID_INDEX=3 and friends (stacks.hpp), or a
+/// stack's device variable (NCCL_IB_HCA==mlx5_1:1, device_variables()): a pin is then judged
+/// only on the ports that stack uses (read_device_selector()).
 struct DoctorPin {
   std::string variable;
   std::string value;

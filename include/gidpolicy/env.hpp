@@ -48,11 +48,13 @@ struct EnvPlan {
 result<std::vector<std::string>> parse_env_stacks(const std::vector<std::string>& items);
 
 /// What `jaccl` needs beyond the host's tables: JACCL's device file and this host's rank in it.
+/// Only this host's row is held (fleet::read_jaccl_row), not the file's matrix.
 struct JacclRow {
-  std::string path;             ///< the file, as MLX_IBV_DEVICES is to name it (absolute)
-  fleet::JacclDevices devices;  ///< its matrix
-  std::size_t rank = 0;         ///< this host's row
-  bool ring = false;            ///< JACCL's layout (JacclDevices::uses_ring)
+  std::string path;                  ///< the file, as MLX_IBV_DEVICES is to name it (absolute)
+  std::size_t ranks = 0;             ///< the file's rank count
+  std::size_t rank = 0;              ///< this host's row
+  bool ring = false;                 ///< JACCL's layout (JacclDeviceRow::uses_ring)
+  std::vector<std::string> devices;  ///< what this rank opens under that layout (JacclDeviceRow::devices)
 };
 
 /// The settings for `stacks` (as parse_env_stacks() returns them) on a host whose ports are

@@ -128,6 +128,39 @@ result<JacclDevices> parse_jaccl_devices(std::string_view text, std::string_view
 result<JacclDevices> read_jaccl_devices(const std::string& path,
                                         std::optional<std::size_t> expected_ranks = std::nullopt);
 
+/// One rank's row of a JACCL device file, with JACCL's two checks made on the whole file: what
+/// `env --for jaccl` and `doctor` use, read without building the matrix (read_jaccl_row).
+///
+/// The gotcha it removes: a device file within the bounds (4,096 ranks, 64 MiB) is ~16 million
+/// entries; built whole (JacclDevices) that is gigabytes, to use one row.
+///
+/// Example:
+///   auto row = gidpolicy::fleet::read_jaccl_row("devices.json", 2);
+///   if (row && row.value().has_row()) {
+///     auto ring = row.value().uses_ring(false);
+///     if (ring) for (const auto& d : row.value().devices(ring.value())) std::cout << d << "\n";
+///   }
+struct JacclDeviceRow {
+  std::size_t ranks = 0;                        ///< the file's rank count
+  std::optional<std::size_t> rank;              ///< the row kept: the one asked for, when in range
+  std::vector<std::vector<std::string>> names;  ///< names[j]: what `rank` uses towards rank j
+  bool mesh = false;                            ///< JacclDevices::valid_mesh() of the whole file
+  bool ring = false;                            ///< JacclDevices::valid_ring() of the whole file
+  std::string why_not_mesh, why_not_ring;       ///< the first entry breaking each, as valid_*() say it
+  [[nodiscard]] bool has_row() const noexcept { return rank.has_value(); }
+  /// JacclDevices::uses_ring(): the same choice, the same error.
+  [[nodiscard]] result<bool> uses_ring(bool prefer_ring) const;
+  /// JacclDevices::devices_of(rank, ring) for the row kept (empty without one).
+  [[nodiscard]] std::vector<std::string> devices(bool ring) const;
+};
+/// parse_jaccl_devices()'s checks, every one, in one pass of the parser (after its shape pass),
+/// keeping only row `rank` (none when nullopt or out of range: `ranks` says how many there are).
+/// Memory is the row and a few words per rank, not the matrix.
+result<JacclDeviceRow> parse_jaccl_row(std::string_view text, std::optional<std::size_t> rank,
+                                       std::string_view source = "<devices>");
+/// Read (as read_jaccl_devices() reads it: a regular file, at most 64 MiB) and parse_jaccl_row().
+result<JacclDeviceRow> read_jaccl_row(const std::string& path, std::optional<std::size_t> rank);
+
 /// One host of the hostfile `mlx.distributed_config` writes and `mlx.launch --hostfile` reads:
 /// {"ssh": "mac-a", "ips": ["10.0.0.1"], "rdma": [null, "rdma_en3", ...]}.
 struct MlxHost {
@@ -154,6 +187,20 @@ result<MlxHostfile> parse_mlx_hostfile(std::string_view text, std::string_view s
 /// Read and parse a hostfile (at most 16 MiB; its path follows the path-name rule).
 result<MlxHostfile> read_mlx_hostfile(const std::string& path,
                                       std::optional<std::size_t> expected_hosts = std::nullopt);
+/// A rank as `--rank`, JACCL_RANK and MLX_RANK give it: 1 to 4 decimal digits, at most 4,095
+/// (a device file's last rank). The one reading every command uses: white space, a sign, a
+/// fraction or anything else around the digits is refused (errc::invalid_argument saying what
+/// a rank is; the caller names where the text came from), never read as its leading number.
+///
+/// Example:
+///   auto r = gidpolicy::fleet::parse_rank("3");   // 3
+///   auto bad = gidpolicy::fleet::parse_rank(" 1");  // an error: not digits only
+result<std::size_t> parse_rank(std::string_view text);
+
+/// read_device_file()'s two shapes, one row kept: a JACCL device file streamed as
+/// read_jaccl_row() streams it; a hostfile (at most 16 MiB of hosts) read whole, then its row.
+result<JacclDeviceRow> read_device_file_row(const std::string& path, std::optional<std::size_t> rank);
+
 /// A JACCL device file or an mlx.distributed_config hostfile, told apart by their shape (an
 /// array of arrays, or an object / an array of objects): the device matrix either stands for.
 result<JacclDevices> read_device_file(const std::string& path,

@@ -51,6 +51,52 @@ std::string stack_titles(StackSet which);
 /// and `doctor` look for in the environment).
 std::vector<std::string_view> pin_variables();
 
+/// How a stack reads the variable naming the devices (and ports) it uses: NCCL_IB_HCA,
+/// NVSHMEM_HCA_LIST, UCX_NET_DEVICES, FI_VERBS_DEVICE_NAME, GGML_RDMA_DEV (each row's
+/// LaunchSettings::device when that is a variable). The one reading `env` (which writes them),
+/// `check --pins` and `doctor` (which judge a pin only on the ports its stack then uses) share.
+///
+/// The gotcha: a pin judged on every port fails on a port the stack never opens. `env` prints
+/// NCCL_IB_HCA==mlx5_1:1 beside NCCL_IB_GID_INDEX=3 exactly because index 3 is wrong on mlx5_0;
+/// judging the pin without the selector would call gidpolicy's own advice stale.
+///
+/// Example:
+///   auto sel = gidpolicy::read_device_selector("NCCL_IB_HCA", "=mlx5_1:1");
+///   if (sel && !sel->selects("mlx5_0", 1)) std::cout << "NCCL leaves mlx5_0 alone\n";
+struct DeviceSelector {
+  /// How a name in the list is compared with a device's name.
+  enum class Match : std::uint8_t {
+    prefix,  ///< the device's name starts with it (NCCL without '=', libfabric's provider)
+    exact,   ///< the whole name (NCCL's '=', UCX, llama.cpp)
+  };
+  /// One device of the list, with the port when the list names one (else every port).
+  struct Item {
+    std::string device;
+    std::optional<std::uint32_t> port;
+  };
+  StackId stack = StackId::nccl;
+  std::string variable;     ///< the variable read
+  Match match = Match::exact;
+  bool exclude = false;     ///< NCCL's leading '^': every device but the listed ones
+  bool every = false;       ///< the list selects every device (NCCL's empty list, UCX's "all")
+  std::vector<Item> items;  ///< in the variable's order
+  /// Whether the stack uses `device`'s port `port` under this setting.
+  [[nodiscard]] bool selects(std::string_view device, std::uint32_t port) const;
+};
+
+/// Every variable that names a stack's devices, each once, in table order (the rows whose
+/// LaunchSettings::device is an environment variable: not an argument, not JACCL's file).
+std::vector<std::string_view> device_variables();
+
+/// `text` read as the stack whose device variable `variable` is reads it: NCCL_IB_HCA by NCCL's
+/// rule (an optional '^' to exclude, then an optional '=' for exact names, then
+/// "name[:port]" items split on ','; a name without '=' is a prefix: mlx5_1 also matches
+/// mlx5_10; an empty list is every device); NVSHMEM_HCA_LIST modelled as NCCL's (not read from
+/// its source); UCX_NET_DEVICES as "all" or exact "device:port" items (an item without a port
+/// names a TCP interface, no RDMA port); FI_VERBS_DEVICE_NAME as one name prefix (not verified);
+/// GGML_RDMA_DEV as one exact name (not verified). nullopt for any other variable.
+std::optional<DeviceSelector> read_device_selector(std::string_view variable, std::string_view text);
+
 /// The stack's choice with nothing set (`pinned` absent) or with its pin set to `pinned`.
 /// errc::not_supported for a stack whose own choice is not modelled (StackInfo::automatic is
 /// empty: llama.cpp) when no `pinned` is given.
@@ -107,6 +153,14 @@ struct PinReading {
 /// by Mooncake when `mc_gid_index_set` (MC_GID_INDEX, its own pin, is set) is false. An unknown
 /// variable yields nothing.
 std::vector<PinReading> read_pin(std::string_view variable, std::string_view text, bool mc_gid_index_set);
+
+/// The selector among `selectors` that decides where `reading` (of `variable`) is judged: its
+/// stack's own; for a stack that reads another stack's pin as a fallback (Mooncake reading
+/// NCCL_IB_GID_INDEX while MC_GID_INDEX is unset), the pin's own stack's. That second rule is
+/// an assumption, said so: the fallback serves a job running beside that stack, on its HCAs.
+/// nullptr when none applies (the pin is judged on every port).
+const DeviceSelector* selector_for(const PinReading& reading, std::string_view variable,
+                                   std::span<const DeviceSelector> selectors);
 
 /// A pin's verdict on one port.
 struct PinJudgement {

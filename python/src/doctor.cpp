@@ -4,7 +4,7 @@
 //
 // Why every list is bounded here: examine() is bounded by its input (tables x interfaces x
 // peers), so a Python caller could otherwise make it run for minutes with one call. The bounds
-// are the CLI's (64 peers) or interfaces.hpp's, and generous for any real host.
+// are the CLI's (kMaxRoutedPeers) or interfaces.hpp's, and generous for any real host.
 #include "common.hpp"
 
 #include <gidpolicy/doctor.hpp>
@@ -25,7 +25,7 @@ namespace gidpolicy::python {
 namespace {
 
 constexpr std::size_t kMaxTables = 1024;   // ports of one host
-constexpr std::size_t kMaxPeers = 64;      // as `gidpolicy doctor` routes at most
+constexpr std::size_t kMaxPeers = kMaxRoutedPeers;  // as `gidpolicy doctor` routes at most
 constexpr std::size_t kMaxListed = 4096;   // failures, pins, peer addresses, required devices, extra
 constexpr std::size_t kMaxTaken = 1024;    // propose_address: 16384 subnets x taken comparisons
 constexpr std::size_t kMaxFixLines = 256;  // one finding's commands

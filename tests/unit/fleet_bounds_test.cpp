@@ -101,6 +101,74 @@ TEST(FleetJacclBounds, ValidFilesReadAsBefore) {
 }
 
 // JACCL device names are device names: a newline in one would forge a report line.
+// The row reader (parse_jaccl_row) keeps one row but makes every check the whole reader makes:
+// on files that are a mesh, a ring, both, neither or malformed it gives the same row, the same
+// verdicts with the same reasons, and the same errors, for every rank.
+TEST(FleetJacclRow, AgreesWithTheWholeReaderOnEveryRankAndEveryError) {
+  const std::vector<std::string> files = {
+      "[[null, \"a\", \"b\"], [\"c\", null, \"d\"], [\"e\", \"f\", null]]",           // mesh and ring
+      "[[null, [\"a\", \"b\"], null, [\"c\", \"d\"]], [[\"e\", \"f\"], null, [\"g\", \"h\"], null],"
+      " [null, [\"i\", \"j\"], null, [\"k\", \"l\"]], [[\"m\", \"n\"], null, [\"o\", \"p\"], null]]",  // ring only
+      "[[\"self\", \"a\"], [\"b\", null]]",                                        // mesh broken at [0][0]
+      "[[null, null], [\"a\", null]]",                                             // neither: rank 0 to 1
+      "[[null, \"a\", \"b\"], [\"c\", null, null], [\"e\", \"f\", null]]",         // ring broken at rank 1
+      "[[null]]",                                                                  // one rank
+      "[]",
+      "[[null, \"a\"], [\"b\"]]",                                                  // a short row
+      "[[null, \"a\"], [\"b\", 7]]",                                               // a number
+      "[[null, \"a\"], [\"b\", null]",                                             // cut short
+      "{\"hosts\": []}",
+  };
+  for (const std::string& text : files) {
+    const auto whole = fleet::parse_jaccl_devices(text, "d.json");
+    for (std::size_t rank = 0; rank < 5; ++rank) {
+      const auto row = fleet::parse_jaccl_row(text, rank, "d.json");
+      ASSERT_EQ(whole.has_value(), row.has_value()) << text;
+      if (!whole) {
+        EXPECT_EQ(whole.error().what(), row.error().what()) << text;
+        continue;
+      }
+      const fleet::JacclDevices& d = whole.value();
+      const fleet::JacclDeviceRow& r = row.value();
+      EXPECT_EQ(r.ranks, d.ranks()) << text;
+      std::string why_mesh, why_ring;
+      EXPECT_EQ(r.mesh, d.valid_mesh(&why_mesh)) << text;
+      EXPECT_EQ(r.ring, d.valid_ring(&why_ring)) << text;
+      if (!r.mesh) {
+        EXPECT_EQ(r.why_not_mesh, why_mesh) << text;
+      }
+      if (!r.ring) {
+        EXPECT_EQ(r.why_not_ring, why_ring) << text;
+      }
+      const auto a = d.uses_ring(false), b = r.uses_ring(false);
+      ASSERT_EQ(a.has_value(), b.has_value()) << text;
+      if (!a) {
+        EXPECT_EQ(a.error().what(), b.error().what()) << text;
+        continue;
+      }
+      if (rank >= d.ranks()) {
+        EXPECT_FALSE(r.has_row()) << text;
+        continue;
+      }
+      EXPECT_EQ(r.names, d.names[rank]) << text << " rank " << rank;
+      for (bool ring : {false, true}) EXPECT_EQ(r.devices(ring), d.devices_of(rank, ring)) << text;
+    }
+  }
+}
+
+// A 2,048-rank file keeps one row: peak memory grows by far less than the matrix the whole
+// reader builds of it (2,048 x 2,048 entries of 24 bytes each at least: 96 MiB).
+TEST(FleetJacclRow, ALargeFileKeepsOneRow) {
+  const std::string text = jaccl_square(2048, "null");
+  const long before = peak_rss_kib();
+  const auto r = fleet::parse_jaccl_row(text, 2047, "d.json");
+  ASSERT_TRUE(r) << r.error().what();
+  EXPECT_EQ(r.value().ranks, 2048u);
+  EXPECT_EQ(r.value().names.size(), 2048u);
+  EXPECT_FALSE(r.value().mesh);
+  EXPECT_LT(peak_rss_kib() - before, 32 * 1024) << "KiB";
+}
+
 TEST(FleetJacclBounds, DeviceNamesFollowTheNameRule) {
   for (const char* bad :
        {R"("rdma\n999 of 999 links connected")", R"("rdma\u001b[31m")", R"("two words")", R"("caf\u00e9")"}) {

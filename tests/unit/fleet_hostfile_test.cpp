@@ -90,6 +90,47 @@ TEST(FleetHostfile, ErrorsNameLineColumnAndField) {
       "array");
 }
 
+// A key given twice keeps its last value, as Python's json.loads (MLX's reader) keeps it: the
+// two "ips" lists used to be concatenated, and "hosts" given twice was refused.
+TEST(FleetHostfile, AKeyGivenTwiceKeepsItsLastValueAsPythonsJsonDoes) {
+  auto f = parse_mlx_hostfile(
+      "{\"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"], \"rdma\": [null, \"rdma_en3\"],"
+      " \"ips\": [\"10.0.0.2\"], \"rdma\": [null, [\"rdma_en4\"]], \"ssh\": \"b\"},"
+      " {\"ssh\": \"c\"}]}",
+      "h.json");
+  ASSERT_TRUE(f) << f.error().what();
+  ASSERT_EQ(f.value().hosts.size(), 2u);
+  EXPECT_EQ(f.value().hosts[0].ssh, "b");
+  EXPECT_EQ(f.value().hosts[0].ips, std::vector<std::string>{"10.0.0.2"});
+  ASSERT_EQ(f.value().hosts[0].rdma.size(), 2u);
+  EXPECT_EQ(f.value().hosts[0].rdma[1], std::vector<std::string>{"rdma_en4"});
+  // The top level too: the earlier "hosts" is only JSON to Python (a bad host in it is not read).
+  auto top = parse_mlx_hostfile(
+      "{\"hosts\": [{\"no\": 1}], \"backend\": \"ring\", \"hosts\": [{\"ssh\": \"x\"}], \"backend\": \"jaccl\"}",
+      "h.json");
+  ASSERT_TRUE(top) << top.error().what();
+  EXPECT_EQ(top.value().backend, "jaccl");
+  ASSERT_EQ(top.value().hosts.size(), 1u);
+  EXPECT_EQ(top.value().hosts[0].ssh, "x");
+  // Keys are compared as Python compares them: after their escapes are decoded.
+  auto escaped = parse_mlx_hostfile("[{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"], \"i\\u0070s\": []}]", "h.json");
+  ASSERT_TRUE(escaped) << escaped.error().what();
+  EXPECT_TRUE(escaped.value().hosts[0].ips.empty());
+  // A value given earlier must still be JSON, as it must for Python.
+  EXPECT_EQ(error_of("[{\"ssh\": \"a\", \"ips\": [01], \"ips\": []}]"),
+            "h.json:1:24: invalid JSON: expected ',' or ']', found '1'");
+}
+
+// An IPv4 address has no scope: "10.0.0.1%en3" used to be accepted here and then dropped by the
+// doctor's address parser without a word.
+TEST(FleetHostfile, AScopedIpv4AddressIsRefusedNamingTheField) {
+  EXPECT_EQ(error_of("{\"hosts\": [{\"ssh\": \"a\"},\n {\"ssh\": \"b\", \"ips\": [\"fe80::1%en3\", \"10.0.0.1%en3\"]}]}"),
+            "h.json:2:37: hosts[1].ips[1]: \"10.0.0.1%en3\": an IPv4 address has no scope (the '%' part); "
+            "write the address alone");
+  auto v6 = parse_mlx_hostfile("[{\"ssh\": \"a\", \"ips\": [\"fe80::1%en3\"]}]", "h.json");
+  ASSERT_TRUE(v6) << v6.error().what();
+}
+
 TEST(FleetHostfile, HostileInputIsBounded) {
   // Depth: a skipped key nested far deeper than any hostfile.
   std::string deep = "{\"envs\": " + std::string(100000, '[') + std::string(100000, ']') + ", \"hosts\": []}";

@@ -133,3 +133,66 @@ TEST(Stacks, APinValueCannotForgeALineOfAReading) {
 
 }  // namespace
 }  // namespace gidpolicy
+
+namespace gidpolicy {
+namespace {
+
+// Every device variable is read, and only those: the rows whose device setting is a variable.
+TEST(DeviceSelector, TheVariablesAreTheRowsDeviceVariables) {
+  const std::vector<std::string_view> want{stack_vars::kNcclHca, stack_vars::kNvshmemHcaList,
+                                           stack_vars::kUcxNetDevices, stack_vars::kFiVerbsDeviceName,
+                                           stack_vars::kGgmlRdmaDev};
+  EXPECT_EQ(device_variables(), want);
+  EXPECT_FALSE(read_device_selector(stack_vars::kNcclGidIndex, "3"));
+  EXPECT_FALSE(read_device_selector(stack_vars::kMlxIbvDevices, "/tmp/devices.json"));
+}
+
+// NCCL's rule: '^' excludes, '=' matches whole names, otherwise a name is a prefix (mlx5_1 is
+// also mlx5_10), a port narrows an item, an empty list is every device.
+TEST(DeviceSelector, NcclsListIsReadAsNcclReadsIt) {
+  const auto prefix = read_device_selector(stack_vars::kNcclHca, "mlx5_1");
+  ASSERT_TRUE(prefix);
+  EXPECT_EQ(prefix->stack, StackId::nccl);
+  EXPECT_TRUE(prefix->selects("mlx5_1", 1));
+  EXPECT_TRUE(prefix->selects("mlx5_10", 2));
+  EXPECT_FALSE(prefix->selects("mlx5_0", 1));
+  const auto exact = read_device_selector(stack_vars::kNcclHca, "=mlx5_1:1,mlx5_2");
+  ASSERT_TRUE(exact);
+  EXPECT_TRUE(exact->selects("mlx5_1", 1));
+  EXPECT_FALSE(exact->selects("mlx5_1", 2));
+  EXPECT_FALSE(exact->selects("mlx5_10", 1));
+  EXPECT_TRUE(exact->selects("mlx5_2", 2));
+  const auto not_one = read_device_selector(stack_vars::kNcclHca, "^=mlx5_0");
+  ASSERT_TRUE(not_one);
+  EXPECT_FALSE(not_one->selects("mlx5_0", 1));
+  EXPECT_TRUE(not_one->selects("mlx5_00", 1));
+  const auto empty = read_device_selector(stack_vars::kNcclHca, "");
+  ASSERT_TRUE(empty);
+  EXPECT_TRUE(empty->selects("anything", 1));
+  // NVSHMEM is modelled as NCCL.
+  const auto nvshmem = read_device_selector(stack_vars::kNvshmemHcaList, "mlx5_1:1");
+  ASSERT_TRUE(nvshmem);
+  EXPECT_EQ(nvshmem->stack, StackId::nvshmem);
+  EXPECT_TRUE(nvshmem->selects("mlx5_1", 1));
+  EXPECT_FALSE(nvshmem->selects("mlx5_0", 1));
+}
+
+TEST(DeviceSelector, UcxLibfabricAndLlamaCppEachReadTheirOwnWay) {
+  const auto ucx = read_device_selector(stack_vars::kUcxNetDevices, "eth0,mlx5_1:1");
+  ASSERT_TRUE(ucx);
+  EXPECT_TRUE(ucx->selects("mlx5_1", 1));
+  EXPECT_FALSE(ucx->selects("mlx5_10", 1));  // whole names
+  EXPECT_FALSE(ucx->selects("eth0", 1));     // a TCP interface, no RDMA port
+  EXPECT_TRUE(read_device_selector(stack_vars::kUcxNetDevices, "all")->selects("mlx5_7", 1));
+  const auto fi = read_device_selector(stack_vars::kFiVerbsDeviceName, "mlx5_1");
+  ASSERT_TRUE(fi);
+  EXPECT_TRUE(fi->selects("mlx5_1", 1));
+  EXPECT_TRUE(fi->selects("mlx5_10", 1));
+  const auto ggml = read_device_selector(stack_vars::kGgmlRdmaDev, "mlx5_1");
+  ASSERT_TRUE(ggml);
+  EXPECT_TRUE(ggml->selects("mlx5_1", 1));
+  EXPECT_FALSE(ggml->selects("mlx5_10", 1));
+}
+
+}  // namespace
+}  // namespace gidpolicy

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "doctor_live.hpp"
+#include "env_cmd.hpp"
 #include "output.hpp"
 #include "render.hpp"
 #include "subcommands.hpp"
@@ -52,7 +53,7 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
       ->excludes(dev_file);
   cmd_->add_option("--rank", o_.rank,
                    "This host's rank in the device file or hostfile (default: $" +
-                       std::string(stack_vars::kMlxRank) +
+                       std::string(stack_vars::kJacclRank) + ", $" + std::string(stack_vars::kMlxRank) +
                        ", else the host whose address or name is this one's)");
   cmd_->add_option("--platform", o_.platform,
                    "Whose commands to print: linux or darwin (default: this host's)")
@@ -70,15 +71,6 @@ int DoctorCommand::run() const {
   if (port_opt_->count()) o.source.port = port_;
   if (input_opt_->count()) o.source.input = input_;
   if (sysfs_opt_->count()) o.source.sysfs = sysfs_;
-  if (!o.rank)
-    if (const char* r = std::getenv(std::string(stack_vars::kMlxRank).c_str()); r && *r) {
-      char* end = nullptr;
-      const unsigned long v = std::strtoul(r, &end, 10);
-      if (*end != '\0' || v > 4095)
-        return usage_error(std::string(stack_vars::kMlxRank) + "=" + bounded(r) +
-                           ": expected a rank 0..4095");
-      o.rank = static_cast<std::size_t>(v);
-    }
   return run_doctor(o);
 }
 
@@ -264,6 +256,9 @@ int run_doctor(const DoctorArgs& o) {
   }
   // The interfaces of this namespace: what every GID is compared with.
   read_host_interfaces(in);
+  // A rank is a row of a file: without one it would be ignored, so it is refused (as env's is).
+  if (o.rank && !o.hostfile && !o.jaccl_devices)
+    return usage_error("doctor --rank: give the file it is a row of, with --hostfile FILE or --jaccl-devices FILE");
   // The device file or hostfile: this host's devices, and (hostfile) the peers' addresses.
   if (o.hostfile || o.jaccl_devices) {
     const std::string& path = o.hostfile ? *o.hostfile : *o.jaccl_devices;
@@ -272,16 +267,28 @@ int run_doctor(const DoctorArgs& o) {
       auto r = fleet::read_mlx_hostfile(path);
       if (!r) return usage_error(r.error());
       f = std::move(r).value();
-    } else {
-      auto d = fleet::read_device_file(path);
-      if (!d) return usage_error(d.error());
-      for (auto& row : d.value().names)
-        f.hosts.push_back(fleet::MlxHost{"rank " + std::to_string(f.hosts.size()), {}, row});
     }
-    std::optional<std::size_t> self = o.rank;
-    if (self && *self >= f.hosts.size())
-      return usage_error(fmt::format("--rank {}: {} has {} hosts (ranks 0..{})", *self, path, f.hosts.size(),
-                                     f.hosts.empty() ? 0 : f.hosts.size() - 1));
+    // The rank as env reads it (env_cmd.hpp): --rank, else JACCL_RANK, else MLX_RANK, digits only.
+    const std::optional<RankText> given = rank_text(o.rank);
+    std::optional<std::size_t> self;
+    if (!o.hostfile) {
+      // A device file names no addresses: only its rank's row is used, so only that row is kept
+      // (read_device_file_row; the whole matrix of a 4,096-rank file is gigabytes).
+      std::optional<std::size_t> wanted;
+      if (given)
+        if (auto r = fleet::parse_rank(given->text)) wanted = r.value();
+      auto d = fleet::read_device_file_row(path, wanted);
+      if (!d) return usage_error(d.error());
+      // The other ranks are rows without addresses, as before, and now without their devices.
+      f.hosts.resize(d.value().ranks);
+      for (std::size_t i = 0; i < f.hosts.size(); ++i) f.hosts[i].ssh = "rank " + std::to_string(i);
+      if (d.value().rank) f.hosts[*d.value().rank].rdma = std::move(d.value().names);
+    }
+    if (given) {
+      auto r = rank_in(*given, f.hosts.size(), path);
+      if (!r) return usage_error(r.error());
+      self = r.value();
+    }
     if (!self) self = doctor_cmd_detail::find_self(f, in.interfaces);
     if (!self)
       in.unknown_rank = DoctorInput::UnknownRank{path, o.hostfile ? "hostfile" : "jaccl-devices",
@@ -307,7 +314,13 @@ int run_doctor(const DoctorArgs& o) {
       }
     }
   }
-  if (peers.size() > 64) return usage_error(fmt::format("{} peers to route: at most 64", peers.size()));
+  // Bounded (kMaxRoutedPeers, doctor.hpp): a route lookup each, and the addresses every proposed
+  // address is compared with.
+  if (peers.size() > kMaxRoutedPeers)
+    return usage_error(fmt::format("{} peers to route: at most {}", peers.size(), kMaxRoutedPeers));
+  if (in.peer_addresses.size() > kMaxRoutedPeers)
+    return usage_error(
+        fmt::format("{} peer addresses in the file: at most {}", in.peer_addresses.size(), kMaxRoutedPeers));
   for (std::size_t i = 0; i < peers.size(); ++i) {
     DoctorPeer p{peers[i], origins[i]};
     p.rdma = rdma[i];
@@ -315,8 +328,11 @@ int run_doctor(const DoctorArgs& o) {
   }
   KernelRoutes kernel;
   route_peers(in, kernel);
-  for (auto v : pin_variables())
-    if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
+  // The pins, and the device variables that say which ports each stack uses (the doctor judges
+  // a pin only there: read_device_selector).
+  for (const auto& names : {pin_variables(), device_variables()})
+    for (auto v : names)
+      if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
 
   std::string source;
   if (o.source.input || o.source.sysfs) {

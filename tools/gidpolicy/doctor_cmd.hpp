@@ -40,7 +40,7 @@ struct DoctorArgs {
   std::vector<std::string> peers;
   std::optional<std::string> jaccl_devices;
   std::optional<std::string> hostfile;
-  std::optional<std::size_t> rank;      ///< --rank, else mlx.launch's rank variable
+  std::optional<std::string> rank;      ///< --rank's text (read as env's is: rank_text(), rank_in())
   std::optional<std::string> platform;  ///< whose commands: linux or darwin
   double deadline_s = 5.0;              ///< per verbs call
   bool json = false;

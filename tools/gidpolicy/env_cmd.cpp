@@ -36,6 +36,23 @@ std::string value_word(std::string_view v) {
 
 }  // namespace
 
+std::optional<RankText> rank_text(const std::optional<std::string>& option) {
+  if (option) return RankText{*option, "--rank"};
+  for (const std::string_view var : {stack_vars::kJacclRank, stack_vars::kMlxRank})
+    if (const char* v = std::getenv(std::string(var).c_str())) return RankText{v, std::string(var)};
+  return std::nullopt;
+}
+
+result<std::size_t> rank_in(const RankText& r, std::size_t ranks, const std::string& file) {
+  const auto rank = fleet::parse_rank(r.text);
+  if (ranks == 0)
+    return fail(errc::invalid_argument, r.from + " " + bounded(r.text) + ": " + bounded(file) + " has no ranks");
+  if (!rank || rank.value() >= ranks)
+    return fail(errc::invalid_argument, r.from + " " + bounded(r.text) + ": expected a rank 0.." +
+                                            std::to_string(ranks - 1) + " of " + bounded(file));
+  return rank.value();
+}
+
 namespace {
 
 const char* first_env(const char* a, const char* b) {
@@ -65,27 +82,17 @@ result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
       return fail(errc::invalid_argument, "env --rank: give the device file with --jaccl-devices FILE");
     return std::optional<JacclRow>();
   }
-  std::optional<std::string> rank_text = o.rank;
-  std::string rank_from = "--rank";
-  if (!rank_text) {
-    const std::string jaccl_rank(stack_vars::kJacclRank), mlx_rank(stack_vars::kMlxRank);
-    if (const char* v = first_env(jaccl_rank.c_str(), mlx_rank.c_str())) {
-      rank_text = v;
-      rank_from = std::getenv(jaccl_rank.c_str()) ? jaccl_rank : mlx_rank;
-    }
-  }
-  if (!rank_text)
+  const std::optional<RankText> given = rank_text(o.rank);
+  if (!given)
     return fail(errc::invalid_argument, "env --for jaccl: " + from + " " + bounded(*file) +
                                             " needs this host's rank: give --rank R (or set " +
                                             std::string(stack_vars::kMlxRank) + ")");
-  GIDPOLICY_TRY(devices, fleet::read_jaccl_devices(*file));
-  const std::string& r = *rank_text;
-  const bool digits = !r.empty() && r.size() <= 4 &&
-                      std::all_of(r.begin(), r.end(), [](char c) { return c >= '0' && c <= '9'; });
-  const std::size_t rank = digits ? static_cast<std::size_t>(std::stoul(r)) : devices.ranks();
-  if (rank >= devices.ranks())
-    return fail(errc::invalid_argument, rank_from + " " + bounded(r) + ": expected a rank 0.." +
-                                            std::to_string(devices.ranks() - 1) + " of " + bounded(*file));
+  // Only this rank's row is kept (the file is checked whole, row by row): a rank that is no
+  // rank keeps none, and rank_in() then names the file's count.
+  std::optional<std::size_t> wanted;
+  if (auto r = fleet::parse_rank(given->text)) wanted = r.value();
+  GIDPOLICY_TRY(devices, fleet::read_jaccl_row(*file, wanted));
+  GIDPOLICY_TRY(rank, rank_in(*given, devices.ranks, *file));
   GIDPOLICY_TRY(ring,
                 devices.uses_ring(o.jaccl_ring ||
                                   first_env(std::string(stack_vars::kJacclRing).c_str(),
@@ -93,8 +100,11 @@ result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
   std::error_code ec;
   std::filesystem::path abs = std::filesystem::absolute(*file, ec);
   if (ec) abs = *file;
-  return std::optional<JacclRow>(JacclRow{
-      .path = abs.lexically_normal().string(), .devices = std::move(devices), .rank = rank, .ring = ring});
+  return std::optional<JacclRow>(JacclRow{.path = abs.lexically_normal().string(),
+                                         .ranks = devices.ranks,
+                                         .rank = rank,
+                                         .ring = ring,
+                                         .devices = devices.devices(ring)});
 }
 
 }  // namespace

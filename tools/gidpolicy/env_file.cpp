@@ -1,13 +1,22 @@
 #include "env_file.hpp"
 
+#include "render.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
-#include <fstream>
-#include <iterator>
+#include <cerrno>
+#include <cstdint>
+#include <system_error>
 
 namespace gidpolicy::cli {
 namespace {
 
 constexpr std::size_t kMaxIndentLevels = 64;
+// `${A:-${B:-...}}`: deeper than any hand-written default, shallow enough for the stack.
+constexpr std::size_t kMaxInterpolationDepth = 16;
 
 bool valid_name(std::string_view n) {
   if (n.empty() || n.size() > 256) return false;
@@ -23,8 +32,9 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// The file name is the user's text: shown escaped and bounded, as every value quoted here is.
 Error at(const std::string& file, std::size_t line, const std::string& what) {
-  return Error(errc::parse_error, file + ":" + std::to_string(line) + ": " + what);
+  return Error(errc::parse_error, bounded(file, 4096) + ":" + std::to_string(line) + ": " + what);
 }
 
 /// A quoted scalar ('..' or ".."), the whole of `s`. nullopt when `s` is not quoted.
@@ -47,7 +57,7 @@ result<std::optional<std::string>> unquote(std::string_view s, const std::string
       const char n = s[++i];
       if (n != '"' && n != '\\')
         return fail(
-            at(file, line, std::string("expected \\\" or \\\\ in a double-quoted value, found \\") + n));
+            at(file, line, "expected \\\" or \\\\ in a double-quoted value, found " + bounded(std::string{'\\', n})));
       out += n;
       continue;
     }
@@ -58,14 +68,36 @@ result<std::optional<std::string>> unquote(std::string_view s, const std::string
   const std::string_view rest = trim(s.substr(i + 1));
   if (!rest.empty() && rest.front() != '#')
     return fail(at(file, line,
-                   "expected the end of the line after the quoted value, found '" +
-                       std::string(rest.substr(0, 20)) + "'"));
+                   "expected the end of the line after the quoted value, found " +
+                       bounded(std::string(rest), 20)));
   return std::optional<std::string>(out);
 }
 
-/// Compose's interpolation of ${NAME}, ${NAME:-d}, ${NAME-d}, $NAME and $$.
+/// Where a `${` opened at `open` closes: the matching '}', counting the `${...}` nested in a
+/// default; npos when it does not close.
+std::size_t closing_brace(std::string_view v, std::size_t open) {
+  std::size_t depth = 0;
+  for (std::size_t i = open + 2; i < v.size(); ++i) {
+    if (v[i] == '$' && i + 1 < v.size() && v[i + 1] == '$') {
+      ++i;
+    } else if (v[i] == '$' && i + 1 < v.size() && v[i + 1] == '{') {
+      ++depth;
+      ++i;
+    } else if (v[i] == '}') {
+      if (depth == 0) return i;
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+/// Compose's interpolation of ${NAME}, ${NAME:-d}, ${NAME-d}, $NAME and $$. A default is
+/// interpolated in turn, as compose does (`${A:-${B:-3}}`), at most kMaxInterpolationDepth deep.
 result<std::string> interpolate(std::string_view v, const EnvLookup& env, const std::string& file,
-                                std::size_t line) {
+                                std::size_t line, std::size_t depth = 0) {
+  if (depth > kMaxInterpolationDepth)
+    return fail(at(file, line,
+                   "defaults nested deeper than " + std::to_string(kMaxInterpolationDepth) + " levels"));
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (v[i] != '$') {
@@ -78,12 +110,12 @@ result<std::string> interpolate(std::string_view v, const EnvLookup& env, const 
       continue;
     }
     if (i + 1 < v.size() && v[i + 1] == '{') {
-      const std::size_t close = v.find('}', i + 2);
+      const std::size_t close = closing_brace(v, i);
       if (close == std::string_view::npos) return fail(at(file, line, "expected '}' closing '${'"));
       std::string_view body = v.substr(i + 2, close - i - 2);
       std::string_view name = body, deflt;
       bool colon = false, has_default = false;
-      const std::size_t op = body.find_first_of(":-?");
+      const std::size_t op = body.find_first_of(":-?+");
       if (op != std::string_view::npos) {
         name = body.substr(0, op);
         std::string_view rest = body.substr(op);
@@ -95,18 +127,20 @@ result<std::string> interpolate(std::string_view v, const EnvLookup& env, const 
           has_default = true;
           deflt = rest.substr(1);
         } else {
-          return fail(at(
-              file, line,
-              "'${" + std::string(body) + "}': only ${NAME}, ${NAME:-default} and ${NAME-default} are read"));
+          return fail(at(file, line,
+                         "'${" + bounded(std::string(body), 40) +
+                             "}': only ${NAME}, ${NAME:-default} and ${NAME-default} are read"));
         }
       }
       if (!valid_name(name))
-        return fail(at(file, line, "expected a variable name in '${" + std::string(body) + "}'"));
+        return fail(at(file, line, "expected a variable name in '${" + bounded(std::string(body), 40) + "}'"));
       const auto val = env(std::string(name));
-      if (has_default && (!val || (colon && val->empty())))
-        out += deflt;
-      else if (val)
+      if (has_default && (!val || (colon && val->empty()))) {
+        GIDPOLICY_TRY(d, interpolate(deflt, env, file, line, depth + 1));
+        out += d;
+      } else if (val) {
         out += *val;
+      }
       // unset without a default: "" (compose warns and substitutes an empty string)
       i = close;
       continue;
@@ -121,6 +155,47 @@ result<std::string> interpolate(std::string_view v, const EnvLookup& env, const 
     i = j - 1;
   }
   return out;
+}
+
+/// A dotenv value as compose reads an env_file (compose-go's dotenv parser): unquoted, up to a
+/// " #" comment, trailing white space dropped, then interpolated; '...' literal, a backslash
+/// before the quote keeps the quote; "..." with \" and \\, then interpolated. After a closing
+/// quote only white space and a '#' comment may follow (compose would read more as the next
+/// statement). `env` sees the environment first, then the file's earlier variables, as compose's
+/// lookup does.
+result<std::string> dotenv_value(std::string_view raw, const EnvLookup& env, const std::string& file,
+                                 std::size_t line) {
+  const std::string_view s = trim(raw);
+  if (s.empty() || (s.front() != '"' && s.front() != '\'')) {
+    std::string_view v = raw;
+    if (const std::size_t hash = v.find(" #"); hash != std::string_view::npos) v = v.substr(0, hash);
+    return interpolate(trim(v), env, file, line);
+  }
+  const char q = s.front();
+  std::string out;
+  std::size_t i = 1;
+  for (; i < s.size() && s[i] != q; ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      const char n = s[i + 1];
+      if (n == q || (q == '"' && n == '\\')) {
+        out += n;
+        ++i;
+        continue;
+      }
+      if (q == '"')
+        return fail(at(file, line, "value: expected \\\" or \\\\ after a backslash in a double-quoted value"));
+    }
+    out += s[i];
+  }
+  if (i >= s.size())
+    return fail(at(file, line, "value: expected the closing quote (a value is one line here)"));
+  const std::string_view rest = trim(s.substr(i + 1));
+  if (!rest.empty() && rest.front() != '#')
+    return fail(at(file, line,
+                   "value: expected the end of the line or a '#' comment after the quoted value, found " +
+                       bounded(std::string(rest), 20)));
+  if (q == '\'') return out;
+  return interpolate(out, env, file, line);
 }
 
 /// A plain (unquoted) compose scalar: the text up to a " #" comment.
@@ -144,36 +219,41 @@ result<void> refuse_yaml_features(std::string_view v, const std::string& file, s
   return success();
 }
 
+/// A compose file's scalar: quoted or plain, then interpolated.
 result<std::string> scalar(std::string_view raw, const EnvLookup& env, const std::string& file,
-                           std::size_t line, bool compose) {
+                           std::size_t line) {
   GIDPOLICY_TRY(q, unquote(raw, file, line));
-  if (q) return compose ? interpolate(*q, env, file, line) : result<std::string>(*q);
-  if (compose) {
-    GIDPOLICY_TRYV(refuse_yaml_features(raw, file, line));
-    return interpolate(plain(raw), env, file, line);
-  }
-  return std::string(trim(raw));
+  if (q) return interpolate(*q, env, file, line);
+  GIDPOLICY_TRYV(refuse_yaml_features(raw, file, line));
+  return interpolate(plain(raw), env, file, line);
 }
 
 result<std::vector<EnvAssignment>> parse_dotenv(const std::vector<std::string_view>& lines,
                                                 const std::string& file, const EnvLookup& env) {
   std::vector<EnvAssignment> out;
+  // Compose's lookup while it reads an env_file: the environment, then the file's own earlier
+  // variables (the last one of a name).
+  const EnvLookup lookup = [&](const std::string& name) -> std::optional<std::string> {
+    if (auto v = env(name)) return v;
+    for (auto it = out.rbegin(); it != out.rend(); ++it)
+      if (it->name == name) return it->value;
+    return std::nullopt;
+  };
   for (std::size_t n = 0; n < lines.size(); ++n) {
     std::string_view l = trim(lines[n]);
     if (l.empty() || l.front() == '#') continue;
     if (l.substr(0, 7) == "export ") l = trim(l.substr(7));
     const std::size_t eq = l.find('=');
-    if (eq == std::string_view::npos) {
-      return fail(at(file, n + 1, "expected KEY=VALUE, found '" + std::string(l.substr(0, 40)) + "'"));
-    }
+    if (eq == std::string_view::npos)
+      return fail(at(file, n + 1, "expected KEY=VALUE, found " + bounded(std::string(l), 40)));
     const std::string_view key = trim(l.substr(0, eq));
     if (!valid_name(key))
-      return fail(at(file, n + 1,
-                     "expected a variable name before '=', found '" + std::string(key.substr(0, 40)) + "'"));
-    GIDPOLICY_TRY(v, scalar(l.substr(eq + 1), env, file, n + 1, false));
+      return fail(at(file, n + 1, "key: expected a variable name before '=', found " +
+                                      bounded(std::string(key), 40)));
+    GIDPOLICY_TRY(v, dotenv_value(l.substr(eq + 1), lookup, file, n + 1));
     if (out.size() == kMaxEnvVars)
       return fail(at(file, n + 1, "at most " + std::to_string(kMaxEnvVars) + " variables"));
-    out.push_back({std::string(key), std::move(v), file + ":" + std::to_string(n + 1)});
+    out.push_back({std::string(key), std::move(v), bounded(file, 4096) + ":" + std::to_string(n + 1)});
   }
   return out;
 }
@@ -217,18 +297,18 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
         if (form == 2) return fail(at(file, line, "a list item in an environment: map"));
         form = 1;
         std::string_view item = trim(l.substr(1));
-        GIDPOLICY_TRY(text, scalar(item, env, file, line, true));
+        GIDPOLICY_TRY(text, scalar(item, env, file, line));
         const std::size_t eq = text.find('=');
         const std::string key = eq == std::string::npos ? text : text.substr(0, eq);
         if (!valid_name(key))
-          return fail(at(file, line, "expected KEY=VALUE or KEY, found '" + text.substr(0, 40) + "'"));
+          return fail(at(file, line, "expected KEY=VALUE or KEY, found " + bounded(text, 40)));
         std::optional<std::string> value;
         if (eq != std::string::npos)
           value = text.substr(eq + 1);
         else
           value = env(key);
         if (value)
-          out.push_back({key, *value, file + ":" + std::to_string(line) + " (service " + service + ")"});
+          out.push_back({key, *value, bounded(file, 4096) + ":" + std::to_string(line) + " (service " + bounded(service, 60) + ")"});
       } else {
         if (form == 1) return fail(at(file, line, "a map entry in an environment: list"));
         form = 2;
@@ -238,7 +318,7 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
         const std::string key = keyq ? *keyq : std::string(trim(l.substr(0, colon)));
         if (!valid_name(key))
           return fail(
-              at(file, line, "expected a variable name before ':', found '" + key.substr(0, 40) + "'"));
+              at(file, line, "expected a variable name before ':', found " + bounded(key, 40)));
         const std::string_view rest = trim(l.substr(colon + 1));
         std::optional<std::string> value;
         if (rest.empty() || rest.front() == '#') {
@@ -246,11 +326,11 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
         } else if (rest == "null" || rest == "~") {
           value = env(key);
         } else {
-          GIDPOLICY_TRY(v, scalar(rest, env, file, line, true));
+          GIDPOLICY_TRY(v, scalar(rest, env, file, line));
           value = std::move(v);
         }
         if (value)
-          out.push_back({key, *value, file + ":" + std::to_string(line) + " (service " + service + ")"});
+          out.push_back({key, *value, bounded(file, 4096) + ":" + std::to_string(line) + " (service " + bounded(service, 60) + ")"});
       }
       if (out.size() > kMaxEnvVars)
         return fail(at(file, line, "at most " + std::to_string(kMaxEnvVars) + " variables"));
@@ -302,16 +382,17 @@ result<std::vector<EnvAssignment>> parse_env_file(std::string_view text, const s
                                                   const EnvLookup& env) {
   if (text.size() > kMaxEnvFileBytes)
     return fail(errc::invalid_argument,
-                file + ": larger than " + std::to_string(kMaxEnvFileBytes) + " bytes");
+                bounded(file, 4096) + ": larger than " + std::to_string(kMaxEnvFileBytes) + " bytes");
   if (text.find('\0') != std::string_view::npos)
-    return fail(errc::parse_error, file + ": binary data (a NUL byte)");
+    return fail(errc::parse_error, bounded(file, 4096) + ": binary data (a NUL byte)");
   std::vector<std::string_view> lines;
   std::size_t p = 0;
   while (p <= text.size()) {
     const std::size_t e = text.find('\n', p);
     lines.push_back(text.substr(p, e == std::string_view::npos ? std::string_view::npos : e - p));
     if (lines.size() > kMaxEnvLines)
-      return fail(errc::invalid_argument, file + ": more than " + std::to_string(kMaxEnvLines) + " lines");
+      return fail(errc::invalid_argument,
+                  bounded(file, 4096) + ": more than " + std::to_string(kMaxEnvLines) + " lines");
     if (e == std::string_view::npos) break;
     p = e + 1;
   }
@@ -320,13 +401,40 @@ result<std::vector<EnvAssignment>> parse_env_file(std::string_view text, const s
 }
 
 result<std::vector<EnvAssignment>> read_env_file(const std::string& path, const EnvLookup& env) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(errc::io_error, path + ": cannot be read");
-  std::string text;
-  text.resize(kMaxEnvFileBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (in.bad()) return fail(errc::io_error, path + ": read error");
+  // A regular file only, checked on the descriptor before any read: a FIFO (or a device)
+  // would make a stream read block until a writer comes, which may be never. O_NONBLOCK keeps
+  // open() itself from waiting for a FIFO's writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return fail(errc::io_error, bounded(path, 4096) + ": cannot be read: " +
+                                    std::generic_category().message(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(errc::io_error, bounded(path, 4096) + ": not a regular file (an env file is read whole)");
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxEnvFileBytes) {
+    ::close(fd);
+    return fail(errc::invalid_argument,
+                bounded(path, 4096) + ": larger than " + std::to_string(kMaxEnvFileBytes) + " bytes");
+  }
+  // One byte past the bound: a file that grew since fstat is refused, not cut.
+  std::string text(kMaxEnvFileBytes + 1, '\0');
+  std::size_t have = 0;
+  while (have < text.size()) {
+    const ssize_t got = ::read(fd, text.data() + have, text.size() - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const int err = errno;
+      ::close(fd);
+      return fail(errc::io_error,
+                  bounded(path, 4096) + ": read error: " + std::generic_category().message(err));
+    }
+    if (got == 0) break;
+    have += static_cast<std::size_t>(got);
+  }
+  ::close(fd);
+  text.resize(have);
   return parse_env_file(text, path, env);
 }
 

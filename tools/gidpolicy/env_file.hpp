@@ -1,19 +1,34 @@
-// The pins a launcher writes down: a dotenv file (`KEY=VALUE` lines, as `docker run --env-file`
-// and `env_file:` read them) or the `environment:` blocks of a docker-compose file, read for
+// The pins a launcher writes down: a dotenv file (`KEY=VALUE` lines, as docker compose reads an
+// `env_file:` or `--env-file`) or the `environment:` blocks of a docker-compose file, read for
 // `gidpolicy check --pins --env-file FILE`.
 //
-// Bounded on purpose (an env file is user input): at most kMaxEnvFileBytes, kMaxEnvLines lines
-// and kMaxEnvVars variables; every error names the file, the line and what was expected there.
+// Bounded on purpose (an env file is user input): a regular file only (a FIFO or a device is
+// refused before any read: a stream read would wait for a writer), at most kMaxEnvFileBytes,
+// kMaxEnvLines lines and kMaxEnvVars variables; every error names the file, the line and what
+// was expected there, and quotes the file's text escaped (bounded(), never raw bytes).
+//
+// dotenv, as compose reads it (compose-go's parser): an unquoted value ends at " #" (a space,
+// then '#': `A=1 # c` is "1", `A=1#2` is "1#2") and loses its trailing white space; a quoted
+// value keeps its '#' (`A="1 # c"` is "1 # c"); '...' is literal (\' keeps a quote), "..."
+// takes \" and \\. Unquoted and double-quoted values are interpolated as below, looking a name
+// up in the environment first, then among the file's earlier variables. The gotcha: `docker run
+// --env-file` reads none of this (it takes the rest of the line as it is), so a file written for
+// it with quotes or comments means something else there.
 //
 // The compose subset read: `services:` at the top level, each service's `environment:` as a
 // block list (`- KEY=VALUE`, `- KEY`) or a block map (`KEY: VALUE`, `KEY:`), values plain or
 // quoted ('...', "..." with \" and \\). `${NAME}`, `${NAME:-default}`, `${NAME-default}` and
 // `$NAME` are interpolated from the environment as compose does: an unset NAME becomes "" (the
-// way an unset variable turns into an empty pin), `$$` is a literal `$`. `- KEY` and `KEY:` take
+// way an unset variable turns into an empty pin), `$$` is a literal `$`, a default is
+// interpolated in turn (`${A:-${B:-3}}`, at most 16 levels deep). `- KEY` and `KEY:` take
 // KEY from the environment, and are left out when it is unset. Refused, with file:line: flow
 // collections (`environment: [..]` / `{..}`), anchors, aliases, tags, block scalars (`|`, `>`),
-// tabs in indentation, `${NAME?err}` / `${NAME:?err}`, and nesting deeper than 64 levels. The
-// rest of a compose file is skipped unread.
+// tabs in indentation, `${NAME?err}` / `${NAME:?err}` / `${NAME:+alt}`, and nesting deeper than
+// 64 levels. The rest of a compose file is skipped unread.
+//
+// Example:
+//   auto vars = read_env_file("pins.env", [](const std::string&) { return std::nullopt; });
+//   if (vars) for (const EnvAssignment& a : vars.value()) std::cout << a.name << "=" << a.value << "\n";
 #pragma once
 
 #include <gidpolicy/error.hpp>

@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace gidpolicy::cli {
@@ -97,28 +98,47 @@ int run_check_pins(const CheckArgs& o) {
     if (const char* v = std::getenv(name.c_str())) return std::string(v);
     return std::nullopt;
   };
+  // Each source's pins, and the device variables that say which ports each stack then uses
+  // (read_device_selector: what `env` writes beside a pin is read back the same way).
+  const auto pin_names = pin_variables();
+  const auto selectors = device_variables();
+  const auto is = [](const std::vector<std::string_view>& names, const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  std::vector<std::vector<DeviceSelector>> selected;
   {
     Source env{"the environment", {}};
-    for (auto v : pin_variables())
+    std::vector<DeviceSelector> sel;
+    for (auto v : pin_names)
       if (auto val = lookup(std::string(v))) env.vars.push_back({std::string(v), *val, "the environment"});
+    for (auto v : selectors)
+      if (auto val = lookup(std::string(v))) sel.push_back(*read_device_selector(v, *val));
     sources.push_back(std::move(env));
+    selected.push_back(std::move(sel));
   }
   if (o.env_file) {
     auto vars = read_env_file(*o.env_file, lookup);
     if (!vars) return usage_error(vars.error());
     Source f{*o.env_file, {}};
-    const auto pins = pin_variables();
-    for (auto& a : vars.value())
-      for (auto v : pins)
-        if (a.name == v) f.vars.push_back(a);
+    std::vector<DeviceSelector> sel;
+    for (auto& a : vars.value()) {
+      if (is(pin_names, a.name)) f.vars.push_back(a);
+      // The last setting of a name is the one the stack sees.
+      if (is(selectors, a.name)) {
+        std::erase_if(sel, [&](const DeviceSelector& d) { return d.variable == a.name; });
+        sel.push_back(*read_device_selector(a.name, a.value));
+      }
+    }
     sources.push_back(std::move(f));
+    selected.push_back(std::move(sel));
   }
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   int exit_code = kExitOk;
   std::size_t pins = 0;
   Json jpins = Json::array();
-  for (const auto& src : sources) {
+  for (std::size_t si = 0; si < sources.size(); ++si) {
+    const Source& src = sources[si];
     bool mc_set = false;
     for (const auto& a : src.vars) mc_set = mc_set || a.name == stack_vars::kMcGidIndex;
     for (const auto& a : src.vars) {
@@ -130,7 +150,26 @@ int run_check_pins(const CheckArgs& o) {
       for (const auto& reading : read_pin(a.name, a.value, mc_set)) {
         if (!o.json)
           standard_output().print("  as {} reads it:\n", show_text(reading.reader, std::string::npos));
+        const DeviceSelector* sel = selector_for(reading, a.name, selected[si]);
         for (const auto& t : loaded.value().tables) {
+          if (sel && !sel->selects(t.port().device, t.port().port)) {
+            // A port the stack does not open: its pin does not matter there.
+            if (!o.json)
+              standard_output().print("    {}: not used: {} leaves it out\n", port_name(t), sel->variable);
+            Json jp;
+            jp["variable"] = a.name;
+            jp["value"] = a.value;
+            jp["origin"] = a.origin;
+            jp["reader"] = reading.reader;
+            jp["device"] = t.port().device;
+            jp["port"] = t.port().port;
+            jp["status"] = "unused";
+            jp["errno"] = nullptr;
+            jp["right_index"] = nullptr;
+            jp["summary"] = "not used: " + sel->variable + " leaves it out";
+            jpins.push_back(std::move(jp));
+            continue;
+          }
           const PinJudgement j = judge_pin(reading, t, driver_for(t, o.platform));
           if (j.status != PinJudgement::Status::fine) exit_code = kExitFinding;
           if (!o.json)
