@@ -503,12 +503,12 @@ result<void> check_sysfs_tree(const std::vector<GidTable>& tables, SysfsWriteOpt
     return fail(errc::invalid_argument, "the sysfs tree would be " + std::to_string(f.files) +
                                             " files (gid_tbl_len makes one per slot), " +
                                             "more than the limit of " + std::to_string(options.max_files) +
-                                            " files; nothing was written (raise the limit: --max-files)");
+                                            " files; nothing was written");
   if (f.bytes > options.max_bytes)
     return fail(errc::invalid_argument, "the sysfs tree would be " + std::to_string(f.bytes) +
                                             " bytes, more than the limit of " +
                                             std::to_string(options.max_bytes) +
-                                            " bytes; nothing was written (raise the limit: --max-bytes)");
+                                            " bytes; nothing was written");
   return success();
 }
 

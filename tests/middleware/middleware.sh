@@ -30,6 +30,13 @@
 #   status            the command's exit status comes back (7; 143 for SIGTERM; 127 when missing)
 #   host_untouched    the caller's mounts, /dev and /sys/class do not change
 #   rewrite           a rewrite of the table rewrites the sysfs view and (--netns) the netdevs
+#   argv_verbatim     the command after -- reaches exec as written ([0-9], [a,b], []); one
+#                     without -- is refused
+#   signals           USR1, USR2, ALRM, TERM and HUP sent to fake-host reach the command
+#   killed            SIGKILL of fake-host ends the command; nothing is left on the caller's
+#                     file systems
+#   messages          the fixed sysfs bound, a full private tmpfs, a --fabric link, a # netdev
+#   non_root          as nobody: it works, or the refusal says what is missing and what works
 #   netns             `fake-host --netns`: the table's netdevs hold the GIDs' addresses, and two
 #                     UCX processes in two fake hosts with their own network namespaces talk
 #                     through the fake (their out-of-band TCP carried over a Unix socket)
@@ -502,6 +509,142 @@ $want
 got
 $out"
     echo "$name: a rewrite of the table changed gids/2, state and phys_state${netns:+ and the addresses and state of fh0}"
+    ;;
+
+  argv_verbatim)
+    # The command after -- reaches exec as written: no list parsing of brackets and commas.
+    out=$(host -- printf '%s\n' '[0-9]' '[a,b]' '[]' 'x,y' 2>"$work/err") || fail "fake-host failed: $(cat "$work/err")"
+    want=$(printf '%s\n' '[0-9]' '[a,b]' '[]' 'x,y')
+    [ "$out" = "$want" ] || fail "the command's arguments changed: expected $(echo "$want" | tr '\n' ' ') got $(echo "$out" | tr '\n' ' ')"
+    # A command without -- is refused (125, one line saying where the command goes), not run.
+    "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" touch "$work/ran" 2>"$work/err"
+    [ $? -eq 125 ] || fail "a command without -- was not refused with 125"
+    grep -q "the command goes after --" "$work/err" || fail "no line says the command goes after --: $(cat "$work/err")"
+    [ ! -e "$work/ran" ] || fail "a command given without -- ran"
+    echo "$name: [0-9], [a,b], [] and x,y reach the command verbatim; a command without -- is refused"
+    ;;
+
+  signals)
+    # Every signal fake-host can catch reaches the command (its trap writes a file), and fake-host
+    # then exits with the command's status. (INT and QUIT are left out: a shell starts background
+    # jobs with them ignored, so neither fake-host nor the command could receive them here.)
+    for sig in USR1 USR2 ALRM TERM HUP; do
+      rm -f "$work/ready"
+      host -- sh -c "trap 'echo $sig > \"$work/got.$sig\"; exit 3' $sig; touch '$work/ready'
+        i=0; while [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done" &
+      hpid=$!
+      pids+=("$hpid")
+      for _ in $(seq 1 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
+      [ -e "$work/ready" ] || fail "the command under fake-host did not start within 60 s"
+      kill -"$sig" "$hpid"
+      wait "$hpid"
+      rc=$?
+      [ -s "$work/got.$sig" ] || fail "SIG$sig sent to fake-host did not reach the command (fake-host exited $rc)"
+      [ $rc -eq 3 ] || fail "after SIG$sig the command exited 3, fake-host $rc"
+    done
+    # A command the forwarded signal kills: 128 + N.
+    rm -f "$work/ready"
+    host -- sh -c "touch '$work/ready'; exec sleep 600" &
+    hpid=$!
+    pids+=("$hpid")
+    for _ in $(seq 1 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
+    [ -e "$work/ready" ] || fail "the command under fake-host did not start within 60 s"
+    kill -USR1 "$hpid"
+    wait "$hpid"
+    rc=$?
+    [ $rc -eq $((128 + $(kill -l USR1))) ] || fail "a command killed by the forwarded SIGUSR1 gave $rc, not 128 + $(kill -l USR1)"
+    echo "$name: USR1, USR2, ALRM, TERM and HUP reach the command; a command they kill gives 128 + N"
+    ;;
+
+  killed)
+    # fake-host killed by SIGKILL takes its command with it, and leaves nothing behind: its
+    # private tmpfs never has a mount point on the caller's file systems (TMPDIR is the test's).
+    mkdir -p "$work/tmp"
+    rm -f "$work/pid"
+    TMPDIR=$work/tmp host -- sh -c "awk '{print \$5}' /proc/self/mountinfo > '$work/points'
+      echo \$\$ > '$work/pid.new' && mv '$work/pid.new' '$work/pid'; exec sleep 600" &
+    hpid=$!
+    pids+=("$hpid")
+    for _ in $(seq 1 600); do [ -s "$work/pid" ] && break; sleep 0.1; done
+    [ -s "$work/pid" ] || fail "the command under fake-host did not start within 60 s"
+    cmd=$(cat "$work/pid")
+    kill -KILL "$hpid"
+    wait "$hpid"
+    # Gone, or a zombie nobody reaped yet (the container's init may not): either way not running.
+    gone=
+    for _ in $(seq 1 600); do
+      state=$(awk '{print $3}' "/proc/$cmd/stat" 2>/dev/null)
+      [ -z "$state" ] || [ "$state" = Z ] && { gone=1; break; }
+      sleep 0.1
+    done
+    [ -n "$gone" ] || fail "the command (pid $cmd) outlived its fake-host killed by SIGKILL"
+    [ -z "$(ls -A "$work/tmp")" ] || fail "residue in TMPDIR: $(ls -A "$work/tmp")"
+    under_tmp=$(grep -E "^(/tmp|$work)/" "$work/points")
+    [ -z "$under_tmp" ] || fail "the fake host mounted on the caller's file systems (left behind after SIGKILL): $under_tmp"
+    echo "$name: SIGKILL of fake-host ends its command; no mount point, no directory left on the caller's file systems"
+    ;;
+
+  messages)
+    # Each refusal says what is wrong in fake-host's terms.
+    # A sysfs view above the bound: the bound is fixed (no --max-files to raise).
+    sed 's/"gid_tbl_len": 5/"gid_tbl_len": 200000/' "$table" >"$work/huge.json"
+    "$gidpolicy" fake-host --fabric "$fabric" --tables "$work/huge.json" -- touch "$work/ran" 2>"$work/err"
+    [ $? -eq 125 ] || fail "a table above the sysfs bound was not refused with 125"
+    grep -q "fixed bound of 65,536 files and 16 MiB" "$work/err" || fail "no fixed bound stated: $(cat "$work/err")"
+    ! grep -q -- "--max-files" "$work/err" || fail "fake-host names an option it does not have: $(cat "$work/err")"
+    # A view that fills the private tmpfs: the tmpfs and its size are named, not /tmp.
+    sed 's/"gid_tbl_len": 5/"gid_tbl_len": 30000/' "$table" >"$work/big.json"
+    "$gidpolicy" fake-host --fabric "$fabric" --tables "$work/big.json" -- touch "$work/ran" 2>"$work/err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+      grep -q "cannot create a private" "$work/err" && skip "$(cat "$work/err")"
+      [ $rc -eq 125 ] && grep -q "private tmpfs (64 MiB, a fixed size) is full" "$work/err" ||
+        fail "a full private tmpfs is not named as such ($rc): $(cat "$work/err")"
+    fi
+    [ ! -e "$work/ran" ] || [ $rc -eq 0 ] || fail "the command ran although the fake host could not be made"
+    # --fabric given as a symbolic link to a directory is followed.
+    mkdir -p "$work/fabric2"
+    ln -s "$work/fabric2" "$work/fabric-link"
+    "$gidpolicy" fake-host --fabric "$work/fabric-link" --tables "$table" -- true 2>"$work/err" ||
+      fail "--fabric naming a link to a directory was refused: $(cat "$work/err")"
+    # A netdev name with # (valid on Linux) is created as written.
+    sed 's/"netdev": "lo"/"netdev": "fh#0"/' "$table" >"$work/hash.json"
+    out=$("$gidpolicy" fake-host --fabric "$fabric" --netns --tables "$work/hash.json" -- ip -o link show 2>"$work/err")
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      grep -q ': fh#0@' <<<"$out" || fail "no netdev fh#0 in the fake host: $out"
+      hash_note="; a netdev named fh#0 is made"
+    else
+      grep -q "cannot create a private" "$work/err" || fail "a netdev named fh#0 was refused: $(cat "$work/err")"
+      hash_note="; --netns refused here, the fh#0 netdev was not tried: $(cat "$work/err")"
+    fi
+    echo "$name: the fixed sysfs bound, the full private tmpfs, a --fabric link followed$hash_note"
+    ;;
+
+  non_root)
+    # As a user without root: either the fake host works, or the refusal says what is missing
+    # and what would work (root), never the bare mount error.
+    [ "$(id -u)" -eq 0 ] || skip "not root: cannot switch to the user nobody to test the non-root message"
+    command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed: cannot run as nobody"
+    chmod 0755 "$work"
+    cp "$table" "$work/table.json" && chmod 0644 "$work/table.json"
+    # nobody must reach the binary and its fakes: every directory above them searchable.
+    d=$(dirname "$gidpolicy")
+    while [ "$d" != / ]; do
+      [ -x "$d" ] && setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$d" || skip "nobody cannot reach $d"
+      d=$(dirname "$d")
+    done
+    out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups env TMPDIR=/tmp \
+      "$gidpolicy" fake-host --fabric "$work/nobody-fabric" --tables "$work/table.json" -- cat /sys/class/infiniband/ds4_test0/ports/1/gids/2 2>"$work/err")
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      [ "$out" = 0000:0000:0000:0000:0000:ffff:7f00:0002 ] || fail "as nobody the fake host showed $out"
+      echo "$name: as nobody the fake host works on this kernel"
+    else
+      [ $rc -eq 125 ] || fail "as nobody fake-host exited $rc: $(cat "$work/err")"
+      grep -q "run fake-host as root\|it needs root" "$work/err" || fail "the refusal as nobody does not say what would work: $(cat "$work/err")"
+      echo "$name: as nobody the refusal says what is missing and what works: $(cat "$work/err")"
+    fi
     ;;
 
   *)

@@ -86,8 +86,16 @@ int run_convert(const ConvertArgs& o) {
   formats::SysfsWriteOptions tree;
   tree.max_files = o.max_files;
   tree.max_bytes = o.max_bytes;
-  if (*format == formats::Format::sysfs)
-    if (auto r = formats::check_sysfs_tree(tables, tree); !r) return usage_error(r.error());
+  if (*format == formats::Format::sysfs) {
+    if (auto r = formats::check_sysfs_tree(tables, tree); !r) {
+      // The library states the bound; which option raises it is this command's to say.
+      Error e = r.error();
+      const formats::SysfsFootprint f = formats::sysfs_footprint(tables, tree);
+      if (f.files > tree.max_files) e.detail += " (raise the limit: --max-files)";
+      else if (f.bytes > tree.max_bytes) e.detail += " (raise the limit: --max-bytes)";
+      return usage_error(e);
+    }
+  }
   // Say what the target cannot hold rather than dropping it silently.
   std::vector<GidTable> kept = tables;
   if (*format == formats::Format::devinfo) kept = formats::devinfo_view(tables);

@@ -36,6 +36,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -55,10 +56,18 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 extern char** environ;
 
 namespace gidpolicy::cli {
+
+namespace {
+int say_usage(const std::string& line) {
+  std::cerr << "gidpolicy fake-host: " << line << "\n";
+  return kExitFakeHostFailed;
+}
+}  // namespace
 
 FakeHostCommand::FakeHostCommand(CLI::App& app) {
   cmd_ = add_subcommand(app, "fake-host");
@@ -71,10 +80,28 @@ FakeHostCommand::FakeHostCommand(CLI::App& app) {
   cmd_->add_option("--fabric", o_.fabric,
                    "Directory of the fake QPs' sockets, shared by every fake host that talks to this one "
                    "(default: /tmp/gidpolicy-fabric-<uid>)");
-  cmd_->add_option("command", o_.command, "-- COMMAND [ARGS...]")->required();
+  // Only to refuse a command given without `--` (take_command() keeps what follows `--` away
+  // from CLI11, which would read brackets and commas as lists).
+  cmd_->add_option("command", o_.stray, "-- COMMAND [ARGS...]: the command, after --, passed verbatim");
 }
 
-int FakeHostCommand::run() const { return run_fake_host(o_); }
+int FakeHostCommand::take_command(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "fake-host") return argc;
+  for (int i = 2; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      o_.command.assign(argv + i + 1, argv + argc);
+      return i;
+    }
+  }
+  return argc;
+}
+
+int FakeHostCommand::run() const {
+  if (!o_.stray.empty())
+    return say_usage("the command goes after --: gidpolicy fake-host --tables FILE -- " + o_.stray.front() +
+                     " ... ('" + o_.stray.front() + "' was given without --)");
+  return run_fake_host(o_);
+}
 
 #ifndef __linux__
 
@@ -202,11 +229,21 @@ result<void> bind_read_only(const fs::path& from, const std::string& to) {
   return success();
 }
 
-result<void> overlay(const std::string& target, const fs::path& upper_dirs) {
+result<void> overlay(const std::string& target, const fs::path& upper_dirs, bool in_user_namespace) {
   // Two lower layers and no upper one: read-only, the stub's directories over the real ones.
   const std::string opts = "lowerdir=" + upper_dirs.string() + ":" + target;
-  if (::mount("overlay", target.c_str(), "overlay", MS_RDONLY, opts.c_str()) != 0)
-    return fail_errno(errno, "cannot mount an overlay on " + target);
+  if (::mount("overlay", target.c_str(), "overlay", MS_RDONLY, opts.c_str()) != 0) {
+    const int e = errno;
+    if (!in_user_namespace) return fail_errno(e, "cannot mount an overlay on " + target);
+    // Without root, the overlay is mounted inside a user namespace: the kernel (or the file
+    // system under target) must allow overlayfs there. Say what is missing and what works.
+    const std::string missing = target == "/dev" ? "/dev/infiniband" : "/sys/class/infiniband";
+    return fail_errno(e, "cannot mount an overlay on " + target + " inside a user namespace (not root), which " +
+                             "this machine needs since it has no " + missing +
+                             ": the kernel refuses an unprivileged overlay there (it needs Linux 5.11 or later "
+                             "and an underlying file system that allows it); run fake-host as root (sudo "
+                             "gidpolicy fake-host ...)");
+  }
   return success();
 }
 
@@ -265,8 +302,28 @@ std::set<std::pair<std::string, std::uint32_t> > ports_of(const std::vector<GidT
   return out;
 }
 
+// Where the private tmpfs is mounted during the set-up (in the private mount namespace), and its
+// size: the sysfs view of the largest table the readers accept fits (formats.md: bounds).
+constexpr const char* kWorkMount = "/tmp";
+constexpr const char* kWorkTmpfsOptions = "mode=0755,size=64m";
+constexpr const char* kWorkTmpfsSize = "64 MiB";
+
+// A full tmpfs is the fake host's private one, not the caller's /tmp.
+std::string no_space_is_the_tmpfs(const Error& e) {
+  if (e.code == std::errc::no_space_on_device || e.code == std::errc::file_too_large)
+    return fmt::format("the fake host's private tmpfs ({}, a fixed size) is full: {}", kWorkTmpfsSize, e.what());
+  return e.what();
+}
+
+// fake-host has no option to raise the sysfs view's bound (its tmpfs is sized for it).
+static_assert(formats::SysfsWriteOptions{}.max_files == 65'536 && formats::SysfsWriteOptions{}.max_bytes == 16u << 20,
+              "kFixedTreeBound states these bounds");
+constexpr const char* kFixedTreeBound =
+    " (the fake host's sysfs view has a fixed bound of 65,536 files and 16 MiB of content: give a "
+    "smaller gid_tbl_len)";
+
 struct Host {
-  fs::path work;  // the private tmpfs
+  fs::path work;  // the private tmpfs (after the set-up: through a descriptor, /proc/self/fd/N)
   fs::path live;  // <work>/class: infiniband/, infiniband_verbs/ (bind-mounted into /sys/class)
   std::string tables_path;
   std::vector<GidTable> tables;
@@ -286,7 +343,7 @@ void apply_rewrite(Host& h) {
         "it names other devices or ports than when the fake host started (they cannot appear or "
         "disappear while programs run)";
   } else if (auto ok = formats::check_sysfs_tree(tables.value()); !ok) {
-    why = ok.error().what();
+    why = ok.error().what() + kFixedTreeBound;
   }
   if (why.empty()) {
     const fs::path staged = h.work / "staged";
@@ -357,7 +414,7 @@ int run_fake_host(const FakeHostArgs& o) {
   h.tables = std::move(tables.value());
   if (h.tables.empty()) return say("--tables " + o.tables + ": no device in the table");
   if (auto ok = formats::check_sysfs_tree(h.tables); !ok)
-    return say("--tables " + o.tables + ": " + ok.error().what());
+    return say("--tables " + o.tables + ": " + ok.error().what() + kFixedTreeBound);
 
   // The fabric directory: one per user, shared by every fake host of that user.
   const std::string fabric =
@@ -368,8 +425,14 @@ int run_fake_host(const FakeHostArgs& o) {
     return say("--fabric " + fabric + ": cannot create it: " + err_text(errno));
   {
     struct stat st {};
-    if (::lstat(fabric.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      return say("--fabric " + fabric + ": not a directory");
+    // A given --fabric may be a symbolic link to a directory (followed); the default path is
+    // in a shared /tmp, where a link could have been planted by another user: never followed.
+    if ((o.fabric ? ::stat(fabric.c_str(), &st) : ::lstat(fabric.c_str(), &st)) != 0)
+      return say("--fabric " + fabric + ": " + err_text(errno));
+    if (!o.fabric && S_ISLNK(st.st_mode))
+      return say(fabric + " is a symbolic link, which fake-host does not follow in /tmp (another user could "
+                          "have made it): remove it, or give a directory of your own with --fabric");
+    if (!S_ISDIR(st.st_mode)) return say("--fabric " + fabric + ": not a directory");
     if (!o.fabric && st.st_uid != ::geteuid())
       return say(fabric + " belongs to another user: give a directory of your own with --fabric");
   }
@@ -396,19 +459,6 @@ int run_fake_host(const FakeHostArgs& o) {
     ec.clear();
   }
 
-  // The private tmpfs' mount point: an empty directory, removed again when the command ends.
-  char work_template[] = "/tmp/gidpolicy-fake-host.XXXXXX";
-  if (!::mkdtemp(work_template))
-    return say(std::string("cannot create a directory in /tmp: ") + err_text(errno));
-  h.work = work_template;
-  struct RemoveWork {
-    fs::path dir;
-    ~RemoveWork() {
-      ::umount2(dir.c_str(), MNT_DETACH);
-      ::rmdir(dir.c_str());
-    }
-  } remove_work{h.work};
-
   auto in_userns = enter_namespaces(o.netns);
   if (!in_userns)
     return say(fmt::format(
@@ -422,8 +472,14 @@ int run_fake_host(const FakeHostArgs& o) {
   auto setup = [&]() -> result<void> {
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
       return fail_errno(errno, "cannot make the mounts private");
-    if (::mount("tmpfs", h.work.c_str(), "tmpfs", MS_NOSUID, "mode=0755,size=64m") != 0)
-      return fail_errno(errno, "cannot mount a tmpfs on " + h.work.string());
+    // The private tmpfs: mounted on /tmp in this namespace only, for the set-up (nothing is
+    // created on the caller's file systems, so nothing is left behind, even after SIGKILL), then
+    // detached from /tmp before the command starts (the command sees the caller's /tmp). The
+    // mounts made from it keep it alive; fake-host reaches it through a descriptor.
+    if (::mount("tmpfs", kWorkMount, "tmpfs", MS_NOSUID, kWorkTmpfsOptions) != 0)
+      return fail_errno(errno, std::string("cannot mount the fake host's private tmpfs on ") + kWorkMount +
+                                   " (in its own mount namespace)");
+    h.work = fs::path(kWorkMount) / "gidpolicy-fake-host";
     h.live = h.work / "class";
     const fs::path keep = h.work / "keep";
     const fs::path class_stub = h.work / "class-stub";
@@ -446,7 +502,7 @@ int run_fake_host(const FakeHostArgs& o) {
     }
     if (!fs::is_directory("/sys/class/infiniband", e) || !fs::is_directory("/sys/class/infiniband_verbs", e))
       GIDPOLICY_TRYV(remount_keeping_children("/sys/class", keep / "class",
-                                              [&] { return overlay("/sys/class", class_stub); }));
+                                              [&] { return overlay("/sys/class", class_stub, h.net.in_user_namespace); }));
     GIDPOLICY_TRYV(bind_read_only(h.live / "infiniband", "/sys/class/infiniband"));
     GIDPOLICY_TRYV(bind_read_only(h.live / "infiniband_verbs", "/sys/class/infiniband_verbs"));
 
@@ -460,7 +516,7 @@ int run_fake_host(const FakeHostArgs& o) {
       for (std::size_t i = 0; i < n_devices; ++i)
         std::ofstream(dev_stub / "infiniband" / ("uverbs" + std::to_string(i)));
       GIDPOLICY_TRYV(
-          remount_keeping_children("/dev", keep / "dev", [&] { return overlay("/dev", dev_stub); }));
+          remount_keeping_children("/dev", keep / "dev", [&] { return overlay("/dev", dev_stub, h.net.in_user_namespace); }));
     }
     for (std::size_t i = 0; i < n_devices; ++i) {
       const std::string node = "/dev/infiniband/uverbs" + std::to_string(i);
@@ -469,13 +525,36 @@ int run_fake_host(const FakeHostArgs& o) {
     }
     return success();
   };
-  if (auto ok = setup(); !ok) return say(ok.error().what());
+  if (auto ok = setup(); !ok) {
+    std::string why = no_space_is_the_tmpfs(ok.error());
+    if (h.net.in_user_namespace)
+      why += fmt::format(
+          "; without fake-host, programs that need no sysfs or /dev entries (ibverbs-utils, perftest) run with "
+          "LD_LIBRARY_PATH={} GIDPOLICY_FAKE_TABLES={}",
+          libdir.string(), h.tables_path);
+    return say(why);
+  }
+  {
+    const int root = ::open(kWorkMount, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) return say(std::string("cannot open the private tmpfs: ") + err_text(errno));
+    if (::umount2(kWorkMount, MNT_DETACH) != 0)
+      return say(std::string("cannot detach the private tmpfs from ") + kWorkMount + ": " + err_text(errno));
+    h.work = fs::path(fmt::format("/proc/self/fd/{}", root)) / "gidpolicy-fake-host";
+    h.live = h.work / "class";
+  }
 
-  // Signals: the parent takes them synchronously; the child gets the caller's mask back.
+  // Signals: the parent takes every catchable one synchronously and forwards it to the command
+  // (as timeout(1) and tini do), so a USR1, ALRM or TERM meant for the command reaches it and
+  // never ends fake-host with the command orphaned. Not taken: the ones a fault raises, and the
+  // terminal's job control ones, which stop fake-host as they stop the command. The child gets
+  // the caller's mask back.
   sigset_t taken, old_mask;
-  sigemptyset(&taken);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&taken, s);
+  sigfillset(&taken);
+  for (int s : {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGTSTP, SIGTTIN,
+                SIGTTOU, SIGCONT})
+    sigdelset(&taken, s);
   ::sigprocmask(SIG_BLOCK, &taken, &old_mask);
+  const pid_t parent = ::getpid();
 
   const std::vector<std::string> env = child_environment(libdir, h.tables_path, fabric, o.driver);
   std::vector<char*> envp, argv;
@@ -488,6 +567,10 @@ int run_fake_host(const FakeHostArgs& o) {
   const pid_t child = ::fork();
   if (child < 0) return say(std::string("fork: ") + err_text(errno));
   if (child == 0) {
+    // A fake-host killed by SIGKILL (which it cannot forward) takes the command with it: the
+    // command must not outlive the fake view's owner. Checked after the request, in case the
+    // parent died before it.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(kExitFakeHostFailed);
     ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     environ = envp.data();
     ::execvp(argv[0], argv.data());
@@ -511,8 +594,10 @@ int run_fake_host(const FakeHostArgs& o) {
         if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
       }
     } else if (sig > 0) {
-      // A terminal's ^C or ^\ reached the child already (same process group); a kill(1) did not.
-      if (info.si_code <= 0 || (sig != SIGINT && sig != SIGQUIT)) ::kill(child, sig);
+      // A terminal's ^C, ^\ or resize reached the child already (same process group, sent by
+      // the kernel); a kill(1) did not.
+      const bool from_terminal = info.si_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT || sig == SIGWINCH);
+      if (!from_terminal) ::kill(child, sig);
     }
     // The table: applied once it has been quiet for 200 ms (a file written line by line is read
     // when the writer is done).

@@ -32,7 +32,8 @@ struct FakeHostArgs {
   bool netns = false;                 ///< --netns: a private network namespace with the table's netdevs
   std::optional<std::string> driver;  ///< --driver linux|apple_thunderbolt (default: by link layer)
   std::optional<std::string> fabric;  ///< --fabric DIR: where the QPs' sockets live
-  std::vector<std::string> command;   ///< after --
+  std::vector<std::string> command;   ///< after --, verbatim (never through CLI11's parsing)
+  std::vector<std::string> stray;     ///< positional words before -- (refused: the command goes after --)
 };
 
 /// Registers `fake-host` on `app`; run() after parsing when parsed() says it was chosen.
@@ -40,6 +41,11 @@ class FakeHostCommand {
  public:
   explicit FakeHostCommand(CLI::App& app);
   [[nodiscard]] bool parsed() const { return cmd_->parsed(); }
+  /// Before CLI11 parses `argv`: when argv[1] is `fake-host`, takes everything after the first
+  /// `--` as the command, verbatim, and returns the count of the words CLI11 is to parse (the
+  /// `--` and the command excluded). CLI11 would read `[0-9]`, `[a,b]` or `[]` as lists; exec
+  /// must receive them as written. Otherwise returns `argc`.
+  int take_command(int argc, char** argv);
   [[nodiscard]] int run() const;
 
  private:
@@ -83,7 +89,8 @@ struct NetdevState {
 /// The netdevs of `tables` (veth, each with its peer) in the current network namespace: each
 /// created when a table first names it, then its addresses (the GIDs' IPv4 and IPv6 addresses)
 /// and state (up while a port it serves is ACTIVE) made to match. Loopback up. Runs
-/// `ip -batch`; errors name ip's first complaint.
+/// `ip` once per change (never `ip -batch`, which reads `#` as a comment); errors name the
+/// failing ip command and its complaint.
 result<void> apply_netdevs(const std::vector<GidTable>& tables, NetdevState& state);
 
 }  // namespace fake_host

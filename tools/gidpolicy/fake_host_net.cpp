@@ -21,6 +21,8 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 namespace gidpolicy::cli::fake_host {
 
@@ -74,39 +76,34 @@ void keep_net_admin() {
   ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_NET_ADMIN, 0, 0);
 }
 
-// `ip -batch -` with these lines; its first error (ip stops there) is the failure.
-result<void> run_ip(const std::string& script, bool in_user_namespace) {
-  int in[2], err[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) return fail_errno(errno, "pipe");
-  if (::pipe2(err, O_CLOEXEC) != 0) {
-    ::close(in[0]);
-    ::close(in[1]);
-    return fail_errno(errno, "pipe");
-  }
+// One `ip` run per change, its words as argv: never `ip -batch`, whose line reader cuts a line
+// at `#` (a comment) and has no quoting that survives it, so a netdev named `fh#0` (a valid Linux
+// name) would become `fh`. The first failure stops the rest and is the error, in ip's words.
+result<void> run_ip(const std::vector<std::string>& words, bool in_user_namespace) {
+  int err[2];
+  if (::pipe2(err, O_CLOEXEC) != 0) return fail_errno(errno, "pipe");
+  std::vector<char*> argv;
+  static char ip_name[] = "ip";
+  argv.push_back(ip_name);
+  for (const std::string& w : words) argv.push_back(const_cast<char*>(w.c_str()));
+  argv.push_back(nullptr);
   const pid_t pid = ::fork();
-  if (pid < 0) return fail_errno(errno, "fork");
+  if (pid < 0) {
+    ::close(err[0]);
+    ::close(err[1]);
+    return fail_errno(errno, "fork");
+  }
   if (pid == 0) {
-    ::dup2(in[0], 0);
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null >= 0) ::dup2(null, 0);
     ::dup2(err[1], 2);
     ::dup2(err[1], 1);
     if (in_user_namespace) keep_net_admin();
-    const char* argv[] = {"ip", "-batch", "-", nullptr};
-    ::execvp("ip", const_cast<char* const*>(argv));
+    ::execvp("ip", argv.data());
     std::fprintf(stderr, "cannot run ip (iproute2): %s\n", std::strerror(errno));
     ::_exit(127);
   }
-  ::close(in[0]);
   ::close(err[1]);
-  const char* p = script.data();
-  std::size_t left = script.size();
-  while (left > 0) {
-    const ssize_t n = ::write(in[1], p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  ::close(in[1]);
   std::string out;
   char buf[512];
   for (;;) {
@@ -122,15 +119,19 @@ result<void> run_ip(const std::string& script, bool in_user_namespace) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return success();
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   if (const auto nl = out.find('\n'); nl != std::string::npos) out.resize(nl);
-  return fail(errc::io_error, "setting up the netdevs: ip: " + (out.empty() ? std::string("failed") : out));
+  std::string cmd = "ip";
+  for (const std::string& w : words) cmd += " " + w;
+  return fail(errc::io_error,
+              "setting up the netdevs: " + cmd + ": " + (out.empty() ? std::string("failed") : out));
 }
 
 }  // namespace
 
 result<void> apply_netdevs(const std::vector<GidTable>& tables, NetdevState& state) {
   const std::map<std::string, Netdev> devs = netdevs_of(tables);
-  std::string script;
-  if (!state.loopback_up) script += "link set dev lo up\n";
+  std::vector<std::vector<std::string>> script;
+  auto add = [&](std::vector<std::string> words) { script.push_back(std::move(words)); };
+  if (!state.loopback_up) add({"link", "set", "dev", "lo", "up"});
   for (const auto& [name, n] : devs) {
     // IFNAMSIZ: 15 bytes and the NUL; ip refuses longer names less clearly.
     if (name.size() > 15 || name.find_first_of(" /\t\n:") != std::string::npos)
@@ -141,27 +142,31 @@ result<void> apply_netdevs(const std::vector<GidTable>& tables, NetdevState& sta
     if (!loopback && !state.created.count(name)) {
       std::string peer = "gpfh" + std::to_string(state.peers++);
       while (devs.count(peer)) peer += "p";
-      script += "link add " + name + " type veth peer name " + peer + "\n";
-      script += "link set dev " + name + " addrgenmode none\n";
-      script += "link set dev " + peer + " addrgenmode none\n";
-      if (n.mac) script += "link set dev " + name + " address " + *n.mac + "\n";
-      script += "link set dev " + peer + " up\n";
+      add({"link", "add", name, "type", "veth", "peer", "name", peer});
+      add({"link", "set", "dev", name, "addrgenmode", "none"});
+      add({"link", "set", "dev", peer, "addrgenmode", "none"});
+      if (n.mac) add({"link", "set", "dev", name, "address", *n.mac});
+      add({"link", "set", "dev", peer, "up"});
     }
     // Only what this fake host added is taken away again (never loopback's own 127.0.0.1/8).
     for (const std::string& a : state.added[name])
-      if (!n.addresses.count(a)) script += "addr del " + a + " dev " + name + "\n";
+      if (!n.addresses.count(a)) add({"addr", "del", a, "dev", name});
     for (const std::string& a : n.addresses)
-      script +=
-          "addr replace " + a + " dev " + name + (a.find(':') != std::string::npos ? " nodad" : "") + "\n";
-    if (!loopback) script += "link set dev " + name + (n.up ? " up\n" : " down\n");
+    {
+      if (a.find(':') != std::string::npos)
+        add({"addr", "replace", a, "dev", name, "nodad"});
+      else
+        add({"addr", "replace", a, "dev", name});
+    }
+    if (!loopback) add({"link", "set", "dev", name, n.up ? "up" : "down"});
   }
   // A netdev the new table no longer names keeps existing, without its addresses, down.
   for (const auto& [name, added] : state.added) {
     if (devs.count(name)) continue;
-    for (const std::string& a : added) script += "addr del " + a + " dev " + name + "\n";
-    if (name != "lo") script += "link set dev " + name + " down\n";
+    for (const std::string& a : added) add({"addr", "del", a, "dev", name});
+    if (name != "lo") add({"link", "set", "dev", name, "down"});
   }
-  GIDPOLICY_TRYV(run_ip(script, state.in_user_namespace));
+  for (const auto& words : script) GIDPOLICY_TRYV(run_ip(words, state.in_user_namespace));
   state.loopback_up = true;
   for (auto& [name, added] : state.added) added.clear();
   for (const auto& [name, n] : devs) {

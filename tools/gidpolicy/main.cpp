@@ -334,8 +334,10 @@ int run(int argc, char** argv) {
     standard_output().write(text.str());
     return code;
   };
+  // fake-host's command, after --, never reaches CLI11 (fake_host.hpp: take_command).
+  const int parse_argc = fake_host.take_command(argc, argv);
   try {
-    app.parse(argc, argv);
+    app.parse(parse_argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return print_out(e);
   } catch (const CLI::CallForAllHelp& e) {
