@@ -2,52 +2,18 @@
 #include <gidpolicy/names.hpp>
 #include <gidpolicy/quoting.hpp>
 
+#include "utf8.hpp"
+
 #include <cstdio>
 
 namespace gidpolicy {
 namespace {
 
-/// The length of the well-formed UTF-8 sequence at s[k] and its code point, or 0 when the bytes
-/// there are not one (overlong forms, surrogates and values above U+10FFFF are not).
-std::size_t utf8_at(std::string_view s, std::size_t k, char32_t& cp) {
-  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char c = b(k);
-  if (c < 0x80) {
-    cp = c;
-    return 1;
-  }
-  std::size_t n = 0;
-  char32_t min = 0;
-  if ((c & 0xE0u) == 0xC0u) {
-    n = 2;
-    cp = c & 0x1Fu;
-    min = 0x80;
-  } else if ((c & 0xF0u) == 0xE0u) {
-    n = 3;
-    cp = c & 0x0Fu;
-    min = 0x800;
-  } else if ((c & 0xF8u) == 0xF0u) {
-    n = 4;
-    cp = c & 0x07u;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (k + n > s.size()) return 0;
-  for (std::size_t i = 1; i < n; ++i) {
-    if ((b(k + i) & 0xC0u) != 0x80u) return 0;
-    cp = (cp << 6) | (b(k + i) & 0x3Fu);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
+using text_detail::utf8_sequence;
 
-/// Code points that must not reach a terminal as they are: C0 controls, DEL, C1 controls, the
-/// line and paragraph separators and the bidirectional controls (they reorder what is shown).
-bool hidden(char32_t cp) {
-  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0x200E ||
-         cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
-}
+/// Code points that must not reach a terminal as they are (utf8.hpp: the same ones the name
+/// rule refuses).
+bool hidden(char32_t cp) { return text_detail::unprintable(cp) != nullptr; }
 
 std::string hex_byte(unsigned char c) {
   char buf[8];
@@ -97,7 +63,7 @@ std::optional<std::string> file_name_problem(std::string_view name) {
   }
   char32_t cp = 0;
   for (std::size_t k = 0; k < name.size();) {
-    const std::size_t n = utf8_at(name, k, cp);
+    const std::size_t n = utf8_sequence(name, k, cp);
     if (n == 0) return "is not UTF-8 (byte " + std::to_string(k + 1) + ")";
     if (hidden(cp)) return "byte " + std::to_string(k + 1) + " starts a control or bidirectional character";
     k += n;
@@ -120,7 +86,7 @@ std::string show_text(std::string_view s, std::size_t max) {
   char32_t cp = 0;
   std::size_t k = 0;
   while (k < s.size()) {
-    std::size_t n = utf8_at(s, k, cp);
+    std::size_t n = utf8_sequence(s, k, cp);
     if (k + (n == 0 ? 1 : n) > max) break;
     if (n == 0) {
       out += hex_byte(static_cast<unsigned char>(s[k]));
@@ -141,7 +107,7 @@ std::string shell_quote(std::string_view s) {
   bool plain = true;  // no byte needs $'...'
   char32_t cp = 0;
   for (std::size_t k = 0; k < s.size();) {
-    const std::size_t n = utf8_at(s, k, cp);
+    const std::size_t n = utf8_sequence(s, k, cp);
     if (n == 0 || hidden(cp)) plain = false;
     if (n != 1 || !bare_shell_byte(static_cast<unsigned char>(s[k]))) bare = false;
     k += n == 0 ? 1 : n;
@@ -157,7 +123,7 @@ std::string shell_quote(std::string_view s) {
   // as it is.
   std::string out = "$'";
   for (std::size_t k = 0; k < s.size();) {
-    std::size_t n = utf8_at(s, k, cp);
+    std::size_t n = utf8_sequence(s, k, cp);
     if (n == 0) {
       out += hex_byte(static_cast<unsigned char>(s[k]));
       n = 1;
@@ -180,7 +146,7 @@ std::string valid_utf8(std::string_view s) {
   out.reserve(s.size());
   char32_t cp = 0;
   for (std::size_t k = 0; k < s.size();) {
-    const std::size_t n = utf8_at(s, k, cp);
+    const std::size_t n = utf8_sequence(s, k, cp);
     if (n == 0) {
       out += "\xEF\xBF\xBD";  // U+FFFD
       ++k;
