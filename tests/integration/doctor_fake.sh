@@ -77,6 +77,40 @@ no_hang)
   expect "both ports read" '"device": "rdma_gpt0"'
   if printf '%s\n' "$out" | grep -q '"no_answer"'; then echo "FAIL: a device reported as not answering"; fail=1; fi
   ;;
+killed_mid_read)
+  # The doctor ended by a signal while its reading process is wedged in a driver call: the
+  # reading process ends with it (it would otherwise hold the device for ever). KILL too, which
+  # no handler can see. The deadline (60 s) is far above the test: the doctor is still waiting.
+  for sig in TERM HUP KILL; do
+    # env execs the doctor: $! is the doctor's pid (fake(), a function, would be a subshell's).
+    env LD_LIBRARY_PATH="$lib" GIDPOLICY_FAKE_TABLES="$data/fake-host.json" GIDPOLICY_FAKE_HANG=ibv_query_port \
+      "$cli" doctor --device mlx5_0 --deadline 60 >/dev/null 2>&1 &
+    doc=$!
+    reader=
+    i=0
+    while [ $i -lt 600 ] && [ -z "$reader" ]; do  # hang guard: 60 s for the reader to start
+      reader=$(cat /proc/$doc/task/*/children 2>/dev/null | tr -s ' ' '\n' | head -n 1)
+      [ -n "$reader" ] || sleep 0.1
+      i=$((i + 1))
+    done
+    if [ -z "$reader" ]; then echo "FAIL: SIG$sig: the doctor started no reading process"; fail=1; kill -KILL $doc; wait $doc; continue; fi
+    # Wedged: its last call is the hung one (the fake never returns from it).
+    i=0
+    while [ $i -lt 600 ] && ! grep -q '^State:.*S (sleeping)' /proc/$reader/status 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+    kill -$sig $doc
+    wait $doc
+    gone=
+    i=0
+    while [ $i -lt 600 ]; do  # hang guard: 60 s
+      state=$(awk '{print $3}' /proc/$reader/stat 2>/dev/null)
+      if [ -z "$state" ] || [ "$state" = Z ]; then gone=1; break; fi
+      sleep 0.1
+      i=$((i + 1))
+    done
+    if [ -n "$gone" ]; then echo "ok: SIG$sig to the doctor ended its reading process $reader"
+    else echo "FAIL: SIG$sig to the doctor left its reading process $reader running"; fail=1; kill -KILL "$reader"; fi
+  done
+  ;;
 fake_host_ready)
   on_fake_host "$cli" fake-host --tables "$data/fake-host.json" --netns -- "$cli" doctor --deadline 60
   printf '%s\n' "$out"

@@ -13,6 +13,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,6 +117,7 @@ template <class Work>
 result<ChildOutcome> run_child(std::chrono::milliseconds deadline, Work work) {
   int fds[2];
   if (::pipe(fds) != 0) return fail_errno(errno, "doctor: pipe()");
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int err = errno;
@@ -124,6 +126,13 @@ result<ChildOutcome> run_child(std::chrono::milliseconds deadline, Work work) {
     return fail_errno(err, "doctor: fork()");
   }
   if (pid == 0) {
+    // The child may be wedged in a driver call holding the device: it must never outlive the
+    // doctor, however the doctor ends (a TERM or HUP it does not catch, a KILL, a crash), so the
+    // kernel kills it when its parent dies. Its own process group keeps a terminal's ^C for the
+    // doctor, whose death then takes the child. Checked after the request, in case the parent
+    // died before it.
+    ::setpgid(0, 0);
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(1);
     ::close(fds[0]);
     ::signal(SIGPIPE, SIG_IGN);
     std::string out;
@@ -191,7 +200,7 @@ result<ChildOutcome> run_child(std::chrono::milliseconds deadline, Work work) {
     }
   }
   ::close(fds[0]);
-  if (o.timed_out || !eof) ::kill(pid, SIGKILL);
+  if (o.timed_out || !eof) ::kill(-pid, SIGKILL);  // the child's group: whatever it started too
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
