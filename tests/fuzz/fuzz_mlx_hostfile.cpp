@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto ips = hosts[i].find("ips");
     if ((ips == hosts[i].end() ? 0 : ips->size()) != h.ips.size()) std::abort();
     for (const auto& ip : h.ips)
-      if (ip.find('%') != std::string::npos && ip.find(':') == std::string::npos) std::abort();  // IPv4 + scope
+      if (ip.find('%') != std::string::npos && ip.find(':') == std::string::npos)
+        std::abort();  // IPv4 + scope
     const auto rdma = hosts[i].find("rdma");
     if ((rdma == hosts[i].end() ? 0 : rdma->size()) != h.rdma.size()) std::abort();
   }

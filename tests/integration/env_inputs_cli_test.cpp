@@ -100,8 +100,8 @@ TEST_F(EnvInputs, DotenvCommentsAreReadAsComposeReadsThem) {
 TEST_F(EnvInputs, NestedDefaultsAreInterpolatedAsComposeDoesWithADepthBound) {
   const std::string nested = "${GIDPOLICY_TEST_UNSET_A:-${GIDPOLICY_TEST_UNSET_B:-3}}";
   EXPECT_EQ(pins_of(write("pins.env", "MC_GID_INDEX=" + nested + "\n")).at("MC_GID_INDEX"), "3");
-  EXPECT_EQ(pins_of(write("docker-compose.yml", "services:\n  trainer:\n    environment:\n      MC_GID_INDEX: " +
-                                                    nested + "\n"))
+  EXPECT_EQ(pins_of(write("docker-compose.yml",
+                          "services:\n  trainer:\n    environment:\n      MC_GID_INDEX: " + nested + "\n"))
                 .at("MC_GID_INDEX"),
             "3");
   // The file's own earlier variables are looked up too (after the environment).
@@ -113,11 +113,30 @@ TEST_F(EnvInputs, NestedDefaultsAreInterpolatedAsComposeDoesWithADepthBound) {
           f.string() + ":2: defaults nested deeper than 16 levels");
 }
 
+// A reference copies a whole value: `B=$A$A...` lines would double a file's size line after
+// line. Each value once interpolated is bounded, and so are all of them together, with the line.
+TEST_F(EnvInputs, ValuesThatGrowByInterpolationAreBounded) {
+  const std::string a = "A=" + std::string(1000, 'x') + "\n";
+  std::string refs;
+  for (int i = 0; i < 66; ++i) refs += "${A}";  // 66,000 bytes
+  const fs::path one = write("one.env", a + "NCCL_IB_GID_INDEX=" + refs + "\n");
+  refused(run({"check", "--pins", "--env-file", one.string(), "--input", pod_table()}),
+          one.string() + ":2: the value is longer than 65536 bytes once interpolated");
+  refs.clear();
+  for (int i = 0; i < 60; ++i) refs += "$A";  // 60,000 bytes, under the bound for one value
+  std::string text = a;
+  for (int i = 0; i < 80; ++i) text += "V" + std::to_string(i) + "=" + refs + "\n";
+  // 1,000 + 60,000 x 70 bytes pass 4 MiB at the 70th V, line 71.
+  const fs::path all = write("all.env", text);
+  refused(run({"check", "--pins", "--env-file", all.string(), "--input", pod_table()}),
+          all.string() + ":71: the values are longer than 4194304 bytes in all once interpolated");
+}
+
 // A parse error names file:line and quotes the line's text escaped, never its raw bytes.
 TEST_F(EnvInputs, ADotenvErrorQuotesTheLineEscaped) {
   const fs::path f = write("bad.env", "A=1\nNO\x1b[2J EQUALS\n");
   refused(run({"check", "--pins", "--env-file", f.string(), "--input", pod_table()}),
-          f.string() + ":2: expected KEY=VALUE, found \"NO\\x1b[2J EQUALS\"");
+          f.string() + ":2: expected KEY=VALUE, found NO\\e[2J EQUALS");
   const fs::path k = write("key.env", "B\x07D=1\n");
   refused(run({"check", "--pins", "--env-file", k.string(), "--input", pod_table()}),
           k.string() + ":1: key: expected a variable name before '='");
@@ -181,7 +200,8 @@ TEST_F(EnvInputs, TheDoctorJudgesAPinOnlyWhereItsStackSelects) {
     return out;
   };
   EXPECT_EQ(codes({"NCCL_IB_GID_INDEX=3", "NCCL_IB_HCA==mlx5_1:1"}), std::vector<std::string>{});
-  EXPECT_EQ(codes({"NCCL_IB_GID_INDEX=3"}), (std::vector<std::string>{"mlx5_0", "mlx5_0"}));  // NCCL and Mooncake
+  EXPECT_EQ(codes({"NCCL_IB_GID_INDEX=3"}),
+            (std::vector<std::string>{"mlx5_0", "mlx5_0"}));  // NCCL and Mooncake
 }
 
 }  // namespace
@@ -190,7 +210,9 @@ TEST_F(EnvInputs, TheDoctorJudgesAPinOnlyWhereItsStackSelects) {
 namespace gidpolicy::test {
 namespace {
 
-std::string jaccl_devices() { return (example_tables_dir().parent_path() / "fleet" / "jaccl" / "devices.json").string(); }
+std::string jaccl_devices() {
+  return (example_tables_dir().parent_path() / "fleet" / "jaccl" / "devices.json").string();
+}
 std::string jaccl_host() { return (test_data_dir() / "stacks" / "jaccl" / "m3-ultra-1.json").string(); }
 
 // A hostfile of 100 hosts (routes to 99 peers) used to be refused: "at most 64 peers", a bound
@@ -201,14 +223,14 @@ TEST_F(EnvInputs, TheDoctorRoutesAHundredHostHostfileAndNamesItsBound) {
     for (int i = 0; i < hosts; ++i) {
       text += std::string(i ? "," : "") + "{\"ssh\": \"h" + std::to_string(i) + "\", \"ips\": [";
       for (int k = 0; k < ips; ++k)
-        text += std::string(k ? "," : "") + "\"10." + std::to_string(k) + "." + std::to_string(i / 200) + "." +
-                std::to_string(i % 200 + 1) + "\"";
+        text += std::string(k ? "," : "") + "\"10." + std::to_string(k) + "." + std::to_string(i / 200) +
+                "." + std::to_string(i % 200 + 1) + "\"";
       text += "]}";
     }
     return write("hosts-" + std::to_string(hosts) + "x" + std::to_string(ips) + ".json", text + "]}");
   };
-  const auto r = run({"doctor", "--json", "--input", pod_table(), "--hostfile", hostfile(100, 1).string(),
-                      "--rank", "0"});
+  const auto r = run(
+      {"doctor", "--json", "--input", pod_table(), "--hostfile", hostfile(100, 1).string(), "--rank", "0"});
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   const Json j = Json::parse(r.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << r.out;
@@ -229,18 +251,21 @@ TEST_F(EnvInputs, ARankWithoutItsFileIsRefusedByEnvAndDoctor) {
 // MLX_RANK=' 1' was read as 1 by doctor (strtoul) and refused by env: one reading now
 // (fleet::parse_rank), digits only, in both; JACCL_RANK first in both.
 TEST_F(EnvInputs, RankVariablesAreReadAlikeByEnvAndDoctor) {
-  for (const std::string bad : {" 1", "+1", "1 ", "0x1", "4096"}) {
+  // The value is shown as one shell word: a space in it is seen.
+  const std::map<std::string, std::string> shown{
+      {" 1", "' 1'"}, {"+1", "+1"}, {"1 ", "'1 '"}, {"0x1", "0x1"}, {"4096", "4096"}};
+  for (const auto& [bad, as] : shown) {
     refused(run({"env", "--for", "jaccl", "--jaccl-devices", jaccl_devices(), "--input", jaccl_host()},
                 {"MLX_RANK=" + bad}),
-            "MLX_RANK " + bad + ": expected a rank 0..3 of " + jaccl_devices());
+            "MLX_RANK " + as + ": expected a rank 0..3 of " + jaccl_devices());
     refused(run({"doctor", "--input", jaccl_host(), "--jaccl-devices", jaccl_devices()}, {"MLX_RANK=" + bad}),
-            "MLX_RANK " + bad + ": expected a rank 0..3 of " + jaccl_devices());
+            "MLX_RANK " + as + ": expected a rank 0..3 of " + jaccl_devices());
   }
   refused(run({"doctor", "--input", jaccl_host(), "--jaccl-devices", jaccl_devices()},
               {"MLX_RANK=1", "JACCL_RANK=9"}),
           "JACCL_RANK 9: expected a rank 0..3 of " + jaccl_devices());
-  const auto ok = run({"doctor", "--json", "--input", jaccl_host(), "--jaccl-devices", jaccl_devices()},
-                      {"MLX_RANK=0"});
+  const auto ok =
+      run({"doctor", "--json", "--input", jaccl_host(), "--jaccl-devices", jaccl_devices()}, {"MLX_RANK=0"});
   EXPECT_TRUE(ok.exit_code == 0 || ok.exit_code == 1) << ok.err;
 }
 

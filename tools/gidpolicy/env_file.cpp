@@ -1,6 +1,6 @@
 #include "env_file.hpp"
 
-#include "render.hpp"
+#include <gidpolicy/quoting.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <system_error>
+#include <unordered_map>
 
 namespace gidpolicy::cli {
 namespace {
@@ -34,7 +35,21 @@ std::string_view trim(std::string_view s) {
 
 // The file name is the user's text: shown escaped and bounded, as every value quoted here is.
 Error at(const std::string& file, std::size_t line, const std::string& what) {
-  return Error(errc::parse_error, bounded(file, 4096) + ":" + std::to_string(line) + ": " + what);
+  return Error(errc::parse_error, show_text(file, 4096) + ":" + std::to_string(line) + ": " + what);
+}
+
+std::string value_too_long() {
+  return "the value is longer than " + std::to_string(kMaxEnvValueBytes) + " bytes once interpolated";
+}
+
+/// Adds a value's bytes to the file's total: at most kMaxEnvValuesBytes in all.
+result<void> count_value(std::size_t& total, std::size_t bytes, const std::string& file, std::size_t line) {
+  total += bytes;
+  if (total > kMaxEnvValuesBytes)
+    return fail(at(file, line,
+                   "the values are longer than " + std::to_string(kMaxEnvValuesBytes) +
+                       " bytes in all once interpolated"));
+  return success();
 }
 
 /// A quoted scalar ('..' or ".."), the whole of `s`. nullopt when `s` is not quoted.
@@ -57,7 +72,8 @@ result<std::optional<std::string>> unquote(std::string_view s, const std::string
       const char n = s[++i];
       if (n != '"' && n != '\\')
         return fail(
-            at(file, line, "expected \\\" or \\\\ in a double-quoted value, found " + bounded(std::string{'\\', n})));
+            at(file, line,
+               "expected \\\" or \\\\ in a double-quoted value, found " + show_text(std::string{'\\', n})));
       out += n;
       continue;
     }
@@ -67,9 +83,9 @@ result<std::optional<std::string>> unquote(std::string_view s, const std::string
     return fail(at(file, line, "expected the closing quote of the value (a value is one line)"));
   const std::string_view rest = trim(s.substr(i + 1));
   if (!rest.empty() && rest.front() != '#')
-    return fail(at(file, line,
-                   "expected the end of the line after the quoted value, found " +
-                       bounded(std::string(rest), 20)));
+    return fail(
+        at(file, line,
+           "expected the end of the line after the quoted value, found " + show_text(std::string(rest), 20)));
   return std::optional<std::string>(out);
 }
 
@@ -96,10 +112,13 @@ std::size_t closing_brace(std::string_view v, std::size_t open) {
 result<std::string> interpolate(std::string_view v, const EnvLookup& env, const std::string& file,
                                 std::size_t line, std::size_t depth = 0) {
   if (depth > kMaxInterpolationDepth)
-    return fail(at(file, line,
-                   "defaults nested deeper than " + std::to_string(kMaxInterpolationDepth) + " levels"));
+    return fail(
+        at(file, line, "defaults nested deeper than " + std::to_string(kMaxInterpolationDepth) + " levels"));
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i) {
+    // Each reference may copy a long value (an environment variable, an earlier line's value):
+    // bounded here, or a few lines of `B=$A$A$A...` would double their size line after line.
+    if (out.size() > kMaxEnvValueBytes) return fail(at(file, line, value_too_long()));
     if (v[i] != '$') {
       out += v[i];
       continue;
@@ -128,12 +147,13 @@ result<std::string> interpolate(std::string_view v, const EnvLookup& env, const 
           deflt = rest.substr(1);
         } else {
           return fail(at(file, line,
-                         "'${" + bounded(std::string(body), 40) +
+                         "'${" + show_text(std::string(body), 40) +
                              "}': only ${NAME}, ${NAME:-default} and ${NAME-default} are read"));
         }
       }
       if (!valid_name(name))
-        return fail(at(file, line, "expected a variable name in '${" + bounded(std::string(body), 40) + "}'"));
+        return fail(
+            at(file, line, "expected a variable name in '${" + show_text(std::string(body), 40) + "}'"));
       const auto val = env(std::string(name));
       if (has_default && (!val || (colon && val->empty()))) {
         GIDPOLICY_TRY(d, interpolate(deflt, env, file, line, depth + 1));
@@ -154,6 +174,7 @@ result<std::string> interpolate(std::string_view v, const EnvLookup& env, const 
     if (const auto val = env(std::string(v.substr(i + 1, j - i - 1)))) out += *val;
     i = j - 1;
   }
+  if (out.size() > kMaxEnvValueBytes) return fail(at(file, line, value_too_long()));
   return out;
 }
 
@@ -183,7 +204,8 @@ result<std::string> dotenv_value(std::string_view raw, const EnvLookup& env, con
         continue;
       }
       if (q == '"')
-        return fail(at(file, line, "value: expected \\\" or \\\\ after a backslash in a double-quoted value"));
+        return fail(
+            at(file, line, "value: expected \\\" or \\\\ after a backslash in a double-quoted value"));
     }
     out += s[i];
   }
@@ -193,7 +215,7 @@ result<std::string> dotenv_value(std::string_view raw, const EnvLookup& env, con
   if (!rest.empty() && rest.front() != '#')
     return fail(at(file, line,
                    "value: expected the end of the line or a '#' comment after the quoted value, found " +
-                       bounded(std::string(rest), 20)));
+                       show_text(std::string(rest), 20)));
   if (q == '\'') return out;
   return interpolate(out, env, file, line);
 }
@@ -233,10 +255,13 @@ result<std::vector<EnvAssignment>> parse_dotenv(const std::vector<std::string_vi
   std::vector<EnvAssignment> out;
   // Compose's lookup while it reads an env_file: the environment, then the file's own earlier
   // variables (the last one of a name).
+  // The file's earlier variables by name (the last one set wins): a lookup per reference must
+  // not walk the whole file, or a 1 MiB file of references would take quadratic time.
+  std::unordered_map<std::string, std::size_t> last;
+  std::size_t total = 0;
   const EnvLookup lookup = [&](const std::string& name) -> std::optional<std::string> {
     if (auto v = env(name)) return v;
-    for (auto it = out.rbegin(); it != out.rend(); ++it)
-      if (it->name == name) return it->value;
+    if (const auto it = last.find(name); it != last.end()) return out[it->second].value;
     return std::nullopt;
   };
   for (std::size_t n = 0; n < lines.size(); ++n) {
@@ -245,15 +270,17 @@ result<std::vector<EnvAssignment>> parse_dotenv(const std::vector<std::string_vi
     if (l.substr(0, 7) == "export ") l = trim(l.substr(7));
     const std::size_t eq = l.find('=');
     if (eq == std::string_view::npos)
-      return fail(at(file, n + 1, "expected KEY=VALUE, found " + bounded(std::string(l), 40)));
+      return fail(at(file, n + 1, "expected KEY=VALUE, found " + show_text(std::string(l), 40)));
     const std::string_view key = trim(l.substr(0, eq));
     if (!valid_name(key))
-      return fail(at(file, n + 1, "key: expected a variable name before '=', found " +
-                                      bounded(std::string(key), 40)));
+      return fail(at(file, n + 1,
+                     "key: expected a variable name before '=', found " + show_text(std::string(key), 40)));
     GIDPOLICY_TRY(v, dotenv_value(l.substr(eq + 1), lookup, file, n + 1));
     if (out.size() == kMaxEnvVars)
       return fail(at(file, n + 1, "at most " + std::to_string(kMaxEnvVars) + " variables"));
-    out.push_back({std::string(key), std::move(v), bounded(file, 4096) + ":" + std::to_string(n + 1)});
+    GIDPOLICY_TRYV(count_value(total, v.size(), file, n + 1));
+    last[std::string(key)] = out.size();
+    out.push_back({std::string(key), std::move(v), show_text(file, 4096) + ":" + std::to_string(n + 1)});
   }
   return out;
 }
@@ -267,6 +294,7 @@ std::size_t indent_of(std::string_view l) {
 result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_view>& lines,
                                                  const std::string& file, const EnvLookup& env) {
   std::vector<EnvAssignment> out;
+  std::size_t total = 0;
   // The path of keys open at each indentation (a stack bounded by kMaxIndentLevels).
   struct Open {
     std::size_t indent;
@@ -301,14 +329,18 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
         const std::size_t eq = text.find('=');
         const std::string key = eq == std::string::npos ? text : text.substr(0, eq);
         if (!valid_name(key))
-          return fail(at(file, line, "expected KEY=VALUE or KEY, found " + bounded(text, 40)));
+          return fail(at(file, line, "expected KEY=VALUE or KEY, found " + show_text(text, 40)));
         std::optional<std::string> value;
         if (eq != std::string::npos)
           value = text.substr(eq + 1);
         else
           value = env(key);
-        if (value)
-          out.push_back({key, *value, bounded(file, 4096) + ":" + std::to_string(line) + " (service " + bounded(service, 60) + ")"});
+        if (value) {
+          GIDPOLICY_TRYV(count_value(total, value->size(), file, line));
+          out.push_back({key, *value,
+                         show_text(file, 4096) + ":" + std::to_string(line) + " (service " +
+                             show_text(service, 60) + ")"});
+        }
       } else {
         if (form == 1) return fail(at(file, line, "a map entry in an environment: list"));
         form = 2;
@@ -317,8 +349,7 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
         GIDPOLICY_TRY(keyq, unquote(trim(l.substr(0, colon)), file, line));
         const std::string key = keyq ? *keyq : std::string(trim(l.substr(0, colon)));
         if (!valid_name(key))
-          return fail(
-              at(file, line, "expected a variable name before ':', found " + bounded(key, 40)));
+          return fail(at(file, line, "expected a variable name before ':', found " + show_text(key, 40)));
         const std::string_view rest = trim(l.substr(colon + 1));
         std::optional<std::string> value;
         if (rest.empty() || rest.front() == '#') {
@@ -329,8 +360,12 @@ result<std::vector<EnvAssignment>> parse_compose(const std::vector<std::string_v
           GIDPOLICY_TRY(v, scalar(rest, env, file, line));
           value = std::move(v);
         }
-        if (value)
-          out.push_back({key, *value, bounded(file, 4096) + ":" + std::to_string(line) + " (service " + bounded(service, 60) + ")"});
+        if (value) {
+          GIDPOLICY_TRYV(count_value(total, value->size(), file, line));
+          out.push_back({key, *value,
+                         show_text(file, 4096) + ":" + std::to_string(line) + " (service " +
+                             show_text(service, 60) + ")"});
+        }
       }
       if (out.size() > kMaxEnvVars)
         return fail(at(file, line, "at most " + std::to_string(kMaxEnvVars) + " variables"));
@@ -382,9 +417,9 @@ result<std::vector<EnvAssignment>> parse_env_file(std::string_view text, const s
                                                   const EnvLookup& env) {
   if (text.size() > kMaxEnvFileBytes)
     return fail(errc::invalid_argument,
-                bounded(file, 4096) + ": larger than " + std::to_string(kMaxEnvFileBytes) + " bytes");
+                show_text(file, 4096) + ": larger than " + std::to_string(kMaxEnvFileBytes) + " bytes");
   if (text.find('\0') != std::string_view::npos)
-    return fail(errc::parse_error, bounded(file, 4096) + ": binary data (a NUL byte)");
+    return fail(errc::parse_error, show_text(file, 4096) + ": binary data (a NUL byte)");
   std::vector<std::string_view> lines;
   std::size_t p = 0;
   while (p <= text.size()) {
@@ -392,7 +427,7 @@ result<std::vector<EnvAssignment>> parse_env_file(std::string_view text, const s
     lines.push_back(text.substr(p, e == std::string_view::npos ? std::string_view::npos : e - p));
     if (lines.size() > kMaxEnvLines)
       return fail(errc::invalid_argument,
-                  bounded(file, 4096) + ": more than " + std::to_string(kMaxEnvLines) + " lines");
+                  show_text(file, 4096) + ": more than " + std::to_string(kMaxEnvLines) + " lines");
     if (e == std::string_view::npos) break;
     p = e + 1;
   }
@@ -406,17 +441,17 @@ result<std::vector<EnvAssignment>> read_env_file(const std::string& path, const 
   // open() itself from waiting for a FIFO's writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
-    return fail(errc::io_error, bounded(path, 4096) + ": cannot be read: " +
-                                    std::generic_category().message(errno));
+    return fail(errc::io_error,
+                show_text(path, 4096) + ": cannot be read: " + std::generic_category().message(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return fail(errc::io_error, bounded(path, 4096) + ": not a regular file (an env file is read whole)");
+    return fail(errc::io_error, show_text(path, 4096) + ": not a regular file (an env file is read whole)");
   }
   if (static_cast<std::uint64_t>(st.st_size) > kMaxEnvFileBytes) {
     ::close(fd);
     return fail(errc::invalid_argument,
-                bounded(path, 4096) + ": larger than " + std::to_string(kMaxEnvFileBytes) + " bytes");
+                show_text(path, 4096) + ": larger than " + std::to_string(kMaxEnvFileBytes) + " bytes");
   }
   // One byte past the bound: a file that grew since fstat is refused, not cut.
   std::string text(kMaxEnvFileBytes + 1, '\0');
@@ -428,7 +463,7 @@ result<std::vector<EnvAssignment>> read_env_file(const std::string& path, const 
       const int err = errno;
       ::close(fd);
       return fail(errc::io_error,
-                  bounded(path, 4096) + ": read error: " + std::generic_category().message(err));
+                  show_text(path, 4096) + ": read error: " + std::generic_category().message(err));
     }
     if (got == 0) break;
     have += static_cast<std::size_t>(got);

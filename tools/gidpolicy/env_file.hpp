@@ -4,8 +4,9 @@
 //
 // Bounded on purpose (an env file is user input): a regular file only (a FIFO or a device is
 // refused before any read: a stream read would wait for a writer), at most kMaxEnvFileBytes,
-// kMaxEnvLines lines and kMaxEnvVars variables; every error names the file, the line and what
-// was expected there, and quotes the file's text escaped (bounded(), never raw bytes).
+// kMaxEnvLines lines and kMaxEnvVars variables, values of at most kMaxEnvValueBytes once
+// interpolated (kMaxEnvValuesBytes in all); every error names the file, the line and what
+// was expected there, and quotes the file's text escaped (show_text(), never raw bytes).
 //
 // dotenv, as compose reads it (compose-go's parser): an unquoted value ends at " #" (a space,
 // then '#': `A=1 # c` is "1", `A=1#2` is "1#2") and loses its trailing white space; a quoted
@@ -45,6 +46,10 @@ namespace gidpolicy::cli {
 inline constexpr std::size_t kMaxEnvFileBytes = std::size_t{1} << 20;
 inline constexpr std::size_t kMaxEnvLines = 100'000;
 inline constexpr std::size_t kMaxEnvVars = 10'000;
+/// A value once interpolated (a reference copies a whole variable: `B=$A$A$A` grows).
+inline constexpr std::size_t kMaxEnvValueBytes = std::size_t{64} << 10;
+/// All the values of one file once interpolated.
+inline constexpr std::size_t kMaxEnvValuesBytes = std::size_t{4} << 20;
 
 /// One variable a file sets, and where.
 struct EnvAssignment {
