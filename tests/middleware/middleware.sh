@@ -429,12 +429,12 @@ case $check in
   host_untouched)
     # While a fake host runs, the caller's mounts, /dev and /sys/class are what they were.
     before=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
-    # The command notes its fake host's work directory (the mounts name it), so that the check
-    # below looks at that one and not at other tests' fake hosts, running or killed.
-    # It stays up until the caller has looked ("done"), so "during" is during whatever the load
-    # (a fixed 2 s could end before the caller looked). Bounded: 60 s each way.
+    # The fake host's private tmpfs lives only in its own mount namespace: nothing of it may
+    # appear in the caller's /tmp (a directory there would be residue after a SIGKILL).
+    # The command stays up until the caller has looked ("done"), so "during" is during whatever
+    # the load (a fixed 2 s could end before the caller looked). Bounded: 60 s each way.
+    tmp_before=$(ls -a /tmp | grep '^gidpolicy-fake-host' || true)
     host -- sh -c "ls /dev/infiniband /sys/class/infiniband >/dev/null &&
-      grep -o '/tmp/gidpolicy-fake-host\.[A-Za-z0-9]*' /proc/self/mountinfo | sort -u > '$work/dir' &&
       touch '$work/ready' &&
       for i in \$(seq 1 600); do [ -e '$work/done' ] && break; sleep 0.1; done" &
     hpid=$!
@@ -442,15 +442,14 @@ case $check in
     for _ in $(seq 1 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
     [ -e "$work/ready" ] || fail "the fake host did not show /dev/infiniband and /sys/class/infiniband within 60 s"
     during=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
+    tmp_during=$(ls -a /tmp | grep '^gidpolicy-fake-host' || true)
     kill -0 "$hpid" 2>/dev/null || fail "the fake host ended before the caller looked at its mounts"
     touch "$work/done"
     wait "$hpid" || fail "the fake host failed"
     after=$(cat /proc/self/mountinfo; ls -a /dev /sys/class)
     [ "$before" = "$during" ] || fail "the caller's mounts, /dev or /sys/class changed while the fake host ran: $(diff <(echo "$before") <(echo "$during") | head -5)"
     [ "$before" = "$after" ] || fail "the caller's mounts, /dev or /sys/class changed after the fake host ran"
-    mine=$(cat "$work/dir")
-    [ -n "$mine" ] && [ "$(wc -l < "$work/dir")" -eq 1 ] || fail "the fake host's mounts name no one work directory: $mine"
-    [ ! -e "$mine" ] || fail "the fake host's work directory $mine was left behind"
+    [ "$tmp_before" = "$tmp_during" ] || fail "the fake host made an entry in the caller's /tmp: $tmp_during"
     echo "$name: the caller's mounts, /dev and /sys/class are unchanged during and after"
     ;;
 
@@ -530,7 +529,8 @@ $out"
     # jobs with them ignored, so neither fake-host nor the command could receive them here.)
     for sig in USR1 USR2 ALRM TERM HUP; do
       rm -f "$work/ready"
-      host -- sh -c "trap 'echo $sig > \"$work/got.$sig\"; exit 3' $sig; touch '$work/ready'
+      # fake-host itself in the background ($! is its pid; host() there would be a subshell).
+      "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- sh -c "trap 'echo $sig > \"$work/got.$sig\"; exit 3' $sig; touch '$work/ready'
         i=0; while [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done" &
       hpid=$!
       pids+=("$hpid")
@@ -544,7 +544,7 @@ $out"
     done
     # A command the forwarded signal kills: 128 + N.
     rm -f "$work/ready"
-    host -- sh -c "touch '$work/ready'; exec sleep 600" &
+    "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- sh -c "touch '$work/ready'; exec sleep 600" &
     hpid=$!
     pids+=("$hpid")
     for _ in $(seq 1 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
@@ -561,7 +561,7 @@ $out"
     # private tmpfs never has a mount point on the caller's file systems (TMPDIR is the test's).
     mkdir -p "$work/tmp"
     rm -f "$work/pid"
-    TMPDIR=$work/tmp host -- sh -c "awk '{print \$5}' /proc/self/mountinfo > '$work/points'
+    TMPDIR=$work/tmp "$gidpolicy" fake-host --fabric "$fabric" --tables "$table" -- sh -c "awk '{print \$5}' /proc/self/mountinfo > '$work/points'
       echo \$\$ > '$work/pid.new' && mv '$work/pid.new' '$work/pid'; exec sleep 600" &
     hpid=$!
     pids+=("$hpid")
@@ -628,6 +628,8 @@ $out"
     command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed: cannot run as nobody"
     chmod 0755 "$work"
     cp "$table" "$work/table.json" && chmod 0644 "$work/table.json"
+    # nobody's own fabric directory (fake-host would make it, but $work is root's).
+    mkdir -p "$work/nobody-fabric" && chown nobody "$work/nobody-fabric"
     # nobody must reach the binary and its fakes: every directory above them searchable.
     d=$(dirname "$gidpolicy")
     while [ "$d" != / ]; do
