@@ -460,7 +460,8 @@ class DevicesSax : public nlohmann::json_sax<Json> {
         if (checks_.ring && row[d].size() != checks_.conns) {
           checks_.ring = false;
           checks_.why_ring = "rank " + std::to_string(i) + " has " + std::to_string(row[d].size()) +
-                             " devices to rank " + std::to_string(d) + ", not " + std::to_string(checks_.conns);
+                             " devices to rank " + std::to_string(d) + ", not " +
+                             std::to_string(checks_.conns);
         }
     }
     if (!keep_ || *keep_ != i) std::vector<std::vector<std::string>>().swap(row);
@@ -549,7 +550,8 @@ result<JacclDeviceRow> parse_jaccl_row(std::string_view text, std::optional<std:
 result<bool> JacclDeviceRow::uses_ring(bool prefer_ring) const {
   if (!mesh && !ring)
     return fail(errc::invalid_argument, "the JACCL device file forms neither a valid mesh (" + why_not_mesh +
-                                            ") nor a valid ring (" + why_not_ring + "): JACCL would refuse it");
+                                            ") nor a valid ring (" + why_not_ring +
+                                            "): JACCL would refuse it");
   return ring && (prefer_ring || !mesh);
 }
 

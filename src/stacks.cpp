@@ -43,7 +43,7 @@ std::vector<std::string_view> device_variables() {
   std::vector<std::string_view> out;
   for (const StackInfo& s : kStacks) {
     const std::string_view d = s.launch.device;
-    // A variable, not an argument ("-d", "--rdma-device"), and a list of ports, not a file.
+    // A variable, not an argument (perftest's -d, ds4's option), and a list of ports, not a file.
     const bool ports = s.launch.device_form == DeviceForm::device ||
                        s.launch.device_form == DeviceForm::device_port ||
                        s.launch.device_form == DeviceForm::exact_device_port;
@@ -57,7 +57,8 @@ bool DeviceSelector::selects(std::string_view device, std::uint32_t port) const 
   if (every) return !exclude;
   bool listed = false;
   for (const Item& i : items) {
-    const bool name = match == Match::exact ? device == i.device : device.substr(0, i.device.size()) == i.device;
+    const bool name =
+        match == Match::exact ? device == i.device : device.substr(0, i.device.size()) == i.device;
     if (name && (!i.port || *i.port == port)) {
       listed = true;
       break;
@@ -94,7 +95,7 @@ void nccl_list(std::string_view text, DeviceSelector& sel) {
   sel.every = sel.items.empty();
 }
 
-/// UCX_NET_DEVICES: "all", or "device:port" items, each matched whole.
+/// UCX's device list (stack_vars::kUcxNetDevices): "all", or "device:port" items, each matched whole.
 void ucx_list(std::string_view text, DeviceSelector& sel) {
   sel.match = DeviceSelector::Match::exact;
   while (!text.empty()) {
@@ -140,7 +141,8 @@ std::optional<DeviceSelector> read_device_selector(std::string_view variable, st
       break;
     case StackId::libfabric:  // the provider compares the start of the name
     case StackId::llama_cpp:  // one name, whole
-      sel.match = row->id == StackId::libfabric ? DeviceSelector::Match::prefix : DeviceSelector::Match::exact;
+      sel.match =
+          row->id == StackId::libfabric ? DeviceSelector::Match::prefix : DeviceSelector::Match::exact;
       sel.items.push_back({std::string(text), std::nullopt});
       sel.every = text.empty();
       break;

@@ -62,7 +62,7 @@ struct DeviceFailure {
 ///
 /// Example:
 ///   std::vector<gidpolicy::DoctorPeer> peers(3);
-///   if (peers.size() > gidpolicy::kMaxRoutedPeers) return;  // the CLI refuses it so
+///   const bool routed = peers.size() <= gidpolicy::kMaxRoutedPeers;  // the CLI refuses more
 inline constexpr std::size_t kMaxRoutedPeers = 16'384;
 
 /// A peer to check: its address, and where it was named ("--peer", "hostfile hosts[2].ips[0]").

@@ -75,7 +75,7 @@ struct DeviceSelector {
     std::optional<std::uint32_t> port;
   };
   StackId stack = StackId::nccl;
-  std::string variable;     ///< the variable read
+  std::string variable;  ///< the variable read
   Match match = Match::exact;
   bool exclude = false;     ///< NCCL's leading '^': every device but the listed ones
   bool every = false;       ///< the list selects every device (NCCL's empty list, UCX's "all")

@@ -24,11 +24,11 @@
 namespace gidpolicy::python {
 namespace {
 
-constexpr std::size_t kMaxTables = 1024;   // ports of one host
+constexpr std::size_t kMaxTables = 1024;            // ports of one host
 constexpr std::size_t kMaxPeers = kMaxRoutedPeers;  // as `gidpolicy doctor` routes at most
-constexpr std::size_t kMaxListed = 4096;   // failures, pins, peer addresses, required devices, extra
-constexpr std::size_t kMaxTaken = 1024;    // propose_address: 16384 subnets x taken comparisons
-constexpr std::size_t kMaxFixLines = 256;  // one finding's commands
+constexpr std::size_t kMaxListed = 4096;            // failures, pins, peer addresses, required devices, extra
+constexpr std::size_t kMaxTaken = 1024;             // propose_address: 16384 subnets x taken comparisons
+constexpr std::size_t kMaxFixLines = 256;           // one finding's commands
 
 template <class T>
 const std::vector<T>& bounded(const std::vector<T>& v, std::size_t max, std::string_view what) {

@@ -505,10 +505,9 @@ result<void> check_sysfs_tree(const std::vector<GidTable>& tables, SysfsWriteOpt
                                             "more than the limit of " + std::to_string(options.max_files) +
                                             " files; nothing was written");
   if (f.bytes > options.max_bytes)
-    return fail(errc::invalid_argument, "the sysfs tree would be " + std::to_string(f.bytes) +
-                                            " bytes, more than the limit of " +
-                                            std::to_string(options.max_bytes) +
-                                            " bytes; nothing was written");
+    return fail(errc::invalid_argument,
+                "the sysfs tree would be " + std::to_string(f.bytes) + " bytes, more than the limit of " +
+                    std::to_string(options.max_bytes) + " bytes; nothing was written");
   return success();
 }
 

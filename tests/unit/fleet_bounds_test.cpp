@@ -106,17 +106,18 @@ TEST(FleetJacclBounds, ValidFilesReadAsBefore) {
 // verdicts with the same reasons, and the same errors, for every rank.
 TEST(FleetJacclRow, AgreesWithTheWholeReaderOnEveryRankAndEveryError) {
   const std::vector<std::string> files = {
-      "[[null, \"a\", \"b\"], [\"c\", null, \"d\"], [\"e\", \"f\", null]]",           // mesh and ring
+      "[[null, \"a\", \"b\"], [\"c\", null, \"d\"], [\"e\", \"f\", null]]",  // mesh and ring
       "[[null, [\"a\", \"b\"], null, [\"c\", \"d\"]], [[\"e\", \"f\"], null, [\"g\", \"h\"], null],"
-      " [null, [\"i\", \"j\"], null, [\"k\", \"l\"]], [[\"m\", \"n\"], null, [\"o\", \"p\"], null]]",  // ring only
-      "[[\"self\", \"a\"], [\"b\", null]]",                                        // mesh broken at [0][0]
-      "[[null, null], [\"a\", null]]",                                             // neither: rank 0 to 1
-      "[[null, \"a\", \"b\"], [\"c\", null, null], [\"e\", \"f\", null]]",         // ring broken at rank 1
-      "[[null]]",                                                                  // one rank
+      " [null, [\"i\", \"j\"], null, [\"k\", \"l\"]], [[\"m\", \"n\"], null, [\"o\", \"p\"], null]]",  // ring
+                                                                                                       // only
+      "[[\"self\", \"a\"], [\"b\", null]]",                                 // mesh broken at [0][0]
+      "[[null, null], [\"a\", null]]",                                      // neither: rank 0 to 1
+      "[[null, \"a\", \"b\"], [\"c\", null, null], [\"e\", \"f\", null]]",  // ring broken at rank 1
+      "[[null]]",                                                           // one rank
       "[]",
-      "[[null, \"a\"], [\"b\"]]",                                                  // a short row
-      "[[null, \"a\"], [\"b\", 7]]",                                               // a number
-      "[[null, \"a\"], [\"b\", null]",                                             // cut short
+      "[[null, \"a\"], [\"b\"]]",       // a short row
+      "[[null, \"a\"], [\"b\", 7]]",    // a number
+      "[[null, \"a\"], [\"b\", null]",  // cut short
       "{\"hosts\": []}",
   };
   for (const std::string& text : files) {

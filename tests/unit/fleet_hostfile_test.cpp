@@ -106,14 +106,16 @@ TEST(FleetHostfile, AKeyGivenTwiceKeepsItsLastValueAsPythonsJsonDoes) {
   EXPECT_EQ(f.value().hosts[0].rdma[1], std::vector<std::string>{"rdma_en4"});
   // The top level too: the earlier "hosts" is only JSON to Python (a bad host in it is not read).
   auto top = parse_mlx_hostfile(
-      "{\"hosts\": [{\"no\": 1}], \"backend\": \"ring\", \"hosts\": [{\"ssh\": \"x\"}], \"backend\": \"jaccl\"}",
+      "{\"hosts\": [{\"no\": 1}], \"backend\": \"ring\", \"hosts\": [{\"ssh\": \"x\"}], \"backend\": "
+      "\"jaccl\"}",
       "h.json");
   ASSERT_TRUE(top) << top.error().what();
   EXPECT_EQ(top.value().backend, "jaccl");
   ASSERT_EQ(top.value().hosts.size(), 1u);
   EXPECT_EQ(top.value().hosts[0].ssh, "x");
   // Keys are compared as Python compares them: after their escapes are decoded.
-  auto escaped = parse_mlx_hostfile("[{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"], \"i\\u0070s\": []}]", "h.json");
+  auto escaped =
+      parse_mlx_hostfile("[{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"], \"i\\u0070s\": []}]", "h.json");
   ASSERT_TRUE(escaped) << escaped.error().what();
   EXPECT_TRUE(escaped.value().hosts[0].ips.empty());
   // A value given earlier must still be JSON, as it must for Python.
@@ -124,7 +126,8 @@ TEST(FleetHostfile, AKeyGivenTwiceKeepsItsLastValueAsPythonsJsonDoes) {
 // An IPv4 address has no scope: "10.0.0.1%en3" used to be accepted here and then dropped by the
 // doctor's address parser without a word.
 TEST(FleetHostfile, AScopedIpv4AddressIsRefusedNamingTheField) {
-  EXPECT_EQ(error_of("{\"hosts\": [{\"ssh\": \"a\"},\n {\"ssh\": \"b\", \"ips\": [\"fe80::1%en3\", \"10.0.0.1%en3\"]}]}"),
+  EXPECT_EQ(error_of("{\"hosts\": [{\"ssh\": \"a\"},\n {\"ssh\": \"b\", \"ips\": [\"fe80::1%en3\", "
+                     "\"10.0.0.1%en3\"]}]}"),
             "h.json:2:37: hosts[1].ips[1]: \"10.0.0.1%en3\": an IPv4 address has no scope (the '%' part); "
             "write the address alone");
   auto v6 = parse_mlx_hostfile("[{\"ssh\": \"a\", \"ips\": [\"fe80::1%en3\"]}]", "h.json");

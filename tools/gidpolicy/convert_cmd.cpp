@@ -91,8 +91,10 @@ int run_convert(const ConvertArgs& o) {
       // The library states the bound; which option raises it is this command's to say.
       Error e = r.error();
       const formats::SysfsFootprint f = formats::sysfs_footprint(tables, tree);
-      if (f.files > tree.max_files) e.detail += " (raise the limit: --max-files)";
-      else if (f.bytes > tree.max_bytes) e.detail += " (raise the limit: --max-bytes)";
+      if (f.files > tree.max_files)
+        e.detail += " (raise the limit: --max-files)";
+      else if (f.bytes > tree.max_bytes)
+        e.detail += " (raise the limit: --max-bytes)";
       return usage_error(e);
     }
   }

@@ -258,7 +258,8 @@ int run_doctor(const DoctorArgs& o) {
   read_host_interfaces(in);
   // A rank is a row of a file: without one it would be ignored, so it is refused (as env's is).
   if (o.rank && !o.hostfile && !o.jaccl_devices)
-    return usage_error("doctor --rank: give the file it is a row of, with --hostfile FILE or --jaccl-devices FILE");
+    return usage_error(
+        "doctor --rank: give the file it is a row of, with --hostfile FILE or --jaccl-devices FILE");
   // The device file or hostfile: this host's devices, and (hostfile) the peers' addresses.
   if (o.hostfile || o.jaccl_devices) {
     const std::string& path = o.hostfile ? *o.hostfile : *o.jaccl_devices;
@@ -268,7 +269,7 @@ int run_doctor(const DoctorArgs& o) {
       if (!r) return usage_error(r.error());
       f = std::move(r).value();
     }
-    // The rank as env reads it (env_cmd.hpp): --rank, else JACCL_RANK, else MLX_RANK, digits only.
+    // The rank as env reads it (env_cmd.hpp): --rank, else JACCL's rank variable, else MLX's, digits only.
     const std::optional<RankText> given = rank_text(o.rank);
     std::optional<std::size_t> self;
     if (!o.hostfile) {

@@ -46,9 +46,11 @@ std::optional<RankText> rank_text(const std::optional<std::string>& option) {
 result<std::size_t> rank_in(const RankText& r, std::size_t ranks, const std::string& file) {
   const auto rank = fleet::parse_rank(r.text);
   if (ranks == 0)
-    return fail(errc::invalid_argument, r.from + " " + bounded(r.text) + ": " + bounded(file) + " has no ranks");
+    return fail(errc::invalid_argument,
+                r.from + " " + shell_quote(r.text) + ": " + bounded(file) + " has no ranks");
   if (!rank || rank.value() >= ranks)
-    return fail(errc::invalid_argument, r.from + " " + bounded(r.text) + ": expected a rank 0.." +
+    // Quoted as one shell word: a rank of ' 1' shows its space, which bounded() would not.
+    return fail(errc::invalid_argument, r.from + " " + shell_quote(r.text) + ": expected a rank 0.." +
                                             std::to_string(ranks - 1) + " of " + bounded(file));
   return rank.value();
 }
@@ -101,10 +103,10 @@ result<std::optional<JacclRow>> jaccl_row(const EnvArgs& o) {
   std::filesystem::path abs = std::filesystem::absolute(*file, ec);
   if (ec) abs = *file;
   return std::optional<JacclRow>(JacclRow{.path = abs.lexically_normal().string(),
-                                         .ranks = devices.ranks,
-                                         .rank = rank,
-                                         .ring = ring,
-                                         .devices = devices.devices(ring)});
+                                          .ranks = devices.ranks,
+                                          .rank = rank,
+                                          .ring = ring,
+                                          .devices = devices.devices(ring)});
 }
 
 }  // namespace

@@ -20,18 +20,19 @@ using gidpolicy::parse_env_stacks;
 using gidpolicy::plan_env;
 using gidpolicy::render_dotenv;
 
-/// This host's rank as it was given, before it is read: --rank's text, else JACCL_RANK, else
-/// MLX_RANK (JACCL reads its own name first; mlx.launch sets both). `from` names which.
+/// This host's rank as it was given, before it is read: --rank's text, else JACCL's rank variable,
+/// else MLX's (stack_vars::kJacclRank, kMlxRank: JACCL reads its own name first; mlx.launch sets
+/// both). `from` names which.
 struct RankText {
   std::string text;
-  std::string from;  ///< "--rank", "JACCL_RANK" or "MLX_RANK"
+  std::string from;  ///< "--rank" or the variable's name
 };
 /// The rank `env` and `doctor` both take: `option` when given, else the variables; nullopt when
 /// none is set (a variable set to "" counts as set, and is then refused by rank_in()).
 std::optional<RankText> rank_text(const std::optional<std::string>& option);
 /// `r` read by fleet::parse_rank (digits only: " 1" and "+1" are refused by every command) and
-/// checked against `ranks`; the error names where it came from and `file`: "MLX_RANK ' 1':
-/// expected a rank 0..3 of devices.json".
+/// checked against `ranks`; the error names where it came from and `file` (the variable ' 1':
+/// expected a rank 0..3 of devices.json).
 result<std::size_t> rank_in(const RankText& r, std::size_t ranks, const std::string& file);
 
 }  // namespace gidpolicy::cli

@@ -238,11 +238,12 @@ result<void> overlay(const std::string& target, const fs::path& upper_dirs, bool
     // Without root, the overlay is mounted inside a user namespace: the kernel (or the file
     // system under target) must allow overlayfs there. Say what is missing and what works.
     const std::string missing = target == "/dev" ? "/dev/infiniband" : "/sys/class/infiniband";
-    return fail_errno(e, "cannot mount an overlay on " + target + " inside a user namespace (not root), which " +
-                             "this machine needs since it has no " + missing +
-                             ": the kernel refuses an unprivileged overlay there (it needs Linux 5.11 or later "
-                             "and an underlying file system that allows it); run fake-host as root (sudo "
-                             "gidpolicy fake-host ...)");
+    return fail_errno(e,
+                      "cannot mount an overlay on " + target + " inside a user namespace (not root), which " +
+                          "this machine needs since it has no " + missing +
+                          ": the kernel refuses an unprivileged overlay there (it needs Linux 5.11 or later "
+                          "and an underlying file system that allows it); run fake-host as root (sudo "
+                          "gidpolicy fake-host ...)");
   }
   return success();
 }
@@ -311,12 +312,14 @@ constexpr const char* kWorkTmpfsSize = "64 MiB";
 // A full tmpfs is the fake host's private one, not the caller's /tmp.
 std::string no_space_is_the_tmpfs(const Error& e) {
   if (e.code == std::errc::no_space_on_device || e.code == std::errc::file_too_large)
-    return fmt::format("the fake host's private tmpfs ({}, a fixed size) is full: {}", kWorkTmpfsSize, e.what());
+    return fmt::format("the fake host's private tmpfs ({}, a fixed size) is full: {}", kWorkTmpfsSize,
+                       e.what());
   return e.what();
 }
 
 // fake-host has no option to raise the sysfs view's bound (its tmpfs is sized for it).
-static_assert(formats::SysfsWriteOptions{}.max_files == 65'536 && formats::SysfsWriteOptions{}.max_bytes == 16u << 20,
+static_assert(formats::SysfsWriteOptions{}.max_files == 65'536 &&
+                  formats::SysfsWriteOptions{}.max_bytes == 16u << 20,
               "kFixedTreeBound states these bounds");
 constexpr const char* kFixedTreeBound =
     " (the fake host's sysfs view has a fixed bound of 65,536 files and 16 MiB of content: give a "
@@ -430,8 +433,9 @@ int run_fake_host(const FakeHostArgs& o) {
     if ((o.fabric ? ::stat(fabric.c_str(), &st) : ::lstat(fabric.c_str(), &st)) != 0)
       return say("--fabric " + fabric + ": " + err_text(errno));
     if (!o.fabric && S_ISLNK(st.st_mode))
-      return say(fabric + " is a symbolic link, which fake-host does not follow in /tmp (another user could "
-                          "have made it): remove it, or give a directory of your own with --fabric");
+      return say(fabric +
+                 " is a symbolic link, which fake-host does not follow in /tmp (another user could "
+                 "have made it): remove it, or give a directory of your own with --fabric");
     if (!S_ISDIR(st.st_mode)) return say("--fabric " + fabric + ": not a directory");
     if (!o.fabric && st.st_uid != ::geteuid())
       return say(fabric + " belongs to another user: give a directory of your own with --fabric");
@@ -501,8 +505,9 @@ int run_fake_host(const FakeHostArgs& o) {
       }));
     }
     if (!fs::is_directory("/sys/class/infiniband", e) || !fs::is_directory("/sys/class/infiniband_verbs", e))
-      GIDPOLICY_TRYV(remount_keeping_children("/sys/class", keep / "class",
-                                              [&] { return overlay("/sys/class", class_stub, h.net.in_user_namespace); }));
+      GIDPOLICY_TRYV(remount_keeping_children("/sys/class", keep / "class", [&] {
+        return overlay("/sys/class", class_stub, h.net.in_user_namespace);
+      }));
     GIDPOLICY_TRYV(bind_read_only(h.live / "infiniband", "/sys/class/infiniband"));
     GIDPOLICY_TRYV(bind_read_only(h.live / "infiniband_verbs", "/sys/class/infiniband_verbs"));
 
@@ -515,8 +520,8 @@ int run_fake_host(const FakeHostArgs& o) {
     } else {
       for (std::size_t i = 0; i < n_devices; ++i)
         std::ofstream(dev_stub / "infiniband" / ("uverbs" + std::to_string(i)));
-      GIDPOLICY_TRYV(
-          remount_keeping_children("/dev", keep / "dev", [&] { return overlay("/dev", dev_stub, h.net.in_user_namespace); }));
+      GIDPOLICY_TRYV(remount_keeping_children(
+          "/dev", keep / "dev", [&] { return overlay("/dev", dev_stub, h.net.in_user_namespace); }));
     }
     for (std::size_t i = 0; i < n_devices; ++i) {
       const std::string node = "/dev/infiniband/uverbs" + std::to_string(i);
@@ -529,7 +534,8 @@ int run_fake_host(const FakeHostArgs& o) {
     std::string why = no_space_is_the_tmpfs(ok.error());
     if (h.net.in_user_namespace)
       why += fmt::format(
-          "; without fake-host, programs that need no sysfs or /dev entries (ibverbs-utils, perftest) run with "
+          "; without fake-host, programs that need no sysfs or /dev entries (ibverbs-utils, perftest) run "
+          "with "
           "LD_LIBRARY_PATH={} GIDPOLICY_FAKE_TABLES={}",
           libdir.string(), h.tables_path);
     return say(why);
@@ -596,7 +602,8 @@ int run_fake_host(const FakeHostArgs& o) {
     } else if (sig > 0) {
       // A terminal's ^C, ^\ or resize reached the child already (same process group, sent by
       // the kernel); a kill(1) did not.
-      const bool from_terminal = info.si_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT || sig == SIGWINCH);
+      const bool from_terminal =
+          info.si_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT || sig == SIGWINCH);
       if (!from_terminal) ::kill(child, sig);
     }
     // The table: applied once it has been quiet for 200 ms (a file written line by line is read

@@ -151,8 +151,7 @@ result<void> apply_netdevs(const std::vector<GidTable>& tables, NetdevState& sta
     // Only what this fake host added is taken away again (never loopback's own 127.0.0.1/8).
     for (const std::string& a : state.added[name])
       if (!n.addresses.count(a)) add({"addr", "del", a, "dev", name});
-    for (const std::string& a : n.addresses)
-    {
+    for (const std::string& a : n.addresses) {
       if (a.find(':') != std::string::npos)
         add({"addr", "replace", a, "dev", name, "nodad"});
       else
