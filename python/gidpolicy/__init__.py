@@ -5,13 +5,15 @@ tables read from every format gidpolicy reads or from this host, profiles and th
 prediction and errno explanation, ``gidpolicy check``'s rows, the stacks' picks, ``env``
 settings, fleet analysis and the doctor (``examine``). Every library failure raises
 :class:`gidpolicy.Error`, which carries the error's name (``errc``), a driver ``errno`` where
-one applies, the ``detail`` and, for a failed selection, the ``trace``.
+one applies, the ``detail`` and, for a failed selection, the ``trace``; an argument of the wrong
+type raises its subclass :class:`gidpolicy.ArgumentTypeError`, a :class:`TypeError` too.
 """
 
 from . import _gidpolicy, fleet
 from ._gidpolicy import (
     DEFAULT_MAX_INPUT_BYTES,
     Agreement,
+    ArgumentTypeError,
     CandidateCause,
     CheckRow,
     Cidr,
@@ -85,6 +87,7 @@ from ._gidpolicy import (
 __all__ = [
     "DEFAULT_MAX_INPUT_BYTES",
     "Agreement",
+    "ArgumentTypeError",
     "CandidateCause",
     "CheckRow",
     "Cidr",

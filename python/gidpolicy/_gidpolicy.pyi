@@ -24,6 +24,10 @@ class Error(Exception):
     detail: str
     trace: Optional[Trace]
 
+class ArgumentTypeError(Error, TypeError):
+    """An argument of the wrong type, a missing or an unknown one (errc 'invalid_argument'): the
+    message names the function, the parameter, the type expected and the type found."""
+
 def errc_names() -> list[str]: ...
 
 class Gid:

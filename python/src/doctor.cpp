@@ -37,13 +37,6 @@ const std::vector<T>& bounded(const std::vector<T>& v, std::size_t max, std::str
   return v;
 }
 
-/// `name` under names.hpp's rule for `kind`, or invalid_argument naming `what` and the problem.
-const std::string& checked_name(const std::string& name, NameKind kind, std::string_view what) {
-  if (auto problem = name_problem(name, kind))
-    invalid(std::string(what) + " " + quote_arg(name) + ": " + *problem);
-  return name;
-}
-
 std::string severity_name(Severity s) { return std::string(to_string(s)); }
 
 Severity severity_arg(std::string_view name) {
@@ -65,8 +58,7 @@ FindingCode finding_code_arg(std::string_view name, Severity severity) {
 
 std::vector<std::uint8_t> bytes_arg(const py::handle& value, std::string_view what) {
   if (!py::isinstance<py::bytes>(value) && !py::isinstance<py::bytearray>(value))
-    invalid(std::string(what) + ": expected bytes, found " +
-            std::string(py::str(py::type::of(value).attr("__name__"))));
+    wrong_type(what, "bytes", value);
   const std::string raw = py::isinstance<py::bytes>(value) ? std::string(value.cast<py::bytes>())
                                                            : std::string(value.cast<py::bytearray>());
   if (raw.size() > 16) invalid(std::string(what) + ": " + std::to_string(raw.size()) + " bytes, at most 16");
@@ -95,10 +87,21 @@ PeerAddress peer_arg(const std::string& text) {
 std::vector<DoctorPin> pins_arg(const py::handle& value) {
   std::vector<DoctorPin> out;
   if (py::isinstance<py::dict>(value)) {
-    for (auto kv : value.cast<py::dict>())
+    for (auto kv : value.cast<py::dict>()) {
+      if (!py::isinstance<py::str>(kv.first)) wrong_type("pins (a variable)", "str", kv.first);
+      if (!py::isinstance<py::str>(kv.second)) wrong_type("pins (a value)", "str", kv.second);
       out.push_back({kv.first.cast<std::string>(), kv.second.cast<std::string>()});
+    }
   } else {
-    out = value.cast<std::vector<DoctorPin>>();
+    // A list of DoctorPin, each checked here so a wrong one is named (cast<> would only say no).
+    if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value))
+      wrong_type("pins", "a dict or a list of DoctorPin", value);
+    const auto seq = py::reinterpret_borrow<py::sequence>(value);
+    for (std::size_t i = 0; i < seq.size(); ++i) {
+      const py::object item = seq[i];
+      if (!py::isinstance<DoctorPin>(item)) wrong_type("pins[" + std::to_string(i) + "]", "DoctorPin", item);
+      out.push_back(item.cast<DoctorPin>());
+    }
   }
   return bounded(out, kMaxListed, "pins");
 }

@@ -53,8 +53,7 @@ std::string text_arg(const py::object& text, std::size_t max_bytes) {
   } else if (py::isinstance<py::str>(text)) {
     out = text.cast<std::string>();
   } else {
-    invalid("text: expected str or bytes, found " +
-            std::string(py::str(py::type::of(text).attr("__name__"))));
+    wrong_type("text", "str or bytes", text);
   }
   if (out.size() > max_bytes)
     throw Failure{Error(errc::parse_error, "input of " + std::to_string(out.size()) +

@@ -44,6 +44,7 @@ void bind_values(py::module_& m) {
                 invalid("ipv4_mapped: an IPv4 address is 0 to 2**32-1, found " + std::to_string(v));
               return Gid::ipv4_mapped(static_cast<std::uint32_t>(v));
             }
+            if (!py::isinstance<py::str>(address)) wrong_type("address", "str or int", address);
             const std::string text = address.cast<std::string>();
             auto g = unwrap(parse_address(text));
             if (!g.is_ipv4_mapped())
