@@ -60,7 +60,12 @@ void bind_fleet(py::module_& m) {
       "field.");
   f.def(
       "read_snapshots",
-      [](const std::vector<std::string>& args) { return unwrap(fleet::read_snapshots(args)); },
+      [](const std::vector<std::string>& args) {
+        // The reader refuses a NUL in a file name itself; refused here first, with the same
+        // words as every other path the module takes.
+        for (const auto& a : args) checked_path(a, "args");
+        return unwrap(fleet::read_snapshots(args));
+      },
       py::arg("args"), "Hosts from 'FILE', 'HOST=FILE' or a directory of .json files; nothing half-read.");
 
   py::class_<fleet::JacclDevices>(f, "JacclDevices",

@@ -51,8 +51,8 @@ std::uint32_t checked_port(std::uint32_t port, std::string_view what, bool zero_
 
 const std::string& checked_path(const std::string& path, std::string_view what) {
   if (const auto nul = path.find('\0'); nul != std::string::npos)
-    invalid(std::string(what) + " " + quote_arg(path) + ": holds a NUL byte at byte " + std::to_string(nul) +
-            ", where the file name would end");
+    invalid(std::string(what) + " " + quote_name(path, 300) + ": holds a NUL byte at byte " +
+            std::to_string(nul) + ", where the file name would end; nothing was opened");
   return path;
 }
 

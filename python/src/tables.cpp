@@ -67,6 +67,7 @@ std::string text_arg(const py::object& text, std::size_t max_bytes) {
 // may too) that would run unmapped code after a dlclose, and Python lives on after the call.
 // A load that failed is not kept, so a library installed later is found.
 verbs::DlopenApi* loaded_api(const std::optional<std::string>& library) {
+  if (library) checked_path(*library, "library");
   static std::map<std::string, std::unique_ptr<verbs::DlopenApi>>* kept =
       new std::map<std::string, std::unique_ptr<verbs::DlopenApi>>();  // never destroyed: see above
   const std::string key = library.value_or("");
@@ -261,7 +262,7 @@ void bind_tables(py::module_& m) {
   m.def(
       "read_tables_file",
       [](const std::string& path, std::size_t max_bytes) {
-        return unwrap(formats::read_tables_file(path, max_bytes));
+        return unwrap(formats::read_tables_file(checked_path(path, "path"), max_bytes));
       },
       py::arg("path"), py::arg("max_bytes") = formats::kDefaultMaxInputBytes,
       "A table file in any text format, or a sysfs-like directory (/sys/class/infiniband).");
