@@ -262,6 +262,7 @@ void bind_doctor(py::module_& m) {
       .def(py::init([](std::string device, std::uint32_t port, std::string call, bool timed_out,
                        std::uint32_t deadline_ms, std::string detail) {
              checked_name(device, NameKind::device, "DeviceFailure device");
+             checked_port(port, "DeviceFailure port", /*zero_ok=*/true);
              return DeviceFailure{std::move(device), port,        std::move(call),
                                   timed_out,         deadline_ms, std::move(detail)};
            }),
@@ -310,6 +311,10 @@ void bind_doctor(py::module_& m) {
                        std::string device, std::uint32_t port, std::string netdev, std::string why,
                        std::vector<std::string> fix) {
              const Severity s = severity_arg(severity);
+             // '' is "not about one device / netdev", as the doctor's own findings say.
+             if (!device.empty()) checked_name(device, NameKind::device, "Finding device");
+             if (!netdev.empty()) checked_name(netdev, NameKind::netdev, "Finding netdev");
+             checked_port(port, "Finding port", /*zero_ok=*/true);
              return Finding{s,
                             finding_code_arg(code, s),
                             std::move(device),
@@ -359,6 +364,8 @@ void bind_doctor(py::module_& m) {
              for (const auto& a : peer_addresses)
                in.peer_addresses.push_back(address_arg(a, "DoctorInput peer_addresses"));
              in.required_devices = bounded(required_devices, kMaxListed, "DoctorInput required_devices");
+             for (const auto& [device, where] : in.required_devices)
+               checked_name(device, NameKind::device, "DoctorInput required_devices");
              in.pins = pins_arg(pins);
              in.extra = bounded(extra, kMaxListed, "DoctorInput extra");
              in.from_file = from_file;

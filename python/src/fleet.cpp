@@ -194,8 +194,10 @@ void bind_fleet(py::module_& m) {
          const std::optional<DriverModel>& model, unsigned threads) {
         fleet::Topology t;
         t.pairing = pairing_arg(topology);
+        if (!device.empty()) checked_name(device, NameKind::device, "device");  // '': each host's first port
         t.device = device;
-        t.port = port;
+        t.port = checked_port(port, "port");
+        for (const auto& r : rails) checked_name(r, NameKind::device, "rails");
         t.rails = rails;
         if (jaccl) t.jaccl = *jaccl;
         if (t.pairing == fleet::Pairing::jaccl && !jaccl)

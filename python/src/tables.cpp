@@ -66,6 +66,13 @@ std::string text_arg(const py::object& text, std::size_t max_bytes) {
 // it: a verbs library may leave threads running (the drop-in fake's table watcher does; providers
 // may too) that would run unmapped code after a dlclose, and Python lives on after the call.
 // A load that failed is not kept, so a library installed later is found.
+// The largest values the JSON reader accepts (formats/json.cpp): an index below 2^31 (as
+// GidTable::make requires), an errno of at most 4095 (the kernel's MAX_ERRNO), a gid_tbl_len of at
+// most 2^31.
+constexpr std::uint32_t kMaxEntryIndex = 0x7fffffff;
+constexpr int kMaxErrno = 4095;
+constexpr std::uint32_t kMaxGidTblLen = 0x80000000u;
+
 verbs::DlopenApi* loaded_api(const std::optional<std::string>& library) {
   if (library) checked_path(*library, "library");
   static std::map<std::string, std::unique_ptr<verbs::DlopenApi>>* kept =
@@ -81,6 +88,8 @@ verbs::DlopenApi* loaded_api(const std::optional<std::string>& library) {
 // active is read too (its state says so), and a device's ports are 1, 2, ... until one fails.
 std::vector<GidTable> live_tables(const std::optional<std::string>& device, std::optional<std::uint32_t> port,
                                   const std::optional<std::string>& library) {
+  if (device) checked_name(*device, NameKind::device, "device");
+  if (port) checked_port(*port, "port");
   verbs::DlopenApi* api = loaded_api(library);
   std::vector<std::string> names;
   if (device) {
@@ -118,6 +127,12 @@ void bind_tables(py::module_& m) {
       .def(py::init([](std::uint32_t index, const py::object& gid, const std::string& type,
                        const std::string& netdev, std::uint32_t ifindex, const std::string& state,
                        int read_error) {
+             // The readers' rules (formats/json.cpp): what a value built here holds, write_tables()
+             // writes and read_tables() reads back.
+             if (index > kMaxEntryIndex)
+               invalid("GidEntry index: expected 0 to " + std::to_string(kMaxEntryIndex) + ", found " +
+                       std::to_string(index));
+             if (!netdev.empty()) checked_name(netdev, NameKind::netdev, "GidEntry netdev");
              GidEntry e;
              e.index = index;
              e.state = entry_state_arg(state);
@@ -130,8 +145,14 @@ void bind_tables(py::module_& m) {
              e.type = gid_type_arg(type);
              e.netdev = netdev;
              e.ifindex = ifindex;
-             if (e.state == EntryState::unreadable)
+             if (e.state == EntryState::unreadable) {
+               if (read_error < 0 || read_error > kMaxErrno)
+                 invalid("GidEntry read_error: expected an errno 0 to " + std::to_string(kMaxErrno) +
+                         ", found " + std::to_string(read_error));
                e.read_error = std::error_code(read_error, std::generic_category());
+             } else if (read_error != 0) {
+               invalid("GidEntry read_error: only an unreadable entry has one (state is " + state + ")");
+             }
              return e;
            }),
            py::arg("index"), py::arg("gid") = py::none(), py::arg("type") = "unknown", py::arg("netdev") = "",
@@ -162,8 +183,11 @@ void bind_tables(py::module_& m) {
                        const std::string& link_layer, std::optional<std::uint32_t> gid_tbl_len,
                        unsigned active_mtu, std::uint16_t lid) {
              PortInfo p;
-             p.device = device;
-             p.port = port;
+             p.device = checked_name(device, NameKind::device, "PortInfo device");
+             p.port = checked_port(port, "PortInfo port");
+             if (gid_tbl_len && *gid_tbl_len > kMaxGidTblLen)
+               invalid("PortInfo gid_tbl_len: expected 0 to " + std::to_string(kMaxGidTblLen) + ", found " +
+                       std::to_string(*gid_tbl_len));
              p.state = port_state_arg(state);
              p.link_layer = link_layer_arg(link_layer);
              p.gid_tbl_len = gid_tbl_len;
