@@ -225,7 +225,11 @@ void bind_doctor(py::module_& m) {
       .def_readonly("mtu", &IfAddrRecord::mtu)
       .def_readonly("ifindex", &IfAddrRecord::ifindex)
       .def_readonly("bridge", &IfAddrRecord::bridge)
-      .def_readonly("bridge_unknown", &IfAddrRecord::bridge_unknown);
+      .def_readonly("bridge_unknown", &IfAddrRecord::bridge_unknown)
+      .def("__repr__", [](const IfAddrRecord& r) {
+        return "IfAddrRecord(" + quote_arg(r.name) + ", family=" + std::to_string(r.family) + ", " +
+               std::to_string(r.address.size()) + " address bytes)";
+      });
 
   py::class_<IfaddrsNumbers>(
       m, "IfaddrsNumbers", "The numbers of a platform's <sys/socket.h> and <net/if.h> the conversion reads.")
@@ -237,7 +241,10 @@ void bind_doctor(py::module_& m) {
       .def_readonly("af_inet6", &IfaddrsNumbers::af_inet6)
       .def_readonly("iff_up", &IfaddrsNumbers::iff_up)
       .def_readonly("iff_loopback", &IfaddrsNumbers::iff_loopback)
-      .def_readonly("iff_running", &IfaddrsNumbers::iff_running);
+      .def_readonly("iff_running", &IfaddrsNumbers::iff_running)
+      .def("__repr__", [](const IfaddrsNumbers& n) {
+        return "IfaddrsNumbers(af_inet=" + std::to_string(n.af_inet) + ", af_inet6=" + std::to_string(n.af_inet6) + ")";
+      });
 
   m.def(
       "interfaces_from_ifaddrs",
@@ -273,7 +280,11 @@ void bind_doctor(py::module_& m) {
       .def_readonly("call", &DeviceFailure::call)
       .def_readonly("timed_out", &DeviceFailure::timed_out)
       .def_readonly("deadline_ms", &DeviceFailure::deadline_ms)
-      .def_readonly("detail", &DeviceFailure::detail);
+      .def_readonly("detail", &DeviceFailure::detail)
+      .def("__repr__", [](const DeviceFailure& f) {
+        return "DeviceFailure(" + (f.port == 0 ? f.device : port_name(f.device, f.port)) +
+               (f.call.empty() ? "" : ", " + quote_arg(f.call)) + (f.timed_out ? ", timed out" : "") + ")";
+      });
 
   py::class_<DoctorPeer>(m, "DoctorPeer",
                          "A peer to check and the kernel's route to it: netdev (and source) when routed, "
@@ -292,6 +303,9 @@ void bind_doctor(py::module_& m) {
           "source", [](const DoctorPeer& p) { return p.route ? p.route.value().source : std::nullopt; })
       .def_property_readonly("route_error", [](const DoctorPeer& p) -> py::object {
         return p.route ? py::object(py::none()) : error_object(p.route.error());
+      })
+      .def("__repr__", [](const DoctorPeer& p) {
+        return "DoctorPeer(" + p.address.to_string() + (p.route ? ", via " + p.route.value().netdev : ", not routed") + ")";
       });
 
   py::class_<DoctorPin>(
@@ -302,7 +316,8 @@ void bind_doctor(py::module_& m) {
            }),
            py::arg("variable"), py::arg("value"))
       .def_readonly("variable", &DoctorPin::variable)
-      .def_readonly("value", &DoctorPin::value);
+      .def_readonly("value", &DoctorPin::value)
+      .def("__repr__", [](const DoctorPin& p) { return "DoctorPin(" + quote_arg(p.variable) + "=" + quote_arg(p.value) + ")"; });
 
   py::class_<Finding>(m, "Finding",
                       "One finding: severity ('blocker', 'warning', 'note'), a stable code, where, the cause "
@@ -402,7 +417,12 @@ void bind_doctor(py::module_& m) {
       .def_readonly("from_file", &DoctorInput::from_file)
       .def_readonly("rdma_enabled", &DoctorInput::rdma_enabled,
                     "macOS: what rdma_ctl status said; None when not asked or not read.")
-      .def_readonly("rdma_state_error", &DoctorInput::rdma_state_error);
+      .def_readonly("rdma_state_error", &DoctorInput::rdma_state_error)
+      .def("__repr__", [](const DoctorInput& in) {
+        return "DoctorInput(" + std::string(to_string(in.platform)) + ", " + std::to_string(in.tables.size()) +
+               " tables, " + std::to_string(in.interfaces.size()) + " interfaces, " + std::to_string(in.peers.size()) +
+               " peers)";
+      });
 
   py::class_<PortSummary>(m, "PortSummary", "One port as the report's header shows it.")
       .def_readonly("device", &PortSummary::device)
@@ -411,7 +431,10 @@ void bind_doctor(py::module_& m) {
       .def_readonly("link_layer", &PortSummary::link_layer)
       .def_readonly("netdevs", &PortSummary::netdevs)
       .def_readonly("gids", &PortSummary::gids, "Usable GIDs.")
-      .def_readonly("routable", &PortSummary::routable, "Usable GIDs that are not link-local.");
+      .def_readonly("routable", &PortSummary::routable, "Usable GIDs that are not link-local.")
+      .def("__repr__", [](const PortSummary& s) {
+        return "PortSummary(" + port_name(s.device, s.port) + ", " + s.state + ", " + s.link_layer + ")";
+      });
   py::class_<StackLine>(m, "StackLine", "What one stack picks on one port.")
       .def_readonly("stack", &StackLine::stack)
       .def_readonly("device", &StackLine::device)
@@ -419,7 +442,10 @@ void bind_doctor(py::module_& m) {
       .def_readonly("chose", &StackLine::chose)
       .def_readonly("index", &StackLine::index)
       .def_readonly("works", &StackLine::works)
-      .def_readonly("outcome", &StackLine::outcome);
+      .def_readonly("outcome", &StackLine::outcome)
+      .def("__repr__", [](const StackLine& l) {
+        return "StackLine(" + l.stack + " on " + port_name(l.device, l.port) + ": " + l.outcome + ")";
+      });
   py::class_<PeerLine>(m, "PeerLine", "One peer's route as the report shows it.")
       .def_readonly("peer", &PeerLine::peer)
       .def_readonly("origin", &PeerLine::origin)
@@ -428,7 +454,10 @@ void bind_doctor(py::module_& m) {
       .def_readonly("source", &PeerLine::source)
       .def_readonly("port", &PeerLine::port, "'rdma_en3 port 1' when the netdev is a port's; '' otherwise.")
       .def_readonly("leaves_host", &PeerLine::leaves_host)
-      .def_readonly("summary", &PeerLine::summary);
+      .def_readonly("summary", &PeerLine::summary)
+      .def("__repr__", [](const PeerLine& l) {
+        return "PeerLine(" + l.peer + (l.routed ? ", via " + l.netdev : ", not routed") + ")";
+      });
   py::class_<DoctorReport>(m, "DoctorReport", "The doctor's verdict: ports, ranked findings, stacks, peers.")
       .def_readonly("ports", &DoctorReport::ports)
       .def_readonly("findings", &DoctorReport::findings,

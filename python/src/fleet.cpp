@@ -49,7 +49,10 @@ void bind_fleet(py::module_& m) {
            py::arg("host"), py::arg("ports"), py::arg("source") = "<python>")
       .def_readonly("host", &fleet::HostSnapshot::host)
       .def_readonly("source", &fleet::HostSnapshot::source)
-      .def_readonly("ports", &fleet::HostSnapshot::ports);
+      .def_readonly("ports", &fleet::HostSnapshot::ports)
+      .def("__repr__", [](const fleet::HostSnapshot& h) {
+        return "HostSnapshot(" + quote_arg(h.host) + ", " + std::to_string(h.ports.size()) + " ports)";
+      });
   f.def(
       "parse_snapshot",
       [](const std::string& text, const std::string& source, const std::string& host) {
@@ -87,7 +90,10 @@ void bind_fleet(py::module_& m) {
             const bool ok = d.valid_ring(&why);
             return check_with_why(ok, why);
           },
-          "(ok, why): JACCL's ring check.");
+          "(ok, why): JACCL's ring check.")
+      .def("__repr__", [](const fleet::JacclDevices& d) {
+        return "JacclDevices(" + std::to_string(d.ranks()) + " ranks)";
+      });
   f.def(
       "parse_jaccl_devices",
       [](const std::string& text, const std::string& source, std::optional<std::size_t> expected_ranks) {
@@ -103,7 +109,10 @@ void bind_fleet(py::module_& m) {
       .def_readonly("err", &fleet::Cause::err)
       .def_property_readonly("platform",
                              [](const fleet::Cause& c) { return std::string(to_string(c.platform)); })
-      .def_readonly("text", &fleet::Cause::text);
+      .def_readonly("text", &fleet::Cause::text)
+      .def("__repr__", [](const fleet::Cause& c) {
+        return "Cause(" + std::string(to_string(c.outcome)) + (c.device.empty() ? "" : ", " + c.device) + ")";
+      });
   py::class_<fleet::SideInfo>(f, "Side",
                               "One side of a link: a host's device/port, what it advertises and routes from.")
       .def_readonly("host", &fleet::SideInfo::host, "Index into Analysis.hosts.")
@@ -111,13 +120,21 @@ void bind_fleet(py::module_& m) {
       .def_readonly("port", &fleet::SideInfo::port)
       .def_readonly("usable", &fleet::SideInfo::usable)
       .def_readonly("advertised", &fleet::SideInfo::advertised)
-      .def_readonly("sgid_index", &fleet::SideInfo::sgid_index);
+      .def_readonly("sgid_index", &fleet::SideInfo::sgid_index)
+      .def("__repr__", [](const fleet::SideInfo& s) {
+        return "Side(host " + std::to_string(s.host) + ", " + port_name(s.device, s.port) +
+               (s.usable ? "" : ", unusable") + ")";
+      });
   py::class_<fleet::Direction>(f, "Direction", "One direction of a judged link.")
       .def_property_readonly("outcome",
                              [](const fleet::Direction& d) { return std::string(to_string(d.outcome)); })
       .def_readonly("cause", &fleet::Direction::cause, "Index into Analysis.causes (when not ok).")
       .def_readonly("culprit", &fleet::Direction::culprit, "Index into Analysis.sides (when not ok).")
-      .def_property_readonly("ok", &fleet::Direction::ok);
+      .def_property_readonly("ok", &fleet::Direction::ok)
+      .def("__repr__", [](const fleet::Direction& d) {
+        return "Direction(" + std::string(to_string(d.outcome)) +
+               (d.ok() ? "" : ", cause " + std::to_string(d.cause) + ", culprit side " + std::to_string(d.culprit)) + ")";
+      });
   py::class_<fleet::Link>(f, "Link", "One link of the topology, judged.")
       .def_readonly("index", &fleet::Link::index)
       .def_readonly("a", &fleet::Link::a)
@@ -125,17 +142,28 @@ void bind_fleet(py::module_& m) {
       .def_readonly("lane", &fleet::Link::lane)
       .def_readonly("a_to_b", &fleet::Link::a_to_b)
       .def_readonly("b_to_a", &fleet::Link::b_to_a)
-      .def_property_readonly("connected", &fleet::Link::connected);
+      .def_property_readonly("connected", &fleet::Link::connected)
+      .def("__repr__", [](const fleet::Link& l) {
+        return "Link(" + std::to_string(l.index) + ": side " + std::to_string(l.a) + " <-> side " + std::to_string(l.b) +
+               (l.connected() ? ", connected)" : ", fails)");
+      });
   py::class_<fleet::CauseGroup>(f, "CauseGroup", "The failures of one cause.")
       .def_readonly("cause", &fleet::CauseGroup::cause)
       .def_readonly("links", &fleet::CauseGroup::links)
       .def_readonly("hosts", &fleet::CauseGroup::hosts)
-      .def_readonly("first_side", &fleet::CauseGroup::first_side);
+      .def_readonly("first_side", &fleet::CauseGroup::first_side)
+      .def("__repr__", [](const fleet::CauseGroup& g) {
+        return "CauseGroup(cause " + std::to_string(g.cause) + ", " + std::to_string(g.links) + " links, " +
+               std::to_string(g.hosts) + " hosts)";
+      });
   py::class_<fleet::Summary>(f, "Summary", "Links, connected links, and failures per cause (largest first).")
       .def_readonly("links", &fleet::Summary::links)
       .def_readonly("connected", &fleet::Summary::connected)
       .def_readonly("groups", &fleet::Summary::groups)
-      .def_property_readonly("all_connected", &fleet::Summary::all_connected);
+      .def_property_readonly("all_connected", &fleet::Summary::all_connected)
+      .def("__repr__", [](const fleet::Summary& s) {
+        return "Summary(" + std::to_string(s.connected) + " of " + std::to_string(s.links) + " links connected)";
+      });
 
   py::class_<Analysis>(f, "Analysis", "A fleet planned and judged.")
       .def_property_readonly("host_count", &Analysis::host_count)
@@ -184,7 +212,11 @@ void bind_fleet(py::module_& m) {
           py::arg("direction"))
       .def(
           "describe_link", [](const Analysis& a, const fleet::Link& l) { return a.describe_link(l); },
-          py::arg("link"));
+          py::arg("link"))
+      .def("__repr__", [](const Analysis& a) {
+        return "Analysis(" + a.topology_name() + ", " + std::to_string(a.host_count()) + " hosts, " +
+               std::to_string(a.link_count()) + " links)";
+      });
 
   f.def(
       "analyze",

@@ -71,17 +71,25 @@ void bind_profiles(py::module_& m) {
       .def_readonly("policy", &Trace::Attempt::policy)
       .def_readonly("steps", &Trace::Attempt::steps)
       .def_readonly("error", &Trace::Attempt::error, "'' when this attempt succeeded.")
-      .def("__eq__", [](const Trace::Attempt& a, const Trace::Attempt& b) { return a == b; });
+      .def("__eq__", [](const Trace::Attempt& a, const Trace::Attempt& b) { return a == b; })
+      .def("__repr__", [](const Trace::Attempt& a) {
+        return "TraceAttempt(" + a.policy + ", " + std::to_string(a.steps.size()) + " steps" +
+               (a.error.empty() ? "" : ", failed") + ")";
+      });
   py::class_<Trace>(m, "Trace", "Why each candidate entry was accepted or rejected.")
       .def_readonly("attempts", &Trace::attempts)
       .def("__str__", &Trace::to_string)
       .def("__eq__", [](const Trace& a, const Trace& b) { return a == b; })
-      .def("__bool__", [](const Trace& t) { return !t.attempts.empty(); });
+      .def("__bool__", [](const Trace& t) { return !t.attempts.empty(); })
+      .def("__repr__", [](const Trace& t) { return "Trace(" + std::to_string(t.attempts.size()) + " attempts)"; });
 
   py::class_<Selection>(m, "Selection", "The entry a policy chose (and, when asked, why).")
       .def_readonly("entry", &Selection::entry)
       .def_readonly("trace", &Selection::trace)
-      .def_property_readonly("sgid_index", &Selection::sgid_index);
+      .def_property_readonly("sgid_index", &Selection::sgid_index)
+      .def("__repr__", [](const Selection& s) {
+        return "Selection(index=" + std::to_string(s.entry.index) + ", gid=" + s.entry.gid.to_string() + ")";
+      });
 
   py::class_<Agreement>(m, "Agreement", "Whether the entry at an sgid_index holds the advertised GID.")
       .def_readonly("agrees", &Agreement::agrees)
@@ -95,7 +103,11 @@ void bind_profiles(py::module_& m) {
       .def("__bool__", [](const Agreement& a) { return a.agrees; })
       .def(
           "check", [](const Agreement& a) { unwrap(a.to_result()); },
-          "Raise Error (disagreement) with the explanation unless the two agree.");
+          "Raise Error (disagreement) with the explanation unless the two agree.")
+      .def("__repr__", [](const Agreement& a) {
+        return "Agreement(sgid_index=" + std::to_string(a.sgid_index) + ", advertised=" + a.advertised.to_string() +
+               (a.agrees ? ", agrees)" : ", DISAGREES)");
+      });
 
   py::class_<Plan>(m, "Plan", "What a behaviour does on one table: what it advertises, where it routes from.")
       .def_readonly("selection", &Plan::selection)

@@ -93,7 +93,11 @@ void bind_rtr(py::module_& m) {
       .def_property_readonly("passed", &passed_rules, "The rules the request was checked against and passed.")
       .def(
           "to_string", [](const RtrVerdict& v, const std::string& p) { return v.to_string(platform_arg(p)); },
-          py::arg("platform") = "linux");
+          py::arg("platform") = "linux")
+      .def("__repr__", [](const RtrVerdict& v) {
+        return "RtrVerdict(" + std::string(to_string(v.outcome)) + (v.err != 0 ? " " + std::to_string(v.err) : "") +
+               ", " + std::string(to_string(v.rule)) + ")";
+      });
 
   py::class_<RtrPrediction>(m, "RtrPrediction", "What an RTR built by RtrBuilder would do.")
       .def_property_readonly(
@@ -108,7 +112,11 @@ void bind_rtr(py::module_& m) {
       .def(
           "to_string",
           [](const RtrPrediction& p, const std::string& pl) { return p.to_string(platform_arg(pl)); },
-          py::arg("platform") = "linux");
+          py::arg("platform") = "linux")
+      .def("__repr__", [](const RtrPrediction& p) {
+        return "RtrPrediction(" + (p.refused ? std::string("refused") : std::string(to_string(p.verdict.outcome))) +
+               ")";
+      });
 
   m.def(
       "judge_rtr",
@@ -176,7 +184,11 @@ void bind_rtr(py::module_& m) {
                              [](const Diagnosis& d) { return std::string(to_string(d.platform)); })
       .def_readonly("name", &Diagnosis::name)
       .def_readonly("causes", &Diagnosis::causes)
-      .def("__str__", &Diagnosis::to_string);
+      .def("__str__", &Diagnosis::to_string)
+      .def("__repr__", [](const Diagnosis& d) {
+        return "Diagnosis(" + d.name + " (" + std::to_string(d.err) + ") on " + std::string(to_string(d.platform)) +
+               ", " + std::to_string(d.causes.size()) + " causes)";
+      });
   m.def(
       "diagnose",
       [](int err, const std::string& platform, const std::optional<DriverModel>& model,

@@ -153,7 +153,11 @@ void bind_stacks(py::module_& m) {
                              [](const PinReading& r) { return std::string(stack_row(r.stack).name); })
       .def_readonly("reader", &PinReading::reader)
       .def_readonly("value", &PinReading::value, "The index it then uses; None: its automatic choice.")
-      .def_readonly("refused", &PinReading::refused);
+      .def_readonly("refused", &PinReading::refused)
+      .def("__repr__", [](const PinReading& r) {
+        const std::string what = r.refused ? "refused" : r.value ? "index " + std::to_string(*r.value) : "automatic";
+        return "PinReading(" + std::string(stack_row(r.stack).name) + ", " + what + ")";
+      });
   m.def("read_pin", &read_pin, py::arg("variable"), py::arg("text"), py::arg("mc_gid_index_set") = false,
         read_pin_doc());
   py::class_<PinJudgement>(m, "PinJudgement", "A pin's verdict on one port.")
@@ -162,7 +166,11 @@ void bind_stacks(py::module_& m) {
           "'fine', 'stale' or 'fails'.")
       .def_readonly("summary", &PinJudgement::summary)
       .def_readonly("err", &PinJudgement::err)
-      .def_readonly("right_index", &PinJudgement::right_index);
+      .def_readonly("right_index", &PinJudgement::right_index)
+      .def("__repr__", [](const PinJudgement& j) {
+        return "PinJudgement(" + std::string(to_string(j.status)) +
+               (j.right_index ? ", right_index=" + std::to_string(*j.right_index) : "") + ")";
+      });
   m.def(
       "judge_pin",
       [](const PinReading& reading, const GidTable& table, const std::optional<DriverModel>& model,
@@ -198,7 +206,13 @@ void bind_stacks(py::module_& m) {
           "The settings as a dict, name to value.")
       .def_readonly("args", &EnvPlan::args)
       .def_readonly("why", &EnvPlan::why)
-      .def_readonly("conflicts", &EnvPlan::conflicts, "Non-empty: no one value is right; each says why.");
+      .def_readonly("conflicts", &EnvPlan::conflicts, "Non-empty: no one value is right; each says why.")
+      .def("__repr__", [](const EnvPlan& p) {
+        std::string names;
+        for (const auto& s : p.settings) names += (names.empty() ? "" : ", ") + s.name;
+        return "EnvPlan(" + names + (p.conflicts.empty() ? "" : "; " + std::to_string(p.conflicts.size()) + " conflicts") +
+               ")";
+      });
   m.def(
       "plan_env",
       [](const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
