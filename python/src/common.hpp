@@ -67,6 +67,18 @@ std::uint32_t checked_port(std::uint32_t port, std::string_view what, bool zero_
 /// silently stop and open another file; refused as invalid_argument naming `what`.
 const std::string& checked_path(const std::string& path, std::string_view what);
 
+/// A pickled value's state (py::pickle): a tuple of `n` items, else invalid_argument naming
+/// `what`. Every value is rebuilt from it through its constructor's own checks, so a pickle from
+/// elsewhere cannot make a value the constructor would refuse.
+const py::tuple& pickled(const py::tuple& state, std::size_t n, std::string_view what);
+
+/// py::pickle for a class whose Python constructor takes back, as positional arguments, the tuple
+/// `state` returns: unpickling goes through the constructor and every check it makes.
+template <class T, class State>
+auto pickle_by_constructor(State state) {
+  return py::pickle(std::move(state), [](const py::tuple& t) { return py::type::of<T>()(*t).template cast<T>(); });
+}
+
 /// A GID given as a Gid, its text (Gid::parse) or its 16 bytes in wire order (any object with
 /// the buffer protocol: bytes, bytearray, memoryview). Anything else: invalid_argument naming `what`.
 Gid to_gid(const py::handle& value, std::string_view what = "gid");

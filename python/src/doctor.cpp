@@ -146,6 +146,7 @@ void bind_doctor(py::module_& m) {
       .def_readonly("address", &IfAddress::address)
       .def_readonly("prefix", &IfAddress::prefix)
       .def("__eq__", [](const IfAddress& a, const IfAddress& b) { return a == b; })
+      .def(pickle_by_constructor<IfAddress>([](const IfAddress& a) { return py::make_tuple(a.address, a.prefix); }))
       .def("__repr__", [](const IfAddress& a) {
         return "IfAddress(" + a.address.to_string() + "/" + std::to_string(a.prefix) + ")";
       });
@@ -195,6 +196,10 @@ void bind_doctor(py::module_& m) {
           [](const HostInterface& i, const py::object& a) { return i.holds(address_arg(a, "address")); },
           py::arg("address"), "Holds `address` (IPv4 compared as ::ffff:a.b.c.d).")
       .def("__eq__", [](const HostInterface& a, const HostInterface& b) { return a == b; })
+      .def(pickle_by_constructor<HostInterface>([](const HostInterface& i) {
+        return py::make_tuple(i.name, i.ifindex, i.up, i.running, i.loopback, i.mtu, i.bridge, i.addresses,
+                              i.bridge_unknown);
+      }))
       .def("__repr__", [](const HostInterface& i) {
         return "HostInterface(" + i.name + ", " + std::to_string(i.addresses.size()) + " addresses)";
       });
@@ -281,6 +286,14 @@ void bind_doctor(py::module_& m) {
       .def_readonly("timed_out", &DeviceFailure::timed_out)
       .def_readonly("deadline_ms", &DeviceFailure::deadline_ms)
       .def_readonly("detail", &DeviceFailure::detail)
+      .def("__eq__",
+           [](const DeviceFailure& a, const DeviceFailure& b) {
+             return std::tie(a.device, a.port, a.call, a.timed_out, a.deadline_ms, a.detail) ==
+                    std::tie(b.device, b.port, b.call, b.timed_out, b.deadline_ms, b.detail);
+           })
+      .def(pickle_by_constructor<DeviceFailure>([](const DeviceFailure& f) {
+        return py::make_tuple(f.device, f.port, f.call, f.timed_out, f.deadline_ms, f.detail);
+      }))
       .def("__repr__", [](const DeviceFailure& f) {
         return "DeviceFailure(" + (f.port == 0 ? f.device : port_name(f.device, f.port)) +
                (f.call.empty() ? "" : ", " + quote_arg(f.call)) + (f.timed_out ? ", timed out" : "") + ")";
@@ -317,6 +330,9 @@ void bind_doctor(py::module_& m) {
            py::arg("variable"), py::arg("value"))
       .def_readonly("variable", &DoctorPin::variable)
       .def_readonly("value", &DoctorPin::value)
+      .def("__eq__",
+           [](const DoctorPin& a, const DoctorPin& b) { return a.variable == b.variable && a.value == b.value; })
+      .def(pickle_by_constructor<DoctorPin>([](const DoctorPin& p) { return py::make_tuple(p.variable, p.value); }))
       .def("__repr__", [](const DoctorPin& p) { return "DoctorPin(" + quote_arg(p.variable) + "=" + quote_arg(p.value) + ")"; });
 
   py::class_<Finding>(m, "Finding",
@@ -351,6 +367,15 @@ void bind_doctor(py::module_& m) {
       .def_readonly("text", &Finding::text)
       .def_readonly("why", &Finding::why)
       .def_readonly("fix", &Finding::fix)
+      .def("__eq__",
+           [](const Finding& a, const Finding& b) {
+             return std::tie(a.severity, a.code, a.device, a.port, a.netdev, a.text, a.why, a.fix) ==
+                    std::tie(b.severity, b.code, b.device, b.port, b.netdev, b.text, b.why, b.fix);
+           })
+      .def(pickle_by_constructor<Finding>([](const Finding& f) {
+        return py::make_tuple(std::string(to_string(f.code)), severity_name(f.severity), f.text, f.device, f.port,
+                              f.netdev, f.why, f.fix);
+      }))
       .def("__repr__", [](const Finding& f) {
         return "Finding(" + severity_name(f.severity) + " " + std::string(to_string(f.code)) + ")";
       });

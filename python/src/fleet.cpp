@@ -50,6 +50,12 @@ void bind_fleet(py::module_& m) {
       .def_readonly("host", &fleet::HostSnapshot::host)
       .def_readonly("source", &fleet::HostSnapshot::source)
       .def_readonly("ports", &fleet::HostSnapshot::ports)
+      .def("__eq__",
+           [](const fleet::HostSnapshot& a, const fleet::HostSnapshot& b) {
+             return std::tie(a.host, a.source, a.ports) == std::tie(b.host, b.source, b.ports);
+           })
+      .def(pickle_by_constructor<fleet::HostSnapshot>(
+          [](const fleet::HostSnapshot& h) { return py::make_tuple(h.host, h.ports, h.source); }))
       .def("__repr__", [](const fleet::HostSnapshot& h) {
         return "HostSnapshot(" + quote_arg(h.host) + ", " + std::to_string(h.ports.size()) + " ports)";
       });

@@ -56,6 +56,13 @@ const std::string& checked_path(const std::string& path, std::string_view what) 
   return path;
 }
 
+const py::tuple& pickled(const py::tuple& state, std::size_t n, std::string_view what) {
+  if (state.size() != n)
+    invalid("pickled " + std::string(what) + ": expected " + std::to_string(n) + " items, found " +
+            std::to_string(state.size()));
+  return state;
+}
+
 py::object argument_error_object(const std::string& message) {
   py::object obj = py::reinterpret_borrow<py::object>(g_argument_type_error)(message);
   const Error e(errc::invalid_argument, message);

@@ -14,6 +14,12 @@
 namespace gidpolicy::python {
 namespace {
 
+EntryVerdict verdict_arg(std::string_view name) {
+  for (unsigned v = 0; v <= static_cast<unsigned>(EntryVerdict::not_requested); ++v)
+    if (to_string(static_cast<EntryVerdict>(v)) == name) return static_cast<EntryVerdict>(v);
+  invalid("verdict: no verdict is named " + quote_arg(name));
+}
+
 std::string_view spec_kind_name(SpecKind k) {
   switch (k) {
     case SpecKind::policy:
@@ -64,6 +70,13 @@ void bind_profiles(py::module_& m) {
       .def_property_readonly("accepted", [](const TraceStep& s) { return is_accepted(s.verdict); })
       .def_readonly("note", &TraceStep::note)
       .def("__eq__", [](const TraceStep& a, const TraceStep& b) { return a == b; })
+      .def(py::pickle(
+          [](const TraceStep& s) { return py::make_tuple(s.index, std::string(to_string(s.verdict)), s.note); },
+          [](const py::tuple& t) {
+            pickled(t, 3, "TraceStep");
+            return TraceStep{t[0].cast<std::uint32_t>(), verdict_arg(t[1].cast<std::string>()),
+                             t[2].cast<std::string>()};
+          }))
       .def("__repr__", [](const TraceStep& s) {
         return "TraceStep(" + std::to_string(s.index) + ", " + std::string(to_string(s.verdict)) + ")";
       });
@@ -72,6 +85,12 @@ void bind_profiles(py::module_& m) {
       .def_readonly("steps", &Trace::Attempt::steps)
       .def_readonly("error", &Trace::Attempt::error, "'' when this attempt succeeded.")
       .def("__eq__", [](const Trace::Attempt& a, const Trace::Attempt& b) { return a == b; })
+      .def(py::pickle([](const Trace::Attempt& a) { return py::make_tuple(a.policy, a.steps, a.error); },
+                      [](const py::tuple& t) {
+                        pickled(t, 3, "TraceAttempt");
+                        return Trace::Attempt{t[0].cast<std::string>(), t[1].cast<std::vector<TraceStep>>(),
+                                              t[2].cast<std::string>()};
+                      }))
       .def("__repr__", [](const Trace::Attempt& a) {
         return "TraceAttempt(" + a.policy + ", " + std::to_string(a.steps.size()) + " steps" +
                (a.error.empty() ? "" : ", failed") + ")";
@@ -80,6 +99,11 @@ void bind_profiles(py::module_& m) {
       .def_readonly("attempts", &Trace::attempts)
       .def("__str__", &Trace::to_string)
       .def("__eq__", [](const Trace& a, const Trace& b) { return a == b; })
+      .def(py::pickle([](const Trace& t) { return py::make_tuple(t.attempts); },
+                      [](const py::tuple& t) {
+                        pickled(t, 1, "Trace");
+                        return Trace{t[0].cast<std::vector<Trace::Attempt>>()};
+                      }))
       .def("__bool__", [](const Trace& t) { return !t.attempts.empty(); })
       .def("__repr__", [](const Trace& t) { return "Trace(" + std::to_string(t.attempts.size()) + " attempts)"; });
 
@@ -151,7 +175,8 @@ void bind_profiles(py::module_& m) {
       .def("__str__", &Profile::spec)
       .def("__repr__", [](const Profile& p) { return "Profile('" + p.spec() + "')"; })
       .def("__eq__", [](const Profile& a, const Profile& b) { return a == b; })
-      .def("__hash__", [](const Profile& p) { return std::hash<std::string>{}(p.spec()); });
+      .def("__hash__", [](const Profile& p) { return std::hash<std::string>{}(p.spec()); })
+      .def(pickle_by_constructor<Profile>([](const Profile& p) { return py::make_tuple(p.spec()); }));
 
   m.def(
       "parse_profile", [](const std::string& spec) { return unwrap(parse_profile(spec)); }, py::arg("spec"),

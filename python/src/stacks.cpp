@@ -187,6 +187,7 @@ void bind_stacks(py::module_& m) {
       .def_readonly("name", &EnvSetting::name)
       .def_readonly("value", &EnvSetting::value)
       .def("__eq__", [](const EnvSetting& a, const EnvSetting& b) { return a == b; })
+      .def(pickle_by_constructor<EnvSetting>([](const EnvSetting& s) { return py::make_tuple(s.name, s.value); }))
       .def("__repr__", [](const EnvSetting& s) { return "EnvSetting(" + s.name + "=" + s.value + ")"; });
   py::class_<EnvPlan>(m, "EnvPlan", "What `gidpolicy env` prints for one host.")
       .def(py::init([](std::vector<EnvSetting> settings, std::vector<std::string> args,
@@ -196,6 +197,12 @@ void bind_stacks(py::module_& m) {
            py::arg("settings") = std::vector<EnvSetting>{}, py::arg("args") = std::vector<std::string>{},
            py::arg("why") = std::vector<std::string>{}, py::arg("conflicts") = std::vector<std::string>{})
       .def_readonly("settings", &EnvPlan::settings)
+      .def("__eq__",
+           [](const EnvPlan& a, const EnvPlan& b) {
+             return std::tie(a.settings, a.args, a.why, a.conflicts) == std::tie(b.settings, b.args, b.why, b.conflicts);
+           })
+      .def(pickle_by_constructor<EnvPlan>(
+          [](const EnvPlan& p) { return py::make_tuple(p.settings, p.args, p.why, p.conflicts); }))
       .def_property_readonly(
           "variables",
           [](const EnvPlan& p) {

@@ -107,7 +107,8 @@ void bind_values(py::module_& m) {
       .def("__str__", &Cidr::to_string)
       .def("__repr__", [](const Cidr& c) { return "Cidr('" + c.to_string() + "')"; })
       .def(py::self == py::self)
-      .def("__hash__", [](const Cidr& c) { return std::hash<Gid>{}(c.network) ^ c.prefix_len; });
+      .def("__hash__", [](const Cidr& c) { return std::hash<Gid>{}(c.network) ^ c.prefix_len; })
+      .def(pickle_by_constructor<Cidr>([](const Cidr& c) { return py::make_tuple(c.to_string()); }));
 
   m.def(
       "parse_address", [](const std::string& text) { return unwrap(parse_address(text)); }, py::arg("text"),
