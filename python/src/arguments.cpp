@@ -88,7 +88,8 @@ std::vector<Param> parse_params(std::string_view sig) {
     const auto colon = piece.find(": ");
     const auto eq = piece.find(" = ", colon == std::string::npos ? 0 : colon);
     p.name = piece.substr(0, std::min(colon, eq));
-    if (colon != std::string::npos) p.type = piece.substr(colon + 2, eq == std::string::npos ? eq : eq - colon - 2);
+    if (colon != std::string::npos)
+      p.type = piece.substr(colon + 2, eq == std::string::npos ? eq : eq - colon - 2);
     p.has_default = eq != std::string::npos;
     out.push_back(std::move(p));
   }
@@ -127,15 +128,16 @@ std::optional<std::string> mismatch(const std::string& type, py::handle value) {
   }
   const auto found = [&] { return "found " + type_name(value); };
   if (type == "str")
-    return PyUnicode_Check(v) || PyBytes_Check(v) || PyByteArray_Check(v) ? std::nullopt : std::optional(found());
+    return PyUnicode_Check(v) || PyBytes_Check(v) || PyByteArray_Check(v) ? std::nullopt
+                                                                          : std::optional(found());
   if (type == "bytes") return PyBytes_Check(v) ? std::nullopt : std::optional(found());
-  if (type == "int")
-    return !PyFloat_Check(v) && PyIndex_Check(v) ? std::nullopt : std::optional(found());
+  if (type == "int") return !PyFloat_Check(v) && PyIndex_Check(v) ? std::nullopt : std::optional(found());
   if (type == "float") return PyFloat_Check(v) || PyLong_Check(v) ? std::nullopt : std::optional(found());
   if (type == "bool") {
     // pybind11 converts None and anything with a truth value defined as a number.
     const bool numeric = Py_TYPE(v)->tp_as_number != nullptr && Py_TYPE(v)->tp_as_number->nb_bool != nullptr;
-    return v == Py_True || v == Py_False || value.is_none() || numeric ? std::nullopt : std::optional(found());
+    return v == Py_True || v == Py_False || value.is_none() || numeric ? std::nullopt
+                                                                       : std::optional(found());
   }
   if (auto in = inner(type, "List")) {
     if (PyUnicode_Check(v) || PyBytes_Check(v) || !PySequence_Check(v)) return found();
@@ -146,13 +148,14 @@ std::optional<std::string> mismatch(const std::string& type, py::handle value) {
     return std::nullopt;
   }
   if (inner(type, "Tuple"))
-    return !PyUnicode_Check(v) && !PyBytes_Check(v) && PySequence_Check(v) ? std::nullopt : std::optional(found());
+    return !PyUnicode_Check(v) && !PyBytes_Check(v) && PySequence_Check(v) ? std::nullopt
+                                                                           : std::optional(found());
   if (inner(type, "Dict")) return PyDict_Check(v) ? std::nullopt : std::optional(found());
   if (type.find('.') != std::string::npos && type.find('[') == std::string::npos) {
     // A bound class, named "module.Qualname": an instance of it (or of a subclass).
     for (const py::handle klass : py::type::of(value).attr("__mro__")) {
-      const std::string name =
-          std::string(py::str(klass.attr("__module__"))) + "." + std::string(py::str(klass.attr("__qualname__")));
+      const std::string name = std::string(py::str(klass.attr("__module__"))) + "." +
+                               std::string(py::str(klass.attr("__qualname__")));
       if (name == type) return std::nullopt;
     }
     return found();
@@ -162,12 +165,14 @@ std::optional<std::string> mismatch(const std::string& type, py::handle value) {
 
 // The names of property setters, which pybind11 leaves unnamed: set by route_member().
 std::map<const py::detail::function_record*, std::string>& setter_names() {
-  static auto* names = new std::map<const py::detail::function_record*, std::string>();  // lives as the module does
+  static auto* names =
+      new std::map<const py::detail::function_record*, std::string>();  // lives as the module does
   return *names;
 }
 
 const py::detail::function_record* record_of(PyObject* capsule) {
-  auto* rec = static_cast<const py::detail::function_record*>(PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule)));
+  auto* rec = static_cast<const py::detail::function_record*>(
+      PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule)));
   if (rec == nullptr) PyErr_Clear();
   return rec;
 }
@@ -237,7 +242,8 @@ std::string describe_refusal(const py::detail::function_record& rec, const py::t
   }
   // Every type looked right: an int outside what the C++ parameter holds (a negative port).
   for (std::size_t i = skip; i < params.size(); ++i) {
-    if (!given[i] || !PyLong_Check(given[i].ptr()) || params[i].type.find("int") == std::string::npos) continue;
+    if (!given[i] || !PyLong_Check(given[i].ptr()) || params[i].type.find("int") == std::string::npos)
+      continue;
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(given[i].ptr(), &overflow);
     if (overflow != 0 || v < 0 || v > 0xffffffffLL)
@@ -270,7 +276,8 @@ PyObject* dispatch(PyObject* self, PyObject* args, PyObject* kwargs) {
         return nullptr;
       }
       message = fn + ": " + text;
-    } else if (raised.type().is(py::handle(PyExc_TypeError)) && text.find("(): incompatible ") != std::string::npos) {
+    } else if (raised.type().is(py::handle(PyExc_TypeError)) &&
+               text.find("(): incompatible ") != std::string::npos) {
       message = describe_refusal(*rec, py::reinterpret_borrow<py::tuple>(args), kwargs);
     } else {
       raised.restore();  // another TypeError (a Python callback's own): as raised

@@ -76,7 +76,8 @@ const py::tuple& pickled(const py::tuple& state, std::size_t n, std::string_view
 /// `state` returns: unpickling goes through the constructor and every check it makes.
 template <class T, class State>
 auto pickle_by_constructor(State state) {
-  return py::pickle(std::move(state), [](const py::tuple& t) { return py::type::of<T>()(*t).template cast<T>(); });
+  return py::pickle(std::move(state),
+                    [](const py::tuple& t) { return py::type::of<T>()(*t).template cast<T>(); });
 }
 
 /// A GID given as a Gid, its text (Gid::parse) or its 16 bytes in wire order (any object with

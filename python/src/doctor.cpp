@@ -24,11 +24,11 @@
 namespace gidpolicy::python {
 namespace {
 
-constexpr std::size_t kMaxTables = 1024;   // ports of one host
+constexpr std::size_t kMaxTables = 1024;            // ports of one host
 constexpr std::size_t kMaxPeers = kMaxRoutedPeers;  // as `gidpolicy doctor` routes at most
-constexpr std::size_t kMaxListed = 4096;   // failures, pins, peer addresses, required devices, extra
-constexpr std::size_t kMaxTaken = 1024;    // propose_address: 16384 subnets x taken comparisons
-constexpr std::size_t kMaxFixLines = 256;  // one finding's commands
+constexpr std::size_t kMaxListed = 4096;            // failures, pins, peer addresses, required devices, extra
+constexpr std::size_t kMaxTaken = 1024;             // propose_address: 16384 subnets x taken comparisons
+constexpr std::size_t kMaxFixLines = 256;           // one finding's commands
 
 template <class T>
 const std::vector<T>& bounded(const std::vector<T>& v, std::size_t max, std::string_view what) {
@@ -146,7 +146,8 @@ void bind_doctor(py::module_& m) {
       .def_readonly("address", &IfAddress::address)
       .def_readonly("prefix", &IfAddress::prefix)
       .def("__eq__", [](const IfAddress& a, const IfAddress& b) { return a == b; })
-      .def(pickle_by_constructor<IfAddress>([](const IfAddress& a) { return py::make_tuple(a.address, a.prefix); }))
+      .def(pickle_by_constructor<IfAddress>(
+          [](const IfAddress& a) { return py::make_tuple(a.address, a.prefix); }))
       .def("__repr__", [](const IfAddress& a) {
         return "IfAddress(" + a.address.to_string() + "/" + std::to_string(a.prefix) + ")";
       });
@@ -248,7 +249,8 @@ void bind_doctor(py::module_& m) {
       .def_readonly("iff_loopback", &IfaddrsNumbers::iff_loopback)
       .def_readonly("iff_running", &IfaddrsNumbers::iff_running)
       .def("__repr__", [](const IfaddrsNumbers& n) {
-        return "IfaddrsNumbers(af_inet=" + std::to_string(n.af_inet) + ", af_inet6=" + std::to_string(n.af_inet6) + ")";
+        return "IfaddrsNumbers(af_inet=" + std::to_string(n.af_inet) +
+               ", af_inet6=" + std::to_string(n.af_inet6) + ")";
       });
 
   m.def(
@@ -314,11 +316,13 @@ void bind_doctor(py::module_& m) {
           [](const DoctorPeer& p) { return p.route ? std::optional(p.route.value().netdev) : std::nullopt; })
       .def_property_readonly(
           "source", [](const DoctorPeer& p) { return p.route ? p.route.value().source : std::nullopt; })
-      .def_property_readonly("route_error", [](const DoctorPeer& p) -> py::object {
-        return p.route ? py::object(py::none()) : error_object(p.route.error());
-      })
+      .def_property_readonly("route_error",
+                             [](const DoctorPeer& p) -> py::object {
+                               return p.route ? py::object(py::none()) : error_object(p.route.error());
+                             })
       .def("__repr__", [](const DoctorPeer& p) {
-        return "DoctorPeer(" + p.address.to_string() + (p.route ? ", via " + p.route.value().netdev : ", not routed") + ")";
+        return "DoctorPeer(" + p.address.to_string() +
+               (p.route ? ", via " + p.route.value().netdev : ", not routed") + ")";
       });
 
   py::class_<DoctorPin>(
@@ -330,10 +334,13 @@ void bind_doctor(py::module_& m) {
            py::arg("variable"), py::arg("value"))
       .def_readonly("variable", &DoctorPin::variable)
       .def_readonly("value", &DoctorPin::value)
-      .def("__eq__",
-           [](const DoctorPin& a, const DoctorPin& b) { return a.variable == b.variable && a.value == b.value; })
-      .def(pickle_by_constructor<DoctorPin>([](const DoctorPin& p) { return py::make_tuple(p.variable, p.value); }))
-      .def("__repr__", [](const DoctorPin& p) { return "DoctorPin(" + quote_arg(p.variable) + "=" + quote_arg(p.value) + ")"; });
+      .def("__eq__", [](const DoctorPin& a,
+                        const DoctorPin& b) { return a.variable == b.variable && a.value == b.value; })
+      .def(pickle_by_constructor<DoctorPin>(
+          [](const DoctorPin& p) { return py::make_tuple(p.variable, p.value); }))
+      .def("__repr__", [](const DoctorPin& p) {
+        return "DoctorPin(" + quote_arg(p.variable) + "=" + quote_arg(p.value) + ")";
+      });
 
   py::class_<Finding>(m, "Finding",
                       "One finding: severity ('blocker', 'warning', 'note'), a stable code, where, the cause "
@@ -373,8 +380,8 @@ void bind_doctor(py::module_& m) {
                     std::tie(b.severity, b.code, b.device, b.port, b.netdev, b.text, b.why, b.fix);
            })
       .def(pickle_by_constructor<Finding>([](const Finding& f) {
-        return py::make_tuple(std::string(to_string(f.code)), severity_name(f.severity), f.text, f.device, f.port,
-                              f.netdev, f.why, f.fix);
+        return py::make_tuple(std::string(to_string(f.code)), severity_name(f.severity), f.text, f.device,
+                              f.port, f.netdev, f.why, f.fix);
       }))
       .def("__repr__", [](const Finding& f) {
         return "Finding(" + severity_name(f.severity) + " " + std::string(to_string(f.code)) + ")";
@@ -444,9 +451,9 @@ void bind_doctor(py::module_& m) {
                     "macOS: what rdma_ctl status said; None when not asked or not read.")
       .def_readonly("rdma_state_error", &DoctorInput::rdma_state_error)
       .def("__repr__", [](const DoctorInput& in) {
-        return "DoctorInput(" + std::string(to_string(in.platform)) + ", " + std::to_string(in.tables.size()) +
-               " tables, " + std::to_string(in.interfaces.size()) + " interfaces, " + std::to_string(in.peers.size()) +
-               " peers)";
+        return "DoctorInput(" + std::string(to_string(in.platform)) + ", " +
+               std::to_string(in.tables.size()) + " tables, " + std::to_string(in.interfaces.size()) +
+               " interfaces, " + std::to_string(in.peers.size()) + " peers)";
       });
 
   py::class_<PortSummary>(m, "PortSummary", "One port as the report's header shows it.")

@@ -139,7 +139,10 @@ void bind_fleet(py::module_& m) {
       .def_property_readonly("ok", &fleet::Direction::ok)
       .def("__repr__", [](const fleet::Direction& d) {
         return "Direction(" + std::string(to_string(d.outcome)) +
-               (d.ok() ? "" : ", cause " + std::to_string(d.cause) + ", culprit side " + std::to_string(d.culprit)) + ")";
+               (d.ok()
+                    ? ""
+                    : ", cause " + std::to_string(d.cause) + ", culprit side " + std::to_string(d.culprit)) +
+               ")";
       });
   py::class_<fleet::Link>(f, "Link", "One link of the topology, judged.")
       .def_readonly("index", &fleet::Link::index)
@@ -150,8 +153,8 @@ void bind_fleet(py::module_& m) {
       .def_readonly("b_to_a", &fleet::Link::b_to_a)
       .def_property_readonly("connected", &fleet::Link::connected)
       .def("__repr__", [](const fleet::Link& l) {
-        return "Link(" + std::to_string(l.index) + ": side " + std::to_string(l.a) + " <-> side " + std::to_string(l.b) +
-               (l.connected() ? ", connected)" : ", fails)");
+        return "Link(" + std::to_string(l.index) + ": side " + std::to_string(l.a) + " <-> side " +
+               std::to_string(l.b) + (l.connected() ? ", connected)" : ", fails)");
       });
   py::class_<fleet::CauseGroup>(f, "CauseGroup", "The failures of one cause.")
       .def_readonly("cause", &fleet::CauseGroup::cause)
@@ -168,7 +171,8 @@ void bind_fleet(py::module_& m) {
       .def_readonly("groups", &fleet::Summary::groups)
       .def_property_readonly("all_connected", &fleet::Summary::all_connected)
       .def("__repr__", [](const fleet::Summary& s) {
-        return "Summary(" + std::to_string(s.connected) + " of " + std::to_string(s.links) + " links connected)";
+        return "Summary(" + std::to_string(s.connected) + " of " + std::to_string(s.links) +
+               " links connected)";
       });
 
   py::class_<Analysis>(f, "Analysis", "A fleet planned and judged.")

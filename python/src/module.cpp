@@ -150,7 +150,8 @@ PYBIND11_MODULE(_gidpolicy, m) {
   // gidpolicy.ArgumentTypeError: an argument of the wrong type. A TypeError too, so code written
   // for pybind11's plain TypeError keeps catching it; an Error, as every failure of the module is.
   {
-    pybind11::tuple bases = pybind11::make_tuple(pybind11::handle(gp::g_error_type), pybind11::handle(PyExc_TypeError));
+    pybind11::tuple bases =
+        pybind11::make_tuple(pybind11::handle(gp::g_error_type), pybind11::handle(PyExc_TypeError));
     gp::g_argument_type_error = PyErr_NewExceptionWithDoc(
         "gidpolicy.ArgumentTypeError",
         "An argument of the wrong type (or a missing or unknown one): the message names the function, "
@@ -171,7 +172,8 @@ PYBIND11_MODULE(_gidpolicy, m) {
     } catch (const pybind11::cast_error& e) {
       // A value a binding converts itself (value.cast<T>()) was of the wrong type: pybind11 says
       // RuntimeError. The bindings check types first (wrong_type); this is the backstop.
-      pybind11::object obj = gp::argument_error_object(std::string("an argument of the wrong type: ") + e.what());
+      pybind11::object obj =
+          gp::argument_error_object(std::string("an argument of the wrong type: ") + e.what());
       PyErr_SetObject(gp::g_argument_type_error, obj.ptr());
     }
   });

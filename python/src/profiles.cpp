@@ -71,7 +71,9 @@ void bind_profiles(py::module_& m) {
       .def_readonly("note", &TraceStep::note)
       .def("__eq__", [](const TraceStep& a, const TraceStep& b) { return a == b; })
       .def(py::pickle(
-          [](const TraceStep& s) { return py::make_tuple(s.index, std::string(to_string(s.verdict)), s.note); },
+          [](const TraceStep& s) {
+            return py::make_tuple(s.index, std::string(to_string(s.verdict)), s.note);
+          },
           [](const py::tuple& t) {
             pickled(t, 3, "TraceStep");
             return TraceStep{t[0].cast<std::uint32_t>(), verdict_arg(t[1].cast<std::string>()),
@@ -105,7 +107,8 @@ void bind_profiles(py::module_& m) {
                         return Trace{t[0].cast<std::vector<Trace::Attempt>>()};
                       }))
       .def("__bool__", [](const Trace& t) { return !t.attempts.empty(); })
-      .def("__repr__", [](const Trace& t) { return "Trace(" + std::to_string(t.attempts.size()) + " attempts)"; });
+      .def("__repr__",
+           [](const Trace& t) { return "Trace(" + std::to_string(t.attempts.size()) + " attempts)"; });
 
   py::class_<Selection>(m, "Selection", "The entry a policy chose (and, when asked, why).")
       .def_readonly("entry", &Selection::entry)
@@ -129,8 +132,8 @@ void bind_profiles(py::module_& m) {
           "check", [](const Agreement& a) { unwrap(a.to_result()); },
           "Raise Error (disagreement) with the explanation unless the two agree.")
       .def("__repr__", [](const Agreement& a) {
-        return "Agreement(sgid_index=" + std::to_string(a.sgid_index) + ", advertised=" + a.advertised.to_string() +
-               (a.agrees ? ", agrees)" : ", DISAGREES)");
+        return "Agreement(sgid_index=" + std::to_string(a.sgid_index) +
+               ", advertised=" + a.advertised.to_string() + (a.agrees ? ", agrees)" : ", DISAGREES)");
       });
 
   py::class_<Plan>(m, "Plan", "What a behaviour does on one table: what it advertises, where it routes from.")

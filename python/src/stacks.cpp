@@ -155,7 +155,9 @@ void bind_stacks(py::module_& m) {
       .def_readonly("value", &PinReading::value, "The index it then uses; None: its automatic choice.")
       .def_readonly("refused", &PinReading::refused)
       .def("__repr__", [](const PinReading& r) {
-        const std::string what = r.refused ? "refused" : r.value ? "index " + std::to_string(*r.value) : "automatic";
+        const std::string what = r.refused ? "refused"
+                                 : r.value ? "index " + std::to_string(*r.value)
+                                           : "automatic";
         return "PinReading(" + std::string(stack_row(r.stack).name) + ", " + what + ")";
       });
   m.def("read_pin", &read_pin, py::arg("variable"), py::arg("text"), py::arg("mc_gid_index_set") = false,
@@ -187,7 +189,8 @@ void bind_stacks(py::module_& m) {
       .def_readonly("name", &EnvSetting::name)
       .def_readonly("value", &EnvSetting::value)
       .def("__eq__", [](const EnvSetting& a, const EnvSetting& b) { return a == b; })
-      .def(pickle_by_constructor<EnvSetting>([](const EnvSetting& s) { return py::make_tuple(s.name, s.value); }))
+      .def(pickle_by_constructor<EnvSetting>(
+          [](const EnvSetting& s) { return py::make_tuple(s.name, s.value); }))
       .def("__repr__", [](const EnvSetting& s) { return "EnvSetting(" + s.name + "=" + s.value + ")"; });
   py::class_<EnvPlan>(m, "EnvPlan", "What `gidpolicy env` prints for one host.")
       .def(py::init([](std::vector<EnvSetting> settings, std::vector<std::string> args,
@@ -199,7 +202,8 @@ void bind_stacks(py::module_& m) {
       .def_readonly("settings", &EnvPlan::settings)
       .def("__eq__",
            [](const EnvPlan& a, const EnvPlan& b) {
-             return std::tie(a.settings, a.args, a.why, a.conflicts) == std::tie(b.settings, b.args, b.why, b.conflicts);
+             return std::tie(a.settings, a.args, a.why, a.conflicts) ==
+                    std::tie(b.settings, b.args, b.why, b.conflicts);
            })
       .def(pickle_by_constructor<EnvPlan>(
           [](const EnvPlan& p) { return py::make_tuple(p.settings, p.args, p.why, p.conflicts); }))
@@ -217,8 +221,8 @@ void bind_stacks(py::module_& m) {
       .def("__repr__", [](const EnvPlan& p) {
         std::string names;
         for (const auto& s : p.settings) names += (names.empty() ? "" : ", ") + s.name;
-        return "EnvPlan(" + names + (p.conflicts.empty() ? "" : "; " + std::to_string(p.conflicts.size()) + " conflicts") +
-               ")";
+        return "EnvPlan(" + names +
+               (p.conflicts.empty() ? "" : "; " + std::to_string(p.conflicts.size()) + " conflicts") + ")";
       });
   m.def(
       "plan_env",

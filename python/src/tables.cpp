@@ -119,7 +119,9 @@ std::vector<GidTable> live_tables(const std::optional<std::string>& device, std:
 }
 
 // GidEntry(...) from Python, and from a pickle (the same rules either way).
-GidEntry make_entry(std::uint32_t index, const py::object& gid, const std::string& type, const std::string& netdev, std::uint32_t ifindex, const std::string& state, int read_error) {
+GidEntry make_entry(std::uint32_t index, const py::object& gid, const std::string& type,
+                    const std::string& netdev, std::uint32_t ifindex, const std::string& state,
+                    int read_error) {
   // The readers' rules (formats/json.cpp): what a value built here holds, write_tables()
   // writes and read_tables() reads back.
   if (index > kMaxEntryIndex)
@@ -140,8 +142,8 @@ GidEntry make_entry(std::uint32_t index, const py::object& gid, const std::strin
   e.ifindex = ifindex;
   if (e.state == EntryState::unreadable) {
     if (read_error < 0 || read_error > kMaxErrno)
-      invalid("GidEntry read_error: expected an errno 0 to " + std::to_string(kMaxErrno) +
-              ", found " + std::to_string(read_error));
+      invalid("GidEntry read_error: expected an errno 0 to " + std::to_string(kMaxErrno) + ", found " +
+              std::to_string(read_error));
     e.read_error = std::error_code(read_error, std::generic_category());
   } else if (read_error != 0) {
     invalid("GidEntry read_error: only an unreadable entry has one (state is " + state + ")");
@@ -150,7 +152,9 @@ GidEntry make_entry(std::uint32_t index, const py::object& gid, const std::strin
 }
 
 // PortInfo(...) from Python, and from a pickle.
-PortInfo make_port(const std::string& device, std::uint32_t port, const std::string& state, const std::string& link_layer, std::optional<std::uint32_t> gid_tbl_len, unsigned active_mtu, std::uint16_t lid) {
+PortInfo make_port(const std::string& device, std::uint32_t port, const std::string& state,
+                   const std::string& link_layer, std::optional<std::uint32_t> gid_tbl_len,
+                   unsigned active_mtu, std::uint16_t lid) {
   PortInfo p;
   p.device = checked_name(device, NameKind::device, "PortInfo device");
   p.port = checked_port(port, "PortInfo port");
@@ -161,9 +165,7 @@ PortInfo make_port(const std::string& device, std::uint32_t port, const std::str
   p.link_layer = link_layer_arg(link_layer);
   p.gid_tbl_len = gid_tbl_len;
   const auto mtu = mtu_from_bytes(active_mtu);
-  if (!mtu)
-    invalid("active_mtu: expected 256, 512, 1024, 2048 or 4096, found " +
-            std::to_string(active_mtu));
+  if (!mtu) invalid("active_mtu: expected 256, 512, 1024, 2048 or 4096, found " + std::to_string(active_mtu));
   p.active_mtu = *mtu;
   p.lid = lid;
   return p;
@@ -175,9 +177,9 @@ void bind_tables(py::module_& m) {
   m.attr("DEFAULT_MAX_INPUT_BYTES") = formats::kDefaultMaxInputBytes;
 
   py::class_<GidEntry>(m, "GidEntry", "One slot of a GID table.")
-      .def(py::init(&make_entry),
-           py::arg("index"), py::arg("gid") = py::none(), py::arg("type") = "unknown", py::arg("netdev") = "",
-           py::arg("ifindex") = 0, py::arg("state") = "valid", py::arg("read_error") = 0)
+      .def(py::init(&make_entry), py::arg("index"), py::arg("gid") = py::none(), py::arg("type") = "unknown",
+           py::arg("netdev") = "", py::arg("ifindex") = 0, py::arg("state") = "valid",
+           py::arg("read_error") = 0)
       .def_readonly("index", &GidEntry::index)
       .def_readonly("gid", &GidEntry::gid)
       .def_property_readonly("type", [](const GidEntry& e) { return std::string(to_string(e.type)); })
@@ -203,8 +205,9 @@ void bind_tables(py::module_& m) {
           },
           [](const py::tuple& t) {
             pickled(t, 7, "GidEntry");
-            return make_entry(t[0].cast<std::uint32_t>(), t[1], t[2].cast<std::string>(), t[3].cast<std::string>(),
-                              t[4].cast<std::uint32_t>(), t[5].cast<std::string>(), t[6].cast<int>());
+            return make_entry(t[0].cast<std::uint32_t>(), t[1], t[2].cast<std::string>(),
+                              t[3].cast<std::string>(), t[4].cast<std::uint32_t>(), t[5].cast<std::string>(),
+                              t[6].cast<int>());
           }))
       .def("__repr__", [](const GidEntry& e) {
         return "GidEntry(index=" + std::to_string(e.index) + ", gid=" + e.gid.to_string() +
@@ -213,8 +216,7 @@ void bind_tables(py::module_& m) {
       });
 
   py::class_<PortInfo>(m, "PortInfo", "One port's attributes, as far as GID choice and RTR need them.")
-      .def(py::init(&make_port),
-           py::arg("device"), py::arg("port") = 1, py::arg("state") = "active",
+      .def(py::init(&make_port), py::arg("device"), py::arg("port") = 1, py::arg("state") = "active",
            py::arg("link_layer") = "ethernet", py::arg("gid_tbl_len") = py::none(),
            py::arg("active_mtu") = 1024, py::arg("lid") = 0)
       .def_readonly("device", &PortInfo::device)
@@ -241,16 +243,18 @@ void bind_tables(py::module_& m) {
       .def(py::pickle(
           [](const PortInfo& p) {
             // The trained link too, which only the readers fill: (width, speed) as verbs numbers.
-            const py::object rate = p.link_rate ? py::object(py::make_tuple(p.link_rate->width, p.link_rate->speed))
-                                                : py::object(py::none());
+            const py::object rate = p.link_rate
+                                        ? py::object(py::make_tuple(p.link_rate->width, p.link_rate->speed))
+                                        : py::object(py::none());
             return py::make_tuple(p.device, p.port, std::string(to_string(p.state)), to_string(p.link_layer),
                                   p.gid_tbl_len, mtu_bytes(p.active_mtu), p.lid, rate);
           },
           [](const py::tuple& t) {
             pickled(t, 8, "PortInfo");
-            PortInfo p = make_port(t[0].cast<std::string>(), t[1].cast<std::uint32_t>(), t[2].cast<std::string>(),
-                                   t[3].cast<std::string>(), t[4].cast<std::optional<std::uint32_t>>(),
-                                   t[5].cast<unsigned>(), t[6].cast<std::uint16_t>());
+            PortInfo p =
+                make_port(t[0].cast<std::string>(), t[1].cast<std::uint32_t>(), t[2].cast<std::string>(),
+                          t[3].cast<std::string>(), t[4].cast<std::optional<std::uint32_t>>(),
+                          t[5].cast<unsigned>(), t[6].cast<std::uint16_t>());
             if (!t[7].is_none()) {
               const auto [width, speed] = t[7].cast<std::pair<std::uint8_t, std::uint8_t>>();
               p.link_rate = LinkRate{width, speed};
