@@ -5,13 +5,15 @@ tables read from every format gidpolicy reads or from this host, profiles and th
 prediction and errno explanation, ``gidpolicy check``'s rows, the stacks' picks, ``env``
 settings, fleet analysis and the doctor (``examine``). Every library failure raises
 :class:`gidpolicy.Error`, which carries the error's name (``errc``), a driver ``errno`` where
-one applies, the ``detail`` and, for a failed selection, the ``trace``.
+one applies, the ``detail`` and, for a failed selection, the ``trace``; an argument of the wrong
+type raises its subclass :class:`gidpolicy.ArgumentTypeError`, a :class:`TypeError` too.
 """
 
 from . import _gidpolicy, fleet
 from ._gidpolicy import (
     DEFAULT_MAX_INPUT_BYTES,
     Agreement,
+    ArgumentTypeError,
     CandidateCause,
     CheckRow,
     Cidr,
@@ -85,6 +87,7 @@ from ._gidpolicy import (
 __all__ = [
     "DEFAULT_MAX_INPUT_BYTES",
     "Agreement",
+    "ArgumentTypeError",
     "CandidateCause",
     "CheckRow",
     "Cidr",
@@ -157,3 +160,27 @@ __all__ = [
 ]
 
 __version__ = _gidpolicy.__version__
+
+
+# Pickling. The bound classes pickle their state through pybind11 (__getstate__/__setstate__), which
+# only works at pickle protocols 2 and above: at 0 and 1, Python's copyreg fallback tries to build
+# the instance without pybind11 and the interpreter aborts. A __reduce__ of our own names the state
+# and this module's _restore() at every protocol (copy and deepcopy use it too), and unpickling goes
+# through __setstate__, which applies the constructor's checks.
+def _restore(cls, state):
+    obj = cls.__new__(cls)
+    obj.__setstate__(state)
+    return obj
+
+
+def _reduce(self):
+    return _restore, (type(self), self.__getstate__())
+
+
+for _module in (_gidpolicy, _gidpolicy.fleet):
+    for _name in dir(_module):
+        _cls = getattr(_module, _name)
+        if isinstance(_cls, type) and "__setstate__" in vars(_cls):
+            _cls.__reduce__ = _reduce
+del _module, _name, _cls
+

@@ -37,13 +37,6 @@ const std::vector<T>& bounded(const std::vector<T>& v, std::size_t max, std::str
   return v;
 }
 
-/// `name` under names.hpp's rule for `kind`, or invalid_argument naming `what` and the problem.
-const std::string& checked_name(const std::string& name, NameKind kind, std::string_view what) {
-  if (auto problem = name_problem(name, kind))
-    invalid(std::string(what) + " " + quote_arg(name) + ": " + *problem);
-  return name;
-}
-
 std::string severity_name(Severity s) { return std::string(to_string(s)); }
 
 Severity severity_arg(std::string_view name) {
@@ -65,8 +58,7 @@ FindingCode finding_code_arg(std::string_view name, Severity severity) {
 
 std::vector<std::uint8_t> bytes_arg(const py::handle& value, std::string_view what) {
   if (!py::isinstance<py::bytes>(value) && !py::isinstance<py::bytearray>(value))
-    invalid(std::string(what) + ": expected bytes, found " +
-            std::string(py::str(py::type::of(value).attr("__name__"))));
+    wrong_type(what, "bytes", value);
   const std::string raw = py::isinstance<py::bytes>(value) ? std::string(value.cast<py::bytes>())
                                                            : std::string(value.cast<py::bytearray>());
   if (raw.size() > 16) invalid(std::string(what) + ": " + std::to_string(raw.size()) + " bytes, at most 16");
@@ -95,10 +87,21 @@ PeerAddress peer_arg(const std::string& text) {
 std::vector<DoctorPin> pins_arg(const py::handle& value) {
   std::vector<DoctorPin> out;
   if (py::isinstance<py::dict>(value)) {
-    for (auto kv : value.cast<py::dict>())
+    for (auto kv : value.cast<py::dict>()) {
+      if (!py::isinstance<py::str>(kv.first)) wrong_type("pins (a variable)", "str", kv.first);
+      if (!py::isinstance<py::str>(kv.second)) wrong_type("pins (a value)", "str", kv.second);
       out.push_back({kv.first.cast<std::string>(), kv.second.cast<std::string>()});
+    }
   } else {
-    out = value.cast<std::vector<DoctorPin>>();
+    // A list of DoctorPin, each checked here so a wrong one is named (cast<> would only say no).
+    if (!py::isinstance<py::sequence>(value) || py::isinstance<py::str>(value))
+      wrong_type("pins", "a dict or a list of DoctorPin", value);
+    const auto seq = py::reinterpret_borrow<py::sequence>(value);
+    for (std::size_t i = 0; i < seq.size(); ++i) {
+      const py::object item = seq[i];
+      if (!py::isinstance<DoctorPin>(item)) wrong_type("pins[" + std::to_string(i) + "]", "DoctorPin", item);
+      out.push_back(item.cast<DoctorPin>());
+    }
   }
   return bounded(out, kMaxListed, "pins");
 }
@@ -143,6 +146,8 @@ void bind_doctor(py::module_& m) {
       .def_readonly("address", &IfAddress::address)
       .def_readonly("prefix", &IfAddress::prefix)
       .def("__eq__", [](const IfAddress& a, const IfAddress& b) { return a == b; })
+      .def(pickle_by_constructor<IfAddress>(
+          [](const IfAddress& a) { return py::make_tuple(a.address, a.prefix); }))
       .def("__repr__", [](const IfAddress& a) {
         return "IfAddress(" + a.address.to_string() + "/" + std::to_string(a.prefix) + ")";
       });
@@ -192,6 +197,10 @@ void bind_doctor(py::module_& m) {
           [](const HostInterface& i, const py::object& a) { return i.holds(address_arg(a, "address")); },
           py::arg("address"), "Holds `address` (IPv4 compared as ::ffff:a.b.c.d).")
       .def("__eq__", [](const HostInterface& a, const HostInterface& b) { return a == b; })
+      .def(pickle_by_constructor<HostInterface>([](const HostInterface& i) {
+        return py::make_tuple(i.name, i.ifindex, i.up, i.running, i.loopback, i.mtu, i.bridge, i.addresses,
+                              i.bridge_unknown);
+      }))
       .def("__repr__", [](const HostInterface& i) {
         return "HostInterface(" + i.name + ", " + std::to_string(i.addresses.size()) + " addresses)";
       });
@@ -222,7 +231,11 @@ void bind_doctor(py::module_& m) {
       .def_readonly("mtu", &IfAddrRecord::mtu)
       .def_readonly("ifindex", &IfAddrRecord::ifindex)
       .def_readonly("bridge", &IfAddrRecord::bridge)
-      .def_readonly("bridge_unknown", &IfAddrRecord::bridge_unknown);
+      .def_readonly("bridge_unknown", &IfAddrRecord::bridge_unknown)
+      .def("__repr__", [](const IfAddrRecord& r) {
+        return "IfAddrRecord(" + quote_arg(r.name) + ", family=" + std::to_string(r.family) + ", " +
+               std::to_string(r.address.size()) + " address bytes)";
+      });
 
   py::class_<IfaddrsNumbers>(
       m, "IfaddrsNumbers", "The numbers of a platform's <sys/socket.h> and <net/if.h> the conversion reads.")
@@ -234,7 +247,11 @@ void bind_doctor(py::module_& m) {
       .def_readonly("af_inet6", &IfaddrsNumbers::af_inet6)
       .def_readonly("iff_up", &IfaddrsNumbers::iff_up)
       .def_readonly("iff_loopback", &IfaddrsNumbers::iff_loopback)
-      .def_readonly("iff_running", &IfaddrsNumbers::iff_running);
+      .def_readonly("iff_running", &IfaddrsNumbers::iff_running)
+      .def("__repr__", [](const IfaddrsNumbers& n) {
+        return "IfaddrsNumbers(af_inet=" + std::to_string(n.af_inet) +
+               ", af_inet6=" + std::to_string(n.af_inet6) + ")";
+      });
 
   m.def(
       "interfaces_from_ifaddrs",
@@ -259,6 +276,7 @@ void bind_doctor(py::module_& m) {
       .def(py::init([](std::string device, std::uint32_t port, std::string call, bool timed_out,
                        std::uint32_t deadline_ms, std::string detail) {
              checked_name(device, NameKind::device, "DeviceFailure device");
+             checked_port(port, "DeviceFailure port", /*zero_ok=*/true);
              return DeviceFailure{std::move(device), port,        std::move(call),
                                   timed_out,         deadline_ms, std::move(detail)};
            }),
@@ -269,7 +287,19 @@ void bind_doctor(py::module_& m) {
       .def_readonly("call", &DeviceFailure::call)
       .def_readonly("timed_out", &DeviceFailure::timed_out)
       .def_readonly("deadline_ms", &DeviceFailure::deadline_ms)
-      .def_readonly("detail", &DeviceFailure::detail);
+      .def_readonly("detail", &DeviceFailure::detail)
+      .def("__eq__",
+           [](const DeviceFailure& a, const DeviceFailure& b) {
+             return std::tie(a.device, a.port, a.call, a.timed_out, a.deadline_ms, a.detail) ==
+                    std::tie(b.device, b.port, b.call, b.timed_out, b.deadline_ms, b.detail);
+           })
+      .def(pickle_by_constructor<DeviceFailure>([](const DeviceFailure& f) {
+        return py::make_tuple(f.device, f.port, f.call, f.timed_out, f.deadline_ms, f.detail);
+      }))
+      .def("__repr__", [](const DeviceFailure& f) {
+        return "DeviceFailure(" + (f.port == 0 ? f.device : port_name(f.device, f.port)) +
+               (f.call.empty() ? "" : ", " + quote_arg(f.call)) + (f.timed_out ? ", timed out" : "") + ")";
+      });
 
   py::class_<DoctorPeer>(m, "DoctorPeer",
                          "A peer to check and the kernel's route to it: netdev (and source) when routed, "
@@ -286,8 +316,13 @@ void bind_doctor(py::module_& m) {
           [](const DoctorPeer& p) { return p.route ? std::optional(p.route.value().netdev) : std::nullopt; })
       .def_property_readonly(
           "source", [](const DoctorPeer& p) { return p.route ? p.route.value().source : std::nullopt; })
-      .def_property_readonly("route_error", [](const DoctorPeer& p) -> py::object {
-        return p.route ? py::object(py::none()) : error_object(p.route.error());
+      .def_property_readonly("route_error",
+                             [](const DoctorPeer& p) -> py::object {
+                               return p.route ? py::object(py::none()) : error_object(p.route.error());
+                             })
+      .def("__repr__", [](const DoctorPeer& p) {
+        return "DoctorPeer(" + p.address.to_string() +
+               (p.route ? ", via " + p.route.value().netdev : ", not routed") + ")";
       });
 
   py::class_<DoctorPin>(
@@ -298,7 +333,14 @@ void bind_doctor(py::module_& m) {
            }),
            py::arg("variable"), py::arg("value"))
       .def_readonly("variable", &DoctorPin::variable)
-      .def_readonly("value", &DoctorPin::value);
+      .def_readonly("value", &DoctorPin::value)
+      .def("__eq__", [](const DoctorPin& a,
+                        const DoctorPin& b) { return a.variable == b.variable && a.value == b.value; })
+      .def(pickle_by_constructor<DoctorPin>(
+          [](const DoctorPin& p) { return py::make_tuple(p.variable, p.value); }))
+      .def("__repr__", [](const DoctorPin& p) {
+        return "DoctorPin(" + quote_arg(p.variable) + "=" + quote_arg(p.value) + ")";
+      });
 
   py::class_<Finding>(m, "Finding",
                       "One finding: severity ('blocker', 'warning', 'note'), a stable code, where, the cause "
@@ -307,6 +349,10 @@ void bind_doctor(py::module_& m) {
                        std::string device, std::uint32_t port, std::string netdev, std::string why,
                        std::vector<std::string> fix) {
              const Severity s = severity_arg(severity);
+             // '' is "not about one device / netdev", as the doctor's own findings say.
+             if (!device.empty()) checked_name(device, NameKind::device, "Finding device");
+             if (!netdev.empty()) checked_name(netdev, NameKind::netdev, "Finding netdev");
+             checked_port(port, "Finding port", /*zero_ok=*/true);
              return Finding{s,
                             finding_code_arg(code, s),
                             std::move(device),
@@ -328,6 +374,15 @@ void bind_doctor(py::module_& m) {
       .def_readonly("text", &Finding::text)
       .def_readonly("why", &Finding::why)
       .def_readonly("fix", &Finding::fix)
+      .def("__eq__",
+           [](const Finding& a, const Finding& b) {
+             return std::tie(a.severity, a.code, a.device, a.port, a.netdev, a.text, a.why, a.fix) ==
+                    std::tie(b.severity, b.code, b.device, b.port, b.netdev, b.text, b.why, b.fix);
+           })
+      .def(pickle_by_constructor<Finding>([](const Finding& f) {
+        return py::make_tuple(std::string(to_string(f.code)), severity_name(f.severity), f.text, f.device,
+                              f.port, f.netdev, f.why, f.fix);
+      }))
       .def("__repr__", [](const Finding& f) {
         return "Finding(" + severity_name(f.severity) + " " + std::string(to_string(f.code)) + ")";
       });
@@ -356,6 +411,8 @@ void bind_doctor(py::module_& m) {
              for (const auto& a : peer_addresses)
                in.peer_addresses.push_back(address_arg(a, "DoctorInput peer_addresses"));
              in.required_devices = bounded(required_devices, kMaxListed, "DoctorInput required_devices");
+             for (const auto& [device, where] : in.required_devices)
+               checked_name(device, NameKind::device, "DoctorInput required_devices");
              in.pins = pins_arg(pins);
              in.extra = bounded(extra, kMaxListed, "DoctorInput extra");
              in.from_file = from_file;
@@ -392,7 +449,12 @@ void bind_doctor(py::module_& m) {
       .def_readonly("from_file", &DoctorInput::from_file)
       .def_readonly("rdma_enabled", &DoctorInput::rdma_enabled,
                     "macOS: what rdma_ctl status said; None when not asked or not read.")
-      .def_readonly("rdma_state_error", &DoctorInput::rdma_state_error);
+      .def_readonly("rdma_state_error", &DoctorInput::rdma_state_error)
+      .def("__repr__", [](const DoctorInput& in) {
+        return "DoctorInput(" + std::string(to_string(in.platform)) + ", " +
+               std::to_string(in.tables.size()) + " tables, " + std::to_string(in.interfaces.size()) +
+               " interfaces, " + std::to_string(in.peers.size()) + " peers)";
+      });
 
   py::class_<PortSummary>(m, "PortSummary", "One port as the report's header shows it.")
       .def_readonly("device", &PortSummary::device)
@@ -401,7 +463,10 @@ void bind_doctor(py::module_& m) {
       .def_readonly("link_layer", &PortSummary::link_layer)
       .def_readonly("netdevs", &PortSummary::netdevs)
       .def_readonly("gids", &PortSummary::gids, "Usable GIDs.")
-      .def_readonly("routable", &PortSummary::routable, "Usable GIDs that are not link-local.");
+      .def_readonly("routable", &PortSummary::routable, "Usable GIDs that are not link-local.")
+      .def("__repr__", [](const PortSummary& s) {
+        return "PortSummary(" + port_name(s.device, s.port) + ", " + s.state + ", " + s.link_layer + ")";
+      });
   py::class_<StackLine>(m, "StackLine", "What one stack picks on one port.")
       .def_readonly("stack", &StackLine::stack)
       .def_readonly("device", &StackLine::device)
@@ -409,7 +474,10 @@ void bind_doctor(py::module_& m) {
       .def_readonly("chose", &StackLine::chose)
       .def_readonly("index", &StackLine::index)
       .def_readonly("works", &StackLine::works)
-      .def_readonly("outcome", &StackLine::outcome);
+      .def_readonly("outcome", &StackLine::outcome)
+      .def("__repr__", [](const StackLine& l) {
+        return "StackLine(" + l.stack + " on " + port_name(l.device, l.port) + ": " + l.outcome + ")";
+      });
   py::class_<PeerLine>(m, "PeerLine", "One peer's route as the report shows it.")
       .def_readonly("peer", &PeerLine::peer)
       .def_readonly("origin", &PeerLine::origin)
@@ -418,7 +486,10 @@ void bind_doctor(py::module_& m) {
       .def_readonly("source", &PeerLine::source)
       .def_readonly("port", &PeerLine::port, "'rdma_en3 port 1' when the netdev is a port's; '' otherwise.")
       .def_readonly("leaves_host", &PeerLine::leaves_host)
-      .def_readonly("summary", &PeerLine::summary);
+      .def_readonly("summary", &PeerLine::summary)
+      .def("__repr__", [](const PeerLine& l) {
+        return "PeerLine(" + l.peer + (l.routed ? ", via " + l.netdev : ", not routed") + ")";
+      });
   py::class_<DoctorReport>(m, "DoctorReport", "The doctor's verdict: ports, ranked findings, stacks, peers.")
       .def_readonly("ports", &DoctorReport::ports)
       .def_readonly("findings", &DoctorReport::findings,

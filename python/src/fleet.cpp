@@ -49,7 +49,16 @@ void bind_fleet(py::module_& m) {
            py::arg("host"), py::arg("ports"), py::arg("source") = "<python>")
       .def_readonly("host", &fleet::HostSnapshot::host)
       .def_readonly("source", &fleet::HostSnapshot::source)
-      .def_readonly("ports", &fleet::HostSnapshot::ports);
+      .def_readonly("ports", &fleet::HostSnapshot::ports)
+      .def("__eq__",
+           [](const fleet::HostSnapshot& a, const fleet::HostSnapshot& b) {
+             return std::tie(a.host, a.source, a.ports) == std::tie(b.host, b.source, b.ports);
+           })
+      .def(pickle_by_constructor<fleet::HostSnapshot>(
+          [](const fleet::HostSnapshot& h) { return py::make_tuple(h.host, h.ports, h.source); }))
+      .def("__repr__", [](const fleet::HostSnapshot& h) {
+        return "HostSnapshot(" + quote_arg(h.host) + ", " + std::to_string(h.ports.size()) + " ports)";
+      });
   f.def(
       "parse_snapshot",
       [](const std::string& text, const std::string& source, const std::string& host) {
@@ -60,7 +69,12 @@ void bind_fleet(py::module_& m) {
       "field.");
   f.def(
       "read_snapshots",
-      [](const std::vector<std::string>& args) { return unwrap(fleet::read_snapshots(args)); },
+      [](const std::vector<std::string>& args) {
+        // The reader refuses a NUL in a file name itself; refused here first, with the same
+        // words as every other path the module takes.
+        for (const auto& a : args) checked_path(a, "args");
+        return unwrap(fleet::read_snapshots(args));
+      },
       py::arg("args"), "Hosts from 'FILE', 'HOST=FILE' or a directory of .json files; nothing half-read.");
 
   py::class_<fleet::JacclDevices>(f, "JacclDevices",
@@ -82,7 +96,10 @@ void bind_fleet(py::module_& m) {
             const bool ok = d.valid_ring(&why);
             return check_with_why(ok, why);
           },
-          "(ok, why): JACCL's ring check.");
+          "(ok, why): JACCL's ring check.")
+      .def("__repr__", [](const fleet::JacclDevices& d) {
+        return "JacclDevices(" + std::to_string(d.ranks()) + " ranks)";
+      });
   f.def(
       "parse_jaccl_devices",
       [](const std::string& text, const std::string& source, std::optional<std::size_t> expected_ranks) {
@@ -98,7 +115,10 @@ void bind_fleet(py::module_& m) {
       .def_readonly("err", &fleet::Cause::err)
       .def_property_readonly("platform",
                              [](const fleet::Cause& c) { return std::string(to_string(c.platform)); })
-      .def_readonly("text", &fleet::Cause::text);
+      .def_readonly("text", &fleet::Cause::text)
+      .def("__repr__", [](const fleet::Cause& c) {
+        return "Cause(" + std::string(to_string(c.outcome)) + (c.device.empty() ? "" : ", " + c.device) + ")";
+      });
   py::class_<fleet::SideInfo>(f, "Side",
                               "One side of a link: a host's device/port, what it advertises and routes from.")
       .def_readonly("host", &fleet::SideInfo::host, "Index into Analysis.hosts.")
@@ -106,13 +126,24 @@ void bind_fleet(py::module_& m) {
       .def_readonly("port", &fleet::SideInfo::port)
       .def_readonly("usable", &fleet::SideInfo::usable)
       .def_readonly("advertised", &fleet::SideInfo::advertised)
-      .def_readonly("sgid_index", &fleet::SideInfo::sgid_index);
+      .def_readonly("sgid_index", &fleet::SideInfo::sgid_index)
+      .def("__repr__", [](const fleet::SideInfo& s) {
+        return "Side(host " + std::to_string(s.host) + ", " + port_name(s.device, s.port) +
+               (s.usable ? "" : ", unusable") + ")";
+      });
   py::class_<fleet::Direction>(f, "Direction", "One direction of a judged link.")
       .def_property_readonly("outcome",
                              [](const fleet::Direction& d) { return std::string(to_string(d.outcome)); })
       .def_readonly("cause", &fleet::Direction::cause, "Index into Analysis.causes (when not ok).")
       .def_readonly("culprit", &fleet::Direction::culprit, "Index into Analysis.sides (when not ok).")
-      .def_property_readonly("ok", &fleet::Direction::ok);
+      .def_property_readonly("ok", &fleet::Direction::ok)
+      .def("__repr__", [](const fleet::Direction& d) {
+        return "Direction(" + std::string(to_string(d.outcome)) +
+               (d.ok()
+                    ? ""
+                    : ", cause " + std::to_string(d.cause) + ", culprit side " + std::to_string(d.culprit)) +
+               ")";
+      });
   py::class_<fleet::Link>(f, "Link", "One link of the topology, judged.")
       .def_readonly("index", &fleet::Link::index)
       .def_readonly("a", &fleet::Link::a)
@@ -120,17 +151,29 @@ void bind_fleet(py::module_& m) {
       .def_readonly("lane", &fleet::Link::lane)
       .def_readonly("a_to_b", &fleet::Link::a_to_b)
       .def_readonly("b_to_a", &fleet::Link::b_to_a)
-      .def_property_readonly("connected", &fleet::Link::connected);
+      .def_property_readonly("connected", &fleet::Link::connected)
+      .def("__repr__", [](const fleet::Link& l) {
+        return "Link(" + std::to_string(l.index) + ": side " + std::to_string(l.a) + " <-> side " +
+               std::to_string(l.b) + (l.connected() ? ", connected)" : ", fails)");
+      });
   py::class_<fleet::CauseGroup>(f, "CauseGroup", "The failures of one cause.")
       .def_readonly("cause", &fleet::CauseGroup::cause)
       .def_readonly("links", &fleet::CauseGroup::links)
       .def_readonly("hosts", &fleet::CauseGroup::hosts)
-      .def_readonly("first_side", &fleet::CauseGroup::first_side);
+      .def_readonly("first_side", &fleet::CauseGroup::first_side)
+      .def("__repr__", [](const fleet::CauseGroup& g) {
+        return "CauseGroup(cause " + std::to_string(g.cause) + ", " + std::to_string(g.links) + " links, " +
+               std::to_string(g.hosts) + " hosts)";
+      });
   py::class_<fleet::Summary>(f, "Summary", "Links, connected links, and failures per cause (largest first).")
       .def_readonly("links", &fleet::Summary::links)
       .def_readonly("connected", &fleet::Summary::connected)
       .def_readonly("groups", &fleet::Summary::groups)
-      .def_property_readonly("all_connected", &fleet::Summary::all_connected);
+      .def_property_readonly("all_connected", &fleet::Summary::all_connected)
+      .def("__repr__", [](const fleet::Summary& s) {
+        return "Summary(" + std::to_string(s.connected) + " of " + std::to_string(s.links) +
+               " links connected)";
+      });
 
   py::class_<Analysis>(f, "Analysis", "A fleet planned and judged.")
       .def_property_readonly("host_count", &Analysis::host_count)
@@ -179,7 +222,11 @@ void bind_fleet(py::module_& m) {
           py::arg("direction"))
       .def(
           "describe_link", [](const Analysis& a, const fleet::Link& l) { return a.describe_link(l); },
-          py::arg("link"));
+          py::arg("link"))
+      .def("__repr__", [](const Analysis& a) {
+        return "Analysis(" + a.topology_name() + ", " + std::to_string(a.host_count()) + " hosts, " +
+               std::to_string(a.link_count()) + " links)";
+      });
 
   f.def(
       "analyze",
@@ -189,8 +236,10 @@ void bind_fleet(py::module_& m) {
          const std::optional<DriverModel>& model, unsigned threads) {
         fleet::Topology t;
         t.pairing = pairing_arg(topology);
+        if (!device.empty()) checked_name(device, NameKind::device, "device");  // '': each host's first port
         t.device = device;
-        t.port = port;
+        t.port = checked_port(port, "port");
+        for (const auto& r : rails) checked_name(r, NameKind::device, "rails");
         t.rails = rails;
         if (jaccl) t.jaccl = *jaccl;
         if (t.pairing == fleet::Pairing::jaccl && !jaccl)

@@ -15,19 +15,65 @@ namespace {
 // Created once at import (the module owns it; pybind11 keeps the handle alive).
 PyObject* g_error_type = nullptr;
 
-}  // namespace
-
-void invalid(std::string detail) { throw Failure{Error(errc::invalid_argument, std::move(detail))}; }
-
-py::object error_object(const Error& e) {
-  py::object type = py::reinterpret_borrow<py::object>(g_error_type);
-  py::object obj = type(e.what());
+// Sets the attributes every gidpolicy.Error carries on `obj` (an instance of Error or a subclass).
+void set_error_attributes(py::object& obj, const Error& e) {
   const bool ours = e.code.category() == error_category();
   obj.attr("errc") = ours ? py::object(py::str(std::string(to_string(static_cast<errc>(e.code.value())))))
                           : py::object(py::none());
   obj.attr("errno") = ours ? py::object(py::none()) : py::object(py::int_(e.code.value()));
   obj.attr("detail") = py::str(e.detail);
   obj.attr("trace") = e.trace ? py::cast(*e.trace) : py::object(py::none());
+}
+
+}  // namespace
+
+PyObject* g_argument_type_error = nullptr;
+
+void invalid(std::string detail) { throw Failure{Error(errc::invalid_argument, std::move(detail))}; }
+
+void wrong_type(std::string_view what, std::string_view expected, const py::handle& found) {
+  throw WrongType{std::string(what) + ": expected " + std::string(expected) + ", found " +
+                  std::string(py::str(py::type::of(found).attr("__name__")))};
+}
+
+const std::string& checked_name(const std::string& name, NameKind kind, std::string_view what) {
+  if (auto problem = name_problem(name, kind))
+    invalid(std::string(what) + " " + quote_arg(name) + ": " + *problem);
+  return name;
+}
+
+std::uint32_t checked_port(std::uint32_t port, std::string_view what, bool zero_ok) {
+  if ((port == 0 && !zero_ok) || port > 255)
+    invalid(std::string(what) + ": expected a port number " + (zero_ok ? "0" : "1") + "-255, found " +
+            std::to_string(port));
+  return port;
+}
+
+const std::string& checked_path(const std::string& path, std::string_view what) {
+  if (const auto nul = path.find('\0'); nul != std::string::npos)
+    invalid(std::string(what) + " " + quote_name(path, 300) + ": holds a NUL byte at byte " +
+            std::to_string(nul) + ", where the file name would end; nothing was opened");
+  return path;
+}
+
+const py::tuple& pickled(const py::tuple& state, std::size_t n, std::string_view what) {
+  if (state.size() != n)
+    invalid("pickled " + std::string(what) + ": expected " + std::to_string(n) + " items, found " +
+            std::to_string(state.size()));
+  return state;
+}
+
+py::object argument_error_object(const std::string& message) {
+  py::object obj = py::reinterpret_borrow<py::object>(g_argument_type_error)(message);
+  const Error e(errc::invalid_argument, message);
+  set_error_attributes(obj, e);
+  return obj;
+}
+
+py::object error_object(const Error& e) {
+  py::object type = py::reinterpret_borrow<py::object>(g_error_type);
+  py::object obj = type(e.what());
+  set_error_attributes(obj, e);
   return obj;
 }
 
@@ -49,8 +95,7 @@ Gid to_gid(const py::handle& value, std::string_view what) {
     if (len != 16) invalid(std::string(what) + ": a GID is 16 bytes, found " + std::to_string(len));
     return Gid(raw);
   }
-  invalid(std::string(what) + ": expected a Gid, its text or its 16 bytes, found " +
-          std::string(py::str(py::type::of(value).attr("__name__"))));
+  wrong_type(what, "a Gid, its text or its 16 bytes", value);
 }
 
 std::optional<Gid> to_optional_gid(const py::handle& value, std::string_view what) {
@@ -77,8 +122,7 @@ QpKind qp_kind_arg(std::string_view name) {
 Profile profile_arg(const py::handle& value) {
   if (py::isinstance<Profile>(value)) return value.cast<Profile>();
   if (py::isinstance<py::str>(value)) return unwrap(parse_profile(value.cast<std::string>()));
-  invalid("profile: expected a Profile or a spec string, found " +
-          std::string(py::str(py::type::of(value).attr("__name__"))));
+  wrong_type("profile", "a Profile or a spec string", value);
 }
 
 DriverModel model_arg(const GidTable& table, const std::optional<DriverModel>& model,
@@ -103,12 +147,34 @@ PYBIND11_MODULE(_gidpolicy, m) {
       PyExc_Exception, nullptr);
   if (gp::g_error_type == nullptr) throw pybind11::error_already_set();
   m.add_object("Error", pybind11::handle(gp::g_error_type));
+  // gidpolicy.ArgumentTypeError: an argument of the wrong type. A TypeError too, so code written
+  // for pybind11's plain TypeError keeps catching it; an Error, as every failure of the module is.
+  {
+    pybind11::tuple bases =
+        pybind11::make_tuple(pybind11::handle(gp::g_error_type), pybind11::handle(PyExc_TypeError));
+    gp::g_argument_type_error = PyErr_NewExceptionWithDoc(
+        "gidpolicy.ArgumentTypeError",
+        "An argument of the wrong type (or a missing or unknown one): the message names the function, "
+        "the parameter and the type it expects. errc is 'invalid_argument'.",
+        bases.ptr(), nullptr);
+    if (gp::g_argument_type_error == nullptr) throw pybind11::error_already_set();
+    m.add_object("ArgumentTypeError", pybind11::handle(gp::g_argument_type_error));
+  }
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const gp::Failure& f) {
       pybind11::object obj = gp::error_object(f.error);
       PyErr_SetObject(gp::g_error_type, obj.ptr());
+    } catch (const gp::WrongType& w) {
+      pybind11::object obj = gp::argument_error_object(w.message);
+      PyErr_SetObject(gp::g_argument_type_error, obj.ptr());
+    } catch (const pybind11::cast_error& e) {
+      // A value a binding converts itself (value.cast<T>()) was of the wrong type: pybind11 says
+      // RuntimeError. The bindings check types first (wrong_type); this is the backstop.
+      pybind11::object obj =
+          gp::argument_error_object(std::string("an argument of the wrong type: ") + e.what());
+      PyErr_SetObject(gp::g_argument_type_error, obj.ptr());
     }
   });
   gp::bind_values(m);
@@ -118,4 +184,5 @@ PYBIND11_MODULE(_gidpolicy, m) {
   gp::bind_stacks(m);
   gp::bind_fleet(m);
   gp::bind_doctor(m);
+  gp::route_argument_errors(m);
 }

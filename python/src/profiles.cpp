@@ -14,6 +14,12 @@
 namespace gidpolicy::python {
 namespace {
 
+EntryVerdict verdict_arg(std::string_view name) {
+  for (unsigned v = 0; v <= static_cast<unsigned>(EntryVerdict::not_requested); ++v)
+    if (to_string(static_cast<EntryVerdict>(v)) == name) return static_cast<EntryVerdict>(v);
+  invalid("verdict: no verdict is named " + quote_arg(name));
+}
+
 std::string_view spec_kind_name(SpecKind k) {
   switch (k) {
     case SpecKind::policy:
@@ -64,6 +70,15 @@ void bind_profiles(py::module_& m) {
       .def_property_readonly("accepted", [](const TraceStep& s) { return is_accepted(s.verdict); })
       .def_readonly("note", &TraceStep::note)
       .def("__eq__", [](const TraceStep& a, const TraceStep& b) { return a == b; })
+      .def(py::pickle(
+          [](const TraceStep& s) {
+            return py::make_tuple(s.index, std::string(to_string(s.verdict)), s.note);
+          },
+          [](const py::tuple& t) {
+            pickled(t, 3, "TraceStep");
+            return TraceStep{t[0].cast<std::uint32_t>(), verdict_arg(t[1].cast<std::string>()),
+                             t[2].cast<std::string>()};
+          }))
       .def("__repr__", [](const TraceStep& s) {
         return "TraceStep(" + std::to_string(s.index) + ", " + std::string(to_string(s.verdict)) + ")";
       });
@@ -71,17 +86,37 @@ void bind_profiles(py::module_& m) {
       .def_readonly("policy", &Trace::Attempt::policy)
       .def_readonly("steps", &Trace::Attempt::steps)
       .def_readonly("error", &Trace::Attempt::error, "'' when this attempt succeeded.")
-      .def("__eq__", [](const Trace::Attempt& a, const Trace::Attempt& b) { return a == b; });
+      .def("__eq__", [](const Trace::Attempt& a, const Trace::Attempt& b) { return a == b; })
+      .def(py::pickle([](const Trace::Attempt& a) { return py::make_tuple(a.policy, a.steps, a.error); },
+                      [](const py::tuple& t) {
+                        pickled(t, 3, "TraceAttempt");
+                        return Trace::Attempt{t[0].cast<std::string>(), t[1].cast<std::vector<TraceStep>>(),
+                                              t[2].cast<std::string>()};
+                      }))
+      .def("__repr__", [](const Trace::Attempt& a) {
+        return "TraceAttempt(" + a.policy + ", " + std::to_string(a.steps.size()) + " steps" +
+               (a.error.empty() ? "" : ", failed") + ")";
+      });
   py::class_<Trace>(m, "Trace", "Why each candidate entry was accepted or rejected.")
       .def_readonly("attempts", &Trace::attempts)
       .def("__str__", &Trace::to_string)
       .def("__eq__", [](const Trace& a, const Trace& b) { return a == b; })
-      .def("__bool__", [](const Trace& t) { return !t.attempts.empty(); });
+      .def(py::pickle([](const Trace& t) { return py::make_tuple(t.attempts); },
+                      [](const py::tuple& t) {
+                        pickled(t, 1, "Trace");
+                        return Trace{t[0].cast<std::vector<Trace::Attempt>>()};
+                      }))
+      .def("__bool__", [](const Trace& t) { return !t.attempts.empty(); })
+      .def("__repr__",
+           [](const Trace& t) { return "Trace(" + std::to_string(t.attempts.size()) + " attempts)"; });
 
   py::class_<Selection>(m, "Selection", "The entry a policy chose (and, when asked, why).")
       .def_readonly("entry", &Selection::entry)
       .def_readonly("trace", &Selection::trace)
-      .def_property_readonly("sgid_index", &Selection::sgid_index);
+      .def_property_readonly("sgid_index", &Selection::sgid_index)
+      .def("__repr__", [](const Selection& s) {
+        return "Selection(index=" + std::to_string(s.entry.index) + ", gid=" + s.entry.gid.to_string() + ")";
+      });
 
   py::class_<Agreement>(m, "Agreement", "Whether the entry at an sgid_index holds the advertised GID.")
       .def_readonly("agrees", &Agreement::agrees)
@@ -95,7 +130,11 @@ void bind_profiles(py::module_& m) {
       .def("__bool__", [](const Agreement& a) { return a.agrees; })
       .def(
           "check", [](const Agreement& a) { unwrap(a.to_result()); },
-          "Raise Error (disagreement) with the explanation unless the two agree.");
+          "Raise Error (disagreement) with the explanation unless the two agree.")
+      .def("__repr__", [](const Agreement& a) {
+        return "Agreement(sgid_index=" + std::to_string(a.sgid_index) +
+               ", advertised=" + a.advertised.to_string() + (a.agrees ? ", agrees)" : ", DISAGREES)");
+      });
 
   py::class_<Plan>(m, "Plan", "What a behaviour does on one table: what it advertises, where it routes from.")
       .def_readonly("selection", &Plan::selection)
@@ -139,7 +178,8 @@ void bind_profiles(py::module_& m) {
       .def("__str__", &Profile::spec)
       .def("__repr__", [](const Profile& p) { return "Profile('" + p.spec() + "')"; })
       .def("__eq__", [](const Profile& a, const Profile& b) { return a == b; })
-      .def("__hash__", [](const Profile& p) { return std::hash<std::string>{}(p.spec()); });
+      .def("__hash__", [](const Profile& p) { return std::hash<std::string>{}(p.spec()); })
+      .def(pickle_by_constructor<Profile>([](const Profile& p) { return py::make_tuple(p.spec()); }));
 
   m.def(
       "parse_profile", [](const std::string& spec) { return unwrap(parse_profile(spec)); }, py::arg("spec"),

@@ -13,6 +13,15 @@
 namespace gidpolicy::python {
 namespace {
 
+// Every field of a DriverModel, for == and pickling (the struct has no operator==).
+auto model_fields(const DriverModel& d) {
+  return std::tie(d.name, d.platform, d.enodata_for_empty_slot, d.grh_required_on_roce,
+                  d.family_mismatch_is_einval, d.link_local_source_times_out,
+                  d.roce_version_mismatch_times_out, d.uc_only, d.max_qps_per_device, d.index0_times_out,
+                  d.source_must_be_ipv4_mapped, d.absent_source_is_einval, d.grh_required,
+                  d.uc_waits_for_receive);
+}
+
 std::vector<std::string> passed_rules(const RtrVerdict& v) {
   std::vector<std::string> out;
   for (unsigned r = 0; r <= static_cast<unsigned>(RtrRule::qp_limit); ++r)
@@ -81,7 +90,37 @@ void bind_rtr(py::module_& m) {
       .def_readwrite("absent_source_is_einval", &DriverModel::absent_source_is_einval)
       .def_readwrite("grh_required", &DriverModel::grh_required)
       .def_readwrite("uc_waits_for_receive", &DriverModel::uc_waits_for_receive)
-      .def("__repr__", [](const DriverModel& d) { return "DriverModel('" + d.name + "')"; });
+      .def("__repr__", [](const DriverModel& d) { return "DriverModel('" + d.name + "')"; })
+      .def("__eq__",
+           [](const DriverModel& a, const DriverModel& b) { return model_fields(a) == model_fields(b); })
+      .def(py::pickle(
+          [](const DriverModel& d) {
+            return py::make_tuple(d.name, std::string(to_string(d.platform)), d.enodata_for_empty_slot,
+                                  d.grh_required_on_roce, d.family_mismatch_is_einval,
+                                  d.link_local_source_times_out, d.roce_version_mismatch_times_out, d.uc_only,
+                                  d.max_qps_per_device, d.index0_times_out, d.source_must_be_ipv4_mapped,
+                                  d.absent_source_is_einval, d.grh_required, d.uc_waits_for_receive);
+          },
+          [](const py::tuple& t) {
+            pickled(t, 14, "DriverModel");
+            DriverModel d;
+            d.name = t[0].cast<std::string>();
+            d.platform = platform_arg(t[1].cast<std::string>());
+            for (auto [i, field] : {std::pair{2, &d.enodata_for_empty_slot},
+                                    {3, &d.grh_required_on_roce},
+                                    {4, &d.family_mismatch_is_einval},
+                                    {5, &d.link_local_source_times_out},
+                                    {6, &d.roce_version_mismatch_times_out},
+                                    {7, &d.uc_only},
+                                    {9, &d.index0_times_out},
+                                    {10, &d.source_must_be_ipv4_mapped},
+                                    {11, &d.absent_source_is_einval},
+                                    {12, &d.grh_required},
+                                    {13, &d.uc_waits_for_receive}})
+              *field = t[static_cast<std::size_t>(i)].cast<bool>();
+            d.max_qps_per_device = t[8].cast<unsigned>();
+            return d;
+          }));
 
   py::class_<RtrVerdict>(m, "RtrVerdict", "How an INIT->RTR would end, and the rule that decided.")
       .def_property_readonly(
@@ -93,7 +132,11 @@ void bind_rtr(py::module_& m) {
       .def_property_readonly("passed", &passed_rules, "The rules the request was checked against and passed.")
       .def(
           "to_string", [](const RtrVerdict& v, const std::string& p) { return v.to_string(platform_arg(p)); },
-          py::arg("platform") = "linux");
+          py::arg("platform") = "linux")
+      .def("__repr__", [](const RtrVerdict& v) {
+        return "RtrVerdict(" + std::string(to_string(v.outcome)) +
+               (v.err != 0 ? " " + std::to_string(v.err) : "") + ", " + std::string(to_string(v.rule)) + ")";
+      });
 
   py::class_<RtrPrediction>(m, "RtrPrediction", "What an RTR built by RtrBuilder would do.")
       .def_property_readonly(
@@ -108,7 +151,11 @@ void bind_rtr(py::module_& m) {
       .def(
           "to_string",
           [](const RtrPrediction& p, const std::string& pl) { return p.to_string(platform_arg(pl)); },
-          py::arg("platform") = "linux");
+          py::arg("platform") = "linux")
+      .def("__repr__", [](const RtrPrediction& p) {
+        return "RtrPrediction(" +
+               (p.refused ? std::string("refused") : std::string(to_string(p.verdict.outcome))) + ")";
+      });
 
   m.def(
       "judge_rtr",
@@ -176,7 +223,11 @@ void bind_rtr(py::module_& m) {
                              [](const Diagnosis& d) { return std::string(to_string(d.platform)); })
       .def_readonly("name", &Diagnosis::name)
       .def_readonly("causes", &Diagnosis::causes)
-      .def("__str__", &Diagnosis::to_string);
+      .def("__str__", &Diagnosis::to_string)
+      .def("__repr__", [](const Diagnosis& d) {
+        return "Diagnosis(" + d.name + " (" + std::to_string(d.err) + ") on " +
+               std::string(to_string(d.platform)) + ", " + std::to_string(d.causes.size()) + " causes)";
+      });
   m.def(
       "diagnose",
       [](int err, const std::string& platform, const std::optional<DriverModel>& model,

@@ -153,7 +153,13 @@ void bind_stacks(py::module_& m) {
                              [](const PinReading& r) { return std::string(stack_row(r.stack).name); })
       .def_readonly("reader", &PinReading::reader)
       .def_readonly("value", &PinReading::value, "The index it then uses; None: its automatic choice.")
-      .def_readonly("refused", &PinReading::refused);
+      .def_readonly("refused", &PinReading::refused)
+      .def("__repr__", [](const PinReading& r) {
+        const std::string what = r.refused ? "refused"
+                                 : r.value ? "index " + std::to_string(*r.value)
+                                           : "automatic";
+        return "PinReading(" + std::string(stack_row(r.stack).name) + ", " + what + ")";
+      });
   m.def("read_pin", &read_pin, py::arg("variable"), py::arg("text"), py::arg("mc_gid_index_set") = false,
         read_pin_doc());
   py::class_<PinJudgement>(m, "PinJudgement", "A pin's verdict on one port.")
@@ -162,7 +168,11 @@ void bind_stacks(py::module_& m) {
           "'fine', 'stale' or 'fails'.")
       .def_readonly("summary", &PinJudgement::summary)
       .def_readonly("err", &PinJudgement::err)
-      .def_readonly("right_index", &PinJudgement::right_index);
+      .def_readonly("right_index", &PinJudgement::right_index)
+      .def("__repr__", [](const PinJudgement& j) {
+        return "PinJudgement(" + std::string(to_string(j.status)) +
+               (j.right_index ? ", right_index=" + std::to_string(*j.right_index) : "") + ")";
+      });
   m.def(
       "judge_pin",
       [](const PinReading& reading, const GidTable& table, const std::optional<DriverModel>& model,
@@ -179,6 +189,8 @@ void bind_stacks(py::module_& m) {
       .def_readonly("name", &EnvSetting::name)
       .def_readonly("value", &EnvSetting::value)
       .def("__eq__", [](const EnvSetting& a, const EnvSetting& b) { return a == b; })
+      .def(pickle_by_constructor<EnvSetting>(
+          [](const EnvSetting& s) { return py::make_tuple(s.name, s.value); }))
       .def("__repr__", [](const EnvSetting& s) { return "EnvSetting(" + s.name + "=" + s.value + ")"; });
   py::class_<EnvPlan>(m, "EnvPlan", "What `gidpolicy env` prints for one host.")
       .def(py::init([](std::vector<EnvSetting> settings, std::vector<std::string> args,
@@ -188,6 +200,13 @@ void bind_stacks(py::module_& m) {
            py::arg("settings") = std::vector<EnvSetting>{}, py::arg("args") = std::vector<std::string>{},
            py::arg("why") = std::vector<std::string>{}, py::arg("conflicts") = std::vector<std::string>{})
       .def_readonly("settings", &EnvPlan::settings)
+      .def("__eq__",
+           [](const EnvPlan& a, const EnvPlan& b) {
+             return std::tie(a.settings, a.args, a.why, a.conflicts) ==
+                    std::tie(b.settings, b.args, b.why, b.conflicts);
+           })
+      .def(pickle_by_constructor<EnvPlan>(
+          [](const EnvPlan& p) { return py::make_tuple(p.settings, p.args, p.why, p.conflicts); }))
       .def_property_readonly(
           "variables",
           [](const EnvPlan& p) {
@@ -198,7 +217,13 @@ void bind_stacks(py::module_& m) {
           "The settings as a dict, name to value.")
       .def_readonly("args", &EnvPlan::args)
       .def_readonly("why", &EnvPlan::why)
-      .def_readonly("conflicts", &EnvPlan::conflicts, "Non-empty: no one value is right; each says why.");
+      .def_readonly("conflicts", &EnvPlan::conflicts, "Non-empty: no one value is right; each says why.")
+      .def("__repr__", [](const EnvPlan& p) {
+        std::string names;
+        for (const auto& s : p.settings) names += (names.empty() ? "" : ", ") + s.name;
+        return "EnvPlan(" + names +
+               (p.conflicts.empty() ? "" : "; " + std::to_string(p.conflicts.size()) + " conflicts") + ")";
+      });
   m.def(
       "plan_env",
       [](const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,

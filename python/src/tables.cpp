@@ -53,8 +53,7 @@ std::string text_arg(const py::object& text, std::size_t max_bytes) {
   } else if (py::isinstance<py::str>(text)) {
     out = text.cast<std::string>();
   } else {
-    invalid("text: expected str or bytes, found " +
-            std::string(py::str(py::type::of(text).attr("__name__"))));
+    wrong_type("text", "str or bytes", text);
   }
   if (out.size() > max_bytes)
     throw Failure{Error(errc::parse_error, "input of " + std::to_string(out.size()) +
@@ -67,7 +66,15 @@ std::string text_arg(const py::object& text, std::size_t max_bytes) {
 // it: a verbs library may leave threads running (the drop-in fake's table watcher does; providers
 // may too) that would run unmapped code after a dlclose, and Python lives on after the call.
 // A load that failed is not kept, so a library installed later is found.
+// The largest values the JSON reader accepts (formats/json.cpp): an index below 2^31 (as
+// GidTable::make requires), an errno of at most 4095 (the kernel's MAX_ERRNO), a gid_tbl_len of at
+// most 2^31.
+constexpr std::uint32_t kMaxEntryIndex = 0x7fffffff;
+constexpr int kMaxErrno = 4095;
+constexpr std::uint32_t kMaxGidTblLen = 0x80000000u;
+
 verbs::DlopenApi* loaded_api(const std::optional<std::string>& library) {
+  if (library) checked_path(*library, "library");
   static std::map<std::string, std::unique_ptr<verbs::DlopenApi>>* kept =
       new std::map<std::string, std::unique_ptr<verbs::DlopenApi>>();  // never destroyed: see above
   const std::string key = library.value_or("");
@@ -81,6 +88,8 @@ verbs::DlopenApi* loaded_api(const std::optional<std::string>& library) {
 // active is read too (its state says so), and a device's ports are 1, 2, ... until one fails.
 std::vector<GidTable> live_tables(const std::optional<std::string>& device, std::optional<std::uint32_t> port,
                                   const std::optional<std::string>& library) {
+  if (device) checked_name(*device, NameKind::device, "device");
+  if (port) checked_port(*port, "port");
   verbs::DlopenApi* api = loaded_api(library);
   std::vector<std::string> names;
   if (device) {
@@ -109,33 +118,68 @@ std::vector<GidTable> live_tables(const std::optional<std::string>& device, std:
   return out;
 }
 
+// GidEntry(...) from Python, and from a pickle (the same rules either way).
+GidEntry make_entry(std::uint32_t index, const py::object& gid, const std::string& type,
+                    const std::string& netdev, std::uint32_t ifindex, const std::string& state,
+                    int read_error) {
+  // The readers' rules (formats/json.cpp): what a value built here holds, write_tables()
+  // writes and read_tables() reads back.
+  if (index > kMaxEntryIndex)
+    invalid("GidEntry index: expected 0 to " + std::to_string(kMaxEntryIndex) + ", found " +
+            std::to_string(index));
+  if (!netdev.empty()) checked_name(netdev, NameKind::netdev, "GidEntry netdev");
+  GidEntry e;
+  e.index = index;
+  e.state = entry_state_arg(state);
+  if (e.state == EntryState::valid) {
+    if (gid.is_none()) invalid("GidEntry: a valid entry needs a gid");
+    e.gid = to_gid(gid);
+  } else if (!gid.is_none() && !to_gid(gid).is_zero()) {
+    invalid("GidEntry: an " + state + " entry holds no GID");
+  }
+  e.type = gid_type_arg(type);
+  e.netdev = netdev;
+  e.ifindex = ifindex;
+  if (e.state == EntryState::unreadable) {
+    if (read_error < 0 || read_error > kMaxErrno)
+      invalid("GidEntry read_error: expected an errno 0 to " + std::to_string(kMaxErrno) + ", found " +
+              std::to_string(read_error));
+    e.read_error = std::error_code(read_error, std::generic_category());
+  } else if (read_error != 0) {
+    invalid("GidEntry read_error: only an unreadable entry has one (state is " + state + ")");
+  }
+  return e;
+}
+
+// PortInfo(...) from Python, and from a pickle.
+PortInfo make_port(const std::string& device, std::uint32_t port, const std::string& state,
+                   const std::string& link_layer, std::optional<std::uint32_t> gid_tbl_len,
+                   unsigned active_mtu, std::uint16_t lid) {
+  PortInfo p;
+  p.device = checked_name(device, NameKind::device, "PortInfo device");
+  p.port = checked_port(port, "PortInfo port");
+  if (gid_tbl_len && *gid_tbl_len > kMaxGidTblLen)
+    invalid("PortInfo gid_tbl_len: expected 0 to " + std::to_string(kMaxGidTblLen) + ", found " +
+            std::to_string(*gid_tbl_len));
+  p.state = port_state_arg(state);
+  p.link_layer = link_layer_arg(link_layer);
+  p.gid_tbl_len = gid_tbl_len;
+  const auto mtu = mtu_from_bytes(active_mtu);
+  if (!mtu) invalid("active_mtu: expected 256, 512, 1024, 2048 or 4096, found " + std::to_string(active_mtu));
+  p.active_mtu = *mtu;
+  p.lid = lid;
+  return p;
+}
+
 }  // namespace
 
 void bind_tables(py::module_& m) {
   m.attr("DEFAULT_MAX_INPUT_BYTES") = formats::kDefaultMaxInputBytes;
 
   py::class_<GidEntry>(m, "GidEntry", "One slot of a GID table.")
-      .def(py::init([](std::uint32_t index, const py::object& gid, const std::string& type,
-                       const std::string& netdev, std::uint32_t ifindex, const std::string& state,
-                       int read_error) {
-             GidEntry e;
-             e.index = index;
-             e.state = entry_state_arg(state);
-             if (e.state == EntryState::valid) {
-               if (gid.is_none()) invalid("GidEntry: a valid entry needs a gid");
-               e.gid = to_gid(gid);
-             } else if (!gid.is_none() && !to_gid(gid).is_zero()) {
-               invalid("GidEntry: an " + state + " entry holds no GID");
-             }
-             e.type = gid_type_arg(type);
-             e.netdev = netdev;
-             e.ifindex = ifindex;
-             if (e.state == EntryState::unreadable)
-               e.read_error = std::error_code(read_error, std::generic_category());
-             return e;
-           }),
-           py::arg("index"), py::arg("gid") = py::none(), py::arg("type") = "unknown", py::arg("netdev") = "",
-           py::arg("ifindex") = 0, py::arg("state") = "valid", py::arg("read_error") = 0)
+      .def(py::init(&make_entry), py::arg("index"), py::arg("gid") = py::none(), py::arg("type") = "unknown",
+           py::arg("netdev") = "", py::arg("ifindex") = 0, py::arg("state") = "valid",
+           py::arg("read_error") = 0)
       .def_readonly("index", &GidEntry::index)
       .def_readonly("gid", &GidEntry::gid)
       .def_property_readonly("type", [](const GidEntry& e) { return std::string(to_string(e.type)); })
@@ -151,6 +195,20 @@ void bind_tables(py::module_& m) {
           "The errno of the failed read of an unreadable slot, else None.")
       .def_property_readonly("usable", &GidEntry::usable, "Holds a non-zero GID.")
       .def("__eq__", [](const GidEntry& a, const GidEntry& b) { return a == b; })
+      .def(py::pickle(
+          [](const GidEntry& e) {
+            const bool valid = e.state == EntryState::valid;
+            const bool unreadable = e.state == EntryState::unreadable;
+            return py::make_tuple(e.index, valid ? py::cast(e.gid) : py::object(py::none()),
+                                  std::string(to_string(e.type)), e.netdev, e.ifindex,
+                                  std::string(to_string(e.state)), unreadable ? e.read_error.value() : 0);
+          },
+          [](const py::tuple& t) {
+            pickled(t, 7, "GidEntry");
+            return make_entry(t[0].cast<std::uint32_t>(), t[1], t[2].cast<std::string>(),
+                              t[3].cast<std::string>(), t[4].cast<std::uint32_t>(), t[5].cast<std::string>(),
+                              t[6].cast<int>());
+          }))
       .def("__repr__", [](const GidEntry& e) {
         return "GidEntry(index=" + std::to_string(e.index) + ", gid=" + e.gid.to_string() +
                ", type=" + std::string(to_string(e.type)) + ", state=" + std::string(to_string(e.state)) +
@@ -158,24 +216,7 @@ void bind_tables(py::module_& m) {
       });
 
   py::class_<PortInfo>(m, "PortInfo", "One port's attributes, as far as GID choice and RTR need them.")
-      .def(py::init([](const std::string& device, std::uint32_t port, const std::string& state,
-                       const std::string& link_layer, std::optional<std::uint32_t> gid_tbl_len,
-                       unsigned active_mtu, std::uint16_t lid) {
-             PortInfo p;
-             p.device = device;
-             p.port = port;
-             p.state = port_state_arg(state);
-             p.link_layer = link_layer_arg(link_layer);
-             p.gid_tbl_len = gid_tbl_len;
-             const auto mtu = mtu_from_bytes(active_mtu);
-             if (!mtu)
-               invalid("active_mtu: expected 256, 512, 1024, 2048 or 4096, found " +
-                       std::to_string(active_mtu));
-             p.active_mtu = *mtu;
-             p.lid = lid;
-             return p;
-           }),
-           py::arg("device"), py::arg("port") = 1, py::arg("state") = "active",
+      .def(py::init(&make_port), py::arg("device"), py::arg("port") = 1, py::arg("state") = "active",
            py::arg("link_layer") = "ethernet", py::arg("gid_tbl_len") = py::none(),
            py::arg("active_mtu") = 1024, py::arg("lid") = 0)
       .def_readonly("device", &PortInfo::device)
@@ -199,6 +240,27 @@ void bind_tables(py::module_& m) {
       .def_property_readonly(
           "name", [](const PortInfo& p) { return port_name(p); }, "'mlx5_0 port 1'.")
       .def("__eq__", [](const PortInfo& a, const PortInfo& b) { return a == b; })
+      .def(py::pickle(
+          [](const PortInfo& p) {
+            // The trained link too, which only the readers fill: (width, speed) as verbs numbers.
+            const py::object rate = p.link_rate
+                                        ? py::object(py::make_tuple(p.link_rate->width, p.link_rate->speed))
+                                        : py::object(py::none());
+            return py::make_tuple(p.device, p.port, std::string(to_string(p.state)), to_string(p.link_layer),
+                                  p.gid_tbl_len, mtu_bytes(p.active_mtu), p.lid, rate);
+          },
+          [](const py::tuple& t) {
+            pickled(t, 8, "PortInfo");
+            PortInfo p =
+                make_port(t[0].cast<std::string>(), t[1].cast<std::uint32_t>(), t[2].cast<std::string>(),
+                          t[3].cast<std::string>(), t[4].cast<std::optional<std::uint32_t>>(),
+                          t[5].cast<unsigned>(), t[6].cast<std::uint16_t>());
+            if (!t[7].is_none()) {
+              const auto [width, speed] = t[7].cast<std::pair<std::uint8_t, std::uint8_t>>();
+              p.link_rate = LinkRate{width, speed};
+            }
+            return p;
+          }))
       .def("__repr__", [](const PortInfo& p) { return "PortInfo(" + port_name(p) + ")"; });
 
   py::class_<GidTable>(m, "GidTable", "A snapshot of one port's GID table: its PortInfo and entries.")
@@ -235,6 +297,16 @@ void bind_tables(py::module_& m) {
           py::arg("key"), "The entry at an index (int), or the lowest valid entry holding a GID; else None.")
       .def_property_readonly("name", [](const GidTable& t) { return port_name(t); })
       .def("__eq__", [](const GidTable& a, const GidTable& b) { return a == b; })
+      .def(py::pickle(
+          [](const GidTable& t) {
+            return py::make_tuple(t.port(), std::vector<GidEntry>(t.begin(), t.end()),
+                                  std::string(to_string(t.holes())));
+          },
+          [](const py::tuple& t) {
+            pickled(t, 3, "GidTable");
+            return unwrap(GidTable::make(t[0].cast<PortInfo>(), t[1].cast<std::vector<GidEntry>>(),
+                                         holes_arg(t[2].cast<std::string>())));
+          }))
       .def("__repr__", [](const GidTable& t) {
         return "GidTable(" + port_name(t) + ", " + std::to_string(t.size()) + " entries)";
       });
@@ -262,7 +334,7 @@ void bind_tables(py::module_& m) {
   m.def(
       "read_tables_file",
       [](const std::string& path, std::size_t max_bytes) {
-        return unwrap(formats::read_tables_file(path, max_bytes));
+        return unwrap(formats::read_tables_file(checked_path(path, "path"), max_bytes));
       },
       py::arg("path"), py::arg("max_bytes") = formats::kDefaultMaxInputBytes,
       "A table file in any text format, or a sysfs-like directory (/sys/class/infiniband).");

@@ -44,6 +44,7 @@ void bind_values(py::module_& m) {
                 invalid("ipv4_mapped: an IPv4 address is 0 to 2**32-1, found " + std::to_string(v));
               return Gid::ipv4_mapped(static_cast<std::uint32_t>(v));
             }
+            if (!py::isinstance<py::str>(address)) wrong_type("address", "str or int", address);
             const std::string text = address.cast<std::string>();
             auto g = unwrap(parse_address(text));
             if (!g.is_ipv4_mapped())
@@ -106,7 +107,8 @@ void bind_values(py::module_& m) {
       .def("__str__", &Cidr::to_string)
       .def("__repr__", [](const Cidr& c) { return "Cidr('" + c.to_string() + "')"; })
       .def(py::self == py::self)
-      .def("__hash__", [](const Cidr& c) { return std::hash<Gid>{}(c.network) ^ c.prefix_len; });
+      .def("__hash__", [](const Cidr& c) { return std::hash<Gid>{}(c.network) ^ c.prefix_len; })
+      .def(pickle_by_constructor<Cidr>([](const Cidr& c) { return py::make_tuple(c.to_string()); }));
 
   m.def(
       "parse_address", [](const std::string& text) { return unwrap(parse_address(text)); }, py::arg("text"),
