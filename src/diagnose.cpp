@@ -23,9 +23,10 @@ std::string_view to_string(Likelihood l) noexcept {
 }
 
 std::string Diagnosis::to_string() const {
-  // "EINVAL (22) on linux:"; a number without a name is said once: "errno 5 on linux:".
+  // "EINVAL (22) on linux:"; a number without a name is said once: "errno 5 on linux:"; no
+  // number (0: a side channel's end of stream) is not said at all.
   const std::string number = std::to_string(err);
-  std::string s = (name == "errno " + number ? name : name + " (" + number + ")") + " on " +
+  std::string s = (err == 0 || name == "errno " + number ? name : name + " (" + number + ")") + " on " +
                   std::string(gidpolicy::to_string(platform)) + ":\n";
   for (const auto& c : causes) {
     s += "  [" + std::string(gidpolicy::to_string(c.likelihood)) + "] " + c.summary;

@@ -39,3 +39,4 @@
 #include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/link.hpp>
 #include <gidpolicy/rtr.hpp>
+#include <gidpolicy/side_channel.hpp>

@@ -494,6 +494,53 @@ TEST(ExplainErrno, PlatformDecidesTheName) {
   EXPECT_NE(by_name.out.find("(60) on darwin"), std::string::npos) << by_name.out;
 }
 
+// 61 and 60 on macOS are what JACCL users see from its TCP side channel: both explanations for a
+// bare number, the side channel's alone when the error line says so.
+TEST(ExplainErrno, ABareNumberGetsTheSideChannelsCausesToo) {
+  const CliResult refused = run_cli({"explain-errno", "61", "--platform", "darwin"});
+  EXPECT_EQ(refused.exit_code, 0) << refused.err;
+  EXPECT_NE(refused.out.find("from the side channel"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("nothing listens at that address and port"), std::string::npos) << refused.out;
+  const CliResult timed_out = run_cli({"explain-errno", "60", "--platform", "darwin"});
+  EXPECT_NE(timed_out.out.find("routing from index 0"), std::string::npos) << timed_out.out;  // the RTR's
+  EXPECT_NE(timed_out.out.find("at connect(): nothing answered the connection request"), std::string::npos)
+      << timed_out.out;
+  // EINVAL is no socket error a side channel meets: the RTR's causes alone.
+  const CliResult einval = run_cli({"explain-errno", "22", "--platform", "darwin"});
+  EXPECT_EQ(einval.out.find("side channel"), std::string::npos) << einval.out;
+  // --side rtr: the RTR's alone.
+  const CliResult rtr = run_cli({"explain-errno", "60", "--platform", "darwin", "--side", "rtr"});
+  EXPECT_EQ(rtr.out.find("side channel"), std::string::npos) << rtr.out;
+  // Linux numbers its socket errors its own way: 111, not 61.
+  const CliResult linux_refused = run_cli({"explain-errno", "ECONNREFUSED", "--platform", "linux"});
+  EXPECT_NE(linux_refused.out.find("ECONNREFUSED (111) on linux"), std::string::npos) << linux_refused.out;
+}
+
+TEST(ExplainErrno, AnErrorLineSaysItsSideItsCallAndJacclsPlatform) {
+  // A [jaccl] line is from macOS (JACCL loads librdma.dylib): darwin without --platform.
+  const CliResult connect = run_cli({"explain-errno", "RuntimeError: [jaccl] Couldn't connect (error: 60)"});
+  EXPECT_EQ(connect.exit_code, 0) << connect.err;
+  EXPECT_NE(connect.out.find("at connect()"), std::string::npos) << connect.out;
+  EXPECT_NE(connect.out.find("ETIMEDOUT (60) on darwin"), std::string::npos) << connect.out;
+  EXPECT_EQ(connect.out.find("routing from index 0"), std::string::npos) << connect.out;  // no RTR
+  const CliResult rtr = run_cli({"explain-errno", "[jaccl] Changing queue pair to RTR failed with errno 22",
+                                 "--input", example("macmini-mapped-at-2.json"), "--sgid-index", "1"});
+  EXPECT_NE(rtr.out.find("[confirmed] sgid_index 1 is empty"), std::string::npos) << rtr.out;
+  EXPECT_EQ(rtr.out.find("side channel"), std::string::npos) << rtr.out;
+  const CliResult closed = run_cli({"explain-errno", "[jaccl] Recv failed: peer closed the side channel"});
+  EXPECT_NE(closed.out.find("read the other ranks' logs"), std::string::npos) << closed.out;
+  const CliResult init =
+      run_cli({"explain-errno", "[jaccl] Changing queue pair to INIT failed with errno 22"});
+  EXPECT_NE(init.out.find("an INIT failure is not about the GID"), std::string::npos) << init.out;
+  // A --side the line contradicts is refused, naming the line's side.
+  expect_one_line_error(run_cli({"explain-errno", "[jaccl] Couldn't connect (error: 60)", "--side", "rtr"}),
+                        "the error line says the number came from the side channel's socket");
+  // Text that is neither a number, a name nor a known line: refused, shown escaped.
+  const CliResult bad = run_cli({"explain-errno", "oops \x1b[2J"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("found oops \\e[2J"), std::string::npos) << bad.err;
+}
+
 // ---------------------------------------------------------------------------------------------
 #if GIDPOLICY_CLI_TESTS_HAVE_FAKES
 TEST(Simulate, JacclFailsEveryPairWithTheMacMiniAutoConnectsAll) {

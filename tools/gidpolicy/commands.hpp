@@ -73,7 +73,8 @@ struct EnvArgs {
 int run_env(const EnvArgs& o);
 
 struct ExplainArgs {
-  std::string err;  ///< "22" or "EINVAL"
+  std::string err;  ///< "22", "EINVAL", or an error line ("[jaccl] Couldn't connect (error: 60)")
+  std::optional<std::string> side;  ///< --side rtr|socket
   SourceArgs source;
   bool has_source = false;  ///< a table source was given (explain-errno never probes devices on its own)
   std::optional<std::string> platform;

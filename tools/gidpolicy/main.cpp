@@ -221,7 +221,16 @@ int run(int argc, char** argv) {
   SourceFlags explain_src;
   std::uint32_t sgid_index = 0;
   auto* explain_cmd = add_subcommand(app, "explain-errno");
-  explain_cmd->add_option("errno", explain.err, "The errno number (or name, e.g. EINVAL)")->required();
+  explain_cmd
+      ->add_option("errno", explain.err,
+                   "The errno number or name (22, EINVAL), or a program's error line in quotes "
+                   "(\"[jaccl] Couldn't connect (error: 60)\")")
+      ->required();
+  explain_cmd
+      ->add_option("--side", explain.side,
+                   "Where the number came from: rtr (ibv_modify_qp) or socket (the TCP side channel the "
+                   "ranks exchange their GIDs over); default: what the error line says, else both")
+      ->check(CLI::IsMember({"rtr", "socket"}));
   explain_src.add(explain_cmd);
   explain_cmd
       ->add_option("--platform", explain.platform, "linux or darwin (default: by link layer, else linux)")
