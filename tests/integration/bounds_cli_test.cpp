@@ -4,6 +4,7 @@
 // invalid each end in exit 2 and one `gidpolicy:` line (or, for names that are fine, in a
 // valid document).
 #include "cli_run.hpp"
+#include "cli_scratch.hpp"
 #include "support/files.hpp"
 
 #include <gidpolicy/names.hpp>
@@ -25,32 +26,9 @@ std::string host_file(int k) {
   return (bounds_jaccl_dir() / "hosts" / ("m3-ultra-" + std::to_string(k) + ".json")).string();
 }
 
-class CliBounds : public ::testing::Test {
+class CliBounds : public CliScratchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gidpolicy-cli-bounds-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name, std::ios::binary) << text;
-    return dir_ / name;
-  }
-  /// Exit 2, nothing on stdout, exactly one "gidpolicy: " line holding `needle`, printable.
-  static void refused(const CliResult& r, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
-    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
-    EXPECT_EQ(r.err.rfind("gidpolicy: ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
-    for (char c : r.err.substr(0, r.err.size() - 1))
-      EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f)
-          << "byte " << static_cast<unsigned>(static_cast<unsigned char>(c)) << " in: " << r.err;
-  }
-  fs::path dir_;
+  CliBounds() : CliScratchTest("gidpolicy-cli-bounds-") {}
 };
 
 // A 4,096-rank file given with four hosts: refused naming both counts. (The unit tests bound

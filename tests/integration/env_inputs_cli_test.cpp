@@ -3,6 +3,7 @@
 // Every run is under timeout(1): a reader that blocks on a FIFO ends as a failure (124), not a
 // hung test; 60 s is a hang guard only (a right run takes well under a second).
 #include "cli_run.hpp"
+#include "cli_scratch.hpp"
 
 #include "support/files.hpp"
 
@@ -27,35 +28,13 @@ using Json = nlohmann::json;
 
 std::string pod_table() { return (example_tables_dir() / "nccl-1573-pod.show_gids.txt").string(); }
 
-class EnvInputs : public ::testing::Test {
+class EnvInputs : public CliScratchTest {
  protected:
-  void SetUp() override {
-    // A directory of this test's own (pid and test name): the dev and asan trees run at once.
-    dir_ = fs::temp_directory_path() / ("gidpolicy-env-inputs-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name, std::ios::binary) << text;
-    return dir_ / name;
-  }
+  EnvInputs() : CliScratchTest("gidpolicy-env-inputs-") {}
   static CliResult run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
     std::vector<std::string> a{"60", cli_path().string()};
     a.insert(a.end(), args.begin(), args.end());
     return run_program("/usr/bin/timeout", a, env);
-  }
-  /// Exit 2, nothing on stdout, one "gidpolicy: " line holding `needle`, printable ASCII only.
-  static void refused(const CliResult& r, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
-    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
-    EXPECT_EQ(r.err.rfind("gidpolicy: ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-    for (char c : r.err.substr(0, r.err.size() - 1))
-      EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f)
-          << "byte " << static_cast<unsigned>(static_cast<unsigned char>(c)) << " in: " << r.err;
   }
   /// `check --pins --json --env-file FILE`: each variable's value as read.
   std::map<std::string, std::string> pins_of(const fs::path& file) {
@@ -70,7 +49,6 @@ class EnvInputs : public ::testing::Test {
     for (const auto& p : j) out[p["variable"].get<std::string>()] = p["value"].get<std::string>();
     return out;
   }
-  fs::path dir_;
 };
 
 // A FIFO used to be opened as a stream and read: with no writer that waits forever. It is

@@ -151,29 +151,9 @@ int run_check_pins(const CheckArgs& o) {
         if (!o.json)
           standard_output().print("  as {} reads it:\n", show_text(reading.reader, std::string::npos));
         const DeviceSelector* sel = selector_for(reading, a.name, selected[si]);
-        for (const auto& t : loaded.value().tables) {
-          if (sel && !sel->selects(t.port().device, t.port().port)) {
-            // A port the stack does not open: its pin does not matter there.
-            if (!o.json)
-              standard_output().print("    {}: not used: {} leaves it out\n", port_name(t), sel->variable);
-            Json jp;
-            jp["variable"] = a.name;
-            jp["value"] = a.value;
-            jp["origin"] = a.origin;
-            jp["reader"] = reading.reader;
-            jp["device"] = t.port().device;
-            jp["port"] = t.port().port;
-            jp["status"] = "unused";
-            jp["errno"] = nullptr;
-            jp["right_index"] = nullptr;
-            jp["summary"] = "not used: " + sel->variable + " leaves it out";
-            jpins.push_back(std::move(jp));
-            continue;
-          }
-          const PinJudgement j = judge_pin(reading, t, driver_for(t, o.platform));
-          if (j.status != PinJudgement::Status::fine) exit_code = kExitFinding;
-          if (!o.json)
-            standard_output().print("    {}: {}\n", port_name(t), show_text(j.summary, std::string::npos));
+        // One JSON row per pin, reading and port, whatever the verdict.
+        const auto row = [&](const GidTable& t, std::string status, Json err, Json right,
+                             std::string summary) {
           Json jp;
           jp["variable"] = a.name;
           jp["value"] = a.value;
@@ -181,11 +161,26 @@ int run_check_pins(const CheckArgs& o) {
           jp["reader"] = reading.reader;
           jp["device"] = t.port().device;
           jp["port"] = t.port().port;
-          jp["status"] = std::string(to_string(j.status));
-          jp["errno"] = j.err ? Json(j.err) : Json(nullptr);
-          jp["right_index"] = j.right_index ? Json(*j.right_index) : Json(nullptr);
-          jp["summary"] = j.summary;
+          jp["status"] = std::move(status);
+          jp["errno"] = std::move(err);
+          jp["right_index"] = std::move(right);
+          jp["summary"] = std::move(summary);
           jpins.push_back(std::move(jp));
+        };
+        for (const auto& t : loaded.value().tables) {
+          if (sel && !sel->selects(t.port().device, t.port().port)) {
+            // A port the stack does not open: its pin does not matter there.
+            const std::string why = "not used: " + sel->variable + " leaves it out";
+            if (!o.json) standard_output().print("    {}: {}\n", port_name(t), why);
+            row(t, "unused", nullptr, nullptr, why);
+            continue;
+          }
+          const PinJudgement j = judge_pin(reading, t, driver_for(t, o.platform));
+          if (j.status != PinJudgement::Status::fine) exit_code = kExitFinding;
+          if (!o.json)
+            standard_output().print("    {}: {}\n", port_name(t), show_text(j.summary, std::string::npos));
+          row(t, std::string(to_string(j.status)), j.err ? Json(j.err) : Json(nullptr),
+              j.right_index ? Json(*j.right_index) : Json(nullptr), j.summary);
         }
       }
     }
