@@ -496,6 +496,8 @@ void bind_doctor(py::module_& m) {
                     "Blockers first, most likely cause first, then warnings.")
       .def_readonly("stacks", &DoctorReport::stacks)
       .def_readonly("peers", &DoctorReport::peers)
+      .def_readonly("not_checked", &DoctorReport::not_checked,
+                    "What needed the tables' own host and was not checked: empty for this host's tables.")
       .def("ready", &DoctorReport::ready, "No blockers.")
       .def("blockers", &DoctorReport::blockers)
       .def("__repr__", [](const DoctorReport& r) {
