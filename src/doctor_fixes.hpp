@@ -142,8 +142,8 @@ class Fixes {
   [[nodiscard]] Lines readd_address(const std::string& n, const IfAddress& a, bool from_file) const {
     if (from_file)
       return {
-          "gidpolicy show --json > TABLE.json   # take the table again on the host, then run the doctor on "
-          "it"};
+          "gidpolicy show --json > TABLE.json   # take the table again on the host, then: gidpolicy doctor "
+          "--this-host --input TABLE.json"};
     const bool v4 = a.address.is_ipv4_mapped();
     if (mac_)
       return {v4 ? "sudo ifconfig " + q(n) + " inet " + text(a.address) + " -alias && sudo ifconfig " + q(n) +
@@ -160,8 +160,8 @@ class Fixes {
     Lines l;
     if (from_file) {
       l.push_back(
-          "gidpolicy show --json > TABLE.json   # take the table again on the host, then run the doctor on "
-          "it");
+          "gidpolicy show --json > TABLE.json   # take the table again on the host, then: gidpolicy doctor "
+          "--this-host --input TABLE.json");
       l.push_back("# if the new table still lists it, the driver kept a GID whose address is gone:");
     }
     l.push_back(mac_ ? "sudo ifconfig " + q(n) + " down && sudo ifconfig " + q(n) +

@@ -365,7 +365,7 @@ int run_doctor(const DoctorArgs& o) {
         auto a = PeerAddress::parse(f.hosts[i].ips[k]);
         if (!a) continue;  // the reader checked the text; a scope it cannot take is not routed
         in.peer_addresses.push_back(a.value().address);
-        if (self && in.host_checked) {  // routes only once it is known which host is this one
+        if (self) {  // routes only once it is known which host is this one
           peers.push_back(a.value());
           origins.push_back(fmt::format("{} hosts[{}] {}", path, i, f.hosts[i].ssh));
           rdma.push_back(false);
