@@ -385,8 +385,9 @@ class Examiner {
       if (tb && mapped && !n.empty()) {
         auto a = next_address();
         add(FindingCode::self_assigned, dev, pn, n,
-            pname + ": " + n + " has only a self-assigned 169.254 address (its only IPv4-mapped GIDs are "
-                               "169.254/16)",
+            pname + ": " + n +
+                " has only a self-assigned 169.254 address (its only IPv4-mapped GIDs are "
+                "169.254/16)",
             "it arrives seconds to minutes after the link and may differ after a reboot: a device file or "
             "peer list written today names a GID that is gone tomorrow",
             {.netdev = n, .address = a});

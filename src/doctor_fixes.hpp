@@ -100,8 +100,10 @@ class Fixes {
     std::string names;
     for (const std::string& d : devices) names += (names.empty() ? "" : " ") + q(d);
     Lines l;
-    if (!uverbs) l.push_back("sudo modprobe ib_uverbs   # /dev/infiniband/uverbsN: how programs open a device");
-    l.push_back("sudo apt install ibverbs-providers   # Debian, Ubuntu (RHEL, Fedora: sudo dnf install libibverbs)");
+    if (!uverbs)
+      l.push_back("sudo modprobe ib_uverbs   # /dev/infiniband/uverbsN: how programs open a device");
+    l.push_back(
+        "sudo apt install ibverbs-providers   # Debian, Ubuntu (RHEL, Fedora: sudo dnf install libibverbs)");
     if (!names.empty()) l.push_back("rdma link show   # the kernel's devices: " + names);
     return l;
   }

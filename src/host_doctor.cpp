@@ -39,7 +39,8 @@ std::vector<std::string> names_in(const std::string& dir) {
   std::vector<std::string> out;
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec), end;
-  for (; !ec && it != end && out.size() < 256; it.increment(ec)) out.push_back(it->path().filename().string());
+  for (; !ec && it != end && out.size() < 256; it.increment(ec))
+    out.push_back(it->path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -65,7 +66,8 @@ bool read_no_device(DoctorInput& in, const Error& listing, const std::string& cl
         }
     } else {
       d.cause = NoDevice::Cause::provider_missing;
-      for (const std::string& n : names_in(dev_dir)) d.uverbs_nodes = d.uverbs_nodes || n.rfind("uverbs", 0) == 0;
+      for (const std::string& n : names_in(dev_dir))
+        d.uverbs_nodes = d.uverbs_nodes || n.rfind("uverbs", 0) == 0;
     }
   } else {
     return false;

@@ -228,7 +228,6 @@ struct DoctorInput {
   /// Thunderbolt port with only link-local GIDs has no IPv4 address), ignores `interfaces`,
   /// `peers` and `pins`, and lists what it could not check in DoctorReport::not_checked.
   bool host_checked = true;
-  std::string table_host;  ///< the tables' host as the not-checked line names it ("" not known)
 };
 
 /// One port as the report's header shows it.

@@ -54,7 +54,8 @@ void route_peers(DoctorInput& in, RouteSource& routes);
 ///   gidpolicy::read_host_interfaces(in);
 ///   if (gidpolicy::read_no_device(in, gidpolicy::Error(gidpolicy::errc::no_devices, "none")))
 ///     std::cout << (in.no_device ? "no device, cause known\n" : "macOS: ask rdma_ctl\n");
-bool read_no_device(DoctorInput& in, const Error& listing, const std::string& class_dir = "/sys/class/infiniband",
+bool read_no_device(DoctorInput& in, const Error& listing,
+                    const std::string& class_dir = "/sys/class/infiniband",
                     const std::string& dev_dir = "/dev/infiniband");
 
 /// macOS: `/usr/bin/rdma_ctl status` (at most 2 s) into in.rdma_enabled, or the reason it could

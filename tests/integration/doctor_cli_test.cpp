@@ -54,10 +54,13 @@ TEST(DoctorCli, AMacsTableWithoutIpv4GetsNoIpv4AndTheMacsCommands) {
   const std::string t = table("apple-mlx4191-rdma_en3-noipv4.devinfo.txt");
   const CliResult text = run_cli({"doctor", "--input", t});
   EXPECT_EQ(text.exit_code, 1) << text.out << text.err;
-  EXPECT_NE(text.out.find("NOT READY: 1 blocker, 0 warnings (macOS commands; "), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("1. blocker: rdma_en3 port 1: its interface en3 has no IPv4 address"), std::string::npos)
+  EXPECT_NE(text.out.find("NOT READY: 1 blocker, 0 warnings (macOS commands; "), std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find("sudo ifconfig en3 inet 192.168.200.1 netmask 255.255.255.252 alias"), std::string::npos)
+  EXPECT_NE(text.out.find("1. blocker: rdma_en3 port 1: its interface en3 has no IPv4 address"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("sudo ifconfig en3 inet 192.168.200.1 netmask 255.255.255.252 alias"),
+            std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("sudo networksetup -setmanual 'RDMA en3' 192.168.200.1 255.255.255.252"),
             std::string::npos)
@@ -79,12 +82,13 @@ TEST(DoctorCli, AMacsTableWithoutIpv4GetsNoIpv4AndTheMacsCommands) {
   EXPECT_EQ(codes(j), std::vector<std::string>{"no_ipv4"});
   EXPECT_EQ(j["findings"][0]["device"], "rdma_en3");
   EXPECT_EQ(j["findings"][0]["netdev"], "en3");
-  EXPECT_EQ(j["not_checked"], Json::parse(R"(["interfaces", "bridge_membership", "routes", "pins", "rdma_ctl"])"));
+  EXPECT_EQ(j["not_checked"],
+            Json::parse(R"(["interfaces", "bridge_membership", "routes", "pins", "rdma_ctl"])"));
 }
 
-// The Mac mini table of PR 3389: its IPv4-mapped GID is at index 2, so en2 has an address; from
-// the table alone nothing blocks. It was NOT READY on this machine ("its interface en2 is not
-// there", Linux commands).
+// The Mac mini table (examples/tables/SOURCES.md): its IPv4-mapped GID is at index 2, so en2 has an address;
+// from the table alone nothing blocks. It was NOT READY on this machine ("its interface en2 is not there",
+// Linux commands).
 TEST(DoctorCli, AMacsTableWithItsMappedGidIsNotJudgedByThisMachinesInterfaces) {
   const CliResult text = run_cli({"doctor", "--input", table("macmini-mapped-at-2.json")});
   EXPECT_EQ(text.exit_code, 0) << text.out << text.err;
@@ -93,7 +97,7 @@ TEST(DoctorCli, AMacsTableWithItsMappedGidIsNotJudgedByThisMachinesInterfaces) {
   EXPECT_EQ(linux_ip_command(text.out), "") << text.out;
   EXPECT_NE(text.out.find("not checked from a table: the interfaces"), std::string::npos) << text.out;
   Json j = Json::parse(run_cli({"doctor", "--json", "--input", table("macmini-mapped-at-2.json")}).out,
-                             nullptr, false);
+                       nullptr, false);
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(j["platform"], "darwin");
   EXPECT_EQ(j["findings"].size(), 0u) << j.dump();
@@ -105,7 +109,8 @@ TEST(DoctorCli, PlatformAndThisHostAreTheOperatorsToOverride) {
   const CliResult linux_cmds = run_cli({"doctor", "--input", t, "--platform", "linux"});
   EXPECT_EQ(linux_cmds.exit_code, 1);
   EXPECT_NE(linux_cmds.out.find("(Linux commands; "), std::string::npos) << linux_cmds.out;
-  EXPECT_NE(linux_cmds.out.find("sudo ip addr add 192.168.200.1/30 dev en3"), std::string::npos) << linux_cmds.out;
+  EXPECT_NE(linux_cmds.out.find("sudo ip addr add 192.168.200.1/30 dev en3"), std::string::npos)
+      << linux_cmds.out;
   // This machine has no en3 (a Mac's name): judged here, the interface is missing.
   if (fs::exists("/sys/class/net/en3")) GTEST_SKIP() << "this machine has an interface en3";
   const CliResult here = run_cli({"doctor", "--json", "--this-host", "--input", t});
@@ -173,8 +178,10 @@ TEST(DoctorCli, AHostWithoutAnyRdmaDeviceIsNotReadyWithTheCause) {
   EXPECT_EQ(j["findings"][0]["code"], "no_kernel_rdma_device") << json.out;
   Json fix = j["findings"][0]["fix"];
   ASSERT_TRUE(fix.is_array());
-  EXPECT_EQ(fix[0], "lspci | grep -i -e mellanox -e infiniband -e ethernet   # is there an RDMA-capable NIC?");
-  EXPECT_EQ(fix.back().get<std::string>().rfind("sudo modprobe rdma_rxe && sudo rdma link add rxe0 type rxe netdev ", 0),
+  EXPECT_EQ(fix[0],
+            "lspci | grep -i -e mellanox -e infiniband -e ethernet   # is there an RDMA-capable NIC?");
+  EXPECT_EQ(fix.back().get<std::string>().rfind(
+                "sudo modprobe rdma_rxe && sudo rdma link add rxe0 type rxe netdev ", 0),
             0u)
       << fix.dump();
 }

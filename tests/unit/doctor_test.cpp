@@ -356,22 +356,29 @@ TEST(Doctor, AnotherHostsThunderboltPortWithOnlyLinkLocalGidsHasNoIpv4) {
   EXPECT_EQ(f.device, "rdma_en3");
   EXPECT_EQ(f.netdev, "en3");
   EXPECT_NE(f.text.find("its interface en3 has no IPv4 address"), std::string::npos) << f.text;
-  EXPECT_TRUE(has_line(f, "sudo ifconfig en3 inet 192.168.200.1 netmask 255.255.255.252 alias   # now; lost at reboot"));
+  EXPECT_TRUE(has_line(
+      f, "sudo ifconfig en3 inet 192.168.200.1 netmask 255.255.255.252 alias   # now; lost at reboot"));
   EXPECT_TRUE(has_line(f, "sudo networksetup -createnetworkservice 'RDMA en3' en3"));
   EXPECT_EQ(find(r, FindingCode::netdev_missing), nullptr);
   EXPECT_EQ(find(r, FindingCode::link_local_only), nullptr);  // no_ipv4 is the cause
   EXPECT_EQ(find(r, FindingCode::stale_pin), nullptr);
   EXPECT_EQ(r.findings.size(), 1u);
-  EXPECT_EQ(r.not_checked, (std::vector<std::string>{"interfaces", "bridge_membership", "routes", "pins", "rdma_ctl"}));
+  EXPECT_EQ(r.not_checked,
+            (std::vector<std::string>{"interfaces", "bridge_membership", "routes", "pins", "rdma_ctl"}));
 }
 
 TEST(Doctor, AnotherHostsTablesAreNotJudgedByThisHostsInterfacesOrRoutes) {
   DoctorInput in;
-  PortInfo p{.device = "mlx5_0", .port = 1, .state = PortState::active, .link_layer = LinkLayer::ethernet(),
+  PortInfo p{.device = "mlx5_0",
+             .port = 1,
+             .state = PortState::active,
+             .link_layer = LinkLayer::ethernet(),
              .gid_tbl_len = 16};
-  in.tables.push_back(GidTable::make(p, {{.index = 0, .gid = g("fe80::1"), .type = GidType::roce_v2, .netdev = "eth0"},
-                                         {.index = 1, .gid = g("::ffff:10.0.0.5"), .type = GidType::roce_v2, .netdev = "eth0"}})
-                          .value());
+  in.tables.push_back(
+      GidTable::make(p,
+                     {{.index = 0, .gid = g("fe80::1"), .type = GidType::roce_v2, .netdev = "eth0"},
+                      {.index = 1, .gid = g("::ffff:10.0.0.5"), .type = GidType::roce_v2, .netdev = "eth0"}})
+          .value());
   in.from_file = true;
   in.host_checked = false;
   in.interfaces_known = false;  // would be interfaces_unknown on this host
@@ -393,7 +400,8 @@ TEST(Doctor, AnotherHostsTablesAreNotJudgedByThisHostsInterfacesOrRoutes) {
 // No RDMA device at all: one blocker per cause, with the commands of the platform.
 TEST(Doctor, NoDeviceBecauseTheLibraryCannotBeLoaded) {
   DoctorInput in;
-  in.no_device = NoDevice{.cause = NoDevice::Cause::library_missing, .detail = "dlopen(libibverbs.so.1): not found"};
+  in.no_device =
+      NoDevice{.cause = NoDevice::Cause::library_missing, .detail = "dlopen(libibverbs.so.1): not found"};
   const DoctorReport r = examine(in);
   ASSERT_EQ(r.findings.size(), 1u);
   const Finding& f = r.findings.front();
@@ -419,8 +427,10 @@ TEST(Doctor, NoDeviceBecauseTheKernelHasNoneNamesAnInterfaceForSoftRoce) {
   const Finding& f = r.findings.front();
   EXPECT_EQ(to_string(f.code), "no_kernel_rdma_device");
   EXPECT_NE(f.text.find("/sys/class/infiniband is absent or empty"), std::string::npos) << f.text;
-  EXPECT_TRUE(has_line(f, "lspci | grep -i -e mellanox -e infiniband -e ethernet   # is there an RDMA-capable NIC?"));
-  EXPECT_TRUE(has_line(f, "sudo modprobe mlx5_ib   # its RDMA driver, <driver>_ib (mlx5_ib: ConnectX-4 and later)"));
+  EXPECT_TRUE(
+      has_line(f, "lspci | grep -i -e mellanox -e infiniband -e ethernet   # is there an RDMA-capable NIC?"));
+  EXPECT_TRUE(
+      has_line(f, "sudo modprobe mlx5_ib   # its RDMA driver, <driver>_ib (mlx5_ib: ConnectX-4 and later)"));
   // The interface is one shell word: pasted, the command changes that interface and runs nothing else.
   EXPECT_TRUE(has_line(f, "sudo modprobe rdma_rxe && sudo rdma link add rxe0 type rxe netdev 'eth 0;x'"));
   in.no_device->netdev.clear();
@@ -437,12 +447,15 @@ TEST(Doctor, NoDeviceBecauseTheProviderOrTheUverbsNodeIsMissing) {
   EXPECT_NE(f.text.find("no uverbs node"), std::string::npos) << f.text;
   ASSERT_FALSE(f.fix.empty());
   EXPECT_EQ(f.fix.front(), "sudo modprobe ib_uverbs   # /dev/infiniband/uverbsN: how programs open a device");
-  EXPECT_TRUE(has_line(f, "sudo apt install ibverbs-providers   # Debian, Ubuntu (RHEL, Fedora: sudo dnf install libibverbs)"));
+  EXPECT_TRUE(has_line(
+      f,
+      "sudo apt install ibverbs-providers   # Debian, Ubuntu (RHEL, Fedora: sudo dnf install libibverbs)"));
   // The nodes are there: the provider is what is missing, and ib_uverbs is not proposed.
   in.no_device->uverbs_nodes = true;
   const Finding p = examine(in).findings.front();
   EXPECT_NE(p.text.find("its user-space provider is missing"), std::string::npos) << p.text;
-  EXPECT_FALSE(has_line(p, "sudo modprobe ib_uverbs   # /dev/infiniband/uverbsN: how programs open a device"));
+  EXPECT_FALSE(
+      has_line(p, "sudo modprobe ib_uverbs   # /dev/infiniband/uverbsN: how programs open a device"));
 }
 
 }  // namespace

@@ -238,9 +238,9 @@ void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::
               p.link_layer, nd.empty() ? "no netdev" : shown(nd), p.gids, p.gids == 1 ? "" : "s", p.routable);
   }
   if (!r.not_checked.empty())
-    out.print("not checked from a table: {} of {} (run gidpolicy doctor on that host)\n",
-              not_checked_words(r.not_checked),
-              in.table_host.empty() ? std::string("the host it was taken on") : shown(in.table_host));
+    out.print(
+        "not checked from a table: {} of the host it was taken on (run gidpolicy doctor on that host)\n",
+        not_checked_words(r.not_checked));
   std::set<FindingCode> recipe_shown;
   for (std::size_t i = 0; i < r.findings.size(); ++i) {
     const Finding& f = r.findings[i];
@@ -289,7 +289,8 @@ int run_doctor(const DoctorArgs& o) {
   // Whose host the tables describe: live reads and the real sysfs are this host's; a table file
   // is judged by itself unless --this-host says it was taken here. This machine's interfaces,
   // routes, environment and RDMA switch are read only for this host's tables.
-  in.host_checked = !(o.source.input || o.source.sysfs) || o.this_host || (o.source.sysfs && doctor_cmd_detail::real_sysfs(*o.source.sysfs));
+  in.host_checked = !(o.source.input || o.source.sysfs) || o.this_host ||
+                    (o.source.sysfs && doctor_cmd_detail::real_sysfs(*o.source.sysfs));
   std::string source;
   if (o.source.input || o.source.sysfs) {
     auto loaded = load_tables(o.source);
@@ -299,7 +300,7 @@ int run_doctor(const DoctorArgs& o) {
     source = loaded.value().source;
   }
   // --platform wins; else this host's, or the one the table describes.
-  in.platform = o.platform ? platform_from_string(*o.platform).value_or(host_platform())
+  in.platform = o.platform        ? platform_from_string(*o.platform).value_or(host_platform())
                 : in.host_checked ? host_platform()
                                   : doctor_cmd_detail::platform_of(in.tables);
   std::vector<PeerAddress> peers;
