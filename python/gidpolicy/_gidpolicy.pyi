@@ -705,6 +705,7 @@ class DoctorInput:
         from_file: bool = False,
         rdma_enabled: Optional[bool] = None,
         rdma_state_error: str = "",
+        host_checked: bool = True,
     ) -> None: ...
     @property
     def tables(self) -> list[GidTable]: ...
@@ -734,6 +735,8 @@ class DoctorInput:
     def rdma_enabled(self) -> Optional[bool]: ...
     @property
     def rdma_state_error(self) -> str: ...
+    @property
+    def host_checked(self) -> bool: ...
 
 class PortSummary:
     @property
