@@ -119,8 +119,9 @@ class Examiner {
 
   DoctorReport run() {
     failures();
+    no_device();
     rdma_state();
-    if (!in_.interfaces_known)
+    if (in_.host_checked && !in_.interfaces_known)
       add(FindingCode::interfaces_unknown, "", 0, "",
           "this host's interfaces could not be read: " + show_text(in_.interfaces_error),
           "without them no GID can be compared with its netdev's addresses", {});
@@ -128,8 +129,14 @@ class Examiner {
     for (const GidTable& t : in_.tables) port(t);
     bridge_unknown();
     shared_subnets();
-    peers();
+    if (in_.host_checked) peers();
     stacks_and_pins();
+    // What only the tables' own host can say: its interfaces (addresses, state, MTU), bridges,
+    // routes, environment and RDMA switch. Said, not guessed: this machine's are not that host's.
+    if (!in_.host_checked) {
+      r_.not_checked = {"interfaces", "bridge_membership", "routes", "pins"};
+      if (in_.platform == Platform::darwin) r_.not_checked.push_back("rdma_ctl");
+    }
     if (const auto& u = in_.unknown_rank)
       add(FindingCode::rank_unknown, "", 0, "",
           show_text(u->file) + " names none of this host's addresses or its name (" + show_text(u->host) +
@@ -191,6 +198,41 @@ class Examiner {
         add(FindingCode::device_error, f.device, f.port, "",
             what + ": " + f.call + " failed: " + show_text(f.detail),
             "programs that use " + what + " fail the same way", {});
+      }
+    }
+  }
+
+  /// Live reads that listed no device at all: the cause the host layer found, with its fix.
+  void no_device() {
+    if (!in_.no_device) return;
+    const NoDevice& d = *in_.no_device;
+    const std::string said = d.detail.empty() ? std::string() : " (" + show_text(d.detail) + ")";
+    switch (d.cause) {
+      case NoDevice::Cause::library_missing:
+        add(FindingCode::verbs_library_missing, "", 0, "",
+            "the verbs library cannot be loaded, so no RDMA device can be listed" + said,
+            "every RDMA program (NCCL, UCX, JACCL, ibv_devinfo) loads it first: none finds a device", {});
+        return;
+      case NoDevice::Cause::no_kernel_device:
+        add(FindingCode::no_kernel_rdma_device, "", 0, "",
+            "no RDMA device: the verbs library lists none and the kernel has none (/sys/class/infiniband "
+            "is absent or empty)" +
+                said,
+            "no RDMA NIC, or its RDMA driver is not loaded: every RDMA program finds no device and exits",
+            {.netdev = d.netdev});
+        return;
+      case NoDevice::Cause::provider_missing: {
+        std::string names;
+        for (const std::string& n : d.kernel_devices) names += (names.empty() ? "" : ", ") + show_text(n);
+        add(FindingCode::verbs_provider_missing, "", 0, "",
+            "the kernel has RDMA devices (" + names + ") but the verbs library lists none: " +
+                (d.uverbs_nodes ? "its user-space provider is missing"
+                                : "/dev/infiniband holds no uverbs node (ib_uverbs is not loaded)") +
+                said,
+            "programs open a device through its provider and its /dev/infiniband/uverbsN node: they find "
+            "none",
+            {.devices = d.kernel_devices, .uverbs_nodes = d.uverbs_nodes});
+        return;
       }
     }
   }
@@ -276,6 +318,10 @@ class Examiner {
            .netdev_down = i && !i->up,
            .thunderbolt = tb});
     }
+    if (!in_.host_checked) {
+      table_only(t, s, netdevs, tb);
+      return;
+    }
     if (!in_.interfaces_known) return;
     bool missing_any = false;
     for (const std::string& n : netdevs) {
@@ -311,6 +357,48 @@ class Examiner {
           {.netdev = netdevs.empty() ? "" : netdevs.front(), .address = a});
     }
     no_ipv4_said_ = false;
+    roce_mode(t);
+  }
+
+  /// Another host's table: what its own GIDs say. The IPv4-mapped GID of a Thunderbolt port
+  /// appears only once the port's interface holds an IPv4 address, so a port listing link-local
+  /// GIDs only has none (or only a self-assigned 169.254 one, whose GID is ::ffff:169.254.x.y).
+  void table_only(const GidTable& t, const PortSummary& s, const std::vector<std::string>& netdevs, bool tb) {
+    const std::string dev = t.port().device;
+    const std::uint32_t pn = t.port().port;
+    const std::string pname = port_name(t);
+    const std::string n = netdevs.empty() ? "" : netdevs.front();
+    const bool mapped = std::any_of(t.begin(), t.end(),
+                                    [](const GidEntry& e) { return e.usable() && e.gid.is_ipv4_mapped(); });
+    if (s.gids == 0) {
+      add(FindingCode::no_gids, dev, pn, n, pname + " lists no GID",
+          "no program can advertise or route from this port", {});
+    } else if (s.routable == 0 && tb && !mapped && !n.empty()) {
+      auto a = next_address();
+      add(FindingCode::no_ipv4, dev, pn, n,
+          pname + ": its interface " + n +
+              " has no IPv4 address (the table lists only link-local GIDs), so the port has no "
+              "::ffff:a.b.c.d GID",
+          "JACCL and ds4 route from the first IPv4-mapped GID: without one their RTR fails with EINVAL (22)",
+          {.netdev = n, .address = a});
+    } else if (s.routable == 0) {
+      if (tb && mapped && !n.empty()) {
+        auto a = next_address();
+        add(FindingCode::self_assigned, dev, pn, n,
+            pname + ": " + n +
+                " has only a self-assigned 169.254 address (its only IPv4-mapped GIDs are "
+                "169.254/16)",
+            "it arrives seconds to minutes after the link and may differ after a reboot: a device file or "
+            "peer list written today names a GID that is gone tomorrow",
+            {.netdev = n, .address = a});
+      }
+      auto a = next_address();
+      add(FindingCode::link_local_only, dev, pn, n,
+          pname + ": only link-local GIDs (" + std::to_string(s.gids) + "): none reaches past the link",
+          "a stack that takes a link-local GID passes RTR and then times out: routers drop link-local "
+          "sources",
+          {.netdev = n, .address = a});
+    }
     roce_mode(t);
   }
 
@@ -559,6 +647,8 @@ class Examiner {
         r_.stacks.push_back(StackLine{std::string(s.name), t.port().device, t.port().port, p.chose, p.index,
                                       p.works, p.outcome});
       }
+      // The pins are this machine's environment: judged against its own tables only.
+      if (!in_.host_checked) continue;
       for (const DoctorPin& pin : in_.pins)
         for (const PinReading& reading : read_pin(pin.variable, pin.value, mc_set)) {
           // A port the stack leaves out (its device variable, among the pins) is not judged:

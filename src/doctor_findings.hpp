@@ -45,6 +45,8 @@ struct FixArgs {
   bool from_file = false;              ///< the tables came from a file, not live devices
   bool netdev_down = false;            ///< port_not_active: its netdev is down too
   bool thunderbolt = false;            ///< port_not_active: a Thunderbolt port
+  std::vector<std::string> devices;    ///< verbs_provider_missing: the kernel's devices
+  bool uverbs_nodes = false;           ///< verbs_provider_missing: /dev/infiniband has uverbsN
 };
 
 using FixFn = Fixes::Lines (*)(const Fixes& on, const FixArgs& a);
@@ -71,6 +73,20 @@ inline constexpr FindingRow kFindingRows[] = {
     {FindingCode::device_error, "device_error", Severity::blocker, "a verbs call failed",
      "programs using the device fail the same way",
      [](const Fixes&, const FixArgs&) { return Fixes::Lines{}; }},
+    {FindingCode::verbs_library_missing, "verbs_library_missing", Severity::blocker,
+     "live reads: the verbs library (`libibverbs.so.1`; macOS: `librdma.dylib`) cannot be loaded",
+     "every RDMA program loads it first: none starts",
+     [](const Fixes& on, const FixArgs&) { return on.install_verbs(); }},
+    {FindingCode::no_kernel_rdma_device, "no_kernel_rdma_device", Severity::blocker,
+     "live reads: the library lists no device and the kernel has none (`/sys/class/infiniband` absent or "
+     "empty)",
+     "no RDMA NIC, or its RDMA driver is not loaded: every program finds no device",
+     [](const Fixes& on, const FixArgs& a) { return on.no_kernel_device(a.netdev); }},
+    {FindingCode::verbs_provider_missing, "verbs_provider_missing", Severity::blocker,
+     "live reads: the kernel lists devices under `/sys/class/infiniband`, the library none",
+     "the user-space provider of the device's driver is missing, or `/dev/infiniband/uverbsN` is absent: "
+     "programs find no device",
+     [](const Fixes& on, const FixArgs& a) { return on.provider_missing(a.devices, a.uverbs_nodes); }},
     {FindingCode::rdma_disabled, "rdma_disabled", Severity::blocker, "macOS: `rdma_ctl status` says disabled",
      "no `rdma_en` device is listed; `rdma_ctl enable` works only from Recovery",
      [](const Fixes&, const FixArgs&) { return Fixes::enable_rdma(); }},
@@ -204,6 +220,9 @@ constexpr bool is_finding_code(FindingCode c) noexcept {
   switch (c) {
     case FindingCode::no_answer:
     case FindingCode::device_error:
+    case FindingCode::verbs_library_missing:
+    case FindingCode::no_kernel_rdma_device:
+    case FindingCode::verbs_provider_missing:
     case FindingCode::rdma_disabled:
     case FindingCode::no_rdma_device:
     case FindingCode::device_missing:

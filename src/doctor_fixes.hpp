@@ -77,6 +77,36 @@ class Fixes {
     if (mac_) return {"ifconfig -a | grep 'member:'   # each line names a bridge member"};
     return {"bridge link show   # each line names a bridge port and its master (iproute2)"};
   }
+  /// The verbs library itself: its packages (rdma-core's) on Linux; on macOS it ships with the
+  /// system (26.2 and later), so an update is the fix.
+  [[nodiscard]] Lines install_verbs() const {
+    if (mac_)
+      return {"sw_vers -productVersion   # librdma.dylib ships with macOS 26.2 and later: update macOS"};
+    return {"sudo apt install libibverbs1 ibverbs-providers   # Debian, Ubuntu",
+            "sudo dnf install libibverbs   # RHEL, Fedora (the providers are in it)"};
+  }
+  /// No RDMA device in the kernel: find the NIC and load its RDMA driver, or soft-RoCE over
+  /// `n` (an interface of this host; "IF" when none is known) to try things out.
+  [[nodiscard]] Lines no_kernel_device(const std::string& n) const {
+    if (mac_) return device_missing("rdma_en<N>");
+    const std::string netdev = n.empty() ? std::string("IF") : q(n);
+    return {"lspci | grep -i -e mellanox -e infiniband -e ethernet   # is there an RDMA-capable NIC?",
+            "sudo modprobe mlx5_ib   # its RDMA driver, <driver>_ib (mlx5_ib: ConnectX-4 and later)",
+            "# no RDMA NIC: to try things out, soft-RoCE over an interface of this host:",
+            "sudo modprobe rdma_rxe && sudo rdma link add rxe0 type rxe netdev " + netdev};
+  }
+  /// Devices in the kernel, none in the library: the uverbs nodes, then the providers.
+  [[nodiscard]] Lines provider_missing(const std::vector<std::string>& devices, bool uverbs) const {
+    std::string names;
+    for (const std::string& d : devices) names += (names.empty() ? "" : " ") + q(d);
+    Lines l;
+    if (!uverbs)
+      l.push_back("sudo modprobe ib_uverbs   # /dev/infiniband/uverbsN: how programs open a device");
+    l.push_back(
+        "sudo apt install ibverbs-providers   # Debian, Ubuntu (RHEL, Fedora: sudo dnf install libibverbs)");
+    if (!names.empty()) l.push_back("rdma link show   # the kernel's devices: " + names);
+    return l;
+  }
   [[nodiscard]] static Lines enable_rdma() {
     return {"# restart into macOS Recovery (hold the power button), open Terminal, then:", "rdma_ctl enable",
             "# restart; then rdma_ctl status must say enabled and ibv_devices list rdma_enN"};
@@ -114,8 +144,8 @@ class Fixes {
   [[nodiscard]] Lines readd_address(const std::string& n, const IfAddress& a, bool from_file) const {
     if (from_file)
       return {
-          "gidpolicy show --json > TABLE.json   # take the table again on the host, then run the doctor on "
-          "it"};
+          "gidpolicy show --json > TABLE.json   # take the table again on the host, then: gidpolicy doctor "
+          "--this-host --input TABLE.json"};
     const bool v4 = a.address.is_ipv4_mapped();
     if (mac_)
       return {v4 ? "sudo ifconfig " + q(n) + " inet " + text(a.address) + " -alias && sudo ifconfig " + q(n) +
@@ -132,8 +162,8 @@ class Fixes {
     Lines l;
     if (from_file) {
       l.push_back(
-          "gidpolicy show --json > TABLE.json   # take the table again on the host, then run the doctor on "
-          "it");
+          "gidpolicy show --json > TABLE.json   # take the table again on the host, then: gidpolicy doctor "
+          "--this-host --input TABLE.json");
       l.push_back("# if the new table still lists it, the driver kept a GID whose address is gone:");
     }
     l.push_back(mac_ ? "sudo ifconfig " + q(n) + " down && sudo ifconfig " + q(n) +

@@ -5,7 +5,9 @@
 
 #include "run_command.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 
 namespace gidpolicy {
 
@@ -27,6 +29,51 @@ void route_peers(DoctorInput& in, RouteSource& routes) {
     else
       p.route = routes.route_to(p.address);
   }
+}
+
+namespace {
+
+/// The names in `dir` (not "." or ".."), sorted; empty when it is absent or unreadable. Bounded:
+/// a host has a handful of RDMA devices, never thousands.
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end && out.size() < 256; it.increment(ec))
+    out.push_back(it->path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+bool read_no_device(DoctorInput& in, const Error& listing, const std::string& class_dir,
+                    const std::string& dev_dir) {
+  NoDevice d;
+  d.detail = listing.detail;
+  if (listing == errc::library_unavailable) {
+    d.cause = NoDevice::Cause::library_missing;
+  } else if (listing == errc::no_devices) {
+    if (in.platform == Platform::darwin) return true;  // rdma_ctl status says why (rdma_state())
+    d.kernel_devices = names_in(class_dir);
+    if (d.kernel_devices.empty()) {
+      d.cause = NoDevice::Cause::no_kernel_device;
+      // soft-RoCE needs a real interface: up, not loopback, holding an address (the first such).
+      for (const HostInterface& i : in.interfaces)
+        if (i.up && !i.loopback && !i.addresses.empty()) {
+          d.netdev = i.name;
+          break;
+        }
+    } else {
+      d.cause = NoDevice::Cause::provider_missing;
+      for (const std::string& n : names_in(dev_dir))
+        d.uverbs_nodes = d.uverbs_nodes || n.rfind("uverbs", 0) == 0;
+    }
+  } else {
+    return false;
+  }
+  in.no_device = std::move(d);
+  return true;
 }
 
 void read_rdma_state(DoctorInput& in, const std::vector<std::string>& command,

@@ -109,6 +109,9 @@ std::string_view to_string(Severity s) noexcept;  ///< "blocker", "warning", "no
 enum class FindingCode : std::uint8_t {
   no_answer,
   device_error,
+  verbs_library_missing,
+  no_kernel_rdma_device,
+  verbs_provider_missing,
   rdma_disabled,
   no_rdma_device,
   device_missing,
@@ -168,6 +171,22 @@ struct Finding {
   std::vector<std::string> fix;  ///< commands (or steps), in order; "#" lines are comments
 };
 
+/// Why a live read found no RDMA device at all, as the host layer classified it from what the
+/// host shows (read_no_device(), host_doctor.hpp): examine() turns it into one blocker with the
+/// commands for the platform.
+struct NoDevice {
+  enum class Cause : std::uint8_t {
+    library_missing,   ///< the verbs library (libibverbs.so.1, librdma.dylib) cannot be loaded
+    no_kernel_device,  ///< the library lists none and /sys/class/infiniband lists none either
+    provider_missing,  ///< the kernel lists devices, the library none: no provider or no uverbs node
+  };
+  Cause cause = Cause::no_kernel_device;
+  std::string detail;                       ///< what the library said
+  std::vector<std::string> kernel_devices;  ///< provider_missing: what /sys/class/infiniband lists
+  bool uverbs_nodes = false;                ///< provider_missing: /dev/infiniband holds uverbsN
+  std::string netdev;  ///< no_kernel_device: an interface of this host for soft-RoCE ("" none)
+};
+
 /// Everything the doctor judges. Tables come from live devices or a file (`from_file`: an
 /// address without its GID then most likely appeared after the table was taken).
 struct DoctorInput {
@@ -201,6 +220,14 @@ struct DoctorInput {
   /// not asked (Linux, a table file) or could not be read (`rdma_state_error` says why).
   std::optional<bool> rdma_enabled;
   std::string rdma_state_error;
+  /// Live reads that found no device: why (nullopt when devices were listed or not asked).
+  std::optional<NoDevice> no_device;
+  /// true: the tables describe the host whose interfaces, routes, pins and rdma_ctl state are in
+  /// this input (live reads; the real sysfs; a table declared this host's). false: they are
+  /// another host's (a pasted table): examine() judges only what the tables say themselves (a
+  /// Thunderbolt port with only link-local GIDs has no IPv4 address), ignores `interfaces`,
+  /// `peers` and `pins`, and lists what it could not check in DoctorReport::not_checked.
+  bool host_checked = true;
 };
 
 /// One port as the report's header shows it.
@@ -242,6 +269,9 @@ struct DoctorReport {
   std::vector<Finding> findings;  ///< blockers first, most likely cause first, then warnings
   std::vector<StackLine> stacks;
   std::vector<PeerLine> peers;
+  /// What needed more than the tables and was not checked (DoctorInput::host_checked false), in
+  /// this order: "interfaces", "bridge_membership", "routes", "pins", "rdma_ctl" (macOS).
+  std::vector<std::string> not_checked;
   [[nodiscard]] bool ready() const noexcept;
   [[nodiscard]] std::size_t blockers() const noexcept;
 };

@@ -41,6 +41,23 @@ void read_host_interfaces(DoctorInput& in);
 /// and is not looked up.
 void route_peers(DoctorInput& in, RouteSource& routes);
 
+/// Live reads listed no device, failing with `listing` (errc::library_unavailable: the library
+/// cannot be loaded; errc::no_devices: it lists none): in.no_device says why, from what the
+/// host shows. The library loads but lists none: `class_dir` (/sys/class/infiniband) absent or
+/// empty is no kernel device (a real interface of in.interfaces is named for soft-RoCE), else
+/// the provider is missing, or `dev_dir` (/dev/infiniband) holds no uverbsN node. Returns false,
+/// setting nothing, for any other error (not a missing device: the caller reports it). On macOS
+/// a listing of none is rdma_ctl's to explain (read_rdma_state()): nothing is set for it.
+///
+/// Example:
+///   gidpolicy::DoctorInput in;
+///   gidpolicy::read_host_interfaces(in);
+///   if (gidpolicy::read_no_device(in, gidpolicy::Error(gidpolicy::errc::no_devices, "none")))
+///     std::cout << (in.no_device ? "no device, cause known\n" : "macOS: ask rdma_ctl\n");
+bool read_no_device(DoctorInput& in, const Error& listing,
+                    const std::string& class_dir = "/sys/class/infiniband",
+                    const std::string& dev_dir = "/dev/infiniband");
+
 /// macOS: `/usr/bin/rdma_ctl status` (at most 2 s) into in.rdma_enabled, or the reason it could
 /// not be read into in.rdma_state_error. Elsewhere nothing is asked and nothing set.
 void read_rdma_state(DoctorInput& in);

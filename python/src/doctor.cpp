@@ -394,7 +394,7 @@ void bind_doctor(py::module_& m) {
                        const std::vector<DoctorPeer>& peers, const py::list& peer_addresses,
                        const std::vector<std::pair<std::string, std::string>>& required_devices,
                        const py::object& pins, const std::vector<Finding>& extra, bool from_file,
-                       std::optional<bool> rdma_enabled, std::string rdma_state_error) {
+                       std::optional<bool> rdma_enabled, std::string rdma_state_error, bool host_checked) {
              DoctorInput in;
              in.tables = bounded(tables, kMaxTables, "DoctorInput tables");
              in.interfaces = bounded(interfaces, kMaxInterfaces, "DoctorInput interfaces");
@@ -423,6 +423,7 @@ void bind_doctor(py::module_& m) {
                invalid("DoctorInput rdma_state_error: more than 1000 bytes");
              in.rdma_enabled = rdma_enabled;
              in.rdma_state_error = std::move(rdma_state_error);
+             in.host_checked = host_checked;
              return in;
            }),
            py::arg("tables"), py::arg("interfaces") = std::vector<HostInterface>{},
@@ -432,7 +433,7 @@ void bind_doctor(py::module_& m) {
            py::arg("required_devices") = std::vector<std::pair<std::string, std::string>>{},
            py::arg("pins") = py::list(), py::arg("extra") = std::vector<Finding>{},
            py::arg("from_file") = false, py::arg("rdma_enabled") = py::none(),
-           py::arg("rdma_state_error") = "")
+           py::arg("rdma_state_error") = "", py::arg("host_checked") = true)
       .def_readonly("tables", &DoctorInput::tables)
       .def_readonly("interfaces", &DoctorInput::interfaces)
       .def_property_readonly("platform",
@@ -450,6 +451,9 @@ void bind_doctor(py::module_& m) {
       .def_readonly("rdma_enabled", &DoctorInput::rdma_enabled,
                     "macOS: what rdma_ctl status said; None when not asked or not read.")
       .def_readonly("rdma_state_error", &DoctorInput::rdma_state_error)
+      .def_readonly("host_checked", &DoctorInput::host_checked,
+                    "False: the tables are another host's, judged by themselves (interfaces, peers and "
+                    "pins ignored; DoctorReport.not_checked lists them).")
       .def("__repr__", [](const DoctorInput& in) {
         return "DoctorInput(" + std::string(to_string(in.platform)) + ", " +
                std::to_string(in.tables.size()) + " tables, " + std::to_string(in.interfaces.size()) +
@@ -496,6 +500,8 @@ void bind_doctor(py::module_& m) {
                     "Blockers first, most likely cause first, then warnings.")
       .def_readonly("stacks", &DoctorReport::stacks)
       .def_readonly("peers", &DoctorReport::peers)
+      .def_readonly("not_checked", &DoctorReport::not_checked,
+                    "What needed the tables' own host and was not checked: empty for this host's tables.")
       .def("ready", &DoctorReport::ready, "No blockers.")
       .def("blockers", &DoctorReport::blockers)
       .def("__repr__", [](const DoctorReport& r) {

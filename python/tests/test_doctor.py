@@ -126,6 +126,24 @@ def test_thunderbolt_without_ipv4_under_darwin():
         x for g in linux.findings if g.code == "no_ipv4" for x in g.fix)
 
 
+def test_another_hosts_table_is_judged_by_itself():
+    # A Mac's Thunderbolt port with only its link-local GID, judged away from the Mac: no
+    # interface of this machine is compared (the same input as the Mac's own would be
+    # netdev_missing), the port's GIDs say en3 has no IPv4, and what was not checked is listed.
+    tb = gidpolicy.GidTable(gidpolicy.PortInfo("rdma_en3", 1, "active", "thunderbolt", 16, 1024),
+                            [gidpolicy.GidEntry(0, "fe80::347c:94ff:fecd:45c4", "ib")])
+    here = gidpolicy.examine(DoctorInput([tb], [iface("eth0", ("10.0.0.2", 24))], platform="darwin"))
+    assert "netdev_missing" in codes(here) and here.not_checked == []
+    away = DoctorInput([tb], [iface("eth0", ("10.0.0.2", 24))], platform="darwin", from_file=True,
+                       pins=[DoctorPin("NCCL_IB_GID_INDEX", "5")], host_checked=False)
+    assert not away.host_checked
+    r = gidpolicy.examine(away)
+    assert codes(r) == ["no_ipv4"]
+    assert r.findings[0].device == "rdma_en3" and r.findings[0].netdev == "en3"
+    assert "its interface en3 has no IPv4 address" in r.findings[0].text
+    assert r.not_checked == ["interfaces", "bridge_membership", "routes", "pins", "rdma_ctl"]
+
+
 def test_rdma_switch_and_unknown_bridge_membership_on_a_mac():
     tb = gidpolicy.GidTable(gidpolicy.PortInfo("rdma_en5", 1, "active", "thunderbolt", 16, 1024),
                             [gidpolicy.GidEntry(0, "fe80::b1", "ib", "en5"),

@@ -5,6 +5,8 @@
 # says READY, and with a hung ibv_query_port it names the device.
 #
 #   doctor_fake.sh GIDPOLICY_CLI FAKE_LIB_DIR DATA_DIR CASE
+# no_device: the fake with no table lists no device: a NOT-READY report with the cause (exit 1);
+# provider_missing: the same under a private /sys/class/infiniband that lists a device.
 # Exit 77 (ctest SKIP_RETURN_CODE) for the fake-host cases where this machine refuses the
 # namespaces fake-host needs, after saying why.
 # Time: GIDPOLICY_FAKE_HANG's call never returns, so "did not answer within D" is the doctor's
@@ -30,7 +32,44 @@ on_fake_host() {  # on_fake_host ARGS...: gidpolicy doctor ARGS on a fake host, 
   fi
 }
 
+# The code the doctor gives a host whose library lists no device, from /sys/class/infiniband as
+# the doctor itself reads it: none there (absent or empty) is no kernel device, some is a missing
+# provider.
+no_device_code() {
+  if [ -n "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then echo verbs_provider_missing; else echo no_kernel_rdma_device; fi
+}
+
 case $case in
+no_device)
+  # The fake without a table lists no device, as libibverbs does on a machine without RDMA: a
+  # NOT-READY report with the cause (exit 1), in JSON too; it was exit 2 with nothing on stdout.
+  out=$(env -u GIDPOLICY_FAKE_TABLES LD_LIBRARY_PATH="$lib" "$cli" doctor --deadline 60 --json 2>/dev/null); rc=$?
+  printf '%s\n' "$out"
+  [ $rc -eq 1 ] && echo "ok: exit 1" || { echo "FAIL: exit $rc, expected 1"; fail=1; }
+  expect "not ready" '"ready": false'
+  expect "the cause" "\"code\": \"$(no_device_code)\""
+  out=$(env -u GIDPOLICY_FAKE_TABLES LD_LIBRARY_PATH="$lib" "$cli" doctor --deadline 60 2>/dev/null)
+  expect "the text report" "NOT READY: 1 blocker, 0 warnings (Linux commands; live devices (dlopen))"
+  ;;
+provider_missing)
+  # The kernel lists a device (mlx5_0 under a private /sys/class/infiniband: a tmpfs over
+  # /sys/class in a mount namespace of this test's own) and the library lists none.
+  if [ "${5:-}" != "--inside" ]; then
+    command -v unshare >/dev/null 2>&1 || { echo "SKIP: needs unshare (util-linux)"; exit 77; }
+    if unshare --mount true 2>/dev/null; then set -- unshare --mount
+    elif unshare --user --map-root-user --mount true 2>/dev/null; then set -- unshare --user --map-root-user --mount
+    else echo "SKIP: this machine does not allow a private mount namespace: $(unshare --mount true 2>&1 | head -n 1)"; exit 77
+    fi
+    exec "$@" sh -c 'mount -t tmpfs tmpfs /sys/class && mkdir -p /sys/class/infiniband/mlx5_0 || { echo "SKIP: cannot mount a tmpfs over /sys/class"; exit 77; }; exec "$0" "$@"' \
+      "$0" "$cli" "$lib" "$data" "$case" --inside
+  fi
+  out=$(env -u GIDPOLICY_FAKE_TABLES LD_LIBRARY_PATH="$lib" "$cli" doctor --deadline 60 --json 2>/dev/null); rc=$?
+  printf '%s\n' "$out"
+  [ $rc -eq 1 ] && echo "ok: exit 1" || { echo "FAIL: exit $rc, expected 1"; fail=1; }
+  expect "the cause" '"code": "verbs_provider_missing"'
+  expect "the kernel's device named" "the kernel has RDMA devices (mlx5_0) but the verbs library lists none"
+  expect "the providers' package" "sudo apt install ibverbs-providers"
+  ;;
 hang_query_port)
   # Each case below must return within its deadline (plus the time the other calls take).
   t0=$(now_ms)
@@ -67,7 +106,9 @@ hang_listing)
 hang_unknown_call)
   out=$(fake GIDPOLICY_FAKE_HANG=ibv_frobnicate "$cli" doctor 2>&1); rc=$?
   printf '%s\n' "$out"
-  [ $rc -eq 2 ] && echo "ok: exit 2 (no devices)" || { echo "FAIL: exit $rc, expected 2"; fail=1; }
+  # The fake refuses its configuration as a machine without RDMA does (no device listed): a
+  # finding, exit 1, not bad usage.
+  [ $rc -eq 1 ] && echo "ok: exit 1 (no devices)" || { echo "FAIL: exit $rc, expected 1"; fail=1; }
   expect "the fake refuses the name, listing the ones it takes" \
     "GIDPOLICY_FAKE_HANG=ibv_frobnicate is not a call the fake can hang in (one of: ibv_get_device_list, ibv_open_device"
   ;;

@@ -166,9 +166,10 @@ TEST_F(EnvInputs, EnvsOwnSettingsPassCheckPinsWhereTheSelectedHcaIsNotTheFirst) 
 }
 
 // The doctor reads the same selectors from the environment: no stale pin on the HCA NCCL leaves out.
+// The environment is this host's, so the table is declared this host's (--this-host).
 TEST_F(EnvInputs, TheDoctorJudgesAPinOnlyWhereItsStackSelects) {
   const auto codes = [&](const std::vector<std::string>& env) {
-    const auto r = run({"doctor", "--json", "--input", two_hcas()}, env);
+    const auto r = run({"doctor", "--json", "--this-host", "--input", two_hcas()}, env);
     EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
     std::vector<std::string> out;
     const Json j = Json::parse(r.out, nullptr, false);
@@ -207,8 +208,9 @@ TEST_F(EnvInputs, TheDoctorRoutesAHundredHostHostfileAndNamesItsBound) {
     }
     return write("hosts-" + std::to_string(hosts) + "x" + std::to_string(ips) + ".json", text + "]}");
   };
-  const auto r = run(
-      {"doctor", "--json", "--input", pod_table(), "--hostfile", hostfile(100, 1).string(), "--rank", "0"});
+  // Routes are this host's: the table is declared this host's (--this-host).
+  const auto r = run({"doctor", "--json", "--this-host", "--input", pod_table(), "--hostfile",
+                      hostfile(100, 1).string(), "--rank", "0"});
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   const Json j = Json::parse(r.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << r.out;

@@ -102,7 +102,7 @@ setup_consistent() {
 case $case in
 consistent)
   setup_consistent
-  out=$("$cli" doctor --input "$data/consistent.json" 2>&1); rc=$?
+  out=$("$cli" doctor --this-host --input "$data/consistent.json" 2>&1); rc=$?
   printf '%s\n' "$out"
   [ $rc -eq 0 ] && echo "ok: exit 0" || { echo "FAIL: exit $rc, expected 0"; fail=1; }
   expect "ready" "READY: 0 blockers, 0 warnings"
@@ -111,7 +111,7 @@ consistent)
 causes_linux | causes_darwin)
   setup_not_ready
   platform=linux; [ "$case" = causes_darwin ] && platform=darwin
-  out=$("$cli" doctor --input "$data/not-ready.json" --platform $platform 2>&1); rc=$?
+  out=$("$cli" doctor --this-host --input "$data/not-ready.json" --platform $platform 2>&1); rc=$?
   printf '%s\n' "$out"
   kill "$holder" 2>/dev/null
   [ $rc -eq 1 ] && echo "ok: exit 1" || { echo "FAIL: exit $rc, expected 1"; fail=1; }
@@ -147,7 +147,7 @@ routes)
   setup_consistent
   veth gpo0 && ip addr add 10.77.0.1/24 dev gpo0
   ip route add blackhole 198.51.100.0/24
-  out=$("$cli" doctor --input "$data/consistent.json" --peer 10.9.1.2 --peer 192.168.201.2 --peer 10.77.0.9 \
+  out=$("$cli" doctor --this-host --input "$data/consistent.json" --peer 10.9.1.2 --peer 192.168.201.2 --peer 10.77.0.9 \
         --peer 198.51.100.7 2>&1); rc=$?
   printf '%s\n' "$out"
   [ $rc -eq 1 ] && echo "ok: exit 1 (the blackholed peer)" || { echo "FAIL: exit $rc, expected 1"; fail=1; }
@@ -163,20 +163,21 @@ hostfile)
   veth en4 && ip addr add 10.99.2.1/30 dev en4
   veth en5 && ip addr add 10.99.1.1/30 dev en5
   veth gpm0 && ip addr add 192.168.1.11/24 dev gpm0
-  out=$("$cli" doctor --input "$data/m3-ultra-1.json" \
+  out=$("$cli" doctor --this-host --input "$data/m3-ultra-1.json" \
         --hostfile "$data/../fleet/mlx-hostfile.json" 2>&1); rc=$?
   printf '%s\n' "$out"
   [ $rc -eq 0 ] && echo "ok: exit 0" || { echo "FAIL: exit $rc, expected 0"; fail=1; }
   expect "the other hosts are routed" "peer 192.168.1.12 ($data/../fleet/mlx-hostfile.json hosts[1] m3-ultra-2): reachable through gpm0"
   expect "all three" "peer 192.168.1.14 ($data/../fleet/mlx-hostfile.json hosts[3] m3-ultra-4)"
   # Rank 1's row on this host: the same devices, so still ready; a rank past the file is refused.
-  out=$("$cli" doctor --input "$data/m3-ultra-1.json" \
+  out=$("$cli" doctor --this-host --input "$data/m3-ultra-1.json" \
         --hostfile "$data/../fleet/mlx-hostfile.json" --rank 7 2>&1); rc=$?
   [ $rc -eq 2 ] && echo "ok: --rank 7 is bad usage" || { echo "FAIL: --rank 7: exit $rc"; fail=1; }
-  expect "names the file's size" "--rank 7: expected a rank 0..3 of $data/../fleet/mlx-hostfile.json"
+  # The path is shown bounded (64 bytes, then "..."): a long checkout path is cut, so only its start.
+  expect "names the file's size" "--rank 7: expected a rank 0..3 of "
   # Without en3 the row's rdma_en3 still has a table but no interface: not ready.
   ip link del en3
-  out=$("$cli" doctor --input "$data/m3-ultra-1.json" \
+  out=$("$cli" doctor --this-host --input "$data/m3-ultra-1.json" \
         --hostfile "$data/../fleet/mlx-hostfile.json" 2>&1); rc=$?
   [ $rc -eq 1 ] && echo "ok: exit 1 without en3" || { echo "FAIL: without en3: exit $rc"; fail=1; }
   expect "the missing interface" "rdma_en3 port 1: its interface en3 is not there"
@@ -186,7 +187,7 @@ four_ports)
   # the port's; one peer routed through gpd0, one with no route at all.
   setup_not_ready
   veth gpd0 && ip link set gpd0 mtu 900 && ip addr add 10.9.1.1/24 dev gpd0
-  out=$("$cli" doctor --input "$data/four-ports.json" --peer 10.9.1.2 --peer 10.77.0.1 2>&1); rc=$?
+  out=$("$cli" doctor --this-host --input "$data/four-ports.json" --peer 10.9.1.2 --peer 10.77.0.1 2>&1); rc=$?
   kill "$holder" 2>/dev/null
   printf '%s\n' "$out"
   [ $rc -eq 1 ] && echo "ok: exit 1" || { echo "FAIL: exit $rc, expected 1"; fail=1; }
@@ -206,14 +207,14 @@ bridge)
     echo "SKIP: this kernel refuses a bridge: $(ip link add gpbr0 type bridge 2>&1 | head -n 1)"; exit 77
   fi
   ip link set gpbr0 up && ip link set gpd0 master gpbr0 || { echo "FAIL: could not enslave gpd0"; exit 1; }
-  out=$("$cli" doctor --input "$data/consistent.json" 2>&1); rc=$?
+  out=$("$cli" doctor --this-host --input "$data/consistent.json" 2>&1); rc=$?
   printf '%s\n' "$out"
   [ $rc -eq 1 ] && echo "ok: exit 1" || { echo "FAIL: exit $rc, expected 1"; fail=1; }
   expect "the member and its bridge" "gpd0 is a member of gpbr0"
   expect "the Linux fix" "sudo ip link set gpd0 nomaster"
   # Released from the bridge, the same host is ready again.
   ip link set gpd0 nomaster
-  out=$("$cli" doctor --input "$data/consistent.json" 2>&1); rc=$?
+  out=$("$cli" doctor --this-host --input "$data/consistent.json" 2>&1); rc=$?
   [ $rc -eq 0 ] && echo "ok: exit 0 once released" || { echo "FAIL: released: exit $rc"; printf '%s\n' "$out"; fail=1; }
   ;;
 bridge_unknown)
@@ -221,19 +222,19 @@ bridge_unknown)
   # are not there, so whether they are bridge members cannot be read. Said once, as a note.
   [ -d /sys/class/net/gpd0 ] && { echo "SKIP: the host has a gpd0 of its own"; exit 77; }
   setup_consistent
-  out=$("$cli" doctor --input "$data/consistent.json" 2>&1); rc=$?
+  out=$("$cli" doctor --this-host --input "$data/consistent.json" 2>&1); rc=$?
   printf '%s\n' "$out"
   [ $rc -eq 0 ] && echo "ok: exit 0 (a note is no blocker)" || { echo "FAIL: exit $rc, expected 0"; fail=1; }
   expect "the count" "READY: 0 blockers, 0 warnings, 1 note"
   expect "the note" "note: whether gpd0, gpt0 are a bridge member could not be read: /sys/class/net/gpd0 is missing"
   expect "the way to check" "bridge link show"
-  out=$("$cli" doctor --input "$data/consistent.json" --json 2>&1)
+  out=$("$cli" doctor --this-host --input "$data/consistent.json" --json 2>&1)
   expect "JSON counts notes" '"notes": 1'
   expect "JSON's note" '"code": "bridge_unknown"'
   ;;
 json)
   setup_not_ready
-  out=$("$cli" doctor --input "$data/not-ready.json" --json 2>&1); rc=$?
+  out=$("$cli" doctor --this-host --input "$data/not-ready.json" --json 2>&1); rc=$?
   kill "$holder" 2>/dev/null
   printf '%s\n' "$out" | head -n 40
   [ $rc -eq 1 ] && echo "ok: exit 1" || { echo "FAIL: exit $rc, expected 1"; fail=1; }

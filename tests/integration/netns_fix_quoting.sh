@@ -40,7 +40,7 @@ cat > table.json <<EOF
  "entries": [{"index": 0, "state": "valid", "gid": "fe80::1", "type": "roce_v2", "netdev": "$name"},
              {"index": 1, "state": "valid", "gid": "::ffff:10.9.7.1", "type": "roce_v2", "netdev": "$name"}]}
 EOF
-out=$("$cli" doctor --input table.json --platform linux 2>&1)
+out=$("$cli" doctor --this-host --input table.json --platform linux 2>&1)
 echo "$out"
 # The fix for the netdev that is down: "fix: sudo ip link set NAME up" (the first such line).
 line=$(printf '%s\n' "$out" | sed -n 's/^ *fix: sudo \(ip link set .* up\)$/\1/p' | head -n 1)

@@ -102,7 +102,8 @@ bool has_line_starting(const std::string& text, const std::string& start) {
 TEST(ShownValues, APinValueCannotForgeALineInDoctorOrCheckPins) {
   const std::string table = (example_tables_dir() / "nccl-1573-pod.show_gids.txt").string();
   const std::string pin = "NCCL_IB_GID_INDEX=3\nREADY: 0 blockers, 0 warnings\x1b[2J";
-  const auto doctor = run_program(cli_path(), {"doctor", "--input", table, "--platform", "linux"}, {pin});
+  const auto doctor =
+      run_program(cli_path(), {"doctor", "--this-host", "--input", table, "--platform", "linux"}, {pin});
   EXPECT_FALSE(has_line_starting(doctor.out, "READY: 0 blockers, 0 warnings")) << doctor.out;
   EXPECT_NE(doctor.out.find("3\\nREADY"), std::string::npos) << doctor.out;
   EXPECT_TRUE(no_controls(doctor.out)) << doctor.out;

@@ -55,7 +55,10 @@ TEST(DoctorFindings, NamesListsEveryCodeInRankOrder) {
   std::string want;
   for (const FindingCode c : every_code()) want += (want.empty() ? "" : ", ") + std::string(to_string(c));
   EXPECT_EQ(finding_code_names(), want);
-  EXPECT_EQ(finding_code_names().rfind("no_answer, device_error, rdma_disabled, ", 0), 0u);
+  EXPECT_EQ(finding_code_names().rfind("no_answer, device_error, verbs_library_missing, "
+                                       "no_kernel_rdma_device, verbs_provider_missing, rdma_disabled, ",
+                                       0),
+            0u);
 }
 
 TEST(DoctorFindings, SeveritiesAreTheTables) {

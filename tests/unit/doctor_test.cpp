@@ -338,5 +338,125 @@ TEST(Doctor, APinValueCannotForgeALineOfTheReport) {
   EXPECT_NE(pin->text.find("0\\nREADY"), std::string::npos) << pin->text;  // shown, escaped
 }
 
+// Another host's table (a pasted one): judged by what it says itself, never by this machine's
+// interfaces, routes or pins, and what was not checked is listed.
+TEST(Doctor, AnotherHostsThunderboltPortWithOnlyLinkLocalGidsHasNoIpv4) {
+  DoctorInput in;
+  in.tables.push_back(tb_port("rdma_en3", {{.index = 0, .gid = g("fe80::347c:94ff:fecd:45c4")}}));
+  in.platform = Platform::darwin;
+  in.from_file = true;
+  in.host_checked = false;
+  // This machine's interfaces and pins: not the table's host's, so none may be judged.
+  in.interfaces.push_back(HostInterface{.name = "eth0", .up = true, .running = true});
+  in.pins.push_back({"NCCL_IB_GID_INDEX", "7"});
+  const DoctorReport r = examine(in);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(f.code, FindingCode::no_ipv4);
+  EXPECT_EQ(f.device, "rdma_en3");
+  EXPECT_EQ(f.netdev, "en3");
+  EXPECT_NE(f.text.find("its interface en3 has no IPv4 address"), std::string::npos) << f.text;
+  EXPECT_TRUE(has_line(
+      f, "sudo ifconfig en3 inet 192.168.200.1 netmask 255.255.255.252 alias   # now; lost at reboot"));
+  EXPECT_TRUE(has_line(f, "sudo networksetup -createnetworkservice 'RDMA en3' en3"));
+  EXPECT_EQ(find(r, FindingCode::netdev_missing), nullptr);
+  EXPECT_EQ(find(r, FindingCode::link_local_only), nullptr);  // no_ipv4 is the cause
+  EXPECT_EQ(find(r, FindingCode::stale_pin), nullptr);
+  EXPECT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.not_checked,
+            (std::vector<std::string>{"interfaces", "bridge_membership", "routes", "pins", "rdma_ctl"}));
+}
+
+TEST(Doctor, AnotherHostsTablesAreNotJudgedByThisHostsInterfacesOrRoutes) {
+  DoctorInput in;
+  PortInfo p{.device = "mlx5_0",
+             .port = 1,
+             .state = PortState::active,
+             .link_layer = LinkLayer::ethernet(),
+             .gid_tbl_len = 16};
+  in.tables.push_back(
+      GidTable::make(p,
+                     {{.index = 0, .gid = g("fe80::1"), .type = GidType::roce_v2, .netdev = "eth0"},
+                      {.index = 1, .gid = g("::ffff:10.0.0.5"), .type = GidType::roce_v2, .netdev = "eth0"}})
+          .value());
+  in.from_file = true;
+  in.host_checked = false;
+  in.interfaces_known = false;  // would be interfaces_unknown on this host
+  DoctorPeer peer{PeerAddress::parse("10.0.0.9").value(), "--peer"};
+  in.peers.push_back(peer);  // its route (not looked up) would be peer_unreachable
+  const DoctorReport r = examine(in);
+  EXPECT_TRUE(r.ready());
+  EXPECT_TRUE(r.findings.empty()) << r.findings.front().text;
+  EXPECT_TRUE(r.peers.empty());
+  EXPECT_EQ(r.not_checked, (std::vector<std::string>{"interfaces", "bridge_membership", "routes", "pins"}));
+  // The same input as this host's: its interfaces and the peer are judged.
+  in.host_checked = true;
+  const DoctorReport here = examine(in);
+  EXPECT_NE(find(here, FindingCode::interfaces_unknown), nullptr);
+  EXPECT_NE(find(here, FindingCode::peer_unreachable), nullptr);
+  EXPECT_TRUE(here.not_checked.empty());
+}
+
+// No RDMA device at all: one blocker per cause, with the commands of the platform.
+TEST(Doctor, NoDeviceBecauseTheLibraryCannotBeLoaded) {
+  DoctorInput in;
+  in.no_device =
+      NoDevice{.cause = NoDevice::Cause::library_missing, .detail = "dlopen(libibverbs.so.1): not found"};
+  const DoctorReport r = examine(in);
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(to_string(f.code), "verbs_library_missing");
+  EXPECT_EQ(f.severity, Severity::blocker);
+  EXPECT_FALSE(r.ready());
+  EXPECT_NE(f.text.find("the verbs library cannot be loaded"), std::string::npos) << f.text;
+  EXPECT_NE(f.text.find("dlopen(libibverbs.so.1): not found"), std::string::npos) << f.text;
+  EXPECT_TRUE(has_line(f, "sudo apt install libibverbs1 ibverbs-providers   # Debian, Ubuntu"));
+  EXPECT_TRUE(has_line(f, "sudo dnf install libibverbs   # RHEL, Fedora (the providers are in it)"));
+  in.platform = Platform::darwin;
+  const Finding mac = examine(in).findings.front();
+  EXPECT_EQ(mac.code, FindingCode::verbs_library_missing);
+  ASSERT_EQ(mac.fix.size(), 1u);
+  EXPECT_EQ(mac.fix.front().rfind("sw_vers", 0), 0u) << mac.fix.front();
+}
+
+TEST(Doctor, NoDeviceBecauseTheKernelHasNoneNamesAnInterfaceForSoftRoce) {
+  DoctorInput in;
+  in.no_device = NoDevice{.cause = NoDevice::Cause::no_kernel_device, .netdev = "eth 0;x"};
+  const DoctorReport r = examine(in);
+  ASSERT_EQ(r.findings.size(), 1u);
+  const Finding& f = r.findings.front();
+  EXPECT_EQ(to_string(f.code), "no_kernel_rdma_device");
+  EXPECT_NE(f.text.find("/sys/class/infiniband is absent or empty"), std::string::npos) << f.text;
+  EXPECT_TRUE(
+      has_line(f, "lspci | grep -i -e mellanox -e infiniband -e ethernet   # is there an RDMA-capable NIC?"));
+  EXPECT_TRUE(
+      has_line(f, "sudo modprobe mlx5_ib   # its RDMA driver, <driver>_ib (mlx5_ib: ConnectX-4 and later)"));
+  // The interface is one shell word: pasted, the command changes that interface and runs nothing else.
+  EXPECT_TRUE(has_line(f, "sudo modprobe rdma_rxe && sudo rdma link add rxe0 type rxe netdev 'eth 0;x'"));
+  in.no_device->netdev.clear();
+  EXPECT_TRUE(has_line(examine(in).findings.front(),
+                       "sudo modprobe rdma_rxe && sudo rdma link add rxe0 type rxe netdev IF"));
+}
+
+TEST(Doctor, NoDeviceBecauseTheProviderOrTheUverbsNodeIsMissing) {
+  DoctorInput in;
+  in.no_device = NoDevice{.cause = NoDevice::Cause::provider_missing, .kernel_devices = {"mlx5_0", "mlx5_1"}};
+  const Finding f = examine(in).findings.front();
+  EXPECT_EQ(to_string(f.code), "verbs_provider_missing");
+  EXPECT_NE(f.text.find("the kernel has RDMA devices (mlx5_0, mlx5_1)"), std::string::npos) << f.text;
+  EXPECT_NE(f.text.find("no uverbs node"), std::string::npos) << f.text;
+  ASSERT_FALSE(f.fix.empty());
+  EXPECT_EQ(f.fix.front(), "sudo modprobe ib_uverbs   # /dev/infiniband/uverbsN: how programs open a device");
+  EXPECT_TRUE(has_line(
+      f,
+      "sudo apt install ibverbs-providers   # Debian, Ubuntu (RHEL, Fedora: sudo dnf install libibverbs)"));
+  // The nodes are there: the provider is what is missing, and ib_uverbs is not proposed.
+  in.no_device->uverbs_nodes = true;
+  const Finding p = examine(in).findings.front();
+  EXPECT_NE(p.text.find("its user-space provider is missing"), std::string::npos) << p.text;
+  EXPECT_FALSE(
+      has_line(p, "sudo modprobe ib_uverbs   # /dev/infiniband/uverbsN: how programs open a device"));
+}
+
 }  // namespace
 }  // namespace gidpolicy

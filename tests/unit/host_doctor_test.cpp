@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -93,6 +97,61 @@ TEST(HostDoctor, InterfacesOfThisNamespaceAreRead) {
   bool lo = false;
   for (const HostInterface& i : in.interfaces) lo = lo || i.loopback;
   EXPECT_TRUE(lo);
+}
+
+// Which of the three layers is missing when no device is listed, from the errc and what the
+// host's directories hold (given here as temporary ones in /sys/class/infiniband's and
+// /dev/infiniband's place).
+TEST(HostDoctor, NoDeviceIsClassifiedByTheErrorCodeAndTheKernelsDevices) {
+  const std::filesystem::path root =
+      std::filesystem::path(::testing::TempDir()) / ("no_device_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  const std::string cls = (root / "infiniband").string(), dev = (root / "dev").string();
+  const Error none(errc::no_devices, "ibv_get_device_list() found 0 devices");
+
+  DoctorInput lib;
+  ASSERT_TRUE(read_no_device(lib, Error(errc::library_unavailable, "dlopen: gone"), cls, dev));
+  ASSERT_TRUE(lib.no_device);
+  EXPECT_EQ(lib.no_device->cause, NoDevice::Cause::library_missing);
+  EXPECT_EQ(lib.no_device->detail, "dlopen: gone");
+
+  DoctorInput absent;  // no /sys/class/infiniband at all; an interface to name for soft-RoCE
+  absent.interfaces.push_back(HostInterface{.name = "lo", .up = true, .loopback = true});
+  absent.interfaces.push_back(HostInterface{.name = "down0", .up = false});
+  HostInterface eth{.name = "eth1", .up = true};
+  eth.addresses.push_back({Gid::ipv4_mapped(0x0a000001), 24});
+  absent.interfaces.push_back(eth);
+  ASSERT_TRUE(read_no_device(absent, none, cls, dev));
+  EXPECT_EQ(absent.no_device->cause, NoDevice::Cause::no_kernel_device);
+  EXPECT_EQ(absent.no_device->netdev, "eth1");
+
+  std::filesystem::create_directories(cls);  // there, but empty
+  DoctorInput empty;
+  ASSERT_TRUE(read_no_device(empty, none, cls, dev));
+  EXPECT_EQ(empty.no_device->cause, NoDevice::Cause::no_kernel_device);
+
+  std::filesystem::create_directories(std::filesystem::path(cls) / "mlx5_0");
+  DoctorInput kernel;
+  ASSERT_TRUE(read_no_device(kernel, none, cls, dev));
+  EXPECT_EQ(kernel.no_device->cause, NoDevice::Cause::provider_missing);
+  EXPECT_EQ(kernel.no_device->kernel_devices, std::vector<std::string>{"mlx5_0"});
+  EXPECT_FALSE(kernel.no_device->uverbs_nodes);
+  std::filesystem::create_directories(dev);
+  std::ofstream(std::filesystem::path(dev) / "uverbs0").put('\n');
+  DoctorInput nodes;
+  ASSERT_TRUE(read_no_device(nodes, none, cls, dev));
+  EXPECT_TRUE(nodes.no_device->uverbs_nodes);
+
+  // Any other failure is not a missing device: nothing is set, the caller reports it.
+  DoctorInput other;
+  EXPECT_FALSE(read_no_device(other, Error(errc::symbol_missing, "lacks ibv_query_gid"), cls, dev));
+  EXPECT_FALSE(other.no_device);
+  // macOS: rdma_ctl says why a Mac lists none; only a library that cannot load is said here.
+  DoctorInput mac;
+  mac.platform = Platform::darwin;
+  EXPECT_TRUE(read_no_device(mac, none, cls, dev));
+  EXPECT_FALSE(mac.no_device);
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace host_doctor_test

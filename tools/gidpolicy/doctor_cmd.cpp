@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -40,8 +41,8 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
       ->check(CLI::IsMember({"dlopen", "linked"}));
   input_opt_ =
       g->add_option("--input", input_,
-                    "A table file (ibv_devinfo -v, show_gids, gidpolicy JSON) instead of live devices; "
-                    "the interfaces and routes are still this host's");
+                    "A table file (ibv_devinfo -v, show_gids, gidpolicy JSON) instead of live devices: "
+                    "judged by itself, as another host's (unless --this-host)");
   sysfs_opt_ = g->add_option("--sysfs", sysfs_, "A directory laid out like /sys/class/infiniband");
   g->add_option("--max-input-bytes", o_.source.max_input_bytes, "Refuse an --input larger than this")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
@@ -56,12 +57,15 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
                        std::string(stack_vars::kJacclRank) + ", $" + std::string(stack_vars::kMlxRank) +
                        ", else the host whose address or name is this one's)");
   cmd_->add_option("--platform", o_.platform,
-                   "Whose commands to print: linux or darwin (default: this host's)")
+                   "Whose commands to print: linux or darwin (default: the tables' host's)")
       ->check(CLI::IsMember({"linux", "darwin"}));
   cmd_->add_option("--deadline", o_.deadline_s,
                    "Seconds each verbs call may take before its device is reported as not answering")
       ->check(finite_range(0.05, 600.0))
       ->capture_default_str();
+  cmd_->add_flag("--this-host", o_.this_host,
+                 "The --input table was taken on this host: judge it against this host's interfaces, routes "
+                 "and environment too (a table alone is judged by itself)");
   cmd_->add_flag("--json", o_.json, "Print JSON (schema gidpolicy.doctor, docs/cli.md)");
 }
 
@@ -86,7 +90,9 @@ std::string host_name() {
 
 /// This host's index among `hosts`: --rank, else the one holding an address of this host, else
 /// the one whose ssh name is this host's name (with or without its domain).
-std::optional<std::size_t> find_self(const fleet::MlxHostfile& f, const std::vector<HostInterface>& ifs) {
+std::optional<std::size_t> find_self(const fleet::MlxHostfile& f, const std::vector<HostInterface>& ifs,
+                                     bool this_host) {
+  if (!this_host) return std::nullopt;  // another host's table: its addresses and name are not known
   for (std::size_t i = 0; i < f.hosts.size(); ++i)
     for (const std::string& ip : f.hosts[i].ips) {
       auto a = PeerAddress::parse(ip);
@@ -118,6 +124,36 @@ Json finding_json(const Finding& f, std::size_t rank) {
   return j;
 }
 
+/// The platform a table describes: a Thunderbolt port is a Mac's (Apple's RDMA over Thunderbolt
+/// is macOS only); any other port, Linux's.
+Platform platform_of(const std::vector<GidTable>& tables) {
+  for (const GidTable& t : tables)
+    if (t.port().link_layer.kind() == LinkLayer::Kind::thunderbolt) return Platform::darwin;
+  return Platform::linux_kernel;
+}
+
+/// Whether a --sysfs directory is this host's own: under /sys, once links are resolved.
+bool real_sysfs(const std::string& dir) {
+  std::error_code ec;
+  const std::string c = std::filesystem::canonical(dir, ec).string();
+  return !ec && c.rfind("/sys/", 0) == 0;
+}
+
+/// The not-checked line's words for DoctorReport::not_checked's names, "a, b and c".
+std::string not_checked_words(const std::vector<std::string>& names) {
+  const std::map<std::string, std::string> words = {{"interfaces", "the interfaces"},
+                                                    {"bridge_membership", "bridge membership"},
+                                                    {"routes", "the routes to peers"},
+                                                    {"pins", "the pins in the environment"},
+                                                    {"rdma_ctl", "rdma_ctl status"}};
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto w = words.find(names[i]);
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + (w == words.end() ? names[i] : w->second);
+  }
+  return out;
+}
+
 void print_json_report(const DoctorReport& r, const DoctorInput& in, const std::string& source) {
   Json j;
   j["schema"] = "gidpolicy.doctor";
@@ -125,6 +161,7 @@ void print_json_report(const DoctorReport& r, const DoctorInput& in, const std::
   j["ready"] = r.ready();
   j["platform"] = std::string(to_string(in.platform));
   j["source"] = source;
+  j["not_checked"] = r.not_checked;
   j["blockers"] = r.blockers();
   const auto count = [&](Severity s) {
     return static_cast<std::size_t>(std::count_if(r.findings.begin(), r.findings.end(),
@@ -200,6 +237,10 @@ void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::
     out.print("  {} port {}: {}, {}, {}, {} GID{} ({} routable)\n", shown(p.device), p.port, p.state,
               p.link_layer, nd.empty() ? "no netdev" : shown(nd), p.gids, p.gids == 1 ? "" : "s", p.routable);
   }
+  if (!r.not_checked.empty())
+    out.print(
+        "not checked from a table: {} of the host it was taken on (run gidpolicy doctor on that host)\n",
+        not_checked_words(r.not_checked));
   std::set<FindingCode> recipe_shown;
   for (std::size_t i = 0; i < r.findings.size(); ++i) {
     const Finding& f = r.findings[i];
@@ -242,8 +283,26 @@ void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::
 int run_doctor(const DoctorArgs& o) {
   if (o.source.input && o.source.sysfs)
     return usage_error("doctor: give one source: --input or --sysfs, not both");
+  if (o.this_host && !o.source.input)
+    return usage_error("doctor --this-host: it says whose --input table this is; give --input FILE");
   DoctorInput in;
-  in.platform = o.platform ? platform_from_string(*o.platform).value_or(host_platform()) : host_platform();
+  // Whose host the tables describe: live reads and the real sysfs are this host's; a table file
+  // is judged by itself unless --this-host says it was taken here. This machine's interfaces,
+  // routes, environment and RDMA switch are read only for this host's tables.
+  in.host_checked = !(o.source.input || o.source.sysfs) || o.this_host ||
+                    (o.source.sysfs && doctor_cmd_detail::real_sysfs(*o.source.sysfs));
+  std::string source;
+  if (o.source.input || o.source.sysfs) {
+    auto loaded = load_tables(o.source);
+    if (!loaded) return usage_error(loaded.error());
+    in.tables = std::move(loaded.value().tables);
+    in.from_file = true;
+    source = loaded.value().source;
+  }
+  // --platform wins; else this host's, or the one the table describes.
+  in.platform = o.platform        ? platform_from_string(*o.platform).value_or(host_platform())
+                : in.host_checked ? host_platform()
+                                  : doctor_cmd_detail::platform_of(in.tables);
   std::vector<PeerAddress> peers;
   std::vector<std::string> origins;
   std::vector<bool> rdma;  // --peer: RDMA goes there; a hostfile's ips: the launcher's TCP
@@ -254,8 +313,8 @@ int run_doctor(const DoctorArgs& o) {
     origins.push_back("--peer");
     rdma.push_back(true);
   }
-  // The interfaces of this namespace: what every GID is compared with.
-  read_host_interfaces(in);
+  // The interfaces of this namespace: what every GID is compared with (this host's tables only).
+  if (in.host_checked) read_host_interfaces(in);
   // A rank is a row of a file: without one it would be ignored, so it is refused (as env's is).
   if (o.rank && !o.hostfile && !o.jaccl_devices)
     return usage_error(
@@ -290,7 +349,7 @@ int run_doctor(const DoctorArgs& o) {
       if (!r) return usage_error(r.error());
       self = r.value();
     }
-    if (!self) self = doctor_cmd_detail::find_self(f, in.interfaces);
+    if (!self) self = doctor_cmd_detail::find_self(f, in.interfaces, in.host_checked);
     if (!self)
       in.unknown_rank = DoctorInput::UnknownRank{path, o.hostfile ? "hostfile" : "jaccl-devices",
                                                  bounded(doctor_cmd_detail::host_name(), 64)};
@@ -322,33 +381,33 @@ int run_doctor(const DoctorArgs& o) {
   if (in.peer_addresses.size() > kMaxRoutedPeers)
     return usage_error(
         fmt::format("{} peer addresses in the file: at most {}", in.peer_addresses.size(), kMaxRoutedPeers));
-  for (std::size_t i = 0; i < peers.size(); ++i) {
-    DoctorPeer p{peers[i], origins[i]};
-    p.rdma = rdma[i];
-    in.peers.push_back(std::move(p));
+  // The routes and the pins are this host's: another host's table is not judged by them (the
+  // report's not-checked line says so).
+  if (in.host_checked) {
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      DoctorPeer p{peers[i], origins[i]};
+      p.rdma = rdma[i];
+      in.peers.push_back(std::move(p));
+    }
+    KernelRoutes kernel;
+    route_peers(in, kernel);
+    // The pins, and the device variables that say which ports each stack uses (the doctor
+    // judges a pin only there: read_device_selector).
+    for (const auto& names : {pin_variables(), device_variables()})
+      for (auto v : names)
+        if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
   }
-  KernelRoutes kernel;
-  route_peers(in, kernel);
-  // The pins, and the device variables that say which ports each stack uses (the doctor judges
-  // a pin only there: read_device_selector).
-  for (const auto& names : {pin_variables(), device_variables()})
-    for (auto v : names)
-      if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
 
-  std::string source;
-  if (o.source.input || o.source.sysfs) {
-    auto loaded = load_tables(o.source);
-    if (!loaded) return usage_error(loaded.error());
-    in.tables = std::move(loaded.value().tables);
-    in.from_file = true;
-    source = loaded.value().source;
-  } else {
+  if (!(o.source.input || o.source.sysfs)) {
     const auto deadline =
         std::chrono::milliseconds(static_cast<long long>(std::llround(o.deadline_s * 1000)));
     auto live = read_live(o.source, deadline);
-    if (!live) return usage_error(live.error());
-    in.tables = std::move(live.value().tables);
-    in.failures = std::move(live.value().failures);
+    if (live) {
+      in.tables = std::move(live.value().tables);
+      in.failures = std::move(live.value().failures);
+    } else if (!read_no_device(in, live.error())) {
+      return usage_error(live.error());  // fork or pipe failing: nothing was read
+    }
     source = "live devices (" + o.source.verbs + ")";
     // A Mac's RDMA switch says whether an empty device list is final (the tables of a file
     // describe another moment, perhaps another host: not asked then).

@@ -44,6 +44,7 @@ struct DoctorArgs {
   std::optional<std::string> platform;  ///< whose commands: linux or darwin
   double deadline_s = 5.0;              ///< per verbs call
   bool json = false;
+  bool this_host = false;  ///< --this-host: the --input table was taken on this host
 };
 
 /// Registers `doctor` on `app`; run() after parsing when parsed() says it was chosen.

@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace gidpolicy::cli {
 // A named namespace, not an anonymous one: unity builds put this file in one translation unit
@@ -235,16 +236,23 @@ result<LiveRead> read_live(const SourceArgs& o, std::chrono::milliseconds deadli
   if (o.device) {
     names.push_back(*o.device);
   } else {
+    // The error crosses the pipe with its code on a line of its own (errc's name, or "-" for a
+    // driver errno): the doctor tells a library that cannot be loaded from one that lists no
+    // device by the code, never by the wording.
+    const auto coded = [](const Error& e, const std::string& detail) {
+      const bool ours = e.code.category() == error_category();
+      return std::string(ours ? to_string(static_cast<errc>(e.code.value())) : "-") + "\n" + detail;
+    };
     const auto list = [&](int fd, std::string& result) {
       auto api = make_api(o.verbs);
       if (!api) {
-        result = api.error().detail;
+        result = coded(api.error(), api.error().detail);
         return false;
       }
       doctor_live_detail::ReportingApi rep(*api.value(), fd);
       auto found = rep.device_names();
       if (!found) {
-        result = api.value()->backend_name() + ": " + found.error().detail;
+        result = coded(found.error(), api.value()->backend_name() + ": " + found.error().detail);
         return false;
       }
       for (const auto& n : found.value()) result += n + "\n";
@@ -256,7 +264,21 @@ result<LiveRead> read_live(const SourceArgs& o, std::chrono::milliseconds deadli
         out.failures.push_back(doctor_live_detail::failure_of("(all devices)", c, deadline));
         return out;
       }
-      return fail(errc::no_devices, c.finished ? c.payload : c.ended);
+      if (c.finished) {
+        const auto nl = c.payload.find('\n');
+        const std::optional<errc> code = errc_from_string(c.payload.substr(0, nl));
+        const std::string detail = nl == std::string::npos ? std::string() : c.payload.substr(nl + 1);
+        // No library, or no device: the caller finds out why (read_no_device()).
+        if (code == errc::library_unavailable || code == errc::no_devices) return fail(*code, detail);
+        // Any other failure of the listing (a driver errno, a library lacking a symbol) is the
+        // listing's: reported as such, like one that crashed.
+        DeviceFailure f = doctor_live_detail::failure_of("(all devices)", c, deadline);
+        f.detail = detail;
+        out.failures.push_back(std::move(f));
+        return out;
+      }
+      out.failures.push_back(doctor_live_detail::failure_of("(all devices)", c, deadline));
+      return out;
     }
     for (std::size_t at = 0; at < c.payload.size();) {
       const auto nl = c.payload.find('\n', at);

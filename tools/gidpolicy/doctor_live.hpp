@@ -20,8 +20,10 @@ struct LiveRead {
 /// does not answer in time gets the child killed (a thread stuck in a driver call cannot be
 /// stopped; a process can) and the device reported as a DeviceFailure. The listing of the
 /// devices runs in a child of its own, then one child per device, so one wedged device does not
-/// hide the others. Errors: only what stops every device (the library cannot be loaded, no
-/// device at all, fork or pipe failing).
+/// hide the others. Errors: only what stops every device, with its code: the library cannot be
+/// loaded (errc::library_unavailable), it lists no device (errc::no_devices), fork or pipe
+/// failing. A listing that fails otherwise, crashes or does not answer is a DeviceFailure for
+/// "(all devices)".
 result<LiveRead> read_live(const SourceArgs& o, std::chrono::milliseconds deadline);
 
 }  // namespace gidpolicy::cli
