@@ -176,10 +176,15 @@ class Examiner {
     return {};
   }
 
-  /// An address for the next interface that needs one (never a peer's, never 169.254/16).
-  std::optional<IfAddress> next_address() {
+  /// An address for an interface that needs one (never a peer's, never 169.254/16): one per
+  /// interface per report, whichever findings ask (self_assigned and link_local_only on one
+  /// port used to propose two), so the far end's `.2` always matches this end's `.1`.
+  std::optional<IfAddress> next_address(const std::string& netdev) {
+    if (!netdev.empty())
+      if (const auto it = proposed_.find(netdev); it != proposed_.end()) return it->second;
     auto a = propose_address(taken_, 0);
     if (a) taken_.push_back(*a);
+    if (!netdev.empty()) proposed_.emplace(netdev, a);
     return a;
   }
 
@@ -349,7 +354,7 @@ class Examiner {
       add(FindingCode::no_gids, dev, pn, netdevs.empty() ? "" : netdevs.front(), pname + " lists no GID",
           "no program can advertise or route from this port", {});
     } else if (s.routable == 0 && !(tb && no_ipv4_said_)) {
-      auto a = next_address();
+      auto a = next_address(netdevs.empty() ? "" : netdevs.front());
       add(FindingCode::link_local_only, dev, pn, netdevs.empty() ? "" : netdevs.front(),
           pname + ": only link-local GIDs (" + std::to_string(s.gids) + "): none reaches past the link",
           "a stack that takes a link-local GID passes RTR and then times out: routers drop link-local "
@@ -374,7 +379,7 @@ class Examiner {
       add(FindingCode::no_gids, dev, pn, n, pname + " lists no GID",
           "no program can advertise or route from this port", {});
     } else if (s.routable == 0 && tb && !mapped && !n.empty()) {
-      auto a = next_address();
+      auto a = next_address(n);
       add(FindingCode::no_ipv4, dev, pn, n,
           pname + ": its interface " + n +
               " has no IPv4 address (the table lists only link-local GIDs), so the port has no "
@@ -383,7 +388,7 @@ class Examiner {
           {.netdev = n, .address = a});
     } else if (s.routable == 0) {
       if (tb && mapped && !n.empty()) {
-        auto a = next_address();
+        auto a = next_address(n);
         add(FindingCode::self_assigned, dev, pn, n,
             pname + ": " + n +
                 " has only a self-assigned 169.254 address (its only IPv4-mapped GIDs are "
@@ -392,7 +397,7 @@ class Examiner {
             "peer list written today names a GID that is gone tomorrow",
             {.netdev = n, .address = a});
       }
-      auto a = next_address();
+      auto a = next_address(n);
       add(FindingCode::link_local_only, dev, pn, n,
           pname + ": only link-local GIDs (" + std::to_string(s.gids) + "): none reaches past the link",
           "a stack that takes a link-local GID passes RTR and then times out: routers drop link-local "
@@ -419,14 +424,14 @@ class Examiner {
              std::find(bridge_unknown_.begin(), bridge_unknown_.end(), &i) == bridge_unknown_.end())
       bridge_unknown_.push_back(&i);
     if (tb && !i.has_ipv4()) {
-      auto a = next_address();
+      auto a = next_address(n);
       no_ipv4_said_ = true;
       add(FindingCode::no_ipv4, dev, pn, n,
           pname + ": " + n + " has no IPv4 address, so the port has no ::ffff:a.b.c.d GID",
           "JACCL and ds4 route from the first IPv4-mapped GID: without one their RTR fails with EINVAL (22)",
           {.netdev = n, .address = a});
     } else if (tb && !i.has_assigned_ipv4()) {
-      auto a = next_address();
+      auto a = next_address(n);
       add(FindingCode::self_assigned, dev, pn, n,
           pname + ": " + n + " has only a self-assigned 169.254 address",
           "it arrives seconds to minutes after the link and may differ after a reboot: a device file or "
@@ -526,7 +531,7 @@ class Examiner {
         const unsigned p = std::min(nets[x].a.prefix, nets[y].a.prefix);
         if (!nets[x].a.address.in_prefix(nets[y].a.address, 96 + p)) continue;
         if (!said.insert({nets[x].netdev, nets[y].netdev}).second) continue;
-        auto a = next_address();
+        auto a = next_address(nets[y].netdev);
         add(FindingCode::shared_subnet, "", 0, nets[y].netdev,
             nets[x].port + " (" + nets[x].netdev + ") and " + nets[y].port + " (" + nets[y].netdev +
                 ") are on one subnet (" + text_of(nets[x].a.address) + "/" +
@@ -623,7 +628,7 @@ class Examiner {
             "peer " + l.peer + ": the route's source " + text_of(src->gid) +
                 " is link-local and the peer is not",
             "RTR passes and the QP times out: a link-local source reaches nothing past its link",
-            {.netdev = r.netdev, .address = next_address()});
+            {.netdev = r.netdev, .address = next_address(r.netdev)});
     }
   }
 
@@ -671,6 +676,7 @@ class Examiner {
   Fixes fixes_;
   DoctorReport r_;
   std::vector<IfAddress> taken_;
+  std::map<std::string, std::optional<IfAddress>> proposed_;  // next_address(): one per interface
   std::vector<std::pair<const GidTable*, std::vector<std::string>>> port_netdevs_;
   std::vector<const HostInterface*> bridge_unknown_;  // port netdevs whose membership is unknown
   bool no_ipv4_said_ = false;

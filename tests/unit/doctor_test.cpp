@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -365,6 +366,32 @@ TEST(Doctor, AnotherHostsThunderboltPortWithOnlyLinkLocalGidsHasNoIpv4) {
   EXPECT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.not_checked,
             (std::vector<std::string>{"interfaces", "bridge_membership", "routes", "pins", "rdma_ctl"}));
+}
+
+// A port whose only IPv4-mapped GID is self-assigned raises two findings that each propose an
+// address; a report proposes one per interface, so the far end's .2 matches this end's .1.
+TEST(Doctor, OneProposedAddressPerInterfacePerReport) {
+  DoctorInput in;
+  in.tables.push_back(tb_port("rdma_en3", {{.index = 0, .gid = g("fe80::347c:94ff:fecd:45c4")},
+                                           {.index = 1, .gid = g("::ffff:169.254.7.9")}}));
+  in.platform = Platform::darwin;
+  in.from_file = true;
+  in.host_checked = false;
+  const DoctorReport r = examine(in);
+  std::set<std::string> proposed;
+  std::size_t proposing = 0;
+  for (const Finding& f : r.findings) {
+    bool any = false;
+    for (const std::string& line : f.fix) {
+      const auto at = line.find("inet 192.168.");
+      if (at == std::string::npos) continue;
+      proposed.insert(line.substr(at + 5, line.find(' ', at + 5) - (at + 5)));
+      any = true;
+    }
+    proposing += any ? 1 : 0;
+  }
+  EXPECT_GE(proposing, 2u) << "the case needs two findings that propose an address";
+  EXPECT_EQ(proposed, (std::set<std::string>{"192.168.200.1"}));
 }
 
 TEST(Doctor, AnotherHostsTablesAreNotJudgedByThisHostsInterfacesOrRoutes) {
