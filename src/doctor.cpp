@@ -556,13 +556,14 @@ class Examiner {
         // whose choice is not modelled (llama.cpp) says it uses the index it is given.
         if (!s.runs_on.has(t.port().link_layer)) continue;
         if (!s.predicted) {
-          r_.stacks.push_back(StackLine{std::string(s.name), t.port().device, t.port().port, false, 0, false,
-                                        "uses the index given (" + std::string(s.launch.choice) +
-                                            "): no automatic choice modelled"});
+          r_.stacks.push_back(StackLine{
+              std::string(s.name), t.port().device, t.port().port, false, 0, false,
+              "index given: no automatic choice modelled, it uses its " + std::string(s.launch.choice)});
           continue;
         }
         auto own = stack_profile_on(s.id, t.port().link_layer);
-        if (!own) continue;  // not reached: a predicted row's choice is modelled where it runs (kStacks' checks)
+        if (!own)
+          continue;  // not reached: a predicted row's choice is modelled where it runs (kStacks' checks)
         const StackPrediction p = predict_profile(own.value(), t, model);
         r_.stacks.push_back(StackLine{std::string(s.name), t.port().device, t.port().port, p.chose, p.index,
                                       p.works, p.outcome});

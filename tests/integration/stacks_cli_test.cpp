@@ -57,7 +57,7 @@ TEST(CheckStacks, EveryExampleTableShowsEveryStacksPickAndOutcome) {
       EXPECT_EQ(names, runs.at(port["link_layer"].get<std::string>())) << name;
       for (const auto& s : port["stacks"]) {
         EXPECT_FALSE(s["outcome"].get<std::string>().empty()) << name;
-        if (!s["modelled"].get<bool>()) {  // llama.cpp: the index it is given, never a failure
+        if (!s.at("modelled").get<bool>()) {  // llama.cpp: the index it is given, never a failure
           EXPECT_TRUE(s["works"].is_null()) << name;
           continue;
         }
@@ -237,13 +237,15 @@ TEST(Env, HelpListsEveryStackOfTheTable) {
             std::string::npos)
       << h.out;
   const auto c = run_cli({"check", "--help"});
-  EXPECT_NE(c.out.find("NCCL, NVSHMEM, UCX, Mooncake, libfabric, perftest, ds4, JACCL, exo"), std::string::npos)
+  EXPECT_NE(c.out.find("NCCL, NVSHMEM, UCX, Mooncake, libfabric, perftest, ds4, JACCL, exo"),
+            std::string::npos)
       << c.out;
   EXPECT_NE(c.out.find("MC_GID_INDEX, FI_VERBS_GID_IDX, GGML_RDMA_GID"), std::string::npos) << c.out;
   const auto bad = run_cli({"env", "--for", "mpi", "--input", stacks_example("nccl-769.devinfo.txt")});
-  EXPECT_NE(bad.err.find(
-                "expected one of nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl, exo"),
-            std::string::npos)
+  EXPECT_NE(
+      bad.err.find(
+          "expected one of nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl, exo"),
+      std::string::npos)
       << bad.err;
 }
 
@@ -417,7 +419,8 @@ TEST(FleetStack, EnvDirWritesOneFilePerHostAndNoValueWhereNoneIsRight) {
 
 // The Mac's stacks on a Mac's port, the RoCE stacks on a RoCE port: chosen by the table's runs_on.
 TEST(CheckStacks, AThunderboltPortListsTheMacsStacksAndJacclFailsOnTheMacMini) {
-  const auto r = run_cli({"check", "--stacks", "--json", "--input", stacks_example("macmini-mapped-at-2.json")});
+  const auto r =
+      run_cli({"check", "--stacks", "--json", "--input", stacks_example("macmini-mapped-at-2.json")});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const Json j = parse_out(r);
   std::map<std::string, Json> by;
@@ -431,9 +434,11 @@ TEST(CheckStacks, AThunderboltPortListsTheMacsStacksAndJacclFailsOnTheMacMini) {
   EXPECT_EQ(by["jaccl"]["gid"], "::ffff:10.99.0.3");
   EXPECT_EQ(by["jaccl"]["errno"], 22);
   EXPECT_TRUE(by["jaccl"]["fix"].is_null());  // no variable steers it
-  EXPECT_NE(by["jaccl"]["host_fix"].get<std::string>().find("it works once the first IPv4-mapped GID sits at index 1"),
+  EXPECT_NE(by["jaccl"]["host_fix"].get<std::string>().find(
+                "it works once the first IPv4-mapped GID sits at index 1"),
             std::string::npos);
-  EXPECT_EQ(by["jaccl"]["patched_fork"], "JACCL_GID_POLICY=auto picks index 2 (::ffff:10.99.0.3) (patched fork only)");
+  EXPECT_EQ(by["jaccl"]["patched_fork"],
+            "JACCL_GID_POLICY=auto picks index 2 (::ffff:10.99.0.3) (patched fork only)");
   EXPECT_EQ(by["exo"]["outcome"], by["jaccl"]["outcome"]);
   EXPECT_EQ(by["ds4"]["spec"], "ds4");
   EXPECT_TRUE(by["ds4"]["works"].get<bool>());
@@ -443,22 +448,27 @@ TEST(CheckStacks, AThunderboltPortListsTheMacsStacksAndJacclFailsOnTheMacMini) {
   EXPECT_NE(text.out.find("  jaccl           1  ::ffff:10.99.0.3                         NO     EINVAL (22)"),
             std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find("uses the index given: no automatic choice modelled (GGML_RDMA_GID)"), std::string::npos)
+  EXPECT_NE(text.out.find("uses the index given: no automatic choice modelled (GGML_RDMA_GID)"),
+            std::string::npos)
       << text.out;
   // The Mac with its mapped GID at 1: stock JACCL works, and the port passes.
-  EXPECT_EQ(run_cli({"check", "--stacks", "--input", stacks_example("apple-ds4qa-rdma_en1.devinfo.txt")}).exit_code,
-            0);
+  EXPECT_EQ(
+      run_cli({"check", "--stacks", "--input", stacks_example("apple-ds4qa-rdma_en1.devinfo.txt")}).exit_code,
+      0);
 }
 
 TEST(CheckStacks, ARocePortListsTheRoceStacksOnlyAndDs4ByItsLinuxPath) {
-  const Json j = parse_out(run_cli({"check", "--stacks", "--json", "--input", stacks_example("nccl-769.devinfo.txt")}));
+  const Json j =
+      parse_out(run_cli({"check", "--stacks", "--json", "--input", stacks_example("nccl-769.devinfo.txt")}));
   std::vector<std::string> names;
   for (const auto& s : j["stacks"]) {
     names.push_back(s["stack"].get<std::string>());
-    if (s["stack"] == "ds4") EXPECT_EQ(s["spec"], "ds4-linux");
+    if (s["stack"] == "ds4") {
+      EXPECT_EQ(s["spec"], "ds4-linux");
+    }
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest", "ds4",
-                                             "llama.cpp"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest",
+                                             "ds4", "llama.cpp"}));
 }
 
 // A port no stack runs on (an unknown link layer) says so.
@@ -466,14 +476,16 @@ TEST(CheckStacks, APortWhereNoStackRunsSaysSo) {
   const fs::path dir = fs::temp_directory_path() / ("gidpolicy-stacks-none-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   {
-    std::ofstream(dir / "t.json") << R"({"schema": "gidpolicy.tables", "version": 1, "ports": [{"device": "x0",
+    std::ofstream(dir / "t.json")
+        << R"J({"schema": "gidpolicy.tables", "version": 1, "ports": [{"device": "x0",
       "port": 1, "state": "active", "link_layer": "unknown(7)", "gid_tbl_len": 4, "active_mtu": 1024, "lid": 0,
-      "holes": "empty", "entries": [{"index": 0, "gid": "::ffff:10.0.0.1", "type": "roce_v2", "state": "valid"}]}]})";
+      "holes": "empty", "entries": [{"index": 0, "gid": "::ffff:10.0.0.1", "type": "roce_v2", "state": "valid"}]}]})J";
   }
   const auto r = run_cli({"check", "--stacks", "--input", (dir / "t.json").string()});
   fs::remove_all(dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("no stack gidpolicy knows runs on unknown(7) ports"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("no stack gidpolicy knows runs on unknown(7) ports"), std::string::npos)
+      << r.out << r.err;
 }
 
 // A healthy RoCE host: JACCL's profiles (and ds4's macOS scan) never run there, so they neither
@@ -486,44 +498,53 @@ TEST(Check, AHealthyRocePortPassesWithoutTheThunderboltProfiles) {
             std::string::npos)
       << r.out;
   const Json j = parse_out(run_cli({"check", "--json", "--input", stacks_example("nccl-769.devinfo.txt")}));
-  EXPECT_EQ(j["not_run"], Json::array({"jaccl", "jaccl-legacy", "jaccl-fixed", "ds4"}));
+  EXPECT_EQ(j.at("not_run"), Json::array({"jaccl", "jaccl-legacy", "jaccl-fixed", "ds4"}));
   // Asked for by name, a profile is checked wherever asked.
-  EXPECT_EQ(run_cli({"check", "--profile", "jaccl", "--input", stacks_example("nccl-769.devinfo.txt")}).exit_code,
-            1);
+  EXPECT_EQ(
+      run_cli({"check", "--profile", "jaccl", "--input", stacks_example("nccl-769.devinfo.txt")}).exit_code,
+      1);
   // On the Mac the Linux path is the one left out; stock JACCL still fails there.
   const auto mac = run_cli({"check", "--input", stacks_example("macmini-mapped-at-2.json")});
   EXPECT_EQ(mac.exit_code, 1);
-  EXPECT_NE(mac.out.find("not run on thunderbolt ports (not checked): ds4-linux"), std::string::npos) << mac.out;
+  EXPECT_NE(mac.out.find("not run on thunderbolt ports (not checked): ds4-linux"), std::string::npos)
+      << mac.out;
 }
 
 // Stock JACCL on the Mac mini: no variable steers it, so env exits 1 and says what must hold on
 // the host, beside the patched fork's setting, labelled as such.
 TEST(EnvJaccl, StockJacclThatFailsExitsOneAndSaysWhatMustHoldOnTheHost) {
-  const auto r = run_with_env({"env", "--for", "jaccl", "--input", stacks_example("macmini-mapped-at-2.json")}, {});
+  const auto r =
+      run_with_env({"env", "--for", "jaccl", "--input", stacks_example("macmini-mapped-at-2.json")}, {});
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.err.find("jaccl: JACCL as it ships on rdma_en2 port 1: EINVAL (22)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("jaccl: JACCL as it ships on rdma_en2 port 1: EINVAL (22)"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("no variable steers it (JACCL_GID_POLICY is read only by its patched fork)"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("it advertises index 2 (::ffff:10.99.0.3, the first IPv4-mapped GID) and routes from index "
-                       "1, which is empty: it works once the first IPv4-mapped GID sits at index 1"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("it advertises index 2 (::ffff:10.99.0.3, the first IPv4-mapped GID) and routes from index "
+                 "1, which is empty: it works once the first IPv4-mapped GID sits at index 1"),
+      std::string::npos)
       << r.err;
-  EXPECT_NE(r.out.find("# jaccl: JACCL_GID_POLICY=auto needs the patched JACCL fork: JACCL as it ships ignores it"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("# jaccl: JACCL_GID_POLICY=auto needs the patched JACCL fork: JACCL as it ships ignores it"),
+      std::string::npos)
       << r.out;
   // exo runs JACCL: the same.
-  EXPECT_EQ(run_with_env({"env", "--for", "exo", "--input", stacks_example("macmini-mapped-at-2.json")}, {}).exit_code,
+  EXPECT_EQ(run_with_env({"env", "--for", "exo", "--input", stacks_example("macmini-mapped-at-2.json")}, {})
+                .exit_code,
             1);
   // Where stock JACCL works (its mapped GID at index 1), env exits 0.
-  const auto ok =
-      run_with_env({"env", "--for", "jaccl", "--input", stacks_example("apple-ds4qa-rdma_en1.devinfo.txt")}, {});
+  const auto ok = run_with_env(
+      {"env", "--for", "jaccl", "--input", stacks_example("apple-ds4qa-rdma_en1.devinfo.txt")}, {});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(ok.err, "");
   // JACCL names no RoCE port: a stack that runs on none of the ports is a conflict.
-  const auto roce = run_with_env({"env", "--for", "jaccl", "--input", stacks_example("nccl-769.devinfo.txt")}, {});
+  const auto roce =
+      run_with_env({"env", "--for", "jaccl", "--input", stacks_example("nccl-769.devinfo.txt")}, {});
   EXPECT_EQ(roce.exit_code, 1);
-  EXPECT_NE(roce.err.find("jaccl: JACCL runs on thunderbolt ports, and none of these is one"), std::string::npos)
+  EXPECT_NE(roce.err.find("jaccl: JACCL runs on thunderbolt ports, and none of these is one"),
+            std::string::npos)
       << roce.err;
 }
 
@@ -532,11 +553,14 @@ TEST(Env, NcclOnAThunderboltPortIsAConflictAndLlamaCppGetsItsDevice) {
   const auto n = run_cli({"env", "--for", "nccl", "--input", stacks_example("macmini-mapped-at-2.json")});
   EXPECT_EQ(n.exit_code, 1);
   EXPECT_EQ(n.out.find("NCCL_IB_GID_INDEX"), std::string::npos) << n.out;
-  EXPECT_NE(n.err.find("nccl: NCCL runs on infiniband, ethernet ports, and none of these is one"), std::string::npos)
+  EXPECT_NE(n.err.find("nccl: NCCL runs on infiniband, ethernet ports, and none of these is one"),
+            std::string::npos)
       << n.err;
-  const auto l = run_cli({"env", "--for", "llama.cpp", "--input", stacks_example("macmini-mapped-at-2.json")});
+  const auto l =
+      run_cli({"env", "--for", "llama.cpp", "--input", stacks_example("macmini-mapped-at-2.json")});
   EXPECT_EQ(l.exit_code, 0) << l.err;
-  EXPECT_NE(l.out.find("export GGML_RDMA_DEV='rdma_en2'\nexport GGML_RDMA_GID='2'\n"), std::string::npos) << l.out;
+  EXPECT_NE(l.out.find("export GGML_RDMA_DEV='rdma_en2'\nexport GGML_RDMA_GID='2'\n"), std::string::npos)
+      << l.out;
 }
 
 // check --pins: a pin is judged only where its stack runs.
@@ -544,7 +568,8 @@ TEST(CheckPins, ANcclPinIsNotJudgedOnAThunderboltPort) {
   const auto r = run_with_env({"check", "--pins", "--input", stacks_example("macmini-mapped-at-2.json")},
                               {"NCCL_IB_GID_INDEX=0"});
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("rdma_en2 port 1: not run here: NCCL does not run on thunderbolt ports"), std::string::npos)
+  EXPECT_NE(r.out.find("rdma_en2 port 1: not run here: NCCL does not run on thunderbolt ports"),
+            std::string::npos)
       << r.out;
   // llama.cpp runs there: its pin is judged (index 1 is empty on the Mac mini).
   const auto g = run_with_env({"check", "--pins", "--input", stacks_example("macmini-mapped-at-2.json")},
@@ -555,7 +580,8 @@ TEST(CheckPins, ANcclPinIsNotJudgedOnAThunderboltPort) {
 
 // fleet --stack jaccl: the Macs' stack, judged per host.
 TEST(FleetStack, JacclIsAStackOfTheFleet) {
-  const auto r = run_cli({"fleet", "--stack", "jaccl", (example_tables_dir().parent_path() / "fleet" / "jaccl" / "hosts").string()});
+  const auto r = run_cli({"fleet", "--stack", "jaccl",
+                          (example_tables_dir().parent_path() / "fleet" / "jaccl" / "hosts").string()});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("--stack jaccl: the entry to use on "), std::string::npos) << r.out;
   // On RoCE hosts JACCL does not run: each port says so and counts as right.

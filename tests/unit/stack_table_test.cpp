@@ -21,7 +21,7 @@ namespace {
 
 TEST(StackTable, EveryStackIdHasItsRowInOrder) {
   // The static_asserts in the header say the same at compile time; this names the row that fails.
-  ASSERT_EQ(kStackCount, 9u);
+  ASSERT_EQ(kStackCount, 10u);
   for (std::size_t i = 0; i < kStackCount; ++i) {
     const auto id = static_cast<StackId>(i);
     EXPECT_TRUE(is_stack_id(id)) << i;
@@ -226,8 +226,11 @@ TEST(StackTable, OneProcessPerHcaAdviceNamesTheRowsOwnDeviceSetting) {
 }
 
 TEST(StackTable, EveryRowHasEnvOutputOfItsShape) {
-  const std::vector<GidTable> tables{test::nccl_769()};
+  // A port of a kind each stack runs on (RoCE, else a Mac's Thunderbolt port where stock JACCL works).
+  const std::vector<GidTable> roce{test::nccl_769()};
+  const std::vector<GidTable> mac{test::apple_ds4qa()};
   for (const StackInfo& s : kStacks) {
+    const auto& tables = s.runs_on.has(LinkLayer::ethernet()) ? roce : mac;
     const EnvPlan plan = plan_env({std::string(s.name)}, tables, profiles::automatic());
     const auto has = [&](std::string_view name) {
       return std::any_of(plan.settings.begin(), plan.settings.end(),
