@@ -271,13 +271,14 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
     std::vector<Pick> here;
     std::vector<std::string> not_here;
     for (const Pick& p : picks)
-      (s.runs_on.has(p.table->port().link_layer) ? here.push_back(p) : not_here.push_back(port_name(*p.table)));
+      (s.runs_on.has(p.table->port().link_layer) ? here.push_back(p)
+                                                 : not_here.push_back(port_name(*p.table)));
     if (here.empty()) {
-      plan.conflicts.push_back(std::string(s.name) + ": " + std::string(s.title) + " runs on " +
-                               runs_on_text(s.runs_on) + " ports, and none of these is one (" +
-                               (not_here.empty() ? std::string("no port") : not_here.front()) +
-                               (not_here.size() > 1 ? " and " + std::to_string(not_here.size() - 1) + " more" : "") +
-                               ")");
+      plan.conflicts.push_back(
+          std::string(s.name) + ": " + std::string(s.title) + " runs on " + runs_on_text(s.runs_on) +
+          " ports, and none of these is one (" +
+          (not_here.empty() ? std::string("no port") : not_here.front()) +
+          (not_here.size() > 1 ? " and " + std::to_string(not_here.size() - 1) + " more" : "") + ")");
       continue;
     }
     for (const auto& n : not_here)

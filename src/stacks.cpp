@@ -214,9 +214,10 @@ result<Profile> stack_profile(StackId id, std::optional<std::int64_t> pinned) {
       // JACCL (and exo, which runs it) has no index to pin: its patched fork takes a spec (the
       // row's choice variable).
       if (pinned)
-        return fail(errc::invalid_argument, std::string(stack_row(id).name) +
-                                                ": JACCL takes no GID index; its patched fork takes a spec in " +
-                                                std::string(stack_row(id).launch.choice));
+        return fail(errc::invalid_argument,
+                    std::string(stack_row(id).name) +
+                        ": JACCL takes no GID index; its patched fork takes a spec in " +
+                        std::string(stack_row(id).launch.choice));
       return profiles::jaccl();
   }
   return fail(errc::invalid_argument, "stack_profile: not a StackId");
@@ -417,7 +418,8 @@ std::optional<std::string> unsteerable_failure(const StackInfo& s, const GidTabl
   if (p.works) return std::nullopt;
   const std::string shipped = std::string(s.title) + " as it ships";
   std::string out = shipped + " on " + port_name(table) + ": " + p.outcome + " (" + p.why +
-                    "); no variable steers it (" + std::string(s.launch.choice) + " is read only by its patched fork)";
+                    "); no variable steers it (" + std::string(s.launch.choice) +
+                    " is read only by its patched fork)";
   auto plan = own.value().plan(table);
   if (auto blocker = port_blocker(table)) return out + "; the port must be fixed first: " + *blocker;
   if (!plan) return out + "; on the host: " + plan.error().detail;
@@ -428,13 +430,13 @@ std::optional<std::string> unsteerable_failure(const StackInfo& s, const GidTabl
   const GidEntry* at = table.find(pl.sgid_index);
   const std::string holds = at && at->usable() ? "holds " + at->gid.to_string() : std::string("is empty");
   out += "; on the host: it advertises index " + std::to_string(adv.index) + " (" + adv.gid.to_string() +
-         ", the first IPv4-mapped GID) and routes from index " + std::to_string(pl.sgid_index) +
-         ", which " + holds + ": it works once the first IPv4-mapped GID sits at index " +
-         std::to_string(pl.sgid_index) + " (no IPv4-mapped GID below it, and that one at " +
-         std::to_string(pl.sgid_index) + ")";
+         ", the first IPv4-mapped GID) and routes from index " + std::to_string(pl.sgid_index) + ", which " +
+         holds + ": it works once the first IPv4-mapped GID sits at index " + std::to_string(pl.sgid_index) +
+         " (no IPv4-mapped GID below it, and that one at " + std::to_string(pl.sgid_index) + ")";
   if (table.port().link_layer.kind() == LinkLayer::Kind::thunderbolt)
-    out += "; on macOS that GID appears once the port's own interface (not bridge0) has an IPv4 address, "
-           "usually at index 1 but at index 2 on some Mac minis";
+    out +=
+        "; on macOS that GID appears once the port's own interface (not bridge0) has an IPv4 address, "
+        "usually at index 1 but at index 2 on some Mac minis";
   return out;
 }
 

@@ -210,8 +210,9 @@ inline constexpr StackPath kMooncakePaths[] = {{"mooncake", kIbAndRoce, true}};
 inline constexpr StackPath kLibfabricPaths[] = {{"libfabric", kIbAndRoce, true}};
 inline constexpr StackPath kPerftestPaths[] = {{"perftest", kIbAndRoce, true}};
 inline constexpr StackPath kDs4Paths[] = {{"ds4", kThunderbolt, true}, {"ds4-linux", kRoce, true}};
-inline constexpr StackPath kJacclPaths[] = {
-    {"jaccl", kThunderbolt, true}, {"jaccl-legacy", kThunderbolt, false}, {"jaccl-fixed", kThunderbolt, false}};
+inline constexpr StackPath kJacclPaths[] = {{"jaccl", kThunderbolt, true},
+                                            {"jaccl-legacy", kThunderbolt, false},
+                                            {"jaccl-fixed", kThunderbolt, false}};
 // exo runs MLX distributed with JACCL: its choice is JACCL's as it ships.
 inline constexpr StackPath kExoPaths[] = {{"jaccl", kThunderbolt, true}};
 inline constexpr std::span<const StackPath> kNoPaths{};
@@ -339,7 +340,8 @@ inline constexpr StackInfo kStacks[] = {
     {.id = StackId::ds4,
      .name = "ds4",
      .title = "ds4",
-     .version = "ds4 (antirez/ds4 and forks): its macOS scan on Thunderbolt, its Linux RoCE path (ds4-linux) on RoCE",
+     .version = "ds4 (antirez/ds4 and forks): its macOS scan on Thunderbolt, its Linux RoCE path (ds4-linux) "
+                "on RoCE",
      .source = "ds4_tp.c (the first IPv4-mapped GID, or the index given; tp_rdma_linux_gid on Linux)",
      .automatic = "ds4",
      .predicted = true,
@@ -359,7 +361,8 @@ inline constexpr StackInfo kStacks[] = {
      .name = "llama.cpp",
      .title = "llama.cpp",
      .version = "llama.cpp RPC backend, its RDMA transport (RoCE, and Apple's Thunderbolt RDMA)",
-     .source = "ggml-rpc (its RDMA transport; its automatic choice matches the control socket's address: not modelled)",
+     .source = "ggml-rpc (its RDMA transport; its automatic choice matches the control socket's address: not "
+               "modelled)",
      .automatic = "",
      .predicted = false,
      .paths = stack_rows::kNoPaths,

@@ -159,7 +159,8 @@ void bind_stacks(py::module_& m) {
       "stack_profile_on",
       [](const std::string& name, const std::string& link_layer, std::optional<std::int64_t> pinned) {
         auto l = link_layer_from_string(link_layer);
-        if (!l) invalid("link_layer: expected infiniband, ethernet or thunderbolt, found " + quote_arg(link_layer));
+        if (!l)
+          invalid("link_layer: expected infiniband, ethernet or thunderbolt, found " + quote_arg(link_layer));
         return unwrap(stack_profile_on(stack_arg(name).id, *l, pinned));
       },
       py::arg("stack"), py::arg("link_layer"), py::arg("pinned") = py::none(),

@@ -106,7 +106,8 @@ int run_check(const CheckArgs& o) {
     if (!not_run.empty() && !o.json) {
       std::string names;
       for (const auto& n : not_run) names += (names.empty() ? "" : ", ") + n;
-      notes.push_back("not run on " + std::string(to_string(t.port().link_layer)) + " ports (not checked): " + names);
+      notes.push_back("not run on " + std::string(to_string(t.port().link_layer)) +
+                      " ports (not checked): " + names);
     }
     items.push_back(std::move(jt));
     for (const auto& n : notes) standard_output().print("  {}\n", n);

@@ -13,8 +13,8 @@
 
 namespace gidpolicy::cli {
 
-std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile,
-                                         const FleetArgs& o, const StackInfo* stack, std::string_view options) {
+std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile, const FleetArgs& o,
+                                         const StackInfo* stack, std::string_view options) {
   std::vector<StackHost> out;
   out.reserve(a.host_count());
   for (std::uint32_t h = 0; h < a.host_count(); ++h) {
@@ -39,14 +39,14 @@ std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile
       if (stack && automatic_spec(*stack, link) != stack->automatic) {
         auto p = parse_profile(std::string(automatic_spec(*stack, link)) + std::string(options));
         if (!p) {  // the options do not fit that path: said on the port, never the other spec instead
-          sh.ports.push_back(StackPort{.device = t.port().device,
-                                       .port = t.port().port,
-                                       .index = std::nullopt,
-                                       .works = false,
-                                       .outcome = "--stack on " + std::string(to_string(link)) + ": " +
-                                                  p.error().detail,
-                                       .auto_index = std::nullopt,
-                                       .right = false});
+          sh.ports.push_back(
+              StackPort{.device = t.port().device,
+                        .port = t.port().port,
+                        .index = std::nullopt,
+                        .works = false,
+                        .outcome = "--stack on " + std::string(to_string(link)) + ": " + p.error().detail,
+                        .auto_index = std::nullopt,
+                        .right = false});
           sh.right = false;
           continue;
         }

@@ -40,9 +40,8 @@ struct StackHost {
 /// `stack` (its row, and the spec's options after ':' in `options`), a port the stack does not
 /// run on is "not run here" and right, and a port where the stack takes another path (ds4's Linux
 /// RoCE path) is judged under that path's spec with the same options.
-std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile,
-                                         const FleetArgs& o, const StackInfo* stack = nullptr,
-                                         std::string_view options = {});
+std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile, const FleetArgs& o,
+                                         const StackInfo* stack = nullptr, std::string_view options = {});
 
 /// The text after the link report: how many hosts are right, and each wrong one with its ports
 /// (at most --limit of them). True when any host is wrong.

@@ -6,8 +6,8 @@
 #include "output.hpp"
 #include "render.hpp"
 
-#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/profiles.hpp>
+#include <gidpolicy/quoting.hpp>
 #include <gidpolicy/stacks.hpp>
 
 #include <fmt/core.h>
@@ -69,8 +69,8 @@ int run_check_stacks(const CheckArgs& o) {
         js["fix"] = give ? Json(*give) : Json(nullptr);
         jstacks.push_back(std::move(js));
         if (!o.json) {
-          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(the index given)", "-",
-                                  outcome);
+          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(the index given)",
+                                  "-", outcome);
           notes.push_back(std::string(s.name) + " (" + std::string(s.version) + "): " +
                           (give ? "give it " + *give + " (gidpolicy's auto)"
                                 : std::string("gidpolicy's auto finds no usable entry here to give it")));
@@ -132,7 +132,8 @@ int run_check_stacks(const CheckArgs& o) {
       }
     }
     if (listed == 0 && !o.json)
-      standard_output().print("  no stack gidpolicy knows runs on {} ports\n", to_string(t.port().link_layer));
+      standard_output().print("  no stack gidpolicy knows runs on {} ports\n",
+                              to_string(t.port().link_layer));
     jt["stacks"] = std::move(jstacks);
     items.push_back(std::move(jt));
     for (const auto& n : notes) standard_output().print("  {}\n", n);
