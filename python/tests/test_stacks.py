@@ -96,17 +96,21 @@ def test_pins(roce):
 
 def test_plan_env_one_value_per_process():
     tables = [roce_table("mlx5_0"), roce_table("mlx5_1")]
-    plan = gidpolicy.plan_env(["nccl", "ucx", "perftest", "llama.cpp", "jaccl"], tables)
+    plan = gidpolicy.plan_env(["nccl", "ucx", "perftest", "llama.cpp"], tables)
     assert plan.variables["NCCL_IB_GID_INDEX"] == "3"
     assert plan.variables["UCX_IB_GID_INDEX"] == "3"
     assert plan.variables["UCX_NET_DEVICES"] == "mlx5_0:1,mlx5_1:1"
-    assert plan.variables["GGML_RDMA_GID"] == "3" and plan.variables["JACCL_GID_POLICY"] == "auto"
+    assert plan.variables["GGML_RDMA_GID"] == "3"
     assert "perftest: -d mlx5_0 -i 1 -x 3" in plan.args
     assert plan.conflicts == [] and plan.why
     assert plan.settings[0] == EnvSetting("NCCL_IB_GID_INDEX", "3")
     assert "NCCL_IB_GID_INDEX" in repr(plan.settings[0])
     dotenv = gidpolicy.render_dotenv(plan)
     assert "NCCL_IB_GID_INDEX=3\n" in dotenv and dotenv.startswith("# ")
+    # JACCL runs on no RoCE port: a conflict, and no JACCL_GID_POLICY for these ports.
+    jaccl = gidpolicy.plan_env(["jaccl"], tables)
+    assert "JACCL_GID_POLICY" not in jaccl.variables
+    assert jaccl.conflicts and "runs on thunderbolt ports, and none of these is one" in jaccl.conflicts[0]
 
 
 def test_plan_env_conflict_when_hcas_need_different_indices():
