@@ -143,8 +143,9 @@ result<StackPrediction> predict_stack(StackId id, const GidTable& table);
 /// The spec of `s`'s automatic choice on link layer `l`: its first StackPath that runs there as
 /// the stack ships ("ds4" on Thunderbolt, "ds4-linux" on RoCE); "" where it does not run or its
 /// choice is not modelled (llama.cpp).
-/// Example: `gidpolicy::automatic_spec(gidpolicy::stack_row(gidpolicy::StackId::ds4),
-/// gidpolicy::LinkLayer::ethernet())` is "ds4-linux".
+/// Example:
+///   const gidpolicy::StackInfo& ds4 = gidpolicy::stack_row(gidpolicy::StackId::ds4);
+///   std::cout << gidpolicy::automatic_spec(ds4, gidpolicy::LinkLayer::ethernet()) << "\n";  // ds4-linux
 std::string_view automatic_spec(const StackInfo& s, LinkLayer l) noexcept;
 
 /// stack_profile() for the path the stack takes on link layer `l` (automatic_spec()): ds4 on RoCE
