@@ -363,10 +363,15 @@ result<StackPrediction> predict_stack(StackId id, const GidTable& table) {
   return predict_profile(profile.value(), table, DriverModel::for_link_layer(table.port().link_layer));
 }
 
-std::string_view automatic_spec(const StackInfo& s, LinkLayer l) noexcept {
+const StackPath* automatic_path(const StackInfo& s, LinkLayer l) noexcept {
   for (const StackPath& p : s.paths)
-    if (p.automatic && p.runs_on.has(l)) return p.spec;
-  return {};
+    if (p.automatic && p.runs_on.has(l)) return &p;
+  return nullptr;
+}
+
+std::string_view automatic_spec(const StackInfo& s, LinkLayer l) noexcept {
+  const StackPath* p = automatic_path(s, l);
+  return p ? p->spec : std::string_view();
 }
 
 result<Profile> stack_profile_on(StackId id, LinkLayer l, std::optional<std::int64_t> pinned) {

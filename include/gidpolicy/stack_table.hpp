@@ -136,6 +136,9 @@ struct StackPath {
   std::string_view spec;  ///< the profile spec ("ds4", "ds4-linux", "jaccl-legacy")
   LinkLayers runs_on;     ///< where the stack chooses this way
   bool automatic;         ///< the stack as it ships (false: an earlier release or a fork)
+  /// What the prediction assumes that the table cannot say ("" when nothing): ds4's Linux path
+  /// prefers the GID of its control socket's address, which no table holds.
+  std::string_view assumes;
 };
 
 /// One stack as a launcher meets it. Every field is given in every row (no defaults).
@@ -204,17 +207,21 @@ inline constexpr LinkLayers kIbAndRoce{.infiniband = true, .ethernet = true, .th
 inline constexpr LinkLayers kThunderbolt{.infiniband = false, .ethernet = false, .thunderbolt = true};
 inline constexpr LinkLayers kRoce{.infiniband = false, .ethernet = true, .thunderbolt = false};
 inline constexpr LinkLayers kRoceAndThunderbolt{.infiniband = false, .ethernet = true, .thunderbolt = true};
-inline constexpr StackPath kNcclPaths[] = {{"nccl", kIbAndRoce, true}};
-inline constexpr StackPath kUcxPaths[] = {{"ucx", kIbAndRoce, true}};
-inline constexpr StackPath kMooncakePaths[] = {{"mooncake", kIbAndRoce, true}};
-inline constexpr StackPath kLibfabricPaths[] = {{"libfabric", kIbAndRoce, true}};
-inline constexpr StackPath kPerftestPaths[] = {{"perftest", kIbAndRoce, true}};
-inline constexpr StackPath kDs4Paths[] = {{"ds4", kThunderbolt, true}, {"ds4-linux", kRoce, true}};
-inline constexpr StackPath kJacclPaths[] = {{"jaccl", kThunderbolt, true},
-                                            {"jaccl-legacy", kThunderbolt, false},
-                                            {"jaccl-fixed", kThunderbolt, false}};
+inline constexpr StackPath kNcclPaths[] = {{"nccl", kIbAndRoce, true, ""}};
+inline constexpr StackPath kUcxPaths[] = {{"ucx", kIbAndRoce, true, ""}};
+inline constexpr StackPath kMooncakePaths[] = {{"mooncake", kIbAndRoce, true, ""}};
+inline constexpr StackPath kLibfabricPaths[] = {{"libfabric", kIbAndRoce, true, ""}};
+inline constexpr StackPath kPerftestPaths[] = {{"perftest", kIbAndRoce, true, ""}};
+inline constexpr StackPath kDs4Paths[] = {
+    {"ds4", kThunderbolt, true, ""},
+    {"ds4-linux", kRoce, true,
+     "without its control socket's address, which ds4 prefers and no table holds: the first non-zero RoCE v2 "
+     "entry, what ds4 takes when no entry holds that address"}};
+inline constexpr StackPath kJacclPaths[] = {{"jaccl", kThunderbolt, true, ""},
+                                            {"jaccl-legacy", kThunderbolt, false, ""},
+                                            {"jaccl-fixed", kThunderbolt, false, ""}};
 // exo runs MLX distributed with JACCL: its choice is JACCL's as it ships.
-inline constexpr StackPath kExoPaths[] = {{"jaccl", kThunderbolt, true}};
+inline constexpr StackPath kExoPaths[] = {{"jaccl", kThunderbolt, true, ""}};
 inline constexpr std::span<const StackPath> kNoPaths{};
 }  // namespace stack_rows
 

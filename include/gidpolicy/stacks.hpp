@@ -147,6 +147,8 @@ result<StackPrediction> predict_stack(StackId id, const GidTable& table);
 ///   const gidpolicy::StackInfo& ds4 = gidpolicy::stack_row(gidpolicy::StackId::ds4);
 ///   std::cout << gidpolicy::automatic_spec(ds4, gidpolicy::LinkLayer::ethernet()) << "\n";  // ds4-linux
 std::string_view automatic_spec(const StackInfo& s, LinkLayer l) noexcept;
+/// The StackPath automatic_spec() takes, or nullptr.
+const StackPath* automatic_path(const StackInfo& s, LinkLayer l) noexcept;
 
 /// stack_profile() for the path the stack takes on link layer `l` (automatic_spec()): ds4 on RoCE
 /// is its Linux path, pinned through "ds4-linux:index=N". errc::not_supported where the stack does

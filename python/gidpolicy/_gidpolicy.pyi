@@ -430,6 +430,7 @@ class StackPath(TypedDict):
     spec: str
     runs_on: list[str]
     automatic: bool
+    assumes: Optional[str]
 
 def stacks() -> list[StackInfo]: ...
 def stacks_on(table: GidTable) -> list[str]: ...

@@ -91,6 +91,7 @@ py::dict stack_dict(const StackInfo& s) {
     pd["spec"] = std::string(p.spec);
     pd["runs_on"] = link_list(p.runs_on);
     pd["automatic"] = p.automatic;
+    pd["assumes"] = or_none(p.assumes);
     paths.append(pd);
   }
   d["paths"] = paths;

@@ -24,9 +24,10 @@ def test_catalogue():
     assert rows[8]["launch"]["choice_reader"] == "patched_fork" and nccl["launch"]["choice_reader"] == "stack"
     assert rows[9]["spec"] == "jaccl" and rows[9]["env"] == "jaccl_device_file"  # exo runs JACCL
     assert rows[6]["paths"] == [
-        {"spec": "ds4", "runs_on": ["thunderbolt"], "automatic": True},
-        {"spec": "ds4-linux", "runs_on": ["ethernet"], "automatic": True},
+        {"spec": "ds4", "runs_on": ["thunderbolt"], "automatic": True, "assumes": None},
+        {"spec": "ds4-linux", "runs_on": ["ethernet"], "automatic": True, "assumes": rows[6]["paths"][1]["assumes"]},
     ]
+    assert "control socket's address" in rows[6]["paths"][1]["assumes"]
     assert rows[7]["paths"] == [] and rows[7]["runs_on"] == ["ethernet", "thunderbolt"]
     for r in rows:
         assert r["title"] and r["summary"] and r["runs_on"]

@@ -113,6 +113,9 @@ int run_check_stacks(const CheckArgs& o) {
       js["fix"] = fix ? Json(*fix) : Json(nullptr);
       js["host_fix"] = host ? Json(*host) : Json(nullptr);
       js["patched_fork"] = patched ? Json(*patched) : Json(nullptr);
+      const StackPath* path = automatic_path(s, t.port().link_layer);
+      const std::string assumes = path ? std::string(path->assumes) : std::string();
+      js["assumes"] = assumes.empty() ? Json(nullptr) : Json(assumes);
       jstacks.push_back(std::move(js));
       if (!o.json) {
         standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name,
@@ -122,6 +125,7 @@ int run_check_stacks(const CheckArgs& o) {
           notes.push_back(std::string(s.name) + ": " + *host + (patched ? "; " + *patched : std::string()));
         else if (!p.works)
           notes.push_back(std::string(s.name) + " (" + std::string(s.version) + "): " + p.why +
+                          (assumes.empty() ? std::string() : " (predicted " + assumes + ")") +
                           (fix ? "; fix: " + *fix
                            : port_blocker(t).has_value()
                                ? std::string("; no setting fixes it: the port must be fixed first "
