@@ -1,7 +1,7 @@
 // The stacks' own choices (nccl, ucx, perftest, mooncake, libfabric, rdma_cm) on a table: what
 // each picks by itself, in its own terms, and whether the RTR then works (stacks.hpp).
 //
-//   stacks TABLE [SPEC...]        (default: every stack's automatic choice)
+//   stacks TABLE [SPEC...]        (default: the automatic choice of every stack that runs on the port)
 //
 // Checked runs (examples/policy_examples.cmake): UCX 1.13 rejects the pod's ports (gid[0] is
 // empty) where NCCL takes 7; on an IPv6-only port NCCL keeps the link-local fe80 at 0, Mooncake
@@ -32,12 +32,16 @@ int main(int argc, char** argv) {
   }
   auto tables = example::load(argv[1]);
   if (!tables) return 2;
-  std::vector<std::string> specs(argv + 2, argv + argc);
-  if (specs.empty())
-    for (const auto& s : gidpolicy::stack_catalogue())
-      if (s.predicted) specs.emplace_back(s.automatic);
+  const std::vector<std::string> given(argv + 2, argv + argc);
   int status = 0;
   for (const auto& t : *tables) {
+    // Without specs: each stack that runs on this port's link layer, by the path it takes there
+    // (ds4's Linux path on RoCE, JACCL only on Thunderbolt).
+    std::vector<std::string> specs = given;
+    if (specs.empty())
+      for (const auto& s : gidpolicy::stack_catalogue())
+        if (s.predicted && s.runs_on.has(t.port().link_layer))
+          specs.emplace_back(gidpolicy::automatic_spec(s, t.port().link_layer));
     for (const auto& spec : specs) {
       auto profile = gidpolicy::parse_profile(spec);
       if (!profile) {

@@ -645,9 +645,18 @@ class Examiner {
     for (const GidTable& t : in_.tables) {
       const DriverModel model = DriverModel::for_table(t, in_.platform);
       for (const StackInfo& s : stack_catalogue()) {
-        if (!s.predicted) continue;  // the rows `check --stacks` predicts, the same lines
-        auto own = stack_profile(s.id);
-        if (!own) continue;  // not reached: a predicted row's choice is modelled (kStacks' checks)
+        // The rows `check --stacks` lists for this port (those that run on its link layer); one
+        // whose choice is not modelled (llama.cpp) says it uses the index it is given.
+        if (!s.runs_on.has(t.port().link_layer)) continue;
+        if (!s.predicted) {
+          r_.stacks.push_back(StackLine{
+              std::string(s.name), t.port().device, t.port().port, false, 0, false,
+              "index given: no automatic choice modelled, it uses its " + std::string(s.launch.choice)});
+          continue;
+        }
+        auto own = stack_profile_on(s.id, t.port().link_layer);
+        if (!own)
+          continue;  // not reached: a predicted row's choice is modelled where it runs (kStacks' checks)
         const StackPrediction p = predict_profile(own.value(), t, model);
         r_.stacks.push_back(StackLine{std::string(s.name), t.port().device, t.port().port, p.chose, p.index,
                                       p.works, p.outcome});
@@ -661,6 +670,8 @@ class Examiner {
           if (const DeviceSelector* sel = selector_for(reading, pin.variable, selectors);
               sel && !sel->selects(t.port().device, t.port().port))
             continue;
+          // Nor a port its stack never runs on (NCCL's pin on a Thunderbolt port).
+          if (!stack_row(reading.stack).runs_on.has(t.port().link_layer)) continue;
           const PinJudgement j = judge_pin(reading, t, model);
           if (j.status == PinJudgement::Status::fine) continue;
           add(FindingCode::stale_pin, t.port().device, t.port().port, "",

@@ -266,15 +266,35 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
       continue;
     }
     const StackInfo& s = *row;
+    // The ports this stack runs on (StackInfo::runs_on): NCCL's settings name no Thunderbolt port,
+    // JACCL's no RoCE one.
+    std::vector<Pick> here;
+    std::vector<std::string> not_here;
+    for (const Pick& p : picks)
+      (s.runs_on.has(p.table->port().link_layer) ? here.push_back(p)
+                                                 : not_here.push_back(port_name(*p.table)));
+    if (here.empty()) {
+      plan.conflicts.push_back(
+          std::string(s.name) + ": " + std::string(s.title) + " runs on " + runs_on_text(s.runs_on) +
+          " ports, and none of these is one (" +
+          (not_here.empty() ? std::string("no port") : not_here.front()) +
+          (not_here.size() > 1 ? " and " + std::to_string(not_here.size() - 1) + " more" : "") + ")");
+      continue;
+    }
+    for (const auto& n : not_here)
+      plan.why.push_back(std::string(s.name) + ": " + n + " left out: " + std::string(s.title) +
+                         " does not run on its link layer");
+    std::vector<std::string> left(left_out);
+    left.insert(left.end(), not_here.begin(), not_here.end());
     switch (s.env) {
       case EnvShape::per_process_variable:
-        plan_per_process(s, picks, left_out, plan);
+        plan_per_process(s, here, left, plan);
         break;
       case EnvShape::per_port_args:
-        plan_per_port_args(s, picks, plan);
+        plan_per_port_args(s, here, plan);
         break;
       case EnvShape::one_device_per_process:
-        plan_one_device(s, picks, plan);
+        plan_one_device(s, here, plan);
         break;
       case EnvShape::jaccl_device_file:
         // The device file names, per rank, the devices it opens; this host is one row.
@@ -288,9 +308,20 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
               std::string(s.launch.device) + ", " + std::string(stack_vars::kMlxRank) +
               ") to check this host's row, or check the whole matrix with gidpolicy fleet "
               "--topology jaccl");
+        // The stack as it ships: its choice is fixed (JACCL routes from index 1), so where it fails
+        // no variable helps and the plan fails, saying what must hold on the host instead.
+        for (const Pick& p : here) {
+          if (jaccl && std::find(jaccl->devices.begin(), jaccl->devices.end(), p.table->port().device) ==
+                           jaccl->devices.end())
+            continue;  // a port this rank's row does not open
+          if (auto why = unsteerable_failure(s, *p.table, DriverModel::for_table(*p.table)))
+            plan.conflicts.push_back(std::string(s.name) + ": " + *why);
+        }
         // The patched fork takes the policy itself.
         plan.settings.push_back({std::string(s.launch.choice), spec});
-        plan.why.push_back("jaccl: " + std::string(s.launch.choice) + " is read only by the patched JACCL");
+        plan.why.push_back(std::string(s.name) + ": " + std::string(s.launch.choice) + "=" + spec +
+                           " needs the patched JACCL fork: " + std::string(s.title) +
+                           " as it ships ignores it");
         break;
     }
   }

@@ -150,6 +150,7 @@ std::optional<DeviceSelector> read_device_selector(std::string_view variable, st
     case StackId::perftest:
     case StackId::ds4:
     case StackId::jaccl:
+    case StackId::exo:
       return std::nullopt;  // not reached: device_variables() lists no variable of theirs
   }
   return sel;
@@ -209,11 +210,14 @@ result<Profile> stack_profile(StackId id, std::optional<std::int64_t> pinned) {
       return Profile{l, SourceIndex::selected()};
     }
     case StackId::jaccl:
-      // JACCL has no index to pin: its patched fork takes a spec (its row's choice variable).
+    case StackId::exo:
+      // JACCL (and exo, which runs it) has no index to pin: its patched fork takes a spec (the
+      // row's choice variable).
       if (pinned)
         return fail(errc::invalid_argument,
-                    "jaccl: JACCL takes no GID index; its patched fork takes a spec in " +
-                        std::string(stack_vars::kJacclGidPolicy));
+                    std::string(stack_row(id).name) +
+                        ": JACCL takes no GID index; its patched fork takes a spec in " +
+                        std::string(stack_row(id).launch.choice));
       return profiles::jaccl();
   }
   return fail(errc::invalid_argument, "stack_profile: not a StackId");
@@ -354,9 +358,91 @@ StackPrediction predict_profile(const Profile& profile, const GidTable& table, c
 }
 
 result<StackPrediction> predict_stack(StackId id, const GidTable& table) {
-  auto profile = stack_profile(id);
+  auto profile = stack_profile_on(id, table.port().link_layer);
   if (!profile) return profile.error();
   return predict_profile(profile.value(), table, DriverModel::for_link_layer(table.port().link_layer));
+}
+
+const StackPath* automatic_path(const StackInfo& s, LinkLayer l) noexcept {
+  for (const StackPath& p : s.paths)
+    if (p.automatic && p.runs_on.has(l)) return &p;
+  return nullptr;
+}
+
+std::string_view automatic_spec(const StackInfo& s, LinkLayer l) noexcept {
+  const StackPath* p = automatic_path(s, l);
+  return p ? p->spec : std::string_view();
+}
+
+result<Profile> stack_profile_on(StackId id, LinkLayer l, std::optional<std::int64_t> pinned) {
+  const StackInfo& s = stack_row(id);
+  if (!s.runs_on.has(l))
+    return fail(errc::not_supported, std::string(s.name) + " does not run on " + std::string(to_string(l)) +
+                                         " ports (it runs on " + runs_on_text(s.runs_on) + ")");
+  const std::string_view spec = automatic_spec(s, l);
+  // The row's own path (or none modelled: stack_profile() says so, and reads a pin).
+  if (spec.empty() || spec == s.automatic) return stack_profile(id, pinned);
+  // Another path of the stack (ds4's Linux RoCE path): its spec, pinned through its index option.
+  if (!pinned) return parse_profile(spec);
+  if (*pinned < 0 || *pinned > 255)
+    return fail(errc::invalid_argument, std::string(s.name) + " on " + std::string(to_string(l)) + ": " +
+                                            std::string(s.launch.choice) + " " + std::to_string(*pinned) +
+                                            " is not an index it reads (0..255)");
+  return parse_profile(std::string(spec) + ":index=" + std::to_string(*pinned));
+}
+
+std::string runs_on_text(const LinkLayers& l) {
+  std::string out;
+  const auto add = [&](bool on, LinkLayer which) {
+    if (on) out += (out.empty() ? "" : ", ") + std::string(to_string(which));
+  };
+  add(l.infiniband, LinkLayer::infiniband());
+  add(l.ethernet, LinkLayer::ethernet());
+  add(l.thunderbolt, LinkLayer::thunderbolt());
+  return out;
+}
+
+bool profile_runs_on(std::string_view spec, LinkLayer l) noexcept {
+  const std::string_view base = spec.substr(0, spec.find(':'));
+  bool named = false;
+  for (const StackInfo& s : kStacks)
+    for (const StackPath& p : s.paths)
+      if (p.spec == base) {
+        if (p.runs_on.has(l)) return true;
+        named = true;
+      }
+  return !named;
+}
+
+std::optional<std::string> unsteerable_failure(const StackInfo& s, const GidTable& table,
+                                               const DriverModel& model) {
+  if (s.launch.choice_reader != ChoiceReader::patched_fork || !s.predicted) return std::nullopt;
+  auto own = stack_profile_on(s.id, table.port().link_layer);
+  if (!own) return std::nullopt;  // it does not run here: nothing to steer
+  const StackPrediction p = predict_profile(own.value(), table, model);
+  if (p.works) return std::nullopt;
+  const std::string shipped = std::string(s.title) + " as it ships";
+  std::string out = shipped + " on " + port_name(table) + ": " + p.outcome + " (" + p.why +
+                    "); no variable steers it (" + std::string(s.launch.choice) +
+                    " is read only by its patched fork)";
+  auto plan = own.value().plan(table);
+  if (auto blocker = port_blocker(table)) return out + "; the port must be fixed first: " + *blocker;
+  if (!plan) return out + "; on the host: " + plan.error().detail;
+  // What must hold for the shipped choice to work: the index it routes from must hold the GID it
+  // advertises. Said from the table, not guessed: which entry it advertises and what that index holds.
+  const Plan& pl = plan.value();
+  const GidEntry& adv = pl.selection.entry;
+  const GidEntry* at = table.find(pl.sgid_index);
+  const std::string holds = at && at->usable() ? "holds " + at->gid.to_string() : std::string("is empty");
+  out += "; on the host: it advertises index " + std::to_string(adv.index) + " (" + adv.gid.to_string() +
+         ", the first IPv4-mapped GID) and routes from index " + std::to_string(pl.sgid_index) + ", which " +
+         holds + ": it works once the first IPv4-mapped GID sits at index " + std::to_string(pl.sgid_index) +
+         " (no IPv4-mapped GID below it, and that one at " + std::to_string(pl.sgid_index) + ")";
+  if (table.port().link_layer.kind() == LinkLayer::Kind::thunderbolt)
+    out +=
+        "; on macOS that GID appears once the port's own interface (not bridge0) has an IPv4 address, "
+        "usually at index 1 but at index 2 on some Mac minis";
+  return out;
 }
 
 namespace {

@@ -46,7 +46,8 @@ enum class StackId : std::uint8_t {
   perftest,
   ds4,
   llama_cpp,
-  jaccl
+  jaccl,
+  exo
 };
 
 /// How a stack reads the text of a variable that pins its GID index (read_pin(), stacks.hpp).
@@ -90,9 +91,16 @@ enum class DeviceList : std::uint8_t {
   when_left_out,  ///< only when a port was left out (the stack would otherwise use it too)
 };
 
+/// Who reads a row's LaunchSettings::choice.
+enum class ChoiceReader : std::uint8_t {
+  stack,         ///< the stack as it ships: setting it steers the stack
+  patched_fork,  ///< only a patched fork: the stack as it ships ignores it, and no setting steers it
+};
+
 /// The settings a launcher gives a stack besides its pins.
 struct LaunchSettings {
   std::string_view choice;      ///< the variable or argument carrying the choice: an index, or a spec (JACCL)
+  ChoiceReader choice_reader;   ///< whether the stack as it ships reads `choice`
   std::string_view device;      ///< the variable or argument naming the device(s); "" when none
   DeviceForm device_form;       ///< how `device` writes a port
   DeviceList device_list;       ///< per_process_variable: when `device` lists the ports used
@@ -120,6 +128,19 @@ struct LinkLayers {
   }
 };
 
+/// One way a stack's own choice is modelled: a named profile, and the link layers where the stack
+/// chooses that way. ds4 has two (its macOS scan on Thunderbolt, its Linux RoCE path on RoCE),
+/// JACCL three (as it ships, its earlier release, a fork); which one `check --stacks`, `doctor`
+/// and `fleet --stack` predict on a port is the first `automatic` path that runs on its link layer.
+struct StackPath {
+  std::string_view spec;  ///< the profile spec ("ds4", "ds4-linux", "jaccl-legacy")
+  LinkLayers runs_on;     ///< where the stack chooses this way
+  bool automatic;         ///< the stack as it ships (false: an earlier release or a fork)
+  /// What the prediction assumes that the table cannot say ("" when nothing): ds4's Linux path
+  /// prefers the GID of its control socket's address, which no table holds.
+  std::string_view assumes;
+};
+
 /// One stack as a launcher meets it. Every field is given in every row (no defaults).
 struct StackInfo {
   StackId id;
@@ -129,12 +150,17 @@ struct StackInfo {
   std::string_view source;   ///< where the rule lives in that version's source
   /// The profile spec of its automatic choice ("" when it is not modelled: llama.cpp).
   std::string_view automatic;
-  /// `check --stacks`, `doctor` and `fleet --stack` predict its automatic choice on every port.
+  /// `check --stacks`, `doctor` and `fleet --stack` predict its automatic choice on the ports it
+  /// runs on (`paths`); a row that is not predicted (llama.cpp) is listed there as using the index
+  /// it is given.
   bool predicted;
+  /// Every named profile that models the stack, the one of `automatic` first ("" and none when not
+  /// modelled); the default `gidpolicy check` shows a stack's profiles only where they run.
+  std::span<const StackPath> paths;
   std::span<const PinVariable> pins;  ///< the variables that pin its index, in the order it reads them
   LaunchSettings launch;
   EnvShape env;
-  LinkLayers runs_on;
+  LinkLayers runs_on;  ///< where it runs: the ports `check --stacks`, `doctor`, `env` and `fleet --stack` use
   std::string_view summary;  ///< one line for docs and help
 };
 
@@ -178,6 +204,25 @@ inline constexpr PinVariable kLibfabricPins[] = {{stack_vars::kFiVerbsGidIdx, Pi
 inline constexpr PinVariable kLlamaCppPins[] = {{stack_vars::kGgmlRdmaGid, PinRule::unchecked}};
 inline constexpr std::span<const PinVariable> kNoPins{};
 inline constexpr LinkLayers kIbAndRoce{.infiniband = true, .ethernet = true, .thunderbolt = false};
+inline constexpr LinkLayers kThunderbolt{.infiniband = false, .ethernet = false, .thunderbolt = true};
+inline constexpr LinkLayers kRoce{.infiniband = false, .ethernet = true, .thunderbolt = false};
+inline constexpr LinkLayers kRoceAndThunderbolt{.infiniband = false, .ethernet = true, .thunderbolt = true};
+inline constexpr StackPath kNcclPaths[] = {{"nccl", kIbAndRoce, true, ""}};
+inline constexpr StackPath kUcxPaths[] = {{"ucx", kIbAndRoce, true, ""}};
+inline constexpr StackPath kMooncakePaths[] = {{"mooncake", kIbAndRoce, true, ""}};
+inline constexpr StackPath kLibfabricPaths[] = {{"libfabric", kIbAndRoce, true, ""}};
+inline constexpr StackPath kPerftestPaths[] = {{"perftest", kIbAndRoce, true, ""}};
+inline constexpr StackPath kDs4Paths[] = {
+    {"ds4", kThunderbolt, true, ""},
+    {"ds4-linux", kRoce, true,
+     "without its control socket's address, which ds4 prefers and no table holds: the first non-zero RoCE v2 "
+     "entry, what ds4 takes when no entry holds that address"}};
+inline constexpr StackPath kJacclPaths[] = {{"jaccl", kThunderbolt, true, ""},
+                                            {"jaccl-legacy", kThunderbolt, false, ""},
+                                            {"jaccl-fixed", kThunderbolt, false, ""}};
+// exo runs MLX distributed with JACCL: its choice is JACCL's as it ships.
+inline constexpr StackPath kExoPaths[] = {{"jaccl", kThunderbolt, true, ""}};
+inline constexpr std::span<const StackPath> kNoPaths{};
 }  // namespace stack_rows
 
 // The opposite of the policy registry's rows: here a field left out is an error, on purpose.
@@ -192,8 +237,10 @@ inline constexpr StackInfo kStacks[] = {
      .source = "src/transport/net_ib (ncclIbGetGidIndex, ncclUpdateGidIndex)",
      .automatic = "nccl",
      .predicted = true,
+     .paths = stack_rows::kNcclPaths,
      .pins = stack_rows::kNcclPins,
      .launch = {.choice = stack_vars::kNcclGidIndex,
+                .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kNcclHca,
                 .device_form = DeviceForm::exact_device_port,
                 .device_list = DeviceList::when_left_out,
@@ -209,8 +256,10 @@ inline constexpr StackInfo kStacks[] = {
      .source = "src/modules/transport/common (NCCL's GID selection, copied)",
      .automatic = "nccl",
      .predicted = true,
+     .paths = stack_rows::kNcclPaths,
      .pins = stack_rows::kNvshmemPins,
      .launch = {.choice = stack_vars::kNvshmemGidIndex,
+                .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kNvshmemHcaList,
                 .device_form = DeviceForm::device_port,
                 .device_list = DeviceList::when_left_out,
@@ -226,8 +275,10 @@ inline constexpr StackInfo kStacks[] = {
      .source = "src/uct/ib/base/ib_device.c (uct_ib_device_select_gid)",
      .automatic = "ucx",
      .predicted = true,
+     .paths = stack_rows::kUcxPaths,
      .pins = stack_rows::kUcxPins,
      .launch = {.choice = stack_vars::kUcxGidIndex,
+                .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kUcxNetDevices,
                 .device_form = DeviceForm::device_port,
                 .device_list = DeviceList::always,
@@ -243,8 +294,10 @@ inline constexpr StackInfo kStacks[] = {
      .source = "mooncake-transfer-engine/src/transport/rdma_transport/rdma_context.cpp, src/config.cpp",
      .automatic = "mooncake",
      .predicted = true,
+     .paths = stack_rows::kMooncakePaths,
      .pins = stack_rows::kMooncakePins,
      .launch = {.choice = stack_vars::kMcGidIndex,
+                .choice_reader = ChoiceReader::stack,
                 .device = "",
                 .device_form = DeviceForm::none,
                 .device_list = DeviceList::never,
@@ -260,8 +313,10 @@ inline constexpr StackInfo kStacks[] = {
      .source = "prov/verbs (FI_VERBS_GID_IDX)",
      .automatic = "libfabric",
      .predicted = true,
+     .paths = stack_rows::kLibfabricPaths,
      .pins = stack_rows::kLibfabricPins,
      .launch = {.choice = stack_vars::kFiVerbsGidIdx,
+                .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kFiVerbsDeviceName,
                 .device_form = DeviceForm::device,
                 .device_list = DeviceList::never,
@@ -277,8 +332,10 @@ inline constexpr StackInfo kStacks[] = {
      .source = "src/perftest_resources.c (get_best_gid_index)",
      .automatic = "perftest",
      .predicted = true,
+     .paths = stack_rows::kPerftestPaths,
      .pins = stack_rows::kNoPins,
      .launch = {.choice = stack_vars::kPerftestGidIndex,
+                .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kPerftestDevice,
                 .device_form = DeviceForm::device,
                 .device_list = DeviceList::never,
@@ -290,36 +347,42 @@ inline constexpr StackInfo kStacks[] = {
     {.id = StackId::ds4,
      .name = "ds4",
      .title = "ds4",
-     .version = "ds4 (antirez/ds4 and forks): its macOS path; the spec ds4-linux is its Linux RoCE path",
+     .version = "ds4 (antirez/ds4 and forks): its macOS scan on Thunderbolt, its Linux RoCE path (ds4-linux) "
+                "on RoCE",
      .source = "ds4_tp.c (the first IPv4-mapped GID, or the index given; tp_rdma_linux_gid on Linux)",
      .automatic = "ds4",
-     .predicted = false,
+     .predicted = true,
+     .paths = stack_rows::kDs4Paths,
      .pins = stack_rows::kNoPins,
      .launch = {.choice = stack_vars::kDs4GidIndex,
+                .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kDs4Device,
                 .device_form = DeviceForm::device,
                 .device_list = DeviceList::never,
                 .port = "",
                 .read_first = ""},
      .env = EnvShape::per_port_args,
-     .runs_on = {.infiniband = false, .ethernet = true, .thunderbolt = true},
+     .runs_on = stack_rows::kRoceAndThunderbolt,
      .summary = "ds4: the first IPv4-mapped GID on macOS, RoCE v2 on Linux, or the index given"},
     {.id = StackId::llama_cpp,
      .name = "llama.cpp",
      .title = "llama.cpp",
-     .version = "llama.cpp RPC backend over RDMA (RoCE)",
-     .source = "ggml-rpc (its RDMA transport; not read here)",
+     .version = "llama.cpp RPC backend, its RDMA transport (RoCE, and Apple's Thunderbolt RDMA)",
+     .source = "ggml-rpc (its RDMA transport; its automatic choice matches the control socket's address: not "
+               "modelled)",
      .automatic = "",
      .predicted = false,
+     .paths = stack_rows::kNoPaths,
      .pins = stack_rows::kLlamaCppPins,
      .launch = {.choice = stack_vars::kGgmlRdmaGid,
+                .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kGgmlRdmaDev,
                 .device_form = DeviceForm::device,
                 .device_list = DeviceList::never,
                 .port = "",
                 .read_first = ""},
      .env = EnvShape::one_device_per_process,
-     .runs_on = {.infiniband = false, .ethernet = true, .thunderbolt = false},
+     .runs_on = stack_rows::kRoceAndThunderbolt,
      .summary = "llama.cpp's RPC backend: one device per process, its index used as given"},
     {.id = StackId::jaccl,
      .name = "jaccl",
@@ -327,17 +390,38 @@ inline constexpr StackInfo kStacks[] = {
      .version = "MLX JACCL as it ships (since MLX PR 3412, Apr 2026)",
      .source = "mlx/distributed/jaccl/lib/jaccl/rdma.cpp (info(), queue_pair_rtr)",
      .automatic = "jaccl",
-     .predicted = false,
+     .predicted = true,
+     .paths = stack_rows::kJacclPaths,
      .pins = stack_rows::kNoPins,
      .launch = {.choice = stack_vars::kJacclGidPolicy,
+                .choice_reader = ChoiceReader::patched_fork,
                 .device = stack_vars::kMlxIbvDevices,
                 .device_form = DeviceForm::file,
                 .device_list = DeviceList::never,
                 .port = "",
                 .read_first = stack_vars::kJacclIbvDevices},
      .env = EnvShape::jaccl_device_file,
-     .runs_on = {.infiniband = false, .ethernet = false, .thunderbolt = true},
+     .runs_on = stack_rows::kThunderbolt,
      .summary = "MLX's JACCL: a device file per rank; the policy itself only in the patched fork"},
+    {.id = StackId::exo,
+     .name = "exo",
+     .title = "exo",
+     .version = "exo, which runs MLX distributed with JACCL: predicted as JACCL as it ships",
+     .source = "exo-explore/exo (MLX's JACCL backend: mlx/distributed/jaccl/lib/jaccl/rdma.cpp)",
+     .automatic = "jaccl",
+     .predicted = true,
+     .paths = stack_rows::kExoPaths,
+     .pins = stack_rows::kNoPins,
+     .launch = {.choice = stack_vars::kJacclGidPolicy,
+                .choice_reader = ChoiceReader::patched_fork,
+                .device = stack_vars::kMlxIbvDevices,
+                .device_form = DeviceForm::file,
+                .device_list = DeviceList::never,
+                .port = "",
+                .read_first = stack_vars::kJacclIbvDevices},
+     .env = EnvShape::jaccl_device_file,
+     .runs_on = stack_rows::kThunderbolt,
+     .summary = "exo: JACCL underneath, so JACCL's choice, device file and patched-fork policy"},
 };
 #pragma GCC diagnostic pop
 
@@ -361,6 +445,7 @@ constexpr bool is_stack_id(StackId id) noexcept {
     case StackId::ds4:
     case StackId::llama_cpp:
     case StackId::jaccl:
+    case StackId::exo:
       return true;
   }
   return false;
@@ -389,7 +474,14 @@ constexpr bool row_is_complete(const StackInfo& s) {
     return false;
   if (s.launch.choice.empty()) return false;
   if (!s.runs_on.infiniband && !s.runs_on.ethernet && !s.runs_on.thunderbolt) return false;
-  if (s.predicted && s.automatic.empty()) return false;
+  if (s.predicted == s.automatic.empty()) return false;
+  // The paths: `automatic`'s first, each running only where the stack runs.
+  if (s.predicted != !s.paths.empty()) return false;
+  if (!s.paths.empty() && (s.paths.front().spec != s.automatic || !s.paths.front().automatic)) return false;
+  for (const StackPath& p : s.paths)
+    if (p.spec.empty() || (p.runs_on.infiniband && !s.runs_on.infiniband) ||
+        (p.runs_on.ethernet && !s.runs_on.ethernet) || (p.runs_on.thunderbolt && !s.runs_on.thunderbolt))
+      return false;
   if ((s.launch.device_form == DeviceForm::none) != s.launch.device.empty()) return false;
   switch (s.env) {
     case EnvShape::per_process_variable:

@@ -136,9 +136,45 @@ std::optional<std::string> port_blocker(const GidTable& table);
 /// a port_blocker() the prediction never works and its outcome names the blocker. A peer is
 /// never given the zero GID of an empty local slot: the local slot is the cause reported.
 StackPrediction predict_profile(const Profile& profile, const GidTable& table, const DriverModel& model);
-/// predict_profile(stack_profile(id), table, DriverModel::for_link_layer(...)); stack_profile()'s
-/// error for a stack whose own choice is not modelled.
+/// predict_profile(stack_profile_on(id, table's link layer), table, DriverModel::for_link_layer(...));
+/// stack_profile_on()'s error for a stack whose own choice is not modelled or that does not run there.
 result<StackPrediction> predict_stack(StackId id, const GidTable& table);
+
+/// The spec of `s`'s automatic choice on link layer `l`: its first StackPath that runs there as
+/// the stack ships ("ds4" on Thunderbolt, "ds4-linux" on RoCE); "" where it does not run or its
+/// choice is not modelled (llama.cpp).
+/// Example:
+///   const gidpolicy::StackInfo& ds4 = gidpolicy::stack_row(gidpolicy::StackId::ds4);
+///   std::cout << gidpolicy::automatic_spec(ds4, gidpolicy::LinkLayer::ethernet()) << "\n";  // ds4-linux
+std::string_view automatic_spec(const StackInfo& s, LinkLayer l) noexcept;
+/// The StackPath automatic_spec() takes, or nullptr.
+const StackPath* automatic_path(const StackInfo& s, LinkLayer l) noexcept;
+
+/// stack_profile() for the path the stack takes on link layer `l` (automatic_spec()): ds4 on RoCE
+/// is its Linux path, pinned through "ds4-linux:index=N". errc::not_supported where the stack does
+/// not run (StackInfo::runs_on) and, without `pinned`, where its choice is not modelled.
+result<Profile> stack_profile_on(StackId id, LinkLayer l, std::optional<std::int64_t> pinned = std::nullopt);
+
+/// "infiniband, ethernet": the link layers of `l`, for messages.
+std::string runs_on_text(const LinkLayers& l);
+
+/// Whether the profile `spec` ("jaccl", "ds4:index=2", "auto") models something that runs on `l`:
+/// false only for a spec that a stack's StackPath names (before any ':') and no such path runs on
+/// `l` (JACCL's profiles on a RoCE port); a spec no stack names (auto, custom) runs everywhere.
+bool profile_runs_on(std::string_view spec, LinkLayer l) noexcept;
+
+/// For a stack that no setting steers as it ships (LaunchSettings::choice_reader is patched_fork:
+/// JACCL, exo): why its own choice fails on `table`'s port and what must hold on the host for it
+/// to work (for JACCL: the index it routes from, 1, must hold the first IPv4-mapped GID, which it
+/// advertises). nullopt when it works there, does not run there, or is steered by a setting.
+/// The gotcha: a variable of the patched fork (JACCL_GID_POLICY) is ignored by the shipped stack,
+/// so advice for the shipped one can only be a change to the host.
+/// Example:
+///   if (auto why = gidpolicy::unsteerable_failure(gidpolicy::stack_row(gidpolicy::StackId::jaccl), table,
+///                                                 gidpolicy::DriverModel::for_table(table)))
+///     std::cout << *why << "\n";
+std::optional<std::string> unsteerable_failure(const StackInfo& s, const GidTable& table,
+                                               const DriverModel& model);
 
 /// How a stack reads a pin's text, one reading per stack version that differs.
 struct PinReading {

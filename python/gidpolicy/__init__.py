@@ -80,7 +80,10 @@ from ._gidpolicy import (
     read_tables_file,
     render_dotenv,
     stack_profile,
+    stack_profile_on,
     stacks,
+    stacks_on,
+    unsteerable_failure,
     write_tables,
 )
 
@@ -155,7 +158,10 @@ __all__ = [
     "read_tables_file",
     "render_dotenv",
     "stack_profile",
+    "stack_profile_on",
     "stacks",
+    "stacks_on",
+    "unsteerable_failure",
     "write_tables",
 ]
 

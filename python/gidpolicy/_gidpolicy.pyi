@@ -405,6 +405,7 @@ def check(
 
 class StackLaunch(TypedDict):
     choice: str
+    choice_reader: Literal["stack", "patched_fork"]
     device: Optional[str]
     port: Optional[str]
     read_first: Optional[str]
@@ -422,10 +423,20 @@ class StackInfo(TypedDict):
     env: str
     launch: StackLaunch
     runs_on: list[str]
+    paths: list[StackPath]
     summary: str
 
+class StackPath(TypedDict):
+    spec: str
+    runs_on: list[str]
+    automatic: bool
+    assumes: Optional[str]
+
 def stacks() -> list[StackInfo]: ...
+def stacks_on(table: GidTable) -> list[str]: ...
+def unsteerable_failure(stack: str, table: GidTable) -> Optional[str]: ...
 def stack_profile(stack: str, pinned: Optional[int] = None) -> Profile: ...
+def stack_profile_on(stack: str, link_layer: str, pinned: Optional[int] = None) -> Profile: ...
 
 class StackPrediction:
     @property

@@ -55,6 +55,14 @@ py::object or_none(std::string_view v) {
   return v.empty() ? py::object(py::none()) : py::str(std::string(v));
 }
 
+py::list link_list(const LinkLayers& l) {
+  py::list out;
+  if (l.infiniband) out.append("infiniband");
+  if (l.ethernet) out.append("ethernet");
+  if (l.thunderbolt) out.append("thunderbolt");
+  return out;
+}
+
 py::dict stack_dict(const StackInfo& s) {
   py::dict d;
   d["name"] = std::string(s.name);
@@ -75,11 +83,18 @@ py::dict stack_dict(const StackInfo& s) {
   launch["port"] = or_none(s.launch.port);
   launch["read_first"] = or_none(s.launch.read_first);
   d["launch"] = launch;
-  py::list runs_on;
-  if (s.runs_on.infiniband) runs_on.append("infiniband");
-  if (s.runs_on.ethernet) runs_on.append("ethernet");
-  if (s.runs_on.thunderbolt) runs_on.append("thunderbolt");
-  d["runs_on"] = runs_on;
+  launch["choice_reader"] = s.launch.choice_reader == ChoiceReader::stack ? "stack" : "patched_fork";
+  d["runs_on"] = link_list(s.runs_on);
+  py::list paths;
+  for (const StackPath& p : s.paths) {
+    py::dict pd;
+    pd["spec"] = std::string(p.spec);
+    pd["runs_on"] = link_list(p.runs_on);
+    pd["automatic"] = p.automatic;
+    pd["assumes"] = or_none(p.assumes);
+    paths.append(pd);
+  }
+  d["paths"] = paths;
   d["summary"] = std::string(s.summary);
   return d;
 }
@@ -112,7 +127,27 @@ void bind_stacks(py::module_& m) {
       },
       "Every stack of the stack table, one dict each: name, title, version, source, pin (its first pin "
       "variable, '' when none), pins ((variable, rule) pairs), spec (its automatic choice; None when not "
-      "modelled), predicted, per_process, env (the shape of its settings), launch, runs_on, summary.");
+      "modelled), predicted, per_process, env (the shape of its settings), launch (with choice_reader: "
+      "'stack', or 'patched_fork' when only a patched fork reads its choice), runs_on, paths (each named "
+      "profile that models it: spec, runs_on, automatic), summary.");
+  m.def(
+      "stacks_on",
+      [](const GidTable& table) {
+        std::vector<std::string> out;
+        for (const auto& s : stack_catalogue())
+          if (s.runs_on.has(table.port().link_layer)) out.emplace_back(s.name);
+        return out;
+      },
+      py::arg("table"),
+      "The names of the stacks that run on the table's link layer, in table order ([] where none does).");
+  m.def(
+      "unsteerable_failure",
+      [](const std::string& name, const GidTable& table) {
+        return unsteerable_failure(stack_arg(name), table, DriverModel::for_table(table));
+      },
+      py::arg("stack"), py::arg("table"),
+      "For a stack no setting steers as it ships (JACCL, exo): why its own choice fails on the table and "
+      "what must hold on the host; None when it works there, does not run there, or a setting steers it.");
   m.def(
       "stack_profile",
       [](const std::string& name, std::optional<std::int64_t> pinned) {
@@ -121,6 +156,17 @@ void bind_stacks(py::module_& m) {
       py::arg("stack"), py::arg("pinned") = py::none(),
       "The stack's own choice as a Profile, with nothing set or with its pin set to `pinned`. Raises Error "
       "(not_supported) for a stack whose own choice is not modelled (llama.cpp) without `pinned`.");
+  m.def(
+      "stack_profile_on",
+      [](const std::string& name, const std::string& link_layer, std::optional<std::int64_t> pinned) {
+        auto l = link_layer_from_string(link_layer);
+        if (!l)
+          invalid("link_layer: expected infiniband, ethernet or thunderbolt, found " + quote_arg(link_layer));
+        return unwrap(stack_profile_on(stack_arg(name).id, *l, pinned));
+      },
+      py::arg("stack"), py::arg("link_layer"), py::arg("pinned") = py::none(),
+      "stack_profile for the path the stack takes on `link_layer` ('ds4' on 'thunderbolt' is its macOS "
+      "scan, on 'ethernet' its Linux RoCE path). Raises Error (not_supported) where it does not run.");
 
   py::class_<StackPrediction>(m, "StackPrediction",
                               "What a stack would pick on one port and whether it works.")

@@ -28,7 +28,7 @@ def instances():
     interfaces = [gidpolicy.HostInterface("en2", addresses=[gidpolicy.IfAddress("10.99.0.3", 30)])]
     peer = gidpolicy.DoctorPeer("10.99.0.4", netdev="en2", source="10.99.0.3")
     doctor_input = gidpolicy.DoctorInput([mac], interfaces, platform="darwin", peers=[peer],
-                                         pins={"NCCL_IB_GID_INDEX": "3"})
+                                         pins={"GGML_RDMA_GID": "3"})  # llama.cpp's: it runs on a Mac
     report = gidpolicy.examine(doctor_input)
     hosts = fleet.read_snapshots([str(FLEET / "jaccl" / "hosts")])
     devices = fleet.parse_jaccl_devices((FLEET / "jaccl" / "devices.json").read_text(), "devices.json")

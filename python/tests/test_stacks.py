@@ -9,7 +9,7 @@ from gidpolicy import EnvPlan, EnvSetting, Error, GidEntry
 
 def test_catalogue():
     rows = gidpolicy.stacks()
-    names = ["nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest", "ds4", "llama.cpp", "jaccl"]
+    names = ["nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest", "ds4", "llama.cpp", "jaccl", "exo"]
     assert [r["name"] for r in rows] == names
     nccl = rows[0]
     assert nccl["pin"] == "NCCL_IB_GID_INDEX" and nccl["per_process"] and nccl["version"] and nccl["source"]
@@ -17,10 +17,18 @@ def test_catalogue():
     assert nccl["launch"]["device"] == "NCCL_IB_HCA" and nccl["runs_on"] == ["infiniband", "ethernet"]
     # Mooncake reads NCCL's pin when its own is unset: the second of its pins.
     assert rows[3]["pins"] == [("MC_GID_INDEX", "atoi"), ("NCCL_IB_GID_INDEX", "atoi_fallback")]
-    assert [r["name"] for r in rows if r["predicted"]] == names[:6]
+    assert [r["name"] for r in rows if r["predicted"]] == names[:7] + ["jaccl", "exo"]
     assert rows[5]["pin"] == "" and rows[5]["env"] == "per_port_args" and rows[5]["launch"]["port"] == "-i"
     assert rows[7]["spec"] is None and rows[7]["env"] == "one_device_per_process"
     assert rows[8]["env"] == "jaccl_device_file" and rows[8]["runs_on"] == ["thunderbolt"]
+    assert rows[8]["launch"]["choice_reader"] == "patched_fork" and nccl["launch"]["choice_reader"] == "stack"
+    assert rows[9]["spec"] == "jaccl" and rows[9]["env"] == "jaccl_device_file"  # exo runs JACCL
+    assert rows[6]["paths"] == [
+        {"spec": "ds4", "runs_on": ["thunderbolt"], "automatic": True, "assumes": None},
+        {"spec": "ds4-linux", "runs_on": ["ethernet"], "automatic": True, "assumes": rows[6]["paths"][1]["assumes"]},
+    ]
+    assert "control socket's address" in rows[6]["paths"][1]["assumes"]
+    assert rows[7]["paths"] == [] and rows[7]["runs_on"] == ["ethernet", "thunderbolt"]
     for r in rows:
         assert r["title"] and r["summary"] and r["runs_on"]
         if r["spec"] is not None:
@@ -89,17 +97,21 @@ def test_pins(roce):
 
 def test_plan_env_one_value_per_process():
     tables = [roce_table("mlx5_0"), roce_table("mlx5_1")]
-    plan = gidpolicy.plan_env(["nccl", "ucx", "perftest", "llama.cpp", "jaccl"], tables)
+    plan = gidpolicy.plan_env(["nccl", "ucx", "perftest", "llama.cpp"], tables)
     assert plan.variables["NCCL_IB_GID_INDEX"] == "3"
     assert plan.variables["UCX_IB_GID_INDEX"] == "3"
     assert plan.variables["UCX_NET_DEVICES"] == "mlx5_0:1,mlx5_1:1"
-    assert plan.variables["GGML_RDMA_GID"] == "3" and plan.variables["JACCL_GID_POLICY"] == "auto"
+    assert plan.variables["GGML_RDMA_GID"] == "3"
     assert "perftest: -d mlx5_0 -i 1 -x 3" in plan.args
     assert plan.conflicts == [] and plan.why
     assert plan.settings[0] == EnvSetting("NCCL_IB_GID_INDEX", "3")
     assert "NCCL_IB_GID_INDEX" in repr(plan.settings[0])
     dotenv = gidpolicy.render_dotenv(plan)
     assert "NCCL_IB_GID_INDEX=3\n" in dotenv and dotenv.startswith("# ")
+    # JACCL runs on no RoCE port: a conflict, and no JACCL_GID_POLICY for these ports.
+    jaccl = gidpolicy.plan_env(["jaccl"], tables)
+    assert "JACCL_GID_POLICY" not in jaccl.variables
+    assert jaccl.conflicts and "runs on thunderbolt ports, and none of these is one" in jaccl.conflicts[0]
 
 
 def test_plan_env_conflict_when_hcas_need_different_indices():
@@ -129,3 +141,30 @@ def test_render_dotenv_refuses_what_it_cannot_hold():
     text = gidpolicy.render_dotenv(EnvPlan(settings=[EnvSetting("A", "1")], why=["two\nlines"], args=["x"]))
     assert text == "# two lines\n# x\nA=1\n"
     assert EnvPlan().settings == [] and EnvPlan(conflicts=["c"]).conflicts == ["c"]
+
+
+def test_the_macs_stacks_run_on_thunderbolt(macmini):
+    # A Mac's Thunderbolt port: JACCL, exo, ds4 and llama.cpp, never NCCL and its kin.
+    assert gidpolicy.stacks_on(macmini) == ["ds4", "llama.cpp", "jaccl", "exo"]
+    nccl_769 = gidpolicy.read_tables_file(str(TABLES / "nccl-769.devinfo.txt"))[0]
+    assert gidpolicy.stacks_on(nccl_769) == [
+        "nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest", "ds4", "llama.cpp"]
+    j = gidpolicy.predict_stack("jaccl", macmini)
+    assert not j.works and j.index == 1 and j.err == 22  # routes from the literal 1, empty here
+    assert gidpolicy.predict_stack("exo", macmini).outcome == j.outcome
+    assert gidpolicy.predict_stack("ds4", nccl_769).index == 1  # ds4's Linux path: the first RoCE v2
+    with pytest.raises(Error) as e:
+        gidpolicy.predict_stack("nccl", macmini)
+    assert e.value.errc == "not_supported" and "does not run on thunderbolt" in e.value.detail
+    assert gidpolicy.stack_profile_on("ds4", "ethernet", 3).spec == "ds4-linux:index=3"
+    assert gidpolicy.stack_profile_on("ds4", "thunderbolt").spec == "ds4"
+    with pytest.raises(Error):
+        gidpolicy.stack_profile_on("ds4", "wire")
+
+
+def test_unsteerable_failure(macmini):
+    why = gidpolicy.unsteerable_failure("jaccl", macmini)
+    assert why is not None and "it works once the first IPv4-mapped GID sits at index 1" in why
+    assert gidpolicy.unsteerable_failure("nccl", macmini) is None  # steered by its variable
+    ds4qa = gidpolicy.read_tables_file(str(TABLES / "apple-ds4qa-rdma_en1.devinfo.txt"))[0]
+    assert gidpolicy.unsteerable_failure("jaccl", ds4qa) is None  # stock JACCL works there

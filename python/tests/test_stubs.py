@@ -12,7 +12,7 @@ from gidpolicy import _gidpolicy, fleet
 PACKAGE = Path(gidpolicy.__file__).resolve().parent
 # Stub-only helpers (type aliases, TypedDicts for dict rows) that have no runtime object.
 STUB_ONLY = {"GidLike", "ProfileLike", "GidTypeName", "PlatformName", "QpTypeName", "FormatName", "SpecOption",
-             "BuiltinSpec", "StackInfo", "StackLaunch", "SeverityName"}
+             "BuiltinSpec", "StackInfo", "StackLaunch", "StackPath", "SeverityName"}
 # Members pybind11 (or Exception) gives every class that the stubs need not repeat.
 IMPLICIT = {"__init__", "__repr__", "__str__", "__getstate__", "__setstate__", "__reduce__", "__reduce_ex__",
             "__module__", "__doc__", "__dict__", "__weakref__", "__ne__", "__hash__", "__eq__"}

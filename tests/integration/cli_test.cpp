@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -203,7 +204,11 @@ TEST(ExampleTables, EveryExampleFileIsCovered) {
 TEST(ExampleTables, CheckJsonVerdicts) {
   for (const auto& c : example_cases()) {
     SCOPED_TRACE(c.file);
-    CliResult r = run_cli({"check", "--input", example(c.file), "--json"});
+    // Every named profile asked for by name: each is checked whatever the link layer (the
+    // default leaves out a stack's profiles where it never runs: DefaultCheckLeavesOut... below).
+    CliResult r = run_cli({"check", "--input", example(c.file), "--json", "--profile", "jaccl", "--profile",
+                           "jaccl-legacy", "--profile", "jaccl-fixed", "--profile", "ds4", "--profile",
+                           "ds4-linux", "--profile", "auto"});
     EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
     EXPECT_EQ(r.err, "");
     Json doc = parse_json(r);
@@ -246,6 +251,35 @@ TEST(ExampleTables, CheckJsonVerdicts) {
         }
         EXPECT_TRUE(got.at("error").is_null());
       }
+    }
+  }
+}
+
+// The default check shows a stack's named profiles only where the stack runs: JACCL's three and
+// ds4's macOS scan not on RoCE, ds4's Linux path not on Thunderbolt. A healthy RoCE port passes.
+TEST(ExampleTables, DefaultCheckLeavesOutProfilesWhoseStackDoesNotRunThere) {
+  const std::map<std::string, int> exit_codes{
+      {"nccl-769.devinfo.txt", 0},
+      {"apple-ds4qa-rdma_en1.devinfo.txt", 0},
+      {"apple-mlx4191-rdma_en3-noipv4.devinfo.txt", 1},
+      {"ibm-pr4-cx6.show_gids.txt", 0},
+      {"mooncake-1617-ipv6only.show_gids.txt", 1},  // auto: no candidate
+      {"nccl-1573-pod.show_gids.txt", 0},
+      {"ds4-linux-unit.json", 0},
+      {"macmini-mapped-at-2.json", 1}};  // stock JACCL
+  const Json roce = Json::array({"jaccl", "jaccl-legacy", "jaccl-fixed", "ds4"});
+  const Json mac = Json::array({"ds4-linux"});
+  for (const auto& c : example_cases()) {
+    SCOPED_TRACE(c.file);
+    CliResult r = run_cli({"check", "--input", example(c.file), "--json"});
+    EXPECT_EQ(r.exit_code, exit_codes.at(c.file)) << r.out;
+    Json doc = parse_json(r);
+    for (const Json& port : doc.is_array() ? doc : Json::array({doc})) {
+      const Json& left_out = port.at("link_layer") == "thunderbolt" ? mac : roce;
+      EXPECT_EQ(port.at("not_run"), left_out);
+      for (const Json& p : port.at("profiles"))
+        EXPECT_EQ(std::find(left_out.begin(), left_out.end(), p.at("profile")), left_out.end())
+            << p.at("profile");
     }
   }
 }
@@ -471,7 +505,9 @@ TEST(Convert, SysfsTreeReadsBack) {
   CliResult r = run_cli({"check", "--sysfs", tmpl, "--json"});
   Json doc = parse_json(r);
   ASSERT_EQ(doc.size(), 2u);
-  EXPECT_EQ(doc.at(1).at("profiles").at(5).at("advertised_index"), 7);
+  EXPECT_EQ(doc.at(1).at("profiles").at(1).at("profile"),
+            "auto");  // after ds4-linux: JACCL's do not run on RoCE
+  EXPECT_EQ(doc.at(1).at("profiles").at(1).at("advertised_index"), 7);
   fs::remove_all(tmpl);
 }
 
@@ -819,7 +855,10 @@ TEST(Performance, CheckOnFourDevicesOf256EntriesIsFast) {
   // CPU time is the figure asserted: wall time on a shared 2-core CI machine measures the load.
   double best_wall = 1e9, best_cpu = 1e9;
   for (int k = 0; k < 5; ++k) {
-    CliResult r = run_cli({"check", "--input", file.string()});
+    // Every named profile by name: the default leaves JACCL's out on these RoCE ports.
+    CliResult r = run_cli({"check", "--input", file.string(), "--profile", "jaccl", "--profile",
+                           "jaccl-legacy", "--profile", "jaccl-fixed", "--profile", "ds4", "--profile",
+                           "ds4-linux", "--profile", "auto"});
     ASSERT_EQ(r.exit_code, 1) << r.err;  // jaccl routes from 1 and disagrees
     best_wall = std::min(best_wall, r.millis);
     best_cpu = std::min(best_cpu, r.cpu_millis);

@@ -46,10 +46,21 @@ TEST(CheckStacks, EveryExampleTableShowsEveryStacksPickAndOutcome) {
     Json j = parse_out(r);
     if (!j.is_array()) j = Json::array({j});
     bool any_fails = false;
+    // The stacks that run on each link layer (the stack table's runs_on), in table order.
+    const std::map<std::string, std::vector<std::string>> runs{
+        {"ethernet", {"nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest", "ds4", "llama.cpp"}},
+        {"infiniband", {"nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest"}},
+        {"thunderbolt", {"ds4", "llama.cpp", "jaccl", "exo"}}};
     for (const auto& port : j) {
-      ASSERT_EQ(port["stacks"].size(), 6u) << name;
+      std::vector<std::string> names;
+      for (const auto& s : port["stacks"]) names.push_back(s["stack"].get<std::string>());
+      EXPECT_EQ(names, runs.at(port["link_layer"].get<std::string>())) << name;
       for (const auto& s : port["stacks"]) {
         EXPECT_FALSE(s["outcome"].get<std::string>().empty()) << name;
+        if (!s.at("modelled").get<bool>()) {  // llama.cpp: the index it is given, never a failure
+          EXPECT_TRUE(s["works"].is_null()) << name;
+          continue;
+        }
         if (!s["works"].get<bool>()) any_fails = true;
         if (s["chose"].get<bool>()) {
           EXPECT_TRUE(s["index"].is_number()) << name;
@@ -208,14 +219,13 @@ TEST(FleetStack, TakesThePredictedRowsByTheirSpec) {
   EXPECT_EQ(n.exit_code, 1) << n.err;  // was a usage error: "nvshmem" is no spec
   EXPECT_NE(n.out.find("--stack nccl:gid_index=7: the entry to use on 2 of 3 hosts"), std::string::npos)
       << n.out;
-  for (const char* env_only : {"ds4", "llama.cpp", "jaccl"}) {
-    const auto r = run_cli({"fleet", "--stack", env_only, stacks_data("fleet")});
-    EXPECT_EQ(r.exit_code, 2) << env_only;
-    EXPECT_NE(r.err.find("expected one of nccl, nvshmem, ucx, mooncake, libfabric, perftest, found '" +
-                         std::string(env_only) + "'"),
-              std::string::npos)
-        << r.err;
-  }
+  // llama.cpp's own choice is not modelled: it is the one row fleet --stack does not take.
+  const auto r = run_cli({"fleet", "--stack", "llama.cpp", stacks_data("fleet")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("expected one of nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, jaccl, exo, "
+                       "found 'llama.cpp'"),
+            std::string::npos)
+      << r.err;
   const auto bad = run_cli({"fleet", "--stack", "nvshmem:nope=1", stacks_data("fleet")});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--stack nvshmem:nope=1:"), std::string::npos) << bad.err;  // as the user wrote it
@@ -223,16 +233,19 @@ TEST(FleetStack, TakesThePredictedRowsByTheirSpec) {
 
 TEST(Env, HelpListsEveryStackOfTheTable) {
   const auto h = run_cli({"env", "--help"});
-  EXPECT_NE(h.out.find("nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl"),
+  EXPECT_NE(h.out.find("nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl, exo"),
             std::string::npos)
       << h.out;
   const auto c = run_cli({"check", "--help"});
-  EXPECT_NE(c.out.find("NCCL, NVSHMEM, UCX, Mooncake, libfabric, perftest"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("NCCL, NVSHMEM, UCX, Mooncake, libfabric, perftest, ds4, JACCL, exo"),
+            std::string::npos)
+      << c.out;
   EXPECT_NE(c.out.find("MC_GID_INDEX, FI_VERBS_GID_IDX, GGML_RDMA_GID"), std::string::npos) << c.out;
   const auto bad = run_cli({"env", "--for", "mpi", "--input", stacks_example("nccl-769.devinfo.txt")});
-  EXPECT_NE(bad.err.find(
-                "expected one of nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl"),
-            std::string::npos)
+  EXPECT_NE(
+      bad.err.find(
+          "expected one of nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl, exo"),
+      std::string::npos)
       << bad.err;
 }
 
@@ -268,7 +281,10 @@ TEST(EnvJaccl, PrintsTheDeviceFileWhenThisHostsRowWorks) {
   EXPECT_NE(e.err.find("JACCL_RANK 7: expected a rank 0..3"), std::string::npos) << e.err;
   const auto m = run_with_env({"env", "--for", "jaccl", "--input", stacks_data("jaccl/m3-ultra-3.json")},
                               {"MLX_IBV_DEVICES=" + devices, "MLX_RANK=2"});
-  EXPECT_EQ(m.exit_code, 0) << m.err;
+  // auto's file is right for the patched fork, but JACCL as it ships fails on rdma_en3 (its mapped
+  // GID at 2) and nothing steers it: exit 1, saying so.
+  EXPECT_EQ(m.exit_code, 1) << m.err;
+  EXPECT_NE(m.err.find("jaccl: JACCL as it ships on rdma_en3 port 1:"), std::string::npos) << m.err;
   EXPECT_NE(m.out.find("rank 2 opens rdma_en3, rdma_en4, rdma_en5"), std::string::npos) << m.out;
   // m3-ultra-3's rdma_en3 holds its mapped GID at 2: stock JACCL (index 1) disagrees there.
   EXPECT_NE(m.out.find("# jaccl on rdma_en3 port 1: auto picks index 2 (::ffff:10.99.4.2); JACCL as it ships "
@@ -400,4 +416,188 @@ TEST(FleetStack, EnvDirWritesOneFilePerHostAndNoValueWhereNoneIsRight) {
 }
 
 }  // namespace
+
+// The Mac's stacks on a Mac's port, the RoCE stacks on a RoCE port: chosen by the table's runs_on.
+TEST(CheckStacks, AThunderboltPortListsTheMacsStacksAndJacclFailsOnTheMacMini) {
+  const auto r =
+      run_cli({"check", "--stacks", "--json", "--input", stacks_example("macmini-mapped-at-2.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const Json j = parse_out(r);
+  std::map<std::string, Json> by;
+  for (const auto& s : j["stacks"]) by[s["stack"].get<std::string>()] = s;
+  ASSERT_EQ(by.size(), 4u) << r.out;
+  for (const char* linux_only : {"nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest"})
+    EXPECT_EQ(by.count(linux_only), 0u) << linux_only;
+  // Stock JACCL advertises the mapped GID at 2 and routes from the literal 1, which is empty.
+  EXPECT_FALSE(by["jaccl"]["works"].get<bool>());
+  EXPECT_EQ(by["jaccl"]["index"], 1);
+  EXPECT_EQ(by["jaccl"]["gid"], "::ffff:10.99.0.3");
+  EXPECT_EQ(by["jaccl"]["errno"], 22);
+  EXPECT_TRUE(by["jaccl"]["fix"].is_null());  // no variable steers it
+  EXPECT_NE(by["jaccl"]["host_fix"].get<std::string>().find(
+                "it works once the first IPv4-mapped GID sits at index 1"),
+            std::string::npos);
+  EXPECT_EQ(by["jaccl"]["patched_fork"],
+            "JACCL_GID_POLICY=auto picks index 2 (::ffff:10.99.0.3) (patched fork only)");
+  EXPECT_EQ(by["exo"]["outcome"], by["jaccl"]["outcome"]);
+  EXPECT_EQ(by["ds4"]["spec"], "ds4");
+  EXPECT_TRUE(by["ds4"]["works"].get<bool>());
+  EXPECT_FALSE(by["llama.cpp"]["modelled"].get<bool>());
+  EXPECT_EQ(by["llama.cpp"]["fix"], "GGML_RDMA_DEV=rdma_en2 GGML_RDMA_GID=2");
+  const auto text = run_cli({"check", "--stacks", "--input", stacks_example("macmini-mapped-at-2.json")});
+  EXPECT_NE(text.out.find("  jaccl           1  ::ffff:10.99.0.3                         NO     EINVAL (22)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("uses the index given: no automatic choice modelled (GGML_RDMA_GID)"),
+            std::string::npos)
+      << text.out;
+  // The Mac with its mapped GID at 1: stock JACCL works, and the port passes.
+  EXPECT_EQ(
+      run_cli({"check", "--stacks", "--input", stacks_example("apple-ds4qa-rdma_en1.devinfo.txt")}).exit_code,
+      0);
+}
+
+TEST(CheckStacks, ARocePortListsTheRoceStacksOnlyAndDs4ByItsLinuxPath) {
+  const Json j =
+      parse_out(run_cli({"check", "--stacks", "--json", "--input", stacks_example("nccl-769.devinfo.txt")}));
+  std::vector<std::string> names;
+  for (const auto& s : j["stacks"]) {
+    names.push_back(s["stack"].get<std::string>());
+    if (s["stack"] == "ds4") {
+      EXPECT_EQ(s["spec"], "ds4-linux");
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest",
+                                             "ds4", "llama.cpp"}));
+}
+
+// A port no stack runs on (an unknown link layer) says so.
+TEST(CheckStacks, APortWhereNoStackRunsSaysSo) {
+  const fs::path dir = fs::temp_directory_path() / ("gidpolicy-stacks-none-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "t.json")
+        << R"J({"schema": "gidpolicy.tables", "version": 1, "ports": [{"device": "x0",
+      "port": 1, "state": "active", "link_layer": "unknown(7)", "gid_tbl_len": 4, "active_mtu": 1024, "lid": 0,
+      "holes": "empty", "entries": [{"index": 0, "gid": "::ffff:10.0.0.1", "type": "roce_v2", "state": "valid"}]}]})J";
+  }
+  const auto r = run_cli({"check", "--stacks", "--input", (dir / "t.json").string()});
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("no stack gidpolicy knows runs on unknown(7) ports"), std::string::npos)
+      << r.out << r.err;
+}
+
+// A healthy RoCE host: JACCL's profiles (and ds4's macOS scan) never run there, so they neither
+// print nor fail the default check.
+TEST(Check, AHealthyRocePortPassesWithoutTheThunderboltProfiles) {
+  const auto r = run_cli({"check", "--input", stacks_example("nccl-769.devinfo.txt")});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("  jaccl "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not run on ethernet ports (not checked): jaccl, jaccl-legacy, jaccl-fixed, ds4"),
+            std::string::npos)
+      << r.out;
+  const Json j = parse_out(run_cli({"check", "--json", "--input", stacks_example("nccl-769.devinfo.txt")}));
+  EXPECT_EQ(j.at("not_run"), Json::array({"jaccl", "jaccl-legacy", "jaccl-fixed", "ds4"}));
+  // Asked for by name, a profile is checked wherever asked.
+  EXPECT_EQ(
+      run_cli({"check", "--profile", "jaccl", "--input", stacks_example("nccl-769.devinfo.txt")}).exit_code,
+      1);
+  // On the Mac the Linux path is the one left out; stock JACCL still fails there.
+  const auto mac = run_cli({"check", "--input", stacks_example("macmini-mapped-at-2.json")});
+  EXPECT_EQ(mac.exit_code, 1);
+  EXPECT_NE(mac.out.find("not run on thunderbolt ports (not checked): ds4-linux"), std::string::npos)
+      << mac.out;
+}
+
+// Stock JACCL on the Mac mini: no variable steers it, so env exits 1 and says what must hold on
+// the host, beside the patched fork's setting, labelled as such.
+TEST(EnvJaccl, StockJacclThatFailsExitsOneAndSaysWhatMustHoldOnTheHost) {
+  const auto r =
+      run_with_env({"env", "--for", "jaccl", "--input", stacks_example("macmini-mapped-at-2.json")}, {});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("jaccl: JACCL as it ships on rdma_en2 port 1: EINVAL (22)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("no variable steers it (JACCL_GID_POLICY is read only by its patched fork)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(
+      r.err.find("it advertises index 2 (::ffff:10.99.0.3, the first IPv4-mapped GID) and routes from index "
+                 "1, which is empty: it works once the first IPv4-mapped GID sits at index 1"),
+      std::string::npos)
+      << r.err;
+  EXPECT_NE(
+      r.out.find("# jaccl: JACCL_GID_POLICY=auto needs the patched JACCL fork: JACCL as it ships ignores it"),
+      std::string::npos)
+      << r.out;
+  // exo runs JACCL: the same.
+  EXPECT_EQ(run_with_env({"env", "--for", "exo", "--input", stacks_example("macmini-mapped-at-2.json")}, {})
+                .exit_code,
+            1);
+  // Where stock JACCL works (its mapped GID at index 1), env exits 0.
+  const auto ok = run_with_env(
+      {"env", "--for", "jaccl", "--input", stacks_example("apple-ds4qa-rdma_en1.devinfo.txt")}, {});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.err, "");
+  // JACCL names no RoCE port: a stack that runs on none of the ports is a conflict.
+  const auto roce =
+      run_with_env({"env", "--for", "jaccl", "--input", stacks_example("nccl-769.devinfo.txt")}, {});
+  EXPECT_EQ(roce.exit_code, 1);
+  EXPECT_NE(roce.err.find("jaccl: JACCL runs on thunderbolt ports, and none of these is one"),
+            std::string::npos)
+      << roce.err;
+}
+
+// env --for a RoCE stack on a Mac's port: not a port NCCL opens.
+TEST(Env, NcclOnAThunderboltPortIsAConflictAndLlamaCppGetsItsDevice) {
+  const auto n = run_cli({"env", "--for", "nccl", "--input", stacks_example("macmini-mapped-at-2.json")});
+  EXPECT_EQ(n.exit_code, 1);
+  EXPECT_EQ(n.out.find("NCCL_IB_GID_INDEX"), std::string::npos) << n.out;
+  EXPECT_NE(n.err.find("nccl: NCCL runs on infiniband, ethernet ports, and none of these is one"),
+            std::string::npos)
+      << n.err;
+  const auto l =
+      run_cli({"env", "--for", "llama.cpp", "--input", stacks_example("macmini-mapped-at-2.json")});
+  EXPECT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_NE(l.out.find("export GGML_RDMA_DEV='rdma_en2'\nexport GGML_RDMA_GID='2'\n"), std::string::npos)
+      << l.out;
+}
+
+// check --pins: a pin is judged only where its stack runs.
+TEST(CheckPins, ANcclPinIsNotJudgedOnAThunderboltPort) {
+  const auto r = run_with_env({"check", "--pins", "--input", stacks_example("macmini-mapped-at-2.json")},
+                              {"NCCL_IB_GID_INDEX=0"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("rdma_en2 port 1: not run here: NCCL does not run on thunderbolt ports"),
+            std::string::npos)
+      << r.out;
+  // llama.cpp runs there: its pin is judged (index 1 is empty on the Mac mini).
+  const auto g = run_with_env({"check", "--pins", "--input", stacks_example("macmini-mapped-at-2.json")},
+                              {"GGML_RDMA_GID=1"});
+  EXPECT_EQ(g.exit_code, 1) << g.out;
+  EXPECT_NE(g.out.find("rdma_en2 port 1: stale"), std::string::npos) << g.out;
+}
+
+// fleet --stack jaccl: the Macs' stack, judged per host.
+TEST(FleetStack, JacclIsAStackOfTheFleet) {
+  const auto r = run_cli({"fleet", "--stack", "jaccl",
+                          (example_tables_dir().parent_path() / "fleet" / "jaccl" / "hosts").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("--stack jaccl: the entry to use on "), std::string::npos) << r.out;
+  // On RoCE hosts JACCL does not run: each port says so and counts as right.
+  const auto roce = run_cli({"fleet", "--stack", "jaccl", "--json", stacks_data("fleet")});
+  const Json j = parse_out(roce);
+  ASSERT_TRUE(j.contains("stack")) << roce.out;
+  EXPECT_EQ(j["stack"]["hosts_wrong"], 0) << roce.out;
+}
+
+// The doctor's stacks block: the stacks that run on the port.
+TEST(DoctorStacks, AMacsPortShowsTheMacsStacks) {
+  const auto r = run_cli({"doctor", "--input", stacks_example("macmini-mapped-at-2.json"), "--json"});
+  const Json j = parse_out(r);
+  std::vector<std::string> names;
+  for (const auto& s : j["stacks"]) names.push_back(s["stack"].get<std::string>());
+  EXPECT_EQ(names, (std::vector<std::string>{"ds4", "llama.cpp", "jaccl", "exo"})) << r.out;
+}
+
 }  // namespace gidpolicy::test

@@ -201,8 +201,8 @@ TEST(Doctor, MacStudioThunderboltPortsGetMacCommands) {
   EXPECT_EQ(r.findings[0].code, FindingCode::bridge_member);
   EXPECT_EQ(r.findings[1].code, FindingCode::no_ipv4);
   EXPECT_EQ(r.findings.back().severity, Severity::warning);
-  // Six stacks on each of three ports.
-  EXPECT_EQ(r.stacks.size(), 18u);
+  // The four stacks a Mac runs (ds4, llama.cpp, JACCL, exo) on each of three Thunderbolt ports.
+  EXPECT_EQ(r.stacks.size(), 12u);
 }
 
 TEST(Doctor, TheSameHostWithLinuxCommands) {
@@ -299,7 +299,7 @@ TEST(Doctor, RequiredDevicesAndPeersAndPins) {
   in.peers.push_back(
       DoctorPeer{PeerAddress::parse("10.9.9.9").value(), "--peer",
                  route_from_errno(Platform::darwin, PeerAddress::parse("10.9.9.9").value(), 3)});
-  in.pins.push_back({"NCCL_IB_GID_INDEX", "0"});
+  in.pins.push_back({"GGML_RDMA_GID", "0"});  // llama.cpp's: it runs on Thunderbolt, NCCL does not
   const DoctorReport r = examine(in);
   ASSERT_NE(find(r, FindingCode::device_missing), nullptr);
   EXPECT_EQ(find(r, FindingCode::device_missing)->text,
@@ -311,8 +311,7 @@ TEST(Doctor, RequiredDevicesAndPeersAndPins) {
   EXPECT_NE(find(r, FindingCode::peer_unreachable)->text.find("ESRCH (3)"), std::string::npos);
   const Finding* pin = find(r, FindingCode::stale_pin);
   ASSERT_NE(pin, nullptr);  // index 0 is the link-local GID: not the entry to use
-  EXPECT_TRUE(
-      has_line(*pin, "export NCCL_IB_GID_INDEX=1   # what gidpolicy's auto picks on rdma_en5 port 1"));
+  EXPECT_TRUE(has_line(*pin, "export GGML_RDMA_GID=1   # what gidpolicy's auto picks on rdma_en5 port 1"));
 }
 
 TEST(Doctor, ProposalsNeverTakeAPeersSubnetOrLinkLocal) {
@@ -330,7 +329,7 @@ TEST(Doctor, ProposalsNeverTakeAPeersSubnetOrLinkLocal) {
 TEST(Doctor, APinValueCannotForgeALineOfTheReport) {
   DoctorInput in = mac_studio();
   in.tables.erase(in.tables.begin(), in.tables.begin() + 2);
-  in.pins.push_back({"NCCL_IB_GID_INDEX", "0\nREADY: 0 blockers, 0 warnings\x1b[2J"});
+  in.pins.push_back({"GGML_RDMA_GID", "0\nREADY: 0 blockers, 0 warnings\x1b[2J"});
   const DoctorReport r = examine(in);
   const Finding* pin = find(r, FindingCode::stale_pin);
   ASSERT_NE(pin, nullptr);

@@ -21,7 +21,7 @@ namespace {
 
 TEST(StackTable, EveryStackIdHasItsRowInOrder) {
   // The static_asserts in the header say the same at compile time; this names the row that fails.
-  ASSERT_EQ(kStackCount, 9u);
+  ASSERT_EQ(kStackCount, 10u);
   for (std::size_t i = 0; i < kStackCount; ++i) {
     const auto id = static_cast<StackId>(i);
     EXPECT_TRUE(is_stack_id(id)) << i;
@@ -45,9 +45,11 @@ TEST(StackTable, NamesAreUniqueAndFindStackRoundTrips) {
   EXPECT_EQ(find_stack("NCCL"), nullptr);  // names are exact: the title is not a name
   // Every name `env --for` takes is a row, and the three name sets of before are one.
   EXPECT_EQ(stack_names(StackSet::all),
-            "nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl");
-  EXPECT_EQ(stack_names(StackSet::predicted), "nccl, nvshmem, ucx, mooncake, libfabric, perftest");
-  EXPECT_EQ(stack_titles(StackSet::predicted), "NCCL, NVSHMEM, UCX, Mooncake, libfabric, perftest");
+            "nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, llama.cpp, jaccl, exo");
+  EXPECT_EQ(stack_names(StackSet::predicted),
+            "nccl, nvshmem, ucx, mooncake, libfabric, perftest, ds4, jaccl, exo");
+  EXPECT_EQ(stack_titles(StackSet::predicted),
+            "NCCL, NVSHMEM, UCX, Mooncake, libfabric, perftest, ds4, JACCL, exo");
   for (const StackInfo& s : kStacks) EXPECT_TRUE(parse_env_stacks({std::string(s.name)})) << s.name;
 }
 
@@ -187,6 +189,14 @@ TEST(StackTable, RunsOnNamesLinkLayers) {
   EXPECT_FALSE(stack_row(StackId::nccl).runs_on.has(LinkLayer::thunderbolt()));
   EXPECT_TRUE(stack_row(StackId::jaccl).runs_on.has(LinkLayer::thunderbolt()));
   EXPECT_FALSE(stack_row(StackId::jaccl).runs_on.has(LinkLayer::ethernet()));
+  // The Mac's stacks: llama.cpp's Apple path and ds4's macOS scan on Thunderbolt, both on RoCE too.
+  for (StackId id : {StackId::ds4, StackId::llama_cpp}) {
+    EXPECT_TRUE(stack_row(id).runs_on.has(LinkLayer::thunderbolt()));
+    EXPECT_TRUE(stack_row(id).runs_on.has(LinkLayer::ethernet()));
+    EXPECT_FALSE(stack_row(id).runs_on.has(LinkLayer::infiniband()));
+  }
+  EXPECT_EQ(stack_row(StackId::exo).automatic, stack_row(StackId::jaccl).automatic);  // exo runs JACCL
+  EXPECT_EQ(stack_row(StackId::exo).launch.choice_reader, ChoiceReader::patched_fork);
   for (const StackInfo& s : kStacks) EXPECT_FALSE(s.runs_on.has(LinkLayer::from_raw(7))) << s.name;
 }
 
@@ -216,8 +226,11 @@ TEST(StackTable, OneProcessPerHcaAdviceNamesTheRowsOwnDeviceSetting) {
 }
 
 TEST(StackTable, EveryRowHasEnvOutputOfItsShape) {
-  const std::vector<GidTable> tables{test::nccl_769()};
+  // A port of a kind each stack runs on (RoCE, else a Mac's Thunderbolt port where stock JACCL works).
+  const std::vector<GidTable> roce{test::nccl_769()};
+  const std::vector<GidTable> mac{test::apple_ds4qa()};
   for (const StackInfo& s : kStacks) {
+    const auto& tables = s.runs_on.has(LinkLayer::ethernet()) ? roce : mac;
     const EnvPlan plan = plan_env({std::string(s.name)}, tables, profiles::automatic());
     const auto has = [&](std::string_view name) {
       return std::any_of(plan.settings.begin(), plan.settings.end(),

@@ -80,7 +80,7 @@ TEST(Stacks, ADownPortIsTheStacksBlockerNotOk) {
   ASSERT_TRUE(port_blocker(t));
   EXPECT_NE(port_blocker(t)->find("is down, not active"), std::string::npos) << *port_blocker(t);
   for (const StackInfo& s : stack_catalogue()) {
-    if (!s.predicted) continue;
+    if (!s.predicted || !s.runs_on.has(t.port().link_layer)) continue;  // predicted only where it runs
     const auto p = predict_stack(s.id, t).value();
     EXPECT_FALSE(p.works) << s.name << ": " << p.outcome;
     EXPECT_NE(p.outcome, "ok") << s.name;
@@ -96,7 +96,7 @@ TEST(Stacks, ALinkLocalOnlyPortIsTheStacksBlockerNotOk) {
   EXPECT_TRUE(only_link_local_gids(t));
   ASSERT_TRUE(port_blocker(t));
   for (const StackInfo& s : stack_catalogue()) {
-    if (!s.predicted) continue;
+    if (!s.predicted || !s.runs_on.has(t.port().link_layer)) continue;  // predicted only where it runs
     const auto p = predict_stack(s.id, t).value();
     EXPECT_FALSE(p.works) << s.name << ": " << p.outcome;
   }
@@ -192,6 +192,100 @@ TEST(DeviceSelector, UcxLibfabricAndLlamaCppEachReadTheirOwnWay) {
   ASSERT_TRUE(ggml);
   EXPECT_TRUE(ggml->selects("mlx5_1", 1));
   EXPECT_FALSE(ggml->selects("mlx5_10", 1));
+}
+
+// The stacks a Mac runs are the rows that run on Thunderbolt (the table's runs_on), and their
+// choice is predicted there: JACCL as it ships routes from index 1 while advertising the mapped
+// GID at 2 on the Mac mini; ds4's macOS scan takes index 2 itself.
+TEST(StacksOnAPort, TheMacsStacksArePredictedOnThunderboltAndJacclFailsOnTheMacMini) {
+  const GidTable mac = test::macmini();
+  std::vector<std::string_view> here;
+  for (const StackInfo& s : kStacks)
+    if (s.runs_on.has(mac.port().link_layer)) here.push_back(s.name);
+  EXPECT_EQ(here, (std::vector<std::string_view>{"ds4", "llama.cpp", "jaccl", "exo"}));
+  ASSERT_OK_AND_ASSIGN(const StackPrediction j, predict_stack(StackId::jaccl, mac));
+  EXPECT_TRUE(j.chose);
+  EXPECT_EQ(j.index, 1u);                            // it routes from the literal index 1 (empty here) ...
+  EXPECT_EQ(j.gid.to_string(), "::ffff:10.99.0.3");  // ... advertising the mapped GID at 2
+  EXPECT_FALSE(j.works);
+  EXPECT_EQ(j.err, 22);
+  ASSERT_OK_AND_ASSIGN(const StackPrediction e, predict_stack(StackId::exo, mac));
+  EXPECT_EQ(e.outcome, j.outcome);  // exo runs JACCL
+  ASSERT_OK_AND_ASSIGN(const StackPrediction d, predict_stack(StackId::ds4, mac));
+  EXPECT_TRUE(d.works);
+  EXPECT_EQ(d.index, 2u);
+  // On the Mac with its mapped GID at 1, stock JACCL works.
+  ASSERT_OK_AND_ASSIGN(const StackPrediction ok, predict_stack(StackId::jaccl, test::apple_ds4qa()));
+  EXPECT_TRUE(ok.works) << ok.outcome;
+  // NCCL does not run on Thunderbolt: no prediction, an error saying so.
+  const auto n = predict_stack(StackId::nccl, mac);
+  ASSERT_FALSE(n);
+  EXPECT_EQ(n.error(), errc::not_supported);
+  EXPECT_NE(n.error().detail.find("does not run on thunderbolt"), std::string::npos) << n.error().detail;
+}
+
+// ds4 takes its Linux RoCE path on RoCE: ds4-linux's pick (the first non-zero RoCE v2 entry), not
+// the macOS scan's first IPv4-mapped entry.
+TEST(StacksOnAPort, Ds4OnRoceIsItsLinuxPath) {
+  const StackInfo& ds4 = stack_row(StackId::ds4);
+  EXPECT_EQ(automatic_spec(ds4, LinkLayer::ethernet()), "ds4-linux");
+  EXPECT_EQ(automatic_spec(ds4, LinkLayer::thunderbolt()), "ds4");
+  EXPECT_EQ(automatic_spec(ds4, LinkLayer::infiniband()), "");
+  ASSERT_OK_AND_ASSIGN(const StackPrediction p, predict_stack(StackId::ds4, test::ds4_linux_unit()));
+  EXPECT_EQ(p.index, 2u);  // the macOS scan would take index 0 (::ffff:127.0.0.1, RoCE v1)
+  ASSERT_OK_AND_ASSIGN(const Profile pinned, stack_profile_on(StackId::ds4, LinkLayer::ethernet(), 3));
+  EXPECT_EQ(pinned.spec(), "ds4-linux:index=3");
+  EXPECT_EQ(stack_profile_on(StackId::ds4, LinkLayer::ethernet(), 256).error(), errc::invalid_argument);
+  EXPECT_EQ(stack_profile_on(StackId::jaccl, LinkLayer::ethernet()).error(), errc::not_supported);
+  EXPECT_EQ(stack_profile_on(StackId::llama_cpp, LinkLayer::thunderbolt()).error(), errc::not_supported);
+  ASSERT_OK_AND_ASSIGN(const Profile l, stack_profile_on(StackId::llama_cpp, LinkLayer::thunderbolt(), 2));
+  EXPECT_EQ(l.plan(test::macmini()).value().sgid_index, 2u);
+}
+
+// The default `check` shows a named profile only where its stack runs: JACCL's three and ds4's
+// macOS scan not on RoCE, ds4's Linux path not on Thunderbolt; auto and custom specs everywhere.
+TEST(StacksOnAPort, NamedProfilesRunOnlyWhereTheirStackRuns) {
+  for (const char* spec : {"jaccl", "jaccl-legacy", "jaccl-fixed", "ds4", "ds4:index=2"}) {
+    EXPECT_FALSE(profile_runs_on(spec, LinkLayer::ethernet())) << spec;
+    EXPECT_TRUE(profile_runs_on(spec, LinkLayer::thunderbolt())) << spec;
+  }
+  EXPECT_TRUE(profile_runs_on("ds4-linux", LinkLayer::ethernet()));
+  EXPECT_FALSE(profile_runs_on("ds4-linux", LinkLayer::thunderbolt()));
+  EXPECT_FALSE(profile_runs_on("ds4-linux", LinkLayer::infiniband()));
+  for (const char* spec : {"auto", "auto:roce=v1", "first(jaccl|auto)"}) {
+    EXPECT_TRUE(profile_runs_on(spec, LinkLayer::ethernet())) << spec;
+    EXPECT_TRUE(profile_runs_on(spec, LinkLayer::thunderbolt())) << spec;
+  }
+}
+
+// Stock JACCL: no variable steers it. Where it fails, the reason says what the table shows and
+// what must hold on the host (the first IPv4-mapped GID at index 1); where it works, nothing.
+TEST(StacksOnAPort, StockJacclOnTheMacMiniNeedsTheMappedGidAtIndex1) {
+  const GidTable mac = test::macmini();
+  const DriverModel model = DriverModel::for_table(mac);
+  const auto why = unsteerable_failure(stack_row(StackId::jaccl), mac, model);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("no variable steers it (JACCL_GID_POLICY is read only by its patched fork)"),
+            std::string::npos)
+      << *why;
+  EXPECT_NE(why->find("it advertises index 2 (::ffff:10.99.0.3, the first IPv4-mapped GID) and routes from "
+                      "index 1, which is empty: it works once the first IPv4-mapped GID sits at index 1"),
+            std::string::npos)
+      << *why;
+  EXPECT_NE(why->find("port's own interface (not bridge0) has an IPv4 address"), std::string::npos) << *why;
+  EXPECT_TRUE(unsteerable_failure(stack_row(StackId::exo), mac, model));
+  EXPECT_FALSE(unsteerable_failure(stack_row(StackId::jaccl), test::apple_ds4qa(),
+                                   DriverModel::for_table(test::apple_ds4qa())));
+  // A stack steered by its own variable, or one that does not run there: nothing to say.
+  EXPECT_FALSE(unsteerable_failure(stack_row(StackId::libfabric), test::nccl_769(),
+                                   DriverModel::for_table(test::nccl_769())));
+  EXPECT_FALSE(unsteerable_failure(stack_row(StackId::jaccl), test::nccl_769(),
+                                   DriverModel::for_table(test::nccl_769())));
+  // No IPv4-mapped GID at all: JACCL's own error, which asks for an address.
+  const auto none = unsteerable_failure(stack_row(StackId::jaccl), test::apple_noipv4(),
+                                        DriverModel::for_table(test::apple_noipv4()));
+  ASSERT_TRUE(none);
+  EXPECT_NE(none->find("no variable steers it"), std::string::npos) << *none;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <gidpolicy/diagnose.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/rtr.hpp>
+#include <gidpolicy/stacks.hpp>
 
 #include <fmt/core.h>
 
@@ -55,8 +56,15 @@ int run_check(const CheckArgs& o) {
       standard_output().print("  {:<14}  {:>5}  {:<39}  {:>4}  {:<6}  {}\n", "PROFILE", "INDEX",
                               "ADVERTISED GID", "SGID", "AGREES", "PREDICTED RTR");
     }
+    std::vector<std::string> not_run;
     for (const auto& prof : profiles) {
       const std::string name = prof.spec();
+      // The named profiles of a stack that never runs on this link layer (JACCL's on a RoCE
+      // port) neither print nor count; profiles given with --profile are checked as asked.
+      if (o.profiles.empty() && !profile_runs_on(name, t.port().link_layer)) {
+        not_run.push_back(name);
+        continue;
+      }
       // The library's row (check.hpp): the plan, and the RTR towards a peer that runs the same
       // profile on a like table, so the prediction isolates this side's sgid_index choice.
       CheckRow row = check_profile(t, prof, driver);
@@ -94,6 +102,13 @@ int run_check(const CheckArgs& o) {
       jprofiles.push_back(std::move(jp));
     }
     jt["profiles"] = std::move(jprofiles);
+    jt["not_run"] = not_run;
+    if (!not_run.empty() && !o.json) {
+      std::string names;
+      for (const auto& n : not_run) names += (names.empty() ? "" : ", ") + n;
+      notes.push_back("not run on " + std::string(to_string(t.port().link_layer)) +
+                      " ports (not checked): " + names);
+    }
     items.push_back(std::move(jt));
     for (const auto& n : notes) standard_output().print("  {}\n", n);
   }

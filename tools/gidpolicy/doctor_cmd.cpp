@@ -275,7 +275,21 @@ void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::
          (s.works ? std::string("ok") : s.outcome.substr(0, s.outcome.find(':')));
   }
   if (!order.empty()) out.print("what each stack picks here (check --stacks for the detail):\n");
-  for (const auto& s : order) out.print("  {:<10} {}\n", s, shown(lines[s]));
+  // Stacks that pick alike on every port share a line ("nccl, nvshmem", "jaccl, exo"): the block
+  // stays one screen with the Mac's stacks beside the Linux ones.
+  std::vector<std::string> done;
+  for (const auto& s : order) {
+    if (std::find(done.begin(), done.end(), s) != done.end()) continue;
+    std::string names = s;
+    for (const auto& other : order)
+      if (other != s && lines[other] == lines[s] &&
+          std::find(done.begin(), done.end(), other) == done.end()) {
+        names += ", " + other;
+        done.push_back(other);
+      }
+    done.push_back(s);
+    out.print("  {:<10} {}\n", names, shown(lines[s]));
+  }
 }
 
 }  // namespace doctor_cmd_detail

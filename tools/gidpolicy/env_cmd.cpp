@@ -119,13 +119,16 @@ int run_env(const EnvArgs& o) {
     return usage_error(
         Error(profile.error().code, "--profile " + bounded(o.profile) + ": " + profile.error().detail));
   std::optional<JacclRow> jaccl;
-  if (std::find(stacks.value().begin(), stacks.value().end(), stack_row(StackId::jaccl).name) !=
-      stacks.value().end()) {
+  // A stack that reads JACCL's device file (JACCL, exo): its rank's row is checked.
+  if (std::any_of(stacks.value().begin(), stacks.value().end(), [](const std::string& name) {
+        const StackInfo* row = find_stack(name);
+        return row && row->env == EnvShape::jaccl_device_file;
+      })) {
     auto row = jaccl_row(o);
     if (!row) return usage_error(row.error());
     jaccl = std::move(row).value();
   } else if (o.jaccl_devices || o.rank || o.jaccl_ring) {
-    return usage_error("env: --jaccl-devices, --rank and --jaccl-ring are for --for jaccl");
+    return usage_error("env: --jaccl-devices, --rank and --jaccl-ring are for --for jaccl (or exo)");
   }
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());

@@ -540,7 +540,10 @@ int run_fleet(const FleetArgs& o) {
   bool stack_wrong = false;
   std::vector<StackHost> stack_hosts;
   if (o.stack) {
-    stack_hosts = judge_stack_hosts(a, profile.value(), o);
+    const std::size_t colon = o.stack->find(':');
+    stack_hosts = judge_stack_hosts(
+        a, profile.value(), o, find_stack(stack_name),
+        colon == std::string::npos ? std::string_view() : std::string_view(*o.stack).substr(colon));
     stack_wrong =
         std::any_of(stack_hosts.begin(), stack_hosts.end(), [](const StackHost& h) { return !h.right; });
   }

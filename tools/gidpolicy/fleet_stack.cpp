@@ -13,15 +13,46 @@
 
 namespace gidpolicy::cli {
 
-std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile,
-                                         const FleetArgs& o) {
+std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile, const FleetArgs& o,
+                                         const StackInfo* stack, std::string_view options) {
   std::vector<StackHost> out;
   out.reserve(a.host_count());
   for (std::uint32_t h = 0; h < a.host_count(); ++h) {
     const auto& host = a.host(h);
     StackHost sh{.host = host.host, .right = true, .ports = {}};
     for (const auto& t : host.ports) {
-      const StackPrediction p = predict_profile(profile, t, driver_for(t, o.platform));
+      const LinkLayer link = t.port().link_layer;
+      if (stack && !stack->runs_on.has(link)) {
+        // A port this stack never opens (JACCL on a RoCE port): nothing to judge there.
+        sh.ports.push_back(StackPort{.device = t.port().device,
+                                     .port = t.port().port,
+                                     .index = std::nullopt,
+                                     .works = false,
+                                     .outcome = "not run here: " + std::string(stack->title) +
+                                                " does not run on " + std::string(to_string(link)) + " ports",
+                                     .auto_index = std::nullopt,
+                                     .right = true});
+        continue;
+      }
+      // The stack's path on this link layer (ds4-linux on RoCE), with the options given.
+      std::optional<Profile> other;
+      if (stack && automatic_spec(*stack, link) != stack->automatic) {
+        auto p = parse_profile(std::string(automatic_spec(*stack, link)) + std::string(options));
+        if (!p) {  // the options do not fit that path: said on the port, never the other spec instead
+          sh.ports.push_back(
+              StackPort{.device = t.port().device,
+                        .port = t.port().port,
+                        .index = std::nullopt,
+                        .works = false,
+                        .outcome = "--stack on " + std::string(to_string(link)) + ": " + p.error().detail,
+                        .auto_index = std::nullopt,
+                        .right = false});
+          sh.right = false;
+          continue;
+        }
+        other = std::move(p).value();
+      }
+      const StackPrediction p = predict_profile(other ? *other : profile, t, driver_for(t, o.platform));
       const auto good = profiles::automatic().plan(t);
       StackPort sp{.device = t.port().device,
                    .port = t.port().port,

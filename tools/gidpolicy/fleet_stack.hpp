@@ -8,10 +8,12 @@
 
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/profiles.hpp>
+#include <gidpolicy/stack_table.hpp>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gidpolicy::cli {
@@ -34,9 +36,12 @@ struct StackHost {
   std::vector<StackPort> ports;
 };
 
-/// Every host of the analysis, in its order, judged under `profile` (the stack's spec).
-std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile,
-                                         const FleetArgs& o);
+/// Every host of the analysis, in its order, judged under `profile` (the stack's spec). With
+/// `stack` (its row, and the spec's options after ':' in `options`), a port the stack does not
+/// run on is "not run here" and right, and a port where the stack takes another path (ds4's Linux
+/// RoCE path) is judged under that path's spec with the same options.
+std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile, const FleetArgs& o,
+                                         const StackInfo* stack = nullptr, std::string_view options = {});
 
 /// The text after the link report: how many hosts are right, and each wrong one with its ports
 /// (at most --limit of them). True when any host is wrong.

@@ -6,6 +6,7 @@
 #include "output.hpp"
 #include "render.hpp"
 
+#include <gidpolicy/profiles.hpp>
 #include <gidpolicy/quoting.hpp>
 #include <gidpolicy/stacks.hpp>
 
@@ -39,24 +40,69 @@ int run_check_stacks(const CheckArgs& o) {
       standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", "STACK", "INDEX", "GID", "WORKS",
                               "OUTCOME");
     }
+    std::size_t listed = 0;
     for (const StackInfo& s : stack_catalogue()) {
-      // The rows whose own choice is predicted (StackInfo::predicted); StackInfo::runs_on is
-      // what choosing them by link layer would read.
-      if (!s.predicted) continue;
-      auto own = stack_profile(s.id);
-      if (!own) return usage_error(own.error());  // a predicted row's choice is modelled (checked in kStacks)
-      const StackPrediction p = predict_profile(own.value(), t, driver);
-      std::optional<std::string> fix;
-      if (!p.works && p.fix) {
-        // Only a setting that works when applied is offered.
-        auto pinned_profile = stack_profile(s.id, *p.fix);
-        if (pinned_profile && predict_profile(pinned_profile.value(), t, driver).works)
-          fix = fix_setting(s, t, *p.fix);
-      }
-      if (!p.works) exit_code = kExitFinding;
+      // The rows that run on this port's link layer (StackInfo::runs_on): JACCL and exo on
+      // Thunderbolt, NCCL and its kin on RoCE and InfiniBand, ds4 and llama.cpp on both kinds.
+      if (!s.runs_on.has(t.port().link_layer)) continue;
+      ++listed;
       Json js;
       js["stack"] = std::string(s.name);
       js["version"] = std::string(s.version);
+      if (!s.predicted) {
+        // Its own choice is not modelled (llama.cpp): listed with the setting that gives it the
+        // entry to use, and never counted as a failure.
+        auto good = profiles::automatic().plan(t);
+        const std::optional<std::string> give =
+            good ? std::optional<std::string>(fix_setting(s, t, good.value().sgid_index)) : std::nullopt;
+        const std::string outcome =
+            "uses the index given: no automatic choice modelled (" + std::string(s.launch.choice) + ")";
+        js["modelled"] = false;
+        js["spec"] = nullptr;
+        js["chose"] = nullptr;
+        js["index"] = nullptr;
+        js["gid"] = nullptr;
+        js["works"] = nullptr;
+        js["errno"] = nullptr;
+        js["outcome"] = outcome;
+        js["why"] = std::string(s.source);
+        js["fix"] = give ? Json(*give) : Json(nullptr);
+        jstacks.push_back(std::move(js));
+        if (!o.json) {
+          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(the index given)",
+                                  "-", outcome);
+          notes.push_back(std::string(s.name) + " (" + std::string(s.version) + "): " +
+                          (give ? "give it " + *give + " (gidpolicy's auto)"
+                                : std::string("gidpolicy's auto finds no usable entry here to give it")));
+        }
+        continue;
+      }
+      const std::string_view spec = automatic_spec(s, t.port().link_layer);
+      auto own = stack_profile_on(s.id, t.port().link_layer);
+      if (!own) return usage_error(own.error());  // a predicted row's choice is modelled (checked in kStacks)
+      const StackPrediction p = predict_profile(own.value(), t, driver);
+      std::optional<std::string> fix;
+      if (!p.works && p.fix && s.launch.choice_reader == ChoiceReader::stack) {
+        // Only a setting that works when applied is offered.
+        auto pinned_profile = stack_profile_on(s.id, t.port().link_layer, *p.fix);
+        if (pinned_profile && predict_profile(pinned_profile.value(), t, driver).works)
+          fix = fix_setting(s, t, *p.fix);
+      }
+      // A stack no setting steers as it ships (JACCL, exo): what must hold on the host, and what
+      // its patched fork would pick under its own variable.
+      const std::optional<std::string> host = p.works ? std::nullopt : unsteerable_failure(s, t, driver);
+      std::optional<std::string> patched;
+      if (s.launch.choice_reader == ChoiceReader::patched_fork) {
+        auto good = profiles::automatic().plan(t);
+        patched = std::string(s.launch.choice) + "=" + profiles::automatic().spec() +
+                  (good ? " picks index " + std::to_string(good.value().sgid_index) + " (" +
+                              good.value().selection.entry.gid.to_string() + ")"
+                        : std::string(" finds no usable entry")) +
+                  " (patched fork only)";
+      }
+      if (!p.works) exit_code = kExitFinding;
+      js["modelled"] = true;
+      js["spec"] = std::string(spec);
       js["chose"] = p.chose;
       js["index"] = p.chose ? Json(p.index) : Json(nullptr);
       js["gid"] = p.chose ? Json(p.gid.to_string()) : Json(nullptr);
@@ -65,21 +111,33 @@ int run_check_stacks(const CheckArgs& o) {
       js["outcome"] = p.outcome;
       js["why"] = p.why;
       js["fix"] = fix ? Json(*fix) : Json(nullptr);
+      js["host_fix"] = host ? Json(*host) : Json(nullptr);
+      js["patched_fork"] = patched ? Json(*patched) : Json(nullptr);
+      const StackPath* path = automatic_path(s, t.port().link_layer);
+      const std::string assumes = path ? std::string(path->assumes) : std::string();
+      js["assumes"] = assumes.empty() ? Json(nullptr) : Json(assumes);
       jstacks.push_back(std::move(js));
       if (!o.json) {
         standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name,
                                 p.chose ? std::to_string(p.index) : "-",
                                 p.chose ? p.gid.to_string() : "(none)", p.works ? "yes" : "NO", p.outcome);
-        if (!p.works)
+        if (!p.works && host)  // its own reason, what must hold on the host, and the fork's pick
+          notes.push_back(std::string(s.name) + ": " + *host + (patched ? "; " + *patched : std::string()));
+        else if (!p.works)
           notes.push_back(std::string(s.name) + " (" + std::string(s.version) + "): " + p.why +
+                          (assumes.empty() ? std::string() : " (predicted " + assumes + ")") +
                           (fix ? "; fix: " + *fix
                            : port_blocker(t).has_value()
                                ? std::string("; no setting fixes it: the port must be fixed first "
                                              "(gidpolicy doctor says how)")
                                : std::string("; no setting fixes it: gidpolicy's auto finds no usable "
-                                             "entry here")));
+                                             "entry here")) +
+                          (patched ? "; " + *patched : std::string()));
       }
     }
+    if (listed == 0 && !o.json)
+      standard_output().print("  no stack gidpolicy knows runs on {} ports\n",
+                              to_string(t.port().link_layer));
     jt["stacks"] = std::move(jstacks);
     items.push_back(std::move(jt));
     for (const auto& n : notes) standard_output().print("  {}\n", n);
@@ -171,6 +229,15 @@ int run_check_pins(const CheckArgs& o) {
           if (sel && !sel->selects(t.port().device, t.port().port)) {
             // A port the stack does not open: its pin does not matter there.
             const std::string why = "not used: " + sel->variable + " leaves it out";
+            if (!o.json) standard_output().print("    {}: {}\n", port_name(t), why);
+            row(t, "unused", nullptr, nullptr, why);
+            continue;
+          }
+          if (const StackInfo& stack = stack_row(reading.stack); !stack.runs_on.has(t.port().link_layer)) {
+            // A stack that never runs on this kind of port (NCCL on Thunderbolt): its pin is not
+            // judged there.
+            const std::string why = "not run here: " + std::string(stack.title) + " does not run on " +
+                                    std::string(to_string(t.port().link_layer)) + " ports";
             if (!o.json) standard_output().print("    {}: {}\n", port_name(t), why);
             row(t, "unused", nullptr, nullptr, why);
             continue;
