@@ -654,7 +654,7 @@ class Examiner {
               "index given: no automatic choice modelled, it uses its " + std::string(s.launch.choice)});
           continue;
         }
-        auto own = stack_profile_on(s.id, t.port().link_layer);
+        auto own = stack_profile_for(s.id, t);
         if (!own)
           continue;  // not reached: a predicted row's choice is modelled where it runs (kStacks' checks)
         const StackPrediction p = predict_profile(own.value(), t, model);

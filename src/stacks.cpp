@@ -357,8 +357,26 @@ StackPrediction predict_profile(const Profile& profile, const GidTable& table, c
   return out;
 }
 
+result<Profile> stack_profile_for(StackId id, const GidTable& table, std::optional<std::int64_t> pinned) {
+  const LinkLayer l = table.port().link_layer;
+  auto plain = stack_profile_on(id, l, pinned);
+  const StackPath* path = automatic_path(stack_row(id), l);
+  if (!plain || !path || path->local_option.empty() || path->spec == stack_row(id).automatic) return plain;
+  // The control connection's address: the port's first usable RoCE v2 IPv4-mapped GID.
+  for (const GidEntry& e : table) {
+    if (!e.usable() || e.type != GidType::roce_v2 || !e.gid.is_ipv4_mapped() || e.gid.is_ipv4_link_local())
+      continue;
+    std::string spec =
+        std::string(path->spec) + ":" + std::string(path->local_option) + "=" + e.gid.ipv4_string();
+    if (pinned) spec += ",index=" + std::to_string(*pinned);
+    if (auto with = parse_profile(spec)) return with;
+    break;
+  }
+  return plain;
+}
+
 result<StackPrediction> predict_stack(StackId id, const GidTable& table) {
-  auto profile = stack_profile_on(id, table.port().link_layer);
+  auto profile = stack_profile_for(id, table);
   if (!profile) return profile.error();
   return predict_profile(profile.value(), table, DriverModel::for_link_layer(table.port().link_layer));
 }
@@ -417,7 +435,7 @@ bool profile_runs_on(std::string_view spec, LinkLayer l) noexcept {
 std::optional<std::string> unsteerable_failure(const StackInfo& s, const GidTable& table,
                                                const DriverModel& model) {
   if (s.launch.choice_reader != ChoiceReader::patched_fork || !s.predicted) return std::nullopt;
-  auto own = stack_profile_on(s.id, table.port().link_layer);
+  auto own = stack_profile_for(s.id, table);
   if (!own) return std::nullopt;  // it does not run here: nothing to steer
   const StackPrediction p = predict_profile(own.value(), table, model);
   if (p.works) return std::nullopt;

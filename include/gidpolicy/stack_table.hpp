@@ -139,6 +139,10 @@ struct StackPath {
   /// What the prediction assumes that the table cannot say ("" when nothing): ds4's Linux path
   /// prefers the GID of its control socket's address, which no table holds.
   std::string_view assumes;
+  /// The spec option naming the control socket's local address ("local" for ds4-linux; "" when
+  /// the path has none). A prediction on a port gives it the port's first RoCE v2 IPv4-mapped
+  /// GID's address: where ds4 itself asks the control connection to run (stack_profile_for()).
+  std::string_view local_option;
 };
 
 /// One stack as a launcher meets it. Every field is given in every row (no defaults).
@@ -207,21 +211,22 @@ inline constexpr LinkLayers kIbAndRoce{.infiniband = true, .ethernet = true, .th
 inline constexpr LinkLayers kThunderbolt{.infiniband = false, .ethernet = false, .thunderbolt = true};
 inline constexpr LinkLayers kRoce{.infiniband = false, .ethernet = true, .thunderbolt = false};
 inline constexpr LinkLayers kRoceAndThunderbolt{.infiniband = false, .ethernet = true, .thunderbolt = true};
-inline constexpr StackPath kNcclPaths[] = {{"nccl", kIbAndRoce, true, ""}};
-inline constexpr StackPath kUcxPaths[] = {{"ucx", kIbAndRoce, true, ""}};
-inline constexpr StackPath kMooncakePaths[] = {{"mooncake", kIbAndRoce, true, ""}};
-inline constexpr StackPath kLibfabricPaths[] = {{"libfabric", kIbAndRoce, true, ""}};
-inline constexpr StackPath kPerftestPaths[] = {{"perftest", kIbAndRoce, true, ""}};
+inline constexpr StackPath kNcclPaths[] = {{"nccl", kIbAndRoce, true, "", ""}};
+inline constexpr StackPath kUcxPaths[] = {{"ucx", kIbAndRoce, true, "", ""}};
+inline constexpr StackPath kMooncakePaths[] = {{"mooncake", kIbAndRoce, true, "", ""}};
+inline constexpr StackPath kLibfabricPaths[] = {{"libfabric", kIbAndRoce, true, "", ""}};
+inline constexpr StackPath kPerftestPaths[] = {{"perftest", kIbAndRoce, true, "", ""}};
 inline constexpr StackPath kDs4Paths[] = {
-    {"ds4", kThunderbolt, true, ""},
+    {"ds4", kThunderbolt, true, "", ""},
     {"ds4-linux", kRoce, true,
-     "without its control socket's address, which ds4 prefers and no table holds: the first non-zero RoCE v2 "
-     "entry, what ds4 takes when no entry holds that address"}};
-inline constexpr StackPath kJacclPaths[] = {{"jaccl", kThunderbolt, true, ""},
-                                            {"jaccl-legacy", kThunderbolt, false, ""},
-                                            {"jaccl-fixed", kThunderbolt, false, ""}};
+     "with its control connection on the port's own IPv4 address (--coordinator on the direct RoCE address, "
+     "as ds4's error asks); over another network it takes the first non-zero RoCE v2 entry",
+     "local"}};
+inline constexpr StackPath kJacclPaths[] = {{"jaccl", kThunderbolt, true, "", ""},
+                                            {"jaccl-legacy", kThunderbolt, false, "", ""},
+                                            {"jaccl-fixed", kThunderbolt, false, "", ""}};
 // exo runs MLX distributed with JACCL: its choice is JACCL's as it ships.
-inline constexpr StackPath kExoPaths[] = {{"jaccl", kThunderbolt, true, ""}};
+inline constexpr StackPath kExoPaths[] = {{"jaccl", kThunderbolt, true, "", ""}};
 inline constexpr std::span<const StackPath> kNoPaths{};
 }  // namespace stack_rows
 

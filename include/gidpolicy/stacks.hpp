@@ -155,6 +155,22 @@ const StackPath* automatic_path(const StackInfo& s, LinkLayer l) noexcept;
 /// not run (StackInfo::runs_on) and, without `pinned`, where its choice is not modelled.
 result<Profile> stack_profile_on(StackId id, LinkLayer l, std::optional<std::int64_t> pinned = std::nullopt);
 
+/// stack_profile_on() for one port, with what the port's table adds: a path with a control
+/// address option (StackPath::local_option, ds4's Linux path) gets the port's first usable RoCE v2
+/// IPv4-mapped GID's address, where ds4 itself asks its control connection to run; without one
+/// the prediction is the path's plain spec (the first non-zero v2 entry). What every prediction
+/// on a port uses (check --stacks, the doctor, env, predict_stack()).
+///
+/// The gotcha: without the address, ds4 on a healthy RoCE port would be predicted to take the
+/// fe80 v2 entry and fail, which it does only when its control connection runs over another
+/// network.
+///
+/// Example:
+///   auto p = gidpolicy::stack_profile_for(gidpolicy::StackId::ds4, table);
+///   if (p) std::cout << p.value().spec() << "\n";  // "ds4-linux:local=10.0.0.5" on RoCE
+result<Profile> stack_profile_for(StackId id, const GidTable& table,
+                                  std::optional<std::int64_t> pinned = std::nullopt);
+
 /// "infiniband, ethernet": the link layers of `l`, for messages.
 std::string runs_on_text(const LinkLayers& l);
 

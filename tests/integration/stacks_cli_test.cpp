@@ -465,6 +465,13 @@ TEST(CheckStacks, ARocePortListsTheRoceStacksOnlyAndDs4ByItsLinuxPath) {
     names.push_back(s["stack"].get<std::string>());
     if (s["stack"] == "ds4") {
       EXPECT_EQ(s["spec"], "ds4-linux");
+      // Its control connection on the port's own address (as ds4 asks): the v2 entry of that
+      // address, index 3, not the fe80 v2 entry at 1 a prediction without the address took.
+      EXPECT_EQ(s["index"], 3) << s.dump();
+      EXPECT_TRUE(s["works"].get<bool>()) << s.dump();
+      EXPECT_NE(s["assumes"].get<std::string>().find("control connection on the port's own IPv4 address"),
+                std::string::npos)
+          << s.dump();
     }
   }
   EXPECT_EQ(names, (std::vector<std::string>{"nccl", "nvshmem", "ucx", "mooncake", "libfabric", "perftest",

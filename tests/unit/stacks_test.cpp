@@ -233,6 +233,16 @@ TEST(StacksOnAPort, Ds4OnRoceIsItsLinuxPath) {
   EXPECT_EQ(automatic_spec(ds4, LinkLayer::infiniband()), "");
   ASSERT_OK_AND_ASSIGN(const StackPrediction p, predict_stack(StackId::ds4, test::ds4_linux_unit()));
   EXPECT_EQ(p.index, 2u);  // the macOS scan would take index 0 (::ffff:127.0.0.1, RoCE v1)
+  // On a port, its control address is the port's first RoCE v2 IPv4-mapped GID's: 127.0.0.2 here
+  // (index 2), the address ds4 asks its control connection to run on.
+  ASSERT_OK_AND_ASSIGN(const Profile on_port, stack_profile_for(StackId::ds4, test::ds4_linux_unit()));
+  EXPECT_EQ(on_port.spec(), "ds4-linux:local=127.0.0.2");
+  ASSERT_OK_AND_ASSIGN(const Profile on_port_pinned,
+                       stack_profile_for(StackId::ds4, test::ds4_linux_unit(), 3));
+  EXPECT_EQ(on_port_pinned.spec(), "ds4-linux:local=127.0.0.2,index=3");
+  // Stacks without a control address option are stack_profile_on()'s.
+  ASSERT_OK_AND_ASSIGN(const Profile nccl, stack_profile_for(StackId::nccl, test::ds4_linux_unit()));
+  EXPECT_EQ(nccl.spec(), stack_profile_on(StackId::nccl, LinkLayer::ethernet()).value().spec());
   ASSERT_OK_AND_ASSIGN(const Profile pinned, stack_profile_on(StackId::ds4, LinkLayer::ethernet(), 3));
   EXPECT_EQ(pinned.spec(), "ds4-linux:index=3");
   EXPECT_EQ(stack_profile_on(StackId::ds4, LinkLayer::ethernet(), 256).error(), errc::invalid_argument);

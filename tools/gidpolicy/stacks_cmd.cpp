@@ -78,13 +78,13 @@ int run_check_stacks(const CheckArgs& o) {
         continue;
       }
       const std::string_view spec = automatic_spec(s, t.port().link_layer);
-      auto own = stack_profile_on(s.id, t.port().link_layer);
+      auto own = stack_profile_for(s.id, t);
       if (!own) return usage_error(own.error());  // a predicted row's choice is modelled (checked in kStacks)
       const StackPrediction p = predict_profile(own.value(), t, driver);
       std::optional<std::string> fix;
       if (!p.works && p.fix && s.launch.choice_reader == ChoiceReader::stack) {
         // Only a setting that works when applied is offered.
-        auto pinned_profile = stack_profile_on(s.id, t.port().link_layer, *p.fix);
+        auto pinned_profile = stack_profile_for(s.id, t, *p.fix);
         if (pinned_profile && predict_profile(pinned_profile.value(), t, driver).works)
           fix = fix_setting(s, t, *p.fix);
       }
