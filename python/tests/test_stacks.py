@@ -27,7 +27,7 @@ def test_catalogue():
         {"spec": "ds4", "runs_on": ["thunderbolt"], "automatic": True, "assumes": None},
         {"spec": "ds4-linux", "runs_on": ["ethernet"], "automatic": True, "assumes": rows[6]["paths"][1]["assumes"]},
     ]
-    assert "control socket's address" in rows[6]["paths"][1]["assumes"]
+    assert "control connection on the port's own IPv4 address" in rows[6]["paths"][1]["assumes"]
     assert rows[7]["paths"] == [] and rows[7]["runs_on"] == ["ethernet", "thunderbolt"]
     for r in rows:
         assert r["title"] and r["summary"] and r["runs_on"]
@@ -152,7 +152,8 @@ def test_the_macs_stacks_run_on_thunderbolt(macmini):
     j = gidpolicy.predict_stack("jaccl", macmini)
     assert not j.works and j.index == 1 and j.err == 22  # routes from the literal 1, empty here
     assert gidpolicy.predict_stack("exo", macmini).outcome == j.outcome
-    assert gidpolicy.predict_stack("ds4", nccl_769).index == 1  # ds4's Linux path: the first RoCE v2
+    # ds4's Linux path, its control connection on the port's own address: that address's v2 entry
+    assert gidpolicy.predict_stack("ds4", nccl_769).index == 3
     with pytest.raises(Error) as e:
         gidpolicy.predict_stack("nccl", macmini)
     assert e.value.errc == "not_supported" and "does not run on thunderbolt" in e.value.detail
