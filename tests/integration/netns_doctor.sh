@@ -106,7 +106,7 @@ consistent)
   printf '%s\n' "$out"
   [ $rc -eq 0 ] && echo "ok: exit 0" || { echo "FAIL: exit $rc, expected 0"; fail=1; }
   expect "ready" "READY: 0 blockers, 0 warnings"
-  expect "each stack's line" "nccl       mlx5_0:1 [3] ok"
+  expect "each stack's line (stacks that pick alike share it)" "nccl, nvshmem, ucx, mooncake, perftest mlx5_0:1 [3] ok"
   ;;
 causes_linux | causes_darwin)
   setup_not_ready

@@ -25,9 +25,9 @@ struct JacclFirstMapped {
   /// A table holding no IPv4-mapped GID at all is the common case on a Thunderbolt port whose
   /// interface has no IPv4 address, so the failure carries what to do about it.
   static constexpr const char* kNoMappedHint =
-      "assign a fixed IPv4 address to the interface of this RDMA port itself (enN for rdma_enN, not "
-      "bridge0) so it gets an ::ffff:a.b.c.d GID (any address works, 169.254.x.y too, but a "
-      "self-assigned one arrives late and may change: docs/facts.md#link-local-ipv4)";
+      "assign an IPv4 address to the interface of this RDMA port itself (enN for rdma_enN, not "
+      "bridge0) so it gets an ::ffff:a.b.c.d GID; a fixed one: any address works, 169.254.x.y too, "
+      "but a self-assigned one arrives late and may change (docs/facts.md#link-local-ipv4)";
 
   [[nodiscard]] result<Selection> select(const GidTable& table, SelectOptions run = {}) const;
   /// "jaccl-fixed": as a policy it routes from its own pick. The shipping JACCL behaviour
