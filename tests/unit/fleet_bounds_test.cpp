@@ -28,6 +28,22 @@ std::string jaccl_square(std::size_t n, const std::string& cell) {
   return out + "]";
 }
 
+// AddressSanitizer keeps freed blocks in its quarantine (256 MiB by default): a reader that
+// allocates and frees per row then shows the quarantine's growth in its peak RSS, not its own
+// (FleetJacclRow: 185 MiB under ASan, under 32 MiB without). That bound is asserted in the
+// uninstrumented trees only; its results are checked everywhere.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRssMeasuresTheReader = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kRssMeasuresTheReader = false;
+#else
+constexpr bool kRssMeasuresTheReader = true;
+#endif
+#else
+constexpr bool kRssMeasuresTheReader = true;
+#endif
+
 long peak_rss_kib() {
   rusage u{};
   ::getrusage(RUSAGE_SELF, &u);
@@ -167,7 +183,9 @@ TEST(FleetJacclRow, ALargeFileKeepsOneRow) {
   EXPECT_EQ(r.value().ranks, 2048u);
   EXPECT_EQ(r.value().names.size(), 2048u);
   EXPECT_FALSE(r.value().mesh);
-  EXPECT_LT(peak_rss_kib() - before, 32 * 1024) << "KiB";
+  if (kRssMeasuresTheReader) {
+    EXPECT_LT(peak_rss_kib() - before, 32 * 1024) << "KiB";
+  }
 }
 
 TEST(FleetJacclBounds, DeviceNamesFollowTheNameRule) {
