@@ -228,6 +228,15 @@ inline constexpr StackPath kJacclPaths[] = {{"jaccl", kThunderbolt, true, "", ""
 // exo runs MLX distributed with JACCL: its choice is JACCL's as it ships.
 inline constexpr StackPath kExoPaths[] = {{"jaccl", kThunderbolt, true, "", ""}};
 inline constexpr std::span<const StackPath> kNoPaths{};
+// JACCL's launch settings, which exo (running JACCL) shares: one device file per rank, the
+// policy variable read only by the patched fork.
+inline constexpr LaunchSettings kJacclLaunch{.choice = stack_vars::kJacclGidPolicy,
+                                             .choice_reader = ChoiceReader::patched_fork,
+                                             .device = stack_vars::kMlxIbvDevices,
+                                             .device_form = DeviceForm::file,
+                                             .device_list = DeviceList::never,
+                                             .port = "",
+                                             .read_first = stack_vars::kJacclIbvDevices};
 }  // namespace stack_rows
 
 // The opposite of the policy registry's rows: here a field left out is an error, on purpose.
@@ -398,13 +407,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kJacclPaths,
      .pins = stack_rows::kNoPins,
-     .launch = {.choice = stack_vars::kJacclGidPolicy,
-                .choice_reader = ChoiceReader::patched_fork,
-                .device = stack_vars::kMlxIbvDevices,
-                .device_form = DeviceForm::file,
-                .device_list = DeviceList::never,
-                .port = "",
-                .read_first = stack_vars::kJacclIbvDevices},
+     .launch = stack_rows::kJacclLaunch,
      .env = EnvShape::jaccl_device_file,
      .runs_on = stack_rows::kThunderbolt,
      .summary = "MLX's JACCL: a device file per rank; the policy itself only in the patched fork"},
@@ -417,13 +420,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kExoPaths,
      .pins = stack_rows::kNoPins,
-     .launch = {.choice = stack_vars::kJacclGidPolicy,
-                .choice_reader = ChoiceReader::patched_fork,
-                .device = stack_vars::kMlxIbvDevices,
-                .device_form = DeviceForm::file,
-                .device_list = DeviceList::never,
-                .port = "",
-                .read_first = stack_vars::kJacclIbvDevices},
+     .launch = stack_rows::kJacclLaunch,
      .env = EnvShape::jaccl_device_file,
      .runs_on = stack_rows::kThunderbolt,
      .summary = "exo: JACCL underneath, so JACCL's choice, device file and patched-fork policy"},
