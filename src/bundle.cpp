@@ -25,11 +25,14 @@ constexpr std::string_view kStderr = "=== stderr ";
 constexpr std::string_view kEnd = "=== end ";
 constexpr std::string_view kMagic = "# gidpolicy-collect ";
 
-std::string at(const std::string& source, std::size_t line) { return source + ":" + std::to_string(line) + ": "; }
+std::string at(const std::string& source, std::size_t line) {
+  return source + ":" + std::to_string(line) + ": ";
+}
 
 bool part_name_ok(std::string_view n) {
-  return !n.empty() && n.size() <= 32 &&
-         std::all_of(n.begin(), n.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+  return !n.empty() && n.size() <= 32 && std::all_of(n.begin(), n.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
 }
 
 std::optional<int> parse_int(std::string_view s, int max) {
@@ -57,7 +60,8 @@ result<void> each_line(std::string_view text, F&& f) {
   std::size_t n = 0;
   for (std::size_t pos = 0; pos < text.size();) {
     const std::size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     GIDPOLICY_TRYV(f(++n, line));
@@ -83,12 +87,13 @@ result<std::vector<HostInterface>> ip_addr_interfaces(std::string_view text) {
   try {
     doc = Json::parse(text, nullptr, true, false);
   } catch (const Json::parse_error& e) {
-    return fail(errc::parse_error, std::string("not the JSON `ip -j addr` prints: ") + show_text(e.what(), 160));
+    return fail(errc::parse_error,
+                std::string("not the JSON `ip -j addr` prints: ") + show_text(e.what(), 160));
   }
   if (!doc.is_array()) return fail(errc::parse_error, "expected a JSON array of interfaces");
   if (doc.size() > kMaxInterfaces)
-    return fail(errc::invalid_argument, std::to_string(doc.size()) + " interfaces: at most " +
-                                            std::to_string(kMaxInterfaces));
+    return fail(errc::invalid_argument,
+                std::to_string(doc.size()) + " interfaces: at most " + std::to_string(kMaxInterfaces));
   std::vector<HostInterface> out;
   for (std::size_t k = 0; k < doc.size(); ++k) {
     const Json& j = doc[k];
@@ -116,16 +121,18 @@ result<std::vector<HostInterface>> ip_addr_interfaces(std::string_view text) {
     const std::string master = json_string(j, "master");
     if (!master.empty()) {
       std::string kind;
-      if (const auto li = j.find("linkinfo"); li != j.end() && li->is_object()) kind = json_string(*li, "info_slave_kind");
+      if (const auto li = j.find("linkinfo"); li != j.end() && li->is_object())
+        kind = json_string(*li, "info_slave_kind");
       if (kind == "bridge")
         i.bridge = master;
       else if (kind.empty())
-        i.bridge_unknown = "ip printed its master " + show_text(master, 32) + " without its kind (run ip -j -d addr)";
+        i.bridge_unknown =
+            "ip printed its master " + show_text(master, 32) + " without its kind (run ip -j -d addr)";
     }
     if (const auto it = j.find("addr_info"); it != j.end() && it->is_array()) {
       if (it->size() > kMaxAddressesPerInterface)
-        return fail(errc::invalid_argument, where + ": more than " + std::to_string(kMaxAddressesPerInterface) +
-                                                " addresses");
+        return fail(errc::invalid_argument,
+                    where + ": more than " + std::to_string(kMaxAddressesPerInterface) + " addresses");
       for (const Json& a : *it) {
         if (!a.is_object()) continue;
         const std::string family = json_string(a, "family");
@@ -151,10 +158,12 @@ result<std::vector<BundleRoute>> ip_routes(std::string_view text, bool ipv4) {
   try {
     doc = Json::parse(text, nullptr, true, false);
   } catch (const Json::parse_error& e) {
-    return fail(errc::parse_error, std::string("not the JSON `ip -j route` prints: ") + show_text(e.what(), 160));
+    return fail(errc::parse_error,
+                std::string("not the JSON `ip -j route` prints: ") + show_text(e.what(), 160));
   }
   if (!doc.is_array()) return fail(errc::parse_error, "expected a JSON array of routes");
-  if (doc.size() > 65536) return fail(errc::invalid_argument, std::to_string(doc.size()) + " routes: at most 65536");
+  if (doc.size() > 65536)
+    return fail(errc::invalid_argument, std::to_string(doc.size()) + " routes: at most 65536");
   std::vector<BundleRoute> out;
   for (std::size_t k = 0; k < doc.size(); ++k) {
     const Json& j = doc[k];
@@ -164,12 +173,18 @@ result<std::vector<BundleRoute>> ip_routes(std::string_view text, bool ipv4) {
     r.ipv4 = ipv4;
     const std::string dst = json_string(j, "dst");
     const std::string type = json_string(j, "type");
-    if (type == "blackhole") r.type = RouteType::blackhole;
-    else if (type == "unreachable") r.type = RouteType::unreachable;
-    else if (type == "prohibit") r.type = RouteType::prohibit;
-    else if (type == "local") r.type = RouteType::local;
-    else if (type == "broadcast") r.type = RouteType::broadcast;
-    else if (type == "multicast" || type == "anycast" || type == "throw" || type == "nat") continue;  // not a path to a peer
+    if (type == "blackhole")
+      r.type = RouteType::blackhole;
+    else if (type == "unreachable")
+      r.type = RouteType::unreachable;
+    else if (type == "prohibit")
+      r.type = RouteType::prohibit;
+    else if (type == "local")
+      r.type = RouteType::local;
+    else if (type == "broadcast")
+      r.type = RouteType::broadcast;
+    else if (type == "multicast" || type == "anycast" || type == "throw" || type == "nat")
+      continue;  // not a path to a peer
     if (dst == "default") {
       r.destination = {ipv4 ? Gid::ipv4_mapped(0) : Gid{}, ipv4 ? 96u : 0u};
     } else {
@@ -181,7 +196,8 @@ result<std::vector<BundleRoute>> ip_routes(std::string_view text, bool ipv4) {
       unsigned len = ipv4 ? 32 : 128;
       if (slash != std::string::npos) {
         auto n = parse_int(std::string_view(dst).substr(slash + 1), static_cast<int>(len));
-        if (!n) return fail(errc::invalid_field, where + " dst " + show_text(dst, 64) + ": bad prefix length");
+        if (!n)
+          return fail(errc::invalid_field, where + " dst " + show_text(dst, 64) + ": bad prefix length");
         len = static_cast<unsigned>(*n);
       }
       r.destination = {g, ipv4 ? len + 96 : len};
@@ -210,7 +226,8 @@ std::string os_release_name(std::string_view text) {
   (void)each_line(text, [&](std::size_t, std::string_view line) -> result<void> {
     if (line.starts_with("PRETTY_NAME=")) {
       std::string_view v = line.substr(12);
-      if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
+      if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
+        v = v.substr(1, v.size() - 2);
       name = show_text(v, 80);
     }
     return success();
@@ -226,11 +243,13 @@ result<std::vector<std::pair<std::string, std::string>>> environment(std::string
     if (line.empty()) return success();
     const std::size_t eq = line.find('=');
     const std::string_view name = eq == std::string_view::npos ? line : line.substr(0, eq);
-    const bool ok = eq != std::string_view::npos && !name.empty() &&
-                    std::all_of(name.begin(), name.end(), [](char c) {
-                      return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-                    });
-    if (!ok) return fail(errc::invalid_field, "line " + std::to_string(n) + ": expected NAME=VALUE, found " + show_text(line, 64));
+    const bool ok =
+        eq != std::string_view::npos && !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+          return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        });
+    if (!ok)
+      return fail(errc::invalid_field,
+                  "line " + std::to_string(n) + ": expected NAME=VALUE, found " + quote_name(line, 64));
     if (out.size() >= 4096) return fail(errc::invalid_argument, "more than 4096 variables");
     out.emplace_back(std::string(name), std::string(line.substr(eq + 1)));
     return success();
@@ -244,7 +263,8 @@ using namespace bundle_detail;
 
 std::string BundlePart::failure() const {
   std::string first = errors.substr(0, errors.find('\n'));
-  return "exit " + std::to_string(exit_status) + (first.empty() ? std::string() : ": " + show_text(first, 120));
+  return "exit " + std::to_string(exit_status) +
+         (first.empty() ? std::string() : ": " + show_text(first, 120));
 }
 
 const BundlePart* Bundle::part(std::string_view name) const noexcept {
@@ -264,8 +284,8 @@ std::optional<Platform> Bundle::platform() const noexcept {
 
 result<Bundle> parse_bundle(std::string_view text, std::string source) {
   if (text.size() > kMaxBundleBytes)
-    return fail(errc::invalid_argument, source + ": " + std::to_string(text.size()) + " bytes: a bundle is at most " +
-                                            std::to_string(kMaxBundleBytes));
+    return fail(errc::invalid_argument, source + ": " + std::to_string(text.size()) +
+                                            " bytes: a bundle is at most " + std::to_string(kMaxBundleBytes));
   if (text.find('\0') != std::string_view::npos)
     return fail(errc::parse_error, source + ": holds a NUL byte: not a bundle (a text file)");
   Bundle b;
@@ -281,34 +301,42 @@ result<Bundle> parse_bundle(std::string_view text, std::string source) {
       if (trim(line).empty() || trim(line).starts_with("```")) return success();
       if (!line.starts_with(kMagic))
         return fail(errc::parse_error, where + "expected the bundle's first line '# gidpolicy-collect " +
-                                           std::to_string(kBundleVersion) + "' (written by gidpolicy-collect), found " +
-                                           show_text(line, 64));
+                                           std::to_string(kBundleVersion) +
+                                           "' (written by gidpolicy-collect), found " + quote_name(line, 64));
       auto v = parse_int(trim(line.substr(kMagic.size())), 1'000'000);
       if (!v || *v == 0)
-        return fail(errc::parse_error, where + "expected a version number after '# gidpolicy-collect', found " +
-                                           show_text(line, 64));
+        return fail(
+            errc::parse_error,
+            where + "expected a version number after '# gidpolicy-collect', found " + quote_name(line, 64));
       if (static_cast<unsigned>(*v) > kBundleVersion)
-        return fail(errc::parse_error, where + "bundle version " + std::to_string(*v) +
-                                           " is newer than this gidpolicy reads (" + std::to_string(kBundleVersion) +
-                                           "): use the gidpolicy-collect of this gidpolicy, or a newer gidpolicy");
+        return fail(errc::parse_error,
+                    where + "bundle version " + std::to_string(*v) + " is newer than this gidpolicy reads (" +
+                        std::to_string(kBundleVersion) +
+                        "): use the gidpolicy-collect of this gidpolicy, or a newer gidpolicy");
       b.version = static_cast<unsigned>(*v);
       magic = true;
       return success();
     }
     if (line.starts_with(kBegin)) {
-      if (open) return fail(errc::parse_error, where + "part " + open->name + " (line " + std::to_string(open->line) + ") has no end line before this begin line");
+      if (open)
+        return fail(errc::parse_error, where + "part " + open->name + " (line " + std::to_string(open->line) +
+                                           ") has no end line before this begin line");
       const std::string_view rest = line.substr(kBegin.size());
       const std::size_t colon = rest.find(':');
       const std::string_view name = rest.substr(0, colon);
       if (!part_name_ok(name))
-        return fail(errc::parse_error, where + "expected '=== begin NAME: COMMAND' with NAME of a-z, 0-9 and _, found " + show_text(line, 64));
+        return fail(errc::parse_error,
+                    where + "expected '=== begin NAME: COMMAND' with NAME of a-z, 0-9 and _, found " +
+                        quote_name(line, 64));
       if (!names.insert(std::string(name)).second)
         return fail(errc::parse_error, where + "part " + std::string(name) + " appears twice");
       if (b.parts.size() >= kMaxBundleParts)
-        return fail(errc::invalid_argument, where + "more than " + std::to_string(kMaxBundleParts) + " parts");
+        return fail(errc::invalid_argument,
+                    where + "more than " + std::to_string(kMaxBundleParts) + " parts");
       BundlePart p;
       p.name = std::string(name);
-      p.command = colon == std::string_view::npos ? std::string() : show_text(trim(rest.substr(colon + 1)), 200);
+      p.command =
+          colon == std::string_view::npos ? std::string() : show_text(trim(rest.substr(colon + 1)), 200);
       p.line = n;
       b.parts.push_back(std::move(p));
       open = &b.parts.back();
@@ -320,18 +348,22 @@ result<Bundle> parse_bundle(std::string_view text, std::string source) {
       const std::string_view rest = line.substr(end ? kEnd.size() : kStderr.size());
       const std::string_view name = trim(end ? rest.substr(0, rest.find(':')) : rest);
       if (!open || name != open->name)
-        return fail(errc::parse_error, where + (open ? "expected the end of part " + open->name : std::string("no part is open")) +
-                                           ", found " + show_text(line, 64));
+        return fail(errc::parse_error,
+                    where +
+                        (open ? "expected the end of part " + open->name : std::string("no part is open")) +
+                        ", found " + quote_name(line, 64));
       if (!end) {
         if (in_errors) return fail(errc::parse_error, where + "a second stderr line in part " + open->name);
         in_errors = true;
         return success();
       }
       const std::size_t colon = rest.find(':');
-      const std::string_view status = colon == std::string_view::npos ? std::string_view() : trim(rest.substr(colon + 1));
+      const std::string_view status =
+          colon == std::string_view::npos ? std::string_view() : trim(rest.substr(colon + 1));
       auto code = status.starts_with("exit ") ? parse_int(trim(status.substr(5)), 255) : std::nullopt;
       if (!code)
-        return fail(errc::parse_error, where + "expected '=== end " + open->name + ": exit N' with N 0..255, found " + show_text(line, 64));
+        return fail(errc::parse_error, where + "expected '=== end " + open->name +
+                                           ": exit N' with N 0..255, found " + quote_name(line, 64));
       open->exit_status = *code;
       open = nullptr;
       return success();
@@ -340,7 +372,8 @@ result<Bundle> parse_bundle(std::string_view text, std::string source) {
       // The collector indents an output line that starts with "===" (after spaces) by one space.
       std::string_view l = line;
       const std::size_t spaces = l.find_first_not_of(' ');
-      if (spaces != std::string_view::npos && spaces > 0 && l.substr(spaces).starts_with("===")) l.remove_prefix(1);
+      if (spaces != std::string_view::npos && spaces > 0 && l.substr(spaces).starts_with("==="))
+        l.remove_prefix(1);
       std::string& to = in_errors ? open->errors : open->output;
       to.append(l).push_back('\n');
       return success();
@@ -348,17 +381,24 @@ result<Bundle> parse_bundle(std::string_view text, std::string source) {
     if (line.starts_with("# ")) {
       const std::string_view h = line.substr(2);
       const auto value = [&](std::string_view key) { return show_text(trim(h.substr(key.size())), 200); };
-      if (h.starts_with("host:")) b.host = value("host:");
-      else if (h.starts_with("system:")) b.system = value("system:");
-      else if (h.starts_with("date:")) b.date = value("date:");
+      if (h.starts_with("host:"))
+        b.host = value("host:");
+      else if (h.starts_with("system:"))
+        b.system = value("system:");
+      else if (h.starts_with("date:"))
+        b.date = value("date:");
       return success();
     }
     if (trim(line).empty() || line.starts_with("#") || trim(line).starts_with("```")) return success();
-    return fail(errc::parse_error, where + "text outside any part: " + show_text(line, 64));
+    return fail(errc::parse_error, where + "text outside any part: " + quote_name(line, 64));
   });
   if (!framed) return fail(framed.error());
-  if (!magic) return fail(errc::parse_error, b.source + ": empty: not a bundle (no '# gidpolicy-collect' line)");
-  if (open) return fail(errc::parse_error, b.source + ": part " + open->name + " (line " + std::to_string(open->line) + ") has no end line: the bundle is cut short");
+  if (!magic)
+    return fail(errc::parse_error, b.source + ": empty: not a bundle (no '# gidpolicy-collect' line)");
+  if (open)
+    return fail(errc::parse_error, b.source + ": part " + open->name + " (line " +
+                                       std::to_string(open->line) +
+                                       ") has no end line: the bundle is cut short");
   return b;
 }
 
@@ -381,7 +421,8 @@ result<void> linux_tables(const Bundle& b, BundleHost& h) {
     h.tables = std::move(t).value();
     h.tables_from = "sysfs_gids";
     for (const GidTable& x : h.tables)
-      if (kernel_devices.empty() || kernel_devices.back() != x.port().device) kernel_devices.push_back(x.port().device);
+      if (kernel_devices.empty() || kernel_devices.back() != x.port().device)
+        kernel_devices.push_back(x.port().device);
   } else if (sysfs && !sysfs->ran()) {
     h.notes.push_back("sysfs_gids: " + sysfs->failure());
   }
@@ -404,7 +445,8 @@ result<void> linux_tables(const Bundle& b, BundleHost& h) {
   if (!h.tables.empty() && !(lists_none && !kernel_devices.empty())) return success();
   // No table: the cause, from what the host showed.
   NoDevice d;
-  const std::string said = devinfo ? show_text(devinfo->errors.substr(0, devinfo->errors.find('\n')), 160) : std::string();
+  const std::string said =
+      devinfo ? show_text(devinfo->errors.substr(0, devinfo->errors.find('\n')), 160) : std::string();
   d.detail = said;
   if (!kernel_devices.empty() && lists_none) {
     d.cause = NoDevice::Cause::provider_missing;
@@ -485,8 +527,10 @@ result<BundleHost> read_bundle_host(const Bundle& b) {
   BundleHost h;
   const auto platform = b.platform();
   if (!platform)
-    return fail(errc::parse_error, b.source + ": says neither its system (# system: Darwin or Linux) nor holds a part only one "
-                                              "platform's collector writes");
+    return fail(errc::parse_error,
+                b.source +
+                    ": says neither its system (# system: Darwin or Linux) nor holds a part only one "
+                    "platform's collector writes");
   h.platform = *platform;
   h.host = b.host;
   h.system = b.system;
@@ -533,7 +577,8 @@ DoctorInput doctor_input(const BundleHost& h) {
 }
 
 result<std::vector<NetInterface>> BundleRoutes::interfaces() {
-  if (!host_.interfaces_known) return fail(errc::io_error, "the bundle does not list its interfaces: " + host_.interfaces_error);
+  if (!host_.interfaces_known)
+    return fail(errc::io_error, "the bundle does not list its interfaces: " + host_.interfaces_error);
   std::vector<NetInterface> out;
   for (const HostInterface& i : host_.interfaces) out.push_back({i.name, i.ifindex});
   return out;
@@ -546,14 +591,17 @@ result<Route> BundleRoutes::route_to(const PeerAddress& peer) {
     // A scoped link-local peer is reached on its interface, whatever the table says.
     for (const HostInterface& i : host_.interfaces)
       if (i.name == peer.scope) return Route{peer, i.name, i.ifindex, std::nullopt, RouteType::unicast};
-    return fail(errc::invalid_argument, "scope %" + show_text(peer.scope, 32) + ": the bundle has no such interface");
+    return fail(errc::invalid_argument,
+                "scope %" + show_text(peer.scope, 32) + ": the bundle has no such interface");
   }
   const BundleRoute* best = nullptr;
   for (const BundleRoute& r : host_.routes)
     if (r.ipv4 == v4 && peer.address.in_prefix(r.destination.address, r.destination.prefix) &&
         (!best || r.destination.prefix > best->destination.prefix))
       best = &r;
-  if (!best) return fail(errc::no_route, "no route in the bundle's table covers " + show_text(peer.address.to_string(), 64));
+  if (!best)
+    return fail(errc::no_route,
+                "no route in the bundle's table covers " + show_text(peer.address.to_string(), 64));
   Route out{peer, best->netdev, 0, best->source, best->type};
   for (const HostInterface& i : host_.interfaces)
     if (i.name == best->netdev) {

@@ -250,7 +250,8 @@ class Examiner {
     const std::string hardware =
         in_.thunderbolt_generation
             ? "system_profiler reports Thunderbolt " + std::to_string(*in_.thunderbolt_generation) +
-                  (in_.thunderbolt_speed.empty() ? std::string() : " (" + show_text(in_.thunderbolt_speed) + ")")
+                  (in_.thunderbolt_speed.empty() ? std::string()
+                                                 : " (" + show_text(in_.thunderbolt_speed) + ")")
             : std::string();
     if (in_.rdma_release == false) {
       add(FindingCode::macos_without_rdma, "", 0, "",
@@ -264,12 +265,14 @@ class Examiner {
       // Final whatever rdma_ctl says: the hardware has no RDMA.
       add(FindingCode::no_rdma_device, "", 0, "",
           "no RDMA device is listed, and " + hardware + ": this Mac has no RDMA over Thunderbolt",
-          "RDMA over Thunderbolt needs Thunderbolt 5 hardware at both ends (an M4 Pro or M4 Max Mac mini, a Mac "
+          "RDMA over Thunderbolt needs Thunderbolt 5 hardware at both ends (an M4 Pro or M4 Max Mac mini, a "
+          "Mac "
           "Studio with M3 Ultra or M4 Max, ...); JACCL finds no device",
           {});
     } else if (in_.rdma_enabled == true && none) {
       add(FindingCode::no_rdma_device, "", 0, "",
-          "rdma_ctl status says enabled, but no RDMA device is listed" + (hardware.empty() ? "" : " (" + hardware + ")"),
+          "rdma_ctl status says enabled, but no RDMA device is listed" +
+              (hardware.empty() ? "" : " (" + hardware + ")"),
           "on a Mac with Thunderbolt 4 (or a port without RDMA) this is final: RDMA over Thunderbolt needs "
           "Thunderbolt 5 at both ends; JACCL finds no device",
           {});

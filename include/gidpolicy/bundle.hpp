@@ -55,8 +55,8 @@ inline constexpr std::size_t kMaxBundleParts = 64;
 
 /// One part: one command's output, as the collector framed it.
 struct BundlePart {
-  std::string name;     ///< "ifconfig", "ip_addr", ...: [a-z0-9_], unique in the bundle
-  std::string command;  ///< what ran, as the begin line says ("ifconfig -a")
+  std::string name;      ///< "ifconfig", "ip_addr", ...: [a-z0-9_], unique in the bundle
+  std::string command;   ///< what ran, as the begin line says ("ifconfig -a")
   std::size_t line = 0;  ///< the bundle line of its begin line (output line k is line + k)
   std::string output;    ///< its standard output, each line ending in '\n'
   std::string errors;    ///< its standard error
@@ -100,7 +100,7 @@ result<Bundle> read_bundle_file(const std::string& path, std::size_t max_bytes =
 struct BundleRoute {
   IfAddress destination;  ///< 0.0.0.0/0 (::/0) for "default"; IPv4 as ::ffff:a.b.c.d, prefix in IPv4 bits
   bool ipv4 = true;
-  std::string netdev;        ///< "" for a route through no interface (a blackhole)
+  std::string netdev;         ///< "" for a route through no interface (a blackhole)
   std::optional<Gid> source;  ///< its preferred source (Linux "prefsrc"), when the listing says
   std::optional<Gid> gateway;
   RouteType type = RouteType::unicast;
@@ -112,7 +112,7 @@ struct BundleHost {
   std::string host;    ///< its name
   std::string system;  ///< "macOS 26.2 (25C56)", "Debian GNU/Linux 12 (bookworm)"; else the uname line
   std::vector<GidTable> tables;
-  std::string tables_from;  ///< the part the tables came from ("" when none)
+  std::string tables_from;            ///< the part the tables came from ("" when none)
   std::optional<NoDevice> no_device;  ///< Linux: why no device is listed (as read_no_device says live)
   std::vector<HostInterface> interfaces;
   bool interfaces_known = false;

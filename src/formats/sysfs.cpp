@@ -13,8 +13,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -104,11 +104,12 @@ class Tree {
   virtual bool is_directory(const fs::path& p) const = 0;
   // The numerically named children of `dir` (ports, GID indices), sorted by number.
   virtual result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered(const fs::path& dir,
-                                                                          std::uint64_t max) const = 0;
+                                                                           std::uint64_t max) const = 0;
 };
 
 // Numerically named children of `dir` (ports, GID indices), sorted by number.
-result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered_on_disk(const fs::path& dir, std::uint64_t max) {
+result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered_on_disk(const fs::path& dir,
+                                                                         std::uint64_t max) {
   std::error_code ec;
   std::vector<std::pair<std::uint32_t, fs::path>> out;
   fs::directory_iterator it(dir, ec), end;
@@ -134,7 +135,7 @@ class DiskTree final : public Tree {
     return fs::is_directory(p, ec);
   }
   result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered(const fs::path& dir,
-                                                                  std::uint64_t max) const override {
+                                                                   std::uint64_t max) const override {
     return numbered_on_disk(dir, max);
   }
 };
@@ -152,7 +153,7 @@ class ListingTree final : public Tree {
   }
   bool is_directory(const fs::path& p) const override { return children_.count(p.string()) != 0; }
   result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered(const fs::path& dir,
-                                                                  std::uint64_t max) const override {
+                                                                   std::uint64_t max) const override {
     std::vector<std::pair<std::uint32_t, fs::path>> out;
     const auto it = children_.find(dir.string());
     if (it == children_.end()) return fail(errc::io_error, dir.string() + ": not in the listing");
@@ -636,13 +637,14 @@ std::vector<GidTable> sysfs_view(const std::vector<GidTable>& tables, SysfsWrite
 
 result<std::vector<GidTable>> read_sysfs_listing(std::string_view listing, const std::string& source) {
   if (listing.size() > kMaxSysfsListingBytes)
-    return fail(errc::invalid_argument, source + ": more than " + std::to_string(kMaxSysfsListingBytes) +
-                                            " bytes of sysfs listing");
+    return fail(errc::invalid_argument,
+                source + ": more than " + std::to_string(kMaxSysfsListingBytes) + " bytes of sysfs listing");
   ListingTree tree;
   std::size_t line_no = 0;
   for (std::size_t pos = 0; pos < listing.size();) {
     const std::size_t nl = listing.find('\n', pos);
-    std::string_view line = listing.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view line =
+        listing.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? listing.size() : nl + 1;
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -652,7 +654,8 @@ result<std::vector<GidTable>> read_sysfs_listing(std::string_view listing, const
     if (colon == std::string_view::npos)
       return fail(errc::parse_error, at + "expected PATH:VALUE (grep -H output), found " + excerpt(line));
     std::string_view rel = line.substr(0, colon);
-    if (rel.starts_with(ListingTree::kSysfsRoot)) rel.remove_prefix(std::string_view(ListingTree::kSysfsRoot).size());
+    if (rel.starts_with(ListingTree::kSysfsRoot))
+      rel.remove_prefix(std::string_view(ListingTree::kSysfsRoot).size());
     // DEV/ports/P/(state|link_layer|lid|rate|gids/N|gid_attrs/types/N|gid_attrs/ndevs/N), and
     // nothing else: a path that climbs out of the tree, or names another file, is not a listing
     // of the GID files.
@@ -663,16 +666,20 @@ result<std::vector<GidTable>> read_sysfs_listing(std::string_view listing, const
       if (slash == std::string_view::npos) break;
       b = slash + 1;
     }
-    const auto is_number = [](std::string_view x) { return detail::parse_decimal(x, 0x7fffffffu).has_value(); };
+    const auto is_number = [](std::string_view x) {
+      return detail::parse_decimal(x, 0x7fffffffu).has_value();
+    };
     const bool port_file = parts.size() == 4 && (parts[3] == "state" || parts[3] == "link_layer" ||
                                                  parts[3] == "lid" || parts[3] == "rate");
     const bool gid_file = parts.size() == 5 && parts[3] == "gids" && is_number(parts[4]);
     const bool attr_file = parts.size() == 6 && parts[3] == "gid_attrs" &&
                            (parts[4] == "types" || parts[4] == "ndevs") && is_number(parts[5]);
-    if (parts.size() < 4 || parts[1] != "ports" || !is_number(parts[2]) || !(port_file || gid_file || attr_file))
+    if (parts.size() < 4 || parts[1] != "ports" || !is_number(parts[2]) ||
+        !(port_file || gid_file || attr_file))
       return fail(errc::invalid_field,
-                  at + "expected a path DEVICE/ports/PORT/{state,link_layer,lid,rate,gids/N,gid_attrs/types/N,"
-                       "gid_attrs/ndevs/N}, found " +
+                  at +
+                      "expected a path DEVICE/ports/PORT/{state,link_layer,lid,rate,gids/N,gid_attrs/types/N,"
+                      "gid_attrs/ndevs/N}, found " +
                       excerpt(rel));
     if (auto why = detail::name_problem(parts[0], detail::NameKind::device))
       return fail(errc::invalid_field, at + "device name " + excerpt(parts[0]) + ": " + *why);
@@ -683,6 +690,5 @@ result<std::vector<GidTable>> read_sysfs_listing(std::string_view listing, const
     GIDPOLICY_TRYV(read_device(tree, name, fs::path(ListingTree::kSysfsRoot) / name, out));
   return out;
 }
-
 
 }  // namespace gidpolicy::formats

@@ -335,7 +335,8 @@ int run_doctor(const DoctorArgs& o) {
     in = doctor_input(*bundle);
     if (o.source.device || o.source.port) {
       std::erase_if(in.tables, [&](const GidTable& t) {
-        return (o.source.device && t.port().device != *o.source.device) || (o.source.port && t.port().port != *o.source.port);
+        return (o.source.device && t.port().device != *o.source.device) ||
+               (o.source.port && t.port().port != *o.source.port);
       });
       if (in.tables.empty() && !bundle->tables.empty())
         return usage_error(*o.source.bundle + ": its host has no such port (--device/--port)");
@@ -358,10 +359,10 @@ int run_doctor(const DoctorArgs& o) {
     source = loaded.value().source;
   }
   // --platform wins; else this host's, or the one the table describes.
-  in.platform = o.platform      ? platform_from_string(*o.platform).value_or(host_platform())
-                : bundle        ? bundle->platform
-                : this_machine  ? host_platform()
-                                : doctor_cmd_detail::platform_of(in.tables);
+  in.platform = o.platform     ? platform_from_string(*o.platform).value_or(host_platform())
+                : bundle       ? bundle->platform
+                : this_machine ? host_platform()
+                               : doctor_cmd_detail::platform_of(in.tables);
   std::vector<PeerAddress> peers;
   std::vector<std::string> origins;
   std::vector<bool> rdma;  // --peer: RDMA goes there; a hostfile's ips: the launcher's TCP

@@ -154,7 +154,8 @@ result<Loaded> load_tables(const SourceArgs& o) {
   if ((o.input ? 1 : 0) + (o.sysfs ? 1 : 0) + (o.bundle ? 1 : 0) > 1)
     return fail(errc::invalid_argument, "give one source: --input, --sysfs or --bundle, not two");
   if (o.bundle) {
-    if (o.input_format) return fail(errc::invalid_argument, "--input-format needs --input FILE (a bundle says its formats)");
+    if (o.input_format)
+      return fail(errc::invalid_argument, "--input-format needs --input FILE (a bundle says its formats)");
     return load_bundle(o);
   }
   if (o.input_format && !o.input) return fail(errc::invalid_argument, "--input-format needs --input FILE");
