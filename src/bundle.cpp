@@ -423,8 +423,6 @@ result<void> linux_tables(const Bundle& b, BundleHost& h) {
     for (const GidTable& x : h.tables)
       if (kernel_devices.empty() || kernel_devices.back() != x.port().device)
         kernel_devices.push_back(x.port().device);
-  } else if (sysfs && !sysfs->ran()) {
-    h.notes.push_back("sysfs_gids: " + sysfs->failure());
   }
   // What libibverbs lists: ibv_devinfo's own tables, or its "No IB devices found".
   std::vector<GidTable> listed;
@@ -435,8 +433,6 @@ result<void> linux_tables(const Bundle& b, BundleHost& h) {
     listed = std::move(t).value();
   } else if (devinfo && devinfo->exit_status != 127) {
     lists_none = true;  // it ran and listed nothing ("No IB devices found", or failed to list)
-  } else if (devinfo) {
-    h.notes.push_back("ibv_devinfo: " + devinfo->failure());
   }
   if (h.tables.empty() && !listed.empty()) {
     h.tables = std::move(listed);
@@ -484,10 +480,7 @@ result<void> linux_host(const Bundle& b, BundleHost& h) {
   for (const auto& [name, v4] : {std::pair{"ip_route", true}, std::pair{"ip_route6", false}}) {
     const BundlePart* p = b.part(name);
     if (!p) continue;
-    if (!p->ran()) {
-      h.notes.push_back(std::string(name) + ": " + p->failure());
-      continue;
-    }
+    if (!p->ran()) continue;  // a note (read_bundle_host)
     auto r = ip_routes(p->output, v4);
     if (!r) return fail(part_error(b, *p, r.error()));
     h.routes.insert(h.routes.end(), r.value().begin(), r.value().end());
@@ -514,8 +507,6 @@ result<void> darwin_host(const Bundle& b, BundleHost& h) {
       if (!t) return fail(part_error(b, *p, t.error()));
       h.tables = std::move(t).value();
       h.tables_from = "ibv_devinfo";
-    } else if (p->exit_status == 127) {
-      h.notes.push_back("ibv_devinfo: " + p->failure());
     }
   }
   return success();
@@ -544,10 +535,12 @@ result<BundleHost> read_bundle_host(const Bundle& b) {
       auto e = environment(p->output);
       if (!e) return fail(part_error(b, *p, e.error()));
       h.environment = std::move(e).value();
-    } else {
-      h.notes.push_back("environment: " + p->failure());
     }
   }
+  // Every command that did not succeed, once: what the bundle could not tell (the findings say
+  // what follows from it).
+  for (const BundlePart& p : b.parts)
+    if (!p.ran()) h.notes.push_back(p.name + ": " + p.failure());
   return h;
 }
 
