@@ -677,7 +677,7 @@ TEST(Usage, BadUsageExitsTwoWithOneLine) {
       run_cli({"select", "--policy", "validated:idx=3", "--input", example("nccl-769.devinfo.txt")}),
       "at position 10");
   expect_one_line_error(run_cli({"show", "--input", example("nccl-769.devinfo.txt"), "--sysfs", "/tmp"}),
-                        "not both");
+                        "give one source: --input, --sysfs or --bundle, not two");
   expect_one_line_error(run_cli({"show", "--input", example("nccl-769.devinfo.txt"), "--device", "mlx5_9"}),
                         "has no device mlx5_9 (it has: mlx5_bond_0 port 1)");
   expect_one_line_error(run_cli({"convert", "--to", "sysfs", "--input", example("nccl-769.devinfo.txt")}),

@@ -151,7 +151,9 @@ fake_hosts)
     "$cli" fake-host --tables "$tables/$t" --netns -- "$cli" doctor >"$work/$t.l"; lrc=$?
     [ $brc -eq $lrc ] && ok "$t: doctor --bundle exits $brc as doctor did live" || bad "$t: doctor --bundle exit $brc, live $lrc"
     tail -n +2 "$work/$t.l" >"$work/$t.l2"
-    tail -n +2 "$work/$t.b" >"$work/$t.b2"
+    # The bundle's own line (what its collector could not run: `rdma` finds no RDMA netlink
+    # here) is the one line live reads have no counterpart of.
+    tail -n +2 "$work/$t.b" | grep -v '^not in the bundle: rdma_link: ' >"$work/$t.b2"
     if diff -u "$work/$t.l2" "$work/$t.b2" >"$work/$t.diff"; then ok "$t: the same report"; else bad "$t: the reports differ: $(head -n 12 "$work/$t.diff")"; fi
   done
   # A pin set on the host: the bundle carries it, and the doctor judges it there.
