@@ -41,23 +41,27 @@ TEST(BundleCli, DoctorJudgesTheBundlesHostAndSaysWhichItIs) {
                            0),
             0u)
       << text.out;
-  EXPECT_NE(text.out.find("mlx5_1 port 1: active, ethernet, net2, 4 GIDs (2 routable)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("mlx5_1 port 1: active, ethernet, net2, 4 GIDs (2 routable)"), std::string::npos)
+      << text.out;
   const CliResult json = run_cli({"doctor", "--bundle", b, "--json"});
   const Json j = parsed(json);
   EXPECT_EQ(j["ready"], true);
   EXPECT_EQ(j["platform"], "linux");
   EXPECT_EQ(j["bundle"]["host"], "gpu-node-07");
   EXPECT_EQ(j["bundle"]["tables_from"], "sysfs_gids");
-  EXPECT_EQ(j["bundle"]["not_collected"], Json::array({"rdma_link: exit 1: Failed to open NETLINK_RDMA socket"}));
+  EXPECT_EQ(j["bundle"]["not_collected"],
+            Json::array({"rdma_link: exit 1: Failed to open NETLINK_RDMA socket"}));
   EXPECT_EQ(j["not_checked"], Json::array());
   // Not a bundle: the key is there, null (one shape for every source).
-  const Json live = parsed(run_cli({"doctor", "--input", (example_tables_dir() / "nccl-769.devinfo.txt").string(), "--json"}));
+  const Json live = parsed(
+      run_cli({"doctor", "--input", (example_tables_dir() / "nccl-769.devinfo.txt").string(), "--json"}));
   EXPECT_TRUE(live.contains("bundle") && live["bundle"].is_null());
 }
 
 TEST(BundleCli, ThisProcesssPinsAreNotTheBundlesHosts) {
   // NCCL_IB_GID_INDEX=3 here would be stale on that host; the bundle's environment has none.
-  const CliResult r = run_program(cli_path(), {"doctor", "--bundle", bundle("linux-ready.bundle")}, {"NCCL_IB_GID_INDEX=3"});
+  const CliResult r =
+      run_program(cli_path(), {"doctor", "--bundle", bundle("linux-ready.bundle")}, {"NCCL_IB_GID_INDEX=3"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   // And the one the bundle carries is judged, with the variable unset here.
   const CliResult stale = run_cli({"doctor", "--bundle", bundle("linux-stale-pin.bundle"), "--json"});
@@ -70,7 +74,8 @@ TEST(BundleCli, ThisProcesssPinsAreNotTheBundlesHosts) {
 }
 
 TEST(BundleCli, APeerIsRoutedByTheBundlesRoutingTable) {
-  const CliResult r = run_cli({"doctor", "--bundle", bundle("linux-ready.bundle"), "--peer", "10.152.4.99", "--json"});
+  const CliResult r =
+      run_cli({"doctor", "--bundle", bundle("linux-ready.bundle"), "--peer", "10.152.4.99", "--json"});
   const Json j = parsed(r);
   ASSERT_EQ(j["peers"].size(), 1u) << r.out;
   EXPECT_EQ(j["peers"][0]["netdev"], "net2");  // the bundle's 10.152.4.0/24 route, not this machine's
@@ -91,21 +96,26 @@ TEST(BundleCli, CheckShowSelectAndExplainTakeTheBundlesTables) {
   const CliResult select = run_cli({"select", "--bundle", b, "--device", "mlx5_1", "--profile", "auto"});
   EXPECT_EQ(select.exit_code, 0) << select.err;
   EXPECT_NE(select.out.find("::ffff:10.152.4.12"), std::string::npos) << select.out;
-  const CliResult explain = run_cli({"explain-errno", "61", "--bundle", b, "--device", "mlx5_0", "--sgid-index", "3"});
+  const CliResult explain =
+      run_cli({"explain-errno", "61", "--bundle", b, "--device", "mlx5_0", "--sgid-index", "3"});
   EXPECT_EQ(explain.exit_code, 0) << explain.err;
   EXPECT_NE(explain.out.find("index 3"), std::string::npos) << explain.out;
 }
 
 TEST(BundleCli, ABadBundleIsAUsageErrorNamingTheFileAndLine) {
-  const CliResult table = run_cli({"doctor", "--bundle", (example_tables_dir() / "nccl-769.devinfo.txt").string()});
+  const CliResult table =
+      run_cli({"doctor", "--bundle", (example_tables_dir() / "nccl-769.devinfo.txt").string()});
   EXPECT_EQ(table.exit_code, 2);
-  EXPECT_NE(table.err.find("nccl-769.devinfo.txt:1: expected the bundle's first line '# gidpolicy-collect 1'"),
-            std::string::npos)
+  EXPECT_NE(
+      table.err.find("nccl-769.devinfo.txt:1: expected the bundle's first line '# gidpolicy-collect 1'"),
+      std::string::npos)
       << table.err;
-  const CliResult both = run_cli({"check", "--bundle", bundle("linux-ready.bundle"), "--input", bundle("linux-ready.bundle")});
+  const CliResult both =
+      run_cli({"check", "--bundle", bundle("linux-ready.bundle"), "--input", bundle("linux-ready.bundle")});
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.err.find("give one source"), std::string::npos) << both.err;
-  const CliResult doctor_both = run_cli({"doctor", "--bundle", bundle("linux-ready.bundle"), "--sysfs", "/nonexistent"});
+  const CliResult doctor_both =
+      run_cli({"doctor", "--bundle", bundle("linux-ready.bundle"), "--sysfs", "/nonexistent"});
   EXPECT_EQ(doctor_both.exit_code, 2);
   const CliResult missing = run_cli({"show", "--bundle", "/nonexistent.bundle"});
   EXPECT_EQ(missing.exit_code, 2);

@@ -55,9 +55,10 @@ TEST(DoctorFindings, NamesListsEveryCodeInRankOrder) {
   std::string want;
   for (const FindingCode c : every_code()) want += (want.empty() ? "" : ", ") + std::string(to_string(c));
   EXPECT_EQ(finding_code_names(), want);
-  EXPECT_EQ(finding_code_names().rfind("no_answer, device_error, verbs_library_missing, "
-                                       "no_kernel_rdma_device, verbs_provider_missing, macos_without_rdma, rdma_disabled, ",
-                                       0),
+  EXPECT_EQ(finding_code_names().rfind(
+                "no_answer, device_error, verbs_library_missing, "
+                "no_kernel_rdma_device, verbs_provider_missing, macos_without_rdma, rdma_disabled, ",
+                0),
             0u);
 }
 
