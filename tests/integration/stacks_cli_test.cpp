@@ -510,6 +510,11 @@ TEST(Check, AHealthyRocePortPassesWithoutTheThunderboltProfiles) {
   EXPECT_EQ(
       run_cli({"check", "--profile", "jaccl", "--input", stacks_example("nccl-769.devinfo.txt")}).exit_code,
       1);
+  // `--profile all` keeps the full grid: JACCL's rows on the RoCE port, and its failure.
+  const auto all = run_cli({"check", "--profile", "all", "--input", stacks_example("nccl-769.devinfo.txt")});
+  EXPECT_EQ(all.exit_code, 1) << all.out << all.err;
+  EXPECT_NE(all.out.find("  jaccl "), std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("not run on"), std::string::npos) << all.out;
   // On the Mac the Linux path is the one left out; stock JACCL still fails there.
   const auto mac = run_cli({"check", "--input", stacks_example("macmini-mapped-at-2.json")});
   EXPECT_EQ(mac.exit_code, 1);

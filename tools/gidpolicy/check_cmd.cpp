@@ -20,7 +20,10 @@ int run_check(const CheckArgs& o) {
   if (o.stacks) return run_check_stacks(o);
   if (o.pins) return run_check_pins(o);
   std::vector<Profile> profiles;
-  if (o.profiles.empty()) {
+  // `--profile all`: every named profile on every port, the ones of stacks that never run on
+  // the port's link layer too (the full grid; without --profile those are left out).
+  const bool all = o.profiles.size() == 1 && o.profiles.front() == "all";
+  if (o.profiles.empty() || all) {
     profiles = profiles::all();
   } else {
     for (const auto& s : o.profiles) {
@@ -61,7 +64,7 @@ int run_check(const CheckArgs& o) {
       const std::string name = prof.spec();
       // The named profiles of a stack that never runs on this link layer (JACCL's on a RoCE
       // port) neither print nor count; profiles given with --profile are checked as asked.
-      if (o.profiles.empty() && !profile_runs_on(name, t.port().link_layer)) {
+      if (o.profiles.empty() && !all && !profile_runs_on(name, t.port().link_layer)) {
         not_run.push_back(name);
         continue;
       }

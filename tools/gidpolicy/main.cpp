@@ -201,7 +201,8 @@ int run(int argc, char** argv) {
       ->add_option("--platform", check.platform, "Predict RTR for this platform (default: by link layer)")
       ->check(CLI::IsMember({"linux", "darwin"}));
   check_cmd->add_option("--profile", check.profiles,
-                        "Check these profile specs instead of the named ones (repeatable)");
+                        "Check these profile specs instead of the named ones (repeatable); 'all': every "
+                        "named profile on every port, those of stacks not run on its link layer too");
   check_cmd->add_flag("--json", check.json, "Print JSON (schema in docs/cli.md)");
   std::string pin_list;  // every pin variable of the stack table
   for (const std::string_view v : gidpolicy::pin_variables())
