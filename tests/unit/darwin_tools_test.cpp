@@ -1,13 +1,17 @@
 // darwin_tools.hpp: each reader on a public example of its tool's output (tests/data/bundle/darwin,
 // sources in docs/bundle.md) and on hostile text: oversize input, malformed fields of the lines
 // it reads (refused, naming the line), lines it knows to be irrelevant (skipped).
+#include <gidpolicy/darwin.hpp>
 #include <gidpolicy/darwin_tools.hpp>
+#include <gidpolicy/formats/devinfo.hpp>
 
 #include "support/assert_ok.hpp"
 #include "support/files.hpp"
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -432,6 +436,205 @@ TEST(DarwinToolsSwVers, RefusesMalformedLines) {
   expect_refused(mac_version("ProductVersion:\t26.2\nProductVersion:\t26.3\n"), "line 2: a second ProductVersion");
   expect_refused(mac_version("ProductVersion:\t26.2\nmacOS Tahoe\n"), "line 2");
   expect_refused(mac_version("ProductName:\tmac\x1bOS\nProductVersion:\t26.2\n"), "line 1: ProductName");
+}
+
+
+// ---- the scenario bundles (tests/data/bundle/mac-*.bundle): every part reads, and they agree ----
+
+/// One part of a bundle: its body, its standard error and its exit status.
+struct Part {
+  std::string body, err;
+  int exit = -1;
+};
+
+/// The parts of a bundle, by name (the container format of docs/bundle.md, read just enough here
+/// to check the scenarios; the container's own reader is not this file's subject).
+std::map<std::string, Part> parts_of(const std::string& text) {
+  std::map<std::string, Part> parts;
+  std::string name;
+  bool in_err = false;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto nl = text.find('\n', at);
+    const std::string line = text.substr(at, nl - at);
+    at = nl == std::string::npos ? text.size() : nl + 1;
+    if (line.rfind("=== begin ", 0) == 0) {
+      name = line.substr(10, line.find(':') - 10);
+      parts[name] = {};
+      in_err = false;
+    } else if (line.rfind("=== stderr ", 0) == 0) {
+      in_err = true;
+    } else if (line.rfind("=== end ", 0) == 0) {
+      parts[name].exit = std::stoi(line.substr(line.rfind(' ') + 1));
+      name.clear();
+    } else if (!name.empty()) {
+      (in_err ? parts[name].err : parts[name].body) += line + "\n";
+    }
+  }
+  return parts;
+}
+
+/// What a scenario bundle says, read with the readers under test.
+struct Mac {
+  std::map<std::string, Part> parts;
+  bool rdma_enabled = false;
+  MacVersion version;
+  std::vector<HostInterface> interfaces;
+  std::vector<HardwarePort> ports;
+  std::vector<NetworkService> services;
+  std::vector<RouteLine> routes;
+  ThunderboltInfo thunderbolt;
+  std::vector<GidTable> tables;
+};
+
+Mac read_mac(const char* file) {
+  Mac m;
+  m.parts = parts_of(test::read_file(test::test_data_dir() / "bundle" / file));
+  for (const char* p : {"sw_vers", "rdma_ctl", "ibv_devinfo", "ifconfig", "hardware_ports", "service_order", "routes",
+                        "thunderbolt", "environment"})
+    EXPECT_EQ(m.parts.count(p), 1U) << file << ": no part " << p;
+  auto ok = [&](auto r, const char* what) {
+    EXPECT_TRUE(r.has_value()) << file << ": " << what << ": " << (r ? "" : r.error().detail);
+    return r ? std::move(r).value() : decltype(std::move(r).value()){};
+  };
+  m.rdma_enabled = ok(rdma_ctl_enabled(m.parts["rdma_ctl"].body), "rdma_ctl");
+  m.version = ok(mac_version(m.parts["sw_vers"].body), "sw_vers");
+  m.interfaces = ok(ifconfig_interfaces(m.parts["ifconfig"].body), "ifconfig");
+  m.ports = ok(hardware_ports(m.parts["hardware_ports"].body), "hardware_ports");
+  m.services = ok(network_services(m.parts["service_order"].body), "service_order");
+  m.routes = ok(netstat_routes(m.parts["routes"].body), "routes");
+  m.thunderbolt = ok(thunderbolt_info(m.parts["thunderbolt"].body), "thunderbolt");
+  if (m.parts["ibv_devinfo"].exit == 0) m.tables = ok(formats::read_devinfo(m.parts["ibv_devinfo"].body, file), "ibv_devinfo");
+  return m;
+}
+
+const GidTable* table_of(const Mac& m, const std::string& device) {
+  for (const auto& t : m.tables)
+    if (t.port().device == device) return &t;
+  return nullptr;
+}
+
+/// What every scenario must agree on: ports, services and routes name interfaces ifconfig lists;
+/// each rdma_enN is a Thunderbolt port's enN; an RDMA port's IPv4-mapped GIDs are its enN's own
+/// IPv4 addresses; fe80 at index 0 is the enN's EUI-64 (a bridge member has none of its own).
+void expect_consistent(const char* file, const Mac& m) {
+  SCOPED_TRACE(file);
+  std::map<std::string, const HostInterface*> ifs;
+  for (const auto& i : m.interfaces) ifs[i.name] = &i;
+  std::set<std::string> tb;
+  for (const auto& p : m.ports) {
+    EXPECT_EQ(ifs.count(p.device), 1U) << "hardware port " << p.port << " on " << p.device;
+    if (is_thunderbolt_port(p)) tb.insert(p.device);
+  }
+  for (const auto& s : m.services)
+    if (!s.device.empty()) {
+      EXPECT_EQ(ifs.count(s.device), 1U) << "service " << s.name;
+    }
+  for (const auto& r : m.routes) {
+    EXPECT_EQ(ifs.count(r.netif), 1U) << "route via " << r.netif;
+    if (r.gateway.rfind("link#", 0) == 0 && ifs.count(r.netif) != 0 && ifs[r.netif]->ifindex != 0) {
+      EXPECT_EQ(r.gateway, "link#" + std::to_string(ifs[r.netif]->ifindex));
+    }
+  }
+  for (const auto& t : m.tables) {
+    const std::string dev = t.port().device;
+    ASSERT_EQ(dev.rfind("rdma_", 0), 0U) << dev;
+    const std::string en = dev.substr(5);
+    EXPECT_EQ(tb.count(en), 1U) << dev << " is not a Thunderbolt port's device";
+    ASSERT_EQ(ifs.count(en), 1U) << dev;
+    const HostInterface& i = *ifs[en];
+    for (const auto& e : t) {
+      if (e.gid.is_ipv4_mapped()) {
+        EXPECT_TRUE(i.holds(e.gid)) << dev << " GID " << e.gid.to_string() << " is not an address of " << en;
+        EXPECT_TRUE(i.bridge.empty()) << dev << ": a bridge member gets no IPv4-mapped GID";
+      }
+    }
+    for (const auto& a : i.addresses)
+      if (a.address.is_ipv4_mapped()) {
+        EXPECT_NE(t.find(a.address), nullptr) << en << " address without a GID";
+      }
+    if (t.port().state == PortState::active) {
+      EXPECT_TRUE(i.running) << en << " has an active RDMA port but no link";
+      ASSERT_NE(t.find(0), nullptr) << dev;
+      EXPECT_EQ(t.find(0)->gid.bytes()[0], 0xfe) << dev;
+      if (i.bridge.empty()) {
+        EXPECT_TRUE(i.holds(t.find(0)->gid)) << en << " lacks the link-local of GID 0";
+      }
+    }
+  }
+  EXPECT_EQ(m.version, (MacVersion{"macOS", "26.2", "25C56"}));
+  EXPECT_TRUE(rdma_release(m.version));
+}
+
+TEST(DarwinToolsScenarios, ReadyMac) {
+  const Mac m = read_mac("mac-ready.bundle");
+  expect_consistent("mac-ready.bundle", m);
+  EXPECT_TRUE(m.rdma_enabled);
+  EXPECT_EQ(thunderbolt_generation(m.thunderbolt), 5U);
+  const HostInterface* en2 = find(m.interfaces, "en2");
+  ASSERT_NE(en2, nullptr);
+  EXPECT_TRUE(en2->running);
+  EXPECT_EQ(en2->bridge, "");
+  EXPECT_TRUE(en2->holds(g("::ffff:192.168.200.1")));
+  const GidTable* t = table_of(m, "rdma_en2");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->port().state, PortState::active);
+  ASSERT_NE(t->find(1), nullptr);
+  EXPECT_EQ(t->find(1)->gid, g("::ffff:192.168.200.1"));
+  bool route = false;
+  for (const auto& r : m.routes) route = route || (r.destination == v4("192.168.200.0", 30) && r.netif == "en2");
+  EXPECT_TRUE(route);
+}
+
+TEST(DarwinToolsScenarios, NoIpv4) {
+  const Mac m = read_mac("mac-no-ipv4.bundle");
+  expect_consistent("mac-no-ipv4.bundle", m);
+  const HostInterface* en3 = find(m.interfaces, "en3");
+  ASSERT_NE(en3, nullptr);
+  EXPECT_TRUE(en3->up && en3->running);
+  EXPECT_FALSE(en3->has_ipv4());
+  EXPECT_EQ(en3->addresses, (std::vector<IfAddress>{{g("fe80::347c:94ff:fecd:45c4"), 64}}));
+  const GidTable* t = table_of(m, "rdma_en3");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->size(), 1U);
+  EXPECT_EQ(t->find(0)->gid, g("fe80::347c:94ff:fecd:45c4"));
+}
+
+TEST(DarwinToolsScenarios, BridgeMember) {
+  const Mac m = read_mac("mac-bridge.bundle");
+  expect_consistent("mac-bridge.bundle", m);
+  const HostInterface* en2 = find(m.interfaces, "en2");
+  const HostInterface* br = find(m.interfaces, "bridge0");
+  ASSERT_TRUE(en2 != nullptr && br != nullptr);
+  EXPECT_EQ(en2->bridge, "bridge0");
+  EXPECT_TRUE(en2->addresses.empty());
+  EXPECT_TRUE(br->holds(g("::ffff:192.168.200.1")));
+  bool bridge_enabled = false;
+  for (const auto& s : m.services) bridge_enabled = bridge_enabled || (s.device == "bridge0" && s.enabled);
+  EXPECT_TRUE(bridge_enabled);
+  const GidTable* t = table_of(m, "rdma_en2");
+  ASSERT_NE(t, nullptr);
+  for (const auto& e : *t) EXPECT_FALSE(e.gid.is_ipv4_mapped());
+}
+
+TEST(DarwinToolsScenarios, RdmaDisabled) {
+  const Mac m = read_mac("mac-rdma-disabled.bundle");
+  expect_consistent("mac-rdma-disabled.bundle", m);
+  EXPECT_FALSE(m.rdma_enabled);
+  EXPECT_TRUE(m.tables.empty());
+  EXPECT_EQ(m.parts.at("ibv_devinfo").body, "");
+  EXPECT_EQ(m.parts.at("ibv_devinfo").err, "No IB devices found\n");
+  EXPECT_EQ(m.parts.at("ibv_devinfo").exit, 255);
+  EXPECT_EQ(thunderbolt_generation(m.thunderbolt), 5U);
+}
+
+TEST(DarwinToolsScenarios, Thunderbolt4Mac) {
+  const Mac m = read_mac("mac-tb4.bundle");
+  expect_consistent("mac-tb4.bundle", m);
+  EXPECT_TRUE(m.rdma_enabled);
+  EXPECT_TRUE(m.tables.empty());
+  EXPECT_EQ(m.parts.at("ibv_devinfo").exit, 255);
+  EXPECT_EQ(thunderbolt_generation(m.thunderbolt), 4U);
+  EXPECT_TRUE(find(m.interfaces, "en2")->holds(g("::ffff:192.168.200.1")));
 }
 
 }  // namespace darwin_tools_test
