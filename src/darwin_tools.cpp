@@ -158,7 +158,8 @@ struct IfconfigState {
 result<HostInterface> interface_header(std::string_view line, const std::string& at) {
   const auto colon = line.find(':');
   if (colon == std::string_view::npos || colon == 0)
-    return fail(errc::invalid_argument, at + ": expected an interface's first line (\"en2: flags=... mtu N\")");
+    return fail(errc::invalid_argument,
+                at + ": expected an interface's first line (\"en2: flags=... mtu N\")");
   HostInterface i;
   i.name = std::string(line.substr(0, colon));
   if (auto e = name_error(i.name, NameKind::netdev); !e.empty())
@@ -194,12 +195,14 @@ result<HostInterface> interface_header(std::string_view line, const std::string&
   for (std::size_t k = 1; k + 1 < w.size(); k += 2) {
     if (w[k] == "mtu") {
       auto m = decimal(w[k + 1]);
-      if (!m) return fail(errc::invalid_argument, at + ": interface " + i.name + ": mtu " + quote_name(w[k + 1]));
+      if (!m)
+        return fail(errc::invalid_argument, at + ": interface " + i.name + ": mtu " + quote_name(w[k + 1]));
       i.mtu = *m;
       mtu_seen = true;
     } else if (w[k] == "index") {
       auto x = decimal(w[k + 1]);
-      if (!x) return fail(errc::invalid_argument, at + ": interface " + i.name + ": index " + quote_name(w[k + 1]));
+      if (!x)
+        return fail(errc::invalid_argument, at + ": interface " + i.name + ": index " + quote_name(w[k + 1]));
       i.ifindex = *x;
     }
   }
@@ -267,7 +270,8 @@ result<RouteLine> route_destination(std::string_view dest, bool host, const std:
   if (!a) return bad("not 1 to 4 dot-separated octets of 0-255");
   if (host) {
     // routename(): a host route (RTF_HOST) prints all four octets and no mask.
-    if (count != 4 || cut != std::string_view::npos) return bad("a host route (flag H) prints a.b.c.d, no mask");
+    if (count != 4 || cut != std::string_view::npos)
+      return bad("a host route (flag H) prints a.b.c.d, no mask");
     r.destination = {Gid::ipv4_mapped(*a), 32};
     return r;
   }
@@ -348,7 +352,8 @@ std::optional<std::vector<std::uint32_t>> version_numbers(std::string_view v) {
 namespace dt = darwin_tools_detail;
 
 result<std::vector<HostInterface>> ifconfig_interfaces(std::string_view text) {
-  if (text.size() > kMaxToolOutputBytes) return fail(errc::invalid_argument, dt::too_big(dt::kIfconfig, text.size()));
+  if (text.size() > kMaxToolOutputBytes)
+    return fail(errc::invalid_argument, dt::too_big(dt::kIfconfig, text.size()));
   // Members first: bridge_members() refuses a member line before any interface and a member
   // name that breaks the rule, with the line.
   auto members = bridge_members(text);
@@ -363,7 +368,8 @@ result<std::vector<HostInterface>> ifconfig_interfaces(std::string_view text) {
       auto i = dt::interface_header(line, at);
       if (!i) return i.error();
       if (s.out.size() == kMaxInterfaces)
-        return fail(errc::invalid_argument, at + ": more than " + std::to_string(kMaxInterfaces) + " interfaces");
+        return fail(errc::invalid_argument,
+                    at + ": more than " + std::to_string(kMaxInterfaces) + " interfaces");
       for (const auto& o : s.out)
         if (o.name == i.value().name)
           return fail(errc::invalid_argument, at + ": interface " + o.name + " is listed twice");
@@ -376,7 +382,8 @@ result<std::vector<HostInterface>> ifconfig_interfaces(std::string_view text) {
       return fail(errc::invalid_argument, at + ": " + quote_name(w[0]) + " line before any interface");
     HostInterface& cur = s.out.back();
     if (w[0] == "inet" || w[0] == "inet6") {
-      auto a = w[0] == "inet" ? dt::inet_line(w, at + " (" + cur.name + ")") : dt::inet6_line(w, at + " (" + cur.name + ")");
+      auto a = w[0] == "inet" ? dt::inet_line(w, at + " (" + cur.name + ")")
+                              : dt::inet6_line(w, at + " (" + cur.name + ")");
       if (!a) return a.error();
       if (cur.addresses.size() == kMaxAddressesPerInterface)
         return fail(errc::invalid_argument, at + ": " + cur.name + " has more than " +
@@ -420,7 +427,8 @@ result<std::vector<HardwarePort>> hardware_ports(std::string_view text) {
     if (kv->key == "Hardware Port") {
       if (auto c = close(); !c) return c.error();
       if (out.size() == kMaxInterfaces)
-        return fail(errc::invalid_argument, at + ": more than " + std::to_string(kMaxInterfaces) + " hardware ports");
+        return fail(errc::invalid_argument,
+                    at + ": more than " + std::to_string(kMaxInterfaces) + " hardware ports");
       if (auto e = dt::name_error(kv->value, NameKind::host); !e.empty())
         return fail(errc::invalid_argument, at + ": hardware port " + e);
       out.push_back({std::string(kv->value), {}, {}});
@@ -429,15 +437,18 @@ result<std::vector<HardwarePort>> hardware_ports(std::string_view text) {
       opened_at = lines.number();
     } else if (kv->key == "Device" || kv->key == "Ethernet Address") {
       if (!open)
-        return fail(errc::invalid_argument, at + ": a " + std::string(kv->key) + " line before any Hardware Port line");
+        return fail(errc::invalid_argument,
+                    at + ": a " + std::string(kv->key) + " line before any Hardware Port line");
       HardwarePort& p = out.back();
       if (kv->key == "Device") {
-        if (!p.device.empty()) return fail(errc::invalid_argument, at + ": a second Device line for " + p.port);
+        if (!p.device.empty())
+          return fail(errc::invalid_argument, at + ": a second Device line for " + p.port);
         if (auto e = dt::name_error(kv->value, NameKind::netdev); !e.empty())
           return fail(errc::invalid_argument, at + ": device " + e);
         p.device = std::string(kv->value);
       } else {
-        if (address_seen) return fail(errc::invalid_argument, at + ": a second Ethernet Address line for " + p.port);
+        if (address_seen)
+          return fail(errc::invalid_argument, at + ": a second Ethernet Address line for " + p.port);
         // Six hex bytes ("36:d9:a8:3e:97:00"), or "N/A" for a port without one.
         bool ok = kv->value == "N/A";
         if (!ok) {
@@ -491,10 +502,12 @@ result<std::vector<NetworkService>> network_services(std::string_view text) {
       const auto dev = t.rfind(kDevice);
       if (t.back() != ')' || dev == std::string_view::npos || dev < kPort.size())
         return fail(errc::invalid_argument, at + ": expected \"(Hardware Port: PORT, Device: DEV)\"");
-      if (!waiting) return fail(errc::invalid_argument, at + ": a Hardware Port line without a service line before it");
+      if (!waiting)
+        return fail(errc::invalid_argument, at + ": a Hardware Port line without a service line before it");
       NetworkService& s = out.back();
       s.port = std::string(t.substr(kPort.size(), dev - kPort.size()));
-      s.device = std::string(dt::trim_blanks(t.substr(dev + kDevice.size(), t.size() - 1 - dev - kDevice.size())));
+      s.device =
+          std::string(dt::trim_blanks(t.substr(dev + kDevice.size(), t.size() - 1 - dev - kDevice.size())));
       if (auto e = dt::name_error(s.port, NameKind::host); !e.empty())
         return fail(errc::invalid_argument, at + ": hardware port " + e);
       // A service over no device (a VPN) prints "Device: )".
@@ -506,7 +519,8 @@ result<std::vector<NetworkService>> network_services(std::string_view text) {
     }
     const auto close = t.find(") ");
     if (t.front() != '(' || close == std::string_view::npos)
-      return fail(errc::invalid_argument, at + ": " + quote_name(t) + " is not \"(N) Name\", \"(*) Name\" or a Hardware Port line");
+      return fail(errc::invalid_argument,
+                  at + ": " + quote_name(t) + " is not \"(N) Name\", \"(*) Name\" or a Hardware Port line");
     if (waiting)
       return fail(errc::invalid_argument, dt::line_at(kWhat, service_line) + ": service " +
                                               quote_name(out.back().name) + " has no Hardware Port line");
@@ -518,7 +532,8 @@ result<std::vector<NetworkService>> network_services(std::string_view text) {
       s.enabled = false;
     } else {
       const auto n = dt::decimal(number, 3);
-      if (!n || *n == 0) return fail(errc::invalid_argument, at + ": service number " + quote_name(number) + " is not 1-999");
+      if (!n || *n == 0)
+        return fail(errc::invalid_argument, at + ": service number " + quote_name(number) + " is not 1-999");
       s.order = *n;
     }
     s.name = std::string(dt::trim_blanks(t.substr(close + 2)));
@@ -535,7 +550,8 @@ result<std::vector<NetworkService>> network_services(std::string_view text) {
 }
 
 result<std::vector<RouteLine>> netstat_routes(std::string_view text) {
-  if (text.size() > kMaxToolOutputBytes) return fail(errc::invalid_argument, dt::too_big(dt::kNetstat, text.size()));
+  if (text.size() > kMaxToolOutputBytes)
+    return fail(errc::invalid_argument, dt::too_big(dt::kNetstat, text.size()));
   std::vector<RouteLine> out;
   bool section = false;          // after "Internet:"
   std::size_t netif_column = 0;  // 0 until the column header is read
@@ -551,7 +567,8 @@ result<std::vector<RouteLine>> netstat_routes(std::string_view text) {
       continue;
     }
     if (t == "Internet6:") break;  // the IPv6 table: not read
-    if (!section) return fail(errc::invalid_argument, at + ": " + quote_name(t) + " before the \"Internet:\" line");
+    if (!section)
+      return fail(errc::invalid_argument, at + ": " + quote_name(t) + " before the \"Internet:\" line");
     const auto w = dt::words(t);
     if (netif_column == 0) {
       // "Destination Gateway Flags Netif Expire" (10.15 and later) or with "Refs Use" before Netif.
@@ -573,7 +590,8 @@ result<std::vector<RouteLine>> netstat_routes(std::string_view text) {
     if (flags.size() > 32 || !std::all_of(flags.begin(), flags.end(), [](char c) {
           return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
         }))
-      return fail(errc::invalid_argument, at + ": flags " + quote_name(flags) + " are not letters and digits");
+      return fail(errc::invalid_argument,
+                  at + ": flags " + quote_name(flags) + " are not letters and digits");
     auto r = dt::route_destination(w[0], flags.find('H') != std::string_view::npos, at);
     if (!r) return r.error();
     if (auto e = dt::name_error(w[1], NameKind::host); !e.empty())
@@ -589,11 +607,12 @@ result<std::vector<RouteLine>> netstat_routes(std::string_view text) {
 }
 
 result<ThunderboltInfo> thunderbolt_info(std::string_view text) {
-  if (text.size() > kMaxToolOutputBytes) return fail(errc::invalid_argument, dt::too_big(dt::kProfiler, text.size()));
+  if (text.size() > kMaxToolOutputBytes)
+    return fail(errc::invalid_argument, dt::too_big(dt::kProfiler, text.size()));
   ThunderboltInfo info;
   ThunderboltBus* bus = nullptr;
   std::size_t bus_indent = 0;
-  std::optional<std::size_t> key_indent;       // the bus's own keys ("Vendor Name", "Port:")
+  std::optional<std::size_t> key_indent;  // the bus's own keys ("Vendor Name", "Port:")
   ThunderboltPort* port = nullptr;
   std::optional<std::size_t> port_key_indent;  // the port's keys ("Status", "Speed")
   bool below_device = false;                   // past the first device heading under the bus
@@ -641,7 +660,8 @@ result<ThunderboltInfo> thunderbolt_info(std::string_view text) {
       port = nullptr;
       if (heading && dt::starts_with(text_of, "Port")) {
         if (bus->ports.size() == dt::kMaxBusPorts)
-          return fail(errc::invalid_argument, at + ": more than " + std::to_string(dt::kMaxBusPorts) + " ports on " + bus->name);
+          return fail(errc::invalid_argument,
+                      at + ": more than " + std::to_string(dt::kMaxBusPorts) + " ports on " + bus->name);
         bus->ports.emplace_back();
         port = &bus->ports.back();
         port_key_indent.reset();
@@ -666,12 +686,15 @@ result<ThunderboltInfo> thunderbolt_info(std::string_view text) {
                       at + ": Speed " + quote_name(kv->value) + " is not \"[Up to ]N Gb/s[ xL]\"");
       } else if (kv->key == "Receptacle") {
         const auto r = dt::decimal(kv->value, 3);
-        if (!r) return fail(errc::invalid_argument, at + ": Receptacle " + quote_name(kv->value) + " is not a number");
+        if (!r)
+          return fail(errc::invalid_argument,
+                      at + ": Receptacle " + quote_name(kv->value) + " is not a number");
         port->receptacle = *r;
       }
       continue;
     }
-    if (port != nullptr && port_key_indent && indent >= *port_key_indent) continue;  // a heading inside a port
+    if (port != nullptr && port_key_indent && indent >= *port_key_indent)
+      continue;  // a heading inside a port
     if (heading) {
       if (auto e = dt::name_error(text_of, NameKind::host); !e.empty())
         return fail(errc::invalid_argument, at + ": device " + e);

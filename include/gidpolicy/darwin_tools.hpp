@@ -90,11 +90,11 @@ bool is_thunderbolt_port(const HardwarePort& p) noexcept;
 
 /// One entry of `networksetup -listnetworkserviceorder`.
 struct NetworkService {
-  unsigned order = 0;    ///< the "(N)" it is listed with; 0 for a disabled service ("(*)")
-  std::string name;      ///< the service's name ("Thunderbolt Bridge", "USB 10/100/1000 LAN 2")
-  bool enabled = true;   ///< false for "(*) Name"
-  std::string port;      ///< its hardware port ("Thunderbolt Bridge")
-  std::string device;    ///< its device ("bridge0"); "" when it has none (a VPN)
+  unsigned order = 0;   ///< the "(N)" it is listed with; 0 for a disabled service ("(*)")
+  std::string name;     ///< the service's name ("Thunderbolt Bridge", "USB 10/100/1000 LAN 2")
+  bool enabled = true;  ///< false for "(*) Name"
+  std::string port;     ///< its hardware port ("Thunderbolt Bridge")
+  std::string device;   ///< its device ("bridge0"); "" when it has none (a VPN)
   friend bool operator==(const NetworkService&, const NetworkService&) = default;
 };
 
@@ -111,9 +111,9 @@ result<std::vector<NetworkService>> network_services(std::string_view listnetwor
 struct RouteLine {
   IfAddress destination;  ///< ::ffff:a.b.c.d with the IPv4 prefix length (0 for default)
   bool is_default = false;
-  std::string gateway;    ///< as printed: "192.168.1.1", "link#9", "a4:9b:4e:9f:ea:18", "utun0"
-  std::string flags;      ///< as printed: "UGScg", "UHLWIi"
-  std::string netif;      ///< "en2"
+  std::string gateway;  ///< as printed: "192.168.1.1", "link#9", "a4:9b:4e:9f:ea:18", "utun0"
+  std::string flags;    ///< as printed: "UGScg", "UHLWIi"
+  std::string netif;    ///< "en2"
   friend bool operator==(const RouteLine&, const RouteLine&) = default;
 };
 

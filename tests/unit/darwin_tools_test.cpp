@@ -94,17 +94,18 @@ TEST(DarwinToolsIfconfig, ReadsTheIndexAndSkipsVerboseLines) {
 }
 
 TEST(DarwinToolsIfconfig, ReadsAThunderboltPortWithAnAddress) {
-  ASSERT_OK_AND_ASSIGN(const auto ifs,
-                       ifconfig_interfaces("en2: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
-                                           "\tinet6 fe80::3c51:2eff:fe10:a42%en2 prefixlen 64 scopeid 0x9\n"
-                                           "\tinet 192.168.200.1 netmask 0xfffffffc broadcast 192.168.200.3\n"
-                                           "\tinet 10.0.0.1 --> 10.0.0.2 netmask 0xffffffff\n"
-                                           "\tstatus: active"));
+  ASSERT_OK_AND_ASSIGN(
+      const auto ifs,
+      ifconfig_interfaces("en2: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
+                          "\tinet6 fe80::3c51:2eff:fe10:a42%en2 prefixlen 64 scopeid 0x9\n"
+                          "\tinet 192.168.200.1 netmask 0xfffffffc broadcast 192.168.200.3\n"
+                          "\tinet 10.0.0.1 --> 10.0.0.2 netmask 0xffffffff\n"
+                          "\tstatus: active"));
   ASSERT_EQ(ifs.size(), 1U);
   EXPECT_TRUE(ifs[0].running);
-  EXPECT_EQ(ifs[0].addresses, (std::vector<IfAddress>{{g("fe80::3c51:2eff:fe10:a42"), 64},
-                                                      v4("192.168.200.1", 30),
-                                                      v4("10.0.0.1", 32)}));
+  EXPECT_EQ(ifs[0].addresses,
+            (std::vector<IfAddress>{
+                {g("fe80::3c51:2eff:fe10:a42"), 64}, v4("192.168.200.1", 30), v4("10.0.0.1", 32)}));
 }
 
 TEST(DarwinToolsIfconfig, EmptyOutputIsNoInterfaces) {
@@ -171,10 +172,11 @@ TEST(DarwinToolsHardwarePorts, ThunderboltPortsAreNumbered) {
 }
 
 TEST(DarwinToolsHardwarePorts, StopsAtTheVlanTail) {
-  ASSERT_OK_AND_ASSIGN(const auto ports, hardware_ports("Hardware Port: Ethernet\nDevice: en0\nEthernet Address: N/A\n\n"
-                                                        "VLAN Configurations\n===================\n"
-                                                        "VLAN User Defined Name: lab\nParent Device: en0\n"
-                                                        "Device (\"Hardware\" Port): vlan0\nTag: 100\n"));
+  ASSERT_OK_AND_ASSIGN(const auto ports,
+                       hardware_ports("Hardware Port: Ethernet\nDevice: en0\nEthernet Address: N/A\n\n"
+                                      "VLAN Configurations\n===================\n"
+                                      "VLAN User Defined Name: lab\nParent Device: en0\n"
+                                      "Device (\"Hardware\" Port): vlan0\nTag: 100\n"));
   ASSERT_EQ(ports.size(), 1U);
   EXPECT_EQ(ports[0].address, "N/A");
 }
@@ -182,10 +184,13 @@ TEST(DarwinToolsHardwarePorts, StopsAtTheVlanTail) {
 TEST(DarwinToolsHardwarePorts, RefusesMalformedLines) {
   expect_refused(hardware_ports(kOversize), "bytes, more than");
   expect_refused(hardware_ports("Device: en0\n"), "line 1: a Device line before any Hardware Port");
-  expect_refused(hardware_ports("Hardware Port: Wi-Fi\nEthernet Address: 8c:85:90:90:6d:26\n\nHardware Port: X\n"),
-                 "line 1: hardware port \"Wi-Fi\" has no Device line");
-  expect_refused(hardware_ports("Hardware Port: Wi-Fi\nDevice: en0\nDevice: en1\n"), "line 3: a second Device");
-  expect_refused(hardware_ports("Hardware Port: Wi-Fi\nDevice: en0\nEthernet Address: 8c:85:90:90:6d\n"), "line 3");
+  expect_refused(
+      hardware_ports("Hardware Port: Wi-Fi\nEthernet Address: 8c:85:90:90:6d:26\n\nHardware Port: X\n"),
+      "line 1: hardware port \"Wi-Fi\" has no Device line");
+  expect_refused(hardware_ports("Hardware Port: Wi-Fi\nDevice: en0\nDevice: en1\n"),
+                 "line 3: a second Device");
+  expect_refused(hardware_ports("Hardware Port: Wi-Fi\nDevice: en0\nEthernet Address: 8c:85:90:90:6d\n"),
+                 "line 3");
   expect_refused(hardware_ports("Hardware Port: Wi-Fi\nDevice: en0\nEthernet Address: zz:85:90:90:6d:26\n"),
                  "not six hex bytes");
   expect_refused(hardware_ports("Hardware Port: Wi-Fi\nDevice: en 0\n"), "line 2: device");
@@ -204,11 +209,12 @@ TEST(DarwinToolsServices, ReadsThePublicExample) {
 }
 
 TEST(DarwinToolsServices, ReadsDisabledServicesAndServicesWithoutADevice) {
-  ASSERT_OK_AND_ASSIGN(const auto s, network_services("An asterisk (*) denotes that a network service is disabled.\n"
-                                                      "(1) Ethernet\n(Hardware Port: Ethernet, Device: en0)\n\n"
-                                                      "(*) Thunderbolt Bridge\n"
-                                                      "(Hardware Port: Thunderbolt Bridge, Device: bridge0)\n\n"
-                                                      "(2) Lab VPN\n(Hardware Port: L2TP, Device: )\n"));
+  ASSERT_OK_AND_ASSIGN(const auto s,
+                       network_services("An asterisk (*) denotes that a network service is disabled.\n"
+                                        "(1) Ethernet\n(Hardware Port: Ethernet, Device: en0)\n\n"
+                                        "(*) Thunderbolt Bridge\n"
+                                        "(Hardware Port: Thunderbolt Bridge, Device: bridge0)\n\n"
+                                        "(2) Lab VPN\n(Hardware Port: L2TP, Device: )\n"));
   ASSERT_EQ(s.size(), 3U);
   EXPECT_EQ(s[1], (NetworkService{0, "Thunderbolt Bridge", false, "Thunderbolt Bridge", "bridge0"}));
   EXPECT_EQ(s[2].device, "");
@@ -218,7 +224,8 @@ TEST(DarwinToolsServices, ReadsDisabledServicesAndServicesWithoutADevice) {
 TEST(DarwinToolsServices, RefusesMalformedLines) {
   expect_refused(network_services(kOversize), "bytes, more than");
   expect_refused(network_services("(1) Wi-Fi\nWi-Fi is great\n"), "line 2");
-  expect_refused(network_services("(Hardware Port: Wi-Fi, Device: en0)\n"), "line 1: a Hardware Port line without");
+  expect_refused(network_services("(Hardware Port: Wi-Fi, Device: en0)\n"),
+                 "line 1: a Hardware Port line without");
   expect_refused(network_services("(1) Wi-Fi\n"), "line 1: service \"Wi-Fi\" has no Hardware Port line");
   expect_refused(network_services("(1) Wi-Fi\n(2) Ethernet\n"), "line 1: service \"Wi-Fi\"");
   expect_refused(network_services("(0) Wi-Fi\n"), "line 1: service number");
@@ -250,17 +257,18 @@ TEST(DarwinToolsNetstat, ReadsThePublicExample) {
 }
 
 TEST(DarwinToolsNetstat, ReadsDestinationsAsNetstatAbbreviatesThem) {
-  ASSERT_OK_AND_ASSIGN(const auto r, netstat_routes("Internet:\n"
-                                                    "Destination        Gateway            Flags        Netif Expire\n"
-                                                    "0/1                utun0              UScg         utun0\n"
-                                                    "128.0/1            utun0              UScg         utun0\n"
-                                                    "10                 link#9             UCS            en2\n"
-                                                    "10/8               link#9             UCS            en2\n"
-                                                    "10/24              link#9             UCS            en2\n"
-                                                    "10.1/16            link#9             UCS            en2\n"
-                                                    "192.168.200/30     link#9             UCS            en2      !\n"
-                                                    "192.168.200.2      36:32:70:3f:d9:4   UHLWIi         en2   1180\n"
-                                                    "172.16             link#9             UCS            en2\n"));
+  ASSERT_OK_AND_ASSIGN(const auto r,
+                       netstat_routes("Internet:\n"
+                                      "Destination        Gateway            Flags        Netif Expire\n"
+                                      "0/1                utun0              UScg         utun0\n"
+                                      "128.0/1            utun0              UScg         utun0\n"
+                                      "10                 link#9             UCS            en2\n"
+                                      "10/8               link#9             UCS            en2\n"
+                                      "10/24              link#9             UCS            en2\n"
+                                      "10.1/16            link#9             UCS            en2\n"
+                                      "192.168.200/30     link#9             UCS            en2      !\n"
+                                      "192.168.200.2      36:32:70:3f:d9:4   UHLWIi         en2   1180\n"
+                                      "172.16             link#9             UCS            en2\n"));
   ASSERT_EQ(r.size(), 9U);
   EXPECT_EQ(r[0].destination, v4("0.0.0.0", 1));
   EXPECT_FALSE(r[0].is_default);
@@ -276,12 +284,13 @@ TEST(DarwinToolsNetstat, ReadsDestinationsAsNetstatAbbreviatesThem) {
 }
 
 TEST(DarwinToolsNetstat, ReadsTheOlderColumnsWithRefsAndUse) {
-  ASSERT_OK_AND_ASSIGN(const auto r,
-                       netstat_routes("Routing tables\n\nInternet:\n"
-                                      "Destination        Gateway            Flags        Refs      Use   Netif Expire\n"
-                                      "default            172.16.16.1        UGSc           48        0     en0\n"
-                                      "127                127.0.0.1          UCS             0        0     lo0\n"
-                                      "127.0.0.1          127.0.0.1          UH              1    27779     lo0\n"));
+  ASSERT_OK_AND_ASSIGN(
+      const auto r,
+      netstat_routes("Routing tables\n\nInternet:\n"
+                     "Destination        Gateway            Flags        Refs      Use   Netif Expire\n"
+                     "default            172.16.16.1        UGSc           48        0     en0\n"
+                     "127                127.0.0.1          UCS             0        0     lo0\n"
+                     "127.0.0.1          127.0.0.1          UH              1    27779     lo0\n"));
   ASSERT_EQ(r.size(), 3U);
   EXPECT_EQ(r[0].netif, "en0");
   EXPECT_EQ(r[2].netif, "lo0");
@@ -291,7 +300,8 @@ TEST(DarwinToolsNetstat, RefusesMalformedRows) {
   const std::string head = "Internet:\nDestination        Gateway            Flags        Netif Expire\n";
   expect_refused(netstat_routes(kOversize), "bytes, more than");
   expect_refused(netstat_routes("default 192.168.3.1 UGSc en0\n"), "line 1");
-  expect_refused(netstat_routes("Internet:\ndefault 192.168.3.1 UGSc en0\n"), "line 2: expected the column header");
+  expect_refused(netstat_routes("Internet:\ndefault 192.168.3.1 UGSc en0\n"),
+                 "line 2: expected the column header");
   expect_refused(netstat_routes(head + "default 192.168.3.1 UGSc\n"), "line 3: 3 columns");
   expect_refused(netstat_routes(head + "default 192.168.3.1 UGSc en0 ! extra\n"), "line 3: 6 columns");
   expect_refused(netstat_routes(head + "192.168 link#4 UCS en0\n"), "at least 3 octets");
@@ -356,20 +366,21 @@ TEST(DarwinToolsThunderbolt, ReadsOutputWithoutBlankLines) {
 TEST(DarwinToolsThunderbolt, GenerationReadsOnlyTheMacsOwnPorts) {
   // A Thunderbolt 4 Mac (idle port "Up to 40") with a Thunderbolt 5 dock down a 40 Gb/s link: the
   // dock's "Up to 120 Gb/s" ports are its own, not the Mac's.
-  const std::string dock = "Thunderbolt/USB4:\n"
-                           "    Thunderbolt/USB4 Bus 1:\n"
-                           "      Device Name: Mac mini\n"
-                           "      Port:\n"
-                           "          Status: Device connected\n"
-                           "          Speed: 40 Gb/s\n"
-                           "        TS5 Plus:\n"
-                           "          Device Name: TS5 Plus\n"
-                           "          Port:\n"
-                           "              Speed: Up to 120 Gb/s\n"
-                           "    Thunderbolt/USB4 Bus 0:\n"
-                           "      Port:\n"
-                           "          Status: No device connected\n"
-                           "          Speed: Up to 40 Gb/s x1\n";
+  const std::string dock =
+      "Thunderbolt/USB4:\n"
+      "    Thunderbolt/USB4 Bus 1:\n"
+      "      Device Name: Mac mini\n"
+      "      Port:\n"
+      "          Status: Device connected\n"
+      "          Speed: 40 Gb/s\n"
+      "        TS5 Plus:\n"
+      "          Device Name: TS5 Plus\n"
+      "          Port:\n"
+      "              Speed: Up to 120 Gb/s\n"
+      "    Thunderbolt/USB4 Bus 0:\n"
+      "      Port:\n"
+      "          Status: No device connected\n"
+      "          Speed: Up to 40 Gb/s x1\n";
   ASSERT_OK_AND_ASSIGN(const auto tb, thunderbolt_info(dock));
   ASSERT_EQ(tb.buses.size(), 2U);
   EXPECT_EQ(tb.buses[0].connected, "TS5 Plus");
@@ -433,11 +444,11 @@ TEST(DarwinToolsSwVers, RefusesMalformedLines) {
   expect_refused(mac_version("ProductName:\tmacOS\n"), "no ProductVersion");
   expect_refused(mac_version("ProductVersion:\t26.2.1.4\n"), "line 1: ProductVersion");
   expect_refused(mac_version("ProductVersion:\t26.x\n"), "line 1: ProductVersion");
-  expect_refused(mac_version("ProductVersion:\t26.2\nProductVersion:\t26.3\n"), "line 2: a second ProductVersion");
+  expect_refused(mac_version("ProductVersion:\t26.2\nProductVersion:\t26.3\n"),
+                 "line 2: a second ProductVersion");
   expect_refused(mac_version("ProductVersion:\t26.2\nmacOS Tahoe\n"), "line 2");
   expect_refused(mac_version("ProductName:\tmac\x1bOS\nProductVersion:\t26.2\n"), "line 1: ProductName");
 }
-
 
 // ---- the scenario bundles (tests/data/bundle/mac-*.bundle): every part reads, and they agree ----
 
@@ -489,8 +500,8 @@ struct Mac {
 Mac read_mac(const char* file) {
   Mac m;
   m.parts = parts_of(test::read_file(test::test_data_dir() / "bundle" / file));
-  for (const char* p : {"sw_vers", "rdma_ctl", "ibv_devinfo", "ifconfig", "hardware_ports", "service_order", "routes",
-                        "thunderbolt", "environment"})
+  for (const char* p : {"sw_vers", "rdma_ctl", "ibv_devinfo", "ifconfig", "hardware_ports", "service_order",
+                        "routes", "thunderbolt", "environment"})
     EXPECT_EQ(m.parts.count(p), 1U) << file << ": no part " << p;
   auto ok = [&](auto r, const char* what) {
     EXPECT_TRUE(r.has_value()) << file << ": " << what << ": " << (r ? "" : r.error().detail);
@@ -503,7 +514,8 @@ Mac read_mac(const char* file) {
   m.services = ok(network_services(m.parts["service_order"].body), "service_order");
   m.routes = ok(netstat_routes(m.parts["routes"].body), "routes");
   m.thunderbolt = ok(thunderbolt_info(m.parts["thunderbolt"].body), "thunderbolt");
-  if (m.parts["ibv_devinfo"].exit == 0) m.tables = ok(formats::read_devinfo(m.parts["ibv_devinfo"].body, file), "ibv_devinfo");
+  if (m.parts["ibv_devinfo"].exit == 0)
+    m.tables = ok(formats::read_devinfo(m.parts["ibv_devinfo"].body, file), "ibv_devinfo");
   return m;
 }
 
@@ -581,7 +593,8 @@ TEST(DarwinToolsScenarios, ReadyMac) {
   ASSERT_NE(t->find(1), nullptr);
   EXPECT_EQ(t->find(1)->gid, g("::ffff:192.168.200.1"));
   bool route = false;
-  for (const auto& r : m.routes) route = route || (r.destination == v4("192.168.200.0", 30) && r.netif == "en2");
+  for (const auto& r : m.routes)
+    route = route || (r.destination == v4("192.168.200.0", 30) && r.netif == "en2");
   EXPECT_TRUE(route);
 }
 
