@@ -129,10 +129,13 @@ std::string line_at(std::string_view what, std::size_t n) {
   return std::string(what) + " line " + std::to_string(n);
 }
 
-/// The name rule's message for `name` under `kind`, or "" when it is fine.
-std::string name_error(std::string_view name, NameKind kind) {
-  if (auto why = name_problem(name, kind)) return quote_name(name) + ": " + *why;
-  return {};
+/// "AT: WHAT "NAME": WHY" when `name` breaks the rule of `kind`, "" when it is fine.
+std::string name_error(std::string_view name, NameKind kind, std::string_view at, std::string_view what) {
+  auto why = name_problem(name, kind);
+  if (!why) return {};
+  std::string m(at);
+  m.append(": ").append(what).append(" ").append(quote_name(name)).append(": ").append(*why);
+  return m;
 }
 
 /// "Key: value" split at the first ':' (value trimmed); nullopt for a line without one.
@@ -162,8 +165,8 @@ result<HostInterface> interface_header(std::string_view line, const std::string&
                 at + ": expected an interface's first line (\"en2: flags=... mtu N\")");
   HostInterface i;
   i.name = std::string(line.substr(0, colon));
-  if (auto e = name_error(i.name, NameKind::netdev); !e.empty())
-    return fail(errc::invalid_argument, at + ": interface " + e);
+  if (auto e = name_error(i.name, NameKind::netdev, at, "interface"); !e.empty())
+    return fail(errc::invalid_argument, e);
   const auto w = words(line.substr(colon + 1));
   if (w.empty() || !starts_with(w[0], "flags="))
     return fail(errc::invalid_argument, at + ": interface " + i.name + ": no flags=HEX<NAMES> field");
@@ -351,15 +354,15 @@ std::optional<std::vector<std::uint32_t>> version_numbers(std::string_view v) {
 
 namespace dt = darwin_tools_detail;
 
-result<std::vector<HostInterface>> ifconfig_interfaces(std::string_view text) {
-  if (text.size() > kMaxToolOutputBytes)
-    return fail(errc::invalid_argument, dt::too_big(dt::kIfconfig, text.size()));
+result<std::vector<HostInterface>> ifconfig_interfaces(std::string_view ifconfig_a) {
+  if (ifconfig_a.size() > kMaxToolOutputBytes)
+    return fail(errc::invalid_argument, dt::too_big(dt::kIfconfig, ifconfig_a.size()));
   // Members first: bridge_members() refuses a member line before any interface and a member
   // name that breaks the rule, with the line.
-  auto members = bridge_members(text);
+  auto members = bridge_members(ifconfig_a);
   if (!members) return members.error();
   dt::IfconfigState s;
-  dt::LineReader lines(text);
+  dt::LineReader lines(ifconfig_a);
   std::string_view line;
   while (lines.next(line)) {
     const std::string at = dt::line_at(dt::kIfconfig, lines.number());
@@ -402,9 +405,10 @@ result<std::vector<HostInterface>> ifconfig_interfaces(std::string_view text) {
   return std::move(s.out);
 }
 
-result<std::vector<HardwarePort>> hardware_ports(std::string_view text) {
+result<std::vector<HardwarePort>> hardware_ports(std::string_view listallhardwareports) {
   constexpr std::string_view kWhat = "networksetup -listallhardwareports";
-  if (text.size() > kMaxToolOutputBytes) return fail(errc::invalid_argument, dt::too_big(kWhat, text.size()));
+  if (listallhardwareports.size() > kMaxToolOutputBytes)
+    return fail(errc::invalid_argument, dt::too_big(kWhat, listallhardwareports.size()));
   std::vector<HardwarePort> out;
   bool open = false, address_seen = false;
   std::size_t opened_at = 0;
@@ -415,7 +419,7 @@ result<std::vector<HardwarePort>> hardware_ports(std::string_view text) {
     open = false;
     return success();
   };
-  dt::LineReader lines(text);
+  dt::LineReader lines(listallhardwareports);
   std::string_view line;
   while (lines.next(line)) {
     const std::string at = dt::line_at(kWhat, lines.number());
@@ -429,8 +433,8 @@ result<std::vector<HardwarePort>> hardware_ports(std::string_view text) {
       if (out.size() == kMaxInterfaces)
         return fail(errc::invalid_argument,
                     at + ": more than " + std::to_string(kMaxInterfaces) + " hardware ports");
-      if (auto e = dt::name_error(kv->value, NameKind::host); !e.empty())
-        return fail(errc::invalid_argument, at + ": hardware port " + e);
+      if (auto e = dt::name_error(kv->value, NameKind::host, at, "hardware port"); !e.empty())
+        return fail(errc::invalid_argument, e);
       out.push_back({std::string(kv->value), {}, {}});
       open = true;
       address_seen = false;
@@ -443,8 +447,8 @@ result<std::vector<HardwarePort>> hardware_ports(std::string_view text) {
       if (kv->key == "Device") {
         if (!p.device.empty())
           return fail(errc::invalid_argument, at + ": a second Device line for " + p.port);
-        if (auto e = dt::name_error(kv->value, NameKind::netdev); !e.empty())
-          return fail(errc::invalid_argument, at + ": device " + e);
+        if (auto e = dt::name_error(kv->value, NameKind::netdev, at, "device"); !e.empty())
+          return fail(errc::invalid_argument, e);
         p.device = std::string(kv->value);
       } else {
         if (address_seen)
@@ -483,16 +487,17 @@ bool is_thunderbolt_port(const HardwarePort& p) noexcept {
   return dt::starts_with(name, kPrefix) && dt::decimal(name.substr(kPrefix.size()), 2).has_value();
 }
 
-result<std::vector<NetworkService>> network_services(std::string_view text) {
+result<std::vector<NetworkService>> network_services(std::string_view listnetworkserviceorder) {
   constexpr std::string_view kWhat = "networksetup -listnetworkserviceorder";
   constexpr std::string_view kHeader = "An asterisk (*) denotes that a network service is disabled.";
   constexpr std::string_view kPort = "(Hardware Port: ";
   constexpr std::string_view kDevice = ", Device: ";
-  if (text.size() > kMaxToolOutputBytes) return fail(errc::invalid_argument, dt::too_big(kWhat, text.size()));
+  if (listnetworkserviceorder.size() > kMaxToolOutputBytes)
+    return fail(errc::invalid_argument, dt::too_big(kWhat, listnetworkserviceorder.size()));
   std::vector<NetworkService> out;
   bool waiting = false;  // a service line read, its Hardware Port line not yet
   std::size_t service_line = 0;
-  dt::LineReader lines(text);
+  dt::LineReader lines(listnetworkserviceorder);
   std::string_view line;
   while (lines.next(line)) {
     const std::string at = dt::line_at(kWhat, lines.number());
@@ -508,12 +513,12 @@ result<std::vector<NetworkService>> network_services(std::string_view text) {
       s.port = std::string(t.substr(kPort.size(), dev - kPort.size()));
       s.device =
           std::string(dt::trim_blanks(t.substr(dev + kDevice.size(), t.size() - 1 - dev - kDevice.size())));
-      if (auto e = dt::name_error(s.port, NameKind::host); !e.empty())
-        return fail(errc::invalid_argument, at + ": hardware port " + e);
+      if (auto e = dt::name_error(s.port, NameKind::host, at, "hardware port"); !e.empty())
+        return fail(errc::invalid_argument, e);
       // A service over no device (a VPN) prints "Device: )".
       if (!s.device.empty())
-        if (auto e = dt::name_error(s.device, NameKind::netdev); !e.empty())
-          return fail(errc::invalid_argument, at + ": device " + e);
+        if (auto e = dt::name_error(s.device, NameKind::netdev, at, "device"); !e.empty())
+          return fail(errc::invalid_argument, e);
       waiting = false;
       continue;
     }
@@ -537,8 +542,8 @@ result<std::vector<NetworkService>> network_services(std::string_view text) {
       s.order = *n;
     }
     s.name = std::string(dt::trim_blanks(t.substr(close + 2)));
-    if (auto e = dt::name_error(s.name, NameKind::host); !e.empty())
-      return fail(errc::invalid_argument, at + ": service name " + e);
+    if (auto e = dt::name_error(s.name, NameKind::host, at, "service name"); !e.empty())
+      return fail(errc::invalid_argument, e);
     out.push_back(std::move(s));
     waiting = true;
     service_line = lines.number();
@@ -549,13 +554,13 @@ result<std::vector<NetworkService>> network_services(std::string_view text) {
   return out;
 }
 
-result<std::vector<RouteLine>> netstat_routes(std::string_view text) {
-  if (text.size() > kMaxToolOutputBytes)
-    return fail(errc::invalid_argument, dt::too_big(dt::kNetstat, text.size()));
+result<std::vector<RouteLine>> netstat_routes(std::string_view netstat_rn) {
+  if (netstat_rn.size() > kMaxToolOutputBytes)
+    return fail(errc::invalid_argument, dt::too_big(dt::kNetstat, netstat_rn.size()));
   std::vector<RouteLine> out;
   bool section = false;          // after "Internet:"
   std::size_t netif_column = 0;  // 0 until the column header is read
-  dt::LineReader lines(text);
+  dt::LineReader lines(netstat_rn);
   std::string_view line;
   while (lines.next(line)) {
     const std::string at = dt::line_at(dt::kNetstat, lines.number());
@@ -594,10 +599,10 @@ result<std::vector<RouteLine>> netstat_routes(std::string_view text) {
                   at + ": flags " + quote_name(flags) + " are not letters and digits");
     auto r = dt::route_destination(w[0], flags.find('H') != std::string_view::npos, at);
     if (!r) return r.error();
-    if (auto e = dt::name_error(w[1], NameKind::host); !e.empty())
-      return fail(errc::invalid_argument, at + ": gateway " + e);
-    if (auto e = dt::name_error(w[netif_column], NameKind::netdev); !e.empty())
-      return fail(errc::invalid_argument, at + ": interface " + e);
+    if (auto e = dt::name_error(w[1], NameKind::host, at, "gateway"); !e.empty())
+      return fail(errc::invalid_argument, e);
+    if (auto e = dt::name_error(w[netif_column], NameKind::netdev, at, "interface"); !e.empty())
+      return fail(errc::invalid_argument, e);
     r.value().gateway = std::string(w[1]);
     r.value().flags = std::string(flags);
     r.value().netif = std::string(w[netif_column]);
@@ -606,9 +611,9 @@ result<std::vector<RouteLine>> netstat_routes(std::string_view text) {
   return out;
 }
 
-result<ThunderboltInfo> thunderbolt_info(std::string_view text) {
-  if (text.size() > kMaxToolOutputBytes)
-    return fail(errc::invalid_argument, dt::too_big(dt::kProfiler, text.size()));
+result<ThunderboltInfo> thunderbolt_info(std::string_view system_profiler_output) {
+  if (system_profiler_output.size() > kMaxToolOutputBytes)
+    return fail(errc::invalid_argument, dt::too_big(dt::kProfiler, system_profiler_output.size()));
   ThunderboltInfo info;
   ThunderboltBus* bus = nullptr;
   std::size_t bus_indent = 0;
@@ -616,7 +621,7 @@ result<ThunderboltInfo> thunderbolt_info(std::string_view text) {
   ThunderboltPort* port = nullptr;
   std::optional<std::size_t> port_key_indent;  // the port's keys ("Status", "Speed")
   bool below_device = false;                   // past the first device heading under the bus
-  dt::LineReader lines(text);
+  dt::LineReader lines(system_profiler_output);
   std::string_view line;
   while (lines.next(line)) {
     const std::string at = dt::line_at(dt::kProfiler, lines.number());
@@ -634,8 +639,8 @@ result<ThunderboltInfo> thunderbolt_info(std::string_view text) {
     if (heading && dt::is_bus_heading(text_of) && (bus == nullptr || indent <= bus_indent)) {
       if (info.buses.size() == dt::kMaxBuses)
         return fail(errc::invalid_argument, at + ": more than " + std::to_string(dt::kMaxBuses) + " buses");
-      if (auto e = dt::name_error(text_of, NameKind::host); !e.empty())
-        return fail(errc::invalid_argument, at + ": bus " + e);
+      if (auto e = dt::name_error(text_of, NameKind::host, at, "bus"); !e.empty())
+        return fail(errc::invalid_argument, e);
       info.buses.push_back({std::string(text_of), {}, {}, {}});
       bus = &info.buses.back();
       bus_indent = indent;
@@ -666,8 +671,8 @@ result<ThunderboltInfo> thunderbolt_info(std::string_view text) {
         port = &bus->ports.back();
         port_key_indent.reset();
       } else if (!heading && kv->key == "Device Name") {
-        if (auto e = dt::name_error(kv->value, NameKind::host); !e.empty())
-          return fail(errc::invalid_argument, at + ": Device Name " + e);
+        if (auto e = dt::name_error(kv->value, NameKind::host, at, "Device Name"); !e.empty())
+          return fail(errc::invalid_argument, e);
         bus->device_name = std::string(kv->value);
       }
       continue;
@@ -677,8 +682,8 @@ result<ThunderboltInfo> thunderbolt_info(std::string_view text) {
       if (!port_key_indent) port_key_indent = indent;
       if (indent != *port_key_indent) continue;
       if (kv->key == "Status") {
-        if (auto e = dt::name_error(kv->value, NameKind::host); !e.empty())
-          return fail(errc::invalid_argument, at + ": Status " + e);
+        if (auto e = dt::name_error(kv->value, NameKind::host, at, "Status"); !e.empty())
+          return fail(errc::invalid_argument, e);
         port->status = std::string(kv->value);
       } else if (kv->key == "Speed") {
         if (!dt::speed(kv->value, *port))
@@ -696,8 +701,8 @@ result<ThunderboltInfo> thunderbolt_info(std::string_view text) {
     if (port != nullptr && port_key_indent && indent >= *port_key_indent)
       continue;  // a heading inside a port
     if (heading) {
-      if (auto e = dt::name_error(text_of, NameKind::host); !e.empty())
-        return fail(errc::invalid_argument, at + ": device " + e);
+      if (auto e = dt::name_error(text_of, NameKind::host, at, "device"); !e.empty())
+        return fail(errc::invalid_argument, e);
       bus->connected = std::string(text_of);
       below_device = true;
       port = nullptr;
@@ -717,12 +722,13 @@ std::optional<unsigned> thunderbolt_generation(const ThunderboltInfo& info) noex
   return std::nullopt;
 }
 
-result<MacVersion> mac_version(std::string_view text) {
+result<MacVersion> mac_version(std::string_view sw_vers) {
   constexpr std::string_view kWhat = "sw_vers";
-  if (text.size() > kMaxToolOutputBytes) return fail(errc::invalid_argument, dt::too_big(kWhat, text.size()));
+  if (sw_vers.size() > kMaxToolOutputBytes)
+    return fail(errc::invalid_argument, dt::too_big(kWhat, sw_vers.size()));
   MacVersion v;
   std::map<std::string, std::size_t, std::less<>> seen;
-  dt::LineReader lines(text);
+  dt::LineReader lines(sw_vers);
   std::string_view line;
   while (lines.next(line)) {
     const std::string at = dt::line_at(kWhat, lines.number());
@@ -742,8 +748,8 @@ result<MacVersion> mac_version(std::string_view text) {
       if (!dt::version_numbers(kv->value))
         return fail(errc::invalid_argument,
                     at + ": ProductVersion " + quote_name(kv->value) + " is not 1-3 dot-separated numbers");
-    } else if (auto e = dt::name_error(kv->value, NameKind::host); !e.empty()) {
-      return fail(errc::invalid_argument, at + ": " + std::string(kv->key) + " " + e);
+    } else if (auto e = dt::name_error(kv->value, NameKind::host, at, kv->key); !e.empty()) {
+      return fail(errc::invalid_argument, e);
     }
     *field = std::string(kv->value);
   }
