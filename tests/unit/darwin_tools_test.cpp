@@ -450,6 +450,41 @@ TEST(DarwinToolsSwVers, RefusesMalformedLines) {
   expect_refused(mac_version("ProductName:\tmac\x1bOS\nProductVersion:\t26.2\n"), "line 1: ProductName");
 }
 
+// ---- every reader, on its examples cut short and edited byte by byte: a value or an error ----
+
+TEST(DarwinToolsHostile, CutsAndEditsAreReadOrRefused) {
+  // Each call must return (a value or an errc::invalid_argument), never throw or crash: a bundle
+  // comes from another machine, and a pasted part may be cut anywhere.
+  auto all = [](const std::string& t) {
+    std::size_t refused = 0;
+    for (bool ok :
+         {ifconfig_interfaces(t).has_value(), hardware_ports(t).has_value(), network_services(t).has_value(),
+          netstat_routes(t).has_value(), thunderbolt_info(t).has_value(), mac_version(t).has_value()})
+      refused += ok ? 0 : 1;
+    return refused;
+  };
+  for (const char* f :
+       {"ifconfig-a.txt", "ifconfig-index.txt", "listallhardwareports.txt", "listnetworkserviceorder.txt",
+        "netstat-rn.txt", "system_profiler-tb5.txt", "system_profiler-tb4.txt", "sw_vers-26.txt"}) {
+    const std::string text = example(f);
+    ASSERT_FALSE(text.empty()) << f;
+    std::size_t calls = 0;
+    for (std::size_t cut = 0; cut <= text.size(); ++cut)
+      if (cut % 3 == 0 || text[cut - 1] == '\n') {  // every line end, and inside lines
+        all(text.substr(0, cut));
+        ++calls;
+      }
+    for (std::size_t at = 0; at < text.size(); at += 5)
+      for (char c : {'\0', ':', '\n'}) {
+        std::string edited = text;
+        edited[at] = c;
+        all(edited);
+        ++calls;
+      }
+    EXPECT_GT(calls, text.size() / 3) << f;
+  }
+}
+
 // ---- the scenario bundles (tests/data/bundle/mac-*.bundle): every part reads, and they agree ----
 
 /// One part of a bundle: its body, its standard error and its exit status.
