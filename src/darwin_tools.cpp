@@ -392,6 +392,17 @@ result<std::vector<HostInterface>> ifconfig_interfaces(std::string_view ifconfig
         return fail(errc::invalid_argument, at + ": " + cur.name + " has more than " +
                                                 std::to_string(kMaxAddressesPerInterface) + " addresses");
       cur.addresses.push_back(a.value());
+      // "scopeid 0x9": a scoped (link-local) address's scope is its interface's index (KAME).
+      for (std::size_t k = 2; w[0] == "inet6" && k + 1 < w.size(); ++k) {
+        if (w[k] != "scopeid") continue;
+        const auto id = dt::hex(w[k + 1], true);
+        if (!id || *id == 0)
+          return fail(errc::invalid_argument, at + " (" + cur.name + "): scopeid " + quote_name(w[k + 1]));
+        if (cur.ifindex != 0 && cur.ifindex != *id)
+          return fail(errc::invalid_argument, at + " (" + cur.name + "): scopeid " + quote_name(w[k + 1]) +
+                                                  " is not its index " + std::to_string(cur.ifindex));
+        cur.ifindex = *id;
+      }
     } else if (w[0] == "status:") {
       // macOS keeps RUNNING on a Thunderbolt port without a cable; the media status is the link.
       if (w.size() > 1 && w[1] == "inactive") s.inactive.back() = true;

@@ -55,14 +55,15 @@ namespace gidpolicy::darwin {
 /// ("en2: flags=8863<UP,...,RUNNING,...> mtu 1500", with " index N" on recent releases): up,
 /// running and loopback from the flag names, the MTU, the index; "inet A netmask 0xffffff00
 /// [broadcast B | --> P]" (IPv4 as ::ffff:A, the prefix from the hex mask); "inet6 ADDR[%SCOPE]
-/// prefixlen N ..." (the scope suffix dropped); "status: inactive" (clears running: macOS keeps
+/// prefixlen N ... scopeid 0xI" (the scope suffix dropped; the scope id, KAME's interface index,
+/// is the index when the first line gave none); "status: inactive" (clears running: macOS keeps
 /// RUNNING on a port with no link); bridge membership from "member: enN" lines (bridge_members(),
 /// darwin.hpp). Every other indented line (options, ether, media, nd6...) is skipped.
 /// Errors (errc::invalid_argument, naming the line and field): more than kMaxToolOutputBytes,
 /// kMaxInterfaces or kMaxAddressesPerInterface; an unindented line that is not an interface's
 /// first line; an indented line before any interface; a name that breaks the netdev name rule;
-/// an interface listed twice; a malformed flags, mtu, address, prefix length or netmask, and a
-/// netmask that is not a prefix (1s then 0s).
+/// an interface listed twice; a malformed flags, mtu, address, prefix length, scope id or
+/// netmask; a netmask that is not a prefix (1s then 0s); a scope id other than the index.
 result<std::vector<HostInterface>> ifconfig_interfaces(std::string_view ifconfig_a);
 
 /// One entry of `networksetup -listallhardwareports`.

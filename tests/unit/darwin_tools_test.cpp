@@ -78,7 +78,9 @@ TEST(DarwinToolsIfconfig, ReadsThePublicExample) {
   EXPECT_EQ(en0->addresses,
             (std::vector<IfAddress>{{g("fe80::1c05:bcd3:6225:319"), 64}, v4("192.168.3.227", 24)}));
   EXPECT_TRUE(en0->has_assigned_ipv4());
-  EXPECT_EQ(en0->ifindex, 0U);  // this release prints no index
+  EXPECT_EQ(en0->ifindex, 4U);  // no " index N" in this release: the scope id of its link-local
+  EXPECT_EQ(lo->ifindex, 1U);
+  EXPECT_EQ(find(ifs, "en2")->ifindex, 0U);  // no index, no link-local: unknown
 }
 
 TEST(DarwinToolsIfconfig, ReadsTheIndexAndSkipsVerboseLines) {
@@ -124,6 +126,11 @@ TEST(DarwinToolsIfconfig, RefusesMalformedLinesWithTheirNumber) {
   expect_refused(ifconfig_interfaces(en2 + "\tinet6 fe80::1%en2 prefixlen 129\n"), "prefixlen");
   expect_refused(ifconfig_interfaces(en2 + "\tinet6 fe80::1%en2\n"), "no prefixlen");
   expect_refused(ifconfig_interfaces(en2 + "\tinet6 10.0.0.1 prefixlen 64\n"), "not an IPv6 address");
+  expect_refused(ifconfig_interfaces(en2 + "\tinet6 fe80::1%en2 prefixlen 64 scopeid 9\n"),
+                 "line 2 (en2): scopeid");
+  expect_refused(ifconfig_interfaces("en2: flags=8863<UP,RUNNING> mtu 1500 index 9\n"
+                                     "\tinet6 fe80::1%en2 prefixlen 64 scopeid 0xa\n"),
+                 "is not its index 9");
   // bridge_members()'s rule: a member line before any interface.
   expect_refused(ifconfig_interfaces("\tmember: en2 flags=3<LEARNING,DISCOVER>\n" + en2), "line 1");
   expect_refused(ifconfig_interfaces("\tinet 10.0.0.1 netmask 0xffffff00\n" + en2), "before any interface");
