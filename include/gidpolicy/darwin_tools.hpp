@@ -26,7 +26,7 @@
 //    port (what the port can do: 40 on Thunderbolt 3/4 Macs, 120 on Thunderbolt 5 Macs) and
 //    "Speed: N Gb/s" for a linked one (what the link negotiated: 80 between Thunderbolt 5 Macs,
 //    40 when the peer or cable is Thunderbolt 3/4). RDMA over Thunderbolt needs Thunderbolt 5
-//    (M4 Pro/Max and later Macs); a Thunderbolt 4 Mac with RDMA enabled lists no RDMA device.
+//    (M4 Pro/Max, M5 Pro/Max, M3 Ultra); a Thunderbolt 4 Mac with RDMA enabled lists no RDMA device.
 //  * RDMA over Thunderbolt arrived in macOS 26.2: `sw_vers` says which release a Mac runs.
 //
 // Example:
