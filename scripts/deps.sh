@@ -7,7 +7,8 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
           nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev iproute2 procps
           clang-format clang-tidy cppcheck perftest openmpi-bin libfabric-bin ucx-utils libopenmpi-dev
           librdmacm-dev rdmacm-utils debhelper devscripts lintian dh-python
-          pybind11-dev python3-dev python3-pytest python3-setuptools python3-wheel python3-venv python3-pip)
+          pybind11-dev python3-dev python3-pytest python3-setuptools python3-wheel python3-venv python3-pip
+          dash busybox)
 # (clang-format, clang-tidy and cppcheck are tools beyond the brief's library list: scripts/lint
 # needs them, and scripts/test runs its format + cppcheck gate. perftest: the fake libibverbs'
 # acceptance tests run its unmodified ib_send_bw ... ib_atomic_bw on the fake, and compare its own

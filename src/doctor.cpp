@@ -245,13 +245,34 @@ class Examiner {
   /// macOS: RDMA over Thunderbolt is off until `rdma_ctl enable` (from Recovery); and "enabled"
   /// with no device at all is a Thunderbolt 4 Mac, whose hardware has none.
   void rdma_state() {
-    if (in_.rdma_enabled == false) {
+    const bool none = in_.tables.empty() && in_.failures.empty() && !in_.from_file;
+    // What a host bundle's system_profiler said about the hardware, for the no-device lines.
+    const std::string hardware =
+        in_.thunderbolt_generation
+            ? "system_profiler reports Thunderbolt " + std::to_string(*in_.thunderbolt_generation) +
+                  (in_.thunderbolt_speed.empty() ? std::string()
+                                                 : " (" + show_text(in_.thunderbolt_speed) + ")")
+            : std::string();
+    if (in_.rdma_release == false) {
+      add(FindingCode::macos_without_rdma, "", 0, "",
+          "macOS " + show_text(in_.release) + " has no RDMA over Thunderbolt: it came with macOS 26.2",
+          "no rdma_en device and no rdma_ctl: JACCL and ds4 find no device and exit", {});
+    } else if (in_.rdma_enabled == false) {
       add(FindingCode::rdma_disabled, "", 0, "",
           "RDMA over Thunderbolt is disabled (rdma_ctl status: disabled)",
           "no rdma_en device is listed: JACCL and ds4 find no device and exit", {});
-    } else if (in_.rdma_enabled == true && in_.tables.empty() && in_.failures.empty() && !in_.from_file) {
+    } else if (none && in_.thunderbolt_generation && *in_.thunderbolt_generation < 5) {
+      // Final whatever rdma_ctl says: the hardware has no RDMA.
       add(FindingCode::no_rdma_device, "", 0, "",
-          "rdma_ctl status says enabled, but no RDMA device is listed",
+          "no RDMA device is listed, and " + hardware + ": this Mac has no RDMA over Thunderbolt",
+          "RDMA over Thunderbolt needs Thunderbolt 5 hardware at both ends (an M4 Pro or M4 Max Mac mini, a "
+          "Mac "
+          "Studio with M3 Ultra or M4 Max, ...); JACCL finds no device",
+          {});
+    } else if (in_.rdma_enabled == true && none) {
+      add(FindingCode::no_rdma_device, "", 0, "",
+          "rdma_ctl status says enabled, but no RDMA device is listed" +
+              (hardware.empty() ? "" : " (" + hardware + ")"),
           "on a Mac with Thunderbolt 4 (or a port without RDMA) this is final: RDMA over Thunderbolt needs "
           "Thunderbolt 5 at both ends; JACCL finds no device",
           {});

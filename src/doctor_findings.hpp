@@ -87,11 +87,16 @@ inline constexpr FindingRow kFindingRows[] = {
      "the user-space provider of the device's driver is missing, or `/dev/infiniband/uverbsN` is absent: "
      "programs find no device",
      [](const Fixes& on, const FixArgs& a) { return on.provider_missing(a.devices, a.uverbs_nodes); }},
+    {FindingCode::macos_without_rdma, "macos_without_rdma", Severity::blocker,
+     "macOS: the release (`sw_vers`) is older than 26.2, which brought RDMA over Thunderbolt (host bundles)",
+     "no `rdma_en` device, no `rdma_ctl`: JACCL and ds4 find no device",
+     [](const Fixes&, const FixArgs&) { return Fixes::update_macos(); }},
     {FindingCode::rdma_disabled, "rdma_disabled", Severity::blocker, "macOS: `rdma_ctl status` says disabled",
      "no `rdma_en` device is listed; `rdma_ctl enable` works only from Recovery",
      [](const Fixes&, const FixArgs&) { return Fixes::enable_rdma(); }},
     {FindingCode::no_rdma_device, "no_rdma_device", Severity::blocker,
-     "macOS: `rdma_ctl status` says enabled and no device is listed (live only)",
+     "macOS: `rdma_ctl status` says enabled (or Thunderbolt 4 hardware, from a host bundle) and no device is "
+     "listed",
      "a Thunderbolt 4 Mac's final state: RDMA needs Thunderbolt 5 at both ends",
      [](const Fixes& on, const FixArgs&) { return on.device_missing("rdma_en<N>"); }},
     {FindingCode::device_missing, "device_missing", Severity::blocker,
@@ -223,6 +228,7 @@ constexpr bool is_finding_code(FindingCode c) noexcept {
     case FindingCode::verbs_library_missing:
     case FindingCode::no_kernel_rdma_device:
     case FindingCode::verbs_provider_missing:
+    case FindingCode::macos_without_rdma:
     case FindingCode::rdma_disabled:
     case FindingCode::no_rdma_device:
     case FindingCode::device_missing:

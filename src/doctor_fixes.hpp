@@ -107,6 +107,11 @@ class Fixes {
     if (!names.empty()) l.push_back("rdma link show   # the kernel's devices: " + names);
     return l;
   }
+  [[nodiscard]] static Lines update_macos() {
+    return {"sw_vers -productVersion   # must be 26.2 or later",
+            "# System Settings > General > Software Update (or: softwareupdate --list, then --install)",
+            "# then, from macOS Recovery: rdma_ctl enable"};
+  }
   [[nodiscard]] static Lines enable_rdma() {
     return {"# restart into macOS Recovery (hold the power button), open Terminal, then:", "rdma_ctl enable",
             "# restart; then rdma_ctl status must say enabled and ibv_devices list rdma_enN"};

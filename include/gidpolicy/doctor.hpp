@@ -112,6 +112,7 @@ enum class FindingCode : std::uint8_t {
   verbs_library_missing,
   no_kernel_rdma_device,
   verbs_provider_missing,
+  macos_without_rdma,
   rdma_disabled,
   no_rdma_device,
   device_missing,
@@ -222,6 +223,15 @@ struct DoctorInput {
   std::string rdma_state_error;
   /// Live reads that found no device: why (nullopt when devices were listed or not asked).
   std::optional<NoDevice> no_device;
+  /// macOS, from a host bundle (bundle.hpp): the highest Thunderbolt generation system_profiler
+  /// reports and its speed text ("Up to 40 Gb/s"); RDMA over Thunderbolt needs generation 5.
+  /// nullopt when not known (live reads do not ask).
+  std::optional<unsigned> thunderbolt_generation;
+  std::string thunderbolt_speed;
+  /// macOS, from a host bundle: whether its release (sw_vers, `release`) has RDMA over
+  /// Thunderbolt (26.2 or later); nullopt when not known.
+  std::optional<bool> rdma_release;
+  std::string release;
   /// true: the tables describe the host whose interfaces, routes, pins and rdma_ctl state are in
   /// this input (live reads; the real sysfs; a table declared this host's). false: they are
   /// another host's (a pasted table): examine() judges only what the tables say themselves (a

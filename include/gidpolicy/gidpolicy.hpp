@@ -25,6 +25,7 @@
 #pragma once
 
 // The pure core (gidpolicy::core).
+#include <gidpolicy/bundle.hpp>
 #include <gidpolicy/check.hpp>
 #include <gidpolicy/core.hpp>
 #include <gidpolicy/darwin.hpp>

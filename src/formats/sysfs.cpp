@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -92,8 +94,22 @@ std::string_view first_line(std::string_view s) {
   return trim(s.substr(0, nl));
 }
 
+// Where read_port() and read_device() read from: a directory on disk (read_sysfs), or the lines
+// `grep -H` printed of one (read_sysfs_listing, a host bundle's sysfs part). One reader over
+// both, so the kernel's quirks below are encoded once.
+class Tree {
+ public:
+  virtual ~Tree() = default;
+  virtual result<FileRead> read(const fs::path& p) const = 0;
+  virtual bool is_directory(const fs::path& p) const = 0;
+  // The numerically named children of `dir` (ports, GID indices), sorted by number.
+  virtual result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered(const fs::path& dir,
+                                                                           std::uint64_t max) const = 0;
+};
+
 // Numerically named children of `dir` (ports, GID indices), sorted by number.
-result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered(const fs::path& dir, std::uint64_t max) {
+result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered_on_disk(const fs::path& dir,
+                                                                         std::uint64_t max) {
   std::error_code ec;
   std::vector<std::pair<std::uint32_t, fs::path>> out;
   fs::directory_iterator it(dir, ec), end;
@@ -110,6 +126,81 @@ result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered(const fs::path&
   std::sort(out.begin(), out.end());
   return out;
 }
+
+class DiskTree final : public Tree {
+ public:
+  result<FileRead> read(const fs::path& p) const override { return read_small_file(p); }
+  bool is_directory(const fs::path& p) const override {
+    std::error_code ec;
+    return fs::is_directory(p, ec);
+  }
+  result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered(const fs::path& dir,
+                                                                   std::uint64_t max) const override {
+    return numbered_on_disk(dir, max);
+  }
+};
+
+// The tree a `grep -H . FILES` listing describes: each line "PATH:TEXT" is a line of the file
+// PATH (relative to /sys/class/infiniband, as a host bundle lists it); directories are what the
+// paths pass through. A file the listing leaves out cannot be read (ENOENT), as the types and
+// netdevs of empty slots cannot be read on the host (EINVAL): read_port treats both alike.
+class ListingTree final : public Tree {
+ public:
+  result<FileRead> read(const fs::path& p) const override {
+    const auto it = files_.find(p.string());
+    if (it == files_.end()) return FileRead{{}, std::make_error_code(std::errc::no_such_file_or_directory)};
+    return FileRead{it->second, {}};
+  }
+  bool is_directory(const fs::path& p) const override { return children_.count(p.string()) != 0; }
+  result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered(const fs::path& dir,
+                                                                   std::uint64_t max) const override {
+    std::vector<std::pair<std::uint32_t, fs::path>> out;
+    const auto it = children_.find(dir.string());
+    if (it == children_.end()) return fail(errc::io_error, dir.string() + ": not in the listing");
+    for (const std::string& name : it->second) {
+      auto n = detail::parse_decimal(name, max);
+      if (!n)
+        return fail(errc::invalid_field, (dir / name).string() + ": expected only numbered entries in " +
+                                             dir.string() + ", found " + excerpt(name));
+      out.emplace_back(static_cast<std::uint32_t>(*n), dir / name);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // Adds one line of `path` (relative, checked by the caller).
+  result<void> add(const std::string& rel, std::string_view text) {
+    const std::string full = std::string(kSysfsRoot) + rel;
+    std::string& content = files_[full];
+    if (content.size() + text.size() + 1 > kMaxAttributeBytes)
+      return fail(errc::invalid_field, full + ": more than " + std::to_string(kMaxAttributeBytes) +
+                                           " bytes: a sysfs attribute is at most one page");
+    content.append(text).push_back('\n');
+    // Each directory the path passes through lists the next component.
+    std::string dir(kSysfsRoot, std::string_view(kSysfsRoot).size() - 1);
+    for (std::size_t b = 0; b < rel.size();) {
+      const std::size_t slash = rel.find('/', b);
+      const std::string name = rel.substr(b, slash == std::string::npos ? std::string::npos : slash - b);
+      children_[dir].insert(name);
+      if (slash == std::string::npos) break;
+      dir += "/" + name;
+      b = slash + 1;
+    }
+    return success();
+  }
+
+  std::vector<std::string> devices() const {
+    const auto it = children_.find(std::string(kSysfsRoot, std::string_view(kSysfsRoot).size() - 1));
+    if (it == children_.end()) return {};
+    return {it->second.begin(), it->second.end()};
+  }
+
+  static constexpr const char* kSysfsRoot = "/sys/class/infiniband/";
+
+ private:
+  std::map<std::string, std::string> files_;
+  std::map<std::string, std::set<std::string>> children_;
+};
 
 GidType type_from_sysfs(std::string_view text, LinkLayer ll) {
   if (text == "RoCE v2") return GidType::roce_v2;
@@ -130,13 +221,14 @@ bool kernel_type_text(std::string_view text) {
   return false;
 }
 
-result<GidTable> read_port(const std::string& device, std::uint32_t port, const fs::path& dir) {
+result<GidTable> read_port(const Tree& tree, const std::string& device, std::uint32_t port,
+                           const fs::path& dir) {
   PortInfo info;
   info.device = device;
   info.port = port;
 
   const fs::path state_path = dir / "state";
-  GIDPOLICY_TRY(state_read, read_small_file(state_path));
+  GIDPOLICY_TRY(state_read, tree.read(state_path));
   auto& [state_text, state_err] = state_read;
   if (state_err) return fail(errc::io_error, state_path.string() + ": " + state_err.message());
   {
@@ -150,7 +242,7 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
     info.state = static_cast<PortState>(*n);
   }
   const fs::path ll_path = dir / "link_layer";
-  GIDPOLICY_TRY(ll_read, read_small_file(ll_path));
+  GIDPOLICY_TRY(ll_read, tree.read(ll_path));
   auto& [ll_text, ll_err] = ll_read;
   if (ll_err) return fail(errc::io_error, ll_path.string() + ": " + ll_err.message());
   {
@@ -167,7 +259,7 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
                       excerpt(s));
     info.link_layer = ll->kind() != LinkLayer::Kind::unknown ? *ll : LinkLayer::from_raw(0);
   }
-  GIDPOLICY_TRY(lid_read, read_small_file(dir / "lid"));
+  GIDPOLICY_TRY(lid_read, tree.read(dir / "lid"));
   if (auto& [lid_text, lid_err] = lid_read; !lid_err) {
     auto lid = detail::parse_hex(first_line(lid_text), 0xffff);
     if (!lid)
@@ -178,7 +270,7 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
 
   // rate: "100 Gb/sec (4X EDR)". Optional (a tree made by an older writer has none); text the
   // kernel would not print for its own names is refused, as for every other attribute.
-  GIDPOLICY_TRY(rate_read, read_small_file(dir / "rate"));
+  GIDPOLICY_TRY(rate_read, tree.read(dir / "rate"));
   if (auto& [rate_text, rate_err] = rate_read; !rate_err) {
     const std::string_view s = first_line(rate_text);
     std::optional<LinkRate> rate;
@@ -195,16 +287,15 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
     info.link_rate = rate;
   }
 
-  GIDPOLICY_TRY(slots, numbered(dir / "gids", 0x7fffffffu));
+  GIDPOLICY_TRY(slots, tree.numbered(dir / "gids", 0x7fffffffu));
   info.gid_tbl_len = slots.empty() ? 0u : slots.back().first + 1;
   const fs::path attrs = dir / "gid_attrs";
-  std::error_code ec;
   // No gid_attrs/: a kernel from before RoCE v2 support, where every GID is IB/RoCE v1.
-  const bool have_attrs = fs::is_directory(attrs, ec);
+  const bool have_attrs = tree.is_directory(attrs);
 
   std::vector<GidEntry> entries;
   for (const auto& [index, path] : slots) {
-    GIDPOLICY_TRY(gid_read, read_small_file(path));
+    GIDPOLICY_TRY(gid_read, tree.read(path));
     auto& [gid_text, gid_err] = gid_read;
     if (gid_err) {
       entries.push_back(GidEntry::unreadable(index, gid_err));
@@ -218,7 +309,7 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
     GidEntry e = GidEntry::valid(index, gid.value());
     if (have_attrs) {
       const std::string name = std::to_string(index);
-      GIDPOLICY_TRY(type_read, read_small_file(attrs / "types" / name));
+      GIDPOLICY_TRY(type_read, tree.read(attrs / "types" / name));
       auto& [type_text, type_err] = type_read;
       // The kernel refuses (EINVAL) to say the type of an empty slot: zeros plus that refusal
       // is the empty slot. Zeros with a readable type is a stored zero GID.
@@ -232,7 +323,7 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
                                                excerpt(t));
         e.type = type_from_sysfs(t, info.link_layer);
       }
-      GIDPOLICY_TRY(ndev_read, read_small_file(attrs / "ndevs" / name));
+      GIDPOLICY_TRY(ndev_read, tree.read(attrs / "ndevs" / name));
       if (auto& [ndev_text, ndev_err] = ndev_read; !ndev_err) {
         const std::string_view nd = first_line(ndev_text);
         if (!nd.empty())
@@ -252,15 +343,16 @@ result<GidTable> read_port(const std::string& device, std::uint32_t port, const 
   return table;
 }
 
-result<void> read_device(const std::string& name, const fs::path& dir, std::vector<GidTable>& out) {
+result<void> read_device(const Tree& tree, const std::string& name, const fs::path& dir,
+                         std::vector<GidTable>& out) {
   if (auto why = detail::name_problem(name, detail::NameKind::device))
     return fail(errc::invalid_field, dir.string() + ": device name " + excerpt(name) + ": " + *why);
-  GIDPOLICY_TRY(ports, numbered(dir / "ports", 255));
+  GIDPOLICY_TRY(ports, tree.numbered(dir / "ports", 255));
   if (ports.empty())
     return fail(errc::invalid_field, (dir / "ports").string() + ": expected at least one port directory");
   for (const auto& [port, path] : ports) {
     if (port == 0) return fail(errc::invalid_field, path.string() + ": expected port numbers from 1");
-    GIDPOLICY_TRY(t, read_port(name, port, path));
+    GIDPOLICY_TRY(t, read_port(tree, name, port, path));
     out.push_back(std::move(t));
   }
   return success();
@@ -372,7 +464,7 @@ result<std::vector<GidTable>> read_sysfs(const fs::path& root) {
     fs::path norm = fs::absolute(root, ec).lexically_normal();
     std::string name =
         norm.filename().empty() ? norm.parent_path().filename().string() : norm.filename().string();
-    GIDPOLICY_TRYV(read_device(name, root, out));
+    GIDPOLICY_TRYV(read_device(DiskTree{}, name, root, out));
     return out;
   }
   std::vector<std::pair<std::string, fs::path>> devices;
@@ -390,7 +482,8 @@ result<std::vector<GidTable>> read_sysfs(const fs::path& root) {
                                           ": no device directory: expected a /sys/class/infiniband-like tree "
                                           "(<dev>/ports/<port>/gids/<index>)");
   std::sort(devices.begin(), devices.end());
-  for (const auto& [name, path] : devices) GIDPOLICY_TRYV(read_device(name, path, out));
+  const DiskTree disk;
+  for (const auto& [name, path] : devices) GIDPOLICY_TRYV(read_device(disk, name, path, out));
   return out;
 }
 
@@ -539,6 +632,62 @@ std::vector<GidTable> sysfs_view(const std::vector<GidTable>& tables, SysfsWrite
     if (a.port().device != b.port().device) return a.port().device < b.port().device;
     return a.port().port < b.port().port;
   });
+  return out;
+}
+
+result<std::vector<GidTable>> read_sysfs_listing(std::string_view listing, const std::string& source) {
+  if (listing.size() > kMaxSysfsListingBytes)
+    return fail(errc::invalid_argument,
+                source + ": more than " + std::to_string(kMaxSysfsListingBytes) + " bytes of sysfs listing");
+  ListingTree tree;
+  std::size_t line_no = 0;
+  for (std::size_t pos = 0; pos < listing.size();) {
+    const std::size_t nl = listing.find('\n', pos);
+    std::string_view line =
+        listing.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? listing.size() : nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    const std::string at = source + ":" + std::to_string(line_no) + ": ";
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos)
+      return fail(errc::parse_error, at + "expected PATH:VALUE (grep -H output), found " + excerpt(line));
+    std::string_view rel = line.substr(0, colon);
+    if (rel.starts_with(ListingTree::kSysfsRoot))
+      rel.remove_prefix(std::string_view(ListingTree::kSysfsRoot).size());
+    // DEV/ports/P/(state|link_layer|lid|rate|gids/N|gid_attrs/types/N|gid_attrs/ndevs/N), and
+    // nothing else: a path that climbs out of the tree, or names another file, is not a listing
+    // of the GID files.
+    std::vector<std::string_view> parts;
+    for (std::size_t b = 0; b <= rel.size();) {
+      const std::size_t slash = rel.find('/', b);
+      parts.push_back(rel.substr(b, slash == std::string_view::npos ? std::string_view::npos : slash - b));
+      if (slash == std::string_view::npos) break;
+      b = slash + 1;
+    }
+    const auto is_number = [](std::string_view x) {
+      return detail::parse_decimal(x, 0x7fffffffu).has_value();
+    };
+    const bool port_file = parts.size() == 4 && (parts[3] == "state" || parts[3] == "link_layer" ||
+                                                 parts[3] == "lid" || parts[3] == "rate");
+    const bool gid_file = parts.size() == 5 && parts[3] == "gids" && is_number(parts[4]);
+    const bool attr_file = parts.size() == 6 && parts[3] == "gid_attrs" &&
+                           (parts[4] == "types" || parts[4] == "ndevs") && is_number(parts[5]);
+    if (parts.size() < 4 || parts[1] != "ports" || !is_number(parts[2]) ||
+        !(port_file || gid_file || attr_file))
+      return fail(errc::invalid_field,
+                  at +
+                      "expected a path DEVICE/ports/PORT/{state,link_layer,lid,rate,gids/N,gid_attrs/types/N,"
+                      "gid_attrs/ndevs/N}, found " +
+                      excerpt(rel));
+    if (auto why = detail::name_problem(parts[0], detail::NameKind::device))
+      return fail(errc::invalid_field, at + "device name " + excerpt(parts[0]) + ": " + *why);
+    GIDPOLICY_TRYV(tree.add(std::string(rel), line.substr(colon + 1)));
+  }
+  std::vector<GidTable> out;
+  for (const std::string& name : tree.devices())
+    GIDPOLICY_TRYV(read_device(tree, name, fs::path(ListingTree::kSysfsRoot) / name, out));
   return out;
 }
 

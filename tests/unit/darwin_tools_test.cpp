@@ -1,6 +1,7 @@
 // darwin_tools.hpp: each reader on a public example of its tool's output (tests/data/bundle/darwin,
 // sources in docs/bundle.md) and on hostile text: oversize input, malformed fields of the lines
 // it reads (refused, naming the line), lines it knows to be irrelevant (skipped).
+#include <gidpolicy/bundle.hpp>
 #include <gidpolicy/darwin.hpp>
 #include <gidpolicy/darwin_tools.hpp>
 #include <gidpolicy/formats/devinfo.hpp>
@@ -492,43 +493,12 @@ TEST(DarwinToolsHostile, CutsAndEditsAreReadOrRefused) {
   }
 }
 
-// ---- the scenario bundles (tests/data/bundle/mac-*.bundle): every part reads, and they agree ----
-
-/// One part of a bundle: its body, its standard error and its exit status.
-struct Part {
-  std::string body, err;
-  int exit = -1;
-};
-
-/// The parts of a bundle, by name (the container format of docs/bundle.md, read just enough here
-/// to check the scenarios; the container's own reader is not this file's subject).
-std::map<std::string, Part> parts_of(const std::string& text) {
-  std::map<std::string, Part> parts;
-  std::string name;
-  bool in_err = false;
-  for (std::size_t at = 0; at < text.size();) {
-    const auto nl = text.find('\n', at);
-    const std::string line = text.substr(at, nl - at);
-    at = nl == std::string::npos ? text.size() : nl + 1;
-    if (line.rfind("=== begin ", 0) == 0) {
-      name = line.substr(10, line.find(':') - 10);
-      parts[name] = {};
-      in_err = false;
-    } else if (line.rfind("=== stderr ", 0) == 0) {
-      in_err = true;
-    } else if (line.rfind("=== end ", 0) == 0) {
-      parts[name].exit = std::stoi(line.substr(line.rfind(' ') + 1));
-      name.clear();
-    } else if (!name.empty()) {
-      (in_err ? parts[name].err : parts[name].body) += line + "\n";
-    }
-  }
-  return parts;
-}
+// ---- the scenario bundles (tests/data/bundle/mac-*.bundle): framed by parse_bundle(), every part
+// reads with its tool's reader, and the parts agree ----
 
 /// What a scenario bundle says, read with the readers under test.
 struct Mac {
-  std::map<std::string, Part> parts;
+  Bundle bundle;
   bool rdma_enabled = false;
   MacVersion version;
   std::vector<HostInterface> interfaces;
@@ -539,25 +509,35 @@ struct Mac {
   std::vector<GidTable> tables;
 };
 
+/// A part's output ("" when the bundle lacks the part: the caller's EXPECT says so).
+std::string out(const Mac& m, const char* part) {
+  const BundlePart* p = m.bundle.part(part);
+  return p != nullptr ? p->output : std::string{};
+}
+
 Mac read_mac(const char* file) {
   Mac m;
-  m.parts = parts_of(test::read_file(test::test_data_dir() / "bundle" / file));
+  auto framed = parse_bundle(test::read_file(test::test_data_dir() / "bundle" / file), file);
+  EXPECT_TRUE(framed.has_value()) << file << ": " << (framed ? "" : framed.error().detail);
+  if (!framed) return m;
+  m.bundle = std::move(framed).value();
+  EXPECT_EQ(m.bundle.platform(), Platform::darwin);
   for (const char* p : {"sw_vers", "rdma_ctl", "ibv_devinfo", "ifconfig", "hardware_ports", "service_order",
                         "routes", "thunderbolt", "environment"})
-    EXPECT_EQ(m.parts.count(p), 1U) << file << ": no part " << p;
+    EXPECT_NE(m.bundle.part(p), nullptr) << file << ": no part " << p;
   auto ok = [&](auto r, const char* what) {
     EXPECT_TRUE(r.has_value()) << file << ": " << what << ": " << (r ? "" : r.error().detail);
     return r ? std::move(r).value() : decltype(std::move(r).value()){};
   };
-  m.rdma_enabled = ok(rdma_ctl_enabled(m.parts["rdma_ctl"].body), "rdma_ctl");
-  m.version = ok(mac_version(m.parts["sw_vers"].body), "sw_vers");
-  m.interfaces = ok(ifconfig_interfaces(m.parts["ifconfig"].body), "ifconfig");
-  m.ports = ok(hardware_ports(m.parts["hardware_ports"].body), "hardware_ports");
-  m.services = ok(network_services(m.parts["service_order"].body), "service_order");
-  m.routes = ok(netstat_routes(m.parts["routes"].body), "routes");
-  m.thunderbolt = ok(thunderbolt_info(m.parts["thunderbolt"].body), "thunderbolt");
-  if (m.parts["ibv_devinfo"].exit == 0)
-    m.tables = ok(formats::read_devinfo(m.parts["ibv_devinfo"].body, file), "ibv_devinfo");
+  m.rdma_enabled = ok(rdma_ctl_enabled(out(m, "rdma_ctl")), "rdma_ctl");
+  m.version = ok(mac_version(out(m, "sw_vers")), "sw_vers");
+  m.interfaces = ok(ifconfig_interfaces(out(m, "ifconfig")), "ifconfig");
+  m.ports = ok(hardware_ports(out(m, "hardware_ports")), "hardware_ports");
+  m.services = ok(network_services(out(m, "service_order")), "service_order");
+  m.routes = ok(netstat_routes(out(m, "routes")), "routes");
+  m.thunderbolt = ok(thunderbolt_info(out(m, "thunderbolt")), "thunderbolt");
+  if (m.bundle.part("ibv_devinfo")->ran())
+    m.tables = ok(formats::read_devinfo(out(m, "ibv_devinfo"), file), "ibv_devinfo");
   return m;
 }
 
@@ -676,9 +656,9 @@ TEST(DarwinToolsScenarios, RdmaDisabled) {
   expect_consistent("mac-rdma-disabled.bundle", m);
   EXPECT_FALSE(m.rdma_enabled);
   EXPECT_TRUE(m.tables.empty());
-  EXPECT_EQ(m.parts.at("ibv_devinfo").body, "");
-  EXPECT_EQ(m.parts.at("ibv_devinfo").err, "No IB devices found\n");
-  EXPECT_EQ(m.parts.at("ibv_devinfo").exit, 255);
+  EXPECT_EQ(m.bundle.part("ibv_devinfo")->output, "");
+  EXPECT_EQ(m.bundle.part("ibv_devinfo")->errors, "No IB devices found\n");
+  EXPECT_EQ(m.bundle.part("ibv_devinfo")->exit_status, 255);
   EXPECT_EQ(thunderbolt_generation(m.thunderbolt), 5U);
 }
 
@@ -687,7 +667,7 @@ TEST(DarwinToolsScenarios, Thunderbolt4Mac) {
   expect_consistent("mac-tb4.bundle", m);
   EXPECT_TRUE(m.rdma_enabled);
   EXPECT_TRUE(m.tables.empty());
-  EXPECT_EQ(m.parts.at("ibv_devinfo").exit, 255);
+  EXPECT_EQ(m.bundle.part("ibv_devinfo")->exit_status, 255);
   EXPECT_EQ(thunderbolt_generation(m.thunderbolt), 4U);
   EXPECT_TRUE(find(m.interfaces, "en2")->holds(g("::ffff:192.168.200.1")));
 }

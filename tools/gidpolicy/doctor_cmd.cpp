@@ -12,6 +12,7 @@
 #include "render.hpp"
 #include "subcommands.hpp"
 
+#include <gidpolicy/bundle.hpp>
 #include <gidpolicy/doctor.hpp>
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/host_doctor.hpp>
@@ -44,6 +45,9 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
                     "A table file (ibv_devinfo -v, show_gids, gidpolicy JSON) instead of live devices: "
                     "judged by itself, as another host's (unless --this-host)");
   sysfs_opt_ = g->add_option("--sysfs", sysfs_, "A directory laid out like /sys/class/infiniband");
+  bundle_opt_ = g->add_option("--bundle", bundle_,
+                              "A host bundle gidpolicy-collect wrote on a Mac or Linux host: judge that host "
+                              "(its tables, interfaces, routes, RDMA switch and variables)");
   g->add_option("--max-input-bytes", o_.source.max_input_bytes, "Refuse an --input larger than this")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   cmd_->add_option("--peer", o_.peers, "A peer to route to (repeatable; fe80::/10 as fe80::1%NETDEV)");
@@ -75,6 +79,7 @@ int DoctorCommand::run() const {
   if (port_opt_->count()) o.source.port = port_;
   if (input_opt_->count()) o.source.input = input_;
   if (sysfs_opt_->count()) o.source.sysfs = sysfs_;
+  if (bundle_opt_->count()) o.source.bundle = bundle_;
   return run_doctor(o);
 }
 
@@ -91,7 +96,7 @@ std::string host_name() {
 /// This host's index among `hosts`: --rank, else the one holding an address of this host, else
 /// the one whose ssh name is this host's name (with or without its domain).
 std::optional<std::size_t> find_self(const fleet::MlxHostfile& f, const std::vector<HostInterface>& ifs,
-                                     bool this_host) {
+                                     bool this_host, const std::string& me) {
   if (!this_host) return std::nullopt;  // another host's table: its addresses and name are not known
   for (std::size_t i = 0; i < f.hosts.size(); ++i)
     for (const std::string& ip : f.hosts[i].ips) {
@@ -100,7 +105,6 @@ std::optional<std::size_t> find_self(const fleet::MlxHostfile& f, const std::vec
       for (const HostInterface& x : ifs)
         if (!x.loopback && x.holds(a.value().address)) return i;
     }
-  const std::string me = host_name();
   const std::string shortme = me.substr(0, me.find('.'));
   for (std::size_t i = 0; i < f.hosts.size(); ++i) {
     const std::string& s = f.hosts[i].ssh;
@@ -154,7 +158,8 @@ std::string not_checked_words(const std::vector<std::string>& names) {
   return out;
 }
 
-void print_json_report(const DoctorReport& r, const DoctorInput& in, const std::string& source) {
+void print_json_report(const DoctorReport& r, const DoctorInput& in, const std::string& source,
+                       const BundleHost* bundle) {
   Json j;
   j["schema"] = "gidpolicy.doctor";
   j["version"] = 1;
@@ -162,6 +167,17 @@ void print_json_report(const DoctorReport& r, const DoctorInput& in, const std::
   j["platform"] = std::string(to_string(in.platform));
   j["source"] = source;
   j["not_checked"] = r.not_checked;
+  // The host a bundle describes, and what its collector could not read (null: not a bundle).
+  if (bundle) {
+    Json b;
+    b["host"] = bundle->host;
+    b["system"] = bundle->system;
+    b["tables_from"] = bundle->tables_from.empty() ? Json(nullptr) : Json(bundle->tables_from);
+    b["not_collected"] = bundle->notes;
+    j["bundle"] = std::move(b);
+  } else {
+    j["bundle"] = nullptr;
+  }
   j["blockers"] = r.blockers();
   const auto count = [&](Severity s) {
     return static_cast<std::size_t>(std::count_if(r.findings.begin(), r.findings.end(),
@@ -214,7 +230,8 @@ void print_json_report(const DoctorReport& r, const DoctorInput& in, const std::
   print_json(j);
 }
 
-void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::string& source) {
+void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::string& source,
+                       const BundleHost* bundle) {
   Output& out = standard_output();
   // Every text the report shows passes show_text() (quoting.hpp): a value in it (a pin, a path, an
   // error) can neither start a line of its own ("READY: 0 blockers") nor send the terminal an
@@ -236,6 +253,11 @@ void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::
     for (const auto& n : p.netdevs) nd += (nd.empty() ? "" : ",") + n;
     out.print("  {} port {}: {}, {}, {}, {} GID{} ({} routable)\n", shown(p.device), p.port, p.state,
               p.link_layer, nd.empty() ? "no netdev" : shown(nd), p.gids, p.gids == 1 ? "" : "s", p.routable);
+  }
+  if (bundle && !bundle->notes.empty()) {
+    std::string said;
+    for (const std::string& n : bundle->notes) said += (said.empty() ? "" : "; ") + n;
+    out.print("not in the bundle: {}\n", shown(said));
   }
   if (!r.not_checked.empty())
     out.print(
@@ -295,17 +317,40 @@ void print_text_report(const DoctorReport& r, const DoctorInput& in, const std::
 }  // namespace doctor_cmd_detail
 
 int run_doctor(const DoctorArgs& o) {
-  if (o.source.input && o.source.sysfs)
-    return usage_error("doctor: give one source: --input or --sysfs, not both");
+  if ((o.source.input ? 1 : 0) + (o.source.sysfs ? 1 : 0) + (o.source.bundle ? 1 : 0) > 1)
+    return usage_error("doctor: give one source: --input, --sysfs or --bundle, not two");
   if (o.this_host && !o.source.input)
     return usage_error("doctor --this-host: it says whose --input table this is; give --input FILE");
   DoctorInput in;
+  std::string source;
+  // A bundle is another host, whole: its tables, interfaces, routes, RDMA switch and variables
+  // (bundle.hpp). Nothing of this machine is read for it.
+  std::optional<BundleHost> bundle;
+  if (o.source.bundle) {
+    auto b = read_bundle_file(*o.source.bundle, o.source.max_input_bytes);
+    if (!b) return usage_error(b.error());
+    auto h = read_bundle_host(b.value());
+    if (!h) return usage_error(h.error());
+    bundle = std::move(h).value();
+    in = doctor_input(*bundle);
+    if (o.source.device || o.source.port) {
+      std::erase_if(in.tables, [&](const GidTable& t) {
+        return (o.source.device && t.port().device != *o.source.device) ||
+               (o.source.port && t.port().port != *o.source.port);
+      });
+      if (in.tables.empty() && !bundle->tables.empty())
+        return usage_error(*o.source.bundle + ": its host has no such port (--device/--port)");
+    }
+    source = *o.source.bundle + (bundle->host.empty() ? std::string() : ", host " + bundle->host) +
+             (bundle->system.empty() ? std::string() : ", " + bundle->system);
+  }
   // Whose host the tables describe: live reads and the real sysfs are this host's; a table file
   // is judged by itself unless --this-host says it was taken here. This machine's interfaces,
   // routes, environment and RDMA switch are read only for this host's tables.
-  in.host_checked = !(o.source.input || o.source.sysfs) || o.this_host ||
-                    (o.source.sysfs && doctor_cmd_detail::real_sysfs(*o.source.sysfs));
-  std::string source;
+  const bool this_machine = !bundle && (!(o.source.input || o.source.sysfs) || o.this_host ||
+                                        (o.source.sysfs && doctor_cmd_detail::real_sysfs(*o.source.sysfs)));
+  in.host_checked = bundle || this_machine;
+  const std::string me = bundle ? bundle->host : doctor_cmd_detail::host_name();
   if (o.source.input || o.source.sysfs) {
     auto loaded = load_tables(o.source);
     if (!loaded) return usage_error(loaded.error());
@@ -314,9 +359,10 @@ int run_doctor(const DoctorArgs& o) {
     source = loaded.value().source;
   }
   // --platform wins; else this host's, or the one the table describes.
-  in.platform = o.platform        ? platform_from_string(*o.platform).value_or(host_platform())
-                : in.host_checked ? host_platform()
-                                  : doctor_cmd_detail::platform_of(in.tables);
+  in.platform = o.platform     ? platform_from_string(*o.platform).value_or(host_platform())
+                : bundle       ? bundle->platform
+                : this_machine ? host_platform()
+                               : doctor_cmd_detail::platform_of(in.tables);
   std::vector<PeerAddress> peers;
   std::vector<std::string> origins;
   std::vector<bool> rdma;  // --peer: RDMA goes there; a hostfile's ips: the launcher's TCP
@@ -328,7 +374,7 @@ int run_doctor(const DoctorArgs& o) {
     rdma.push_back(true);
   }
   // The interfaces of this namespace: what every GID is compared with (this host's tables only).
-  if (in.host_checked) read_host_interfaces(in);
+  if (this_machine) read_host_interfaces(in);
   // A rank is a row of a file: without one it would be ignored, so it is refused (as env's is).
   if (o.rank && !o.hostfile && !o.jaccl_devices)
     return usage_error(
@@ -363,10 +409,10 @@ int run_doctor(const DoctorArgs& o) {
       if (!r) return usage_error(r.error());
       self = r.value();
     }
-    if (!self) self = doctor_cmd_detail::find_self(f, in.interfaces, in.host_checked);
+    if (!self) self = doctor_cmd_detail::find_self(f, in.interfaces, in.host_checked, me);
     if (!self)
-      in.unknown_rank = DoctorInput::UnknownRank{path, o.hostfile ? "hostfile" : "jaccl-devices",
-                                                 bounded(doctor_cmd_detail::host_name(), 64)};
+      in.unknown_rank =
+          DoctorInput::UnknownRank{path, o.hostfile ? "hostfile" : "jaccl-devices", bounded(me, 64)};
     for (std::size_t i = 0; i < f.hosts.size(); ++i) {
       if (self && i == *self) {
         std::set<std::string> seen;
@@ -403,16 +449,21 @@ int run_doctor(const DoctorArgs& o) {
       p.rdma = rdma[i];
       in.peers.push_back(std::move(p));
     }
-    KernelRoutes kernel;
-    route_peers(in, kernel);
-    // The pins, and the device variables that say which ports each stack uses (the doctor
-    // judges a pin only there: read_device_selector).
-    for (const auto& names : {pin_variables(), device_variables()})
-      for (auto v : names)
-        if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
+    if (bundle) {
+      BundleRoutes routes(*bundle);
+      route_peers(in, routes);  // the pins came with the bundle (doctor_input)
+    } else {
+      KernelRoutes kernel;
+      route_peers(in, kernel);
+      // The pins, and the device variables that say which ports each stack uses (the doctor
+      // judges a pin only there: read_device_selector).
+      for (const auto& names : {pin_variables(), device_variables()})
+        for (auto v : names)
+          if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
+    }
   }
 
-  if (!(o.source.input || o.source.sysfs)) {
+  if (!(o.source.input || o.source.sysfs || o.source.bundle)) {
     const auto deadline =
         std::chrono::milliseconds(static_cast<long long>(std::llround(o.deadline_s * 1000)));
     auto live = read_live(o.source, deadline);
@@ -429,9 +480,9 @@ int run_doctor(const DoctorArgs& o) {
   }
   const DoctorReport r = examine(in);
   if (o.json)
-    doctor_cmd_detail::print_json_report(r, in, source);
+    doctor_cmd_detail::print_json_report(r, in, source, bundle ? &*bundle : nullptr);
   else
-    doctor_cmd_detail::print_text_report(r, in, source);
+    doctor_cmd_detail::print_text_report(r, in, source, bundle ? &*bundle : nullptr);
   return r.ready() ? kExitOk : kExitFinding;
 }
 

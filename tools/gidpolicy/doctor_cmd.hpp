@@ -56,8 +56,9 @@ class DoctorCommand {
 
  private:
   CLI::App* cmd_ = nullptr;
-  CLI::Option *device_opt_ = nullptr, *port_opt_ = nullptr, *input_opt_ = nullptr, *sysfs_opt_ = nullptr;
-  std::string device_, input_, sysfs_;
+  CLI::Option *device_opt_ = nullptr, *port_opt_ = nullptr, *input_opt_ = nullptr, *sysfs_opt_ = nullptr,
+              *bundle_opt_ = nullptr;
+  std::string device_, input_, sysfs_, bundle_;
   std::uint32_t port_ = 0;
   DoctorArgs o_;
 };

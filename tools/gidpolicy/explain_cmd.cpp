@@ -100,7 +100,7 @@ int run_explain(const ExplainArgs& o) {
   };
   // A live table was read in this namespace: its netdevs can be checked against it (ENODEV).
   std::optional<NetworkView> view;
-  if (o.has_source && !o.source.input && !o.source.sysfs) {
+  if (o.has_source && !o.source.input && !o.source.sysfs && !o.source.bundle) {
     KernelRoutes kernel;
     if (auto v = observe_network(kernel, {})) view = std::move(v).value();
   }

@@ -32,10 +32,11 @@ struct SourceFlags {
   std::string verbs = "dlopen";
   std::string input;
   std::string sysfs;
+  std::string bundle;
   std::string input_format;
   std::size_t max_input_bytes = gidpolicy::formats::kDefaultMaxInputBytes;
   CLI::Option *device_opt = nullptr, *port_opt = nullptr, *input_opt = nullptr, *sysfs_opt = nullptr,
-              *format_opt = nullptr;
+              *bundle_opt = nullptr, *format_opt = nullptr;
 
   void add(CLI::App* app) {
     auto* g = app->add_option_group("Source", "Where the GID tables come from (default: every live device)");
@@ -50,6 +51,8 @@ struct SourceFlags {
                       "A table file: ibv_devinfo -v or show_gids output, or gidpolicy JSON (auto-detected); "
                       "- reads stdin");
     sysfs_opt = g->add_option("--sysfs", sysfs, "A directory laid out like /sys/class/infiniband");
+    bundle_opt = g->add_option("--bundle", bundle,
+                               "A host bundle gidpolicy-collect wrote (on a Mac or Linux host): its tables");
     format_opt = g->add_option("--input-format", input_format, "Skip format detection for --input")
                      ->check(CLI::IsMember({"json", "devinfo", "show_gids"}));
     g->add_option("--max-input-bytes", max_input_bytes,
@@ -58,7 +61,7 @@ struct SourceFlags {
   }
 
   [[nodiscard]] bool any_table_source() const {
-    return device_opt->count() || input_opt->count() || sysfs_opt->count();
+    return device_opt->count() || input_opt->count() || sysfs_opt->count() || bundle_opt->count();
   }
 
   [[nodiscard]] SourceArgs get() const {
@@ -68,6 +71,7 @@ struct SourceFlags {
     o.verbs = verbs;
     if (input_opt->count()) o.input = input;
     if (sysfs_opt->count()) o.sysfs = sysfs;
+    if (bundle_opt->count()) o.bundle = bundle;
     if (format_opt->count()) o.input_format = gidpolicy::formats::format_from_string(input_format);
     o.max_input_bytes = max_input_bytes;
     return o;

@@ -80,8 +80,14 @@ int run_select(const SelectArgs& o) {
   // last), for table files only with peers to route to (a pasted table is another host's).
   std::optional<NetworkView> view;
   const std::vector<PeerAddress> peers = peers_of(profile.value().policy);
-  const bool live = !o.source.input && !o.source.sysfs;
-  if (live || !peers.empty()) {
+  const bool live = !o.source.input && !o.source.sysfs && !o.source.bundle;
+  if (const auto& b = loaded.value().bundle_host; b && !peers.empty()) {
+    // A bundle's peers are routed by its own routing table, not this machine's.
+    BundleRoutes routes(*b);
+    auto v = observe_network(routes, peers);
+    if (!v) return usage_error(Error(v.error().code, *o.source.bundle + "'s routes: " + v.error().detail));
+    view = std::move(v).value();
+  } else if (live || !peers.empty()) {
     KernelRoutes kernel;
     auto v = observe_network(kernel, peers);
     if (!v) return usage_error(Error(v.error().code, "the kernel's routes: " + v.error().detail));

@@ -57,7 +57,13 @@ int run_show(const ShowArgs& o) {
       if (auto why = name_problem(*o.host, NameKind::host))
         return usage_error("--host " + quote_name(*o.host, 80) + ": " + *why);
       host = *o.host;
-    } else if (!o.source.input && !o.source.sysfs) {
+    } else if (const auto& b = loaded.value().bundle_host; b && !b->host.empty()) {
+      // A bundle names the host it was collected on (checked as --host is).
+      if (auto why = name_problem(b->host, NameKind::host))
+        return usage_error(*o.source.bundle + ": its host name " + quote_name(b->host, 80) + ": " + *why +
+                           "; give one with --host NAME");
+      host = b->host;
+    } else if (!o.source.input && !o.source.sysfs && !o.source.bundle) {
       char name[256] = {};
       if (::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
         if (auto why = name_problem(name, NameKind::host))

@@ -1,5 +1,6 @@
 #include "sources.hpp"
 
+#include <gidpolicy/bundle.hpp>
 #include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/formats/sysfs.hpp>
 #include <gidpolicy/verbs/dlopen_api.hpp>
@@ -129,9 +130,34 @@ result<Loaded> load_live(const SourceArgs& o) {
 
 }  // namespace
 
+result<Loaded> load_bundle(const SourceArgs& o) {
+  GIDPOLICY_TRY(bundle, read_bundle_file(*o.bundle, o.max_input_bytes));
+  GIDPOLICY_TRY(host, read_bundle_host(bundle));
+  const std::string source = *o.bundle + (host.host.empty() ? std::string() : " (host " + host.host + ")");
+  if (host.tables.empty()) {
+    std::string why;
+    for (const std::string& n : host.notes) why += (why.empty() ? "" : "; ") + n;
+    return fail(errc::no_candidate, source + ": the host it was collected on lists no RDMA port" +
+                                        (why.empty() ? std::string() : " (" + why + ")") +
+                                        ": gidpolicy doctor --bundle " + *o.bundle + " says why");
+  }
+  GIDPOLICY_TRY(kept, filter(std::move(host.tables), o, source));
+  Loaded out{std::move(kept), source};
+  out.bundle_environment = host.environment;
+  out.bundle_platform = host.platform;
+  host.tables.clear();
+  out.bundle_host = std::move(host);
+  return out;
+}
+
 result<Loaded> load_tables(const SourceArgs& o) {
-  if (o.input && o.sysfs)
-    return fail(errc::invalid_argument, "give one source: --input or --sysfs, not both");
+  if ((o.input ? 1 : 0) + (o.sysfs ? 1 : 0) + (o.bundle ? 1 : 0) > 1)
+    return fail(errc::invalid_argument, "give one source: --input, --sysfs or --bundle, not two");
+  if (o.bundle) {
+    if (o.input_format)
+      return fail(errc::invalid_argument, "--input-format needs --input FILE (a bundle says its formats)");
+    return load_bundle(o);
+  }
   if (o.input_format && !o.input) return fail(errc::invalid_argument, "--input-format needs --input FILE");
   if (!o.input && !o.sysfs) return load_live(o);
   std::string source = o.input ? (*o.input == "-" ? std::string("<stdin>") : *o.input) : *o.sysfs;

@@ -2,6 +2,8 @@
 // stdin) in any format gidpolicy reads, or a sysfs-like directory.
 #pragma once
 
+#include <gidpolicy/bundle.hpp>
+#include <gidpolicy/driver_model.hpp>
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/gid_table.hpp>
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gidpolicy::cli {
@@ -24,6 +27,7 @@ struct SourceArgs {
   std::string verbs = "dlopen";                 ///< live backend: "dlopen" or "linked"
   std::optional<std::string> input;             ///< a file, or "-" for stdin
   std::optional<std::string> sysfs;             ///< a /sys/class/infiniband-like directory
+  std::optional<std::string> bundle;            ///< a host bundle (gidpolicy-collect): its host's tables
   std::optional<formats::Format> input_format;  ///< skip detection for --input
   /// --max-input-bytes: the cap on --input (file or stdin), formats::kDefaultMaxInputBytes.
   std::size_t max_input_bytes = formats::kDefaultMaxInputBytes;
@@ -33,6 +37,13 @@ struct SourceArgs {
 struct Loaded {
   std::vector<GidTable> tables;
   std::string source;
+  /// --bundle: the RDMA variables of the environment it was collected in (this process's are
+  /// not that host's), and its platform.
+  std::vector<std::pair<std::string, std::string>> bundle_environment;
+  std::optional<Platform> bundle_platform;
+  /// --bundle: the rest of what it says of its host (name, interfaces, routes), its tables moved
+  /// into `tables` above.
+  std::optional<BundleHost> bundle_host;
 };
 
 /// Read the tables the options name. Without --input and --sysfs: live devices (all of them, or

@@ -164,13 +164,24 @@ int run_check_pins(const CheckArgs& o) {
     return std::find(names.begin(), names.end(), n) != names.end();
   };
   std::vector<std::vector<DeviceSelector>> selected;
+  auto loaded = load_tables(o.source);
+  if (!loaded) return usage_error(loaded.error());
   {
-    Source env{"the environment", {}};
+    // A bundle's host was judged with the environment it was collected in, not this process's.
+    const bool bundled = loaded.value().bundle_host.has_value();
+    const std::string origin = bundled ? *o.source.bundle + "'s environment" : std::string("the environment");
+    const EnvLookup host_lookup = [&](const std::string& name) -> std::optional<std::string> {
+      if (!bundled) return lookup(name);
+      for (const auto& [n, v] : loaded.value().bundle_environment)
+        if (n == name) return v;
+      return std::nullopt;
+    };
+    Source env{origin, {}};
     std::vector<DeviceSelector> sel;
     for (auto v : pin_names)
-      if (auto val = lookup(std::string(v))) env.vars.push_back({std::string(v), *val, "the environment"});
+      if (auto val = host_lookup(std::string(v))) env.vars.push_back({std::string(v), *val, origin});
     for (auto v : selectors)
-      if (auto val = lookup(std::string(v))) sel.push_back(*read_device_selector(v, *val));
+      if (auto val = host_lookup(std::string(v))) sel.push_back(*read_device_selector(v, *val));
     sources.push_back(std::move(env));
     selected.push_back(std::move(sel));
   }
@@ -190,8 +201,6 @@ int run_check_pins(const CheckArgs& o) {
     sources.push_back(std::move(f));
     selected.push_back(std::move(sel));
   }
-  auto loaded = load_tables(o.source);
-  if (!loaded) return usage_error(loaded.error());
   int exit_code = kExitOk;
   std::size_t pins = 0;
   Json jpins = Json::array();

@@ -35,6 +35,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gidpolicy::formats {
@@ -53,6 +54,27 @@ std::optional<std::string> sysfs_rate_text(LinkRate rate);
 /// path (opened without blocking, never read); a directory reads as a failed read (EISDIR).
 /// Names follow the readers' name rule.
 result<std::vector<GidTable>> read_sysfs(const std::filesystem::path& root);
+
+/// The most text read_sysfs_listing() reads: a host with 16 ports of 256 slots lists some 12,000
+/// lines (about 0.8 MB).
+inline constexpr std::size_t kMaxSysfsListingBytes = 16u << 20;
+
+/// The tables of a /sys/class/infiniband tree given as the lines `grep -H . FILES` prints of it
+/// (what `gidpolicy-collect` writes into a host bundle: docs/bundle.md): "PATH:TEXT", PATH
+/// relative to /sys/class/infiniband or absolute below it, one of DEVICE/ports/PORT/state,
+/// link_layer, lid, rate, gids/N, gid_attrs/types/N or gid_attrs/ndevs/N. Read by the same
+/// rules as read_sysfs(), over the files listed: a file left out reads as unreadable, as the
+/// type of an empty slot does on the host (the collector leaves those out). `source` names the
+/// text in errors ("host.bundle part sysfs_gids"). Errors (naming the line): a line without
+/// ':', a path of any other shape or one that climbs out of the tree, a device name that breaks
+/// the name rule, an attribute above a page, more than kMaxSysfsListingBytes; then
+/// read_sysfs()'s, naming the file.
+///
+///   auto t = gidpolicy::formats::read_sysfs_listing(
+///       "mlx5_0/ports/1/state:4: ACTIVE\nmlx5_0/ports/1/link_layer:Ethernet\n"
+///       "mlx5_0/ports/1/gids/0:fe80:0000:0000:0000:0ac0:ebff:feda:1cfb\n"
+///       "mlx5_0/ports/1/gid_attrs/types/0:RoCE v2\n", "listing");
+result<std::vector<GidTable>> read_sysfs_listing(std::string_view listing, const std::string& source);
 
 /// How write_sysfs lays the tree out.
 struct SysfsWriteOptions {
