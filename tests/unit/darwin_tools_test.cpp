@@ -522,6 +522,8 @@ Mac read_mac(const char* file) {
   if (!framed) return m;
   m.bundle = std::move(framed).value();
   EXPECT_EQ(m.bundle.platform(), Platform::darwin);
+  auto host = read_bundle_host(m.bundle);  // the bundle reader takes it whole, too
+  EXPECT_TRUE(host.has_value()) << file << ": " << (host ? "" : host.error().detail);
   for (const char* p : {"sw_vers", "rdma_ctl", "ibv_devinfo", "ifconfig", "hardware_ports", "service_order",
                         "routes", "thunderbolt", "environment"})
     EXPECT_NE(m.bundle.part(p), nullptr) << file << ": no part " << p;
