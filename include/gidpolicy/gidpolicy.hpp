@@ -29,6 +29,7 @@
 #include <gidpolicy/check.hpp>
 #include <gidpolicy/core.hpp>
 #include <gidpolicy/darwin.hpp>
+#include <gidpolicy/darwin_tools.hpp>
 #include <gidpolicy/doctor.hpp>
 #include <gidpolicy/env.hpp>
 #include <gidpolicy/fleet.hpp>
