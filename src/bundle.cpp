@@ -1,6 +1,7 @@
 // Host bundles (bundle.hpp): the collector's framing, and each part read by its tool's reader.
 #include <gidpolicy/bundle.hpp>
 #include <gidpolicy/darwin.hpp>
+#include <gidpolicy/darwin_tools.hpp>
 #include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/formats/sysfs.hpp>
 #include <gidpolicy/names.hpp>
@@ -186,7 +187,7 @@ result<std::vector<BundleRoute>> ip_routes(std::string_view text, bool ipv4) {
     else if (type == "multicast" || type == "anycast" || type == "throw" || type == "nat")
       continue;  // not a path to a peer
     if (dst == "default") {
-      r.destination = {ipv4 ? Gid::ipv4_mapped(0) : Gid{}, ipv4 ? 96u : 0u};
+      r.destination = {ipv4 ? Gid::ipv4_mapped(0) : Gid{}, 0u};
     } else {
       const std::size_t slash = dst.find('/');
       GIDPOLICY_TRY(g, address(std::string_view(dst).substr(0, slash), where + " dst"));
@@ -200,7 +201,7 @@ result<std::vector<BundleRoute>> ip_routes(std::string_view text, bool ipv4) {
           return fail(errc::invalid_field, where + " dst " + show_text(dst, 64) + ": bad prefix length");
         len = static_cast<unsigned>(*n);
       }
-      r.destination = {g, ipv4 ? len + 96 : len};
+      r.destination = {g, len};  // in its family's bits, as IfAddress
     }
     r.netdev = json_string(j, "dev");
     if (!r.netdev.empty())
@@ -490,6 +491,14 @@ result<void> linux_host(const Bundle& b, BundleHost& h) {
 }
 
 result<void> darwin_host(const Bundle& b, BundleHost& h) {
+  if (const BundlePart* p = b.part("sw_vers"); p && p->ran()) {
+    auto v = darwin::mac_version(p->output);
+    if (!v) return fail(part_error(b, *p, v.error()));
+    h.release = v.value().version;
+    h.rdma_release = darwin::rdma_release(v.value());
+    h.system = v.value().product + " " + v.value().version +
+               (v.value().build.empty() ? std::string() : " (" + v.value().build + ")");
+  }
   if (const BundlePart* p = b.part("rdma_ctl")) {
     if (p->ran()) {
       auto e = darwin::rdma_ctl_enabled(p->output);
@@ -501,13 +510,66 @@ result<void> darwin_host(const Bundle& b, BundleHost& h) {
   } else {
     h.rdma_state_error = "the bundle has no rdma_ctl part";
   }
-  if (const BundlePart* p = b.part("ibv_devinfo")) {
-    if (p->ran() && !trim(p->output).empty()) {
-      auto t = formats::read_tables_as(p->output, formats::Format::devinfo, "ibv_devinfo output");
-      if (!t) return fail(part_error(b, *p, t.error()));
-      h.tables = std::move(t).value();
-      h.tables_from = "ibv_devinfo";
+  // Apple's ibv_devinfo is the only source of a Mac's tables (no sysfs); an empty listing is
+  // rdma_ctl's and the hardware's to explain (rdma_disabled, no_rdma_device).
+  if (const BundlePart* p = b.part("ibv_devinfo"); p && p->ran() && !trim(p->output).empty()) {
+    auto t = formats::read_tables_as(p->output, formats::Format::devinfo, "ibv_devinfo output");
+    if (!t) return fail(part_error(b, *p, t.error()));
+    h.tables = std::move(t).value();
+    h.tables_from = "ibv_devinfo";
+  }
+  if (const BundlePart* p = b.part("ifconfig")) {
+    if (p->ran()) {
+      auto i = darwin::ifconfig_interfaces(p->output);
+      if (!i) return fail(part_error(b, *p, i.error()));
+      h.interfaces = std::move(i).value();
+      h.interfaces_known = true;
+    } else {
+      h.interfaces_error = "the bundle's ifconfig -a failed: " + p->failure();
     }
+  } else {
+    h.interfaces_error = "the bundle has no ifconfig part";
+  }
+  if (const BundlePart* p = b.part("hardware_ports"); p && p->ran()) {
+    auto ports = darwin::hardware_ports(p->output);
+    if (!ports) return fail(part_error(b, *p, ports.error()));
+    for (const darwin::HardwarePort& hp : ports.value())
+      if (darwin::is_thunderbolt_port(hp)) h.thunderbolt_interfaces.push_back(hp.device);
+  }
+  if (const BundlePart* p = b.part("service_order"); p && p->ran()) {
+    auto services = darwin::network_services(p->output);
+    if (!services) return fail(part_error(b, *p, services.error()));
+    for (const darwin::NetworkService& sv : services.value())
+      if (sv.port == "Thunderbolt Bridge") h.thunderbolt_bridge_service = sv.enabled;
+  }
+  if (const BundlePart* p = b.part("routes"); p && p->ran()) {
+    auto routes = darwin::netstat_routes(p->output);
+    if (!routes) return fail(part_error(b, *p, routes.error()));
+    for (const darwin::RouteLine& l : routes.value()) {
+      BundleRoute r;
+      r.destination = l.destination;
+      r.netdev = l.netif;
+      // route(8)'s flags: R a reject route (EHOSTUNREACH when used), B a blackhole.
+      if (l.flags.find('B') != std::string::npos)
+        r.type = RouteType::blackhole;
+      else if (l.flags.find('R') != std::string::npos)
+        r.type = RouteType::unreachable;
+      if (auto g = PeerAddress::parse(l.gateway)) r.gateway = g.value().address;  // link#N, a MAC: none
+      h.routes.push_back(std::move(r));
+    }
+    h.routes_known = true;
+  }
+  if (const BundlePart* p = b.part("thunderbolt"); p && p->ran()) {
+    auto tb = darwin::thunderbolt_info(p->output);
+    if (!tb) return fail(part_error(b, *p, tb.error()));
+    h.thunderbolt_generation = darwin::thunderbolt_generation(tb.value());
+    unsigned best = 0;
+    for (const darwin::ThunderboltBus& bus : tb.value().buses)
+      for (const darwin::ThunderboltPort& port : bus.ports)
+        if (port.gbps > best) {
+          best = port.gbps;
+          h.thunderbolt_speed = port.speed;
+        }
   }
   return success();
 }
@@ -589,7 +651,8 @@ result<Route> BundleRoutes::route_to(const PeerAddress& peer) {
   }
   const BundleRoute* best = nullptr;
   for (const BundleRoute& r : host_.routes)
-    if (r.ipv4 == v4 && peer.address.in_prefix(r.destination.address, r.destination.prefix) &&
+    // IPv4 prefixes count IPv4 bits (IfAddress); the GID holds them after 96 bits of ::ffff:.
+    if (r.ipv4 == v4 && peer.address.in_prefix(r.destination.address, r.destination.prefix + (v4 ? 96 : 0)) &&
         (!best || r.destination.prefix > best->destination.prefix))
       best = &r;
   if (!best)

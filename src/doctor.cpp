@@ -335,6 +335,31 @@ class Examiner {
     const bool tb = t.port().link_layer.kind() == LinkLayer::Kind::thunderbolt;
     if (t.port().state != PortState::active) {
       const HostInterface* i = netdevs.empty() ? nullptr : iface(netdevs.front());
+      // A port without a link beside one that has it, and that no device file or hostfile asks
+      // for, is a port nobody cabled (a Mac lists every Thunderbolt port, cabled or not): a note,
+      // and its netdev's checks (no IPv4, no GID, bridge membership) are skipped, since they are
+      // what an unused port looks like. A required port, or a host with no active port, is a
+      // blocker.
+      const bool required = std::any_of(in_.required_devices.begin(), in_.required_devices.end(),
+                                        [&](const auto& r) { return r.first == dev; });
+      const bool another_active = std::any_of(in_.tables.begin(), in_.tables.end(), [](const GidTable& x) {
+        return x.port().state == PortState::active;
+      });
+      if (!required && another_active) {
+        add(FindingCode::port_down_unused, dev, pn, netdevs.empty() ? "" : netdevs.front(),
+            pname + " is " + std::string(to_string(t.port().state)) +
+                ": no link (no cable?); not used, and not checked further",
+            "programs use the active ports; JACCL opens only the devices its device file names, so name "
+            "cabled ones there",
+            {.device = dev,
+             .port = pn,
+             .netdev = netdevs.empty() ? "" : netdevs.front(),
+             .netdev_down = i && !i->up,
+             .thunderbolt = tb});
+        unused_.push_back(&t);
+        port_netdevs_.pop_back();
+        return;
+      }
       add(FindingCode::port_not_active, dev, pn, netdevs.empty() ? "" : netdevs.front(),
           pname + " is " + std::string(to_string(t.port().state)) + ", not active",
           "QPs on it cannot reach RTR; JACCL and ds4 stop at the port check",
@@ -664,6 +689,8 @@ class Examiner {
         selectors.push_back(std::move(*sel));
       }
     for (const GidTable& t : in_.tables) {
+      // An unused port (port_down_unused) is in no stack's run: no stack line, no pin judged.
+      if (std::find(unused_.begin(), unused_.end(), &t) != unused_.end()) continue;
       const DriverModel model = DriverModel::for_table(t, in_.platform);
       for (const StackInfo& s : stack_catalogue()) {
         // The rows `check --stacks` lists for this port (those that run on its link layer); one
@@ -710,6 +737,7 @@ class Examiner {
   std::vector<IfAddress> taken_;
   std::map<std::string, std::optional<IfAddress>> proposed_;  // next_address(): one per interface
   std::vector<std::pair<const GidTable*, std::vector<std::string>>> port_netdevs_;
+  std::vector<const GidTable*> unused_;               ///< ports reported port_down_unused: no further checks
   std::vector<const HostInterface*> bridge_unknown_;  // port netdevs whose membership is unknown
   bool no_ipv4_said_ = false;
 };

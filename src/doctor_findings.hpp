@@ -192,6 +192,14 @@ inline constexpr FindingRow kFindingRows[] = {
     {FindingCode::roce_mode, "roce_mode", Severity::warning,
      "address GIDs are RoCE v1 only, rdma_cm defaults to RoCE v2", "rdma_cm finds no GID: ENODEV",
      [](const Fixes& on, const FixArgs& a) { return on.roce_mode(a.device, a.port); }},
+    {FindingCode::port_down_unused, "port_down_unused", Severity::note,
+     "a port is not active while another is, and no device file or hostfile names its device: no cable "
+     "(a Mac's unused Thunderbolt ports, a NIC's second port); its other checks are skipped",
+     "programs use the active ports (NCCL and UCX skip a port that is down; JACCL opens the devices its "
+     "device file names)",
+     [](const Fixes& on, const FixArgs& a) {
+       return on.port_down(a.device, a.port, a.netdev, a.netdev_down, a.thunderbolt);
+     }},
     {FindingCode::bridge_unknown, "bridge_unknown", Severity::note,
      "whether port netdevs are bridge members could not be read (another namespace's sysfs; `ifconfig` "
      "failed): one note naming them",
@@ -253,6 +261,7 @@ constexpr bool is_finding_code(FindingCode c) noexcept {
     case FindingCode::shared_subnet:
     case FindingCode::mtu:
     case FindingCode::roce_mode:
+    case FindingCode::port_down_unused:
     case FindingCode::bridge_unknown:
     case FindingCode::rdma_state_unknown:
       return true;

@@ -98,7 +98,9 @@ result<Bundle> read_bundle_file(const std::string& path, std::size_t max_bytes =
 
 /// A route of the host's routing table, as `ip -j route` or `netstat -rn -f inet` lists it.
 struct BundleRoute {
-  IfAddress destination;  ///< 0.0.0.0/0 (::/0) for "default"; IPv4 as ::ffff:a.b.c.d, prefix in IPv4 bits
+  /// "default" is 0.0.0.0/0 (::/0); IPv4 as ::ffff:a.b.c.d with its prefix in IPv4 bits (as
+  /// IfAddress: 24 for a /24).
+  IfAddress destination;
   bool ipv4 = true;
   std::string netdev;         ///< "" for a route through no interface (a blackhole)
   std::optional<Gid> source;  ///< its preferred source (Linux "prefsrc"), when the listing says
@@ -127,6 +129,12 @@ struct BundleHost {
   /// macOS: whether its release can do RDMA over Thunderbolt (26.2 or later); nullopt: unknown.
   std::optional<bool> rdma_release;
   std::string release;  ///< macOS: sw_vers' ProductVersion ("26.2")
+  /// macOS: the interfaces `networksetup -listallhardwareports` names "Thunderbolt N" (each with
+  /// an rdma_enN device on a Thunderbolt 5 Mac with RDMA enabled).
+  std::vector<std::string> thunderbolt_interfaces;
+  /// macOS: whether the "Thunderbolt Bridge" network service is enabled (it takes the
+  /// Thunderbolt interfaces into bridge0); nullopt when the bundle does not say.
+  std::optional<bool> thunderbolt_bridge_service;
   /// The RDMA variables of its environment (NCCL_, UCX_, MC_, FI_, JACCL_, MLX_, GGML_, NVSHMEM_,
   /// DS4_), in the order listed.
   std::vector<std::pair<std::string, std::string>> environment;

@@ -137,6 +137,7 @@ enum class FindingCode : std::uint8_t {
   shared_subnet,
   mtu,
   roce_mode,
+  port_down_unused,
   bridge_unknown,
   rdma_state_unknown,  // the last one: kFindingCodeCount counts to it
 };

@@ -127,5 +127,57 @@ TEST(BundleCli, ABadBundleIsAUsageErrorNamingTheFileAndLine) {
   EXPECT_NE(none.err.find("gidpolicy doctor --bundle"), std::string::npos) << none.err;
 }
 
+// The acceptance scenarios on a Mac, from bundles built of public macOS tool output: each is
+// reported with its cause and the Mac's commands, and the ready Mac exits 0.
+TEST(BundleCli, EachMacScenarioGetsItsCauseAndTheMacsCommands) {
+  struct Case {
+    const char* bundle;
+    int exit_code;
+    const char* line;  // a line of the report that says the cause
+    const char* command;
+  };
+  const Case cases[] = {
+      {"mac-ready.bundle", 0, "READY: 0 blockers, 0 warnings, 3 notes (macOS commands; ", ""},
+      {"mac-no-ipv4.bundle", 1,
+       "1. blocker: rdma_en3 port 1: en3 has no IPv4 address, so the port has no ::ffff:a.b.c.d GID",
+       "sudo ifconfig en3 inet 192.168.200.1 netmask 255.255.255.252 alias"},
+      {"mac-bridge.bundle", 1, "1. blocker: en2 is a member of bridge0",
+       "sudo networksetup -setnetworkserviceenabled \"Thunderbolt Bridge\" off"},
+      {"mac-rdma-disabled.bundle", 1,
+       "1. blocker: RDMA over Thunderbolt is disabled (rdma_ctl status: disabled)", "rdma_ctl enable"},
+      {"mac-tb4.bundle", 1,
+       "1. blocker: no RDMA device is listed, and system_profiler reports Thunderbolt 4 (40 Gb/s): this Mac "
+       "has no "
+       "RDMA over Thunderbolt",
+       "ibv_devices"},
+  };
+  for (const Case& c : cases) {
+    const CliResult r = run_cli({"doctor", "--bundle", bundle(c.bundle)});
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.bundle << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find(c.line), std::string::npos) << c.bundle << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.command), std::string::npos) << c.bundle << "\n" << r.out;
+    EXPECT_EQ(r.out.find(" ip "), std::string::npos) << c.bundle << ": a Linux command for a Mac\n" << r.out;
+    const Json j = parsed(run_cli({"doctor", "--bundle", bundle(c.bundle), "--json"}));
+    EXPECT_EQ(j["platform"], "darwin") << c.bundle;
+    EXPECT_EQ(j["ready"], c.exit_code == 0) << c.bundle;
+    EXPECT_EQ(j["bundle"]["release"], "26.2") << c.bundle;
+  }
+  const Json ready = parsed(run_cli({"doctor", "--bundle", bundle("mac-ready.bundle"), "--json"}));
+  EXPECT_EQ(ready["bundle"]["thunderbolt_generation"], 5);
+  const Json tb4 = parsed(run_cli({"doctor", "--bundle", bundle("mac-tb4.bundle"), "--json"}));
+  EXPECT_EQ(tb4["bundle"]["thunderbolt_generation"], 4);
+  EXPECT_EQ(codes(tb4), std::vector<std::string>{"no_rdma_device"});
+}
+
+// check --stacks on a Mac's bundle: the Mac's stacks, from its own tables.
+TEST(BundleCli, CheckStacksOnAMacsBundleListsTheMacsStacks) {
+  const CliResult r =
+      run_cli({"check", "--stacks", "--bundle", bundle("mac-ready.bundle"), "--device", "rdma_en2"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* stack : {"jaccl", "ds4", "llama.cpp", "exo"})
+    EXPECT_NE(r.out.find(stack), std::string::npos) << stack << "\n" << r.out;
+  EXPECT_EQ(r.out.find("nccl"), std::string::npos) << r.out;
+}
+
 }  // namespace bundle_cli_test
 }  // namespace gidpolicy::test

@@ -224,7 +224,7 @@ TEST(BundleRoutesTest, TheLongestPrefixOfThePeersFamilyWithItsSourceAndType) {
   eth.addresses = {{VALUE_OR_FAIL(Gid::parse("::ffff:10.0.0.5")), 24}};
   h.interfaces = {eth};
   const auto v4 = [](const char* a, unsigned len) {
-    return IfAddress{VALUE_OR_FAIL(PeerAddress::parse(a)).address, len + 96};
+    return IfAddress{VALUE_OR_FAIL(PeerAddress::parse(a)).address, len};
   };
   h.routes.push_back({v4("0.0.0.0", 0), true, "eth0", std::nullopt,
                       VALUE_OR_FAIL(Gid::parse("::ffff:10.0.0.1")), RouteType::unicast});
@@ -243,6 +243,78 @@ TEST(BundleRoutesTest, TheLongestPrefixOfThePeersFamilyWithItsSourceAndType) {
   auto v6 = routes.route_to(VALUE_OR_FAIL(PeerAddress::parse("fd00::9")));
   ASSERT_FALSE(v6);  // no IPv6 route at all: an IPv4 default does not cover it
   EXPECT_EQ(v6.error().code, errc::no_route);
+}
+
+// The Mac scenarios (tests/data/bundle/mac-*.bundle, built from public macOS tool output:
+// docs/bundle.md) judged whole: the cause each was made for, first, and nothing else blocking.
+DoctorReport judged(const char* name) {
+  auto host = read_bundle_host(framed(slurp(name)));
+  if (!host) {
+    ADD_FAILURE() << name << ": " << host.error().detail;
+    return {};
+  }
+  EXPECT_EQ(host.value().platform, Platform::darwin) << name;
+  return examine(doctor_input(host.value()));
+}
+
+std::vector<FindingCode> blocking(const DoctorReport& r) {
+  std::vector<FindingCode> out;
+  for (const Finding& f : r.findings)
+    if (f.severity == Severity::blocker) out.push_back(f.code);
+  return out;
+}
+
+TEST(BundleHostMac, AReadyMacIsReadyItsUncabledPortsNotes) {
+  ASSERT_OK_AND_ASSIGN(const BundleHost h, read_bundle_host(framed(slurp("mac-ready.bundle"))));
+  EXPECT_EQ(h.system, "macOS 26.2 (25C56)");
+  EXPECT_EQ(h.release, "26.2");
+  EXPECT_EQ(h.rdma_release, true);
+  EXPECT_EQ(h.rdma_enabled, true);
+  EXPECT_EQ(h.thunderbolt_generation, 5u);
+  EXPECT_TRUE(h.routes_known);
+  EXPECT_EQ(h.tables_from, "ibv_devinfo");
+  EXPECT_FALSE(h.thunderbolt_interfaces.empty());
+  const DoctorReport r = examine(doctor_input(h));
+  EXPECT_TRUE(r.ready()) << (r.findings.empty() ? "" : r.findings.front().text);
+  for (const Finding& f : r.findings) EXPECT_EQ(f.code, FindingCode::port_down_unused) << f.text;
+  // The peer at the other end of en2's /30 is routed by the Mac's own table, out of en2.
+  BundleRoutes routes(h);
+  ASSERT_OK_AND_ASSIGN(const Route to_peer,
+                       routes.route_to(VALUE_OR_FAIL(PeerAddress::parse("192.168.200.2"))));
+  EXPECT_EQ(to_peer.netdev, "en2");
+}
+
+TEST(BundleHostMac, EachScenarioReportsItsCause) {
+  EXPECT_EQ(blocking(judged("mac-no-ipv4.bundle")), std::vector<FindingCode>{FindingCode::no_ipv4});
+  EXPECT_EQ(blocking(judged("mac-bridge.bundle")),
+            (std::vector<FindingCode>{FindingCode::bridge_member, FindingCode::no_ipv4}));
+  EXPECT_EQ(blocking(judged("mac-rdma-disabled.bundle")),
+            std::vector<FindingCode>{FindingCode::rdma_disabled});
+  const DoctorReport tb4 = judged("mac-tb4.bundle");
+  ASSERT_EQ(blocking(tb4), std::vector<FindingCode>{FindingCode::no_rdma_device});
+  EXPECT_NE(tb4.findings.front().text.find("system_profiler reports Thunderbolt 4"), std::string::npos)
+      << tb4.findings.front().text;
+}
+
+TEST(BundleHostMac, AReleaseBeforeRdmaAndAFailedToolAreSaid) {
+  std::string text = slurp("mac-tb4.bundle");
+  const std::size_t at = text.find("ProductVersion:");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, text.find('\n', at) - at, "ProductVersion:\t\t15.7.1");
+  ASSERT_OK_AND_ASSIGN(const BundleHost old, read_bundle_host(framed(text)));
+  EXPECT_EQ(old.rdma_release, false);
+  const DoctorReport r = examine(doctor_input(old));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().code, FindingCode::macos_without_rdma);
+  EXPECT_EQ(r.findings.front().text, "macOS 15.7.1 has no RDMA over Thunderbolt: it came with macOS 26.2");
+  // ifconfig that did not run: the interfaces are unknown, said with the part's failure.
+  ASSERT_OK_AND_ASSIGN(const BundleHost no_if,
+                       read_bundle_host(framed("# gidpolicy-collect 1\n# system: Darwin 25.2.0 arm64\n"
+                                               "=== begin ifconfig: ifconfig -a\n=== stderr ifconfig\n"
+                                               "sh: ifconfig: not found\n=== end ifconfig: exit 127\n")));
+  EXPECT_FALSE(no_if.interfaces_known);
+  EXPECT_EQ(no_if.interfaces_error, "the bundle's ifconfig -a failed: exit 127: sh: ifconfig: not found");
+  EXPECT_EQ(no_if.rdma_state_error, "the bundle has no rdma_ctl part");
 }
 
 }  // namespace bundle_test

@@ -174,6 +174,13 @@ void print_json_report(const DoctorReport& r, const DoctorInput& in, const std::
     b["system"] = bundle->system;
     b["tables_from"] = bundle->tables_from.empty() ? Json(nullptr) : Json(bundle->tables_from);
     b["not_collected"] = bundle->notes;
+    // macOS: what the Mac's own tools said about its hardware and release (null: not said).
+    b["release"] = bundle->release.empty() ? Json(nullptr) : Json(bundle->release);
+    b["thunderbolt_generation"] =
+        bundle->thunderbolt_generation ? Json(*bundle->thunderbolt_generation) : Json(nullptr);
+    b["thunderbolt_ports"] = bundle->thunderbolt_interfaces;
+    b["thunderbolt_bridge_service"] =
+        bundle->thunderbolt_bridge_service ? Json(*bundle->thunderbolt_bridge_service) : Json(nullptr);
     j["bundle"] = std::move(b);
   } else {
     j["bundle"] = nullptr;
