@@ -692,6 +692,19 @@ class Examiner {
       // An unused port (port_down_unused) is in no stack's run: no stack line, no pin judged.
       if (std::find(unused_.begin(), unused_.end(), &t) != unused_.end()) continue;
       const DriverModel model = DriverModel::for_table(t, in_.platform);
+      // The stacks no setting steers as they ship (JACCL, exo) that fail here: one warning per
+      // port and cause, naming them all, with what must hold on the host.
+      std::map<std::string, std::vector<std::string>> stock_failures;
+      for (const StackInfo& s : stack_catalogue())
+        if (s.runs_on.has(t.port().link_layer))
+          if (auto why = unsteerable_failure(s, t, model)) {
+            // "JACCL as it ships on rdma_en2 port 1: EINVAL (22): ...": the cause after the port,
+            // the same for every stack that runs JACCL.
+            const std::size_t on = why->find(" as it ships on ");
+            const std::size_t colon = on == std::string::npos ? on : why->find(": ", on);
+            stock_failures[colon == std::string::npos ? *why : why->substr(colon + 2)].push_back(
+                std::string(s.title));
+          }
       for (const StackInfo& s : stack_catalogue()) {
         // The rows `check --stacks` lists for this port (those that run on its link layer); one
         // whose choice is not modelled (llama.cpp) says it uses the index it is given.
@@ -709,6 +722,23 @@ class Examiner {
         r_.stacks.push_back(StackLine{std::string(s.name), t.port().device, t.port().port, p.chose, p.index,
                                       p.works, p.outcome});
       }
+      // Said only where the port itself works for a stack (ds4, say): where none works, the
+      // port's own cause (no IPv4, no GID) is the finding, and this would repeat it.
+      const bool port_works = std::any_of(r_.stacks.begin(), r_.stacks.end(), [&](const StackLine& l) {
+        return l.device == t.port().device && l.port == t.port().port && l.works;
+      });
+      if (port_works)
+        for (const auto& [why, names] : stock_failures) {
+          std::string who;
+          for (std::size_t i = 0; i < names.size(); ++i)
+            who += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+          add(FindingCode::stock_stack_fails, t.port().device, t.port().port, "",
+              who + (names.size() == 1 ? " as it ships fails on " : " as they ship fail on ") + port_name(t) +
+                  ": " + why,
+              "the shipped program's RTR fails on this port; ds4 and the patched JACCL advertise and route "
+              "from one index",
+              {.device = t.port().device, .port = t.port().port});
+        }
       // The pins are this machine's environment: judged against its own tables only.
       if (!in_.host_checked) continue;
       for (const DoctorPin& pin : in_.pins)

@@ -179,6 +179,12 @@ inline constexpr FindingRow kFindingRows[] = {
                            " --rank N   # N: this host's rank (or set " + std::string(stack_vars::kMlxRank) +
                            ")"};
      }},
+    {FindingCode::stock_stack_fails, "stock_stack_fails", Severity::warning,
+     "a stack that no setting steers as it ships (JACCL, and exo, which runs it) fails on a port: what "
+     "must hold on the host for it to work",
+     "the shipped program's RTR fails (JACCL: EINVAL (22) when index 1 is not the GID it advertises); "
+     "ds4 and the patched JACCL may still work, so the host is not called not ready for it",
+     [](const Fixes& on, const FixArgs& a) { return on.stock_stack(a.device, a.port); }},
     {FindingCode::self_assigned, "self_assigned", Severity::warning, "only a self-assigned 169.254 address",
      "it arrives late and may change: device files and peer lists go stale",
      [](const Fixes& on, const FixArgs& a) { return on.add_address_or_none(a.netdev, a.address); }},
@@ -257,6 +263,7 @@ constexpr bool is_finding_code(FindingCode c) noexcept {
     case FindingCode::peer_off_rdma:
     case FindingCode::stale_pin:
     case FindingCode::rank_unknown:
+    case FindingCode::stock_stack_fails:
     case FindingCode::self_assigned:
     case FindingCode::shared_subnet:
     case FindingCode::mtu:

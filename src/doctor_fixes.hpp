@@ -107,6 +107,12 @@ class Fixes {
     if (!names.empty()) l.push_back("rdma link show   # the kernel's devices: " + names);
     return l;
   }
+  [[nodiscard]] Lines stock_stack(const std::string& dev, std::uint32_t port) const {
+    return {"ibv_devinfo -v -d " + q(dev) + " -i " + std::to_string(port) +
+                "   # index 1 must hold the first ::ffff:a.b.c.d GID, with none below it",
+            "# or run a program that advertises and routes from one index: ds4, or JACCL patched "
+            "(gidpolicy env --for jaccl)"};
+  }
   [[nodiscard]] static Lines update_macos() {
     return {"sw_vers -productVersion   # must be 26.2 or later",
             "# System Settings > General > Software Update (or: softwareupdate --list, then --install)",

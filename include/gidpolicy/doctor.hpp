@@ -133,6 +133,7 @@ enum class FindingCode : std::uint8_t {
   peer_off_rdma,
   stale_pin,
   rank_unknown,
+  stock_stack_fails,
   self_assigned,
   shared_subnet,
   mtu,

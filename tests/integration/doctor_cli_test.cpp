@@ -92,7 +92,14 @@ TEST(DoctorCli, AMacsTableWithoutIpv4GetsNoIpv4AndTheMacsCommands) {
 TEST(DoctorCli, AMacsTableWithItsMappedGidIsNotJudgedByThisMachinesInterfaces) {
   const CliResult text = run_cli({"doctor", "--input", table("macmini-mapped-at-2.json")});
   EXPECT_EQ(text.exit_code, 0) << text.out << text.err;
-  EXPECT_NE(text.out.find("READY: 0 blockers, 0 warnings (macOS commands; "), std::string::npos) << text.out;
+  // Ready (ds4 and the patched JACCL work there), with a warning: JACCL as it ships routes from
+  // index 1, which is empty here; no variable steers it.
+  EXPECT_NE(text.out.find("READY: 0 blockers, 1 warning (macOS commands; "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(
+                "1. warning: JACCL and exo as they ship fail on rdma_en2 port 1: EINVAL (22): sgid_index 1 "
+                "is empty"),
+            std::string::npos)
+      << text.out;
   EXPECT_EQ(text.out.find("is not there"), std::string::npos) << text.out;
   EXPECT_EQ(linux_ip_command(text.out), "") << text.out;
   EXPECT_NE(text.out.find("not checked from a table: the interfaces"), std::string::npos) << text.out;
@@ -100,7 +107,16 @@ TEST(DoctorCli, AMacsTableWithItsMappedGidIsNotJudgedByThisMachinesInterfaces) {
                        nullptr, false);
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(j["platform"], "darwin");
-  EXPECT_EQ(j["findings"].size(), 0u) << j.dump();
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["findings"][0]["code"], "stock_stack_fails");
+  EXPECT_EQ(j["findings"][0]["severity"], "warning");
+  EXPECT_EQ(j["ready"], true);
+  // Where JACCL's index 1 holds the GID it advertises (the ds4 QA Mac), no such warning.
+  Json ok =
+      Json::parse(run_cli({"doctor", "--json", "--input", table("apple-ds4qa-rdma_en1.devinfo.txt")}).out,
+                  nullptr, false);
+  ASSERT_TRUE(ok.is_object());
+  EXPECT_EQ(ok["findings"].size(), 0u) << ok.dump();
 }
 
 // --platform still wins; --this-host says the table is this machine's and judges it here.

@@ -5,6 +5,8 @@
 #include <gidpolicy/doctor.hpp>
 #include <gidpolicy/interfaces.hpp>
 
+#include "example_tables.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -485,4 +487,25 @@ TEST(Doctor, NoDeviceBecauseTheProviderOrTheUverbsNodeIsMissing) {
 }
 
 }  // namespace
+
+// JACCL as it ships routes from index 1; on the Mac mini whose IPv4-mapped GID sits at index 2
+// that fails while ds4 works: a warning naming JACCL and exo with what must hold on the host,
+// not a blocker. Where index 1 holds the GID (the ds4 QA Mac), nothing.
+TEST(Doctor, StockJacclThatFailsWhereTheHostWorksIsAWarning) {
+  DoctorInput in;
+  in.tables = {test::macmini()};
+  in.platform = Platform::darwin;
+  in.host_checked = false;
+  const DoctorReport r = examine(in);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].code, FindingCode::stock_stack_fails);
+  EXPECT_EQ(r.findings[0].severity, Severity::warning);
+  EXPECT_EQ(r.findings[0].text.rfind("JACCL and exo as they ship fail on rdma_en2 port 1: EINVAL (22)", 0),
+            0u)
+      << r.findings[0].text;
+  EXPECT_TRUE(r.ready());
+  in.tables = {test::apple_ds4qa()};
+  EXPECT_TRUE(examine(in).findings.empty());
+}
+
 }  // namespace gidpolicy
