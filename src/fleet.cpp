@@ -323,8 +323,8 @@ bool fleet_ip_based(const Gid& g) noexcept {
 }
 
 std::string fleet_dotted(std::uint32_t v) {
-  return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 0xff) + "." + std::to_string((v >> 8) & 0xff) +
-         "." + std::to_string(v & 0xff);
+  return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 0xff) + "." +
+         std::to_string((v >> 8) & 0xff) + "." + std::to_string(v & 0xff);
 }
 
 }  // namespace
@@ -363,10 +363,12 @@ void Analysis::find_conflicts() {
     c.kind = ConflictKind::duplicate_address;
     c.fatal = true;
     c.gid_count = members.size();
-    for (std::size_t i = 0; i < members.size() && i < kConflictNamed; ++i) c.gids.push_back(holders[members[i]].gid);
+    for (std::size_t i = 0; i < members.size() && i < kConflictNamed; ++i)
+      c.gids.push_back(holders[members[i]].gid);
     c.device = holders[members.front()].device;
     c.host_count = static_cast<std::uint32_t>(hosts.size());
-    c.hosts.assign(hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(std::min(hosts.size(), kConflictNamed)));
+    c.hosts.assign(hosts.begin(),
+                   hosts.begin() + static_cast<std::ptrdiff_t>(std::min(hosts.size(), kConflictNamed)));
     found.push_back({std::move(c), std::move(members)});
   }
   std::stable_sort(found.begin(), found.end(), [](const Pending& x, const Pending& y) {
@@ -379,7 +381,8 @@ void Analysis::find_conflicts() {
   }
   for (auto& S : sides_) {
     if (!S.plan) continue;
-    if (auto it = ids.find(S.plan->selection.entry.gid); it != ids.end()) S.conflict = conflict_of[it->second];
+    if (auto it = ids.find(S.plan->selection.entry.gid); it != ids.end())
+      S.conflict = conflict_of[it->second];
   }
   // Rails whose IPv4 ranges interleave: the range of each rail over the fleet, then each pair.
   if (pairing_ != Pairing::rail || lanes_ < 2) return;
@@ -390,7 +393,8 @@ void Analysis::find_conflicts() {
   auto each_v4 = [&](std::uint32_t side, auto&& fn) {
     if (const GidTable* t = sides_[side].table)
       for (const GidEntry& e : *t)
-        if (e.state == EntryState::valid && e.gid.is_ipv4_mapped() && !e.gid.is_ipv4_link_local()) fn(*e.gid.ipv4());
+        if (e.state == EntryState::valid && e.gid.is_ipv4_mapped() && !e.gid.is_ipv4_link_local())
+          fn(*e.gid.ipv4());
   };
   const std::uint32_t n = static_cast<std::uint32_t>(hosts_.size());
   std::vector<Range> range(lanes_);
@@ -398,7 +402,8 @@ void Analysis::find_conflicts() {
   for (std::uint32_t k = 0; k < lanes_; ++k)
     for (std::uint32_t h = 0; h < n; ++h) {
       const std::uint32_t s = h * lanes_ + k;
-      if (rail_name[k].empty() && sides_[s].table) rail_name[k] = "rail " + std::to_string(k) + " (" + side_info_[s].device + ")";
+      if (rail_name[k].empty() && sides_[s].table)
+        rail_name[k] = "rail " + std::to_string(k) + " (" + side_info_[s].device + ")";
       each_v4(s, [&](std::uint32_t v) {
         range[k].lo = std::min(range[k].lo, v);
         range[k].hi = std::max(range[k].hi, v);
@@ -412,8 +417,8 @@ void Analysis::find_conflicts() {
       c.kind = ConflictKind::rail_subnet_overlap;
       c.device = rail_name[k];
       c.other_device = rail_name[m];
-      c.detail = fleet_dotted(range[k].lo) + "-" + fleet_dotted(range[k].hi) + " and " + fleet_dotted(range[m].lo) +
-                 "-" + fleet_dotted(range[m].hi);
+      c.detail = fleet_dotted(range[k].lo) + "-" + fleet_dotted(range[k].hi) + " and " +
+                 fleet_dotted(range[m].lo) + "-" + fleet_dotted(range[m].hi);
       auto inside = [](const Range& r, std::uint32_t v) { return v >= r.lo && v <= r.hi; };
       for (std::uint32_t h = 0; h < n; ++h) {
         bool in = false;
@@ -650,8 +655,9 @@ std::string Analysis::describe(const Conflict& c) const {
   if (c.host_count > c.hosts.size()) hosts += ", ...";
   const std::string on = std::to_string(c.host_count) + " hosts (" + hosts + ")";
   if (c.kind == ConflictKind::rail_subnet_overlap)
-    return c.device + " and " + c.other_device + ": IPv4 ranges " + c.detail + " interleave across the fleet, " +
-           on + " holding an address inside the other rail's range: one subnet per rail cannot hold both " +
+    return c.device + " and " + c.other_device + ": IPv4 ranges " + c.detail +
+           " interleave across the fleet, " + on +
+           " holding an address inside the other rail's range: one subnet per rail cannot hold both " +
            "(routes by subnet send one rail's traffic out of the other's NIC)";
   auto gid_text = [](const Gid& g) {
     return g.is_ipv4_mapped() ? g.to_string() + " (" + g.ipv4_string() + ")" : g.to_string();
@@ -667,8 +673,9 @@ std::string Analysis::describe(const Conflict& c) const {
   }
   s += ", " + c.device + " on " + hosts_[c.hosts.front()].host +
        ": one address on several hosts, a peer's packets reach only one of them -> ";
-  s += c.links == 0 ? std::string("no link of this topology advertises it, the hosts still answer for it")
-                    : std::to_string(c.links) + (c.links == 1 ? " link" : " links") + " not reliably connected";
+  s += c.links == 0
+           ? std::string("no link of this topology advertises it, the hosts still answer for it")
+           : std::to_string(c.links) + (c.links == 1 ? " link" : " links") + " not reliably connected";
   return s;
 }
 

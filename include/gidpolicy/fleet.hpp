@@ -269,15 +269,15 @@ inline constexpr std::size_t kConflictNamed = 5;
 /// (2,000 hosts made from one table are one finding, not 2,000).
 struct Conflict {
   ConflictKind kind = ConflictKind::duplicate_address;
-  std::vector<Gid> gids;            ///< duplicate_address: the first kConflictNamed GIDs
-  std::size_t gid_count = 0;        ///< duplicate_address: how many GIDs this host set shares
-  std::string device;               ///< the device holding the first GID on the first host; rail: "rail 0 (mlx5_0)"
-  std::string other_device;         ///< rail_subnet_overlap: the other rail, "rail 1 (mlx5_1)"
-  std::uint32_t host_count = 0;     ///< distinct hosts involved
+  std::vector<Gid> gids;      ///< duplicate_address: the first kConflictNamed GIDs
+  std::size_t gid_count = 0;  ///< duplicate_address: how many GIDs this host set shares
+  std::string device;         ///< the device holding the first GID on the first host; rail: "rail 0 (mlx5_0)"
+  std::string other_device;   ///< rail_subnet_overlap: the other rail, "rail 1 (mlx5_1)"
+  std::uint32_t host_count = 0;      ///< distinct hosts involved
   std::vector<std::uint32_t> hosts;  ///< the first kConflictNamed of them, in input order
-  std::uint64_t links = 0;          ///< links the fabric connects over one of these GIDs
-  bool fatal = false;               ///< makes the fleet not OK (duplicate_address)
-  std::string detail;               ///< rail_subnet_overlap: the two ranges
+  std::uint64_t links = 0;           ///< links the fabric connects over one of these GIDs
+  bool fatal = false;                ///< makes the fleet not OK (duplicate_address)
+  std::string detail;                ///< rail_subnet_overlap: the two ranges
 };
 
 /// How one direction of a link ends: the link judgment's outcome (link.hpp), which the fake

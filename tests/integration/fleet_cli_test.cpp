@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace gidpolicy::test {
@@ -170,7 +170,8 @@ TEST_F(FleetOutput, MalformedSnapshotNamesFileAndFieldExitTwo) {
 class FleetConflictsCli : public FleetOutput {
  protected:
   void snapshot(const std::string& host, const char* table) {
-    const auto r = run_cli({"show", "--json", "--host", host, "--input", (example_tables_dir() / table).string()});
+    const auto r =
+        run_cli({"show", "--json", "--host", host, "--input", (example_tables_dir() / table).string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::ofstream(dir_ / (host + ".json")) << r.out;
   }
@@ -181,9 +182,12 @@ TEST_F(FleetConflictsCli, TwoHostsFromOneExampleTableAreADuplicateAddressExitOne
   snapshot("node-b", "nccl-769.devinfo.txt");
   const auto r = run_cli({"fleet", dir_.string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  for (const char* want : {"0 of 1 links connected reliably; 1 more connect over a GID another host also holds",
-                           "fleet-wide conflicts:", "error: GID ::ffff:200.0.209.6 (200.0.209.6) on 2 hosts "
-                           "(node-a, node-b)", "1 link not reliably connected"})
+  for (const char* want :
+       {"0 of 1 links connected reliably; 1 more connect over a GID another host also holds",
+        "fleet-wide conflicts:",
+        "error: GID ::ffff:200.0.209.6 (200.0.209.6) on 2 hosts "
+        "(node-a, node-b)",
+        "1 link not reliably connected"})
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   const auto j = run_cli({"fleet", "--json", "--all-links", dir_.string()});
   EXPECT_EQ(j.exit_code, 1) << j.err;
@@ -230,7 +234,8 @@ TEST_F(FleetConflictsCli, TwoThousandClonesAreOneGroupedFindingNotTwoThousandLin
   }
   const auto r = run_cli({"fleet", dir_.string()});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.out.find("0 of 1999000 links connected reliably; 1999000 more connect"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 of 1999000 links connected reliably; 1999000 more connect"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("on 2000 hosts (node0, node1, node2, node3, node4, ...)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1999000 links not reliably connected"), std::string::npos) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;

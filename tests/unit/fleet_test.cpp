@@ -353,7 +353,8 @@ TEST(FleetConflicts, HostsMadeFromOneTableShareAnAddressAndNoLinkIsReliable) {
   const fleet::Conflict& c = a.conflicts()[0];
   EXPECT_EQ(c.kind, fleet::ConflictKind::duplicate_address);
   EXPECT_TRUE(c.fatal);
-  EXPECT_EQ(c.gid_count, 1u) << "the fe80 GIDs repeat too, but link-local ones are not addresses to answer for";
+  EXPECT_EQ(c.gid_count, 1u)
+      << "the fe80 GIDs repeat too, but link-local ones are not addresses to answer for";
   EXPECT_EQ(c.gids.at(0), VALUE_OR_FAIL(Gid::parse("::ffff:200.0.209.6")));
   EXPECT_EQ(c.host_count, 3u);
   EXPECT_EQ(c.hosts, (std::vector<std::uint32_t>{0, 1, 2}));

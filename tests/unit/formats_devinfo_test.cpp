@@ -192,7 +192,8 @@ TEST(FormatsDevinfo, UnknownFutureKeysBetweenKnownLinesChangeNothing) {
   ASSERT_OK(plain);
   // Keys no rdma-core prints yet, in its shape, in the port block and in the device block; one
   // holds a known key's name as a suffix and a value a known field would refuse.
-  std::string text = port_block("\t\t\tfuture_port_state:\t\tPORT_WHATEVER (9)\n\t\t\tlink_layer_ex:\t\tBanana\n");
+  std::string text =
+      port_block("\t\t\tfuture_port_state:\t\tPORT_WHATEVER (9)\n\t\t\tlink_layer_ex:\t\tBanana\n");
   text.insert(text.find("\tmax_qp:"), "\tfuture_device_key:\t\t0x1234\n");
   auto newer = read_devinfo(text, "future.txt");
   ASSERT_OK(newer);

@@ -113,7 +113,8 @@ int run_check(const CheckArgs& o) {
                       " ports (not checked): " + names);
     }
     // Each row chose among the listed entries: where the source hid slots, say so once per port.
-    if (auto unlisted = unlisted_slots_note(t); !unlisted.empty()) notes.push_back(std::move(unlisted));
+    if (auto unlisted = unlisted_slots_note(t); !o.json && !unlisted.empty())
+      notes.push_back(std::move(unlisted));
     items.push_back(std::move(jt));
     for (const auto& n : notes) standard_output().print("  {}\n", n);
   }

@@ -81,10 +81,11 @@ void print_text(const Analysis& an, const FleetArgs& o, Sink& out) {
     out.write(fmt::format("{} of {} hosts, profile {}: {} of {} links connected\n", an.topology_name(),
                           an.host_count(), an.profile_spec(), s.connected, s.links));
   else  // never "N of N links connected" when hosts share an address
-    out.write(fmt::format("{} of {} hosts, profile {}: {} of {} links connected reliably; {} more connect over "
-                          "a GID another host also holds (not reliably connected)\n",
-                          an.topology_name(), an.host_count(), an.profile_spec(), s.connected - s.unreliable,
-                          s.links, s.unreliable));
+    out.write(
+        fmt::format("{} of {} hosts, profile {}: {} of {} links connected reliably; {} more connect over "
+                    "a GID another host also holds (not reliably connected)\n",
+                    an.topology_name(), an.host_count(), an.profile_spec(), s.connected - s.unreliable,
+                    s.links, s.unreliable));
   if (!an.conflicts().empty()) {
     out.write("fleet-wide conflicts:\n");
     std::size_t listed = 0;
