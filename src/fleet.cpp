@@ -379,10 +379,11 @@ void Analysis::find_conflicts() {
     for (std::uint32_t k : p.members) conflict_of[k] = static_cast<std::uint32_t>(conflicts_.size());
     conflicts_.push_back(std::move(p.c));
   }
-  for (auto& S : sides_) {
+  for (std::size_t s = 0; s < sides_.size(); ++s) {
+    Side& S = sides_[s];
     if (!S.plan) continue;
     if (auto it = ids.find(S.plan->selection.entry.gid); it != ids.end())
-      S.conflict = conflict_of[it->second];
+      S.conflict = side_info_[s].conflict = conflict_of[it->second];
   }
   // Rails whose IPv4 ranges interleave: the range of each rail over the fleet, then each pair.
   if (pairing_ != Pairing::rail || lanes_ < 2) return;

@@ -293,6 +293,9 @@ struct Cause {
   std::string text;  ///< "RTR from sgid_index 1 failed: EINVAL (22): sgid_index 1 is empty"
 };
 
+/// Link::conflict and SideInfo::conflict when no fleet conflict touches it.
+inline constexpr std::uint32_t kNoConflict = 0xffffffffu;
+
 /// One side of a link: a host's device/port and what it advertises and routes from.
 struct SideInfo {
   std::uint32_t host = 0;
@@ -301,6 +304,9 @@ struct SideInfo {
   bool usable = false;
   std::optional<Gid> advertised;  ///< when a selection was made
   std::optional<std::uint8_t> sgid_index;
+  /// The duplicate_address conflict (index into Analysis::conflicts()) the advertised GID is
+  /// part of, else kNoConflict.
+  std::uint32_t conflict = kNoConflict;
 };
 
 /// One direction of a judged link.
@@ -310,9 +316,6 @@ struct Direction {
   std::uint32_t culprit = 0;  ///< the side (index into sides()) the cause belongs to
   [[nodiscard]] bool ok() const noexcept { return outcome == LinkOutcome::ok; }
 };
-
-/// Link::conflict when no fleet conflict touches the link.
-inline constexpr std::uint32_t kNoConflict = 0xffffffffu;
 
 /// One link of the topology, judged.
 struct Link {

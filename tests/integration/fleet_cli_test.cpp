@@ -238,7 +238,14 @@ TEST_F(FleetConflictsCli, TwoThousandClonesAreOneGroupedFindingNotTwoThousandLin
       << r.out;
   EXPECT_NE(r.out.find("on 2000 hosts (node0, node1, node2, node3, node4, ...)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1999000 links not reliably connected"), std::string::npos) << r.out;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
+  // The summary, the one conflict, and --limit (20) of the links it touches, then a count.
+  EXPECT_NE(r.out.find("links not reliably connected (first 20 of 1999000):\n  node0 mlx5_bond_0 <-> node1 "
+                       "mlx5_bond_0: node0 advertises ::ffff:200.0.209.6, which 2000 hosts hold; node1 "
+                       "advertises ::ffff:200.0.209.6, which 2000 hosts hold\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  ... and 1998980 more"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3 + 1 + 20 + 1) << r.out;
 }
 
 TEST(Fleet, ShowJsonRecordsTheHost) {

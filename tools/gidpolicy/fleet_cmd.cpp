@@ -98,6 +98,31 @@ void print_text(const Analysis& an, const FleetArgs& o, Sink& out) {
       out.write(fmt::format("  {}: {}\n", c.fatal ? "error" : "warning", an.describe(c)));
     }
   }
+  if (s.unreliable) {
+    // Each such link with the side whose GID others hold: bounded like the failed links.
+    out.write(fmt::format("links not reliably connected ({}{}):\n",
+                          s.unreliable > o.limit ? fmt::format("first {} of ", o.limit) : "", s.unreliable));
+    std::size_t shown = 0;
+    const std::uint64_t chunk = 65536;
+    for (std::uint64_t b = 0; b < an.link_count() && shown < o.limit; b += chunk)
+      an.for_each_link(b, b + chunk, [&](const Link& l) {
+        if (!l.connected() || l.reliable() || shown >= o.limit) return;
+        ++shown;
+        std::string why;
+        for (std::uint32_t side : {l.a, l.b}) {
+          const auto& si = an.sides()[side];
+          if (si.conflict == fleet::kNoConflict || !si.advertised) continue;
+          why += fmt::format("{}{} advertises {}, which {} hosts hold", why.empty() ? "" : "; ",
+                             an.host(si.host).host, si.advertised->to_string(),
+                             an.conflicts()[si.conflict].host_count);
+        }
+        out.write(fmt::format("  {}{}: {}\n", an.describe_link(l),
+                              l.lane ? fmt::format(" (lane {})", l.lane) : "", why));
+      });
+    if (s.unreliable > shown)
+      out.write(
+          fmt::format("  ... and {} more (--json lists them with --all-links)\n", s.unreliable - shown));
+  }
   if (s.all_connected()) return;
   out.write("failures by cause:\n");
   std::size_t shown = 0;
@@ -202,6 +227,7 @@ void print_json(const Analysis& an, const FleetArgs& o, const std::string& stack
     j["usable"] = side.usable;
     j["advertised"] = side.advertised ? Json(side.advertised->to_string()) : Json(nullptr);
     j["sgid_index"] = side.sgid_index ? Json(*side.sgid_index) : Json(nullptr);
+    j["conflict"] = side.conflict == fleet::kNoConflict ? Json(nullptr) : Json(side.conflict);
     sides.push_back(std::move(j));
   }
   head["sides"] = std::move(sides);
