@@ -16,9 +16,56 @@
 #include <cstdlib>
 
 namespace gidpolicy::cli {
+namespace stacks_cmd_detail {
+
+// A stack's settings as JSON: each variable read, its value, where it came from and how read.
+Json settings_json(const StackLaunch& l) {
+  Json out = Json::array();
+  for (const SettingReading& r : l.read) {
+    Json j;
+    j["variable"] = r.variable;
+    j["value"] = r.value;
+    j["origin"] = r.origin;
+    j["reading"] = r.reading;
+    j["applied"] = r.applied;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// The lines saying which settings the predictions use (nothing when none is set and the
+// environment was read: the defaults, as before).
+void print_settings(const std::vector<StackLaunch>& launches, bool no_env, bool env_file) {
+  bool any = false;
+  for (const StackLaunch& l : launches)
+    for (const SettingReading& r : l.read) {
+      if (!any) standard_output().print("launch settings read:\n");
+      any = true;
+      standard_output().print("  {} {}={} ({}): {}{}\n", stack_row(l.stack).name, show_text(r.variable, 60),
+                              show_text(r.value, 40), show_text(r.origin), show_text(r.reading, std::string::npos),
+                              r.applied ? "" : " [not applied]");
+    }
+  if (!any && (no_env || env_file))
+    standard_output().print("launch settings read: none{}: each stack's defaults\n",
+                            no_env ? " (--no-env: the environment is not read)" : "");
+  if (any) standard_output().print("\n");
+}
+
+}  // namespace stacks_cmd_detail
+
+std::vector<StackLaunch> read_launches(const std::vector<LaunchSetting>& settings) {
+  std::vector<StackLaunch> out;
+  for (const StackInfo& s : stack_catalogue()) out.push_back(read_launch(s.id, settings));
+  return out;
+}
+
 int run_check_stacks(const CheckArgs& o) {
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
+  auto settings = read_launch_settings(!o.no_env, o.env_file);
+  if (!settings) return usage_error(settings.error());
+  const std::vector<StackLaunch> launches = read_launches(settings.value());
+  if (!o.json) stacks_cmd_detail::print_settings(launches, o.no_env, o.env_file.has_value());
   int exit_code = kExitOk;
   std::vector<Json> items;
   bool first = true;
@@ -46,9 +93,39 @@ int run_check_stacks(const CheckArgs& o) {
       // Thunderbolt, NCCL and its kin on RoCE and InfiniBand, ds4 and llama.cpp on both kinds.
       if (!s.runs_on.has(t.port().link_layer)) continue;
       ++listed;
+      const StackLaunch& launch = launches[static_cast<std::size_t>(s.id)];
       Json js;
       js["stack"] = std::string(s.name);
       js["version"] = std::string(s.version);
+      js["settings"] = stacks_cmd_detail::settings_json(launch);
+      js["used"] = launch.uses(t.port().device, t.port().port);
+      if (!launch.uses(t.port().device, t.port().port)) {
+        // Its device list leaves this port out: the stack never opens it, so nothing is predicted.
+        const std::string outcome = "not used: " + launch.devices->variable + " leaves this port out";
+        for (const char* k : {"spec", "chose", "index", "gid", "works", "errno", "fix"}) js[k] = nullptr;
+        js["modelled"] = s.predicted;
+        js["outcome"] = outcome;
+        js["why"] = outcome;
+        jstacks.push_back(std::move(js));
+        if (!o.json)
+          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(not used)", "-", outcome);
+        continue;
+      }
+      if (launch.refused && s.predicted) {
+        // The stack refuses its pin's text: it does not start, whatever the port holds.
+        const std::string outcome = "does not start: " + launch.pin_variable + " " + *launch.refused;
+        exit_code = kExitFinding;
+        for (const char* k : {"chose", "index", "gid", "errno", "fix"}) js[k] = nullptr;
+        js["modelled"] = true;
+        js["spec"] = std::string(automatic_spec(s, t.port().link_layer));
+        js["works"] = false;
+        js["outcome"] = outcome;
+        js["why"] = outcome;
+        jstacks.push_back(std::move(js));
+        if (!o.json)
+          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(none)", "NO", outcome);
+        continue;
+      }
       if (!s.predicted) {
         // Its own choice is not modelled (llama.cpp): listed with the setting that gives it the
         // entry to use, and never counted as a failure.
@@ -78,13 +155,15 @@ int run_check_stacks(const CheckArgs& o) {
         continue;
       }
       const std::string_view spec = automatic_spec(s, t.port().link_layer);
-      auto own = stack_profile_for(s.id, t);
+      auto own = stack_profile_for(s.id, t, launch);
       if (!own) return usage_error(own.error());  // a predicted row's choice is modelled (checked in kStacks)
       const StackPrediction p = predict_profile(own.value(), t, driver);
       std::optional<std::string> fix;
       if (!p.works && p.fix && s.launch.choice_reader == ChoiceReader::stack) {
         // Only a setting that works when applied is offered.
-        auto pinned_profile = stack_profile_for(s.id, t, *p.fix);
+        StackLaunch fixed = launch;
+        fixed.pinned = *p.fix;
+        auto pinned_profile = stack_profile_for(s.id, t, fixed);
         if (pinned_profile && predict_profile(pinned_profile.value(), t, driver).works)
           fix = fix_setting(s, t, *p.fix);
       }
@@ -102,7 +181,8 @@ int run_check_stacks(const CheckArgs& o) {
       }
       if (!p.works) exit_code = kExitFinding;
       js["modelled"] = true;
-      js["spec"] = std::string(spec);
+      // The spec predicted: the path's own, or with the options and pin the settings give it.
+      js["spec"] = launch.options.empty() && !launch.pinned ? std::string(spec) : own.value().spec();
       js["chose"] = p.chose;
       js["index"] = p.chose ? Json(p.index) : Json(nullptr);
       js["gid"] = p.chose ? Json(p.gid.to_string()) : Json(nullptr);
