@@ -230,6 +230,7 @@ int run_check_pins(const CheckArgs& o) {
   struct Source {
     std::string origin;
     std::vector<EnvAssignment> vars;
+    std::vector<LaunchSetting> launch;  ///< every launch variable it sets: the pins' other settings
   };
   std::vector<Source> sources;
   const EnvLookup lookup = [](const std::string& name) -> std::optional<std::string> {
@@ -256,22 +257,33 @@ int run_check_pins(const CheckArgs& o) {
         if (n == name) return v;
       return std::nullopt;
     };
-    Source env{origin, {}};
+    Source env{origin, {}, {}};
     std::vector<DeviceSelector> sel;
-    for (auto v : pin_names)
-      if (auto val = host_lookup(std::string(v))) env.vars.push_back({std::string(v), *val, origin});
-    for (auto v : selectors)
-      if (auto val = host_lookup(std::string(v))) sel.push_back(*read_device_selector(v, *val));
+    // --no-env: the environment's pins are not judged (a bundle's recorded environment is not
+    // this process's, and is still read).
+    if (!o.no_env || bundled) {
+      for (auto v : pin_names)
+        if (auto val = host_lookup(std::string(v))) env.vars.push_back({std::string(v), *val, origin});
+      for (auto v : selectors)
+        if (auto val = host_lookup(std::string(v))) sel.push_back(*read_device_selector(v, *val));
+      for (auto v : launch_variables())
+        if (auto val = host_lookup(std::string(v))) env.launch.push_back({std::string(v), *val, origin});
+    }
     sources.push_back(std::move(env));
     selected.push_back(std::move(sel));
   }
   if (o.env_file) {
-    auto vars = read_env_file(*o.env_file, lookup);
+    const EnvLookup file_lookup = [&](const std::string& name) -> std::optional<std::string> {
+      return o.no_env ? std::nullopt : lookup(name);
+    };
+    auto vars = read_env_file(*o.env_file, file_lookup);
     if (!vars) return usage_error(vars.error());
-    Source f{*o.env_file, {}};
+    Source f{*o.env_file, {}, {}};
+    const auto launch_names = launch_variables();
     std::vector<DeviceSelector> sel;
     for (auto& a : vars.value()) {
       if (is(pin_names, a.name)) f.vars.push_back(a);
+      if (is(launch_names, a.name)) f.launch.push_back({a.name, a.value, a.origin});
       // The last setting of a name is the one the stack sees.
       if (is(selectors, a.name)) {
         std::erase_if(sel, [&](const DeviceSelector& d) { return d.variable == a.name; });
@@ -294,10 +306,37 @@ int run_check_pins(const CheckArgs& o) {
       // Every value of these lines passes show_text() (quoting.hpp): a newline in a pin's value
       // or its file's name cannot forge a line of the report.
       if (!o.json) standard_output().print("{} ({})\n", shown, show_text(a.origin));
+      // Whether every reading of this pin is redundant: the stack's own choice, under the source's
+      // other settings, is the pinned index on every port it uses (deleting the pin changes nothing).
+      bool all_redundant = true;
+      std::size_t compared = 0;
+      std::vector<std::string> own_choices;
+      const std::size_t first_row = jpins.size();
       for (const auto& reading : read_pin(a.name, a.value, mc_set)) {
         if (!o.json)
           standard_output().print("  as {} reads it:\n", show_text(reading.reader, std::string::npos));
         const DeviceSelector* sel = selector_for(reading, a.name, selected[si]);
+        // The stack's launch without any of its pins: its own choice under the other settings.
+        std::vector<LaunchSetting> others;
+        for (const LaunchSetting& l : src.launch) {
+          const auto& stack_pins = stack_row(reading.stack).pins;
+          if (std::none_of(stack_pins.begin(), stack_pins.end(), [&](const PinVariable& pv) { return pv.name == l.variable; }))
+            others.push_back(l);
+        }
+        const StackLaunch own_launch = read_launch(reading.stack, others);
+        StackLaunch pinned_launch = own_launch;
+        pinned_launch.pinned = reading.value;
+        const auto same_as_own = [&](const GidTable& t) -> std::optional<std::uint32_t> {
+          if (reading.refused) return std::nullopt;
+          auto own = stack_profile_for(reading.stack, t, own_launch, false);
+          auto pinned = stack_profile_for(reading.stack, t, pinned_launch, true);
+          if (!own || !pinned) return std::nullopt;
+          const DriverModel m = driver_for(t, o.platform);
+          const StackPrediction po = predict_profile(own.value(), t, m);
+          const StackPrediction pp = predict_profile(pinned.value(), t, m);
+          if (!po.works || !pp.works || po.index != pp.index) return std::nullopt;
+          return po.index;
+        };
         // One JSON row per pin, reading and port, whatever the verdict.
         const auto row = [&](const GidTable& t, std::string status, Json err, Json right,
                              std::string summary) {
@@ -332,12 +371,28 @@ int run_check_pins(const CheckArgs& o) {
             continue;
           }
           const PinJudgement j = judge_pin(reading, t, driver_for(t, o.platform));
+          ++compared;
+          if (const auto same = same_as_own(t))
+            own_choices.push_back(std::string(stack_row(reading.stack).title) + " index " + std::to_string(*same) +
+                                  " on " + port_name(t));
+          else
+            all_redundant = false;
           if (j.status != PinJudgement::Status::fine) exit_code = kExitFinding;
           if (!o.json)
             standard_output().print("    {}: {}\n", port_name(t), show_text(j.summary, std::string::npos));
           row(t, std::string(to_string(j.status)), j.err ? Json(j.err) : Json(nullptr),
               j.right_index ? Json(*j.right_index) : Json(nullptr), j.summary);
         }
+      }
+      const bool redundant = all_redundant && compared > 0;
+      for (std::size_t r = first_row; r < jpins.size(); ++r) jpins[r]["redundant"] = redundant;
+      if (redundant && !o.json) {
+        std::string where;
+        for (const auto& c : own_choices) where += (where.empty() ? "" : ", ") + c;
+        standard_output().print(
+            "  redundant: every stack reading it picks that index on its own, under the other settings, on "
+            "every port it uses ({}); delete {} from {}\n",
+            where, shown, show_text(a.origin));
       }
     }
   }
@@ -346,8 +401,9 @@ int run_check_pins(const CheckArgs& o) {
   } else if (pins == 0) {
     std::string names;
     for (auto v : pin_variables()) names += (names.empty() ? "" : ", ") + std::string(v);
-    standard_output().print("no GID index is pinned (none of {} is set{})\n", names,
-                            o.env_file ? " in the environment or " + show_text(*o.env_file) : std::string());
+    standard_output().print("no GID index is pinned (none of {} is set{}{})\n", names,
+                            o.env_file ? " in the environment or " + show_text(*o.env_file) : std::string(),
+                            o.no_env ? "; --no-env: the environment is not read" : "");
   }
   return exit_code;
 }
