@@ -625,7 +625,9 @@ TEST(DoctorStacks, AMacsPortShowsTheMacsStacks) {
   EXPECT_EQ(names, (std::vector<std::string>{"ds4", "llama.cpp", "jaccl", "exo"})) << r.out;
 }
 
-}  // namespace gidpolicy::test// The launch's settings steer the predictions: the environment's, an --env-file's, or none (--no-env).
+namespace {
+
+// The launch's settings steer the predictions: the environment's, an --env-file's, or none (--no-env).
 const Json& stack_entry(const Json& port, const std::string& name) {
   for (const auto& s : port["stacks"])
     if (s["stack"] == name) return s;
@@ -755,4 +757,5 @@ TEST(CheckPinsSettings, APinEqualToTheStacksOwnChoiceIsRedundant) {
   EXPECT_NE(no_env.out.find("no GID index is pinned"), std::string::npos) << no_env.out;
 }
 
-
+}  // namespace
+}  // namespace gidpolicy::test
