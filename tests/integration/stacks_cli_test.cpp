@@ -103,9 +103,12 @@ TEST(Env, UcxOnThePodIsIndex7BecauseItsAutoRejectsThePort) {
   const auto d = run_cli({"env", "--for", "ucx,nccl", "--format", "dotenv", "--input",
                           stacks_example("nccl-1573-pod.show_gids.txt")});
   EXPECT_NE(d.out.find("\nUCX_IB_GID_INDEX=7\n"), std::string::npos) << d.out;
-  EXPECT_NE(d.out.find("\nNCCL_IB_GID_INDEX=7\n"), std::string::npos) << d.out;
-  EXPECT_NE(d.out.find("its own choice is already index 7"), std::string::npos)
-      << d.out;  // NCCL's auto is right
+  // NCCL's auto is right on both ports: no pin, and the comment says why (--pin prints one).
+  EXPECT_EQ(d.out.find("NCCL_IB_GID_INDEX=7"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("its own choice is already index 7"), std::string::npos) << d.out;
+  const auto pinned = run_cli({"env", "--for", "ucx,nccl", "--pin", "--format", "dotenv", "--input",
+                               stacks_example("nccl-1573-pod.show_gids.txt")});
+  EXPECT_NE(pinned.out.find("\nNCCL_IB_GID_INDEX=7\n"), std::string::npos) << pinned.out;
 }
 
 TEST(Env, OneIndexPerProcessOnHcasNeedingTwoExitsNamingBoth) {
