@@ -186,8 +186,9 @@ void plan_per_process(const StackInfo& s, const std::vector<Pick>& picks,
                        (launch.read.empty() ? std::string() : std::string(" under the settings given")) +
                        " is already index " + std::to_string(index) + " on every port it uses (" + where +
                        "): no " + var + " needed" +
-                       (launch.pin_variable.empty() ? std::string()
-                                                    : "; the " + launch.pin_variable + " set can be deleted") +
+                       (launch.pin_variable.empty()
+                            ? std::string()
+                            : "; the " + launch.pin_variable + " set can be deleted") +
                        " (--pin prints one anyway)");
     return;
   }
@@ -308,8 +309,8 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
     for (const Pick& p : picks) {
       if (!launch.uses(p.table->port().device, p.table->port().port)) {
         // The launch's own device list leaves it out: the stack never opens it.
-        plan.why.push_back(std::string(s.name) + ": " + port_name(*p.table) + " left out: " +
-                           launch.devices->variable + " leaves it out");
+        plan.why.push_back(std::string(s.name) + ": " + port_name(*p.table) +
+                           " left out: " + launch.devices->variable + " leaves it out");
         continue;
       }
       (s.runs_on.has(p.table->port().link_layer) ? here.push_back(p)

@@ -676,7 +676,8 @@ std::string describe_selector(const DeviceSelector& d) {
   if (d.every) return d.exclude ? "no device" : "every device";
   std::string items;
   for (const DeviceSelector::Item& i : d.items)
-    items += (items.empty() ? "" : ", ") + i.device + (i.port ? ":" + std::to_string(*i.port) : std::string());
+    items +=
+        (items.empty() ? "" : ", ") + i.device + (i.port ? ":" + std::to_string(*i.port) : std::string());
   return std::string(d.exclude ? "every device but " : "only ") + items +
          (d.match == DeviceSelector::Match::prefix ? " (names as prefixes)" : " (exact names)");
 }
@@ -712,10 +713,11 @@ SettingReading read_setting(const SettingVariable& v, const LaunchSetting& a, St
       const std::int64_t vnum = n.value_or(2);
       out.roce_version = static_cast<int>(std::clamp<std::int64_t>(vnum, -1, 3));
       if (*out.roce_version != 2) out.options.push_back("roce_version=" + std::to_string(*out.roce_version));
-      r.reading = "strtoll: " + shown + " is " + std::to_string(vnum) +
-                  (vnum == 1 || vnum == 2 ? std::string()
-                                          : ": no GID has that RoCE version, so only a change of family moves "
-                                            "the pick off index 0");
+      r.reading =
+          "strtoll: " + shown + " is " + std::to_string(vnum) +
+          (vnum == 1 || vnum == 2 ? std::string()
+                                  : ": no GID has that RoCE version, so only a change of family moves "
+                                    "the pick off index 0");
       return r;
     }
     case SettingEffect::reachability:
@@ -755,9 +757,10 @@ StackLaunch read_launch(StackId id, std::span<const LaunchSetting> settings) {
       out.pin_variable = std::string(pin.name);
       out.pinned = r.value;
       if (r.refused) out.refused = r.reader;
-      out.read.push_back({a->variable, a->value, a->origin,
-                          r.reader + (r.value ? ": index " + std::to_string(*r.value) : std::string(": its own choice")),
-                          true});
+      out.read.push_back(
+          {a->variable, a->value, a->origin,
+           r.reader + (r.value ? ": index " + std::to_string(*r.value) : std::string(": its own choice")),
+           true});
       break;  // NCCL's empty value has two readings; the first is the release modelled
     }
   }
@@ -775,7 +778,8 @@ StackLaunch read_launch(StackId id, std::span<const LaunchSetting> settings) {
   return out;
 }
 
-result<Profile> stack_profile_for(StackId id, const GidTable& table, const StackLaunch& launch, bool with_pin) {
+result<Profile> stack_profile_for(StackId id, const GidTable& table, const StackLaunch& launch,
+                                  bool with_pin) {
   const std::optional<std::int64_t> pin = with_pin ? launch.pinned : std::nullopt;
   auto plain = stack_profile_for(id, table, pin);
   if (!plain) return plain;

@@ -238,9 +238,10 @@ inline constexpr PinVariable kMooncakePins[] = {{stack_vars::kMcGidIndex, PinRul
 inline constexpr PinVariable kLibfabricPins[] = {{stack_vars::kFiVerbsGidIdx, PinRule::integer_param}};
 inline constexpr PinVariable kLlamaCppPins[] = {{stack_vars::kGgmlRdmaGid, PinRule::unchecked}};
 inline constexpr std::span<const PinVariable> kNoPins{};
-inline constexpr SettingVariable kNcclSettings[] = {{stack_vars::kNcclAddrFamily, SettingEffect::family},
-                                                    {stack_vars::kNcclAddrRange, SettingEffect::range},
-                                                    {stack_vars::kNcclRoceVersion, SettingEffect::roce_version}};
+inline constexpr SettingVariable kNcclSettings[] = {
+    {stack_vars::kNcclAddrFamily, SettingEffect::family},
+    {stack_vars::kNcclAddrRange, SettingEffect::range},
+    {stack_vars::kNcclRoceVersion, SettingEffect::roce_version}};
 // NVSHMEM's copy of NCCL's rule under its own names (modelled as NCCL's, not read from its source).
 inline constexpr SettingVariable kNvshmemSettings[] = {
     {stack_vars::kNvshmemAddrFamily, SettingEffect::family},
@@ -253,7 +254,8 @@ inline constexpr SettingVariable kUcxSettings[] = {
     {stack_vars::kUcxRoceSubnetPrefixLen, SettingEffect::reachability},
     {stack_vars::kUcxRoceSubnets, SettingEffect::not_in_model}};
 // libfabric's interface name serves connected (rdma_cm) endpoints; the profile models UD ones.
-inline constexpr SettingVariable kLibfabricSettings[] = {{stack_vars::kFiVerbsIface, SettingEffect::not_modelled}};
+inline constexpr SettingVariable kLibfabricSettings[] = {
+    {stack_vars::kFiVerbsIface, SettingEffect::not_modelled}};
 inline constexpr std::span<const SettingVariable> kNoSettings{};
 inline constexpr LinkLayers kIbAndRoce{.infiniband = true, .ethernet = true, .thunderbolt = false};
 inline constexpr LinkLayers kThunderbolt{.infiniband = false, .ethernet = false, .thunderbolt = true};

@@ -211,7 +211,7 @@ struct SettingReading {
   std::string variable;
   std::string value;
   std::string origin;
-  std::string reading;  ///< what the stack makes of it: "AF_INET6", "not a CIDR: ignored (any address)"
+  std::string reading;   ///< what the stack makes of it: "AF_INET6", "not a CIDR: ignored (any address)"
   bool applied = false;  ///< it changes the prediction (false: reported only, with `reading` saying why)
 };
 

@@ -117,18 +117,20 @@ std::vector<LaunchSetting> launch_settings_arg(const py::object& mapping) {
   for (const std::string_view n : names) {
     const py::str key{std::string(n)};
     if (!py::bool_(mapping.attr("__contains__")(key))) continue;
-    out.push_back({std::string(n), py::cast<std::string>(mapping.attr("__getitem__")(key)), "the environment"});
+    out.push_back(
+        {std::string(n), py::cast<std::string>(mapping.attr("__getitem__")(key)), "the environment"});
   }
   return out;
 }
 
 const char* plan_env_doc() {
-  static const std::string doc = "The settings that make each stack (" + stack_names(StackSet::all) +
-                                 ") use the GID `profile` picks on this host's tables. settings: a mapping of "
-                                 "the launch's variables (os.environ, a dict), which decide each stack's own "
-                                 "choice and the ports its device list opens; with settings, a stack whose own "
-                                 "choice is already the pick on every port it uses gets no pin unless pin=True. "
-                                 "Neither given: every stack is pinned, as before.";
+  static const std::string doc =
+      "The settings that make each stack (" + stack_names(StackSet::all) +
+      ") use the GID `profile` picks on this host's tables. settings: a mapping of "
+      "the launch's variables (os.environ, a dict), which decide each stack's own "
+      "choice and the ports its device list opens; with settings, a stack whose own "
+      "choice is already the pick on every port it uses gets no pin unless pin=True. "
+      "Neither given: every stack is pinned, as before.";
   return doc.c_str();
 }
 
@@ -310,8 +312,8 @@ void bind_stacks(py::module_& m) {
       });
   m.def(
       "plan_env",
-      [](const std::vector<std::string>& stacks, const std::vector<GidTable>& tables, const py::object& profile,
-         const py::object& settings, const std::optional<bool>& pin) {
+      [](const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
+         const py::object& profile, const py::object& settings, const std::optional<bool>& pin) {
         if (settings.is_none() && !pin)
           return plan_env(unwrap(parse_env_stacks(stacks)), tables, profile_arg(profile));
         EnvOptions o;

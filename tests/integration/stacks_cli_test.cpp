@@ -28,12 +28,27 @@ std::string stacks_data(const char* name) { return (test_data_dir() / "stacks" /
 // Every variable a stack reads is unset here: run_program() adds a test's entries to this process's
 // environment, and a caller's NCCL_IB_HCA (say) would otherwise steer every prediction below.
 const bool kStackVariablesUnset = [] {
-  for (const char* v :
-       {"NCCL_IB_GID_INDEX", "NCCL_IB_HCA", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_ROCE_VERSION_NUM",
-        "NVSHMEM_IB_GID_INDEX", "NVSHMEM_HCA_LIST", "NVSHMEM_IB_ADDR_FAMILY", "NVSHMEM_IB_ADDR_RANGE",
-        "NVSHMEM_IB_ROCE_VERSION_NUM", "UCX_IB_GID_INDEX", "UCX_NET_DEVICES", "UCX_IB_ROCE_LOCAL_SUBNET",
-        "UCX_IB_ROCE_SUBNET_PREFIX_LEN", "UCX_IB_ROCE_SUBNETS", "MC_GID_INDEX", "FI_VERBS_GID_IDX",
-        "FI_VERBS_DEVICE_NAME", "FI_VERBS_IFACE", "GGML_RDMA_DEV", "GGML_RDMA_GID"})
+  for (const char* v : {"NCCL_IB_GID_INDEX",
+                        "NCCL_IB_HCA",
+                        "NCCL_IB_ADDR_FAMILY",
+                        "NCCL_IB_ADDR_RANGE",
+                        "NCCL_IB_ROCE_VERSION_NUM",
+                        "NVSHMEM_IB_GID_INDEX",
+                        "NVSHMEM_HCA_LIST",
+                        "NVSHMEM_IB_ADDR_FAMILY",
+                        "NVSHMEM_IB_ADDR_RANGE",
+                        "NVSHMEM_IB_ROCE_VERSION_NUM",
+                        "UCX_IB_GID_INDEX",
+                        "UCX_NET_DEVICES",
+                        "UCX_IB_ROCE_LOCAL_SUBNET",
+                        "UCX_IB_ROCE_SUBNET_PREFIX_LEN",
+                        "UCX_IB_ROCE_SUBNETS",
+                        "MC_GID_INDEX",
+                        "FI_VERBS_GID_IDX",
+                        "FI_VERBS_DEVICE_NAME",
+                        "FI_VERBS_IFACE",
+                        "GGML_RDMA_DEV",
+                        "GGML_RDMA_GID"})
     ::unsetenv(v);
   return true;
 }();
@@ -642,8 +657,10 @@ const Json& stack_entry(const Json& port, const std::string& name) {
 TEST(CheckStacksSettings, NcclAddrFamilyFromTheEnvironmentIsWhatTheProfileWithThatFamilyPicks) {
   ASSERT_TRUE(kStackVariablesUnset);
   const std::string table = stacks_example("nccl-769.devinfo.txt");
-  const Json want = parse_out(run_cli({"select", "--profile", "nccl:family=AF_INET6", "--json", "--input", table}));
-  const auto r = run_with_env({"check", "--stacks", "--json", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
+  const Json want =
+      parse_out(run_cli({"select", "--profile", "nccl:family=AF_INET6", "--json", "--input", table}));
+  const auto r =
+      run_with_env({"check", "--stacks", "--json", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   const Json j = parse_out(r);
   const Json& nccl = stack_entry(j, "nccl");
@@ -669,17 +686,18 @@ TEST(CheckStacksSettings, TheSameThroughAnEnvFileAndNoneWithNoEnv) {
   EXPECT_NE(nccl["settings"][0]["origin"].get<std::string>().find("family6.env"), std::string::npos);
   // --no-env: the environment's setting is not read, the defaults are predicted (as with none set).
   const Json plain = parse_out(run_cli({"check", "--stacks", "--json", "--input", table}));
-  const Json no_env = parse_out(
-      run_with_env({"check", "--stacks", "--json", "--no-env", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"}));
+  const Json no_env = parse_out(run_with_env({"check", "--stacks", "--json", "--no-env", "--input", table},
+                                             {"NCCL_IB_ADDR_FAMILY=AF_INET6"}));
   EXPECT_EQ(no_env, plain);
   EXPECT_EQ(stack_entry(no_env, "nccl")["index"], 3);
   // --no-env with --env-file: the file still applies.
-  const Json both = parse_out(run_with_env(
-      {"check", "--stacks", "--json", "--no-env", "--env-file", file, "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET"}));
+  const Json both = parse_out(
+      run_with_env({"check", "--stacks", "--json", "--no-env", "--env-file", file, "--input", table},
+                   {"NCCL_IB_ADDR_FAMILY=AF_INET"}));
   EXPECT_EQ(stack_entry(both, "nccl")["index"], 0);
   // A range NCCL cannot parse is ignored: its default choice.
-  const Json bad_range =
-      parse_out(run_with_env({"check", "--stacks", "--json", "--input", table}, {"NCCL_IB_ADDR_RANGE=nonsense"}));
+  const Json bad_range = parse_out(
+      run_with_env({"check", "--stacks", "--json", "--input", table}, {"NCCL_IB_ADDR_RANGE=nonsense"}));
   EXPECT_EQ(stack_entry(bad_range, "nccl")["index"], 3);
   EXPECT_NE(stack_entry(bad_range, "nccl")["settings"][0]["reading"].get<std::string>().find("ignored"),
             std::string::npos);
@@ -687,8 +705,8 @@ TEST(CheckStacksSettings, TheSameThroughAnEnvFileAndNoneWithNoEnv) {
 
 TEST(CheckStacksSettings, DeviceListsRestrictTheirStacksRows) {
   const std::string pod = stacks_example("nccl-1573-pod.show_gids.txt");
-  const Json j = parse_out(
-      run_with_env({"check", "--stacks", "--json", "--input", pod}, {"NCCL_IB_HCA=mlx5_1", "UCX_NET_DEVICES=mlx5_1:1"}));
+  const Json j = parse_out(run_with_env({"check", "--stacks", "--json", "--input", pod},
+                                        {"NCCL_IB_HCA=mlx5_1", "UCX_NET_DEVICES=mlx5_1:1"}));
   ASSERT_TRUE(j.is_array());
   for (const auto& port : j) {
     const bool one = port["device"] == "mlx5_1";
@@ -723,7 +741,8 @@ TEST(EnvForSettings, NoPinWhereTheStacksOwnChoiceIsAlreadyRight) {
   EXPECT_NE(r.out.find("no NCCL_IB_GID_INDEX needed"), std::string::npos) << r.out;
   const auto pinned = run_cli({"env", "--for", "nccl", "--pin", "--input", table});
   EXPECT_NE(pinned.out.find("export NCCL_IB_GID_INDEX='3'"), std::string::npos) << pinned.out;
-  // Under AF_INET6 NCCL's own choice is index 0, which fails: the pin is needed, and the setting read is named.
+  // Under AF_INET6 NCCL's own choice is index 0, which fails: the pin is needed, and the setting read is
+  // named.
   const auto six = run_with_env({"env", "--for", "nccl", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
   EXPECT_NE(six.out.find("export NCCL_IB_GID_INDEX='3'"), std::string::npos) << six.out;
   EXPECT_NE(six.out.find("nccl reads NCCL_IB_ADDR_FAMILY=AF_INET6"), std::string::npos) << six.out;
@@ -732,9 +751,9 @@ TEST(EnvForSettings, NoPinWhereTheStacksOwnChoiceIsAlreadyRight) {
       run_with_env({"env", "--for", "nccl", "--no-env", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
   EXPECT_EQ(no_env.out.find("export NCCL_IB_GID_INDEX"), std::string::npos) << no_env.out;
   // NCCL_IB_HCA leaves mlx5_0 out: only mlx5_1 is judged.
-  const auto hca = run_with_env({"env", "--for", "nccl", "--format", "json", "--input",
-                                 stacks_example("nccl-1573-pod.show_gids.txt")},
-                                {"NCCL_IB_HCA=mlx5_1"});
+  const auto hca = run_with_env(
+      {"env", "--for", "nccl", "--format", "json", "--input", stacks_example("nccl-1573-pod.show_gids.txt")},
+      {"NCCL_IB_HCA=mlx5_1"});
   const Json jh = parse_out(hca);
   EXPECT_TRUE(jh["settings"].empty()) << hca.out;
   EXPECT_EQ(jh["launch_settings"][0]["variable"], "NCCL_IB_HCA");
@@ -746,7 +765,8 @@ TEST(CheckPinsSettings, APinEqualToTheStacksOwnChoiceIsRedundant) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("redundant:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("delete NCCL_IB_GID_INDEX=3 from the environment"), std::string::npos) << r.out;
-  const Json j = parse_out(run_with_env({"check", "--pins", "--json", "--input", table}, {"NCCL_IB_GID_INDEX=3"}));
+  const Json j =
+      parse_out(run_with_env({"check", "--pins", "--json", "--input", table}, {"NCCL_IB_GID_INDEX=3"}));
   for (const auto& row : j) EXPECT_EQ(row["redundant"], true);
   // Under AF_INET6 NCCL's own choice is index 0: the pin is what keeps it on 3.
   const auto six = run_with_env({"check", "--pins", "--input", table},
@@ -756,8 +776,32 @@ TEST(CheckPinsSettings, APinEqualToTheStacksOwnChoiceIsRedundant) {
   const auto zero = run_with_env({"check", "--pins", "--input", table}, {"NCCL_IB_GID_INDEX=0"});
   EXPECT_EQ(zero.out.find("redundant"), std::string::npos) << zero.out;
   // --no-env: the environment's pin is not read at all.
-  const auto no_env = run_with_env({"check", "--pins", "--no-env", "--input", table}, {"NCCL_IB_GID_INDEX=3"});
+  const auto no_env =
+      run_with_env({"check", "--pins", "--no-env", "--input", table}, {"NCCL_IB_GID_INDEX=3"});
   EXPECT_NE(no_env.out.find("no GID index is pinned"), std::string::npos) << no_env.out;
+}
+
+}  // namespace
+}  // namespace gidpolicy::test
+
+namespace gidpolicy::test {
+namespace {
+
+TEST(FleetStackSettings, TheEnvironmentsPinIsTheStacksSpecOnEveryHostAndStillNamedPerHost) {
+  const auto r = run_with_env({"fleet", "--stack", "nccl", "--device", "mlx5_1", stacks_data("fleet")},
+                              {"NCCL_IB_GID_INDEX=7"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("--stack nccl:gid_index=7: the entry to use on 2 of 3 hosts"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  node-c: mlx5_0 port 1:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("launch setting read: NCCL_IB_GID_INDEX=7 (the environment)"), std::string::npos)
+      << r.out;
+  // --no-env: NCCL's own choice, its default spec.
+  const auto d =
+      run_with_env({"fleet", "--stack", "nccl", "--no-env", "--device", "mlx5_1", stacks_data("fleet")},
+                   {"NCCL_IB_GID_INDEX=7"});
+  EXPECT_NE(d.out.find("--stack nccl: the entry"), std::string::npos) << d.out;
+  EXPECT_EQ(run_cli({"fleet", "--no-env", stacks_data("fleet")}).exit_code, 2);  // needs --stack
 }
 
 }  // namespace

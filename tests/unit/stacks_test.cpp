@@ -327,7 +327,8 @@ TEST(StackLaunchSettings, NcclFamilyIsWhatTheNcclProfileWithThatFamilyPicks) {
 
 TEST(StackLaunchSettings, EachValueIsReadAsNcclParsesIt) {
   // Any family but the exact "AF_INET6" is AF_INET, silently.
-  const StackLaunch f = read_launch(StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_ADDR_FAMILY", "inet6", "x"}});
+  const StackLaunch f =
+      read_launch(StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_ADDR_FAMILY", "inet6", "x"}});
   ASSERT_TRUE(f.inet6);
   EXPECT_FALSE(*f.inet6);
   EXPECT_NE(f.read[0].reading.find("read as AF_INET"), std::string::npos) << f.read[0].reading;
@@ -348,9 +349,9 @@ TEST(StackLaunchSettings, EachValueIsReadAsNcclParsesIt) {
   ASSERT_TRUE(v.roce_version);
   EXPECT_EQ(*v.roce_version, 1);
   // A later setting of a name wins (an env file's line after the environment's).
-  const StackLaunch last = read_launch(StackId::nccl, std::vector<LaunchSetting>{
-                                                          {"NCCL_IB_ADDR_FAMILY", "AF_INET6", "the environment"},
-                                                          {"NCCL_IB_ADDR_FAMILY", "AF_INET", "run.env:1"}});
+  const StackLaunch last = read_launch(
+      StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_ADDR_FAMILY", "AF_INET6", "the environment"},
+                                                {"NCCL_IB_ADDR_FAMILY", "AF_INET", "run.env:1"}});
   ASSERT_EQ(last.read.size(), 1u);
   EXPECT_EQ(last.read[0].origin, "run.env:1");
   EXPECT_FALSE(*last.inet6);
@@ -374,7 +375,8 @@ TEST(StackLaunchSettings, PinsDeviceListsAndTheMooncakeFallback) {
   // UCX refuses an index that is neither "auto" nor a number, and then does not start.
   EXPECT_TRUE(read_launch(StackId::ucx, std::vector<LaunchSetting>{{"UCX_IB_GID_INDEX", "x", "e"}}).refused);
   // UCX's device list: exact device:port items.
-  const StackLaunch u = read_launch(StackId::ucx, std::vector<LaunchSetting>{{"UCX_NET_DEVICES", "mlx5_1:1", "e"}});
+  const StackLaunch u =
+      read_launch(StackId::ucx, std::vector<LaunchSetting>{{"UCX_NET_DEVICES", "mlx5_1:1", "e"}});
   EXPECT_FALSE(u.uses("mlx5_0", 1));
   EXPECT_TRUE(u.uses("mlx5_1", 1));
   // A UCX subnet setting is read and reported, not applied (reachability, not the local choice).
@@ -388,7 +390,8 @@ TEST(StackLaunchSettings, LaunchVariablesListEveryRowsPinsDevicesAndSettings) {
   const auto vars = launch_variables();
   for (const StackInfo& s : kStacks) {
     for (const PinVariable& p : s.pins) EXPECT_NE(std::find(vars.begin(), vars.end(), p.name), vars.end());
-    for (const SettingVariable& v : s.settings) EXPECT_NE(std::find(vars.begin(), vars.end(), v.name), vars.end());
+    for (const SettingVariable& v : s.settings)
+      EXPECT_NE(std::find(vars.begin(), vars.end(), v.name), vars.end());
   }
   const auto devices = device_variables();
   for (const auto d : devices) EXPECT_NE(std::find(vars.begin(), vars.end(), d), vars.end());
@@ -396,7 +399,8 @@ TEST(StackLaunchSettings, LaunchVariablesListEveryRowsPinsDevicesAndSettings) {
 
 TEST(StackLaunchSettings, WithoutThePinIsTheStacksOwnChoice) {
   const GidTable t = test::nccl_1573_pod(0);
-  const StackLaunch l = read_launch(StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_GID_INDEX", "2", "e"}});
+  const StackLaunch l =
+      read_launch(StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_GID_INDEX", "2", "e"}});
   auto own = stack_profile_for(StackId::nccl, t, l, false);
   ASSERT_TRUE(own.has_value());
   EXPECT_EQ(predict_profile(own.value(), t, DriverModel::for_table(t)).index, 7u);

@@ -8,9 +8,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <system_error>
 #include <unordered_map>
 
@@ -475,7 +475,8 @@ result<std::vector<EnvAssignment>> read_env_file(const std::string& path, const 
   return parse_env_file(text, path, env);
 }
 
-result<std::vector<LaunchSetting>> read_launch_settings(bool use_env, const std::optional<std::string>& env_file) {
+result<std::vector<LaunchSetting>> read_launch_settings(bool use_env,
+                                                        const std::optional<std::string>& env_file) {
   std::vector<LaunchSetting> out;
   const EnvLookup lookup = [use_env](const std::string& name) -> std::optional<std::string> {
     if (!use_env) return std::nullopt;

@@ -75,6 +75,7 @@ result<std::vector<EnvAssignment>> read_env_file(const std::string& path, const 
 /// later line of a name winning), which follow and so win over the environment's: the file is what
 /// the launcher hands the stack. With `use_env` false the file's `${NAME}` references see no
 /// environment either (an unset NAME is "", as compose reads it).
-result<std::vector<LaunchSetting>> read_launch_settings(bool use_env, const std::optional<std::string>& env_file);
+result<std::vector<LaunchSetting>> read_launch_settings(bool use_env,
+                                                        const std::optional<std::string>& env_file);
 
 }  // namespace gidpolicy::cli

@@ -432,7 +432,8 @@ FleetCommand::FleetCommand(CLI::App& app) {
   cmd_->add_option("--env-file", o_.env_file,
                    "With --stack: the launch's settings (a dotenv or docker-compose file), as check --stacks "
                    "reads them; they win over the environment's");
-  cmd_->add_flag("--no-env", o_.no_env, "With --stack: do not read the stack's settings from the environment");
+  cmd_->add_flag("--no-env", o_.no_env,
+                 "With --stack: do not read the stack's settings from the environment");
   cmd_->add_flag("--replace", o_.replace_env_dir,
                  "With --env-dir: replace a non-empty directory (refused otherwise)");
   cmd_->add_option("--platform", o_.platform, "Driver model for every host (default: by link layer)")
@@ -566,15 +567,16 @@ int run_fleet(const FleetArgs& o) {
         std::any_of(stack_hosts.begin(), stack_hosts.end(), [](const StackHost& h) { return !h.right; });
   }
   if (o.json) {
-    print_json(a, o, o.stack ? stack_json(stack_hosts, profile.value(), launch ? &*launch : nullptr) : std::string(),
-               sink);
+    print_json(
+        a, o, o.stack ? stack_json(stack_hosts, profile.value(), launch ? &*launch : nullptr) : std::string(),
+        sink);
   } else {
     print_text(a, o, sink);
     if (o.stack) print_stack_hosts(stack_hosts, profile.value(), o, sink);
     if (launch)
       for (const SettingReading& r : launch->read)
-        sink.write("  launch setting read: " + show_text(r.variable, 60) + "=" + show_text(r.value, 40) + " (" +
-                   show_text(r.origin) + "): " + show_text(r.reading, std::string::npos) +
+        sink.write("  launch setting read: " + show_text(r.variable, 60) + "=" + show_text(r.value, 40) +
+                   " (" + show_text(r.origin) + "): " + show_text(r.reading, std::string::npos) +
                    (r.applied ? "" : " [not applied]") + "\n");
   }
   bool env_conflict = false;

@@ -134,7 +134,8 @@ bool print_stack_hosts(const std::vector<StackHost>& hosts, const Profile& profi
   return !wrong.empty();
 }
 
-std::string stack_json(const std::vector<StackHost>& hosts, const Profile& profile, const StackLaunch* launch) {
+std::string stack_json(const std::vector<StackHost>& hosts, const Profile& profile,
+                       const StackLaunch* launch) {
   using OJson = nlohmann::ordered_json;
   const auto opt = [](const std::optional<std::uint32_t>& v) { return v ? OJson(*v) : OJson(nullptr); };
   OJson s;

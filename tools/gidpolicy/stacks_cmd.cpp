@@ -42,8 +42,8 @@ void print_settings(const std::vector<StackLaunch>& launches, bool no_env, bool 
       if (!any) standard_output().print("launch settings read:\n");
       any = true;
       standard_output().print("  {} {}={} ({}): {}{}\n", stack_row(l.stack).name, show_text(r.variable, 60),
-                              show_text(r.value, 40), show_text(r.origin), show_text(r.reading, std::string::npos),
-                              r.applied ? "" : " [not applied]");
+                              show_text(r.value, 40), show_text(r.origin),
+                              show_text(r.reading, std::string::npos), r.applied ? "" : " [not applied]");
     }
   if (!any && (no_env || env_file))
     standard_output().print("launch settings read: none{}: each stack's defaults\n",
@@ -108,7 +108,8 @@ int run_check_stacks(const CheckArgs& o) {
         js["why"] = outcome;
         jstacks.push_back(std::move(js));
         if (!o.json)
-          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(not used)", "-", outcome);
+          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(not used)", "-",
+                                  outcome);
         continue;
       }
       if (launch.refused && s.predicted) {
@@ -123,7 +124,8 @@ int run_check_stacks(const CheckArgs& o) {
         js["why"] = outcome;
         jstacks.push_back(std::move(js));
         if (!o.json)
-          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(none)", "NO", outcome);
+          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(none)", "NO",
+                                  outcome);
         continue;
       }
       if (!s.predicted) {
@@ -320,7 +322,8 @@ int run_check_pins(const CheckArgs& o) {
         std::vector<LaunchSetting> others;
         for (const LaunchSetting& l : src.launch) {
           const auto& stack_pins = stack_row(reading.stack).pins;
-          if (std::none_of(stack_pins.begin(), stack_pins.end(), [&](const PinVariable& pv) { return pv.name == l.variable; }))
+          if (std::none_of(stack_pins.begin(), stack_pins.end(),
+                           [&](const PinVariable& pv) { return pv.name == l.variable; }))
             others.push_back(l);
         }
         const StackLaunch own_launch = read_launch(reading.stack, others);
@@ -373,8 +376,8 @@ int run_check_pins(const CheckArgs& o) {
           const PinJudgement j = judge_pin(reading, t, driver_for(t, o.platform));
           ++compared;
           if (const auto same = same_as_own(t))
-            own_choices.push_back(std::string(stack_row(reading.stack).title) + " index " + std::to_string(*same) +
-                                  " on " + port_name(t));
+            own_choices.push_back(std::string(stack_row(reading.stack).title) + " index " +
+                                  std::to_string(*same) + " on " + port_name(t));
           else
             all_redundant = false;
           if (j.status != PinJudgement::Status::fine) exit_code = kExitFinding;
