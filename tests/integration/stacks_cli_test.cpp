@@ -746,6 +746,11 @@ TEST(EnvForSettings, NoPinWhereTheStacksOwnChoiceIsAlreadyRight) {
   const auto six = run_with_env({"env", "--for", "nccl", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
   EXPECT_NE(six.out.find("export NCCL_IB_GID_INDEX='3'"), std::string::npos) << six.out;
   EXPECT_NE(six.out.find("nccl reads NCCL_IB_ADDR_FAMILY=AF_INET6"), std::string::npos) << six.out;
+  const auto six_dotenv = run_with_env({"env", "--for", "nccl", "--format", "dotenv", "--input", table},
+                                       {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
+  EXPECT_NE(six_dotenv.out.find("# nccl reads NCCL_IB_ADDR_FAMILY=AF_INET6"), std::string::npos)
+      << six_dotenv.out;
+  EXPECT_NE(six_dotenv.out.find("\nNCCL_IB_GID_INDEX=3\n"), std::string::npos) << six_dotenv.out;
   // --no-env judges the defaults again.
   const auto no_env =
       run_with_env({"env", "--for", "nccl", "--no-env", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"});

@@ -174,7 +174,10 @@ int run_env(const EnvArgs& o) {
     j["launch_settings"] = std::move(jread);
     print_json(j);
   } else if (o.format == "dotenv") {
-    auto text = render_dotenv(plan);
+    // The settings read come first among the comments, as in the sh output.
+    EnvPlan shown = plan;
+    shown.why.insert(shown.why.begin(), read_lines.begin(), read_lines.end());
+    auto text = render_dotenv(shown);
     if (!text) return usage_error(text.error());
     out.write(text.value());
   } else {
