@@ -730,8 +730,14 @@ class Examiner {
         if (!own)
           continue;  // not reached: a predicted row's choice is modelled where it runs (kStacks' checks)
         const StackPrediction p = predict_profile(own.value(), t, model);
+        // The settings the prediction used, named beside its outcome.
+        std::string under;
+        for (const SettingReading& r : launch.read)
+          if (r.applied)
+            under += (under.empty() ? "" : ", ") + show_text(r.variable, 60) + "=" + show_text(r.value, 40);
         r_.stacks.push_back(StackLine{std::string(s.name), t.port().device, t.port().port, p.chose, p.index,
-                                      p.works, p.outcome});
+                                      p.works,
+                                      p.outcome + (under.empty() ? "" : " (launched with " + under + ")")});
       }
       // Said only where the port itself works for a stack (ds4, say): where none works, the
       // port's own cause (no IPv4, no GID) is the finding, and this would repeat it.

@@ -811,3 +811,26 @@ TEST(FleetStackSettings, TheEnvironmentsPinIsTheStacksSpecOnEveryHostAndStillNam
 
 }  // namespace
 }  // namespace gidpolicy::test
+
+namespace gidpolicy::test {
+namespace {
+
+// The doctor's stacks block predicts each stack as the host launches it: a bundle's recorded
+// environment pins NCCL_IB_GID_INDEX=3 (slot 3 empty there), and the block says so.
+TEST(DoctorStacksSettings, TheBundlesPinIsInTheStacksBlock) {
+  const auto r = run_cli(
+      {"doctor", "--bundle", (test_data_dir() / "bundle" / "linux-stale-pin.bundle").string(), "--json"});
+  const Json j = parse_out(r);
+  bool seen = false;
+  for (const auto& s : j["stacks"])
+    if (s["stack"] == "nccl") {
+      seen = true;
+      EXPECT_EQ(s["index"], 3) << s.dump();
+      EXPECT_NE(s["outcome"].get<std::string>().find("launched with NCCL_IB_GID_INDEX=3"), std::string::npos)
+          << s.dump();
+    }
+  EXPECT_TRUE(seen) << r.out;
+}
+
+}  // namespace
+}  // namespace gidpolicy::test
