@@ -757,10 +757,11 @@ StackLaunch read_launch(StackId id, std::span<const LaunchSetting> settings) {
       out.pin_variable = std::string(pin.name);
       out.pinned = r.value;
       if (r.refused) out.refused = r.reader;
-      out.read.push_back(
-          {a->variable, a->value, a->origin,
-           r.reader + (r.value ? ": index " + std::to_string(*r.value) : std::string(": its own choice")),
-           true});
+      out.read.push_back({a->variable, a->value, a->origin,
+                          r.reader + (r.refused ? std::string(": it does not start")
+                                      : r.value ? ": index " + std::to_string(*r.value)
+                                                : std::string(": its own choice")),
+                          true});
       break;  // NCCL's empty value has two readings; the first is the release modelled
     }
   }

@@ -834,3 +834,23 @@ TEST(DoctorStacksSettings, TheBundlesPinIsInTheStacksBlock) {
 
 }  // namespace
 }  // namespace gidpolicy::test
+
+namespace gidpolicy::test {
+namespace {
+
+// UCX refuses an index that is neither "auto" nor a number: it does not start, whatever the port.
+TEST(CheckStacksSettings, AnIndexUcxRefusesMeansItDoesNotStart) {
+  const auto r = run_with_env(
+      {"check", "--stacks", "--json", "--input", (example_tables_dir() / "nccl-769.devinfo.txt").string()},
+      {"UCX_IB_GID_INDEX=x"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const Json j = parse_out(r);
+  for (const auto& s : j["stacks"])
+    if (s["stack"] == "ucx") {
+      EXPECT_EQ(s["works"], false);
+      EXPECT_EQ(s["outcome"].get<std::string>().rfind("does not start", 0), 0u) << s.dump();
+    }
+}
+
+}  // namespace
+}  // namespace gidpolicy::test
