@@ -417,6 +417,7 @@ class StackInfo(TypedDict):
     source: str
     pin: str
     pins: list[tuple[str, str]]
+    settings: list[tuple[str, str]]
     spec: Optional[str]
     predicted: bool
     per_process: bool

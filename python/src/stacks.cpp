@@ -51,6 +51,24 @@ std::string pin_rule(PinRule r) {
   return "";
 }
 
+std::string setting_effect(SettingEffect e) {
+  switch (e) {
+    case SettingEffect::family:
+      return "family";
+    case SettingEffect::range:
+      return "range";
+    case SettingEffect::roce_version:
+      return "roce_version";
+    case SettingEffect::reachability:
+      return "reachability";
+    case SettingEffect::not_in_model:
+      return "not_in_model";
+    case SettingEffect::not_modelled:
+      return "not_modelled";
+  }
+  return "";
+}
+
 py::object or_none(std::string_view v) {
   return v.empty() ? py::object(py::none()) : py::str(std::string(v));
 }
@@ -73,6 +91,10 @@ py::dict stack_dict(const StackInfo& s) {
   py::list pins;
   for (const PinVariable& p : s.pins) pins.append(py::make_tuple(std::string(p.name), pin_rule(p.rule)));
   d["pins"] = pins;
+  py::list settings;
+  for (const SettingVariable& v : s.settings)
+    settings.append(py::make_tuple(std::string(v.name), setting_effect(v.effect)));
+  d["settings"] = settings;
   d["spec"] = or_none(s.automatic);
   d["predicted"] = s.predicted;
   d["per_process"] = s.env == EnvShape::per_process_variable;
@@ -145,7 +167,8 @@ void bind_stacks(py::module_& m) {
         return out;
       },
       "Every stack of the stack table, one dict each: name, title, version, source, pin (its first pin "
-      "variable, '' when none), pins ((variable, rule) pairs), spec (its automatic choice; None when not "
+      "variable, '' when none), pins ((variable, rule) pairs), settings ((variable, effect) pairs: the other "
+      "variables that steer it), spec (its automatic choice; None when not "
       "modelled), predicted, per_process, env (the shape of its settings), launch (with choice_reader: "
       "'stack', or 'patched_fork' when only a patched fork reads its choice), runs_on, paths (each named "
       "profile that models it: spec, runs_on, automatic), summary.");

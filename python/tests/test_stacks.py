@@ -17,6 +17,12 @@ def test_catalogue():
     assert nccl["launch"]["device"] == "NCCL_IB_HCA" and nccl["runs_on"] == ["infiniband", "ethernet"]
     # Mooncake reads NCCL's pin when its own is unset: the second of its pins.
     assert rows[3]["pins"] == [("MC_GID_INDEX", "atoi"), ("NCCL_IB_GID_INDEX", "atoi_fallback")]
+    # The other variables that steer a stack: NCCL's family, range and RoCE version.
+    assert nccl["settings"] == [
+        ("NCCL_IB_ADDR_FAMILY", "family"),
+        ("NCCL_IB_ADDR_RANGE", "range"),
+        ("NCCL_IB_ROCE_VERSION_NUM", "roce_version"),
+    ]
     assert [r["name"] for r in rows if r["predicted"]] == names[:7] + ["jaccl", "exo"]
     assert rows[5]["pin"] == "" and rows[5]["env"] == "per_port_args" and rows[5]["launch"]["port"] == "-i"
     assert rows[7]["spec"] is None and rows[7]["env"] == "one_device_per_process"
