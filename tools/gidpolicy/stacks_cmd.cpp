@@ -135,7 +135,10 @@ int run_check_stacks(const CheckArgs& o) {
         const std::optional<std::string> give =
             good ? std::optional<std::string>(fix_setting(s, t, good.value().sgid_index)) : std::nullopt;
         const std::string outcome =
-            "uses the index given: no automatic choice modelled (" + std::string(s.launch.choice) + ")";
+            launch.pinned
+                ? "uses index " + std::to_string(*launch.pinned) + ", as " + launch.pin_variable +
+                      " gives it: no automatic choice modelled"
+                : "uses the index given: no automatic choice modelled (" + std::string(s.launch.choice) + ")";
         js["modelled"] = false;
         js["spec"] = nullptr;
         js["chose"] = nullptr;
