@@ -681,6 +681,9 @@ class Examiner {
   void stacks_and_pins() {
     bool mc_set = false;
     for (const DoctorPin& p : in_.pins) mc_set = mc_set || p.variable == stack_vars::kMcGidIndex;
+    // Every stack variable among them, for the stacks block's predictions (read_launch()).
+    std::vector<LaunchSetting> launch_settings;
+    for (const DoctorPin& p : in_.pins) launch_settings.push_back({p.variable, p.value, "the environment"});
     // The device variables among the pins (the last setting of each), read as each stack reads it.
     std::vector<DeviceSelector> selectors;
     for (const DoctorPin& p : in_.pins)
@@ -709,18 +712,32 @@ class Examiner {
         // The rows `check --stacks` lists for this port (those that run on its link layer); one
         // whose choice is not modelled (llama.cpp) says it uses the index it is given.
         if (!s.runs_on.has(t.port().link_layer)) continue;
+        // The stack as this host launches it (its settings among the environment's variables,
+        // read only for the host's own tables, as its pins are): its device list, family, range.
+        const StackLaunch launch = in_.host_checked ? read_launch(s.id, launch_settings) : StackLaunch{s.id};
+        if (!launch.uses(t.port().device, t.port().port)) {
+          r_.stacks.push_back(StackLine{std::string(s.name), t.port().device, t.port().port, false, 0, false,
+                                        "not used: " + launch.devices->variable + " leaves this port out"});
+          continue;
+        }
         if (!s.predicted) {
           r_.stacks.push_back(StackLine{
               std::string(s.name), t.port().device, t.port().port, false, 0, false,
               "index given: no automatic choice modelled, it uses its " + std::string(s.launch.choice)});
           continue;
         }
-        auto own = stack_profile_for(s.id, t);
+        auto own = stack_profile_for(s.id, t, launch);
         if (!own)
           continue;  // not reached: a predicted row's choice is modelled where it runs (kStacks' checks)
         const StackPrediction p = predict_profile(own.value(), t, model);
+        // The settings the prediction used, named beside its outcome.
+        std::string under;
+        for (const SettingReading& r : launch.read)
+          if (r.applied)
+            under += (under.empty() ? "" : ", ") + show_text(r.variable, 60) + "=" + show_text(r.value, 40);
         r_.stacks.push_back(StackLine{std::string(s.name), t.port().device, t.port().port, p.chose, p.index,
-                                      p.works, p.outcome});
+                                      p.works,
+                                      p.outcome + (under.empty() ? "" : " (launched with " + under + ")")});
       }
       // Said only where the port itself works for a stack (ds4, say): where none works, the
       // port's own cause (no IPv4, no GID) is the finding, and this would repeat it.

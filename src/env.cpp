@@ -146,9 +146,16 @@ namespace {
 // A stack that takes one index per process for every HCA it uses: one value when every port's
 // pick has the same index, otherwise none and a conflict naming how to run one process per HCA.
 void plan_per_process(const StackInfo& s, const std::vector<Pick>& picks,
-                      const std::vector<std::string>& left_out, EnvPlan& plan) {
+                      const std::vector<std::string>& left_out, const std::vector<std::string>& unpicked,
+                      const StackLaunch& launch, bool pin, EnvPlan& plan) {
   const std::string stack(s.name);
   const std::string var(s.launch.choice);
+  // The stack's own choice on a port, under the launch's other settings (its pins left out).
+  const auto own_on = [&](const GidTable& t) -> result<StackPrediction> {
+    auto prof = stack_profile_for(s.id, t, launch, false);
+    if (!prof) return prof.error();
+    return predict_profile(prof.value(), t, DriverModel::for_link_layer(t.port().link_layer));
+  };
   std::set<std::uint32_t> indices;
   for (const auto& p : picks) indices.insert(p.index);
   if (indices.size() > 1) {
@@ -164,6 +171,27 @@ void plan_per_process(const StackInfo& s, const std::vector<Pick>& picks,
     return;
   }
   const std::uint32_t index = *indices.begin();
+  // No pin where the stack already picks it on every port it uses (and no port it opens was left
+  // out): a pin only outlives the table it was right for.
+  bool own_right = !pin && unpicked.empty();
+  for (const auto& p : picks) {
+    if (!own_right) break;
+    const auto own = own_on(*p.table);
+    own_right = own && own.value().chose && own.value().works && own.value().index == p.index;
+  }
+  if (own_right) {
+    std::string where;
+    for (const auto& p : picks) where += (where.empty() ? "" : ", ") + port_name(*p.table);
+    plan.why.push_back(stack + ": its own choice" +
+                       (launch.read.empty() ? std::string() : std::string(" under the settings given")) +
+                       " is already index " + std::to_string(index) + " on every port it uses (" + where +
+                       "): no " + var + " needed" +
+                       (launch.pin_variable.empty()
+                            ? std::string()
+                            : "; the " + launch.pin_variable + " set can be deleted") +
+                       " (--pin prints one anyway)");
+    return;
+  }
   plan.settings.push_back({var, std::to_string(index)});
   // The device list: always where the stack would otherwise use (and check) every device, only
   // when a port was left out where it would otherwise use that port too.
@@ -182,7 +210,7 @@ void plan_per_process(const StackInfo& s, const std::vector<Pick>& picks,
   for (const auto& p : picks) {
     const std::string target = "index " + std::to_string(index) + " (" + p.gid.to_string() + " " +
                                std::string(to_string(p.type)) + ")";
-    const auto own = predict_stack(s.id, *p.table);
+    const auto own = own_on(*p.table);
     if (!own) {
       plan.why.push_back(stack + " on " + port_name(*p.table) + ": " + own.error().detail + "; " + var + "=" +
                          std::to_string(index) + " makes it use " + target);
@@ -239,6 +267,13 @@ void plan_one_device(const StackInfo& s, const std::vector<Pick>& picks, EnvPlan
 
 EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
                  const Profile& profile, const std::optional<JacclRow>& jaccl) {
+  EnvOptions pinned;
+  pinned.pin = true;
+  return plan_env(stacks, tables, profile, jaccl, pinned);
+}
+
+EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
+                 const Profile& profile, const std::optional<JacclRow>& jaccl, const EnvOptions& options) {
   EnvPlan plan;
   std::vector<Pick> picks;
   std::vector<std::string> left_out;
@@ -268,11 +303,19 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
     const StackInfo& s = *row;
     // The ports this stack runs on (StackInfo::runs_on): NCCL's settings name no Thunderbolt port,
     // JACCL's no RoCE one.
+    const StackLaunch launch = read_launch(s.id, options.settings);
     std::vector<Pick> here;
     std::vector<std::string> not_here;
-    for (const Pick& p : picks)
+    for (const Pick& p : picks) {
+      if (!launch.uses(p.table->port().device, p.table->port().port)) {
+        // The launch's own device list leaves it out: the stack never opens it.
+        plan.why.push_back(std::string(s.name) + ": " + port_name(*p.table) +
+                           " left out: " + launch.devices->variable + " leaves it out");
+        continue;
+      }
       (s.runs_on.has(p.table->port().link_layer) ? here.push_back(p)
                                                  : not_here.push_back(port_name(*p.table)));
+    }
     if (here.empty()) {
       plan.conflicts.push_back(
           std::string(s.name) + ": " + std::string(s.title) + " runs on " + runs_on_text(s.runs_on) +
@@ -288,7 +331,7 @@ EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTa
     left.insert(left.end(), not_here.begin(), not_here.end());
     switch (s.env) {
       case EnvShape::per_process_variable:
-        plan_per_process(s, here, left, plan);
+        plan_per_process(s, here, left, left_out, launch, options.pin, plan);
         break;
       case EnvShape::per_port_args:
         plan_per_port_args(s, here, plan);

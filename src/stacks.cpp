@@ -646,3 +646,152 @@ PinJudgement judge_pin(const PinReading& reading, const GidTable& table, const D
 }
 
 }  // namespace gidpolicy
+
+namespace gidpolicy {
+
+std::vector<std::string_view> launch_variables() {
+  std::vector<std::string_view> out;
+  const auto add = [&](std::string_view v) {
+    if (!v.empty() && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  };
+  const auto devices = device_variables();
+  for (const StackInfo& s : kStacks) {
+    for (const PinVariable& p : s.pins) add(p.name);
+    if (std::find(devices.begin(), devices.end(), s.launch.device) != devices.end()) add(s.launch.device);
+    for (const SettingVariable& v : s.settings) add(v.name);
+  }
+  return out;
+}
+
+namespace launch_detail {
+
+// The setting of `name` the stack sees: the last one given (a file's line after the environment's).
+const LaunchSetting* last_setting(std::span<const LaunchSetting> settings, std::string_view name) {
+  for (auto it = settings.rbegin(); it != settings.rend(); ++it)
+    if (it->variable == name) return &*it;
+  return nullptr;
+}
+
+std::string describe_selector(const DeviceSelector& d) {
+  if (d.every) return d.exclude ? "no device" : "every device";
+  std::string items;
+  for (const DeviceSelector::Item& i : d.items)
+    items +=
+        (items.empty() ? "" : ", ") + i.device + (i.port ? ":" + std::to_string(*i.port) : std::string());
+  return std::string(d.exclude ? "every device but " : "only ") + items +
+         (d.match == DeviceSelector::Match::prefix ? " (names as prefixes)" : " (exact names)");
+}
+
+// One SettingVariable read as NCCL's rule reads it (NVSHMEM's modelled as NCCL's).
+SettingReading read_setting(const SettingVariable& v, const LaunchSetting& a, StackLaunch& out) {
+  SettingReading r{a.variable, a.value, a.origin, {}, true};
+  const std::string shown = "\"" + show_text(a.value, 40) + "\"";
+  switch (v.effect) {
+    case SettingEffect::family:
+      // Exactly "AF_INET6" or "AF_INET"; anything else, an empty value too, is AF_INET without a word.
+      out.inet6 = a.value == "AF_INET6";
+      if (*out.inet6) out.options.push_back("family=AF_INET6");
+      r.reading = a.value == "AF_INET6" ? "AF_INET6: IPv6 GIDs preferred"
+                  : a.value == "AF_INET"
+                      ? "AF_INET (the default)"
+                      : shown + " is neither AF_INET nor AF_INET6: read as AF_INET (the default), silently";
+      return r;
+    case SettingEffect::range: {
+      auto c = Cidr::parse(a.value);
+      if (!a.value.empty() && c) {
+        out.range = c.value();
+        out.options.push_back("range=" + c.value().to_string());
+        r.reading = "the range " + c.value().to_string();
+      } else {
+        r.reading = shown + " is not a range it parses: ignored (any address, the default)";
+      }
+      return r;
+    }
+    case SettingEffect::roce_version: {
+      // ncclLoadParam: empty keeps the default (2); otherwise strtoll(text, 0, 0), "abc" being 0.
+      const auto n = nccl_strtoll(a.value, 2);
+      const std::int64_t vnum = n.value_or(2);
+      out.roce_version = static_cast<int>(std::clamp<std::int64_t>(vnum, -1, 3));
+      if (*out.roce_version != 2) out.options.push_back("roce_version=" + std::to_string(*out.roce_version));
+      r.reading =
+          "strtoll: " + shown + " is " + std::to_string(vnum) +
+          (vnum == 1 || vnum == 2 ? std::string()
+                                  : ": no GID has that RoCE version, so only a change of family moves "
+                                    "the pick off index 0");
+      return r;
+    }
+    case SettingEffect::reachability:
+      r.applied = false;
+      r.reading = "decides which remote RoCE v2 addresses count as reachable, not which local GID is chosen";
+      return r;
+    case SettingEffect::not_in_model:
+      r.applied = false;
+      r.reading = "read only by later releases than the one modelled: not applied";
+      return r;
+    case SettingEffect::not_modelled:
+      r.applied = false;
+      r.reading = "read for a path the profile does not model (connected endpoints): not applied";
+      return r;
+  }
+  return r;
+}
+
+}  // namespace launch_detail
+
+StackLaunch read_launch(StackId id, std::span<const LaunchSetting> settings) {
+  const StackInfo& s = stack_row(id);
+  StackLaunch out;
+  out.stack = id;
+  // The pins, in the order the stack reads them: the first one set decides.
+  const bool own_set = !s.pins.empty() && launch_detail::last_setting(settings, s.pins.front().name);
+  for (const PinVariable& pin : s.pins) {
+    const LaunchSetting* a = launch_detail::last_setting(settings, pin.name);
+    if (!a) continue;
+    if (pin.rule == PinRule::atoi_fallback && own_set) {
+      out.read.push_back({a->variable, a->value, a->origin,
+                          "not read: " + std::string(s.pins.front().name) + " is set", false});
+      continue;
+    }
+    for (const PinReading& r : read_pin(pin.name, a->value, own_set)) {
+      if (r.stack != id) continue;
+      out.pin_variable = std::string(pin.name);
+      out.pinned = r.value;
+      if (r.refused) out.refused = r.reader;
+      out.read.push_back({a->variable, a->value, a->origin,
+                          r.reader + (r.refused ? std::string(": it does not start")
+                                      : r.value ? ": index " + std::to_string(*r.value)
+                                                : std::string(": its own choice")),
+                          true});
+      break;  // NCCL's empty value has two readings; the first is the release modelled
+    }
+  }
+  const auto devices = device_variables();
+  if (std::find(devices.begin(), devices.end(), s.launch.device) != devices.end())
+    if (const LaunchSetting* a = launch_detail::last_setting(settings, s.launch.device)) {
+      out.devices = read_device_selector(s.launch.device, a->value);
+      if (out.devices)
+        out.read.push_back(
+            {a->variable, a->value, a->origin, launch_detail::describe_selector(*out.devices), true});
+    }
+  for (const SettingVariable& v : s.settings)
+    if (const LaunchSetting* a = launch_detail::last_setting(settings, v.name))
+      out.read.push_back(launch_detail::read_setting(v, *a, out));
+  return out;
+}
+
+result<Profile> stack_profile_for(StackId id, const GidTable& table, const StackLaunch& launch,
+                                  bool with_pin) {
+  const std::optional<std::int64_t> pin = with_pin ? launch.pinned : std::nullopt;
+  auto plain = stack_profile_for(id, table, pin);
+  if (!plain) return plain;
+  const bool nccl_rule = id == StackId::nccl || id == StackId::nvshmem;
+  if (!nccl_rule || (!launch.inet6 && !launch.range && !launch.roce_version)) return plain;
+  Nccl n;
+  if (pin) n.gid_index = *pin;
+  n.inet6 = launch.inet6.value_or(false);
+  n.range = launch.range;
+  n.roce_version = launch.roce_version.value_or(2);
+  return Profile{AnyPolicy(n), SourceIndex::selected()};
+}
+
+}  // namespace gidpolicy

@@ -79,7 +79,8 @@ struct DoctorPeer {
 
 /// A pinned GID index in the environment: NCCL_IB_GID_INDEX=3 and friends (stacks.hpp), or a
 /// stack's device variable (NCCL_IB_HCA==mlx5_1:1, device_variables()): a pin is then judged
-/// only on the ports that stack uses (read_device_selector()).
+/// only on the ports that stack uses (read_device_selector()); or any other variable that steers a
+/// stack (launch_variables(): NCCL_IB_ADDR_FAMILY...), which the stacks block predicts with.
 struct DoctorPin {
   std::string variable;
   std::string value;

@@ -18,6 +18,7 @@
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/profiles.hpp>
+#include <gidpolicy/stacks.hpp>
 
 #include <cstddef>
 #include <optional>
@@ -65,6 +66,25 @@ struct JacclRow {
 /// the one JACCL opens) and the profile picks, and routes from, a GID on it; otherwise a conflict.
 EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
                  const Profile& profile, const std::optional<JacclRow>& jaccl = std::nullopt);
+
+/// What plan_env() is told about the launch beyond the stacks and tables.
+struct EnvOptions {
+  /// The launch's settings (the environment's, an env file's): each stack's device list leaves
+  /// out the ports it does not open, and its other settings decide its own choice (read_launch()).
+  std::vector<LaunchSetting> settings;
+  /// Pin a stack's index even where its own choice, under `settings` without its pins, is already
+  /// the profile's pick on every port it uses. false (`env --for` without --pin): no pin then,
+  /// and `why` says so; the gotcha is a pin that outlives the table it was right for.
+  bool pin = false;
+};
+
+/// plan_env() under `options`: the four-argument form is this one with no settings and `pin` true.
+/// Example:
+///   gidpolicy::EnvOptions o;
+///   o.settings = {{"NCCL_IB_HCA", "mlx5_1", "the environment"}};
+///   auto plan = gidpolicy::plan_env({"nccl"}, tables, gidpolicy::profiles::automatic(), std::nullopt, o);
+EnvPlan plan_env(const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
+                 const Profile& profile, const std::optional<JacclRow>& jaccl, const EnvOptions& options);
 
 /// `plan` as a dotenv file ("NAME=VALUE" lines, "# " comments, one line each whatever the
 /// tables held). errc::invalid_argument when a value cannot be written in that form (a quote,

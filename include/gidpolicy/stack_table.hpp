@@ -67,6 +67,23 @@ struct PinVariable {
   PinRule rule;
 };
 
+/// What a variable that steers a stack's choice does, besides its pins (`pins`) and its device
+/// list (LaunchSettings::device): how read_launch() (stacks.hpp) feeds it into the prediction.
+enum class SettingEffect : std::uint8_t {
+  family,        ///< the address family preferred: the profile's family= (exactly "AF_INET6", else AF_INET)
+  range,         ///< the address range: the profile's range= (a CIDR; one that does not parse is ignored)
+  roce_version,  ///< the RoCE version preferred: the profile's roce_version= (strtoll; default 2)
+  reachability,  ///< which remote addresses count as reachable: read, but not the local GID choice
+  not_in_model,  ///< read by a later release than the one modelled: reported, not applied
+  not_modelled,  ///< read by the stack for a path the profile does not model: reported, not applied
+};
+
+/// One variable that steers a stack's choice besides its pins and device list.
+struct SettingVariable {
+  std::string_view name;  ///< the environment variable
+  SettingEffect effect;
+};
+
 /// The shape of a stack's `gidpolicy env` output.
 enum class EnvShape : std::uint8_t {
   per_process_variable,    ///< one index for every HCA of the process: no value when the ports need two
@@ -162,6 +179,10 @@ struct StackInfo {
   /// modelled); the default `gidpolicy check` shows a stack's profiles only where they run.
   std::span<const StackPath> paths;
   std::span<const PinVariable> pins;  ///< the variables that pin its index, in the order it reads them
+  /// The other variables that steer its choice (family, range, RoCE version, subnets), each
+  /// read as the stack reads it by read_launch() (stacks.hpp); none for a stack steered only by
+  /// its pins, its device list or its command line.
+  std::span<const SettingVariable> settings;
   LaunchSettings launch;
   EnvShape env;
   LinkLayers runs_on;  ///< where it runs: the ports `check --stacks`, `doctor`, `env` and `fleet --stack` use
@@ -172,13 +193,23 @@ struct StackInfo {
 namespace stack_vars {
 inline constexpr std::string_view kNcclGidIndex = "NCCL_IB_GID_INDEX";
 inline constexpr std::string_view kNcclHca = "NCCL_IB_HCA";
+inline constexpr std::string_view kNcclAddrFamily = "NCCL_IB_ADDR_FAMILY";
+inline constexpr std::string_view kNcclAddrRange = "NCCL_IB_ADDR_RANGE";
+inline constexpr std::string_view kNcclRoceVersion = "NCCL_IB_ROCE_VERSION_NUM";
+inline constexpr std::string_view kNvshmemAddrFamily = "NVSHMEM_IB_ADDR_FAMILY";
+inline constexpr std::string_view kNvshmemAddrRange = "NVSHMEM_IB_ADDR_RANGE";
+inline constexpr std::string_view kNvshmemRoceVersion = "NVSHMEM_IB_ROCE_VERSION_NUM";
 inline constexpr std::string_view kNvshmemGidIndex = "NVSHMEM_IB_GID_INDEX";
 inline constexpr std::string_view kNvshmemHcaList = "NVSHMEM_HCA_LIST";
 inline constexpr std::string_view kUcxGidIndex = "UCX_IB_GID_INDEX";
 inline constexpr std::string_view kUcxNetDevices = "UCX_NET_DEVICES";
+inline constexpr std::string_view kUcxRoceLocalSubnet = "UCX_IB_ROCE_LOCAL_SUBNET";
+inline constexpr std::string_view kUcxRoceSubnetPrefixLen = "UCX_IB_ROCE_SUBNET_PREFIX_LEN";
+inline constexpr std::string_view kUcxRoceSubnets = "UCX_IB_ROCE_SUBNETS";
 inline constexpr std::string_view kMcGidIndex = "MC_GID_INDEX";
 inline constexpr std::string_view kFiVerbsGidIdx = "FI_VERBS_GID_IDX";
 inline constexpr std::string_view kFiVerbsDeviceName = "FI_VERBS_DEVICE_NAME";
+inline constexpr std::string_view kFiVerbsIface = "FI_VERBS_IFACE";
 inline constexpr std::string_view kPerftestDevice = "-d";
 inline constexpr std::string_view kPerftestPort = "-i";
 inline constexpr std::string_view kPerftestGidIndex = "-x";
@@ -207,6 +238,25 @@ inline constexpr PinVariable kMooncakePins[] = {{stack_vars::kMcGidIndex, PinRul
 inline constexpr PinVariable kLibfabricPins[] = {{stack_vars::kFiVerbsGidIdx, PinRule::integer_param}};
 inline constexpr PinVariable kLlamaCppPins[] = {{stack_vars::kGgmlRdmaGid, PinRule::unchecked}};
 inline constexpr std::span<const PinVariable> kNoPins{};
+inline constexpr SettingVariable kNcclSettings[] = {
+    {stack_vars::kNcclAddrFamily, SettingEffect::family},
+    {stack_vars::kNcclAddrRange, SettingEffect::range},
+    {stack_vars::kNcclRoceVersion, SettingEffect::roce_version}};
+// NVSHMEM's copy of NCCL's rule under its own names (modelled as NCCL's, not read from its source).
+inline constexpr SettingVariable kNvshmemSettings[] = {
+    {stack_vars::kNvshmemAddrFamily, SettingEffect::family},
+    {stack_vars::kNvshmemAddrRange, SettingEffect::range},
+    {stack_vars::kNvshmemRoceVersion, SettingEffect::roce_version}};
+// UCX 1.13: the local-subnet pair decides which remote RoCE v2 addresses are reachable (ib_iface.c),
+// not which local GID is chosen; the subnet list exists only after PR 10939 (master, 2025).
+inline constexpr SettingVariable kUcxSettings[] = {
+    {stack_vars::kUcxRoceLocalSubnet, SettingEffect::reachability},
+    {stack_vars::kUcxRoceSubnetPrefixLen, SettingEffect::reachability},
+    {stack_vars::kUcxRoceSubnets, SettingEffect::not_in_model}};
+// libfabric's interface name serves connected (rdma_cm) endpoints; the profile models UD ones.
+inline constexpr SettingVariable kLibfabricSettings[] = {
+    {stack_vars::kFiVerbsIface, SettingEffect::not_modelled}};
+inline constexpr std::span<const SettingVariable> kNoSettings{};
 inline constexpr LinkLayers kIbAndRoce{.infiniband = true, .ethernet = true, .thunderbolt = false};
 inline constexpr LinkLayers kThunderbolt{.infiniband = false, .ethernet = false, .thunderbolt = true};
 inline constexpr LinkLayers kRoce{.infiniband = false, .ethernet = true, .thunderbolt = false};
@@ -253,6 +303,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kNcclPaths,
      .pins = stack_rows::kNcclPins,
+     .settings = stack_rows::kNcclSettings,
      .launch = {.choice = stack_vars::kNcclGidIndex,
                 .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kNcclHca,
@@ -272,6 +323,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kNcclPaths,
      .pins = stack_rows::kNvshmemPins,
+     .settings = stack_rows::kNvshmemSettings,
      .launch = {.choice = stack_vars::kNvshmemGidIndex,
                 .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kNvshmemHcaList,
@@ -291,6 +343,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kUcxPaths,
      .pins = stack_rows::kUcxPins,
+     .settings = stack_rows::kUcxSettings,
      .launch = {.choice = stack_vars::kUcxGidIndex,
                 .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kUcxNetDevices,
@@ -310,6 +363,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kMooncakePaths,
      .pins = stack_rows::kMooncakePins,
+     .settings = stack_rows::kNoSettings,
      .launch = {.choice = stack_vars::kMcGidIndex,
                 .choice_reader = ChoiceReader::stack,
                 .device = "",
@@ -329,6 +383,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kLibfabricPaths,
      .pins = stack_rows::kLibfabricPins,
+     .settings = stack_rows::kLibfabricSettings,
      .launch = {.choice = stack_vars::kFiVerbsGidIdx,
                 .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kFiVerbsDeviceName,
@@ -348,6 +403,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kPerftestPaths,
      .pins = stack_rows::kNoPins,
+     .settings = stack_rows::kNoSettings,
      .launch = {.choice = stack_vars::kPerftestGidIndex,
                 .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kPerftestDevice,
@@ -368,6 +424,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kDs4Paths,
      .pins = stack_rows::kNoPins,
+     .settings = stack_rows::kNoSettings,
      .launch = {.choice = stack_vars::kDs4GidIndex,
                 .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kDs4Device,
@@ -388,6 +445,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = false,
      .paths = stack_rows::kNoPaths,
      .pins = stack_rows::kLlamaCppPins,
+     .settings = stack_rows::kNoSettings,
      .launch = {.choice = stack_vars::kGgmlRdmaGid,
                 .choice_reader = ChoiceReader::stack,
                 .device = stack_vars::kGgmlRdmaDev,
@@ -407,6 +465,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kJacclPaths,
      .pins = stack_rows::kNoPins,
+     .settings = stack_rows::kNoSettings,
      .launch = stack_rows::kJacclLaunch,
      .env = EnvShape::jaccl_device_file,
      .runs_on = stack_rows::kThunderbolt,
@@ -420,6 +479,7 @@ inline constexpr StackInfo kStacks[] = {
      .predicted = true,
      .paths = stack_rows::kExoPaths,
      .pins = stack_rows::kNoPins,
+     .settings = stack_rows::kNoSettings,
      .launch = stack_rows::kJacclLaunch,
      .env = EnvShape::jaccl_device_file,
      .runs_on = stack_rows::kThunderbolt,

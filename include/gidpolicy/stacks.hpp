@@ -192,6 +192,66 @@ bool profile_runs_on(std::string_view spec, LinkLayer l) noexcept;
 std::optional<std::string> unsteerable_failure(const StackInfo& s, const GidTable& table,
                                                const DriverModel& model);
 
+/// One variable given to a launch: its value and where it came from ("the environment",
+/// "run.env", "compose.yaml service trainer").
+struct LaunchSetting {
+  std::string variable;
+  std::string value;
+  std::string origin;
+};
+
+/// Every variable that steers some stack's choice, each once, in table order: each row's pins,
+/// its device list when that is a variable (device_variables()) and its other settings
+/// (StackInfo::settings). What `check --stacks`, `check --pins` and `env --for` read from the
+/// environment and from an env file.
+std::vector<std::string_view> launch_variables();
+
+/// One variable as a stack read it.
+struct SettingReading {
+  std::string variable;
+  std::string value;
+  std::string origin;
+  std::string reading;   ///< what the stack makes of it: "AF_INET6", "not a CIDR: ignored (any address)"
+  bool applied = false;  ///< it changes the prediction (false: reported only, with `reading` saying why)
+};
+
+/// A stack's launch settings, each read as that stack reads it, and what they make of its choice.
+///
+/// The gotcha: a prediction made with the stack's defaults is wrong for a job launched with
+/// NCCL_IB_ADDR_FAMILY=AF_INET6 (NCCL then picks the IPv6 entry) or NCCL_IB_HCA=mlx5_1 (NCCL never
+/// opens mlx5_0); and each stack reads its text its own way (NCCL silently reads any family but
+/// "AF_INET6" as AF_INET and ignores a range that does not parse; UCX refuses a bad index).
+struct StackLaunch {
+  StackId stack = StackId::nccl;
+  std::vector<SettingReading> read;    ///< every variable of the stack that was set, table order
+  std::optional<std::int64_t> pinned;  ///< the index its pin gives (nullopt: its own choice)
+  std::string pin_variable;            ///< the pin read ("" when none is set)
+  /// The stack refuses its pin's text and does not start (UCX: not "auto" nor a number).
+  std::optional<std::string> refused;
+  std::vector<std::string> options;       ///< profile options the settings add ("family=AF_INET6")
+  std::optional<DeviceSelector> devices;  ///< its device list, when set
+  // NCCL's (and NVSHMEM's) settings as its profile takes them; unset = the stack's default.
+  std::optional<bool> inet6;        ///< the family setting: true for AF_INET6
+  std::optional<Cidr> range;        ///< the range setting, when it parses
+  std::optional<int> roce_version;  ///< the RoCE version setting, as strtoll read it
+  /// Whether the stack uses `device`'s port `port` (every port when no device list is set).
+  [[nodiscard]] bool uses(std::string_view device, std::uint32_t port) const {
+    return !devices || devices->selects(device, port);
+  }
+};
+
+/// `settings` (later entries of a variable win) read as stack `id` reads them: its pins in the
+/// order it reads them (Mooncake reads NCCL's only while its own is unset), its device list
+/// (read_device_selector()) and its other settings (StackInfo::settings, SettingEffect).
+/// Variables of other stacks are ignored.
+StackLaunch read_launch(StackId id, std::span<const LaunchSetting> settings);
+
+/// stack_profile_for() with `launch`'s options and, unless `with_pin` is false, its pin: the
+/// stack's choice as it is launched. `with_pin` false is its own choice under the other settings
+/// (what a pin would be compared with to call it redundant).
+result<Profile> stack_profile_for(StackId id, const GidTable& table, const StackLaunch& launch,
+                                  bool with_pin = true);
+
 /// How a stack reads a pin's text, one reading per stack version that differs.
 struct PinReading {
   StackId stack;

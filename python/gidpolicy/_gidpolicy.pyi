@@ -1,6 +1,6 @@
 # Type stubs of the extension module gidpolicy._gidpolicy (pybind11 over the C++ API).
 # tests/test_stubs.py checks that every name the module defines is declared here and the reverse.
-from typing import Iterator, Literal, Optional, Sequence, TypedDict, Union, overload
+from typing import Iterator, Literal, Mapping, Optional, Sequence, TypedDict, Union, overload
 
 from . import fleet as fleet
 
@@ -417,6 +417,7 @@ class StackInfo(TypedDict):
     source: str
     pin: str
     pins: list[tuple[str, str]]
+    settings: list[tuple[str, str]]
     spec: Optional[str]
     predicted: bool
     per_process: bool
@@ -456,7 +457,7 @@ class StackPrediction:
     @property
     def fix(self) -> Optional[int]: ...
 
-def predict_stack(stack: str, table: GidTable) -> StackPrediction: ...
+def predict_stack(stack: str, table: GidTable, settings: Optional[Mapping[str, str]] = None) -> StackPrediction: ...
 def predict_profile(
     profile: ProfileLike,
     table: GidTable,
@@ -521,7 +522,13 @@ class EnvPlan:
     def conflicts(self) -> list[str]: ...
     def __eq__(self, other: object) -> bool: ...
 
-def plan_env(stacks: Sequence[str], tables: Sequence[GidTable], profile: ProfileLike = "auto") -> EnvPlan: ...
+def plan_env(
+    stacks: Sequence[str],
+    tables: Sequence[GidTable],
+    profile: ProfileLike = "auto",
+    settings: Optional[Mapping[str, str]] = None,
+    pin: Optional[bool] = None,
+) -> EnvPlan: ...
 def render_dotenv(plan: EnvPlan) -> str: ...
 
 # --- the doctor (doctor.hpp) and the interfaces it compares (interfaces.hpp) ----------------------

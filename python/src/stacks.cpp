@@ -51,6 +51,24 @@ std::string pin_rule(PinRule r) {
   return "";
 }
 
+std::string setting_effect(SettingEffect e) {
+  switch (e) {
+    case SettingEffect::family:
+      return "family";
+    case SettingEffect::range:
+      return "range";
+    case SettingEffect::roce_version:
+      return "roce_version";
+    case SettingEffect::reachability:
+      return "reachability";
+    case SettingEffect::not_in_model:
+      return "not_in_model";
+    case SettingEffect::not_modelled:
+      return "not_modelled";
+  }
+  return "";
+}
+
 py::object or_none(std::string_view v) {
   return v.empty() ? py::object(py::none()) : py::str(std::string(v));
 }
@@ -73,6 +91,10 @@ py::dict stack_dict(const StackInfo& s) {
   py::list pins;
   for (const PinVariable& p : s.pins) pins.append(py::make_tuple(std::string(p.name), pin_rule(p.rule)));
   d["pins"] = pins;
+  py::list settings;
+  for (const SettingVariable& v : s.settings)
+    settings.append(py::make_tuple(std::string(v.name), setting_effect(v.effect)));
+  d["settings"] = settings;
   d["spec"] = or_none(s.automatic);
   d["predicted"] = s.predicted;
   d["per_process"] = s.env == EnvShape::per_process_variable;
@@ -109,9 +131,28 @@ const char* read_pin_doc() {
   return doc.c_str();
 }
 
+// A mapping of variable -> value (os.environ, a dict) as the launch's settings, "the environment"
+// being their origin; only the variables some stack reads are kept (launch_variables()).
+std::vector<LaunchSetting> launch_settings_arg(const py::object& mapping) {
+  std::vector<LaunchSetting> out;
+  const auto names = launch_variables();
+  for (const std::string_view n : names) {
+    const py::str key{std::string(n)};
+    if (!py::bool_(mapping.attr("__contains__")(key))) continue;
+    out.push_back(
+        {std::string(n), py::cast<std::string>(mapping.attr("__getitem__")(key)), "the environment"});
+  }
+  return out;
+}
+
 const char* plan_env_doc() {
-  static const std::string doc = "The settings that make each stack (" + stack_names(StackSet::all) +
-                                 ") use the GID `profile` picks on this host's tables.";
+  static const std::string doc =
+      "The settings that make each stack (" + stack_names(StackSet::all) +
+      ") use the GID `profile` picks on this host's tables. settings: a mapping of "
+      "the launch's variables (os.environ, a dict), which decide each stack's own "
+      "choice and the ports its device list opens; with settings, a stack whose own "
+      "choice is already the pick on every port it uses gets no pin unless pin=True. "
+      "Neither given: every stack is pinned, as before.";
   return doc.c_str();
 }
 
@@ -126,7 +167,8 @@ void bind_stacks(py::module_& m) {
         return out;
       },
       "Every stack of the stack table, one dict each: name, title, version, source, pin (its first pin "
-      "variable, '' when none), pins ((variable, rule) pairs), spec (its automatic choice; None when not "
+      "variable, '' when none), pins ((variable, rule) pairs), settings ((variable, effect) pairs: the other "
+      "variables that steer it), spec (its automatic choice; None when not "
       "modelled), predicted, per_process, env (the shape of its settings), launch (with choice_reader: "
       "'stack', or 'patched_fork' when only a patched fork reads its choice), runs_on, paths (each named "
       "profile that models it: spec, runs_on, automatic), summary.");
@@ -181,10 +223,31 @@ void bind_stacks(py::module_& m) {
       .def("__repr__", [](const StackPrediction& p) { return "StackPrediction(" + p.outcome + ")"; });
   m.def(
       "predict_stack",
-      [](const std::string& name, const GidTable& table) {
-        return unwrap(predict_stack(stack_arg(name).id, table));
+      [](const std::string& name, const GidTable& table, const py::object& settings) {
+        const StackId id = stack_arg(name).id;
+        if (settings.is_none()) return unwrap(predict_stack(id, table));
+        // The launch's settings (a mapping such as os.environ), read as the stack reads them.
+        const StackLaunch launch = read_launch(id, launch_settings_arg(settings));
+        if (!launch.uses(table.port().device, table.port().port)) {
+          StackPrediction p;
+          p.outcome = "not used: " + launch.devices->variable + " leaves this port out";
+          p.why = p.outcome;
+          return p;
+        }
+        if (launch.refused) {
+          StackPrediction p;
+          p.outcome = "does not start: " + launch.pin_variable + " " + *launch.refused;
+          p.why = p.outcome;
+          return p;
+        }
+        auto prof = unwrap(stack_profile_for(id, table, launch));
+        return predict_profile(prof, table, DriverModel::for_link_layer(table.port().link_layer));
       },
-      py::arg("stack"), py::arg("table"), "The stack's own pick on the table, against a healthy like peer.");
+      py::arg("stack"), py::arg("table"), py::arg("settings") = py::none(),
+      "The stack's own pick on the table, against a healthy like peer. settings: a mapping of the\n"
+      "launch's variables (os.environ, a dict), each read as the stack reads it (its pin, device\n"
+      "list, NCCL's family/range/RoCE version); None (the default) predicts its defaults. A port its\n"
+      "device list leaves out is 'not used' (chose False).");
   m.def(
       "predict_profile",
       [](const py::object& profile, const GidTable& table, const std::optional<DriverModel>& model,
@@ -273,10 +336,16 @@ void bind_stacks(py::module_& m) {
   m.def(
       "plan_env",
       [](const std::vector<std::string>& stacks, const std::vector<GidTable>& tables,
-         const py::object& profile) {
-        return plan_env(unwrap(parse_env_stacks(stacks)), tables, profile_arg(profile));
+         const py::object& profile, const py::object& settings, const std::optional<bool>& pin) {
+        if (settings.is_none() && !pin)
+          return plan_env(unwrap(parse_env_stacks(stacks)), tables, profile_arg(profile));
+        EnvOptions o;
+        if (!settings.is_none()) o.settings = launch_settings_arg(settings);
+        o.pin = pin.value_or(false);
+        return plan_env(unwrap(parse_env_stacks(stacks)), tables, profile_arg(profile), std::nullopt, o);
       },
-      py::arg("stacks"), py::arg("tables"), py::arg("profile") = "auto", plan_env_doc());
+      py::arg("stacks"), py::arg("tables"), py::arg("profile") = "auto", py::arg("settings") = py::none(),
+      py::arg("pin") = py::none(), plan_env_doc());
   m.def(
       "render_dotenv", [](const EnvPlan& plan) { return unwrap(render_dotenv(plan)); }, py::arg("plan"),
       "The plan as a dotenv file. Raises Error (invalid_argument) for a value it cannot hold.");

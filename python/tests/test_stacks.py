@@ -17,6 +17,12 @@ def test_catalogue():
     assert nccl["launch"]["device"] == "NCCL_IB_HCA" and nccl["runs_on"] == ["infiniband", "ethernet"]
     # Mooncake reads NCCL's pin when its own is unset: the second of its pins.
     assert rows[3]["pins"] == [("MC_GID_INDEX", "atoi"), ("NCCL_IB_GID_INDEX", "atoi_fallback")]
+    # The other variables that steer a stack: NCCL's family, range and RoCE version.
+    assert nccl["settings"] == [
+        ("NCCL_IB_ADDR_FAMILY", "family"),
+        ("NCCL_IB_ADDR_RANGE", "range"),
+        ("NCCL_IB_ROCE_VERSION_NUM", "roce_version"),
+    ]
     assert [r["name"] for r in rows if r["predicted"]] == names[:7] + ["jaccl", "exo"]
     assert rows[5]["pin"] == "" and rows[5]["env"] == "per_port_args" and rows[5]["launch"]["port"] == "-i"
     assert rows[7]["spec"] is None and rows[7]["env"] == "one_device_per_process"
@@ -169,3 +175,20 @@ def test_unsteerable_failure(macmini):
     assert gidpolicy.unsteerable_failure("nccl", macmini) is None  # steered by its variable
     ds4qa = gidpolicy.read_tables_file(str(TABLES / "apple-ds4qa-rdma_en1.devinfo.txt"))[0]
     assert gidpolicy.unsteerable_failure("jaccl", ds4qa) is None  # stock JACCL works there
+
+
+def test_the_launch_settings_steer_the_prediction_and_the_plan():
+    # Under NCCL_IB_ADDR_FAMILY=AF_INET6 NCCL picks what the nccl profile with that family picks (not
+    # its default); a device list leaves the other ports out.
+    table = roce_table("mlx5_0")
+    want = gidpolicy.Profile("nccl:family=AF_INET6").plan(table).sgid_index
+    assert gidpolicy.predict_stack("nccl", table, settings={"NCCL_IB_ADDR_FAMILY": "AF_INET6"}).index == want
+    assert gidpolicy.predict_stack("nccl", table, settings={}).index == gidpolicy.predict_stack("nccl", table).index
+    unused = gidpolicy.predict_stack("nccl", table, settings={"NCCL_IB_HCA": "=mlx5_1"})
+    assert not unused.chose and unused.outcome.startswith("not used")
+    # NCCL's own choice is already auto's pick: no pin with settings given, unless pin=True.
+    plan = gidpolicy.plan_env(["nccl"], [table], settings={})
+    assert not plan.settings and any("no NCCL_IB_GID_INDEX needed" in w for w in plan.why)
+    assert [s.name for s in gidpolicy.plan_env(["nccl"], [table], settings={}, pin=True).settings] == [
+        "NCCL_IB_GID_INDEX"
+    ]

@@ -126,8 +126,8 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
           const bool cand_match = in_range(cg);
           if (cand_inet != nccl_inet(gid_of(cur)) && cand_inet == want_inet && cand_match) {
             rec.step(i, EntryVerdict::candidate, [&] {
-              return note(cand) + ": of NCCL_IB_ADDR_FAMILY where index " + std::to_string(pick) +
-                     " is not: taken";
+              return note(cand) + ": of " + std::string(stack_vars::kNcclAddrFamily) + " where index " +
+                     std::to_string(pick) + " is not: taken";
             });
             pick = i;
             cur = cand;
@@ -135,8 +135,8 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
           }
           if (cand_inet != want_inet) {
             rec.step(i, EntryVerdict::wrong_family, [&] {
-              return note(cand) + ": not of NCCL_IB_ADDR_FAMILY (" + (want_inet ? "AF_INET" : "AF_INET6") +
-                     ")";
+              return note(cand) + ": not of " + std::string(stack_vars::kNcclAddrFamily) + " (" +
+                     (want_inet ? "AF_INET" : "AF_INET6") + ")";
             });
             continue;
           }
@@ -146,8 +146,10 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
             continue;
           }
           if (!cand_match) {
-            rec.step(i, EntryVerdict::outside_subnet,
-                     [&] { return note(cand) + ": outside NCCL_IB_ADDR_RANGE " + range->to_string(); });
+            rec.step(i, EntryVerdict::outside_subnet, [&] {
+              return note(cand) + ": outside " + std::string(stack_vars::kNcclAddrRange) + " " +
+                     range->to_string();
+            });
             continue;
           }
           const auto vc = nccl_version(cand);
@@ -162,8 +164,9 @@ result<Selection> Nccl::select(const GidTable& table, SelectOptions run) const {
           }
           if ((vp != vc || !nccl_valid(gid_of(cur))) && *vc == roce_version) {
             rec.step(i, EntryVerdict::candidate, [&] {
-              return note(cand) + ": RoCE v" + std::to_string(*vc) +
-                     " = NCCL_IB_ROCE_VERSION_NUM, over index " + std::to_string(pick) + ": taken";
+              return note(cand) + ": RoCE v" + std::to_string(*vc) + " = " +
+                     std::string(stack_vars::kNcclRoceVersion) + ", over index " + std::to_string(pick) +
+                     ": taken";
             });
             pick = i;
             cur = cand;

@@ -25,6 +25,34 @@ using Json = nlohmann::json;
 std::string stacks_example(const char* name) { return (example_tables_dir() / name).string(); }
 std::string stacks_data(const char* name) { return (test_data_dir() / "stacks" / name).string(); }
 
+// Every variable a stack reads is unset here: run_program() adds a test's entries to this process's
+// environment, and a caller's NCCL_IB_HCA (say) would otherwise steer every prediction below.
+const bool kStackVariablesUnset = [] {
+  for (const char* v : {"NCCL_IB_GID_INDEX",
+                        "NCCL_IB_HCA",
+                        "NCCL_IB_ADDR_FAMILY",
+                        "NCCL_IB_ADDR_RANGE",
+                        "NCCL_IB_ROCE_VERSION_NUM",
+                        "NVSHMEM_IB_GID_INDEX",
+                        "NVSHMEM_HCA_LIST",
+                        "NVSHMEM_IB_ADDR_FAMILY",
+                        "NVSHMEM_IB_ADDR_RANGE",
+                        "NVSHMEM_IB_ROCE_VERSION_NUM",
+                        "UCX_IB_GID_INDEX",
+                        "UCX_NET_DEVICES",
+                        "UCX_IB_ROCE_LOCAL_SUBNET",
+                        "UCX_IB_ROCE_SUBNET_PREFIX_LEN",
+                        "UCX_IB_ROCE_SUBNETS",
+                        "MC_GID_INDEX",
+                        "FI_VERBS_GID_IDX",
+                        "FI_VERBS_DEVICE_NAME",
+                        "FI_VERBS_IFACE",
+                        "GGML_RDMA_DEV",
+                        "GGML_RDMA_GID"})
+    ::unsetenv(v);
+  return true;
+}();
+
 CliResult run_with_env(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   return run_program(cli_path(), args, env);
 }
@@ -90,9 +118,12 @@ TEST(Env, UcxOnThePodIsIndex7BecauseItsAutoRejectsThePort) {
   const auto d = run_cli({"env", "--for", "ucx,nccl", "--format", "dotenv", "--input",
                           stacks_example("nccl-1573-pod.show_gids.txt")});
   EXPECT_NE(d.out.find("\nUCX_IB_GID_INDEX=7\n"), std::string::npos) << d.out;
-  EXPECT_NE(d.out.find("\nNCCL_IB_GID_INDEX=7\n"), std::string::npos) << d.out;
-  EXPECT_NE(d.out.find("its own choice is already index 7"), std::string::npos)
-      << d.out;  // NCCL's auto is right
+  // NCCL's auto is right on both ports: no pin, and the comment says why (--pin prints one).
+  EXPECT_EQ(d.out.find("NCCL_IB_GID_INDEX=7"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("its own choice is already index 7"), std::string::npos) << d.out;
+  const auto pinned = run_cli({"env", "--for", "ucx,nccl", "--pin", "--format", "dotenv", "--input",
+                               stacks_example("nccl-1573-pod.show_gids.txt")});
+  EXPECT_NE(pinned.out.find("\nNCCL_IB_GID_INDEX=7\n"), std::string::npos) << pinned.out;
 }
 
 TEST(Env, OneIndexPerProcessOnHcasNeedingTwoExitsNamingBoth) {
@@ -612,4 +643,214 @@ TEST(DoctorStacks, AMacsPortShowsTheMacsStacks) {
   EXPECT_EQ(names, (std::vector<std::string>{"ds4", "llama.cpp", "jaccl", "exo"})) << r.out;
 }
 
+namespace {
+
+// The launch's settings steer the predictions: the environment's, an --env-file's, or none (--no-env).
+const Json& stack_entry(const Json& port, const std::string& name) {
+  for (const auto& s : port["stacks"])
+    if (s["stack"] == name) return s;
+  static const Json none;
+  ADD_FAILURE() << "no " << name;
+  return none;
+}
+
+TEST(CheckStacksSettings, NcclAddrFamilyFromTheEnvironmentIsWhatTheProfileWithThatFamilyPicks) {
+  ASSERT_TRUE(kStackVariablesUnset);
+  const std::string table = stacks_example("nccl-769.devinfo.txt");
+  const Json want =
+      parse_out(run_cli({"select", "--profile", "nccl:family=AF_INET6", "--json", "--input", table}));
+  const auto r =
+      run_with_env({"check", "--stacks", "--json", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const Json j = parse_out(r);
+  const Json& nccl = stack_entry(j, "nccl");
+  EXPECT_EQ(nccl["index"], want["sgid_index"]);
+  EXPECT_EQ(nccl["spec"], "nccl:family=AF_INET6");
+  ASSERT_EQ(nccl["settings"].size(), 1u);
+  EXPECT_EQ(nccl["settings"][0]["variable"], "NCCL_IB_ADDR_FAMILY");
+  EXPECT_EQ(nccl["settings"][0]["origin"], "the environment");
+  // The default is index 3; NVSHMEM reads its own names, not NCCL's.
+  EXPECT_EQ(stack_entry(j, "nvshmem")["index"], 3);
+  const auto text = run_with_env({"check", "--stacks", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
+  EXPECT_NE(text.out.find("nccl NCCL_IB_ADDR_FAMILY=AF_INET6 (the environment): AF_INET6"), std::string::npos)
+      << text.out;
+}
+
+TEST(CheckStacksSettings, TheSameThroughAnEnvFileAndNoneWithNoEnv) {
+  const std::string table = stacks_example("nccl-769.devinfo.txt");
+  const std::string file = stacks_data("env/family6.env");
+  const Json j = parse_out(run_cli({"check", "--stacks", "--json", "--env-file", file, "--input", table}));
+  const Json& nccl = stack_entry(j, "nccl");
+  EXPECT_EQ(nccl["index"], 0);
+  ASSERT_EQ(nccl["settings"].size(), 1u);
+  EXPECT_NE(nccl["settings"][0]["origin"].get<std::string>().find("family6.env"), std::string::npos);
+  // --no-env: the environment's setting is not read, the defaults are predicted (as with none set).
+  const Json plain = parse_out(run_cli({"check", "--stacks", "--json", "--input", table}));
+  const Json no_env = parse_out(run_with_env({"check", "--stacks", "--json", "--no-env", "--input", table},
+                                             {"NCCL_IB_ADDR_FAMILY=AF_INET6"}));
+  EXPECT_EQ(no_env, plain);
+  EXPECT_EQ(stack_entry(no_env, "nccl")["index"], 3);
+  // --no-env with --env-file: the file still applies.
+  const Json both = parse_out(
+      run_with_env({"check", "--stacks", "--json", "--no-env", "--env-file", file, "--input", table},
+                   {"NCCL_IB_ADDR_FAMILY=AF_INET"}));
+  EXPECT_EQ(stack_entry(both, "nccl")["index"], 0);
+  // A range NCCL cannot parse is ignored: its default choice.
+  const Json bad_range = parse_out(
+      run_with_env({"check", "--stacks", "--json", "--input", table}, {"NCCL_IB_ADDR_RANGE=nonsense"}));
+  EXPECT_EQ(stack_entry(bad_range, "nccl")["index"], 3);
+  EXPECT_NE(stack_entry(bad_range, "nccl")["settings"][0]["reading"].get<std::string>().find("ignored"),
+            std::string::npos);
+}
+
+TEST(CheckStacksSettings, DeviceListsRestrictTheirStacksRows) {
+  const std::string pod = stacks_example("nccl-1573-pod.show_gids.txt");
+  const Json j = parse_out(run_with_env({"check", "--stacks", "--json", "--input", pod},
+                                        {"NCCL_IB_HCA=mlx5_1", "UCX_NET_DEVICES=mlx5_1:1"}));
+  ASSERT_TRUE(j.is_array());
+  for (const auto& port : j) {
+    const bool one = port["device"] == "mlx5_1";
+    for (const char* stack : {"nccl", "ucx"}) {
+      const Json& e = stack_entry(port, stack);
+      EXPECT_EQ(e["used"], one) << stack << port["device"];
+      if (!one) {
+        EXPECT_TRUE(e["index"].is_null());
+        EXPECT_NE(e["outcome"].get<std::string>().find("leaves this port out"), std::string::npos);
+      }
+    }
+    EXPECT_EQ(stack_entry(port, "nvshmem")["used"], true);  // NVSHMEM reads its own list
+  }
+  // UCX on mlx5_0 rejects the port; left out by its device list, that is no finding.
+  const auto r = run_with_env({"check", "--stacks", "--input", pod}, {"UCX_NET_DEVICES=mlx5_1:1"});
+  EXPECT_NE(r.out.find("not used: UCX_NET_DEVICES leaves this port out"), std::string::npos) << r.out;
+}
+
+TEST(CheckStacksSettings, OptionsThatAreNotUsedAreRefused) {
+  const std::string table = stacks_example("nccl-769.devinfo.txt");
+  EXPECT_EQ(run_cli({"check", "--stacks", "--profile", "nccl", "--input", table}).exit_code, 2);
+  EXPECT_EQ(run_cli({"check", "--pins", "--profile", "nccl", "--input", table}).exit_code, 2);
+  EXPECT_EQ(run_cli({"check", "--no-env", "--input", table}).exit_code, 2);
+  EXPECT_EQ(run_cli({"check", "--env-file", stacks_data("env/family6.env"), "--input", table}).exit_code, 2);
+}
+
+TEST(EnvForSettings, NoPinWhereTheStacksOwnChoiceIsAlreadyRight) {
+  const std::string table = stacks_example("nccl-769.devinfo.txt");
+  const auto r = run_cli({"env", "--for", "nccl", "--input", table});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("export NCCL_IB_GID_INDEX"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no NCCL_IB_GID_INDEX needed"), std::string::npos) << r.out;
+  const auto pinned = run_cli({"env", "--for", "nccl", "--pin", "--input", table});
+  EXPECT_NE(pinned.out.find("export NCCL_IB_GID_INDEX='3'"), std::string::npos) << pinned.out;
+  // Under AF_INET6 NCCL's own choice is index 0, which fails: the pin is needed, and the setting read is
+  // named.
+  const auto six = run_with_env({"env", "--for", "nccl", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
+  EXPECT_NE(six.out.find("export NCCL_IB_GID_INDEX='3'"), std::string::npos) << six.out;
+  EXPECT_NE(six.out.find("nccl reads NCCL_IB_ADDR_FAMILY=AF_INET6"), std::string::npos) << six.out;
+  const auto six_dotenv = run_with_env({"env", "--for", "nccl", "--format", "dotenv", "--input", table},
+                                       {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
+  EXPECT_NE(six_dotenv.out.find("# nccl reads NCCL_IB_ADDR_FAMILY=AF_INET6"), std::string::npos)
+      << six_dotenv.out;
+  EXPECT_NE(six_dotenv.out.find("\nNCCL_IB_GID_INDEX=3\n"), std::string::npos) << six_dotenv.out;
+  // --no-env judges the defaults again.
+  const auto no_env =
+      run_with_env({"env", "--for", "nccl", "--no-env", "--input", table}, {"NCCL_IB_ADDR_FAMILY=AF_INET6"});
+  EXPECT_EQ(no_env.out.find("export NCCL_IB_GID_INDEX"), std::string::npos) << no_env.out;
+  // NCCL_IB_HCA leaves mlx5_0 out: only mlx5_1 is judged.
+  const auto hca = run_with_env(
+      {"env", "--for", "nccl", "--format", "json", "--input", stacks_example("nccl-1573-pod.show_gids.txt")},
+      {"NCCL_IB_HCA=mlx5_1"});
+  const Json jh = parse_out(hca);
+  EXPECT_TRUE(jh["settings"].empty()) << hca.out;
+  EXPECT_EQ(jh["launch_settings"][0]["variable"], "NCCL_IB_HCA");
+}
+
+TEST(CheckPinsSettings, APinEqualToTheStacksOwnChoiceIsRedundant) {
+  const std::string table = stacks_example("nccl-769.devinfo.txt");
+  const auto r = run_with_env({"check", "--pins", "--input", table}, {"NCCL_IB_GID_INDEX=3"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("redundant:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("delete NCCL_IB_GID_INDEX=3 from the environment"), std::string::npos) << r.out;
+  const Json j =
+      parse_out(run_with_env({"check", "--pins", "--json", "--input", table}, {"NCCL_IB_GID_INDEX=3"}));
+  for (const auto& row : j) EXPECT_EQ(row["redundant"], true);
+  // Under AF_INET6 NCCL's own choice is index 0: the pin is what keeps it on 3.
+  const auto six = run_with_env({"check", "--pins", "--input", table},
+                                {"NCCL_IB_GID_INDEX=3", "NCCL_IB_ADDR_FAMILY=AF_INET6"});
+  EXPECT_EQ(six.out.find("redundant"), std::string::npos) << six.out;
+  // A pin off the stack's own choice is not redundant.
+  const auto zero = run_with_env({"check", "--pins", "--input", table}, {"NCCL_IB_GID_INDEX=0"});
+  EXPECT_EQ(zero.out.find("redundant"), std::string::npos) << zero.out;
+  // --no-env: the environment's pin is not read at all.
+  const auto no_env =
+      run_with_env({"check", "--pins", "--no-env", "--input", table}, {"NCCL_IB_GID_INDEX=3"});
+  EXPECT_NE(no_env.out.find("no GID index is pinned"), std::string::npos) << no_env.out;
+}
+
+}  // namespace
+}  // namespace gidpolicy::test
+
+namespace gidpolicy::test {
+namespace {
+
+TEST(FleetStackSettings, TheEnvironmentsPinIsTheStacksSpecOnEveryHostAndStillNamedPerHost) {
+  const auto r = run_with_env({"fleet", "--stack", "nccl", "--device", "mlx5_1", stacks_data("fleet")},
+                              {"NCCL_IB_GID_INDEX=7"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("--stack nccl:gid_index=7: the entry to use on 2 of 3 hosts"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  node-c: mlx5_0 port 1:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("launch setting read: NCCL_IB_GID_INDEX=7 (the environment)"), std::string::npos)
+      << r.out;
+  // --no-env: NCCL's own choice, its default spec.
+  const auto d =
+      run_with_env({"fleet", "--stack", "nccl", "--no-env", "--device", "mlx5_1", stacks_data("fleet")},
+                   {"NCCL_IB_GID_INDEX=7"});
+  EXPECT_NE(d.out.find("--stack nccl: the entry"), std::string::npos) << d.out;
+  EXPECT_EQ(run_cli({"fleet", "--no-env", stacks_data("fleet")}).exit_code, 2);  // needs --stack
+}
+
+}  // namespace
+}  // namespace gidpolicy::test
+
+namespace gidpolicy::test {
+namespace {
+
+// The doctor's stacks block predicts each stack as the host launches it: a bundle's recorded
+// environment pins NCCL_IB_GID_INDEX=3 (slot 3 empty there), and the block says so.
+TEST(DoctorStacksSettings, TheBundlesPinIsInTheStacksBlock) {
+  const auto r = run_cli(
+      {"doctor", "--bundle", (test_data_dir() / "bundle" / "linux-stale-pin.bundle").string(), "--json"});
+  const Json j = parse_out(r);
+  bool seen = false;
+  for (const auto& s : j["stacks"])
+    if (s["stack"] == "nccl") {
+      seen = true;
+      EXPECT_EQ(s["index"], 3) << s.dump();
+      EXPECT_NE(s["outcome"].get<std::string>().find("launched with NCCL_IB_GID_INDEX=3"), std::string::npos)
+          << s.dump();
+    }
+  EXPECT_TRUE(seen) << r.out;
+}
+
+}  // namespace
+}  // namespace gidpolicy::test
+
+namespace gidpolicy::test {
+namespace {
+
+// UCX refuses an index that is neither "auto" nor a number: it does not start, whatever the port.
+TEST(CheckStacksSettings, AnIndexUcxRefusesMeansItDoesNotStart) {
+  const auto r = run_with_env(
+      {"check", "--stacks", "--json", "--input", (example_tables_dir() / "nccl-769.devinfo.txt").string()},
+      {"UCX_IB_GID_INDEX=x"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const Json j = parse_out(r);
+  for (const auto& s : j["stacks"])
+    if (s["stack"] == "ucx") {
+      EXPECT_EQ(s["works"], false);
+      EXPECT_EQ(s["outcome"].get<std::string>().rfind("does not start", 0), 0u) << s.dump();
+    }
+}
+
+}  // namespace
 }  // namespace gidpolicy::test

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace gidpolicy {
 namespace {
 
@@ -296,6 +299,112 @@ TEST(StacksOnAPort, StockJacclOnTheMacMiniNeedsTheMappedGidAtIndex1) {
                                         DriverModel::for_table(test::apple_noipv4()));
   ASSERT_TRUE(none);
   EXPECT_NE(none->find("no variable steers it"), std::string::npos) << *none;
+}
+
+// Launch settings (read_launch): each variable read as its stack reads it, then predicted with.
+std::uint32_t picked(StackId id, const GidTable& t, const StackLaunch& l) {
+  auto prof = stack_profile_for(id, t, l);
+  EXPECT_TRUE(prof.has_value());
+  return predict_profile(prof.value(), t, DriverModel::for_table(t)).index;
+}
+
+TEST(StackLaunchSettings, NcclFamilyIsWhatTheNcclProfileWithThatFamilyPicks) {
+  const GidTable t = test::nccl_769();
+  const std::vector<LaunchSetting> env{{"NCCL_IB_ADDR_FAMILY", "AF_INET6", "the environment"}};
+  const StackLaunch l = read_launch(StackId::nccl, env);
+  ASSERT_EQ(l.read.size(), 1u);
+  EXPECT_TRUE(l.read[0].applied);
+  EXPECT_EQ(l.read[0].origin, "the environment");
+  ASSERT_TRUE(l.inet6);
+  EXPECT_TRUE(*l.inet6);
+  const auto want = parse_profile("nccl:family=AF_INET6").value().plan(t).value().sgid_index;
+  EXPECT_EQ(picked(StackId::nccl, t, l), want);
+  EXPECT_EQ(picked(StackId::nccl, t, read_launch(StackId::nccl, {})), 3u);  // the default
+  // NVSHMEM and UCX do not read NCCL's variable.
+  EXPECT_TRUE(read_launch(StackId::nvshmem, env).read.empty());
+  EXPECT_TRUE(read_launch(StackId::ucx, env).read.empty());
+}
+
+TEST(StackLaunchSettings, EachValueIsReadAsNcclParsesIt) {
+  // Any family but the exact "AF_INET6" is AF_INET, silently.
+  const StackLaunch f =
+      read_launch(StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_ADDR_FAMILY", "inet6", "x"}});
+  ASSERT_TRUE(f.inet6);
+  EXPECT_FALSE(*f.inet6);
+  EXPECT_NE(f.read[0].reading.find("read as AF_INET"), std::string::npos) << f.read[0].reading;
+  // A range that does not parse is ignored: the default prediction.
+  const StackLaunch r =
+      read_launch(StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_ADDR_RANGE", "10.0.0.0/99x", "x"}});
+  EXPECT_FALSE(r.range);
+  EXPECT_NE(r.read[0].reading.find("ignored"), std::string::npos) << r.read[0].reading;
+  EXPECT_EQ(picked(StackId::nccl, test::nccl_769(), r), 3u);
+  // A range that parses steers the choice.
+  const StackLaunch r2 =
+      read_launch(StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_ADDR_RANGE", "200.0.209.0/24", "x"}});
+  ASSERT_TRUE(r2.range);
+  EXPECT_EQ(picked(StackId::nccl, test::nccl_769(), r2), 3u);
+  // strtoll(text, 0, 0) for the RoCE version: "0x1" is 1.
+  const StackLaunch v =
+      read_launch(StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_ROCE_VERSION_NUM", "0x1", "x"}});
+  ASSERT_TRUE(v.roce_version);
+  EXPECT_EQ(*v.roce_version, 1);
+  // A later setting of a name wins (an env file's line after the environment's).
+  const StackLaunch last = read_launch(
+      StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_ADDR_FAMILY", "AF_INET6", "the environment"},
+                                                {"NCCL_IB_ADDR_FAMILY", "AF_INET", "run.env:1"}});
+  ASSERT_EQ(last.read.size(), 1u);
+  EXPECT_EQ(last.read[0].origin, "run.env:1");
+  EXPECT_FALSE(*last.inet6);
+}
+
+TEST(StackLaunchSettings, PinsDeviceListsAndTheMooncakeFallback) {
+  const std::vector<LaunchSetting> env{{"NCCL_IB_GID_INDEX", "3", "e"}, {"NCCL_IB_HCA", "=mlx5_1", "e"}};
+  const StackLaunch n = read_launch(StackId::nccl, env);
+  EXPECT_EQ(n.pinned, 3);
+  EXPECT_EQ(n.pin_variable, "NCCL_IB_GID_INDEX");
+  ASSERT_TRUE(n.devices);
+  EXPECT_FALSE(n.uses("mlx5_0", 1));
+  EXPECT_TRUE(n.uses("mlx5_1", 1));
+  // Mooncake reads NCCL's pin while its own is unset, and not once it is set.
+  EXPECT_EQ(read_launch(StackId::mooncake, env).pinned, 3);
+  auto with_own = env;
+  with_own.push_back({"MC_GID_INDEX", "5", "e"});
+  const StackLaunch m = read_launch(StackId::mooncake, with_own);
+  EXPECT_EQ(m.pinned, 5);
+  EXPECT_EQ(m.pin_variable, "MC_GID_INDEX");
+  // UCX refuses an index that is neither "auto" nor a number, and then does not start.
+  EXPECT_TRUE(read_launch(StackId::ucx, std::vector<LaunchSetting>{{"UCX_IB_GID_INDEX", "x", "e"}}).refused);
+  // UCX's device list: exact device:port items.
+  const StackLaunch u =
+      read_launch(StackId::ucx, std::vector<LaunchSetting>{{"UCX_NET_DEVICES", "mlx5_1:1", "e"}});
+  EXPECT_FALSE(u.uses("mlx5_0", 1));
+  EXPECT_TRUE(u.uses("mlx5_1", 1));
+  // A UCX subnet setting is read and reported, not applied (reachability, not the local choice).
+  const StackLaunch s =
+      read_launch(StackId::ucx, std::vector<LaunchSetting>{{"UCX_IB_ROCE_LOCAL_SUBNET", "y", "e"}});
+  ASSERT_EQ(s.read.size(), 1u);
+  EXPECT_FALSE(s.read[0].applied);
+}
+
+TEST(StackLaunchSettings, LaunchVariablesListEveryRowsPinsDevicesAndSettings) {
+  const auto vars = launch_variables();
+  for (const StackInfo& s : kStacks) {
+    for (const PinVariable& p : s.pins) EXPECT_NE(std::find(vars.begin(), vars.end(), p.name), vars.end());
+    for (const SettingVariable& v : s.settings)
+      EXPECT_NE(std::find(vars.begin(), vars.end(), v.name), vars.end());
+  }
+  const auto devices = device_variables();
+  for (const auto d : devices) EXPECT_NE(std::find(vars.begin(), vars.end(), d), vars.end());
+}
+
+TEST(StackLaunchSettings, WithoutThePinIsTheStacksOwnChoice) {
+  const GidTable t = test::nccl_1573_pod(0);
+  const StackLaunch l =
+      read_launch(StackId::nccl, std::vector<LaunchSetting>{{"NCCL_IB_GID_INDEX", "2", "e"}});
+  auto own = stack_profile_for(StackId::nccl, t, l, false);
+  ASSERT_TRUE(own.has_value());
+  EXPECT_EQ(predict_profile(own.value(), t, DriverModel::for_table(t)).index, 7u);
+  EXPECT_EQ(picked(StackId::nccl, t, l), 2u);
 }
 
 }  // namespace

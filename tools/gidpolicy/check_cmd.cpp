@@ -17,6 +17,16 @@
 namespace gidpolicy::cli {
 
 int run_check(const CheckArgs& o) {
+  // Options a mode cannot use are refused, never ignored: --stacks and --pins predict each stack's
+  // own profile, under the launch's settings; --env-file and --no-env name those settings.
+  if ((o.stacks || o.pins) && !o.profiles.empty())
+    return usage_error(
+        std::string("check ") + (o.stacks ? "--stacks" : "--pins") +
+        ": --profile is not used there (each stack is predicted with its own profile under the "
+        "launch's settings: set them in the environment or --env-file); `check --profile SPEC` "
+        "checks a profile");
+  if (!o.stacks && !o.pins && (o.env_file || o.no_env))
+    return usage_error("check: --env-file and --no-env are for --stacks or --pins");
   if (o.stacks) return run_check_stacks(o);
   if (o.pins) return run_check_pins(o);
   std::vector<Profile> profiles;

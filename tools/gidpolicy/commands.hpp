@@ -8,6 +8,7 @@
 
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/formats/sysfs.hpp>
+#include <gidpolicy/stacks.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -49,11 +50,14 @@ struct CheckArgs {
   bool json = false;
   bool stacks = false;                  ///< --stacks: every stack's own choice per port
   bool pins = false;                    ///< --pins: judge the pinned GID indices
-  std::optional<std::string> env_file;  ///< --env-file FILE (with --pins): dotenv or compose
+  std::optional<std::string> env_file;  ///< --env-file FILE (with --stacks or --pins): dotenv or compose
+  bool no_env = false;                  ///< --no-env: the environment's settings are not read
 };
 int run_check(const CheckArgs& o);
 /// `check --stacks` (stacks_cmd.cpp).
 int run_check_stacks(const CheckArgs& o);
+/// Every stack's launch settings read as it reads them (read_launch()), in table order (stacks_cmd.cpp).
+std::vector<StackLaunch> read_launches(const std::vector<LaunchSetting>& settings);
 /// `check --pins` (stacks_cmd.cpp).
 int run_check_pins(const CheckArgs& o);
 
@@ -68,6 +72,9 @@ struct EnvArgs {
   std::optional<std::string> jaccl_devices;
   std::optional<std::string> rank;
   bool jaccl_ring = false;
+  std::optional<std::string> env_file;  ///< --env-file FILE: the launch's other settings
+  bool no_env = false;                  ///< --no-env: the environment's settings are not read
+  bool pin = false;  ///< --pin: print a pin even where the stack's own choice is already right
 };
 /// `gidpolicy env` (env_cmd.cpp).
 int run_env(const EnvArgs& o);

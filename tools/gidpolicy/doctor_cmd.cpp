@@ -464,9 +464,10 @@ int run_doctor(const DoctorArgs& o) {
       route_peers(in, kernel);
       // The pins, and the device variables that say which ports each stack uses (the doctor
       // judges a pin only there: read_device_selector).
-      for (const auto& names : {pin_variables(), device_variables()})
-        for (auto v : names)
-          if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
+      // Every variable that steers a stack (launch_variables(): the pins, device lists and the
+      // other settings), so the stacks block predicts each stack as this host launches it.
+      for (auto v : launch_variables())
+        if (const char* val = std::getenv(std::string(v).c_str())) in.pins.push_back({std::string(v), val});
     }
   }
 

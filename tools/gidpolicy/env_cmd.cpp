@@ -4,6 +4,7 @@
 #include "env_cmd.hpp"
 
 #include "commands.hpp"
+#include "env_file.hpp"
 #include "output.hpp"
 #include "render.hpp"
 
@@ -132,7 +133,31 @@ int run_env(const EnvArgs& o) {
   }
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
-  const EnvPlan plan = plan_env(stacks.value(), loaded.value().tables, profile.value(), jaccl);
+  auto launch_settings = read_launch_settings(!o.no_env, o.env_file);
+  if (!launch_settings) return usage_error(launch_settings.error());
+  EnvOptions options;
+  options.settings = launch_settings.value();
+  options.pin = o.pin;
+  const EnvPlan plan = plan_env(stacks.value(), loaded.value().tables, profile.value(), jaccl, options);
+  // The settings each stack asked for read (they decide its own choice and the ports it opens).
+  std::vector<std::string> read_lines;
+  Json jread = Json::array();
+  for (const auto& name : stacks.value()) {
+    const StackInfo* row = find_stack(name);
+    if (!row) continue;
+    for (const SettingReading& r : read_launch(row->id, launch_settings.value()).read) {
+      read_lines.push_back(std::string(row->name) + " reads " + r.variable + "=" + r.value + " (" + r.origin +
+                           "): " + r.reading + (r.applied ? "" : " [not applied]"));
+      Json jr;
+      jr["stack"] = std::string(row->name);
+      jr["variable"] = r.variable;
+      jr["value"] = r.value;
+      jr["origin"] = r.origin;
+      jr["reading"] = r.reading;
+      jr["applied"] = r.applied;
+      jread.push_back(std::move(jr));
+    }
+  }
   Output& out = standard_output();
   if (!plan.conflicts.empty()) {
     for (const auto& c : plan.conflicts) print_error(c);
@@ -146,12 +171,17 @@ int run_env(const EnvArgs& o) {
     j["args"] = plan.args;
     j["why"] = plan.why;
     j["conflicts"] = plan.conflicts;
+    j["launch_settings"] = std::move(jread);
     print_json(j);
   } else if (o.format == "dotenv") {
-    auto text = render_dotenv(plan);
+    // The settings read come first among the comments, as in the sh output.
+    EnvPlan shown = plan;
+    shown.why.insert(shown.why.begin(), read_lines.begin(), read_lines.end());
+    auto text = render_dotenv(shown);
     if (!text) return usage_error(text.error());
     out.write(text.value());
   } else {
+    for (const auto& r : read_lines) out.write(comment(r));
     for (const auto& w : plan.why) out.write(comment(w));
     for (const auto& a : plan.args) out.write(comment(a));
     for (const auto& s : plan.settings)

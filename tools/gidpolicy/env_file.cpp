@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <system_error>
 #include <unordered_map>
 
@@ -471,6 +473,28 @@ result<std::vector<EnvAssignment>> read_env_file(const std::string& path, const 
   ::close(fd);
   text.resize(have);
   return parse_env_file(text, path, env);
+}
+
+result<std::vector<LaunchSetting>> read_launch_settings(bool use_env,
+                                                        const std::optional<std::string>& env_file) {
+  std::vector<LaunchSetting> out;
+  const EnvLookup lookup = [use_env](const std::string& name) -> std::optional<std::string> {
+    if (!use_env) return std::nullopt;
+    if (const char* v = std::getenv(name.c_str())) return std::string(v);
+    return std::nullopt;
+  };
+  const auto names = launch_variables();
+  if (use_env)
+    for (const std::string_view n : names)
+      if (auto v = lookup(std::string(n))) out.push_back({std::string(n), *v, "the environment"});
+  if (env_file) {
+    auto vars = read_env_file(*env_file, lookup);
+    if (!vars) return vars.error();
+    for (auto& a : vars.value())
+      if (std::find(names.begin(), names.end(), a.name) != names.end())
+        out.push_back({a.name, a.value, show_text(a.origin)});
+  }
+  return out;
 }
 
 }  // namespace gidpolicy::cli

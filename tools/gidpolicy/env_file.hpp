@@ -33,6 +33,7 @@
 #pragma once
 
 #include <gidpolicy/error.hpp>
+#include <gidpolicy/stacks.hpp>
 
 #include <cstddef>
 #include <functional>
@@ -67,5 +68,14 @@ result<std::vector<EnvAssignment>> parse_env_file(std::string_view text, const s
                                                   const EnvLookup& env);
 /// Read `path` (at most kMaxEnvFileBytes) and parse it.
 result<std::vector<EnvAssignment>> read_env_file(const std::string& path, const EnvLookup& env);
+
+/// The stacks' launch settings (launch_variables(), stacks.hpp) that `check --stacks`, `check
+/// --pins`'s redundancy test and `env --for` predict with: the environment's ("the environment")
+/// unless `use_env` is false (--no-env), then `env_file`'s (read as above, one entry per line, a
+/// later line of a name winning), which follow and so win over the environment's: the file is what
+/// the launcher hands the stack. With `use_env` false the file's `${NAME}` references see no
+/// environment either (an unset NAME is "", as compose reads it).
+result<std::vector<LaunchSetting>> read_launch_settings(bool use_env,
+                                                        const std::optional<std::string>& env_file);
 
 }  // namespace gidpolicy::cli

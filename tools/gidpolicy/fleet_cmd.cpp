@@ -1,4 +1,5 @@
 #include "fleet_cmd.hpp"
+#include "env_file.hpp"
 #include "fleet_stack.hpp"
 
 #include "commands.hpp"
@@ -498,6 +499,11 @@ FleetCommand::FleetCommand(CLI::App& app) {
   cmd_->add_option("--env-dir", o_.env_dir,
                    "With --stack: write one dotenv file per host (HOST.env) with the settings that make the "
                    "stack use gidpolicy's auto pick there");
+  cmd_->add_option("--env-file", o_.env_file,
+                   "With --stack: the launch's settings (a dotenv or docker-compose file), as check --stacks "
+                   "reads them; they win over the environment's");
+  cmd_->add_flag("--no-env", o_.no_env,
+                 "With --stack: do not read the stack's settings from the environment");
   cmd_->add_flag("--replace", o_.replace_env_dir,
                  "With --env-dir: replace a non-empty directory (refused otherwise)");
   cmd_->add_option("--platform", o_.platform, "Driver model for every host (default: by link layer)")
@@ -545,6 +551,7 @@ int run_fleet(const FleetArgs& o) {
   auto sink = Sink::open(o.output, "--output");
   if (sink.error()) return output_error(*sink.error());
   std::string stack_name;
+  std::optional<StackLaunch> launch;  // --stack's settings (read_launch)
   std::string stack_spec;  // the row's automatic spec with the options given: nvshmem:gid_index=3 is nccl's
   if (o.stack) {
     if (o.profile != "auto") return usage_error("fleet: give --stack or --profile, not both");
@@ -555,6 +562,17 @@ int run_fleet(const FleetArgs& o) {
       return usage_error("fleet --stack: expected one of " + stack_names(StackSet::predicted) + ", found '" +
                          bounded(stack_name) + "'");
     stack_spec = std::string(row->automatic) + (colon == std::string::npos ? "" : o.stack->substr(colon));
+    // The launch's settings (the environment's, --env-file's), the same on every host: options
+    // given after ':' state the settings themselves and win over them.
+    auto settings = read_launch_settings(!o.no_env, o.env_file);
+    if (!settings) return usage_error(settings.error());
+    launch = read_launch(row->id, settings.value());
+    if (launch->refused)
+      return usage_error("fleet --stack " + bounded(stack_name) + ": " + launch->pin_variable + " " +
+                         *launch->refused + ": the stack does not start");
+    if (colon == std::string::npos) stack_spec += launch_spec_options(*launch);
+  } else if (o.env_file || o.no_env) {
+    return usage_error("fleet: --env-file and --no-env are for --stack");
   } else if (o.env_dir) {
     return usage_error("fleet --env-dir needs --stack STACK (which stack's settings to write)");
   }
@@ -613,15 +631,23 @@ int run_fleet(const FleetArgs& o) {
     const std::size_t colon = o.stack->find(':');
     stack_hosts = judge_stack_hosts(
         a, profile.value(), o, find_stack(stack_name),
-        colon == std::string::npos ? std::string_view() : std::string_view(*o.stack).substr(colon));
+        colon == std::string::npos ? std::string_view() : std::string_view(*o.stack).substr(colon),
+        launch ? &*launch : nullptr);
     stack_wrong =
         std::any_of(stack_hosts.begin(), stack_hosts.end(), [](const StackHost& h) { return !h.right; });
   }
   if (o.json) {
-    print_json(a, o, o.stack ? stack_json(stack_hosts, profile.value()) : std::string(), sink);
+    print_json(
+        a, o, o.stack ? stack_json(stack_hosts, profile.value(), launch ? &*launch : nullptr) : std::string(),
+        sink);
   } else {
     print_text(a, o, sink);
     if (o.stack) print_stack_hosts(stack_hosts, profile.value(), o, sink);
+    if (launch)
+      for (const SettingReading& r : launch->read)
+        sink.write("  launch setting read: " + show_text(r.variable, 60) + "=" + show_text(r.value, 40) +
+                   " (" + show_text(r.origin) + "): " + show_text(r.reading, std::string::npos) +
+                   (r.applied ? "" : " [not applied]") + "\n");
   }
   bool env_conflict = false;
   if (env_tree)

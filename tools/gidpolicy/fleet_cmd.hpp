@@ -26,6 +26,9 @@ struct FleetArgs {
   std::optional<std::string> stack;
   /// --env-dir DIR: one dotenv file per host with the stack's settings (env_cmd.hpp).
   std::optional<std::string> env_dir;
+  /// With --stack: the launch's settings, as for `check --stacks` (env_file.hpp read_launch_settings).
+  std::optional<std::string> env_file;
+  bool no_env = false;           ///< --no-env: the environment's settings are not read
   bool replace_env_dir = false;  ///< --replace: a non-empty --env-dir is replaced whole
   std::optional<std::string> platform;
   bool json = false;

@@ -13,8 +13,35 @@
 
 namespace gidpolicy::cli {
 
+std::string launch_spec_options(const StackLaunch& launch) {
+  std::string out;
+  for (const auto& opt : launch.options) out += "," + opt;
+  if (launch.pinned) {
+    switch (launch.stack) {
+      case StackId::nccl:
+      case StackId::nvshmem:
+      case StackId::ucx:
+      case StackId::mooncake:
+        out += ",gid_index=" + std::to_string(*launch.pinned);
+        break;
+      case StackId::libfabric:
+        out += ",gid_idx=" + std::to_string(*launch.pinned);
+        break;
+      case StackId::perftest:
+      case StackId::ds4:
+      case StackId::llama_cpp:
+      case StackId::jaccl:
+      case StackId::exo:
+        break;  // their index is a command-line argument or not theirs to read from the environment
+    }
+  }
+  if (!out.empty()) out[0] = ':';
+  return out;
+}
+
 std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile, const FleetArgs& o,
-                                         const StackInfo* stack, std::string_view options) {
+                                         const StackInfo* stack, std::string_view options,
+                                         const StackLaunch* launch) {
   std::vector<StackHost> out;
   out.reserve(a.host_count());
   for (std::uint32_t h = 0; h < a.host_count(); ++h) {
@@ -30,6 +57,17 @@ std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile
                                      .works = false,
                                      .outcome = "not run here: " + std::string(stack->title) +
                                                 " does not run on " + std::string(to_string(link)) + " ports",
+                                     .auto_index = std::nullopt,
+                                     .right = true});
+        continue;
+      }
+      if (launch && !launch->uses(t.port().device, t.port().port)) {
+        // The launch's device list leaves it out: the stack never opens it.
+        sh.ports.push_back(StackPort{.device = t.port().device,
+                                     .port = t.port().port,
+                                     .index = std::nullopt,
+                                     .works = false,
+                                     .outcome = "not used: " + launch->devices->variable + " leaves it out",
                                      .auto_index = std::nullopt,
                                      .right = true});
         continue;
@@ -96,11 +134,21 @@ bool print_stack_hosts(const std::vector<StackHost>& hosts, const Profile& profi
   return !wrong.empty();
 }
 
-std::string stack_json(const std::vector<StackHost>& hosts, const Profile& profile) {
+std::string stack_json(const std::vector<StackHost>& hosts, const Profile& profile,
+                       const StackLaunch* launch) {
   using OJson = nlohmann::ordered_json;
   const auto opt = [](const std::optional<std::uint32_t>& v) { return v ? OJson(*v) : OJson(nullptr); };
   OJson s;
   s["profile"] = profile.spec();  // a profile spec is "profile" in every document
+  OJson read = OJson::array();
+  if (launch)
+    for (const SettingReading& r : launch->read)
+      read.push_back({{"variable", r.variable},
+                      {"value", r.value},
+                      {"origin", r.origin},
+                      {"reading", r.reading},
+                      {"applied", r.applied}});
+  s["settings"] = std::move(read);
   std::size_t right = 0;
   for (const StackHost& h : hosts) right += h.right ? 1 : 0;
   s["hosts_right"] = right;

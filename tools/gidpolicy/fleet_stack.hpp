@@ -40,8 +40,15 @@ struct StackHost {
 /// `stack` (its row, and the spec's options after ':' in `options`), a port the stack does not
 /// run on is "not run here" and right, and a port where the stack takes another path (ds4's Linux
 /// RoCE path) is judged under that path's spec with the same options.
+/// With `launch` (the stack's launch settings), a port its device list leaves out is "not used"
+/// and right: the stack never opens it.
 std::vector<StackHost> judge_stack_hosts(const fleet::Analysis& a, const Profile& profile, const FleetArgs& o,
-                                         const StackInfo* stack = nullptr, std::string_view options = {});
+                                         const StackInfo* stack = nullptr, std::string_view options = {},
+                                         const StackLaunch* launch = nullptr);
+
+/// The spec options that `launch`'s settings give the stack's profile (",family=AF_INET6,gid_index=3"
+/// for NCCL; the pin's option for UCX, Mooncake, libfabric), "" when none.
+std::string launch_spec_options(const StackLaunch& launch);
 
 /// The text after the link report: how many hosts are right, and each wrong one with its ports
 /// (at most --limit of them). True when any host is wrong.
@@ -49,7 +56,8 @@ bool print_stack_hosts(const std::vector<StackHost>& hosts, const Profile& profi
                        Output& out);
 
 /// The --json document's "stack" object (docs/cli.md, `fleet --json`), every host listed.
-std::string stack_json(const std::vector<StackHost>& hosts, const Profile& profile);
+std::string stack_json(const std::vector<StackHost>& hosts, const Profile& profile,
+                       const StackLaunch* launch = nullptr);
 
 /// --env-dir: HOST.env per host, into `tree` (staged: the caller commits it once everything else
 /// succeeded). A host name that cannot be a file name ("../x", "/abs", "a/b", "..") is refused

@@ -215,11 +215,13 @@ int run(int argc, char** argv) {
       check_cmd->add_flag("--pins", check.pins,
                           "Judge the pinned GID indices (" + pin_list +
                               ") of the environment, each as its stack reads it, on every port");
-  auto* env_file_opt =
-      check_cmd->add_option("--env-file", check.env_file,
-                            "With --pins: also a dotenv file or a docker-compose file's environment: blocks");
+  check_cmd->add_option("--env-file", check.env_file,
+                        "With --stacks or --pins: a dotenv file or a docker-compose file's environment: "
+                        "blocks, the launch's settings (they win over the environment's)");
+  check_cmd->add_flag("--no-env", check.no_env,
+                      "With --stacks or --pins: do not read the stacks' settings from the environment "
+                      "(each stack's defaults, unless --env-file gives some)");
   stacks_flag->excludes(pins_flag);
-  env_file_opt->needs(pins_flag);
 
   // explain-errno
   ExplainArgs explain;
@@ -318,6 +320,12 @@ int run(int argc, char** argv) {
                       "jaccl: this host's rank in the device file (default $" +
                           std::string(gidpolicy::stack_vars::kJacclRank) + ", $" +
                           std::string(gidpolicy::stack_vars::kMlxRank) + ")");
+  env_cmd->add_option("--env-file", env.env_file,
+                      "The launch's other settings (a dotenv or docker-compose file): they decide what "
+                      "each stack picks on its own");
+  env_cmd->add_flag("--no-env", env.no_env, "Do not read the stacks' settings from the environment");
+  env_cmd->add_flag("--pin", env.pin,
+                    "Print a stack's pin even where its own choice is already right on every port");
   env_cmd->add_flag("--jaccl-ring", env.jaccl_ring,
                     "jaccl: JACCL is asked for its ring (default: $" +
                         std::string(gidpolicy::stack_vars::kJacclRing) + " or $" +

@@ -16,9 +16,56 @@
 #include <cstdlib>
 
 namespace gidpolicy::cli {
+namespace stacks_cmd_detail {
+
+// A stack's settings as JSON: each variable read, its value, where it came from and how read.
+Json settings_json(const StackLaunch& l) {
+  Json out = Json::array();
+  for (const SettingReading& r : l.read) {
+    Json j;
+    j["variable"] = r.variable;
+    j["value"] = r.value;
+    j["origin"] = r.origin;
+    j["reading"] = r.reading;
+    j["applied"] = r.applied;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// The lines saying which settings the predictions use (nothing when none is set and the
+// environment was read: the defaults, as before).
+void print_settings(const std::vector<StackLaunch>& launches, bool no_env, bool env_file) {
+  bool any = false;
+  for (const StackLaunch& l : launches)
+    for (const SettingReading& r : l.read) {
+      if (!any) standard_output().print("launch settings read:\n");
+      any = true;
+      standard_output().print("  {} {}={} ({}): {}{}\n", stack_row(l.stack).name, show_text(r.variable, 60),
+                              show_text(r.value, 40), show_text(r.origin),
+                              show_text(r.reading, std::string::npos), r.applied ? "" : " [not applied]");
+    }
+  if (!any && (no_env || env_file))
+    standard_output().print("launch settings read: none{}: each stack's defaults\n",
+                            no_env ? " (--no-env: the environment is not read)" : "");
+  if (any) standard_output().print("\n");
+}
+
+}  // namespace stacks_cmd_detail
+
+std::vector<StackLaunch> read_launches(const std::vector<LaunchSetting>& settings) {
+  std::vector<StackLaunch> out;
+  for (const StackInfo& s : stack_catalogue()) out.push_back(read_launch(s.id, settings));
+  return out;
+}
+
 int run_check_stacks(const CheckArgs& o) {
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
+  auto settings = read_launch_settings(!o.no_env, o.env_file);
+  if (!settings) return usage_error(settings.error());
+  const std::vector<StackLaunch> launches = read_launches(settings.value());
+  if (!o.json) stacks_cmd_detail::print_settings(launches, o.no_env, o.env_file.has_value());
   int exit_code = kExitOk;
   std::vector<Json> items;
   bool first = true;
@@ -46,9 +93,41 @@ int run_check_stacks(const CheckArgs& o) {
       // Thunderbolt, NCCL and its kin on RoCE and InfiniBand, ds4 and llama.cpp on both kinds.
       if (!s.runs_on.has(t.port().link_layer)) continue;
       ++listed;
+      const StackLaunch& launch = launches[static_cast<std::size_t>(s.id)];
       Json js;
       js["stack"] = std::string(s.name);
       js["version"] = std::string(s.version);
+      js["settings"] = stacks_cmd_detail::settings_json(launch);
+      js["used"] = launch.uses(t.port().device, t.port().port);
+      if (!launch.uses(t.port().device, t.port().port)) {
+        // Its device list leaves this port out: the stack never opens it, so nothing is predicted.
+        const std::string outcome = "not used: " + launch.devices->variable + " leaves this port out";
+        for (const char* k : {"spec", "chose", "index", "gid", "works", "errno", "fix"}) js[k] = nullptr;
+        js["modelled"] = s.predicted;
+        js["outcome"] = outcome;
+        js["why"] = outcome;
+        jstacks.push_back(std::move(js));
+        if (!o.json)
+          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(not used)", "-",
+                                  outcome);
+        continue;
+      }
+      if (launch.refused && s.predicted) {
+        // The stack refuses its pin's text: it does not start, whatever the port holds.
+        const std::string outcome = "does not start: " + launch.pin_variable + " " + *launch.refused;
+        exit_code = kExitFinding;
+        for (const char* k : {"chose", "index", "gid", "errno", "fix"}) js[k] = nullptr;
+        js["modelled"] = true;
+        js["spec"] = std::string(automatic_spec(s, t.port().link_layer));
+        js["works"] = false;
+        js["outcome"] = outcome;
+        js["why"] = outcome;
+        jstacks.push_back(std::move(js));
+        if (!o.json)
+          standard_output().print("  {:<10}  {:>5}  {:<39}  {:<5}  {}\n", s.name, "-", "(none)", "NO",
+                                  outcome);
+        continue;
+      }
       if (!s.predicted) {
         // Its own choice is not modelled (llama.cpp): listed with the setting that gives it the
         // entry to use, and never counted as a failure.
@@ -56,7 +135,10 @@ int run_check_stacks(const CheckArgs& o) {
         const std::optional<std::string> give =
             good ? std::optional<std::string>(fix_setting(s, t, good.value().sgid_index)) : std::nullopt;
         const std::string outcome =
-            "uses the index given: no automatic choice modelled (" + std::string(s.launch.choice) + ")";
+            launch.pinned
+                ? "uses index " + std::to_string(*launch.pinned) + ", as " + launch.pin_variable +
+                      " gives it: no automatic choice modelled"
+                : "uses the index given: no automatic choice modelled (" + std::string(s.launch.choice) + ")";
         js["modelled"] = false;
         js["spec"] = nullptr;
         js["chose"] = nullptr;
@@ -78,13 +160,15 @@ int run_check_stacks(const CheckArgs& o) {
         continue;
       }
       const std::string_view spec = automatic_spec(s, t.port().link_layer);
-      auto own = stack_profile_for(s.id, t);
+      auto own = stack_profile_for(s.id, t, launch);
       if (!own) return usage_error(own.error());  // a predicted row's choice is modelled (checked in kStacks)
       const StackPrediction p = predict_profile(own.value(), t, driver);
       std::optional<std::string> fix;
       if (!p.works && p.fix && s.launch.choice_reader == ChoiceReader::stack) {
         // Only a setting that works when applied is offered.
-        auto pinned_profile = stack_profile_for(s.id, t, *p.fix);
+        StackLaunch fixed = launch;
+        fixed.pinned = *p.fix;
+        auto pinned_profile = stack_profile_for(s.id, t, fixed);
         if (pinned_profile && predict_profile(pinned_profile.value(), t, driver).works)
           fix = fix_setting(s, t, *p.fix);
       }
@@ -102,7 +186,8 @@ int run_check_stacks(const CheckArgs& o) {
       }
       if (!p.works) exit_code = kExitFinding;
       js["modelled"] = true;
-      js["spec"] = std::string(spec);
+      // The spec predicted: the path's own, or with the options and pin the settings give it.
+      js["spec"] = launch.options.empty() && !launch.pinned ? std::string(spec) : own.value().spec();
       js["chose"] = p.chose;
       js["index"] = p.chose ? Json(p.index) : Json(nullptr);
       js["gid"] = p.chose ? Json(p.gid.to_string()) : Json(nullptr);
@@ -150,6 +235,7 @@ int run_check_pins(const CheckArgs& o) {
   struct Source {
     std::string origin;
     std::vector<EnvAssignment> vars;
+    std::vector<LaunchSetting> launch;  ///< every launch variable it sets: the pins' other settings
   };
   std::vector<Source> sources;
   const EnvLookup lookup = [](const std::string& name) -> std::optional<std::string> {
@@ -176,22 +262,33 @@ int run_check_pins(const CheckArgs& o) {
         if (n == name) return v;
       return std::nullopt;
     };
-    Source env{origin, {}};
+    Source env{origin, {}, {}};
     std::vector<DeviceSelector> sel;
-    for (auto v : pin_names)
-      if (auto val = host_lookup(std::string(v))) env.vars.push_back({std::string(v), *val, origin});
-    for (auto v : selectors)
-      if (auto val = host_lookup(std::string(v))) sel.push_back(*read_device_selector(v, *val));
+    // --no-env: the environment's pins are not judged (a bundle's recorded environment is not
+    // this process's, and is still read).
+    if (!o.no_env || bundled) {
+      for (auto v : pin_names)
+        if (auto val = host_lookup(std::string(v))) env.vars.push_back({std::string(v), *val, origin});
+      for (auto v : selectors)
+        if (auto val = host_lookup(std::string(v))) sel.push_back(*read_device_selector(v, *val));
+      for (auto v : launch_variables())
+        if (auto val = host_lookup(std::string(v))) env.launch.push_back({std::string(v), *val, origin});
+    }
     sources.push_back(std::move(env));
     selected.push_back(std::move(sel));
   }
   if (o.env_file) {
-    auto vars = read_env_file(*o.env_file, lookup);
+    const EnvLookup file_lookup = [&](const std::string& name) -> std::optional<std::string> {
+      return o.no_env ? std::nullopt : lookup(name);
+    };
+    auto vars = read_env_file(*o.env_file, file_lookup);
     if (!vars) return usage_error(vars.error());
-    Source f{*o.env_file, {}};
+    Source f{*o.env_file, {}, {}};
+    const auto launch_names = launch_variables();
     std::vector<DeviceSelector> sel;
     for (auto& a : vars.value()) {
       if (is(pin_names, a.name)) f.vars.push_back(a);
+      if (is(launch_names, a.name)) f.launch.push_back({a.name, a.value, a.origin});
       // The last setting of a name is the one the stack sees.
       if (is(selectors, a.name)) {
         std::erase_if(sel, [&](const DeviceSelector& d) { return d.variable == a.name; });
@@ -214,10 +311,38 @@ int run_check_pins(const CheckArgs& o) {
       // Every value of these lines passes show_text() (quoting.hpp): a newline in a pin's value
       // or its file's name cannot forge a line of the report.
       if (!o.json) standard_output().print("{} ({})\n", shown, show_text(a.origin));
+      // Whether every reading of this pin is redundant: the stack's own choice, under the source's
+      // other settings, is the pinned index on every port it uses (deleting the pin changes nothing).
+      bool all_redundant = true;
+      std::size_t compared = 0;
+      std::vector<std::string> own_choices;
+      const std::size_t first_row = jpins.size();
       for (const auto& reading : read_pin(a.name, a.value, mc_set)) {
         if (!o.json)
           standard_output().print("  as {} reads it:\n", show_text(reading.reader, std::string::npos));
         const DeviceSelector* sel = selector_for(reading, a.name, selected[si]);
+        // The stack's launch without any of its pins: its own choice under the other settings.
+        std::vector<LaunchSetting> others;
+        for (const LaunchSetting& l : src.launch) {
+          const auto& stack_pins = stack_row(reading.stack).pins;
+          if (std::none_of(stack_pins.begin(), stack_pins.end(),
+                           [&](const PinVariable& pv) { return pv.name == l.variable; }))
+            others.push_back(l);
+        }
+        const StackLaunch own_launch = read_launch(reading.stack, others);
+        StackLaunch pinned_launch = own_launch;
+        pinned_launch.pinned = reading.value;
+        const auto same_as_own = [&](const GidTable& t) -> std::optional<std::uint32_t> {
+          if (reading.refused) return std::nullopt;
+          auto own = stack_profile_for(reading.stack, t, own_launch, false);
+          auto pinned = stack_profile_for(reading.stack, t, pinned_launch, true);
+          if (!own || !pinned) return std::nullopt;
+          const DriverModel m = driver_for(t, o.platform);
+          const StackPrediction po = predict_profile(own.value(), t, m);
+          const StackPrediction pp = predict_profile(pinned.value(), t, m);
+          if (!po.works || !pp.works || po.index != pp.index) return std::nullopt;
+          return po.index;
+        };
         // One JSON row per pin, reading and port, whatever the verdict.
         const auto row = [&](const GidTable& t, std::string status, Json err, Json right,
                              std::string summary) {
@@ -252,12 +377,28 @@ int run_check_pins(const CheckArgs& o) {
             continue;
           }
           const PinJudgement j = judge_pin(reading, t, driver_for(t, o.platform));
+          ++compared;
+          if (const auto same = same_as_own(t))
+            own_choices.push_back(std::string(stack_row(reading.stack).title) + " index " +
+                                  std::to_string(*same) + " on " + port_name(t));
+          else
+            all_redundant = false;
           if (j.status != PinJudgement::Status::fine) exit_code = kExitFinding;
           if (!o.json)
             standard_output().print("    {}: {}\n", port_name(t), show_text(j.summary, std::string::npos));
           row(t, std::string(to_string(j.status)), j.err ? Json(j.err) : Json(nullptr),
               j.right_index ? Json(*j.right_index) : Json(nullptr), j.summary);
         }
+      }
+      const bool redundant = all_redundant && compared > 0;
+      for (std::size_t r = first_row; r < jpins.size(); ++r) jpins[r]["redundant"] = redundant;
+      if (redundant && !o.json) {
+        std::string where;
+        for (const auto& c : own_choices) where += (where.empty() ? "" : ", ") + c;
+        standard_output().print(
+            "  redundant: every stack reading it picks that index on its own, under the other settings, on "
+            "every port it uses ({}); delete {} from {}\n",
+            where, shown, show_text(a.origin));
       }
     }
   }
@@ -266,8 +407,9 @@ int run_check_pins(const CheckArgs& o) {
   } else if (pins == 0) {
     std::string names;
     for (auto v : pin_variables()) names += (names.empty() ? "" : ", ") + std::string(v);
-    standard_output().print("no GID index is pinned (none of {} is set{})\n", names,
-                            o.env_file ? " in the environment or " + show_text(*o.env_file) : std::string());
+    standard_output().print("no GID index is pinned (none of {} is set{}{})\n", names,
+                            o.env_file ? " in the environment or " + show_text(*o.env_file) : std::string(),
+                            o.no_env ? "; --no-env: the environment is not read" : "");
   }
   return exit_code;
 }
