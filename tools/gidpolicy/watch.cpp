@@ -158,8 +158,11 @@ int run_watch(const WatchArgs& o) {
       j["event"] = "watching";
       // Version 2: the spec's key is "profile" (version 1, unversioned, said "policy"). Each
       // port's stream starts with its "watching" line, so the version is read before any change.
+      // Version 3: the common envelope's "host" (this machine) and "source" (the live device).
       j["schema"] = "gidpolicy.watch";
-      j["version"] = 2;
+      j["version"] = 3;
+      j["host"] = this_host_name();
+      j["source"] = "live device " + name;
       j["device"] = name;
       j["port"] = p;
       j["profile"] = profile.value().spec();
