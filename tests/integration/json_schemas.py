@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
 """Validate every `--json` document of a representative set of CLI runs against schemas/.
 
-Usage: json_schemas.py CLI SOURCE_DIR
+Usage: json_schemas.py CLI SOURCE_DIR [FAKE_LIBIBVERBS_DIR]
 
 Runs `gidpolicy` over examples/tables/* and tests/data/bundle/*.bundle (show, convert --to json,
 select, check, check --stacks, check --pins, env --format json, doctor --input/--bundle, fleet),
 validates each document with python3-jsonschema against schemas/<its "schema">.schema.json,
-and checks that one port and several give the same shape (an envelope and arrays). Exits 77
-(skipped) without the jsonschema module.
+and checks that one port and several give the same shape (an envelope and arrays). With the
+drop-in fake libibverbs' directory it also runs the live forms (show, doctor, and the first line
+of watch) on a fake device. Exits 77 (skipped) without the jsonschema module.
 """
 import glob
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 try:
     import jsonschema
@@ -112,6 +116,40 @@ def main():
                 json.dump(doc, f)
             snaps.append(f"h{i}={path}")
         validate(["fleet", "--json"] + snaps, run(["fleet", "--json"] + snaps))
+
+    # Live devices, on the drop-in fake libibverbs: the host is this machine's name.
+    if len(sys.argv) > 3:
+        live_env = dict(os.environ, LD_LIBRARY_PATH=sys.argv[3],
+                        GIDPOLICY_FAKE_TABLES=os.path.join(root, "tests/data/watch/1-start.json"))
+        for args in (["show", "--json"], ["check", "--json"], ["doctor", "--json", "--deadline", "60"]):
+            p = subprocess.run([cli] + args, capture_output=True, text=True, cwd=root, env=live_env, timeout=120)
+            try:
+                doc = json.loads(p.stdout)
+            except json.JSONDecodeError:
+                failures.append(f"live {' '.join(args)}: exit {p.returncode}, not JSON: {p.stderr.strip()[:300]}")
+                continue
+            validate(["live"] + args, doc)
+            if not isinstance(doc.get("host"), str):
+                failures.append(f"live {' '.join(args)}: host is {doc.get('host')!r}, not this machine's name")
+        # watch: its first line (the envelope), then SIGINT as a user would.
+        w = subprocess.Popen([cli, "watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=root, env=live_env)
+        first = ""
+        deadline = time.monotonic() + 60
+        while not first and time.monotonic() < deadline and w.poll() is None:
+            ready, _, _ = select.select([w.stdout], [], [], 0.5)
+            if ready:
+                first = w.stdout.readline()
+        w.send_signal(signal.SIGINT)
+        try:
+            w.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            w.kill()
+            w.communicate()
+        try:
+            validate(["watch", "--json"], json.loads(first))
+        except json.JSONDecodeError:
+            failures.append(f"watch --json: first line is not JSON: {first[:300]!r}")
 
     # One port and two give the same shape: the same keys, results in arrays.
     two = "examples/tables/nccl-1573-pod.show_gids.txt"
