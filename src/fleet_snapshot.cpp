@@ -225,8 +225,9 @@ class SnapshotReader {
         } else if (key == "version") {
           GIDPOLICY_TRY(set, opt_uint(at, 0xffff, v));
           if (!set || v < 1 || v > 2)
-            return fail(field_error("version", "version " + (set ? std::to_string(v) : std::string("null")) +
-                                                   " is not supported (this build reads 1 to 2)",
+            return fail(field_error("version",
+                                    "version " + (set ? std::to_string(v) : std::string("null")) +
+                                        " is not supported (this build reads 1 to 2)",
                                     errc::unsupported_version));
         } else if (key == "host") {
           GIDPOLICY_TRY(set, opt_string(at, s));

@@ -62,7 +62,8 @@ result<Json> json_v2_entry(const Ctx& c, const Json& j, const std::string& path)
     const std::string& k = it.key();
     if (k == "ipv4") {
       if (!it.value().is_null() && !it.value().is_string())
-        return fail(c.err(path + ".ipv4", std::string("expected a string or null, found ") + type_name(it.value())));
+        return fail(
+            c.err(path + ".ipv4", std::string("expected a string or null, found ") + type_name(it.value())));
       continue;
     }
     if (k == "flags") {

@@ -47,7 +47,8 @@ Json ports_of(const Json& doc, const char* schema) {
   if (!doc.is_object()) return Json::array();
   std::vector<std::string> keys;
   for (auto it = doc.begin(); it != doc.end() && keys.size() < 4; ++it) keys.push_back(it.key());
-  EXPECT_TRUE(doc.contains("schema") && doc.contains("version") && doc.contains("host") && doc.contains("source"))
+  EXPECT_TRUE(doc.contains("schema") && doc.contains("version") && doc.contains("host") &&
+              doc.contains("source"))
       << doc.dump();
   EXPECT_EQ(doc.value("schema", ""), schema);
   EXPECT_TRUE(doc.contains("ports") && doc.at("ports").is_array()) << doc.dump();
@@ -362,7 +363,8 @@ TEST(ExampleTables, ShowJsonOutputIsAnInputThatReadsBackTheSameTables) {
     // The same tables: shown again from the snapshot, the same ports (the source differs).
     CliResult again = run_cli({"show", "--input", snap.string(), "--json"});
     EXPECT_EQ(again.exit_code, 0) << again.err;
-    EXPECT_EQ(ports_of(parse_json(again), "gidpolicy.tables"), ports_of(parse_json(shown), "gidpolicy.tables"));
+    EXPECT_EQ(ports_of(parse_json(again), "gidpolicy.tables"),
+              ports_of(parse_json(shown), "gidpolicy.tables"));
     EXPECT_EQ(parse_json(again).at("source"), snap.string());
     // And the same verdicts: select and the doctor read it as they read the original.
     CliResult from_original = run_cli({"select", "--input", example(c.file), "--profile", "auto"});

@@ -507,8 +507,9 @@ TEST(Check, AHealthyRocePortPassesWithoutTheThunderboltProfiles) {
   EXPECT_NE(r.out.find("not run on ethernet ports (not checked): jaccl, jaccl-legacy, jaccl-fixed, ds4"),
             std::string::npos)
       << r.out;
-  const Json j =
-      parse_out(run_cli({"check", "--json", "--input", stacks_example("nccl-769.devinfo.txt")})).at("ports").at(0);
+  const Json j = parse_out(run_cli({"check", "--json", "--input", stacks_example("nccl-769.devinfo.txt")}))
+                     .at("ports")
+                     .at(0);
   EXPECT_EQ(j.at("not_run"), Json::array({"jaccl", "jaccl-legacy", "jaccl-fixed", "ds4"}));
   // Asked for by name, a profile is checked wherever asked.
   EXPECT_EQ(

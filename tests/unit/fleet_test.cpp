@@ -379,7 +379,8 @@ TEST(FleetSnapshot, ReadsTheTablesDocumentOfEitherVersion) {
   auto wrong = fleet::parse_snapshot(R"({"schema": "gidpolicy.check", "version": 3, "ports": []})", "c.json");
   ASSERT_FALSE(wrong.has_value());
   EXPECT_NE(wrong.error().detail.find("c.json: schema: expected"), std::string::npos) << wrong.error().what();
-  auto future = fleet::parse_snapshot(R"({"schema": "gidpolicy.tables", "version": 9, "ports": []})", "f.json");
+  auto future =
+      fleet::parse_snapshot(R"({"schema": "gidpolicy.tables", "version": 9, "ports": []})", "f.json");
   ASSERT_FALSE(future.has_value());
   EXPECT_EQ(future.error(), errc::unsupported_version);
   auto bad = fleet::parse_snapshot(
@@ -387,7 +388,8 @@ TEST(FleetSnapshot, ReadsTheTablesDocumentOfEitherVersion) {
       "entries": [{"index": 1, "gid": "nope"}]}]})",
       "b.json");
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().detail.find("b.json: ports[0].entries[0].gid"), std::string::npos) << bad.error().what();
+  EXPECT_NE(bad.error().detail.find("b.json: ports[0].entries[0].gid"), std::string::npos)
+      << bad.error().what();
 }
 
 // Found by fuzz_fleet_snapshot: a number no double holds, in a field the reader ignores, was

@@ -79,8 +79,9 @@ TEST(Json, WriteThenReadIsIdentity) {
 TEST(Json, WritesVersion2WithHostSourceAndDisplayKeysAndReadsItBack) {
   ASSERT_OK_AND_ASSIGN(auto r, read_json(kDoc, "doc.json"));
   const std::string text = write_json(r, {.host = "node1", .source = "t.txt"}, -1);
-  EXPECT_EQ(text.rfind(R"({"schema":"gidpolicy.tables","version":2,"host":"node1","source":"t.txt","ports":[)", 0),
-            0u)
+  EXPECT_EQ(
+      text.rfind(R"({"schema":"gidpolicy.tables","version":2,"host":"node1","source":"t.txt","ports":[)", 0),
+      0u)
       << text;
   EXPECT_NE(text.find(R"("ipv4":"200.0.209.6")"), std::string::npos) << text;
   EXPECT_NE(text.find(R"("flags":["ipv4-mapped"])"), std::string::npos) << text;
@@ -109,15 +110,16 @@ TEST(Json, Version2IsCheckedAsStrictlyAsVersion1) {
             std::string::npos);
   auto ipv4 = read_json(head + ports + R"({"index":0,"gid":"::1","ipv4":1}]}]})", "i.json");
   ASSERT_FALSE(ipv4);
-  EXPECT_NE(ipv4.error().detail.find("ports[0].entries[0].ipv4: expected a string or null"), std::string::npos);
+  EXPECT_NE(ipv4.error().detail.find("ports[0].entries[0].ipv4: expected a string or null"),
+            std::string::npos);
   // A null gid on a valid entry is a missing gid, as in version 1.
   auto no_gid = read_json(head + ports + R"({"index":0,"state":"valid","gid":null}]}]})", "g.json");
   ASSERT_FALSE(no_gid);
   EXPECT_NE(no_gid.error().detail.find("ports[0].entries[0].gid: missing"), std::string::npos);
   // Version 1 keeps refusing what it always refused: the display keys.
-  auto v1_flags = read_json(R"({"schema":"gidpolicy.tables","version":1,)" + ports +
-                                R"({"index":0,"gid":"::1","flags":[]}]}]})",
-                            "v1.json");
+  auto v1_flags = read_json(
+      R"({"schema":"gidpolicy.tables","version":1,)" + ports + R"({"index":0,"gid":"::1","flags":[]}]}]})",
+      "v1.json");
   ASSERT_FALSE(v1_flags);
   EXPECT_NE(v1_flags.error().detail.find("flags: unknown field"), std::string::npos);
 }
