@@ -506,7 +506,9 @@ std::string write_json(const std::vector<GidTable>& tables, const TablesDocument
     ports.push_back(std::move(jp));
   }
   doc["ports"] = std::move(ports);
-  return doc.dump(indent) + "\n";
+  // The source is a path the caller names, in whatever bytes its file system holds: a byte that
+  // is not UTF-8 is written as U+FFFD rather than failing the whole document.
+  return doc.dump(indent, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gidpolicy::formats

@@ -411,6 +411,21 @@ TEST(ExampleTables, ShowJsonEntriesAndFlags) {
   EXPECT_EQ(e[2].at("flags"), Json::array({"ipv4-mapped"}));
 }
 
+// The envelope's source is the path as given: a byte of it that is not UTF-8 is written as
+// U+FFFD, never a failed document.
+TEST(ExampleTables, ShowJsonOfAFileWhoseNameIsNotUtf8) {
+  const fs::path dir = fs::temp_directory_path() / ("gidpolicy-nonutf8-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path file = dir / "t\xff.json";
+  fs::copy_file(example("macmini-mapped-at-2.json"), file);
+  CliResult r = run_cli({"show", "--json", "--input", file.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Json doc = parse_json(r);
+  EXPECT_NE(doc.value("source", "").find("t\xef\xbf\xbd.json"), std::string::npos) << r.out;
+  EXPECT_EQ(ports_of(doc, "gidpolicy.tables").size(), 1u);
+  fs::remove_all(dir);
+}
+
 TEST(ExampleTables, ShowSysfsFixtureWithDeviceFilter) {
   CliResult r = run_cli({"show", "--sysfs", (test_data_dir() / "sysfs" / "class" / "infiniband").string(),
                          "--device", "mlx5_0", "--port", "1", "--json"});
