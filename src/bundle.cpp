@@ -78,23 +78,52 @@ result<Gid> address(std::string_view text, const std::string& what) {
 
 // --- Linux: ip -j -d addr ---------------------------------------------------------------------
 
+/// `ip -j`'s document: a JSON array of at most `max` objects. Nesting is bounded before parsing
+/// (ip prints three levels; 32 is far past any), so no input can make the parse or the value's
+/// destruction deep.
+result<Json> ip_json_array(std::string_view text, const char* what, std::size_t max) {
+  std::size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > 32)
+        return fail(errc::parse_error,
+                    std::string("nested deeper than 32 levels: not what `ip -j ") + what + "` prints");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  Json doc;
+  try {
+    doc = Json::parse(text, nullptr, true, false);
+  } catch (const Json::parse_error& e) {
+    return fail(errc::parse_error,
+                std::string("not the JSON `ip -j ") + what + "` prints: " + show_text(e.what(), 160));
+  }
+  if (!doc.is_array())
+    return fail(errc::parse_error, std::string("expected a JSON array (`ip -j ") + what + "`)");
+  if (doc.size() > max)
+    return fail(errc::invalid_argument,
+                std::to_string(doc.size()) + " entries: at most " + std::to_string(max));
+  return doc;
+}
+
 std::string json_string(const Json& j, const char* key) {
   const auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 result<std::vector<HostInterface>> ip_addr_interfaces(std::string_view text) {
-  Json doc;
-  try {
-    doc = Json::parse(text, nullptr, true, false);
-  } catch (const Json::parse_error& e) {
-    return fail(errc::parse_error,
-                std::string("not the JSON `ip -j addr` prints: ") + show_text(e.what(), 160));
-  }
-  if (!doc.is_array()) return fail(errc::parse_error, "expected a JSON array of interfaces");
-  if (doc.size() > kMaxInterfaces)
-    return fail(errc::invalid_argument,
-                std::to_string(doc.size()) + " interfaces: at most " + std::to_string(kMaxInterfaces));
+  GIDPOLICY_TRY(doc, ip_json_array(text, "addr", kMaxInterfaces));
   std::vector<HostInterface> out;
   for (std::size_t k = 0; k < doc.size(); ++k) {
     const Json& j = doc[k];
@@ -155,16 +184,7 @@ result<std::vector<HostInterface>> ip_addr_interfaces(std::string_view text) {
 // --- Linux: ip -j route -----------------------------------------------------------------------
 
 result<std::vector<BundleRoute>> ip_routes(std::string_view text, bool ipv4) {
-  Json doc;
-  try {
-    doc = Json::parse(text, nullptr, true, false);
-  } catch (const Json::parse_error& e) {
-    return fail(errc::parse_error,
-                std::string("not the JSON `ip -j route` prints: ") + show_text(e.what(), 160));
-  }
-  if (!doc.is_array()) return fail(errc::parse_error, "expected a JSON array of routes");
-  if (doc.size() > 65536)
-    return fail(errc::invalid_argument, std::to_string(doc.size()) + " routes: at most 65536");
+  GIDPOLICY_TRY(doc, ip_json_array(text, "route", 65536));
   std::vector<BundleRoute> out;
   for (std::size_t k = 0; k < doc.size(); ++k) {
     const Json& j = doc[k];

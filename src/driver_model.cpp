@@ -210,7 +210,8 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverM
   const GidEntry* e = table.find(idx);
   if (!e && table.holes() == Holes::not_shown)
     return decide(RtrRule::not_shown, RtrOutcome::unknown, 0,
-                  at + " was not shown by the source (ibv_devinfo hides GIDs with a zero interface id)");
+                  at + " was not shown by the source (ibv_devinfo hides GIDs with a zero interface id; "
+                       "show_gids rows pasted without their header and footer may have been cut)");
   pass(RtrRule::not_shown);
   if (!e || e->state == EntryState::empty || (e->state == EntryState::valid && e->gid.is_zero())) {
     if (model.absent_source_is_einval || !model.enodata_for_empty_slot)

@@ -9,12 +9,17 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <thread>
 #include <unordered_map>
 
 namespace gidpolicy::fleet {
+
+std::string_view to_string(ConflictKind k) noexcept {
+  return k == ConflictKind::rail_subnet_overlap ? "rail_subnet_overlap" : "duplicate_address";
+}
 
 std::string_view to_string(Pairing p) noexcept {
   switch (p) {
@@ -70,6 +75,7 @@ struct Analysis::Side {
   std::array<std::uint32_t, kClasses> rtr{};      // cause of a failed RTR per peer class, or kNone
   std::array<std::uint32_t, kClasses> deliver{};  // cause of a failed delivery per peer class, or kNone
   std::array<std::uint32_t, kSlots> slot_cause{};
+  std::uint32_t conflict = kNone;  // a duplicate_address conflict its advertised GID is part of
 };
 
 Analysis::Analysis() = default;
@@ -291,12 +297,142 @@ result<Analysis> Analysis::run(std::vector<HostSnapshot> hosts, const Topology& 
   for (std::size_t s = 0; s < L.want.size(); ++s)
     plan_side(L.want[s], an.profile_, spec, options, an.sides_[s], an.side_info_[s], causes);
   judge_classes(an.sides_, causes);
+  an.find_conflicts();
   GIDPOLICY_TRYV(an.lay_links(topo, L));
   an.summarize(std::max(1u, options.threads));
   return an;
 }
 
 // ---------------------------------------------------------------------------------------------
+// Conflicts: one pass over every entry of every host, hashed; groups by host set.
+namespace {
+
+struct FleetGidHash {
+  std::size_t operator()(const Gid& g) const noexcept {
+    std::uint64_t a = 0, b = 0;
+    std::memcpy(&a, g.bytes().data(), 8);
+    std::memcpy(&b, g.bytes().data() + 8, 8);
+    return static_cast<std::size_t>((a * 0x9e3779b97f4a7c15ull) ^ (b + 0x632be59bd9b4e019ull + (a << 6)));
+  }
+};
+
+/// A GID that is an IP address a host answers for: IPv4-mapped or IPv6, not zero, not
+/// link-local (fe80::/10, 169.254/16: see ConflictKind::duplicate_address).
+bool fleet_ip_based(const Gid& g) noexcept {
+  return !g.is_zero() && !g.is_link_local() && !g.is_ipv4_link_local();
+}
+
+std::string fleet_dotted(std::uint32_t v) {
+  return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 0xff) + "." +
+         std::to_string((v >> 8) & 0xff) + "." + std::to_string(v & 0xff);
+}
+
+}  // namespace
+
+void Analysis::find_conflicts() {
+  // Every IP-based GID of every port of every host (not only the ports the topology uses: a host
+  // answers for its addresses whichever port holds them), each host once per GID.
+  struct Holder {
+    Gid gid;
+    std::string device;                // where the first host holds it
+    std::vector<std::uint32_t> hosts;  // in input order, each once
+  };
+  std::unordered_map<Gid, std::uint32_t, FleetGidHash> ids;
+  std::vector<Holder> holders;
+  for (std::uint32_t h = 0; h < hosts_.size(); ++h)
+    for (const GidTable& t : hosts_[h].ports)
+      for (const GidEntry& e : t) {
+        if (e.state != EntryState::valid || !fleet_ip_based(e.gid)) continue;
+        auto [it, fresh] = ids.try_emplace(e.gid, static_cast<std::uint32_t>(holders.size()));
+        if (fresh) holders.push_back({e.gid, t.port().device, {}});
+        auto& hs = holders[it->second].hosts;
+        if (hs.empty() || hs.back() != h) hs.push_back(h);
+      }
+  // Group the duplicated GIDs by the set of hosts holding them: hosts cloned from one table
+  // share all their addresses and are one finding.
+  std::map<std::vector<std::uint32_t>, std::vector<std::uint32_t>> groups;
+  for (std::uint32_t k = 0; k < holders.size(); ++k)
+    if (holders[k].hosts.size() >= 2) groups[holders[k].hosts].push_back(k);
+  struct Pending {
+    Conflict c;
+    std::vector<std::uint32_t> members;
+  };
+  std::vector<Pending> found;
+  for (auto& [hosts, members] : groups) {
+    Conflict c;
+    c.kind = ConflictKind::duplicate_address;
+    c.fatal = true;
+    c.gid_count = members.size();
+    for (std::size_t i = 0; i < members.size() && i < kConflictNamed; ++i)
+      c.gids.push_back(holders[members[i]].gid);
+    c.device = holders[members.front()].device;
+    c.host_count = static_cast<std::uint32_t>(hosts.size());
+    c.hosts.assign(hosts.begin(),
+                   hosts.begin() + static_cast<std::ptrdiff_t>(std::min(hosts.size(), kConflictNamed)));
+    found.push_back({std::move(c), std::move(members)});
+  }
+  std::stable_sort(found.begin(), found.end(), [](const Pending& x, const Pending& y) {
+    return x.c.host_count != y.c.host_count ? x.c.host_count > y.c.host_count : x.c.hosts < y.c.hosts;
+  });
+  std::vector<std::uint32_t> conflict_of(holders.size(), kNone);
+  for (auto& p : found) {
+    for (std::uint32_t k : p.members) conflict_of[k] = static_cast<std::uint32_t>(conflicts_.size());
+    conflicts_.push_back(std::move(p.c));
+  }
+  for (std::size_t s = 0; s < sides_.size(); ++s) {
+    Side& S = sides_[s];
+    if (!S.plan) continue;
+    if (auto it = ids.find(S.plan->selection.entry.gid); it != ids.end())
+      S.conflict = side_info_[s].conflict = conflict_of[it->second];
+  }
+  // Rails whose IPv4 ranges interleave: the range of each rail over the fleet, then each pair.
+  if (pairing_ != Pairing::rail || lanes_ < 2) return;
+  struct Range {
+    std::uint32_t lo = std::numeric_limits<std::uint32_t>::max(), hi = 0;
+    bool any = false;
+  };
+  auto each_v4 = [&](std::uint32_t side, auto&& fn) {
+    if (const GidTable* t = sides_[side].table)
+      for (const GidEntry& e : *t)
+        if (e.state == EntryState::valid && e.gid.is_ipv4_mapped() && !e.gid.is_ipv4_link_local())
+          fn(*e.gid.ipv4());
+  };
+  const std::uint32_t n = static_cast<std::uint32_t>(hosts_.size());
+  std::vector<Range> range(lanes_);
+  std::vector<std::string> rail_name(lanes_);
+  for (std::uint32_t k = 0; k < lanes_; ++k)
+    for (std::uint32_t h = 0; h < n; ++h) {
+      const std::uint32_t s = h * lanes_ + k;
+      if (rail_name[k].empty() && sides_[s].table)
+        rail_name[k] = "rail " + std::to_string(k) + " (" + side_info_[s].device + ")";
+      each_v4(s, [&](std::uint32_t v) {
+        range[k].lo = std::min(range[k].lo, v);
+        range[k].hi = std::max(range[k].hi, v);
+        range[k].any = true;
+      });
+    }
+  for (std::uint32_t k = 0; k < lanes_; ++k)
+    for (std::uint32_t m = k + 1; m < lanes_; ++m) {
+      if (!range[k].any || !range[m].any || range[k].hi < range[m].lo || range[m].hi < range[k].lo) continue;
+      Conflict c;
+      c.kind = ConflictKind::rail_subnet_overlap;
+      c.device = rail_name[k];
+      c.other_device = rail_name[m];
+      c.detail = fleet_dotted(range[k].lo) + "-" + fleet_dotted(range[k].hi) + " and " +
+                 fleet_dotted(range[m].lo) + "-" + fleet_dotted(range[m].hi);
+      auto inside = [](const Range& r, std::uint32_t v) { return v >= r.lo && v <= r.hi; };
+      for (std::uint32_t h = 0; h < n; ++h) {
+        bool in = false;
+        each_v4(h * lanes_ + m, [&](std::uint32_t v) { in = in || inside(range[k], v); });
+        each_v4(h * lanes_ + k, [&](std::uint32_t v) { in = in || inside(range[m], v); });
+        if (!in) continue;
+        if (c.hosts.size() < kConflictNamed) c.hosts.push_back(h);
+        ++c.host_count;
+      }
+      conflicts_.push_back(std::move(c));
+    }
+}
+
 namespace {
 
 struct Slots {
@@ -329,6 +465,8 @@ Link Analysis::judge(std::uint64_t index, std::uint32_t a, std::uint32_t b, std:
     set(l.b_to_a, sides_[s].unusable, s);
     return l;
   }
+  // Both sides advertise: a GID another host holds too makes whatever follows unreliable.
+  l.conflict = A.conflict != kNone ? A.conflict : B.conflict;
   const bool qa = A.qp_limit != 0 && rank_a >= A.qp_limit;
   const bool qb = B.qp_limit != 0 && rank_b >= B.qp_limit;
   if (qa || qb) {
@@ -429,6 +567,8 @@ void Analysis::summarize(unsigned threads) {
   struct Part {
     std::vector<std::uint64_t> counts;  // per side x slot
     std::uint64_t connected = 0;
+    std::uint64_t unreliable = 0;
+    std::vector<std::uint64_t> conflict_links;  // per conflict
   };
   std::vector<Part> parts(threads);
   auto slot_of = [&](const Direction& d) -> unsigned {
@@ -440,10 +580,17 @@ void Analysis::summarize(unsigned threads) {
   auto work = [&](unsigned t) {
     Part& part = parts[t];
     part.counts.assign(ns * kSlots, 0);
+    part.conflict_links.assign(conflicts_.size(), 0);
     const std::uint64_t b = total * t / threads, e = total * (t + 1) / threads;
     for_each_link(b, e, [&](const Link& l) {
       if (l.connected()) {
         ++part.connected;
+        if (l.conflict != kNoConflict) {
+          ++part.unreliable;
+          const std::uint32_t ca = sides_[l.a].conflict, cb = sides_[l.b].conflict;
+          if (ca != kNone) ++part.conflict_links[ca];
+          if (cb != kNone && cb != ca) ++part.conflict_links[cb];
+        }
         return;
       }
       const bool fa = !l.a_to_b.ok(), fb = !l.b_to_a.ok();
@@ -462,7 +609,11 @@ void Analysis::summarize(unsigned threads) {
   }
   summary_ = {};
   summary_.links = total;
-  for (const auto& p : parts) summary_.connected += p.connected;
+  for (const auto& p : parts) {
+    summary_.connected += p.connected;
+    summary_.unreliable += p.unreliable;
+    for (std::size_t c = 0; c < conflicts_.size(); ++c) conflicts_[c].links += p.conflict_links[c];
+  }
   std::vector<CauseGroup> groups(causes_.size());
   std::vector<std::uint32_t> last_host(causes_.size(), std::numeric_limits<std::uint32_t>::max());
   for (std::uint32_t c = 0; c < groups.size(); ++c) groups[c].cause = c;
@@ -491,6 +642,41 @@ std::string Analysis::describe(const CauseGroup& g) const {
   std::string s = c.device + " on " + std::to_string(g.hosts) + (g.hosts == 1 ? " host" : " hosts");
   if (g.hosts == 1) s += " (" + hosts_[sides_[g.first_side].host].host + ")";
   s += ": " + c.text + " -> " + std::to_string(g.links) + (g.links == 1 ? " link fails" : " links fail");
+  return s;
+}
+
+bool Analysis::ok() const noexcept {
+  return summary_.all_connected() &&
+         std::none_of(conflicts_.begin(), conflicts_.end(), [](const Conflict& c) { return c.fatal; });
+}
+
+std::string Analysis::describe(const Conflict& c) const {
+  std::string hosts;
+  for (std::uint32_t h : c.hosts) hosts += (hosts.empty() ? "" : ", ") + hosts_[h].host;
+  if (c.host_count > c.hosts.size()) hosts += ", ...";
+  const std::string on = std::to_string(c.host_count) + " hosts (" + hosts + ")";
+  if (c.kind == ConflictKind::rail_subnet_overlap)
+    return c.device + " and " + c.other_device + ": IPv4 ranges " + c.detail +
+           " interleave across the fleet, " + on +
+           " holding an address inside the other rail's range: one subnet per rail cannot hold both " +
+           "(routes by subnet send one rail's traffic out of the other's NIC)";
+  auto gid_text = [](const Gid& g) {
+    return g.is_ipv4_mapped() ? g.to_string() + " (" + g.ipv4_string() + ")" : g.to_string();
+  };
+  std::string s;
+  if (c.gid_count == 1) {
+    s = "GID " + gid_text(c.gids.front()) + " on " + on;
+  } else {
+    std::string list;
+    for (const Gid& g : c.gids) list += (list.empty() ? "" : ", ") + gid_text(g);
+    if (c.gid_count > c.gids.size()) list += ", ...";
+    s = std::to_string(c.gid_count) + " GIDs (" + list + ") each on the same " + on;
+  }
+  s += ", " + c.device + " on " + hosts_[c.hosts.front()].host +
+       ": one address on several hosts, a peer's packets reach only one of them -> ";
+  s += c.links == 0
+           ? std::string("no link of this topology advertises it, the hosts still answer for it")
+           : std::to_string(c.links) + (c.links == 1 ? " link" : " links") + " not reliably connected";
   return s;
 }
 

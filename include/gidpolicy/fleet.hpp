@@ -28,6 +28,11 @@
 //    with rank i+1's k-th device towards i; JACCL picks the ring when asked (JACCL_RING) and
 //    valid, else the mesh when valid, else the ring.
 //
+// What only a fleet shows (Analysis::conflicts()): the same IP-based GID on two hosts (hosts
+// made from one image or one example table) is an outage no per-host check sees, since the
+// peer's packets reach whichever host answers for the address; and two rails whose IPv4 ranges
+// interleave across the fleet cannot each be one subnet. Found by hashing every entry once.
+//
 // Example:
 //   const std::vector<std::string> args{"gathered/"};   // FILE, HOST=FILE or a directory
 //   auto hosts = gidpolicy::fleet::read_snapshots(args).value();
@@ -38,6 +43,9 @@
 //                                                {.profile = gidpolicy::profiles::jaccl()}).value();
 //   for (const auto& g : fleet.summary().groups)   // "rdma_en3 on 1 host: ... -> 3 links fail"
 //     std::cout << fleet.describe(g) << "\n";
+//   for (const auto& c : fleet.conflicts())        // "GID ::ffff:200.0.209.6 on 667 hosts (...)"
+//     std::cout << fleet.describe(c) << "\n";
+//   bool fine = fleet.ok();                         // every link connects, no address held twice
 #pragma once
 
 #include <gidpolicy/driver_model.hpp>
@@ -240,6 +248,38 @@ struct Options {
 // ---------------------------------------------------------------------------------------------
 // Results.
 
+/// What kind of fleet-wide fault a Conflict is.
+enum class ConflictKind : std::uint8_t {
+  /// One IP-based GID (IPv4-mapped, or IPv6 outside fe80::/10) on two or more hosts: the same IP
+  /// address, so the peer's packets reach one of them. Link-local GIDs (fe80::, and IPv4
+  /// 169.254/16) are left out: they repeat only where MACs or self-assigned addresses repeat on
+  /// separate segments, which the snapshots cannot tell from a fault.
+  duplicate_address,
+  /// Two rails (device positions) whose ports' IPv4 address ranges interleave across the fleet:
+  /// one subnet per rail cannot hold both, so routes by subnet send one rail's traffic out of
+  /// the other's NIC. A warning: flat subnets with per-NIC source routing are a design too.
+  rail_subnet_overlap,
+};
+std::string_view to_string(ConflictKind k) noexcept;  ///< "duplicate_address", "rail_subnet_overlap"
+
+/// How many hosts (and addresses) a Conflict names; the counts say how many there are.
+inline constexpr std::size_t kConflictNamed = 5;
+
+/// A fault found across hosts, grouped: addresses held by the same set of hosts are one conflict
+/// (2,000 hosts made from one table are one finding, not 2,000).
+struct Conflict {
+  ConflictKind kind = ConflictKind::duplicate_address;
+  std::vector<Gid> gids;      ///< duplicate_address: the first kConflictNamed GIDs
+  std::size_t gid_count = 0;  ///< duplicate_address: how many GIDs this host set shares
+  std::string device;         ///< the device holding the first GID on the first host; rail: "rail 0 (mlx5_0)"
+  std::string other_device;   ///< rail_subnet_overlap: the other rail, "rail 1 (mlx5_1)"
+  std::uint32_t host_count = 0;      ///< distinct hosts involved
+  std::vector<std::uint32_t> hosts;  ///< the first kConflictNamed of them, in input order
+  std::uint64_t links = 0;           ///< links the fabric connects over one of these GIDs
+  bool fatal = false;                ///< makes the fleet not OK (duplicate_address)
+  std::string detail;                ///< rail_subnet_overlap: the two ranges
+};
+
 /// How one direction of a link ends: the link judgment's outcome (link.hpp), which the fake
 /// fabric reports too.
 using gidpolicy::LinkOutcome;
@@ -253,6 +293,9 @@ struct Cause {
   std::string text;  ///< "RTR from sgid_index 1 failed: EINVAL (22): sgid_index 1 is empty"
 };
 
+/// Link::conflict and SideInfo::conflict when no fleet conflict touches it.
+inline constexpr std::uint32_t kNoConflict = 0xffffffffu;
+
 /// One side of a link: a host's device/port and what it advertises and routes from.
 struct SideInfo {
   std::uint32_t host = 0;
@@ -261,6 +304,9 @@ struct SideInfo {
   bool usable = false;
   std::optional<Gid> advertised;  ///< when a selection was made
   std::optional<std::uint8_t> sgid_index;
+  /// The duplicate_address conflict (index into Analysis::conflicts()) the advertised GID is
+  /// part of, else kNoConflict.
+  std::uint32_t conflict = kNoConflict;
 };
 
 /// One direction of a judged link.
@@ -277,7 +323,13 @@ struct Link {
   std::uint32_t a = 0, b = 0;  ///< sides (index into sides())
   std::uint32_t lane = 0;      ///< rail number, or JACCL ring connection; 0 otherwise
   Direction a_to_b, b_to_a;
+  /// Index into Analysis::conflicts() when a side advertises a GID another host holds too (the
+  /// a side's first), else kNoConflict. The fabric model still connects such a link; the real
+  /// fabric delivers the peer's packets to whichever host answers for the address.
+  std::uint32_t conflict = kNoConflict;
   [[nodiscard]] bool connected() const noexcept { return a_to_b.ok() && b_to_a.ok(); }
+  /// Connected, and over GIDs no other host holds.
+  [[nodiscard]] bool reliable() const noexcept { return connected() && conflict == kNoConflict; }
 };
 
 /// The failures of one cause.
@@ -290,7 +342,9 @@ struct CauseGroup {
 
 struct Summary {
   std::uint64_t links = 0;
-  std::uint64_t connected = 0;
+  std::uint64_t connected = 0;  ///< as the fabric model connects them (Link::connected())
+  /// Of `connected`, the links a conflict touches (Link::reliable() false): connected, not reliably.
+  std::uint64_t unreliable = 0;
   /// Largest first. A link failing for two causes (each direction its own) counts in both.
   std::vector<CauseGroup> groups;
   [[nodiscard]] bool all_connected() const noexcept { return connected == links; }
@@ -311,6 +365,10 @@ class Analysis {
   [[nodiscard]] const std::vector<SideInfo>& sides() const noexcept { return side_info_; }
   [[nodiscard]] const std::vector<Cause>& causes() const noexcept { return causes_; }
   [[nodiscard]] const Summary& summary() const noexcept { return summary_; }
+  /// Fleet-wide faults, duplicate addresses first, each group's largest first.
+  [[nodiscard]] const std::vector<Conflict>& conflicts() const noexcept { return conflicts_; }
+  /// Every link connects and no conflict is fatal: what `gidpolicy fleet` exits 0 for.
+  [[nodiscard]] bool ok() const noexcept;
   /// What was used: jaccl resolves to "jaccl-mesh" or "jaccl-ring".
   [[nodiscard]] const std::string& topology_name() const noexcept { return topology_name_; }
   [[nodiscard]] std::string profile_spec() const { return profile_.spec(); }
@@ -327,6 +385,9 @@ class Analysis {
   [[nodiscard]] std::string describe(const CauseGroup& g) const;
   /// "mac-b rdma_en3: RTR from sgid_index 1 failed: ..." for one failed direction.
   [[nodiscard]] std::string describe(const Direction& d) const;
+  /// "GID ::ffff:200.0.209.6 (200.0.209.6) on 667 hosts (h1, h2, h3, h4, h5, ...), mlx5_bond_0 on
+  ///  h1: one address on several hosts -> 221778 links not reliably connected".
+  [[nodiscard]] std::string describe(const Conflict& c) const;
   /// "mac-a rdma_en5 <-> mac-b rdma_en5".
   [[nodiscard]] std::string describe_link(const Link& l) const;
 
@@ -343,6 +404,7 @@ class Analysis {
   [[nodiscard]] Link judge(std::uint64_t index, std::uint32_t a, std::uint32_t b, std::uint32_t lane,
                            std::uint32_t rank_a, std::uint32_t rank_b) const;
   void summarize(unsigned threads);
+  void find_conflicts();
 
   std::vector<HostSnapshot> hosts_;
   Profile profile_;
@@ -351,6 +413,7 @@ class Analysis {
   std::vector<Side> sides_;
   std::vector<SideInfo> side_info_;
   std::vector<Cause> causes_;
+  std::vector<Conflict> conflicts_;
   Summary summary_;
   std::uint64_t link_count_ = 0;
   std::uint32_t lanes_ = 1;  // rail: sides_ index = host * lanes_ + lane

@@ -11,6 +11,7 @@ from ._gidpolicy import fleet as _fleet
 Analysis = _fleet.Analysis
 Cause = _fleet.Cause
 CauseGroup = _fleet.CauseGroup
+Conflict = _fleet.Conflict
 Direction = _fleet.Direction
 HostSnapshot = _fleet.HostSnapshot
 JacclDevices = _fleet.JacclDevices
@@ -26,6 +27,7 @@ __all__ = [
     "Analysis",
     "Cause",
     "CauseGroup",
+    "Conflict",
     "Direction",
     "HostSnapshot",
     "JacclDevices",

@@ -127,6 +127,12 @@ void bind_fleet(py::module_& m) {
       .def_readonly("usable", &fleet::SideInfo::usable)
       .def_readonly("advertised", &fleet::SideInfo::advertised)
       .def_readonly("sgid_index", &fleet::SideInfo::sgid_index)
+      .def_property_readonly(
+          "conflict",
+          [](const fleet::SideInfo& s) {
+            return s.conflict == fleet::kNoConflict ? std::optional<std::uint32_t>() : s.conflict;
+          },
+          "Index into Analysis.conflicts when its advertised GID is held by another host too, else None.")
       .def("__repr__", [](const fleet::SideInfo& s) {
         return "Side(host " + std::to_string(s.host) + ", " + port_name(s.device, s.port) +
                (s.usable ? "" : ", unusable") + ")";
@@ -152,6 +158,13 @@ void bind_fleet(py::module_& m) {
       .def_readonly("a_to_b", &fleet::Link::a_to_b)
       .def_readonly("b_to_a", &fleet::Link::b_to_a)
       .def_property_readonly("connected", &fleet::Link::connected)
+      .def_property_readonly(
+          "conflict",
+          [](const fleet::Link& l) {
+            return l.conflict == fleet::kNoConflict ? std::optional<std::uint32_t>() : l.conflict;
+          },
+          "Index into Analysis.conflicts when a side advertises a GID another host holds too, else None.")
+      .def_property_readonly("reliable", &fleet::Link::reliable, "Connected, over GIDs no other host holds.")
       .def("__repr__", [](const fleet::Link& l) {
         return "Link(" + std::to_string(l.index) + ": side " + std::to_string(l.a) + " <-> side " +
                std::to_string(l.b) + (l.connected() ? ", connected)" : ", fails)");
@@ -169,10 +182,31 @@ void bind_fleet(py::module_& m) {
       .def_readonly("links", &fleet::Summary::links)
       .def_readonly("connected", &fleet::Summary::connected)
       .def_readonly("groups", &fleet::Summary::groups)
+      .def_readonly("unreliable", &fleet::Summary::unreliable,
+                    "Connected links a conflict touches (connected, not reliably).")
       .def_property_readonly("all_connected", &fleet::Summary::all_connected)
       .def("__repr__", [](const fleet::Summary& s) {
         return "Summary(" + std::to_string(s.connected) + " of " + std::to_string(s.links) +
                " links connected)";
+      });
+
+  py::class_<fleet::Conflict>(f, "Conflict",
+                              "A fleet-wide fault: one address on several hosts (duplicate_address, fatal), "
+                              "or two rails whose IPv4 ranges interleave (rail_subnet_overlap, a warning).")
+      .def_property_readonly("kind",
+                             [](const fleet::Conflict& c) { return std::string(fleet::to_string(c.kind)); })
+      .def_readonly("gids", &fleet::Conflict::gids, "The first 5 GIDs the same hosts share.")
+      .def_readonly("gid_count", &fleet::Conflict::gid_count)
+      .def_readonly("device", &fleet::Conflict::device)
+      .def_readonly("other_device", &fleet::Conflict::other_device)
+      .def_readonly("host_count", &fleet::Conflict::host_count)
+      .def_readonly("hosts", &fleet::Conflict::hosts, "The first 5 hosts (indices into Analysis.hosts).")
+      .def_readonly("links", &fleet::Conflict::links)
+      .def_readonly("fatal", &fleet::Conflict::fatal)
+      .def_readonly("detail", &fleet::Conflict::detail)
+      .def("__repr__", [](const fleet::Conflict& c) {
+        return "Conflict(" + std::string(fleet::to_string(c.kind)) + ", " + std::to_string(c.host_count) +
+               " hosts)";
       });
 
   py::class_<Analysis>(f, "Analysis", "A fleet planned and judged.")
@@ -187,6 +221,9 @@ void bind_fleet(py::module_& m) {
           "The host names, in input order (the ranks of a JACCL topology).")
       .def_property_readonly("sides", &Analysis::sides)
       .def_property_readonly("causes", &Analysis::causes)
+      .def_property_readonly("conflicts", &Analysis::conflicts,
+                             "Fleet-wide faults, duplicate addresses first, each group's largest first.")
+      .def_property_readonly("ok", &Analysis::ok, "Every link connects and no conflict is fatal.")
       .def_property_readonly("summary", &Analysis::summary)
       .def_property_readonly("topology_name", &Analysis::topology_name,
                              "jaccl resolves to jaccl-mesh or jaccl-ring.")
@@ -217,6 +254,9 @@ void bind_fleet(py::module_& m) {
       .def(
           "describe", [](const Analysis& a, const fleet::CauseGroup& g) { return a.describe(g); },
           py::arg("group"))
+      .def(
+          "describe_conflict", [](const Analysis& a, const fleet::Conflict& c) { return a.describe(c); },
+          py::arg("conflict"))
       .def(
           "describe_direction", [](const Analysis& a, const fleet::Direction& d) { return a.describe(d); },
           py::arg("direction"))

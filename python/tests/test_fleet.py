@@ -68,6 +68,26 @@ def test_mesh_from_python_tables_and_paging():
     assert rail.link_count == 10
 
 
+def test_hosts_from_one_table_share_an_address():
+    hosts = [fleet.HostSnapshot(f"h{i}", [roce_table()]) for i in range(5)]
+    a = fleet.analyze(hosts, threads=1)
+    # The fabric model connects every pair; the fleet sees five hosts answering for 10.0.0.1.
+    assert a.summary.all_connected and a.summary.unreliable == 10 and not a.ok
+    (c,) = a.conflicts
+    assert c.kind == "duplicate_address" and c.fatal and c.host_count == 5 and c.links == 10
+    assert [str(g) for g in c.gids] == ["::ffff:10.0.0.1"] and c.hosts == [0, 1, 2, 3, 4]
+    assert "on 5 hosts (h0, h1, h2, h3, h4)" in a.describe_conflict(c)
+    link = a.link(0)
+    assert link.connected and not link.reliable and link.conflict == 0
+    assert a.sides[0].conflict == 0
+    distinct = [
+        fleet.HostSnapshot(f"h{i}", [roce_table(entries=[gidpolicy.GidEntry(3, f"::ffff:10.0.0.{i + 1}", "roce_v2")])])
+        for i in range(3)
+    ]
+    d = fleet.analyze(distinct, threads=1)
+    assert d.conflicts == [] and d.ok and d.summary.unreliable == 0 and d.link(0).conflict is None
+
+
 def test_fleet_failures_are_errors():
     one = [fleet.HostSnapshot("h0", [roce_table()])]
     with pytest.raises(Error) as e:

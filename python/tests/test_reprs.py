@@ -34,6 +34,7 @@ def instances():
     devices = fleet.parse_jaccl_devices((FLEET / "jaccl" / "devices.json").read_text(), "devices.json")
     analysis = fleet.analyze(hosts, "jaccl", jaccl=devices, profile="jaccl")
     failing = next(link for link in analysis.links() if not link.connected)
+    clones = fleet.analyze([fleet.HostSnapshot(f"n{i}", [nccl]) for i in range(2)])  # one address, two hosts
     numbers = gidpolicy.IfaddrsNumbers.for_platform("linux")
     reading = gidpolicy.read_pin("NCCL_IB_GID_INDEX", "3")[0]
     out = [
@@ -83,6 +84,7 @@ def instances():
         failing,
         analysis.summary.groups[0],
         analysis.summary,
+        clones.conflicts[0],
         analysis,
     ]
     return out

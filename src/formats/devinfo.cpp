@@ -103,7 +103,11 @@ class Reader {
     if (key == "state" || key == "active_mtu" || key == "port_lid" || key == "link_layer" ||
         key == "gid_tbl_len" || key == "active_width" || key == "active_speed")
       return port_field(l, key, value);
-    return success();  // every other devinfo line (limits, flags, GUIDs) says nothing about GIDs
+    // Every other devinfo line (limits, flags, GUIDs) says nothing about GIDs, and neither does a
+    // key a newer rdma-core adds between known lines (the per-port `effective_speed:` added after
+    // v64, from ibv_query_port_speed()): skipped by key, never matched by prefix, so it cannot be mis-read
+    // as a known field nor start a port section.
+    return success();
   }
 
   result<void> hca_line(const Line& l, std::string_view value) {
@@ -191,10 +195,12 @@ class Reader {
       p.info.lid = static_cast<std::uint16_t>(*lid);
     } else if (key == "link_layer") {
       GIDPOLICY_TRYV(once(l, key, p.link_layer_line));
-      // devinfo prints "Unknown" for every link layer it does not name: that reads as unknown;
-      // text devinfo never prints ("Banana") is refused (docs/formats.md, leniency rule).
-      auto ll = link_layer_from_string(value);
-      if (value.empty() || !ll) return bad("Ethernet, InfiniBand, Thunderbolt or Unknown");
+      // devinfo prints "Unknown" for every link layer it does not name and, since rdma-core
+      // v33, "Unspecified" for IBV_LINK_LAYER_UNSPECIFIED (EFA, iWARP): both read as unknown
+      // (raw 0); text devinfo never prints ("Banana") is refused (docs/formats.md, leniency rule).
+      auto ll = value == "Unspecified" ? std::optional<LinkLayer>(LinkLayer::from_raw(0))
+                                       : link_layer_from_string(value);
+      if (value.empty() || !ll) return bad("Ethernet, InfiniBand, Thunderbolt, Unspecified or Unknown");
       p.info.link_layer = *ll;
       p.link_layer_unknown_text = !ll || ll->kind() == LinkLayer::Kind::unknown;
     } else if (key == "gid_tbl_len") {

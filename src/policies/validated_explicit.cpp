@@ -71,7 +71,8 @@ result<Selection> ValidatedExplicit::select(const GidTable& table, SelectOptions
           return fail(errc::entry_not_shown,
                       at() + idx() +
                           " was not printed by the source (ibv_devinfo hides empty slots and GIDs "
-                          "with a zero interface id): read the table with show_gids or sysfs");
+                          "with a zero interface id; show_gids rows pasted without their header and "
+                          "footer may have been cut): read the whole show_gids output or sysfs");
         }
         if (!e || e->state == EntryState::empty) {
           rec.step(index, EntryVerdict::empty, [] { return std::string("empty slot"); });

@@ -310,6 +310,37 @@ TEST(ExampleTables, CheckTextShowsEveryProfileAndExplainsDisagreements) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
+// `show_gids | grep mlx5_0` of the NCCL pod's paste (rows only, one device): check and select
+// read it and say that the slots it does not list are unknown, in the words a devinfo paste gets.
+TEST(ExampleTables, CheckAndSelectOfAGreppedShowGidsPasteNameTheUnknownSlots) {
+  std::ifstream whole(example("nccl-1573-pod.show_gids.txt"));
+  std::string cut;
+  for (std::string line; std::getline(whole, line);)
+    if (line.starts_with("mlx5_0\t")) cut += line + "\n";
+  ASSERT_FALSE(cut.empty());
+  const fs::path file =
+      fs::temp_directory_path() / ("gidpolicy-cut-" + std::to_string(::getpid()) + ".show_gids.txt");
+  std::ofstream(file, std::ios::binary) << cut;
+  const std::string note = "indices not listed were not printed by the source";
+  CliResult check = run_cli({"check", "--input", file.string()});
+  CliResult select = run_cli({"select", "--input", file.string()});
+  CliResult devinfo = run_cli({"check", "--input", example("nccl-769.devinfo.txt")});
+  CliResult whole_check = run_cli({"check", "--input", example("nccl-1573-pod.show_gids.txt")});
+  fs::remove(file);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("mlx5_0 port 1 (ethernet"), std::string::npos) << check.out;
+  EXPECT_EQ(check.out.find("mlx5_1"), std::string::npos) << "one device only:\n" << check.out;
+  EXPECT_NE(check.out.find(note), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("they are unknown and may hold GIDs"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("show_gids rows without the header"), std::string::npos) << check.out;
+  EXPECT_EQ(select.exit_code, 0) << select.out << select.err;
+  EXPECT_NE(select.out.find("::ffff:10.152.0.12"), std::string::npos) << select.out;
+  EXPECT_NE(select.out.find(note), std::string::npos) << select.out;
+  // The same sentence for a devinfo paste; none for the whole show_gids output.
+  EXPECT_NE(devinfo.out.find(note), std::string::npos) << devinfo.out;
+  EXPECT_EQ(whole_check.out.find(note), std::string::npos) << whole_check.out;
+}
+
 TEST(ExampleTables, CheckPlatformOverride) {
   // The same Thunderbolt table judged as if it were a Linux port: the empty slot is ENODATA.
   CliResult r =

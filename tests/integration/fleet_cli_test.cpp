@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -165,6 +167,89 @@ TEST_F(FleetOutput, MalformedSnapshotNamesFileAndFieldExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.json: port.entries[0].gid: "), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty());
+}
+
+// Hosts whose snapshots were made from one example table all advertise ::ffff:200.0.209.6: the
+// fabric model connects them, the fleet reports the duplicate, names the hosts and exits 1.
+class FleetConflictsCli : public FleetOutput {
+ protected:
+  void snapshot(const std::string& host, const char* table) {
+    const auto r =
+        run_cli({"show", "--json", "--host", host, "--input", (example_tables_dir() / table).string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ofstream(dir_ / (host + ".json")) << r.out;
+  }
+};
+
+TEST_F(FleetConflictsCli, TwoHostsFromOneExampleTableAreADuplicateAddressExitOne) {
+  snapshot("node-a", "nccl-769.devinfo.txt");
+  snapshot("node-b", "nccl-769.devinfo.txt");
+  const auto r = run_cli({"fleet", dir_.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  for (const char* want :
+       {"0 of 1 links connected reliably; 1 more connect over a GID another host also holds",
+        "fleet-wide conflicts:",
+        "error: GID ::ffff:200.0.209.6 (200.0.209.6) on 2 hosts "
+        "(node-a, node-b)",
+        "1 link not reliably connected"})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  const auto j = run_cli({"fleet", "--json", "--all-links", dir_.string()});
+  EXPECT_EQ(j.exit_code, 1) << j.err;
+  const Json doc = Json::parse(j.out);
+  EXPECT_EQ(doc["ok"], false);
+  EXPECT_EQ(doc["connected"], 1);
+  EXPECT_EQ(doc["unreliable"], 1);
+  ASSERT_EQ(doc["conflicts"].size(), 1u);
+  const Json& c = doc["conflicts"][0];
+  EXPECT_EQ(c["kind"], "duplicate_address");
+  EXPECT_EQ(c["fatal"], true);
+  EXPECT_EQ(c["gids"], Json::array({"::ffff:200.0.209.6"}));
+  EXPECT_EQ(c["hosts"], Json::array({"node-a", "node-b"}));
+  EXPECT_EQ(c["host_count"], 2);
+  EXPECT_EQ(c["links"], 1);
+  ASSERT_EQ(doc["links_detail"].size(), 1u);
+  EXPECT_EQ(doc["links_detail"][0]["connected"], true);
+  EXPECT_EQ(doc["links_detail"][0]["conflict"], 0);
+}
+
+TEST_F(FleetConflictsCli, DistinctTablesHaveNoSuchFinding) {
+  snapshot("node-a", "nccl-769.devinfo.txt");
+  snapshot("node-b", "nccl-1573-pod.show_gids.txt");
+  const auto r = run_cli({"fleet", dir_.string()});
+  EXPECT_EQ(r.out.find("conflicts"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("reliably"), std::string::npos) << r.out;
+  const Json doc = Json::parse(run_cli({"fleet", "--json", dir_.string()}).out);
+  EXPECT_TRUE(doc["conflicts"].empty());
+  EXPECT_EQ(doc["unreliable"], 0);
+  // The JACCL example's four Macs: distinct addresses, every link connects under auto.
+  const auto macs = run_cli({"fleet", "--jaccl-devices", devices(), "--profile", "auto", "--json", hosts()});
+  EXPECT_EQ(macs.exit_code, 0) << macs.out;
+  EXPECT_TRUE(Json::parse(macs.out)["conflicts"].empty());
+}
+
+TEST_F(FleetConflictsCli, TwoThousandClonesAreOneGroupedFindingNotTwoThousandLines) {
+  snapshot("node0", "nccl-769.devinfo.txt");
+  std::ifstream in(dir_ / "node0.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (int h = 1; h < 2000; ++h) {
+    std::string copy = text;
+    copy.replace(copy.find("\"node0\""), 7, "\"node" + std::to_string(h) + "\"");
+    std::ofstream(dir_ / ("node" + std::to_string(h) + ".json")) << copy;
+  }
+  const auto r = run_cli({"fleet", dir_.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("0 of 1999000 links connected reliably; 1999000 more connect"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("on 2000 hosts (node0, node1, node2, node3, node4, ...)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1999000 links not reliably connected"), std::string::npos) << r.out;
+  // The summary, the one conflict, and --limit (20) of the links it touches, then a count.
+  EXPECT_NE(r.out.find("links not reliably connected (first 20 of 1999000):\n  node0 mlx5_bond_0 <-> node1 "
+                       "mlx5_bond_0: node0 advertises ::ffff:200.0.209.6, which 2000 hosts hold; node1 "
+                       "advertises ::ffff:200.0.209.6, which 2000 hosts hold\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  ... and 1998980 more"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3 + 1 + 20 + 1) << r.out;
 }
 
 TEST(Fleet, ShowJsonRecordsTheHost) {

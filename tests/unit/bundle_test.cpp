@@ -199,6 +199,11 @@ TEST(BundleHostLinux, AMissingToolIsANoteAndAMalformedOutputAnErrorNamingThePart
                 "t.bundle: part ip_addr (ip -j -d addr, its output from line 6): interface [0] ifname"),
             std::string::npos)
       << bad.error().detail;
+  auto deep = read_bundle_host(framed(kHead + "=== begin ip_addr: ip -j -d addr\n" + std::string(40, '[') +
+                                      std::string(40, ']') + "\n=== end ip_addr: exit 0\n"));
+  ASSERT_FALSE(deep);
+  EXPECT_NE(deep.error().detail.find("nested deeper than 32 levels"), std::string::npos)
+      << deep.error().detail;
   auto garbage = read_bundle_host(
       framed(kHead + "=== begin ip_route: ip -j route\nnot json\n=== end ip_route: exit 0\n"));
   ASSERT_FALSE(garbage);

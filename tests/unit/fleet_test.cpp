@@ -2,6 +2,7 @@
 // acceptance cases of the fleet analysis (JACCL's documented 4-rank device file; a rail broken on one host).
 #include <gidpolicy/fakes/fake_fabric.hpp>
 #include <gidpolicy/fleet.hpp>
+#include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/formats/json.hpp>
 #include <gidpolicy/profiles.hpp>
 
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -324,6 +326,186 @@ TEST(FleetMesh, ApplesQpCapFailsTheSamePairsAsTheFabric) {
     }
   }
   EXPECT_GT(refused, 0u);
+}
+
+// ---- fleet-wide conflicts: one address on several hosts, rails that share a range
+
+std::vector<HostSnapshot> copies_of(const GidTable& t, int n, const std::string& prefix = "node") {
+  std::vector<HostSnapshot> hosts;
+  for (int h = 0; h < n; ++h) hosts.push_back({prefix + std::to_string(h), "synthetic", {t}});
+  return hosts;
+}
+
+GidTable nccl769_table() {
+  auto tables = formats::read_tables_file(test::example_tables_dir() / "nccl-769.devinfo.txt");
+  EXPECT_TRUE(tables.has_value());
+  return tables ? tables.value().at(0) : GidTable{};
+}
+
+TEST(FleetConflicts, HostsMadeFromOneTableShareAnAddressAndNoLinkIsReliable) {
+  auto an = Analysis::run(copies_of(nccl769_table(), 3), {}, {.profile = profiles::automatic()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  const Analysis& a = an.value();
+  // The fabric model connects every pair; the fleet knows better.
+  EXPECT_TRUE(a.summary().all_connected());
+  EXPECT_EQ(a.summary().unreliable, 3u);
+  EXPECT_FALSE(a.ok());
+  ASSERT_EQ(a.conflicts().size(), 1u);
+  const fleet::Conflict& c = a.conflicts()[0];
+  EXPECT_EQ(c.kind, fleet::ConflictKind::duplicate_address);
+  EXPECT_TRUE(c.fatal);
+  EXPECT_EQ(c.gid_count, 1u)
+      << "the fe80 GIDs repeat too, but link-local ones are not addresses to answer for";
+  EXPECT_EQ(c.gids.at(0), VALUE_OR_FAIL(Gid::parse("::ffff:200.0.209.6")));
+  EXPECT_EQ(c.host_count, 3u);
+  EXPECT_EQ(c.hosts, (std::vector<std::uint32_t>{0, 1, 2}));
+  EXPECT_EQ(c.links, 3u);
+  a.for_each_link(0, a.link_count(), [&](const fleet::Link& l) {
+    EXPECT_TRUE(l.connected());
+    EXPECT_FALSE(l.reliable()) << a.describe_link(l);
+    EXPECT_EQ(l.conflict, 0u);
+  });
+  const std::string text = a.describe(c);
+  for (const char* want : {"::ffff:200.0.209.6 (200.0.209.6)", "on 3 hosts (node0, node1, node2)",
+                           "mlx5_bond_0 on node0", "3 links not reliably connected"})
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+}
+
+TEST(FleetConflicts, DistinctTablesHaveNoConflict) {
+  fleet::Topology t;
+  t.pairing = Pairing::rail;
+  auto an = Analysis::run(rail_hosts(4, -1, -1), t, {.profile = profiles::automatic()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  EXPECT_TRUE(an.value().conflicts().empty());
+  EXPECT_EQ(an.value().summary().unreliable, 0u);
+  EXPECT_TRUE(an.value().ok());
+}
+
+TEST(FleetConflicts, TwoThousandClonesAreOneGroupedFindingNamingAFewHosts) {
+  auto an = Analysis::run(copies_of(nccl769_table(), 2000), {}, {.profile = profiles::automatic()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  const Analysis& a = an.value();
+  EXPECT_EQ(a.link_count(), 1999000u);
+  EXPECT_EQ(a.summary().connected, 1999000u);
+  EXPECT_EQ(a.summary().unreliable, 1999000u);
+  ASSERT_EQ(a.conflicts().size(), 1u);
+  EXPECT_EQ(a.conflicts()[0].host_count, 2000u);
+  EXPECT_EQ(a.conflicts()[0].hosts.size(), fleet::kConflictNamed);
+  EXPECT_EQ(a.conflicts()[0].links, 1999000u);
+  const std::string text = a.describe(a.conflicts()[0]);
+  EXPECT_NE(text.find("on 2000 hosts (node0, node1, node2, node3, node4, ...)"), std::string::npos) << text;
+  EXPECT_LT(text.size(), 400u) << text;
+}
+
+TEST(FleetConflicts, AddressesSharedByTheSameHostsGroupAndGroupsSortByHostCount) {
+  // Three clones of an 8-NIC host (8 addresses, one finding) and two clones of another whose
+  // NIC 0 alone is duplicated (a second finding); the rail topology is otherwise healthy.
+  std::vector<HostSnapshot> hosts;
+  for (int h = 0; h < 3; ++h) {
+    HostSnapshot s{"a" + std::to_string(h), "synthetic", {}};
+    for (int k = 0; k < 8; ++k) s.ports.push_back(nic(0, k, false));
+    hosts.push_back(std::move(s));
+  }
+  for (int h = 0; h < 2; ++h) {
+    HostSnapshot s{"b" + std::to_string(h), "synthetic", {}};
+    for (int k = 0; k < 8; ++k) s.ports.push_back(nic(k == 0 ? 50 : 10 + 10 * h, k, false));
+    hosts.push_back(std::move(s));
+  }
+  fleet::Topology t;
+  t.pairing = Pairing::rail;
+  auto an = Analysis::run(std::move(hosts), t, {.profile = profiles::automatic()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  const Analysis& a = an.value();
+  ASSERT_EQ(a.conflicts().size(), 2u);
+  EXPECT_EQ(a.conflicts()[0].host_count, 3u);
+  EXPECT_EQ(a.conflicts()[0].gid_count, 8u);
+  EXPECT_EQ(a.conflicts()[0].gids.size(), fleet::kConflictNamed);
+  EXPECT_EQ(a.conflicts()[1].host_count, 2u);
+  EXPECT_EQ(a.conflicts()[1].gid_count, 1u);
+  EXPECT_EQ(a.conflicts()[1].gids.at(0), VALUE_OR_FAIL(Gid::parse("::ffff:10.0.0.51")));
+  EXPECT_EQ(a.conflicts()[1].device, "mlx5_0");
+  EXPECT_NE(a.describe(a.conflicts()[0]).find("8 GIDs ("), std::string::npos) << a.describe(a.conflicts()[0]);
+  // Every link with an a-host's side (its addresses are held thrice) and, on rail 0, the b0-b1
+  // link too: rail 0's 10 links, and 3 + 6 links on each of rails 1-7.
+  EXPECT_EQ(a.summary().unreliable, 10u + 7u * 9u);
+  EXPECT_EQ(a.conflicts()[0].links, 9u * 8u);
+  EXPECT_EQ(a.conflicts()[1].links, 7u);
+  EXPECT_FALSE(a.ok());
+}
+
+TEST(FleetConflicts, ADuplicateOnAPortNoLinkUsesStillFailsTheFleet) {
+  // mlx5_0 (the mesh's device) is distinct; mlx5_9 holds one global IPv6 GID on both hosts.
+  std::vector<HostSnapshot> hosts;
+  for (int h = 0; h < 2; ++h) {
+    PortInfo p;
+    p.device = "mlx5_9";
+    p.link_layer = LinkLayer::ethernet();
+    const Gid g = VALUE_OR_FAIL(Gid::parse("2001:db8::5"));
+    const GidTable extra = VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(0, g, GidType::roce_v2)}));
+    hosts.push_back({"h" + std::to_string(h), "synthetic", {nic(h, 0, false), extra}});
+  }
+  fleet::Topology t;
+  t.device = "mlx5_0";
+  auto an = Analysis::run(std::move(hosts), t, {.profile = profiles::automatic()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  const Analysis& a = an.value();
+  EXPECT_TRUE(a.summary().all_connected());
+  EXPECT_EQ(a.summary().unreliable, 0u);
+  ASSERT_EQ(a.conflicts().size(), 1u);
+  EXPECT_EQ(a.conflicts()[0].links, 0u);
+  EXPECT_EQ(a.conflicts()[0].device, "mlx5_9");
+  EXPECT_FALSE(a.ok());
+  EXPECT_NE(a.describe(a.conflicts()[0]).find("no link of this topology advertises it"), std::string::npos);
+}
+
+TEST(FleetConflicts, LinkLocalRepeatsAreNoConflict) {
+  // Same fe80 GIDs (and IPv4 169.254 ones) on both hosts, distinct routable addresses.
+  std::vector<HostSnapshot> hosts;
+  for (int h = 0; h < 2; ++h) {
+    PortInfo p;
+    p.device = "rdma_en2";
+    p.link_layer = LinkLayer::thunderbolt();
+    p.gid_tbl_len = 16;
+    const GidTable t = VALUE_OR_FAIL(GidTable::make(
+        p, {GidEntry::valid(0, VALUE_OR_FAIL(Gid::parse("fe80::1"))),
+            GidEntry::valid(1, VALUE_OR_FAIL(Gid::parse("::ffff:169.254.1.1"))),
+            GidEntry::valid(2, VALUE_OR_FAIL(Gid::parse("::ffff:10.0.0." + std::to_string(h + 1))))}));
+    hosts.push_back({"mac" + std::to_string(h), "synthetic", {t}});
+  }
+  auto an = Analysis::run(std::move(hosts), {}, {.profile = profiles::automatic()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  EXPECT_TRUE(an.value().conflicts().empty());
+}
+
+TEST(FleetConflicts, RailsWhoseRangesInterleaveAreAWarningNamingTheHosts) {
+  // gpu2's NIC 1 took an address inside rail 0's range (10.0.0.x): rail 0 spans 10.0.0.1-5,
+  // rail 1 10.0.0.3-10.1.0.5, so they interleave.
+  auto hosts = rail_hosts(5, -1, -1);
+  for (auto& p : hosts[2].ports) {
+    if (p.port().device != "mlx5_1") continue;
+    std::vector<GidEntry> e(p.begin(), p.end());
+    const Gid moved = VALUE_OR_FAIL(Gid::parse("::ffff:10.0.0.3"));
+    for (auto& x : e)
+      if (x.gid.is_ipv4_mapped()) x.gid = moved;
+    p = VALUE_OR_FAIL(GidTable::make(p.port(), std::move(e)));
+  }
+  fleet::Topology t;
+  t.pairing = Pairing::rail;
+  auto an = Analysis::run(std::move(hosts), t, {.profile = profiles::automatic()});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  const Analysis& a = an.value();
+  // gpu2's rail-1 address is gpu2's own rail-0 address too: that is a duplicate only within a
+  // host, not across hosts, so the one finding is the overlap.
+  ASSERT_EQ(a.conflicts().size(), 1u);
+  const fleet::Conflict& c = a.conflicts()[0];
+  EXPECT_EQ(c.kind, fleet::ConflictKind::rail_subnet_overlap);
+  EXPECT_FALSE(c.fatal);
+  EXPECT_EQ(c.device, "rail 0 (mlx5_0)");
+  EXPECT_EQ(c.other_device, "rail 1 (mlx5_1)");
+  EXPECT_EQ(c.detail, "10.0.0.1-10.0.0.5 and 10.0.0.3-10.1.0.5");
+  EXPECT_GE(c.host_count, 1u);
+  EXPECT_NE(std::find(c.hosts.begin(), c.hosts.end(), 2u), c.hosts.end());
+  EXPECT_TRUE(a.ok()) << "a warning: flat subnets with source routing exist";
 }
 
 // ---- snapshots

@@ -73,6 +73,18 @@ TEST(FormatsDetect, PartialPastesAreDetected) {
   EXPECT_EQ(VALUE_OR_FAIL(detect_format("\n\n  {\"schema\": 1}")), Format::json);
 }
 
+TEST(FormatsDetect, AGreppedShowGidsPasteIsShowGids) {
+  // `show_gids | grep mlx5_1`: rows only, tabs kept, an empty IPv4 column on link-local rows.
+  const std::string cut =
+      "mlx5_1\t1\t4\tfe80:0000:0000:0000:9459:9bff:fe54:7704\t  \tv1\tnet2\n"
+      "mlx5_1\t1\t7\t0000:0000:0000:0000:0000:ffff:0a98:040c\t10.152.4.12  \tv2\tnet2\n";
+  EXPECT_EQ(VALUE_OR_FAIL(detect_format(cut)), Format::show_gids);
+  auto tables = formats::read_tables(cut, "cut");
+  ASSERT_OK(tables);
+  ASSERT_EQ(tables.value().size(), 1u);
+  EXPECT_EQ(tables.value()[0].holes(), Holes::not_shown);
+}
+
 TEST(FormatsDetect, DirectoryIsSysfs) {
   auto r = read_tables_file(test::test_data_dir() / "sysfs" / "class" / "infiniband");
   ASSERT_OK(r);

@@ -131,6 +131,98 @@ constexpr const char* kTwoDevices =
     "\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0002:c903:0010:a1b1\n"
     "\n";
 
+// One port of `ibv_devinfo -v` as rdma-core after v64 prints it: every line from
+// libibverbs/examples/devinfo.c's own printf formats, `effective_speed:\t%.1f Gbps` (from
+// ibv_query_port_speed(), in 100 Mb/s units) between active_speed and phys_state.
+// https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/examples/devinfo.c
+std::string port_block(const std::string& after_speed) {
+  return "hca_id:\tmlx5_4\n"
+         "\ttransport:\t\t\tInfiniBand (0)\n"
+         "\tmax_qp:\t\t\t\t131072\n"
+         "\t\tport:\t1\n"
+         "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+         "\t\t\tmax_mtu:\t\t4096 (5)\n"
+         "\t\t\tactive_mtu:\t\t4096 (5)\n"
+         "\t\t\tsm_lid:\t\t\t0\n"
+         "\t\t\tport_lid:\t\t0\n"
+         "\t\t\tport_lmc:\t\t0x00\n"
+         "\t\t\tlink_layer:\t\tEthernet\n"
+         "\t\t\tmax_msg_sz:\t\t0x40000000\n"
+         "\t\t\tport_cap_flags:\t\t0x04010000\n"
+         "\t\t\tport_cap_flags2:\t0x0000\n"
+         "\t\t\tmax_vl_num:\t\tinvalid value (0)\n"
+         "\t\t\tbad_pkey_cntr:\t\t0x0\n"
+         "\t\t\tqkey_viol_cntr:\t\t0x0\n"
+         "\t\t\tsm_sl:\t\t\t0\n"
+         "\t\t\tpkey_tbl_len:\t\t1\n"
+         "\t\t\tgid_tbl_len:\t\t255\n"
+         "\t\t\tsubnet_timeout:\t\t0\n"
+         "\t\t\tinit_type_reply:\t0\n"
+         "\t\t\tactive_width:\t\t4X (2)\n"
+         "\t\t\tactive_speed:\t\t50.0 Gbps (64)\n" +
+         after_speed +
+         "\t\t\tphys_state:\t\tLINK_UP (5)\n"
+         "\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:a288:c2ff:fe0e:4a5c, RoCE v1\n"
+         "\t\t\tGID[  1]:\t\tfe80::a288:c2ff:fe0e:4a5c, RoCE v2\n"
+         "\t\t\tGID[  2]:\t\t0000:0000:0000:0000:0000:ffff:0a00:0405, RoCE v1\n"
+         "\t\t\tGID[  3]:\t\t::ffff:10.0.4.5, RoCE v2\n"
+         "\n";
+}
+
+TEST(FormatsDevinfo, EffectiveSpeedLineOfNewerRdmaCoreChangesNothing) {
+  auto plain = read_devinfo(port_block(""), "v64.txt");
+  ASSERT_OK(plain);
+  // 200 Gb/s is 2000 units of 100 Mb/s: "%.1f" of 2000 / 10.0.
+  auto newer = read_devinfo(port_block("\t\t\teffective_speed:\t200.0 Gbps\n"), "v65.txt");
+  ASSERT_OK(newer);
+  ASSERT_EQ(newer.value().size(), 1u);
+  EXPECT_EQ(newer.value(), plain.value());
+  const GidTable& t = newer.value()[0];
+  EXPECT_EQ(t.port().gid_tbl_len, 255u);
+  EXPECT_EQ(t.port().link_rate, (LinkRate{2, 64}));
+  EXPECT_EQ(t.size(), 4u);
+  // A LAG or a narrow PCIe link makes it differ from width x speed: still nothing to read.
+  auto lag = read_devinfo(port_block("\t\t\teffective_speed:\t400.0 Gbps\n"), "lag.txt");
+  ASSERT_OK(lag);
+  EXPECT_EQ(lag.value(), plain.value());
+}
+
+TEST(FormatsDevinfo, UnknownFutureKeysBetweenKnownLinesChangeNothing) {
+  auto plain = read_devinfo(port_block(""), "v64.txt");
+  ASSERT_OK(plain);
+  // Keys no rdma-core prints yet, in its shape, in the port block and in the device block; one
+  // holds a known key's name as a suffix and a value a known field would refuse.
+  std::string text =
+      port_block("\t\t\tfuture_port_state:\t\tPORT_WHATEVER (9)\n\t\t\tlink_layer_ex:\t\tBanana\n");
+  text.insert(text.find("\tmax_qp:"), "\tfuture_device_key:\t\t0x1234\n");
+  auto newer = read_devinfo(text, "future.txt");
+  ASSERT_OK(newer);
+  EXPECT_EQ(newer.value(), plain.value());
+}
+
+TEST(FormatsDevinfo, UnspecifiedLinkLayerReadsAsUnknown) {
+  // rdma-core >= v33 prints "Unspecified" for IBV_LINK_LAYER_UNSPECIFIED (EFA's ports), from
+  // its commit "libibverbs: Fix reporting link_layer for efa devices".
+  const std::string text =
+      "hca_id:\tefa_0\n"
+      "\ttransport:\t\t\tunspecified (4)\n"
+      "\tphys_port_cnt:\t\t\t1\n"
+      "\t\tport:\t1\n"
+      "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+      "\t\t\tmax_mtu:\t\t4096 (5)\n"
+      "\t\t\tactive_mtu:\t\t4096 (5)\n"
+      "\t\t\tsm_lid:\t\t\t0\n"
+      "\t\t\tport_lid:\t\t0\n"
+      "\t\t\tport_lmc:\t\t0x01\n"
+      "\t\t\tlink_layer:\t\tUnspecified\n"
+      "\n";
+  auto r = read_devinfo(text, "efa.txt");
+  ASSERT_OK(r);
+  ASSERT_EQ(r.value().size(), 1u);
+  EXPECT_EQ(r.value()[0].port().link_layer.kind(), LinkLayer::Kind::unknown);
+  EXPECT_EQ(r.value()[0].port().device, "efa_0");
+}
+
 TEST(FormatsDevinfo, ReadsSeveralDevicesAndPorts) {
   auto r = read_devinfo(kTwoDevices, "two.txt");
   ASSERT_OK(r);

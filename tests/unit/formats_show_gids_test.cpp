@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ostream>
+#include <sstream>
 
 namespace gidpolicy {
 namespace {
@@ -126,6 +128,32 @@ TEST(FormatsShowGids, ReadsRowsPastedWithoutHeaderOrFooter) {
   ASSERT_OK(r);
   ASSERT_EQ(r.value().size(), 1u);
   expect_show_gids_entry(r.value()[0], 3, "::ffff:10.0.0.1", GidType::roce_v2, "eth0");
+}
+
+// `show_gids | grep mlx5_1` on the NCCL pod's paste: the rows of one device, no header, no
+// dashes, no n_gids_found= line. Nothing proves the grep kept every row, so the indices it does
+// not list (0-3 here, which the whole paste would call empty) are unknown, not empty.
+TEST(FormatsShowGids, AGreppedPasteIsOneDeviceWithUnknownSlots) {
+  const std::string whole = test::read_file(test::example_tables_dir() / "nccl-1573-pod.show_gids.txt");
+  std::string cut;
+  std::istringstream in(whole);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("mlx5_1\t")) cut += line + "\n";
+  ASSERT_FALSE(cut.empty());
+  auto full = read_show_gids(whole, "whole");
+  ASSERT_OK(full);
+  auto r = read_show_gids(cut, "grep");
+  ASSERT_OK(r);
+  ASSERT_EQ(r.value().size(), 1u);
+  const GidTable& t = r.value()[0];
+  EXPECT_EQ(t.port().device, "mlx5_1");
+  EXPECT_EQ(t.holes(), Holes::not_shown);
+  EXPECT_EQ(t.size(), 4u);
+  EXPECT_EQ(t.find(0u), nullptr) << "index 0 is not listed: unknown, with no entry to claim otherwise";
+  EXPECT_EQ(full.value()[1].holes(), Holes::empty) << "the whole output proves its holes empty";
+  // The rows themselves read as in the whole output.
+  EXPECT_TRUE(std::equal(t.begin(), t.end(), full.value()[1].begin(), full.value()[1].end()));
+  expect_show_gids_entry(t, 7, "::ffff:10.152.4.12", GidType::roce_v2, "net2");
 }
 
 TEST(FormatsShowGids, AnOutputThatFoundNothingIsNoTable) {

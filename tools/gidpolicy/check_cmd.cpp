@@ -109,6 +109,9 @@ int run_check(const CheckArgs& o) {
       notes.push_back("not run on " + std::string(to_string(t.port().link_layer)) +
                       " ports (not checked): " + names);
     }
+    // Each row chose among the listed entries: where the source hid slots, say so once per port.
+    if (auto unlisted = unlisted_slots_note(t); !o.json && !unlisted.empty())
+      notes.push_back(std::move(unlisted));
     items.push_back(std::move(jt));
     for (const auto& n : notes) standard_output().print("  {}\n", n);
   }

@@ -77,8 +77,52 @@ std::string xml_escape(std::string_view s) {
 
 void print_text(const Analysis& an, const FleetArgs& o, Sink& out) {
   const auto& s = an.summary();
-  out.write(fmt::format("{} of {} hosts, profile {}: {} of {} links connected\n", an.topology_name(),
-                        an.host_count(), an.profile_spec(), s.connected, s.links));
+  if (s.unreliable == 0)
+    out.write(fmt::format("{} of {} hosts, profile {}: {} of {} links connected\n", an.topology_name(),
+                          an.host_count(), an.profile_spec(), s.connected, s.links));
+  else  // never "N of N links connected" when hosts share an address
+    out.write(
+        fmt::format("{} of {} hosts, profile {}: {} of {} links connected reliably; {} more connect over "
+                    "a GID another host also holds (not reliably connected)\n",
+                    an.topology_name(), an.host_count(), an.profile_spec(), s.connected - s.unreliable,
+                    s.links, s.unreliable));
+  if (!an.conflicts().empty()) {
+    out.write("fleet-wide conflicts:\n");
+    std::size_t listed = 0;
+    for (const auto& c : an.conflicts()) {
+      if (listed++ == o.limit) {
+        out.write(fmt::format("  ... and {} more conflicts (--json lists them all)\n",
+                              an.conflicts().size() - o.limit));
+        break;
+      }
+      out.write(fmt::format("  {}: {}\n", c.fatal ? "error" : "warning", an.describe(c)));
+    }
+  }
+  if (s.unreliable) {
+    // Each such link with the side whose GID others hold: bounded like the failed links.
+    out.write(fmt::format("links not reliably connected ({}{}):\n",
+                          s.unreliable > o.limit ? fmt::format("first {} of ", o.limit) : "", s.unreliable));
+    std::size_t shown = 0;
+    const std::uint64_t chunk = 65536;
+    for (std::uint64_t b = 0; b < an.link_count() && shown < o.limit; b += chunk)
+      an.for_each_link(b, b + chunk, [&](const Link& l) {
+        if (!l.connected() || l.reliable() || shown >= o.limit) return;
+        ++shown;
+        std::string why;
+        for (std::uint32_t side : {l.a, l.b}) {
+          const auto& si = an.sides()[side];
+          if (si.conflict == fleet::kNoConflict || !si.advertised) continue;
+          why += fmt::format("{}{} advertises {}, which {} hosts hold", why.empty() ? "" : "; ",
+                             an.host(si.host).host, si.advertised->to_string(),
+                             an.conflicts()[si.conflict].host_count);
+        }
+        out.write(fmt::format("  {}{}: {}\n", an.describe_link(l),
+                              l.lane ? fmt::format(" (lane {})", l.lane) : "", why));
+      });
+    if (s.unreliable > shown)
+      out.write(
+          fmt::format("  ... and {} more (--json lists them with --all-links)\n", s.unreliable - shown));
+  }
   if (s.all_connected()) return;
   out.write("failures by cause:\n");
   std::size_t shown = 0;
@@ -137,6 +181,30 @@ void print_json(const Analysis& an, const FleetArgs& o, const std::string& stack
   head["links"] = s.links;
   head["connected"] = s.connected;
   head["failed"] = s.links - s.connected;
+  head["unreliable"] = s.unreliable;
+  head["ok"] = an.ok();
+  Json conflicts = Json::array();
+  for (std::size_t c = 0; c < an.conflicts().size(); ++c) {
+    const auto& k = an.conflicts()[c];
+    Json j;
+    j["id"] = c;
+    j["kind"] = std::string(fleet::to_string(k.kind));
+    j["fatal"] = k.fatal;
+    Json gids = Json::array();
+    for (const auto& g : k.gids) gids.push_back(g.to_string());
+    j["gids"] = std::move(gids);
+    j["gid_count"] = k.gid_count;
+    j["device"] = k.device;
+    j["other_device"] = k.other_device.empty() ? Json(nullptr) : Json(k.other_device);
+    Json hosts = Json::array();
+    for (auto h : k.hosts) hosts.push_back(an.host(h).host);
+    j["hosts"] = std::move(hosts);
+    j["host_count"] = k.host_count;
+    j["links"] = k.links;
+    j["text"] = an.describe(k);
+    conflicts.push_back(std::move(j));
+  }
+  head["conflicts"] = std::move(conflicts);
   Json causes = Json::array();
   std::vector<const fleet::CauseGroup*> group_of(an.causes().size(), nullptr);
   for (const auto& g : s.groups) group_of[g.cause] = &g;
@@ -163,6 +231,7 @@ void print_json(const Analysis& an, const FleetArgs& o, const std::string& stack
     j["usable"] = side.usable;
     j["advertised"] = side.advertised ? Json(side.advertised->to_string()) : Json(nullptr);
     j["sgid_index"] = side.sgid_index ? Json(*side.sgid_index) : Json(nullptr);
+    j["conflict"] = side.conflict == fleet::kNoConflict ? Json(nullptr) : Json(side.conflict);
     sides.push_back(std::move(j));
   }
   head["sides"] = std::move(sides);
@@ -178,10 +247,11 @@ void print_json(const Analysis& an, const FleetArgs& o, const std::string& stack
     const auto& a = an.sides()[l.a];
     const auto& b = an.sides()[l.b];
     buf = fmt::format(
-        R"({}{{"index":{},"a":{},"a_device":{},"b":{},"b_device":{},"lane":{},"connected":{},"a_to_b":{},"b_to_a":{}}})",
+        R"({}{{"index":{},"a":{},"a_device":{},"b":{},"b_device":{},"lane":{},"connected":{},"conflict":{},"a_to_b":{},"b_to_a":{}}})",
         first ? "\n" : ",\n", l.index, jstr(an.host(a.host).host), jstr(a.device), jstr(an.host(b.host).host),
-        jstr(b.device), l.lane, l.connected() ? "true" : "false", json_direction(an, l.a_to_b),
-        json_direction(an, l.b_to_a));
+        jstr(b.device), l.lane, l.connected() ? "true" : "false",
+        l.conflict == fleet::kNoConflict ? std::string("null") : std::to_string(l.conflict),
+        json_direction(an, l.a_to_b), json_direction(an, l.b_to_a));
     first = false;
     out.write(buf);
   });
@@ -572,7 +642,8 @@ int run_fleet(const FleetArgs& o) {
   if (env_tree)
     if (auto err = env_tree->commit()) return output_error(*err);
   if (auto err = sink.commit()) return output_error(*err);
-  return a.summary().all_connected() && !stack_wrong && !env_conflict ? kExitOk : kExitFinding;
+  // A duplicate address fails the fleet even where the fabric model connects every link.
+  return a.ok() && !stack_wrong && !env_conflict ? kExitOk : kExitFinding;
 }
 
 }  // namespace gidpolicy::cli

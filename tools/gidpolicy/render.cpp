@@ -57,6 +57,14 @@ std::string indent(const std::string& text, const std::string& by) {
   return out;
 }
 
+std::string unlisted_slots_note(const GidTable& t) {
+  if (t.holes() != Holes::not_shown) return {};
+  // Both readers that make such tables are named: a cut show_gids paste is not devinfo's hiding.
+  return "indices not listed were not printed by the source (ibv_devinfo hides GIDs whose interface id "
+         "is zero; show_gids rows without the header and n_gids_found= line may have been cut): they "
+         "are unknown and may hold GIDs";
+}
+
 std::string entry_content(const GidEntry& e) {
   std::string details = std::string(to_string(e.type));
   if (!e.netdev.empty()) details += ", " + e.netdev;

@@ -23,6 +23,11 @@ std::string indent(const std::string& text, const std::string& by);
 /// "::ffff:10.0.0.1 (roce_v2, eth0)": what an entry holds. It names no entry: messages name the
 /// entry with entry_name() and the port with port_name() (gid_table.hpp), like the library's.
 std::string entry_content(const GidEntry& e);
+/// What an index a table does not list means, for a table whose source hides some slots
+/// (Holes::not_shown): one sentence, the same whichever reader made the table (an ibv_devinfo
+/// paste, show_gids rows cut by grep), so `show`, `check` and `select` say it alike. Empty for
+/// a table that lists every non-empty slot.
+std::string unlisted_slots_note(const GidTable& t);
 /// The driver whose RTR is predicted: Apple's for Thunderbolt ports, Linux otherwise, unless
 /// --platform says which machine the table is from.
 DriverModel driver_for(const GidTable& t, const std::optional<std::string>& platform);

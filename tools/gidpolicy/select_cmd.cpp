@@ -146,6 +146,9 @@ int run_select(const SelectArgs& o) {
                             entry_content(p.selection.entry), p.sgid_index,
                             p.agrees() ? "agrees" : "DISAGREES: " + p.agreement.explanation);
     if (o.explain) standard_output().print("{}", indent(p.selection.trace.to_string(), "    "));
+    // The choice was made among the listed entries: an unknown slot could change it.
+    if (auto unlisted = unlisted_slots_note(t); !unlisted.empty())
+      standard_output().print("  {}\n", unlisted);
   }
   if (o.json) {
     // Version 3: one envelope (schema, version, host, source) and "ports" always an array

@@ -14,10 +14,7 @@ namespace gidpolicy::cli {
 namespace {
 
 std::string holes_note(const GidTable& t) {
-  if (t.holes() == Holes::not_shown)
-    return "indices not listed were not printed by the source (ibv_devinfo hides GIDs whose interface id is "
-           "zero): "
-           "they may hold GIDs";
+  if (t.holes() == Holes::not_shown) return unlisted_slots_note(t);
   if (!t.port().gid_tbl_len)
     return "table length unknown (show_gids does not print it); indices not listed are empty";
   return "indices not listed are empty";
