@@ -8,6 +8,7 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
           clang-format clang-tidy cppcheck perftest openmpi-bin libfabric-bin ucx-utils libopenmpi-dev
           librdmacm-dev rdmacm-utils debhelper devscripts lintian dh-python
           pybind11-dev python3-dev python3-pytest python3-setuptools python3-wheel python3-venv python3-pip
+          python3-jsonschema
           dash busybox)
 # (clang-format, clang-tidy and cppcheck are tools beyond the brief's library list: scripts/lint
 # needs them, and scripts/test runs its format + cppcheck gate. perftest: the fake libibverbs'
@@ -38,6 +39,9 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
 # (label python). python3-setuptools, python3-wheel, python3-venv, python3-pip: `pip install
 # --no-index --no-build-isolation ./python` builds with Debian's setuptools, and its test installs
 # into a fresh venv; all are Debian's, so the module installs offline.)
+# (python3-jsonschema: the `json_schemas` test validates every `--json` document the CLI prints
+# against schemas/*.schema.json (draft 2020-12, which Debian 12's 4.10 implements); without it
+# that test is skipped, saying why.)
 missing=()
 for p in "${packages[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")

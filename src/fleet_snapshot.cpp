@@ -29,7 +29,7 @@ using detail::SyntaxError;
 struct FieldPath {
   const std::string& base;
   const std::string& key;
-  [[nodiscard]] std::string str() const { return base + "." + key; }
+  [[nodiscard]] std::string str() const { return base.empty() ? key : base + "." + key; }
 };
 
 /// Reads one snapshot; semantic errors carry the field path, syntax errors the offset.
@@ -41,7 +41,10 @@ class SnapshotReader {
   result<std::vector<GidTable>> read(std::string& host) {
     std::vector<GidTable> ports;
     const char first = c_.peek();
-    if (first == '{') {
+    if (first == '{' && is_tables_document()) {
+      GIDPOLICY_TRY(listed, tables_document(host));
+      ports = std::move(listed);
+    } else if (first == '{') {
       GIDPOLICY_TRY(t, port("port", host));
       ports.push_back(std::move(t));
     } else if (first == '[') {
@@ -191,6 +194,71 @@ class SnapshotReader {
       e.read_error =
           std::error_code(static_cast<int>(err.value_or(5)), std::generic_category());  // EIO unless said
     return e;
+  }
+
+  /// Whether the object opening the text starts with "schema": the tables document (version 2
+  /// is what `show --json` prints, version 1 what `convert --to json` printed) rather than a port
+  /// object of `show --json` before version 2. gidpolicy writes "schema" first.
+  [[nodiscard]] bool is_tables_document() const {
+    const auto open = text_.find('{');
+    const auto key = text_.find_first_not_of(" \t\r\n", open + 1);
+    return key != std::string_view::npos && text_.substr(key).starts_with("\"schema\"");
+  }
+
+  /// {"schema": "gidpolicy.tables", "version": 1|2, "host", "source", "ports": [...]}: the ports
+  /// read as `show --json`'s port objects (version 2 writes the same keys), unknown keys skipped.
+  result<std::vector<GidTable>> tables_document(std::string& host) {
+    c_.consume('{');
+    std::vector<GidTable> ports;
+    bool has_ports = false;
+    std::string key, s;
+    if (!c_.empty_container('}')) {
+      for (bool more = true; more;) {
+        if (!c_.string(key) || !c_.consume(':')) return fail(syntax_error());
+        const std::string top;
+        const FieldPath at{top, key};
+        std::uint64_t v = 0;
+        if (key == "schema") {
+          GIDPOLICY_TRY(set, opt_string(at, s));
+          if (!set || s != "gidpolicy.tables")
+            return fail(field_error("schema", "expected \"gidpolicy.tables\""));
+        } else if (key == "version") {
+          GIDPOLICY_TRY(set, opt_uint(at, 0xffff, v));
+          if (!set || v < 1 || v > 2)
+            return fail(field_error("version",
+                                    "version " + (set ? std::to_string(v) : std::string("null")) +
+                                        " is not supported (this build reads 1 to 2)",
+                                    errc::unsupported_version));
+        } else if (key == "host") {
+          GIDPOLICY_TRY(set, opt_string(at, s));
+          if (set && host.empty()) host = s;
+        } else if (key == "ports") {
+          if (c_.peek() != '[') {
+            const std::string k = c_.kind();
+            if (!c_.skip(1)) return fail(syntax_error());
+            return fail(field_error("ports", "expected an array, found " + k));
+          }
+          c_.consume('[');
+          has_ports = true;
+          if (!c_.empty_container(']')) {
+            for (bool more_ports = true; more_ports;) {
+              if (ports.size() >= limits_.max_ports_per_host)
+                return fail(errc::invalid_field, std::string(src_) + ": more than " +
+                                                     std::to_string(limits_.max_ports_per_host) + " ports");
+              GIDPOLICY_TRY(t, port("ports[" + std::to_string(ports.size()) + "]", host));
+              ports.push_back(std::move(t));
+              if (!c_.next_member(']', more_ports)) return fail(syntax_error());
+            }
+          }
+        } else if (!c_.skip(1)) {
+          return fail(syntax_error());
+        }
+        if (!c_.next_member('}', more)) return fail(syntax_error());
+      }
+    }
+    if (!has_ports) return fail(field_error("ports", "missing"));
+    if (ports.empty()) return fail(errc::invalid_field, std::string(src_) + ": no port listed");
+    return ports;
   }
 
   result<GidTable> port(const std::string& path, std::string& host) {

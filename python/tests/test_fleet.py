@@ -5,7 +5,7 @@ import json
 import pytest
 
 import gidpolicy
-from conftest import FLEET, roce_table
+from conftest import FLEET, TABLES, roce_table
 from gidpolicy import Error, GidEntry, fleet
 
 
@@ -143,3 +143,23 @@ def test_one_rank_parses_but_is_no_mesh():
 def test_device_file_rank_count_must_match():
     with pytest.raises(Error):
         fleet.parse_jaccl_devices('[[null, "a"], ["b", null]]', "d.json", expected_ranks=3)
+
+
+def test_parse_snapshot_reads_the_tables_document_and_the_old_port_shape():
+    # `show --json` prints the tables document (version 2), its "host" naming the host; the port
+    # objects `show --json` printed before, which clusters keep on disk, still read.
+    tables = gidpolicy.read_tables_file(str(TABLES / "nccl-1573-pod.show_gids.txt"))
+    doc = json.loads(gidpolicy.write_tables(tables, "json"))
+    assert (doc["schema"], doc["version"], doc["host"], doc["source"]) == ("gidpolicy.tables", 2, None, None)
+    assert isinstance(doc["ports"], list) and len(doc["ports"]) == 2
+    doc["host"] = "node-a"
+    snap = fleet.parse_snapshot(json.dumps(doc), "a.json")
+    assert snap.host == "node-a" and snap.ports == tables
+    old = [dict(p, host="node-b") for p in doc["ports"]]
+    snap = fleet.parse_snapshot(json.dumps(old), "b.json")
+    assert snap.host == "node-b" and snap.ports == tables
+    assert gidpolicy.read_tables(json.dumps(doc), "a.json") == tables
+    doc["version"] = 9
+    with pytest.raises(Error) as e:
+        fleet.parse_snapshot(json.dumps(doc), "f.json")
+    assert e.value.errc == "unsupported_version" and "f.json: version" in e.value.detail

@@ -19,6 +19,7 @@ using Json = nlohmann::ordered_json;
 // person can find the spot in the file ("ports[0].entries[2].gid").
 struct Ctx {
   std::string_view source;
+  std::uint64_t version = kJsonSchemaVersion;  // the document's: 1 or 2
   Error err(const std::string& path, const std::string& what, errc code = errc::invalid_field) const {
     return Error(code, std::string(source) + ": " + path + ": " + what);
   }
@@ -52,8 +53,41 @@ result<std::string> get_string(const Ctx& c, const Json& obj, const std::string&
   return v.get<std::string>();
 }
 
-result<GidEntry> read_entry(const Ctx& c, const Json& j, const std::string& path) {
-  if (!j.is_object()) return fail(c.err(path, std::string("expected an object, found ") + type_name(j)));
+// Version 2 writes every key of an entry (null where version 1 left it out) and the derived
+// display keys `show` prints, ipv4 and flags: those are type-checked, then dropped, and a null
+// reads as the key left out. Version 1 keeps its strict reading (no null, no display key).
+result<Json> json_v2_entry(const Ctx& c, const Json& j, const std::string& path) {
+  Json out = Json::object();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "ipv4") {
+      if (!it.value().is_null() && !it.value().is_string())
+        return fail(
+            c.err(path + ".ipv4", std::string("expected a string or null, found ") + type_name(it.value())));
+      continue;
+    }
+    if (k == "flags") {
+      bool strings = it.value().is_array();
+      if (strings)
+        for (const Json& f : it.value()) strings = strings && f.is_string();
+      if (!strings) return fail(c.err(path + ".flags", "expected an array of strings"));
+      continue;
+    }
+    if (it.value().is_null() && k != "index" && k != "state") continue;
+    out[k] = it.value();
+  }
+  return out;
+}
+
+result<GidEntry> read_entry(const Ctx& c, const Json& given, const std::string& path) {
+  if (!given.is_object())
+    return fail(c.err(path, std::string("expected an object, found ") + type_name(given)));
+  Json normalized;
+  if (c.version >= 2) {
+    GIDPOLICY_TRY(n, json_v2_entry(c, given, path));
+    normalized = std::move(n);
+  }
+  const Json& j = c.version >= 2 ? normalized : given;
   for (auto it = j.begin(); it != j.end(); ++it) {
     static constexpr const char* kKnown[] = {"index", "gid", "type", "netdev", "ifindex", "state", "errno"};
     bool known = false;
@@ -336,6 +370,20 @@ class Sax {
   std::vector<Frame> frames_;
 };
 
+// What `show` flags on an entry (the CLI's entry_flags(), kept in step): empty, unreadable,
+// zero, link-local, ipv4-mapped, ipv4-link-local.
+std::vector<std::string> json_entry_flags(const GidEntry& e) {
+  std::vector<std::string> f;
+  if (e.state == EntryState::empty) f.emplace_back("empty");
+  if (e.state == EntryState::unreadable) f.emplace_back("unreadable");
+  if (e.state != EntryState::valid) return f;
+  if (e.gid.is_zero()) f.emplace_back("zero");
+  if (e.gid.is_link_local()) f.emplace_back("link-local");
+  if (e.gid.is_ipv4_mapped() && !e.gid.is_zero()) f.emplace_back("ipv4-mapped");
+  if (e.gid.is_ipv4_link_local()) f.emplace_back("ipv4-link-local");
+  return f;
+}
+
 }  // namespace
 
 result<std::vector<GidTable>> read_json(std::string_view text, std::string_view source) {
@@ -366,11 +414,23 @@ result<std::vector<GidTable>> read_json(std::string_view text, std::string_view 
     return fail(c.err("schema", "expected \"gidpolicy.tables\""));
   if (!doc.contains("version")) return fail(c.err("version", "missing required field"));
   GIDPOLICY_TRY(version, get_uint(c, doc, "(document)", "version", 0xffff));
-  if (version != static_cast<std::uint64_t>(kJsonSchemaVersion))
+  if (version != 1 && version != static_cast<std::uint64_t>(kJsonSchemaVersion))
     return fail(c.err("version",
-                      "version " + std::to_string(version) + " is not supported (this build reads " +
+                      "version " + std::to_string(version) + " is not supported (this build reads 1 to " +
                           std::to_string(kJsonSchemaVersion) + ")",
                       errc::unsupported_version));
+  c.version = version;
+  for (auto it = doc.begin(); version >= 2 && it != doc.end(); ++it) {
+    // Version 2's envelope names the host and the source (`show --json`); version 1 had neither.
+    const std::string& k = it.key();
+    if (k == "schema" || k == "version" || k == "ports") continue;
+    if (version >= 2 && (k == "host" || k == "source")) {
+      if (!it.value().is_null() && !it.value().is_string())
+        return fail(c.err(k, std::string("expected a string or null, found ") + type_name(it.value())));
+      continue;
+    }
+    return fail(c.err(path_key(k), "unknown field"));
+  }
   if (!doc.contains("ports") || !doc.at("ports").is_array()) return fail(c.err("ports", "expected an array"));
   std::vector<GidTable> out;
   const Json& ports = doc.at("ports");
@@ -388,9 +448,15 @@ result<std::vector<GidTable>> read_json(std::string_view text, std::string_view 
 }
 
 std::string write_json(const std::vector<GidTable>& tables, int indent) {
+  return write_json(tables, TablesDocument{}, indent);
+}
+
+std::string write_json(const std::vector<GidTable>& tables, const TablesDocument& about, int indent) {
   Json doc;
   doc["schema"] = "gidpolicy.tables";
   doc["version"] = kJsonSchemaVersion;
+  doc["host"] = about.host ? Json(*about.host) : Json(nullptr);
+  doc["source"] = about.source ? Json(*about.source) : Json(nullptr);
   Json ports = Json::array();
   for (const auto& t : tables) {
     const PortInfo& p = t.port();
@@ -421,20 +487,28 @@ std::string write_json(const std::vector<GidTable>& tables, int indent) {
     Json entries = Json::array();
     for (const auto& e : t) {
       Json je;
+      // Version 2: every key on every entry (null when it does not apply), and the display
+      // keys `show --json` has always printed (ipv4, flags), so one document serves both.
+      const bool valid = e.state == EntryState::valid;
       je["index"] = e.index;
-      if (e.state == EntryState::valid) je["gid"] = e.gid.to_string();
-      if (e.type != GidType::unknown) je["type"] = std::string(to_string(e.type));
-      if (!e.netdev.empty()) je["netdev"] = e.netdev;
-      if (e.ifindex != 0) je["ifindex"] = e.ifindex;
       je["state"] = std::string(to_string(e.state));
-      if (e.state == EntryState::unreadable) je["errno"] = e.read_error.value();
+      je["gid"] = valid ? Json(e.gid.to_string()) : Json(nullptr);
+      je["type"] = std::string(to_string(e.type));
+      const std::string v4 = valid ? e.gid.ipv4_string() : std::string();
+      je["ipv4"] = v4.empty() ? Json(nullptr) : Json(v4);
+      je["netdev"] = e.netdev.empty() ? Json(nullptr) : Json(e.netdev);
+      je["ifindex"] = e.ifindex != 0 ? Json(e.ifindex) : Json(nullptr);
+      je["errno"] = e.state == EntryState::unreadable ? Json(e.read_error.value()) : Json(nullptr);
+      je["flags"] = json_entry_flags(e);
       entries.push_back(std::move(je));
     }
     jp["entries"] = std::move(entries);
     ports.push_back(std::move(jp));
   }
   doc["ports"] = std::move(ports);
-  return doc.dump(indent) + "\n";
+  // The source is a path the caller names, in whatever bytes its file system holds: a byte that
+  // is not UTF-8 is written as U+FFFD rather than failing the whole document.
+  return doc.dump(indent, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gidpolicy::formats

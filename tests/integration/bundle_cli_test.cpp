@@ -91,8 +91,9 @@ TEST(BundleCli, CheckShowSelectAndExplainTakeTheBundlesTables) {
   const CliResult show = run_cli({"show", "--bundle", b, "--json"});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   const Json s = parsed(show);
-  const Json first = s.is_array() ? s[0] : s;
-  EXPECT_EQ(first["host"], "gpu-node-08");  // the bundle's host names the tables for `fleet`
+  EXPECT_EQ(s["host"], "gpu-node-08");  // the bundle's host names the tables for `fleet`
+  EXPECT_EQ(s["source"], b + " (host gpu-node-08)");
+  EXPECT_TRUE(s["ports"].is_array());
   const CliResult select = run_cli({"select", "--bundle", b, "--device", "mlx5_1", "--profile", "auto"});
   EXPECT_EQ(select.exit_code, 0) << select.err;
   EXPECT_NE(select.out.find("::ffff:10.152.4.12"), std::string::npos) << select.out;

@@ -40,6 +40,21 @@ Json parse_json(const CliResult& r) {
   return j;
 }
 
+// A document's results (docs/cli.md): the envelope's keys first, then "ports", an array
+// whatever the number of ports.
+Json ports_of(const Json& doc, const char* schema) {
+  EXPECT_TRUE(doc.is_object()) << doc.dump();
+  if (!doc.is_object()) return Json::array();
+  std::vector<std::string> keys;
+  for (auto it = doc.begin(); it != doc.end() && keys.size() < 4; ++it) keys.push_back(it.key());
+  EXPECT_TRUE(doc.contains("schema") && doc.contains("version") && doc.contains("host") &&
+              doc.contains("source"))
+      << doc.dump();
+  EXPECT_EQ(doc.value("schema", ""), schema);
+  EXPECT_TRUE(doc.contains("ports") && doc.at("ports").is_array()) << doc.dump();
+  return doc.value("ports", Json::array());
+}
+
 // A usage error: exit 2, nothing on stdout, exactly one line on stderr naming what was wrong.
 void expect_one_line_error(const CliResult& r, const std::string& mentions) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
@@ -212,15 +227,17 @@ TEST(ExampleTables, CheckJsonVerdicts) {
     EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
     EXPECT_EQ(r.err, "");
     Json doc = parse_json(r);
-    // One object for one port, an array for several (docs/cli.md).
-    Json ports = doc.is_array() ? doc : Json::array({doc});
+    // An array of ports whatever their number, under one envelope (docs/cli.md).
+    Json ports = ports_of(doc, "gidpolicy.check");
+    EXPECT_EQ(doc.at("version"), 3);
+    EXPECT_TRUE(doc.at("host").is_null());  // a table file: its host is not known
+    EXPECT_EQ(doc.at("source"), example(c.file));
     ASSERT_EQ(ports.size(), c.ports.size());
     for (std::size_t k = 0; k < c.ports.size(); ++k) {
       const Json& port = ports[k];
       EXPECT_EQ(port.at("device"), c.ports[k].device);
       EXPECT_EQ(port.at("port"), 1);
-      EXPECT_EQ(port.at("schema"), "gidpolicy.check");
-      EXPECT_EQ(port.at("version"), 2);
+      EXPECT_FALSE(port.contains("schema"));  // version 2 repeated it on each port
       const Json& profiles = port.at("profiles");
       ASSERT_EQ(profiles.size(), c.ports[k].profiles.size());
       for (std::size_t p = 0; p < profiles.size(); ++p) {
@@ -274,7 +291,7 @@ TEST(ExampleTables, DefaultCheckLeavesOutProfilesWhoseStackDoesNotRunThere) {
     CliResult r = run_cli({"check", "--input", example(c.file), "--json"});
     EXPECT_EQ(r.exit_code, exit_codes.at(c.file)) << r.out;
     Json doc = parse_json(r);
-    for (const Json& port : doc.is_array() ? doc : Json::array({doc})) {
+    for (const Json& port : ports_of(doc, "gidpolicy.check")) {
       const Json& left_out = port.at("link_layer") == "thunderbolt" ? mac : roce;
       EXPECT_EQ(port.at("not_run"), left_out);
       for (const Json& p : port.at("profiles"))
@@ -328,7 +345,7 @@ TEST(ExampleTables, CheckPlatformOverride) {
   // The same Thunderbolt table judged as if it were a Linux port: the empty slot is ENODATA.
   CliResult r =
       run_cli({"check", "--input", example("macmini-mapped-at-2.json"), "--platform", "linux", "--json"});
-  Json doc = parse_json(r);
+  Json doc = ports_of(parse_json(r), "gidpolicy.check").at(0);
   EXPECT_EQ(doc.at("platform"), "linux");
   EXPECT_EQ(doc.at("profiles").at(0).at("predicted_rtr").at("errno"), 61);
   EXPECT_EQ(doc.at("profiles").at(0).at("predicted_rtr").at("errno_name"), "ENODATA");
@@ -338,7 +355,7 @@ TEST(ExampleTables, CheckWithChosenProfiles) {
   CliResult r = run_cli({"check", "--input", example("nccl-769.devinfo.txt"), "--profile", "jaccl-fixed",
                          "--profile", "auto:roce=v1", "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  Json doc = parse_json(r);
+  Json doc = ports_of(parse_json(r), "gidpolicy.check").at(0);
   ASSERT_EQ(doc.at("profiles").size(), 2u);
   EXPECT_EQ(doc.at("profiles").at(1).at("advertised_index"), 2);
 }
@@ -349,7 +366,8 @@ TEST(ExampleTables, ShowEveryTable) {
     CliResult r = run_cli({"show", "--input", example(c.file), "--json"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     Json doc = parse_json(r);
-    Json ports = doc.is_array() ? doc : Json::array({doc});
+    Json ports = ports_of(doc, "gidpolicy.tables");
+    EXPECT_EQ(doc.at("version"), 2);
     ASSERT_EQ(ports.size(), c.ports.size());
     for (const auto& p : ports)
       for (const char* key : {"device", "port", "state", "link_layer", "gid_tbl_len", "holes", "entries"})
@@ -373,10 +391,12 @@ TEST(ExampleTables, ShowJsonOutputIsAnInputThatReadsBackTheSameTables) {
     ASSERT_EQ(shown.exit_code, 0) << shown.err;
     const fs::path snap = dir / (std::string(c.file) + ".show.json");
     std::ofstream(snap) << shown.out;
-    // The same tables: shown again from the snapshot, byte for byte.
+    // The same tables: shown again from the snapshot, the same ports (the source differs).
     CliResult again = run_cli({"show", "--input", snap.string(), "--json"});
     EXPECT_EQ(again.exit_code, 0) << again.err;
-    EXPECT_EQ(again.out, shown.out);
+    EXPECT_EQ(ports_of(parse_json(again), "gidpolicy.tables"),
+              ports_of(parse_json(shown), "gidpolicy.tables"));
+    EXPECT_EQ(parse_json(again).at("source"), snap.string());
     // And the same verdicts: select and the doctor read it as they read the original.
     CliResult from_original = run_cli({"select", "--input", example(c.file), "--profile", "auto"});
     CliResult from_snapshot = run_cli({"select", "--input", snap.string(), "--profile", "auto"});
@@ -408,7 +428,7 @@ TEST(ExampleTables, ShowJsonOutputIsAnInputThatReadsBackTheSameTables) {
 
 TEST(ExampleTables, ShowJsonEntriesAndFlags) {
   CliResult r = run_cli({"show", "--input", example("macmini-mapped-at-2.json"), "--json"});
-  Json doc = parse_json(r);
+  Json doc = ports_of(parse_json(r), "gidpolicy.tables").at(0);
   EXPECT_EQ(doc.at("link_layer"), "thunderbolt");
   EXPECT_EQ(doc.at("gid_tbl_len"), 16);
   const Json& e = doc.at("entries");
@@ -422,28 +442,45 @@ TEST(ExampleTables, ShowJsonEntriesAndFlags) {
   EXPECT_EQ(e[2].at("flags"), Json::array({"ipv4-mapped"}));
 }
 
+// The envelope's source is the path as given: a byte of it that is not UTF-8 is written as
+// U+FFFD, never a failed document.
+TEST(ExampleTables, ShowJsonOfAFileWhoseNameIsNotUtf8) {
+  const fs::path dir = fs::temp_directory_path() / ("gidpolicy-nonutf8-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path file = dir / "t\xff.json";
+  fs::copy_file(example("macmini-mapped-at-2.json"), file);
+  CliResult r = run_cli({"show", "--json", "--input", file.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Json doc = parse_json(r);
+  EXPECT_NE(doc.value("source", "").find("t\xef\xbf\xbd.json"), std::string::npos) << r.out;
+  EXPECT_EQ(ports_of(doc, "gidpolicy.tables").size(), 1u);
+  fs::remove_all(dir);
+}
+
 TEST(ExampleTables, ShowSysfsFixtureWithDeviceFilter) {
   CliResult r = run_cli({"show", "--sysfs", (test_data_dir() / "sysfs" / "class" / "infiniband").string(),
                          "--device", "mlx5_0", "--port", "1", "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  Json doc = parse_json(r);
+  Json doc = ports_of(parse_json(r), "gidpolicy.tables").at(0);
   EXPECT_EQ(doc.at("device"), "mlx5_0");
   EXPECT_EQ(doc.at("entries").size(), 4u);
   EXPECT_EQ(doc.at("entries").at(0).at("netdev"), "net1");
 }
 
 // ---------------------------------------------------------------------------------------------
-TEST(Select, JsonObjectForOnePort) {
+TEST(Select, JsonArrayOfOneForOnePort) {
   CliResult r =
       run_cli({"select", "--profile", "auto", "--input", example("nccl-769.devinfo.txt"), "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  Json j = parse_json(r);
-  ASSERT_TRUE(j.is_object());
-  for (const char* key : {"schema", "version", "device", "port", "profile", "ok", "index", "gid",
-                          "sgid_index", "agrees", "error", "trace"})
+  const Json doc = parse_json(r);
+  const Json ports = ports_of(doc, "gidpolicy.select");
+  EXPECT_EQ(doc.at("version"), 3);
+  ASSERT_EQ(ports.size(), 1u);
+  const Json& j = ports[0];
+  for (const char* key :
+       {"device", "port", "profile", "ok", "index", "gid", "sgid_index", "agrees", "error", "trace"})
     EXPECT_TRUE(j.contains(key)) << key;
-  EXPECT_EQ(j.at("schema"), "gidpolicy.select");
-  EXPECT_EQ(j.at("version"), 2);
+  EXPECT_FALSE(j.contains("schema")) << "version 3: the envelope holds it, once";
   EXPECT_FALSE(j.contains("policy")) << "version 2 names the spec \"profile\"";
   EXPECT_EQ(j.at("device"), "mlx5_bond_0");
   EXPECT_EQ(j.at("profile"), "auto");
@@ -461,8 +498,7 @@ TEST(Select, JsonArrayForSeveralPortsAndFailures) {
   CliResult r = run_cli(
       {"select", "--policy", "jaccl", "--input", example("mooncake-1617-ipv6only.show_gids.txt"), "--json"});
   EXPECT_EQ(r.exit_code, 1);
-  Json j = parse_json(r);
-  ASSERT_TRUE(j.is_array());
+  const Json j = ports_of(parse_json(r), "gidpolicy.select");
   ASSERT_EQ(j.size(), 3u);
   for (const auto& item : j) {
     EXPECT_EQ(item.at("ok"), false);
@@ -534,7 +570,7 @@ TEST(Convert, SysfsTreeReadsBack) {
   EXPECT_EQ(read_file(fs::path(tmpl) / "mlx5_1" / "ports" / "1" / "gids" / "6"),
             "0000:0000:0000:0000:0000:ffff:0a98:040c\n");
   CliResult r = run_cli({"check", "--sysfs", tmpl, "--json"});
-  Json doc = parse_json(r);
+  Json doc = ports_of(parse_json(r), "gidpolicy.check");
   ASSERT_EQ(doc.size(), 2u);
   EXPECT_EQ(doc.at(1).at("profiles").at(1).at("profile"),
             "auto");  // after ds4-linux: JACCL's do not run on RoCE
@@ -781,7 +817,9 @@ TEST(ExplainErrno, NeverConfirmsAndRulesOutOneCause) {
 TEST(ExplainErrno, ZeroDestinationIsNamedAsCheckPredictsIt) {
   const std::string mini = example("macmini-mapped-at-2.json");
   // jaccl-legacy advertises index 1's zeros: a like peer's dgid is zero.
-  Json doc = parse_json(run_cli({"check", "--input", mini, "--profile", "jaccl-legacy", "--json"}));
+  Json doc = ports_of(parse_json(run_cli({"check", "--input", mini, "--profile", "jaccl-legacy", "--json"})),
+                      "gidpolicy.check")
+                 .at(0);
   const Json& predicted = doc.at("profiles").at(0).at("predicted_rtr");
   EXPECT_EQ(predicted.at("outcome"), "refused");
   const std::string reason = predicted.at("reason").get<std::string>();

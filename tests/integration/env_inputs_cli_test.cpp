@@ -42,11 +42,11 @@ class EnvInputs : public CliScratchTest {
     EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
     std::map<std::string, std::string> out;
     const Json j = Json::parse(r.out, nullptr, false);
-    if (!j.is_array()) {
+    if (!j.is_object() || !j.contains("pins") || !j["pins"].is_array()) {
       ADD_FAILURE() << r.out << r.err;
       return out;
     }
-    for (const auto& p : j) out[p["variable"].get<std::string>()] = p["value"].get<std::string>();
+    for (const auto& p : j["pins"]) out[p["variable"].get<std::string>()] = p["value"].get<std::string>();
     return out;
   }
 };
@@ -140,9 +140,9 @@ TEST_F(EnvInputs, EnvsOwnSettingsPassCheckPinsWhereTheSelectedHcaIsNotTheFirst) 
     const auto r = run({"check", "--pins", "--json", "--env-file", file.string(), "--input", two_hcas()});
     EXPECT_EQ(r.exit_code, 0) << stack << "\n" << env.out << r.out << r.err;
     const Json j = Json::parse(r.out, nullptr, false);
-    ASSERT_TRUE(j.is_array()) << r.out;
+    ASSERT_TRUE(j.is_object() && j.contains("pins") && j["pins"].is_array()) << r.out;
     bool unused = false;
-    for (const auto& p : j) {
+    for (const auto& p : j["pins"]) {
       if (p["device"] == "mlx5_0") {
         EXPECT_EQ(p["status"], "unused") << stack << p.dump();
         unused = true;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 
 namespace gidpolicy::test {
@@ -85,6 +86,9 @@ TEST(Fleet, JsonListsCausesSidesAndEveryFailedLink) {
   ASSERT_EQ(r.exit_code, 1) << r.err;
   const Json j = Json::parse(r.out);
   EXPECT_EQ(j["schema"], "gidpolicy.fleet");
+  EXPECT_EQ(j["version"], 2);
+  EXPECT_TRUE(j["host"].is_null());  // many hosts: each side names its own
+  EXPECT_EQ(j["source"], "4 host snapshots");
   EXPECT_EQ(j["topology"], "jaccl-mesh");
   EXPECT_EQ(j["links"], 6);
   EXPECT_EQ(j["connected"], 3);
@@ -253,13 +257,37 @@ TEST(Fleet, ShowJsonRecordsTheHost) {
                           (example_tables_dir() / "macmini-mapped-at-2.json").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["schema"], "gidpolicy.tables");
+  EXPECT_EQ(j["version"], 2);
   EXPECT_EQ(j["host"], "node42");
-  EXPECT_EQ(j["device"], "rdma_en2");  // existing keys unchanged
-  EXPECT_EQ(j["lid"], 0);
+  ASSERT_TRUE(j["ports"].is_array());
+  EXPECT_EQ(j["ports"][0]["device"], "rdma_en2");  // a port's keys unchanged
+  EXPECT_EQ(j["ports"][0]["lid"], 0);
   // A pasted table does not claim to be this machine's.
   const auto pasted =
       run_cli({"show", "--json", "--input", (example_tables_dir() / "macmini-mapped-at-2.json").string()});
   EXPECT_TRUE(Json::parse(pasted.out)["host"].is_null());
+}
+
+// The fleet reads this version's `show --json` (the tables document, its "host" naming the host)
+// beside the previous shape (a bare port object) that clusters keep on disk.
+TEST_F(FleetOutput, ReadsTheNewSnapshotBesideTheOldShape) {
+  const auto shown = run_cli({"show", "--json", "--host", "node-new", "--input",
+                              (example_tables_dir() / "macmini-mapped-at-2.json").string()});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  std::ofstream(dir_ / "new.json") << shown.out;
+  Json old_port = Json::parse(shown.out)["ports"][0];
+  old_port["host"] = "node-old";
+  std::ofstream(dir_ / "old.json") << old_port.dump();
+  const auto r = run_cli({"fleet", "--json", dir_.string()});
+  ASSERT_NE(r.exit_code, 2) << r.err;
+  const Json doc = Json::parse(r.out);
+  EXPECT_EQ(doc["schema"], "gidpolicy.fleet");
+  EXPECT_EQ(doc["version"], 2);
+  EXPECT_EQ(doc["hosts"], 2);
+  std::set<std::string> hosts;
+  for (const auto& side : doc["sides"]) hosts.insert(side["host"].get<std::string>());
+  EXPECT_EQ(hosts, (std::set<std::string>{"node-new", "node-old"}));
 }
 
 TEST(Fleet, UsageErrors) {

@@ -239,7 +239,7 @@ json)
   printf '%s\n' "$out" | head -n 40
   [ $rc -eq 1 ] && echo "ok: exit 1" || { echo "FAIL: exit $rc, expected 1"; fail=1; }
   expect "schema" '"schema": "gidpolicy.doctor"'
-  expect "version" '"version": 1'
+  expect "version" '"version": 2'
   expect "not ready" '"ready": false'
   expect "ranked first" '"rank": 1'
   expect "a code" '"code": "no_ipv4"'

@@ -61,7 +61,7 @@ bad() { echo "FAIL: $*"; printf '%s\n' "$out"; fail=1; }
 # chooses PEER INDEX WHAT: exit 0, that index.
 chooses() {
   run --peer "$1" --json
-  idx=$(printf '%s\n' "$out" | sed -n 's/^  "index": \([0-9]*\),$/\1/p' | head -n 1)
+  idx=$(printf '%s\n' "$out" | sed -n 's/^      "index": \([0-9]*\),$/\1/p' | head -n 1)
   if [ $rc -eq 0 ] && [ "$idx" = "$2" ]; then ok "--peer $1 -> index $2 ($3)"; else bad "--peer $1: expected index $2 ($3), got '$idx' (exit $rc)"; fi
 }
 # explains PEER TEXT WHAT: the --explain output holds TEXT.

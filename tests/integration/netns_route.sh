@@ -43,8 +43,8 @@ if [ "$cases" = rdma_cm ]; then
   pick() {
     if [ -n "$2" ]; then out=$("$cli" select --input "$table" --profile "$1" --peer "$2" --json 2>&1)
     else out=$("$cli" select --input "$table" --profile "$1" --json 2>&1); fi
-    idx=$(printf '%s\n' "$out" | sed -n 's/^  "index": \([0-9]*\),$/\1/p' | head -n 1)
-    spec=$(printf '%s\n' "$out" | sed -n 's/^  "profile": "\(.*\)",$/\1/p' | head -n 1)
+    idx=$(printf '%s\n' "$out" | sed -n 's/^      "index": \([0-9]*\),$/\1/p' | head -n 1)
+    spec=$(printf '%s\n' "$out" | sed -n 's/^      "profile": "\(.*\)",$/\1/p' | head -n 1)
     if [ "$idx" = "$3" ] && [ "$spec" = "$5" ]; then
       echo "ok: --profile $1 --peer $2 -> index $3 as $5 ($4)"
     else
@@ -78,7 +78,7 @@ fi
 # check PEER EXPECTED_INDEX WHAT
 check() {
   out=$("$cli" select --input "$table" --peer "$1" --json 2>&1)
-  idx=$(printf '%s\n' "$out" | sed -n 's/^  "index": \([0-9]*\),$/\1/p' | head -n 1)
+  idx=$(printf '%s\n' "$out" | sed -n 's/^      "index": \([0-9]*\),$/\1/p' | head -n 1)
   if [ "$idx" = "$2" ]; then
     echo "ok: --peer $1 -> index $2 ($3)"
   else

@@ -71,8 +71,8 @@ TEST(CheckStacks, EveryExampleTableShowsEveryStacksPickAndOutcome) {
     ++tables;
     const auto r = run_cli({"check", "--stacks", "--json", "--input", f.path().string()});
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << name << r.err;
-    Json j = parse_out(r);
-    if (!j.is_array()) j = Json::array({j});
+    // One envelope, its "ports" an array whatever their number (docs/cli.md).
+    Json j = parse_out(r).at("ports");
     bool any_fails = false;
     // The stacks that run on each link layer (the stack table's runs_on), in table order.
     const std::map<std::string, std::vector<std::string>> runs{
@@ -158,9 +158,10 @@ TEST(CheckPins, AStaleNcclPinIsEnodataAndNamesIndex7) {
   const auto j = parse_out(
       run_with_env({"check", "--pins", "--json", "--input", stacks_example("nccl-1573-pod.show_gids.txt")},
                    {"NCCL_IB_GID_INDEX=3", "MC_GID_INDEX=7"}));
-  ASSERT_TRUE(j.is_array());
+  EXPECT_EQ(j.at("schema"), "gidpolicy.check.pins");
+  ASSERT_TRUE(j.at("pins").is_array());
   bool saw = false;
-  for (const auto& p : j)
+  for (const auto& p : j.at("pins"))
     if (p["variable"] == "NCCL_IB_GID_INDEX") {
       saw = true;
       EXPECT_EQ(p["status"], "stale");
@@ -216,7 +217,7 @@ TEST(CheckPins, DotenvAndComposeFiles) {
       {"check", "--pins", "--json", "--env-file", stacks_data("env/compose-map.yaml"), "--input", pod});
   const Json j = parse_out(map);
   std::set<std::string> seen;
-  for (const auto& p : j)
+  for (const auto& p : j.at("pins"))
     seen.insert(p["variable"].get<std::string>() + "=" + p["value"].get<std::string>() + ":" +
                 p["status"].get<std::string>());
   EXPECT_TRUE(seen.count("UCX_IB_GID_INDEX=7:fine")) << j.dump();
@@ -388,7 +389,7 @@ TEST(FleetStack, JsonListsEveryHostWithTheStacksPickAndAutosPerPort) {
   EXPECT_EQ(r.exit_code, 1) << r.err;  // node-c is wrong: the exit says so in JSON too
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc.at("schema"), "gidpolicy.fleet");
-  EXPECT_EQ(doc.at("version"), 1);
+  EXPECT_EQ(doc.at("version"), 2);
   const auto& st = doc.at("stack");
   EXPECT_EQ(st.at("profile"), "nccl:gid_index=7");  // a profile spec is "profile" everywhere
   EXPECT_EQ(doc.at("profile"), "nccl:gid_index=7");
@@ -453,7 +454,7 @@ TEST(CheckStacks, AThunderboltPortListsTheMacsStacksAndJacclFailsOnTheMacMini) {
   const auto r =
       run_cli({"check", "--stacks", "--json", "--input", stacks_example("macmini-mapped-at-2.json")});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  const Json j = parse_out(r);
+  const Json j = parse_out(r).at("ports").at(0);
   std::map<std::string, Json> by;
   for (const auto& s : j["stacks"]) by[s["stack"].get<std::string>()] = s;
   ASSERT_EQ(by.size(), 4u) << r.out;
@@ -490,7 +491,9 @@ TEST(CheckStacks, AThunderboltPortListsTheMacsStacksAndJacclFailsOnTheMacMini) {
 
 TEST(CheckStacks, ARocePortListsTheRoceStacksOnlyAndDs4ByItsLinuxPath) {
   const Json j =
-      parse_out(run_cli({"check", "--stacks", "--json", "--input", stacks_example("nccl-769.devinfo.txt")}));
+      parse_out(run_cli({"check", "--stacks", "--json", "--input", stacks_example("nccl-769.devinfo.txt")}))
+          .at("ports")
+          .at(0);
   std::vector<std::string> names;
   for (const auto& s : j["stacks"]) {
     names.push_back(s["stack"].get<std::string>());
@@ -535,7 +538,9 @@ TEST(Check, AHealthyRocePortPassesWithoutTheThunderboltProfiles) {
   EXPECT_NE(r.out.find("not run on ethernet ports (not checked): jaccl, jaccl-legacy, jaccl-fixed, ds4"),
             std::string::npos)
       << r.out;
-  const Json j = parse_out(run_cli({"check", "--json", "--input", stacks_example("nccl-769.devinfo.txt")}));
+  const Json j = parse_out(run_cli({"check", "--json", "--input", stacks_example("nccl-769.devinfo.txt")}))
+                     .at("ports")
+                     .at(0);
   EXPECT_EQ(j.at("not_run"), Json::array({"jaccl", "jaccl-legacy", "jaccl-fixed", "ds4"}));
   // Asked for by name, a profile is checked wherever asked.
   EXPECT_EQ(

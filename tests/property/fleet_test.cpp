@@ -157,8 +157,8 @@ RC_GTEST_PROP(Fleet, prop_fleet_mesh_judges_every_link_in_the_same_order_by_inde
   RC_ASSERT(k == hosts.size() * (hosts.size() - 1) / 2);
 }
 
-/// A `show --json` document as nlohmann writes it (the CLI's json_show_table shape), with a
-/// key a newer version might add.
+/// A `show --json` document of the shape printed before version 2 of the tables document (port
+/// objects, each with its host: what clusters keep on disk), with a key a newer version might add.
 nlohmann::ordered_json show_document(const std::vector<GidTable>& tables, const std::string& host) {
   nlohmann::ordered_json doc = nlohmann::ordered_json::array();
   for (const auto& t : tables) {

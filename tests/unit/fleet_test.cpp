@@ -3,6 +3,7 @@
 #include <gidpolicy/fakes/fake_fabric.hpp>
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/formats/detect.hpp>
+#include <gidpolicy/formats/json.hpp>
 #include <gidpolicy/profiles.hpp>
 
 #include "support/assert_ok.hpp"
@@ -532,6 +533,45 @@ TEST(FleetSnapshot, ReadsShowJsonAndNamesTheHost) {
   EXPECT_EQ(VALUE_OR_FAIL(fleet::parse_snapshot(one, "x.json", "override")).host, "override");
   const std::string unnamed = R"([{"host": null, "device": "d", "port": 1, "entries": []}])";
   EXPECT_EQ(VALUE_OR_FAIL(fleet::parse_snapshot(unnamed, "/a/b/gpu12.json")).host, "gpu12");
+}
+
+// The tables document (version 2 is what `show --json` prints; version 1 what `convert --to json`
+// printed) reads as the port objects do, its "host" naming the host.
+TEST(FleetSnapshot, ReadsTheTablesDocumentOfEitherVersion) {
+  PortInfo p{.device = "mlx5_0", .port = 1, .link_layer = LinkLayer::ethernet(), .gid_tbl_len = 8};
+  GidEntry e{.index = 3, .gid = VALUE_OR_FAIL(Gid::parse("::ffff:10.0.0.7")), .type = GidType::roce_v2};
+  e.netdev = "eth0";
+  GidEntry empty{.index = 4, .state = EntryState::empty};
+  const GidTable t = VALUE_OR_FAIL(GidTable::make(p, {e, empty}));
+  const std::string v2 = formats::write_json({t}, {.host = "node9", .source = "live devices (libibverbs)"});
+  auto s = fleet::parse_snapshot(v2, "/tmp/x/file.json");
+  ASSERT_TRUE(s.has_value()) << s.error().what();
+  EXPECT_EQ(s.value().host, "node9");
+  ASSERT_EQ(s.value().ports.size(), 1u);
+  EXPECT_EQ(s.value().ports[0], t);
+  // Version 1: no host, so the file name names it.
+  const std::string v1 = R"({"schema": "gidpolicy.tables", "version": 1, "ports": [{"device": "mlx5_0",
+    "port": 1, "link_layer": "ethernet", "gid_tbl_len": 8, "entries": [{"index": 3,
+    "gid": "::ffff:10.0.0.7", "type": "roce_v2", "netdev": "eth0"}, {"index": 4, "state": "empty"}]}]})";
+  auto old = fleet::parse_snapshot(v1, "/a/b/gpu12.json");
+  ASSERT_TRUE(old.has_value()) << old.error().what();
+  EXPECT_EQ(old.value().host, "gpu12");
+  EXPECT_EQ(old.value().ports[0], t);
+  // Another schema or version is refused, naming the field.
+  auto wrong = fleet::parse_snapshot(R"({"schema": "gidpolicy.check", "version": 3, "ports": []})", "c.json");
+  ASSERT_FALSE(wrong.has_value());
+  EXPECT_NE(wrong.error().detail.find("c.json: schema: expected"), std::string::npos) << wrong.error().what();
+  auto future =
+      fleet::parse_snapshot(R"({"schema": "gidpolicy.tables", "version": 9, "ports": []})", "f.json");
+  ASSERT_FALSE(future.has_value());
+  EXPECT_EQ(future.error(), errc::unsupported_version);
+  auto bad = fleet::parse_snapshot(
+      R"({"schema": "gidpolicy.tables", "version": 2, "ports": [{"device": "d", "port": 1,
+      "entries": [{"index": 1, "gid": "nope"}]}]})",
+      "b.json");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().detail.find("b.json: ports[0].entries[0].gid"), std::string::npos)
+      << bad.error().what();
 }
 
 // Found by fuzz_fleet_snapshot: a number no double holds, in a field the reader ignores, was

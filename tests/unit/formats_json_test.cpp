@@ -74,6 +74,56 @@ TEST(Json, WriteThenReadIsIdentity) {
   EXPECT_EQ(again.value(), r);
 }
 
+// Version 2 (what `show --json` and `convert --to json` print): the envelope's host and source,
+// every entry key (null where it does not apply) and the display keys ipv4 and flags.
+TEST(Json, WritesVersion2WithHostSourceAndDisplayKeysAndReadsItBack) {
+  ASSERT_OK_AND_ASSIGN(auto r, read_json(kDoc, "doc.json"));
+  const std::string text = write_json(r, {.host = "node1", .source = "t.txt"}, -1);
+  EXPECT_EQ(
+      text.rfind(R"({"schema":"gidpolicy.tables","version":2,"host":"node1","source":"t.txt","ports":[)", 0),
+      0u)
+      << text;
+  EXPECT_NE(text.find(R"("ipv4":"200.0.209.6")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("flags":["ipv4-mapped"])"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"({"index":4,"state":"empty","gid":null,"type":"unknown","ipv4":null,"netdev":null,)"
+                      R"("ifindex":null,"errno":null,"flags":["empty"]})"),
+            std::string::npos)
+      << text;
+  ASSERT_OK_AND_ASSIGN(auto back, read_json(text, "v2.json"));
+  EXPECT_EQ(back, r);
+  // Without a host or source: both null.
+  EXPECT_NE(write_json(r, -1).find(R"("host":null,"source":null)"), std::string::npos);
+}
+
+TEST(Json, Version2IsCheckedAsStrictlyAsVersion1) {
+  const std::string head = R"({"schema":"gidpolicy.tables","version":2,)";
+  const std::string ports = R"("ports":[{"device":"d","port":1,"entries":[)";
+  auto bad_host = read_json(head + R"("host":7,"ports":[]})", "h.json");
+  ASSERT_FALSE(bad_host);
+  EXPECT_NE(bad_host.error().detail.find("h.json: host: expected a string or null"), std::string::npos);
+  auto unknown = read_json(head + R"("hots":"x","ports":[]})", "u.json");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().detail.find("u.json: hots: unknown field"), std::string::npos);
+  auto flags = read_json(head + ports + R"({"index":0,"gid":"::1","flags":"x"}]}]})", "f.json");
+  ASSERT_FALSE(flags);
+  EXPECT_NE(flags.error().detail.find("ports[0].entries[0].flags: expected an array of strings"),
+            std::string::npos);
+  auto ipv4 = read_json(head + ports + R"({"index":0,"gid":"::1","ipv4":1}]}]})", "i.json");
+  ASSERT_FALSE(ipv4);
+  EXPECT_NE(ipv4.error().detail.find("ports[0].entries[0].ipv4: expected a string or null"),
+            std::string::npos);
+  // A null gid on a valid entry is a missing gid, as in version 1.
+  auto no_gid = read_json(head + ports + R"({"index":0,"state":"valid","gid":null}]}]})", "g.json");
+  ASSERT_FALSE(no_gid);
+  EXPECT_NE(no_gid.error().detail.find("ports[0].entries[0].gid: missing"), std::string::npos);
+  // Version 1 keeps refusing what it always refused: the display keys.
+  auto v1_flags = read_json(
+      R"({"schema":"gidpolicy.tables","version":1,)" + ports + R"({"index":0,"gid":"::1","flags":[]}]}]})",
+      "v1.json");
+  ASSERT_FALSE(v1_flags);
+  EXPECT_NE(v1_flags.error().detail.find("flags: unknown field"), std::string::npos);
+}
+
 struct BadJson {
   const char* name;
   std::string text;
@@ -108,8 +158,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadJson{"empty", "", errc::parse_error, "t.json:1:1"},
         BadJson{"not_object", "[1,2]", errc::invalid_field, "expected an object"},
         BadJson{"wrong_schema", R"({"schema":"x","version":1,"ports":[]})", errc::invalid_field, "schema"},
-        BadJson{"future_version", R"({"schema":"gidpolicy.tables","version":2,"ports":[]})",
-                errc::unsupported_version, "version 2 is not supported"},
+        BadJson{"future_version", R"({"schema":"gidpolicy.tables","version":3,"ports":[]})",
+                errc::unsupported_version, "version 3 is not supported"},
         BadJson{"bad_gid", port(R"({"index":0,"gid":"fe80::zz"})"), errc::invalid_field,
                 "ports[0].entries[0].gid: invalid GID text: at position 6"},
         BadJson{"missing_gid", port(R"({"index":0})"), errc::invalid_field,

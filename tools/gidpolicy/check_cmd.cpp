@@ -45,14 +45,11 @@ int run_check(const CheckArgs& o) {
   auto loaded = load_tables(o.source);
   if (!loaded) return usage_error(loaded.error());
   int exit_code = kExitOk;
-  std::vector<Json> items;
+  Json items = Json::array();
   bool first = true;
   for (const auto& t : loaded.value().tables) {
     const DriverModel driver = driver_for(t, o.platform);
     Json jt;
-    // Version 2: each profile's spec is under "profile" (version 1, unversioned, said "name").
-    jt["schema"] = "gidpolicy.check";
-    jt["version"] = 2;
     jt["device"] = t.port().device;
     jt["port"] = t.port().port;
     jt["link_layer"] = to_string(t.port().link_layer);
@@ -128,7 +125,14 @@ int run_check(const CheckArgs& o) {
     items.push_back(std::move(jt));
     for (const auto& n : notes) standard_output().print("  {}\n", n);
   }
-  if (o.json) print_json(one_or_array(std::move(items)));
+  if (o.json) {
+    // Version 3: one envelope (schema, version, host, source) and "ports" always an array
+    // (version 2 printed one object per port, an array only for several). Version 2: each
+    // profile's spec is under "profile" (version 1, unversioned, said "name").
+    Json doc = json_envelope("gidpolicy.check", 3, o.source, loaded.value());
+    doc["ports"] = std::move(items);
+    print_json(doc);
+  }
   return exit_code;
 }
 

@@ -6,6 +6,7 @@
 
 #include <gidpolicy/formats/detect.hpp>
 #include <gidpolicy/formats/devinfo.hpp>
+#include <gidpolicy/formats/json.hpp>
 #include <gidpolicy/formats/show_gids.hpp>
 #include <gidpolicy/formats/sysfs.hpp>
 
@@ -111,7 +112,16 @@ int run_convert(const ConvertArgs& o) {
       return output_error(*err);
     return kExitOk;
   }
-  out->write(formats::write_tables(tables, *format).value());
+  if (*format == formats::Format::json) {
+    // The document `show --json` prints (version 2), with the source read and the host where
+    // known: a bundle's; a table file's is not known.
+    formats::TablesDocument about;
+    if (const auto& b = loaded.value().bundle_host; b && !b->host.empty()) about.host = b->host;
+    about.source = loaded.value().source;
+    out->write(formats::write_json(tables, about));
+  } else {
+    out->write(formats::write_tables(tables, *format).value());
+  }
   if (auto err = out->commit()) return output_error(*err);
   return kExitOk;
 }

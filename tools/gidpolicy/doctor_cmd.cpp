@@ -159,13 +159,17 @@ std::string not_checked_words(const std::vector<std::string>& names) {
 }
 
 void print_json_report(const DoctorReport& r, const DoctorInput& in, const std::string& source,
-                       const BundleHost* bundle) {
-  Json j;
-  j["schema"] = "gidpolicy.doctor";
-  j["version"] = 1;
+                       const BundleHost* bundle, bool live) {
+  // Version 2: the common envelope's "host" (the bundle's host, this machine for live devices,
+  // null for a table file) right after "version", and "source" moved up beside it.
+  Json host = nullptr;
+  if (bundle)
+    host = bundle->host.empty() ? Json(nullptr) : Json(bundle->host);
+  else if (live)
+    host = this_host_name();
+  Json j = json_envelope("gidpolicy.doctor", 2, std::move(host), source);
   j["ready"] = r.ready();
   j["platform"] = std::string(to_string(in.platform));
-  j["source"] = source;
   j["not_checked"] = r.not_checked;
   // The host a bundle describes, and what its collector could not read (null: not a bundle).
   if (bundle) {
@@ -488,7 +492,8 @@ int run_doctor(const DoctorArgs& o) {
   }
   const DoctorReport r = examine(in);
   if (o.json)
-    doctor_cmd_detail::print_json_report(r, in, source, bundle ? &*bundle : nullptr);
+    doctor_cmd_detail::print_json_report(r, in, source, bundle ? &*bundle : nullptr,
+                                         !(o.source.input || o.source.sysfs || o.source.bundle));
   else
     doctor_cmd_detail::print_text_report(r, in, source, bundle ? &*bundle : nullptr);
   return r.ready() ? kExitOk : kExitFinding;

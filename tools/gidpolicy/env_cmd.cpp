@@ -163,7 +163,8 @@ int run_env(const EnvArgs& o) {
     for (const auto& c : plan.conflicts) print_error(c);
   }
   if (o.format == "json") {
-    Json j;
+    // Version 1 (before it, unversioned: the same keys without the envelope).
+    Json j = json_envelope("gidpolicy.env", 1, o.source, loaded.value());
     j["profile"] = profile.value().spec();
     Json settings = Json::object();
     for (const auto& s : plan.settings) settings[s.name] = s.value;

@@ -171,7 +171,11 @@ void print_json(const Analysis& an, const FleetArgs& o, const std::string& stack
   const auto& s = an.summary();
   Json head;
   head["schema"] = "gidpolicy.fleet";
-  head["version"] = 1;
+  // Version 2: the common envelope's "host" (null: a fleet is many hosts, each named in its
+  // sides) and "source" (what was read).
+  head["version"] = 2;
+  head["host"] = nullptr;
+  head["source"] = fmt::format("{} host snapshot{}", an.host_count(), an.host_count() == 1 ? "" : "s");
   head["topology"] = an.topology_name();
   head["profile"] = an.profile_spec();
   head["hosts"] = an.host_count();

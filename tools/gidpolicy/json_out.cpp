@@ -1,6 +1,10 @@
 #include "json_out.hpp"
 
+#include <gidpolicy/names.hpp>
+
 #include <string_view>
+
+#include <unistd.h>
 
 namespace gidpolicy::cli {
 namespace {
@@ -77,39 +81,29 @@ std::vector<std::string> entry_flags(const GidEntry& e) {
   return f;
 }
 
-Json json_show_table(const GidTable& t) {
-  const PortInfo& p = t.port();
+Json json_envelope(const char* schema, int version, Json host, const std::string& source) {
   Json j;
-  j["device"] = p.device;
-  j["port"] = p.port;
-  j["state"] = std::string(to_string(p.state));
-  j["link_layer"] = to_string(p.link_layer);
-  j["gid_tbl_len"] = p.gid_tbl_len ? Json(*p.gid_tbl_len) : Json(nullptr);
-  j["active_mtu"] = mtu_bytes(p.active_mtu);
-  j["lid"] = p.lid;
-  j["holes"] = std::string(to_string(t.holes()));
-  Json entries = Json::array();
-  for (const auto& e : t) {
-    Json je;
-    je["index"] = e.index;
-    je["state"] = std::string(to_string(e.state));
-    je["gid"] = e.state == EntryState::valid ? Json(e.gid.to_string()) : Json(nullptr);
-    je["type"] = std::string(to_string(e.type));
-    je["ipv4"] = e.state == EntryState::valid ? nullable(e.gid.ipv4_string()) : Json(nullptr);
-    je["netdev"] = nullable(e.netdev);
-    je["errno"] = e.state == EntryState::unreadable ? Json(e.read_error.value()) : Json(nullptr);
-    je["flags"] = entry_flags(e);
-    entries.push_back(std::move(je));
-  }
-  j["entries"] = std::move(entries);
+  j["schema"] = schema;
+  j["version"] = version;
+  j["host"] = std::move(host);
+  j["source"] = source;
   return j;
 }
 
-Json one_or_array(std::vector<Json> items) {
-  if (items.size() == 1) return std::move(items.front());
-  Json a = Json::array();
-  for (auto& i : items) a.push_back(std::move(i));
-  return a;
+Json json_envelope(const char* schema, int version, const SourceArgs& options, const Loaded& loaded) {
+  Json host = nullptr;
+  if (loaded.bundle_host)
+    host = loaded.bundle_host->host.empty() ? Json(nullptr) : Json(loaded.bundle_host->host);
+  else if (!options.input && !options.sysfs && !options.bundle)
+    host = this_host_name();
+  return json_envelope(schema, version, std::move(host), loaded.source);
+}
+
+Json this_host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return nullptr;
+  if (name_problem(name, NameKind::host)) return nullptr;
+  return std::string(name);
 }
 
 void json_plan_keys(Json& row, const result<Plan>& plan, std::initializer_list<PlanKey> keys) {

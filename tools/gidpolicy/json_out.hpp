@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sources.hpp"
+
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -31,13 +33,20 @@ Json json_verdict(const RtrVerdict& v, Platform p);
 /// A check prediction: json_verdict() of the judged attributes plus "refused" (RtrBuilder's
 /// error or null); a refused one has outcome "refused" and "if_sent" (the outcome had they been sent).
 Json json_prediction(const RtrPrediction& p, Platform platform);
-/// One port for `show --json`: port attributes plus entries with flags.
-Json json_show_table(const GidTable& t);
 /// The flags `show` prints for an entry: empty, unreadable, zero, link-local, ipv4-mapped,
 /// ipv4-link-local.
 std::vector<std::string> entry_flags(const GidEntry& e);
-/// One object when there is one item, an array otherwise (the documented convention).
-Json one_or_array(std::vector<Json> items);
+/// The envelope every --json document opens with (docs/cli.md, schemas/*.schema.json):
+/// {"schema", "version", "host", "source"}, the results following in arrays whatever their
+/// count (one port is an array of one), so a consumer has one code path. `host` is the host
+/// judged where known (live devices: this machine; a bundle: its host), null for a table file
+/// (a pasted table may come from anywhere); `source` is what was read.
+Json json_envelope(const char* schema, int version, Json host, const std::string& source);
+/// The envelope for tables read through load_tables(): the bundle's host, this machine for live
+/// devices, null for a table file; the source as load_tables() names it.
+Json json_envelope(const char* schema, int version, const SourceArgs& options, const Loaded& loaded);
+/// This machine's host name, or null when it has none or it breaks the name rule (names.hpp).
+Json this_host_name();
 
 /// One key of a row about a plan (select's and check's rows): its value from the plan, and what
 /// it holds when the selection failed (null unless said).

@@ -95,7 +95,7 @@ int run_select(const SelectArgs& o) {
   }
   const std::string whole_spec = profile.value().spec();
   int exit_code = kExitOk;
-  std::vector<Json> items;
+  Json items = Json::array();
   if (view && !o.json)
     for (const Route& r : view->routes)
       standard_output().print("route to {}: dev {} (ifindex {}), src {}\n", r.peer.to_string(), r.netdev,
@@ -106,9 +106,6 @@ int run_select(const SelectArgs& o) {
     if (!plan || !plan.value().agrees()) exit_code = kExitFinding;
     if (o.json) {
       Json j;
-      // Version 2: the spec's key is "profile" (version 1, unversioned, said "policy").
-      j["schema"] = "gidpolicy.select";
-      j["version"] = 2;
       j["device"] = t.port().device;
       j["port"] = t.port().port;
       j["profile"] = spec;
@@ -153,7 +150,14 @@ int run_select(const SelectArgs& o) {
     if (auto unlisted = unlisted_slots_note(t); !unlisted.empty())
       standard_output().print("  {}\n", unlisted);
   }
-  if (o.json) print_json(one_or_array(std::move(items)));
+  if (o.json) {
+    // Version 3: one envelope (schema, version, host, source) and "ports" always an array
+    // (version 2 printed one object per port, an array only for several). Version 2: the spec's
+    // key is "profile" (version 1, unversioned, said "policy").
+    Json doc = json_envelope("gidpolicy.select", 3, o.source, loaded.value());
+    doc["ports"] = std::move(items);
+    print_json(doc);
+  }
   return exit_code;
 }
 

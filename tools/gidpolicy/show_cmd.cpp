@@ -3,6 +3,8 @@
 #include "output.hpp"
 #include "render.hpp"
 
+#include <gidpolicy/formats/json.hpp>
+
 #include <fmt/core.h>
 
 #include <unistd.h>
@@ -69,15 +71,12 @@ int run_show(const ShowArgs& o) {
         host = std::string(name);
       }
     }
-    std::vector<Json> items;
-    items.reserve(tables.size());
-    for (const auto& t : tables) {
-      Json j;
-      j["host"] = host;
-      j.update(json_show_table(t));
-      items.push_back(std::move(j));
-    }
-    print_json(one_or_array(std::move(items)));
+    // Version 2 of the tables document (formats/json.hpp): the same text `convert --to json`
+    // writes, so every reader of either reads both.
+    formats::TablesDocument about;
+    if (host.is_string()) about.host = host.get<std::string>();
+    about.source = loaded.value().source;
+    standard_output().write(formats::write_json(tables, about));
     return kExitOk;
   }
   for (std::size_t k = 0; k < tables.size(); ++k) {

@@ -67,7 +67,7 @@ int run_check_stacks(const CheckArgs& o) {
   const std::vector<StackLaunch> launches = read_launches(settings.value());
   if (!o.json) stacks_cmd_detail::print_settings(launches, o.no_env, o.env_file.has_value());
   int exit_code = kExitOk;
-  std::vector<Json> items;
+  Json items = Json::array();
   bool first = true;
   for (const auto& t : loaded.value().tables) {
     const DriverModel driver = driver_for(t, o.platform);
@@ -227,7 +227,12 @@ int run_check_stacks(const CheckArgs& o) {
     items.push_back(std::move(jt));
     for (const auto& n : notes) standard_output().print("  {}\n", n);
   }
-  if (o.json) print_json(one_or_array(std::move(items)));
+  if (o.json) {
+    // Version 1 (before it, unversioned: one object per port, an array only for several).
+    Json doc = json_envelope("gidpolicy.check.stacks", 1, o.source, loaded.value());
+    doc["ports"] = std::move(items);
+    print_json(doc);
+  }
   return exit_code;
 }
 
@@ -403,7 +408,10 @@ int run_check_pins(const CheckArgs& o) {
     }
   }
   if (o.json) {
-    print_json(jpins);
+    // Version 1 (before it, unversioned: a bare array of rows).
+    Json doc = json_envelope("gidpolicy.check.pins", 1, o.source, loaded.value());
+    doc["pins"] = std::move(jpins);
+    print_json(doc);
   } else if (pins == 0) {
     std::string names;
     for (auto v : pin_variables()) names += (names.empty() ? "" : ", ") + std::string(v);

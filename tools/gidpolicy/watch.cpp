@@ -155,11 +155,15 @@ int run_watch(const WatchArgs& o) {
       const GidTable& t = *entry.watcher->table(p);
       auto plan = profile.value().plan(t);
       Json j;
-      j["event"] = "watching";
       // Version 2: the spec's key is "profile" (version 1, unversioned, said "policy"). Each
       // port's stream starts with its "watching" line, so the version is read before any change.
+      // Version 3: the common envelope first, "host" (this machine) and "source" (the live
+      // device), then "event".
       j["schema"] = "gidpolicy.watch";
-      j["version"] = 2;
+      j["version"] = 3;
+      j["host"] = this_host_name();
+      j["source"] = "live device " + name;
+      j["event"] = "watching";
       j["device"] = name;
       j["port"] = p;
       j["profile"] = profile.value().spec();

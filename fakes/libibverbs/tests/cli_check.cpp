@@ -55,7 +55,8 @@ Run run(const std::string& cmd) {
 // The answers of one `check --json` document, without the prose.
 json answers(const json& doc) {
   json ports = json::array();
-  for (const json& port : doc.is_array() ? doc : json::array({doc})) {
+  // One envelope, its "ports" an array whatever their number (docs/cli.md).
+  for (const json& port : doc.at("ports")) {
     json p = {{"device", port.at("device")},
               {"port", port.at("port")},
               {"link_layer", port.at("link_layer")},

@@ -1,17 +1,21 @@
 // The canonical JSON form of one or more ports' GID tables.
 //
-// Schema (version 1; documented in docs/json-schema.md):
+// Schema (version 2, schemas/tables.schema.json; documented in docs/json-schema.md). Version 2
+// is also what `gidpolicy show --json` prints: it adds "host" and "source" to the envelope and
+// writes every entry key (null where it does not apply) plus the display keys "ipv4" and
+// "flags", which a reader checks for type and ignores. Version 1 documents still read.
 //   {
-//     "schema": "gidpolicy.tables", "version": 1,
+//     "schema": "gidpolicy.tables", "version": 2, "host": null, "source": "tables.txt",
 //     "ports": [ {
 //       "device": "mlx5_0", "port": 1, "state": "active",
 //       "link_layer": "ethernet",            // or "infiniband", "thunderbolt", or a raw number
 //       "gid_tbl_len": 256,                  // or null: length unknown (show_gids input)
 //       "active_mtu": 1024, "lid": 0,
 //       "holes": "empty",                    // or "not_shown" (ibv_devinfo input)
-//       "entries": [ {"index": 3, "gid": "::ffff:10.0.0.1", "type": "roce_v2",
-//                     "netdev": "eth0", "ifindex": 4, "state": "valid"},
-//                    {"index": 5, "state": "empty"},
+//       "entries": [ {"index": 3, "state": "valid", "gid": "::ffff:10.0.0.1", "type": "roce_v2",
+//                     "ipv4": "10.0.0.1", "netdev": "eth0", "ifindex": 4, "errno": null,
+//                     "flags": ["ipv4-mapped"]},
+//                    {"index": 5, "state": "empty"},    // version 1 may leave keys out
 //                    {"index": 6, "state": "unreadable", "errno": 22} ] } ] }
 // Optional on read: state (active), link_layer (unknown 0), gid_tbl_len (null), active_mtu
 // (1024), lid (0), holes (empty), type (unknown), netdev, ifindex, entry state (valid).
@@ -27,19 +31,22 @@
 // Example:
 //   auto tables = gidpolicy::formats::read_json(text, "tables.json");
 //   std::string out = gidpolicy::formats::write_json(tables.value());
+//   std::string shown = gidpolicy::formats::write_json(tables.value(), {.host = "node1", .source = "live"});
 #pragma once
 
 #include <gidpolicy/error.hpp>
 #include <gidpolicy/gid_table.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gidpolicy::formats {
 
-inline constexpr int kJsonSchemaVersion = 1;
+/// The version write_json writes; read_json reads it and version 1 (no host/source, no nulls).
+inline constexpr int kJsonSchemaVersion = 2;
 /// Deepest object/array nesting read_json accepts; a tables document nests 5 levels.
 inline constexpr std::size_t kMaxJsonDepth = 32;
 
@@ -47,5 +54,14 @@ inline constexpr std::size_t kMaxJsonDepth = 32;
 result<std::vector<GidTable>> read_json(std::string_view text, std::string_view source = "<json>");
 /// Serialize tables; read_json(write_json(t)) == t for every table.
 std::string write_json(const std::vector<GidTable>& tables, int indent = 2);
+
+/// What a tables document says about where its tables come from: the host they were read on
+/// (null for a table file: a pasted table may come from anywhere) and the source read.
+struct TablesDocument {
+  std::optional<std::string> host;
+  std::optional<std::string> source;
+};
+/// Serialize tables with their host and source (`gidpolicy show --json`, `convert --to json`).
+std::string write_json(const std::vector<GidTable>& tables, const TablesDocument& about, int indent = 2);
 
 }  // namespace gidpolicy::formats
