@@ -651,7 +651,9 @@ TEST(DoctorStacks, AMacsPortShowsTheMacsStacks) {
 namespace {
 
 // The launch's settings steer the predictions: the environment's, an --env-file's, or none (--no-env).
-const Json& stack_entry(const Json& port, const std::string& name) {
+const Json& stack_entry(const Json& doc_or_port, const std::string& name) {
+  // A whole `check --stacks --json` document (its one port) or one of its ports.
+  const Json& port = doc_or_port.contains("ports") ? doc_or_port["ports"][0] : doc_or_port;
   for (const auto& s : port["stacks"])
     if (s["stack"] == name) return s;
   static const Json none;
@@ -669,7 +671,7 @@ TEST(CheckStacksSettings, NcclAddrFamilyFromTheEnvironmentIsWhatTheProfileWithTh
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   const Json j = parse_out(r);
   const Json& nccl = stack_entry(j, "nccl");
-  EXPECT_EQ(nccl["index"], want["sgid_index"]);
+  EXPECT_EQ(nccl["index"], want["ports"][0]["sgid_index"]);
   EXPECT_EQ(nccl["spec"], "nccl:family=AF_INET6");
   ASSERT_EQ(nccl["settings"].size(), 1u);
   EXPECT_EQ(nccl["settings"][0]["variable"], "NCCL_IB_ADDR_FAMILY");
@@ -712,8 +714,9 @@ TEST(CheckStacksSettings, DeviceListsRestrictTheirStacksRows) {
   const std::string pod = stacks_example("nccl-1573-pod.show_gids.txt");
   const Json j = parse_out(run_with_env({"check", "--stacks", "--json", "--input", pod},
                                         {"NCCL_IB_HCA=mlx5_1", "UCX_NET_DEVICES=mlx5_1:1"}));
-  ASSERT_TRUE(j.is_array());
-  for (const auto& port : j) {
+  ASSERT_TRUE(j["ports"].is_array());
+  ASSERT_EQ(j["ports"].size(), 2u);
+  for (const auto& port : j["ports"]) {
     const bool one = port["device"] == "mlx5_1";
     for (const char* stack : {"nccl", "ucx"}) {
       const Json& e = stack_entry(port, stack);
@@ -777,7 +780,8 @@ TEST(CheckPinsSettings, APinEqualToTheStacksOwnChoiceIsRedundant) {
   EXPECT_NE(r.out.find("delete NCCL_IB_GID_INDEX=3 from the environment"), std::string::npos) << r.out;
   const Json j =
       parse_out(run_with_env({"check", "--pins", "--json", "--input", table}, {"NCCL_IB_GID_INDEX=3"}));
-  for (const auto& row : j) EXPECT_EQ(row["redundant"], true);
+  ASSERT_FALSE(j["pins"].empty());
+  for (const auto& row : j["pins"]) EXPECT_EQ(row["redundant"], true);
   // Under AF_INET6 NCCL's own choice is index 0: the pin is what keeps it on 3.
   const auto six = run_with_env({"check", "--pins", "--input", table},
                                 {"NCCL_IB_GID_INDEX=3", "NCCL_IB_ADDR_FAMILY=AF_INET6"});
@@ -850,7 +854,8 @@ TEST(CheckStacksSettings, AnIndexUcxRefusesMeansItDoesNotStart) {
       {"UCX_IB_GID_INDEX=x"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const Json j = parse_out(r);
-  for (const auto& s : j["stacks"])
+  ASSERT_EQ(j["ports"].size(), 1u);
+  for (const auto& s : j["ports"][0]["stacks"])
     if (s["stack"] == "ucx") {
       EXPECT_EQ(s["works"], false);
       EXPECT_EQ(s["outcome"].get<std::string>().rfind("does not start", 0), 0u) << s.dump();
