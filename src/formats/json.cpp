@@ -370,20 +370,6 @@ class Sax {
   std::vector<Frame> frames_;
 };
 
-// What `show` flags on an entry (the CLI's entry_flags(), kept in step): empty, unreadable,
-// zero, link-local, ipv4-mapped, ipv4-link-local.
-std::vector<std::string> json_entry_flags(const GidEntry& e) {
-  std::vector<std::string> f;
-  if (e.state == EntryState::empty) f.emplace_back("empty");
-  if (e.state == EntryState::unreadable) f.emplace_back("unreadable");
-  if (e.state != EntryState::valid) return f;
-  if (e.gid.is_zero()) f.emplace_back("zero");
-  if (e.gid.is_link_local()) f.emplace_back("link-local");
-  if (e.gid.is_ipv4_mapped() && !e.gid.is_zero()) f.emplace_back("ipv4-mapped");
-  if (e.gid.is_ipv4_link_local()) f.emplace_back("ipv4-link-local");
-  return f;
-}
-
 }  // namespace
 
 result<std::vector<GidTable>> read_json(std::string_view text, std::string_view source) {
@@ -499,7 +485,7 @@ std::string write_json(const std::vector<GidTable>& tables, const TablesDocument
       je["netdev"] = e.netdev.empty() ? Json(nullptr) : Json(e.netdev);
       je["ifindex"] = e.ifindex != 0 ? Json(e.ifindex) : Json(nullptr);
       je["errno"] = e.state == EntryState::unreadable ? Json(e.read_error.value()) : Json(nullptr);
-      je["flags"] = json_entry_flags(e);
+      je["flags"] = entry_flags(e);
       entries.push_back(std::move(je));
     }
     jp["entries"] = std::move(entries);
@@ -509,6 +495,18 @@ std::string write_json(const std::vector<GidTable>& tables, const TablesDocument
   // The source is a path the caller names, in whatever bytes its file system holds: a byte that
   // is not UTF-8 is written as U+FFFD rather than failing the whole document.
   return doc.dump(indent, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::vector<std::string> entry_flags(const GidEntry& e) {
+  std::vector<std::string> f;
+  if (e.state == EntryState::empty) f.emplace_back("empty");
+  if (e.state == EntryState::unreadable) f.emplace_back("unreadable");
+  if (e.state != EntryState::valid) return f;
+  if (e.gid.is_zero()) f.emplace_back("zero");
+  if (e.gid.is_link_local()) f.emplace_back("link-local");
+  if (e.gid.is_ipv4_mapped() && !e.gid.is_zero()) f.emplace_back("ipv4-mapped");
+  if (e.gid.is_ipv4_link_local()) f.emplace_back("ipv4-link-local");
+  return f;
 }
 
 }  // namespace gidpolicy::formats

@@ -202,5 +202,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadJson{"binary", std::string("\x01\x02\xff\xfe", 4), errc::parse_error, "invalid JSON"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
+// One list of flags for the document and `show`'s text: each kind of entry, in order.
+TEST(Json, EntryFlagsNameEachKindOfEntry) {
+  using formats::entry_flags;
+  using V = std::vector<std::string>;
+  EXPECT_EQ(entry_flags(GidEntry::empty(1)), V{"empty"});
+  EXPECT_EQ(entry_flags(GidEntry::unreadable(2, std::make_error_code(std::errc::invalid_argument))),
+            V{"unreadable"});
+  EXPECT_EQ(entry_flags(GidEntry::valid(0, Gid{})), V{"zero"});
+  EXPECT_EQ(entry_flags(GidEntry::valid(0, Gid::parse("fe80::1").value())), V{"link-local"});
+  EXPECT_EQ(entry_flags(GidEntry::valid(0, Gid::parse("::ffff:10.0.0.1").value())), V{"ipv4-mapped"});
+  EXPECT_EQ(entry_flags(GidEntry::valid(0, Gid::parse("::ffff:169.254.3.4").value())),
+            (V{"ipv4-mapped", "ipv4-link-local"}));
+  EXPECT_EQ(entry_flags(GidEntry::valid(0, Gid::parse("fd00::1").value())), V{});
+}
+
 }  // namespace
 }  // namespace gidpolicy

@@ -69,18 +69,6 @@ Json json_prediction(const RtrPrediction& p, Platform platform) {
   return j;
 }
 
-std::vector<std::string> entry_flags(const GidEntry& e) {
-  std::vector<std::string> f;
-  if (e.state == EntryState::empty) f.emplace_back("empty");
-  if (e.state == EntryState::unreadable) f.emplace_back("unreadable");
-  if (e.state != EntryState::valid) return f;
-  if (e.gid.is_zero()) f.emplace_back("zero");
-  if (e.gid.is_link_local()) f.emplace_back("link-local");
-  if (e.gid.is_ipv4_mapped() && !e.gid.is_zero()) f.emplace_back("ipv4-mapped");
-  if (e.gid.is_ipv4_link_local()) f.emplace_back("ipv4-link-local");
-  return f;
-}
-
 Json json_envelope(const char* schema, int version, Json host, const std::string& source) {
   Json j;
   j["schema"] = schema;

@@ -33,9 +33,6 @@ Json json_verdict(const RtrVerdict& v, Platform p);
 /// A check prediction: json_verdict() of the judged attributes plus "refused" (RtrBuilder's
 /// error or null); a refused one has outcome "refused" and "if_sent" (the outcome had they been sent).
 Json json_prediction(const RtrPrediction& p, Platform platform);
-/// The flags `show` prints for an entry: empty, unreadable, zero, link-local, ipv4-mapped,
-/// ipv4-link-local.
-std::vector<std::string> entry_flags(const GidEntry& e);
 /// The envelope every --json document opens with (docs/cli.md, schemas/*.schema.json):
 /// {"schema", "version", "host", "source"}, the results following in arrays whatever their
 /// count (one port is an array of one), so a consumer has one code path. `host` is the host

@@ -30,7 +30,7 @@ void print_show_table(const GidTable& t) {
                           "NETDEV", "FLAGS");
   for (const auto& e : t) {
     std::string flags;
-    for (const auto& f : entry_flags(e)) flags += (flags.empty() ? "" : ",") + f;
+    for (const auto& f : formats::entry_flags(e)) flags += (flags.empty() ? "" : ",") + f;
     if (e.state == EntryState::unreadable) flags += fmt::format(" (errno {})", e.read_error.value());
     const bool valid = e.state == EntryState::valid;
     standard_output().print("  {:>5}  {:<39}  {:<8}  {:<15}  {:<15}  {}\n", e.index,

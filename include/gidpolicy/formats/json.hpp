@@ -64,4 +64,10 @@ struct TablesDocument {
 /// Serialize tables with their host and source (`gidpolicy show --json`, `convert --to json`).
 std::string write_json(const std::vector<GidTable>& tables, const TablesDocument& about, int indent = 2);
 
+/// The flags a tables document (and `gidpolicy show`) gives an entry, in this order: "empty",
+/// "unreadable", then for a valid entry "zero", "link-local", "ipv4-mapped", "ipv4-link-local".
+/// One list for the document and the CLI's text, so the two never say different things.
+///   auto flags = gidpolicy::formats::entry_flags(gidpolicy::GidEntry::empty(3));  // {"empty"}
+std::vector<std::string> entry_flags(const GidEntry& e);
+
 }  // namespace gidpolicy::formats
