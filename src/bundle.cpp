@@ -424,8 +424,16 @@ result<Bundle> parse_bundle(std::string_view text, std::string source) {
 }
 
 result<Bundle> read_bundle_file(const std::string& path, std::size_t max_bytes) {
-  GIDPOLICY_TRY(text, formats::read_text_file(path, std::min(max_bytes, kMaxBundleBytes)));
-  return parse_bundle(text, path);
+  auto text = formats::read_text_file(path, std::min(max_bytes, kMaxBundleBytes));
+  if (!text) {
+    // The text reader's advice is a table's (--input-format); binary data is not a bundle either.
+    const std::string& d = text.error().detail;
+    const std::size_t cut = d.find(", not a table");
+    if (cut != std::string::npos)
+      return fail(errc::parse_error, d.substr(0, cut) + ", not a bundle: gidpolicy-collect writes text");
+    return fail(text.error());
+  }
+  return parse_bundle(text.value(), path);
 }
 
 namespace bundle_detail {

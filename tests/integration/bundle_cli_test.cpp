@@ -118,6 +118,12 @@ TEST(BundleCli, ABadBundleIsAUsageErrorNamingTheFileAndLine) {
   const CliResult doctor_both =
       run_cli({"doctor", "--bundle", bundle("linux-ready.bundle"), "--sysfs", "/nonexistent"});
   EXPECT_EQ(doctor_both.exit_code, 2);
+  const CliResult zero = run_cli({"doctor", "--bundle", "/dev/zero"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(
+      zero.err.find("/dev/zero:1:1: binary data (byte 0x00), not a bundle: gidpolicy-collect writes text"),
+      std::string::npos)
+      << zero.err;
   const CliResult missing = run_cli({"show", "--bundle", "/nonexistent.bundle"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("/nonexistent.bundle"), std::string::npos) << missing.err;
