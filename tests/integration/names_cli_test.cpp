@@ -114,6 +114,8 @@ TEST(Profile, SelectTakesProfileAndItsOldNamePolicy) {
   // Both at once is refused, not one silently winning.
   const CliResult both = run_cli({"select", "--profile", "auto", "--policy", "jaccl", "--input", t});
   EXPECT_EQ(both.exit_code, 2) << both.out;
+  EXPECT_NE(both.err.find("--policy is the old name of --profile: give one of them"), std::string::npos)
+      << both.err;
   // --help shows --profile; the old name stays out of it.
   for (const char* sub : {"select", "watch"}) {
     const CliResult help = run_cli({sub, "--help"});

@@ -58,6 +58,11 @@ predicted=$(awk '/\.name = "/ { n = $0; sub(/.*\.name = "/, "", n); sub(/".*/, "
                  /\.predicted = true/ { print n }' <<<"$table" | sort)
 [[ -n $predicted ]] || fail "no predicted stack found in stack_table.hpp"
 expect "fleet --stack " "$predicted"
+# env --for takes a list: the item after the last comma completes, the ones before it stay.
+expect "env --for nccl,u" "nccl,ucx"
+expect "env --for nccl,ucx,m" "nccl,ucx,mooncake"
+expect "env --for nccl," "$(sed 's/^/nccl,/' <<<"$stacks")"
+expect "env --for nv" "nvshmem"
 # Options of the subcommand, values of an option, files where a path goes.
 expect "show --js" "--json"
 expect "select --ex" "--explain"

@@ -2,7 +2,9 @@
 # The generated man pages: man(1) reads them without a warning (man --warnings, as lintian runs
 # it), gidpolicy(1) has a synopsis line and a section for every subcommand of
 # tools/gidpolicy/subcommands.hpp, gidpolicy-fake-host(1) documents fake-host, and gidpolicy(3)
-# every function gidpolicy.h declares.
+# every function gidpolicy.h declares; gidpolicy(1) and gidpolicy-collect(1) have ENVIRONMENT (every
+# variable of the stack table, in gidpolicy(1)) and EXAMPLES sections; no page names a path of the
+# source tree.
 #
 #   check_man.sh SOURCE_DIR MAN_DIR
 set -euo pipefail
@@ -37,4 +39,36 @@ funcs=$(grep -o '\bgidpolicy_[a-z_0-9]*(' "$src/include/gidpolicy/gidpolicy.h" |
 for f in $funcs; do
   grep -q "$f" <<<"$text" || fail "gidpolicy.3: no $f"
 done
-echo "check_man: 3 pages clean; $(wc -w <<<"$subs") subcommands and $(wc -w <<<"$funcs") C functions documented"
+# Installed pages: ENVIRONMENT and EXAMPLES sections (gidpolicy(1) and gidpolicy-collect(1)), and
+# no path of the source tree (an installed system has no examples/tables/ or docs/).
+collect_page=$src/tools/collect/gidpolicy-collect.1
+warnings=$(man --warnings -E UTF-8 -l -Tutf8 -Z "$collect_page" 2>&1 >/dev/null) || fail "man -l gidpolicy-collect.1 failed"
+[[ -z $warnings ]] || fail "gidpolicy-collect.1: man --warnings: $warnings"
+repo_path='(^|[^[:alnum:]_/.<-])(examples|tests|docs|tools|fakes|schemas|include|src|scripts|python|debian|build)/'
+for page in "$man_dir/gidpolicy.1" "$man_dir/gidpolicy-fake-host.1" "$man_dir/gidpolicy.3" "$collect_page"; do
+  text=$(man -P cat -l "$page")
+  if bad=$(grep -nE "$repo_path" <<<"$text"); then
+    fail "$(basename "$page"): names a path of the source tree: $bad"
+  fi
+done
+for page in "$man_dir/gidpolicy.1" "$collect_page"; do
+  text=$(man -P cat -l "$page")
+  for section in ENVIRONMENT EXAMPLES; do
+    body=$(awk -v s="$section" '$0 == s { on = 1; next } on && /^[A-Z]/ { on = 0 } on' <<<"$text")
+    [[ $(grep -c '[[:alnum:]]' <<<"$body") -ge 3 ]] || fail "$(basename "$page"): no $section section (or an empty one)"
+  done
+done
+# gidpolicy(1)'s ENVIRONMENT names every variable of the stack table (namespace stack_vars in
+# stack_table.hpp; the arguments, -x or --rdma-gid-index, are not variables) and the stacks that
+# read them.
+text=$(man -P cat -l "$man_dir/gidpolicy.1")
+environment=$(awk '$0 == "ENVIRONMENT" { on = 1; next } on && /^[A-Z]/ { on = 0 } on' <<<"$text")
+vars=$(sed -n '/^namespace stack_vars {/,/^}  \/\/ namespace stack_vars/p' "$src/include/gidpolicy/stack_table.hpp" |
+  grep -o '= "[A-Z][A-Z0-9_]*";' | tr -d '=";' | sort -u)
+[[ $(wc -w <<<"$vars") -ge 20 ]] || fail "fewer than 20 variables found in stack_table.hpp's stack_vars"
+for v in $vars; do
+  grep -q "^       $v\b" <<<"$environment" || fail "gidpolicy.1: ENVIRONMENT does not list $v"
+done
+grep -q "nccl: pins its GID index" <<<"$environment" || fail "gidpolicy.1: ENVIRONMENT does not say which stack reads a pin"
+
+echo "check_man: 3 pages clean; $(wc -w <<<"$subs") subcommands and $(wc -w <<<"$funcs") C functions documented; ENVIRONMENT lists $(wc -w <<<"$vars") stack variables; EXAMPLES; no source paths"

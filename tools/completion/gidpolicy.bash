@@ -47,15 +47,20 @@ _gidpolicy() {
   fi
   local options
   options=$("$prog" --complete options "$sub" 2>/dev/null) || return
-  # The value of the option before the cursor, when it takes one.
-  if [[ $prev == --* ]] && grep -qx -- "$prev value" <<<"$options"; then
-    local values
+  # The value of the option before the cursor, when it takes one; for a list (env --for
+  # nccl,ucx), the item after the last comma, the ones before it kept.
+  if [[ $prev == --* ]] && grep -qx -e "$prev value" -e "$prev list" <<<"$options"; then
+    local values head="" item=$cur
     values=$("$prog" --complete values "$sub" "$prev" 2>/dev/null) || return
+    if grep -qx -- "$prev list" <<<"$options" && [[ $cur == *,* ]]; then
+      head=${cur%,*},
+      item=${cur##*,}
+    fi
     case $values in
       :file) COMPREPLY=($(compgen -f -- "$cur")) ;;
-      :device) COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur")) ;;
+      :device) COMPREPLY=($(compgen -P "$head" -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$item")) ;;
       :none) COMPREPLY=() ;;
-      *) COMPREPLY=($(compgen -W "$values" -- "$cur")) ;;
+      *) COMPREPLY=($(compgen -P "$head" -W "$values" -- "$item")) ;;
     esac
     return
   fi

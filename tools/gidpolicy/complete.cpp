@@ -74,6 +74,59 @@ void print_specs(Output& out) {
   }
 }
 
+// An environment variable, not a command-line argument (perftest's and ds4's start with a dash).
+bool variable_is_env(std::string_view name) {
+  return !name.empty() && name.front() >= 'A' && name.front() <= 'Z';
+}
+
+std::string_view setting_effect_words(SettingEffect e) {
+  switch (e) {
+    case SettingEffect::family:
+      return "the address family it prefers";
+    case SettingEffect::range:
+      return "the address range it takes GIDs from";
+    case SettingEffect::roce_version:
+      return "the RoCE version it prefers";
+    case SettingEffect::reachability:
+      return "which remote addresses it counts as reachable (read; not its local choice)";
+    case SettingEffect::not_in_model:
+      return "read by a later release than the one modelled: reported, not applied";
+    case SettingEffect::not_modelled:
+      return "read for a path gidpolicy does not model: reported, not applied";
+  }
+  return "a setting";
+}
+
+// Every variable of the stack table with the stack that reads it and what it does: pins,
+// settings, device lists, JACCL's policy, rank and ring.
+void print_stack_variables(Output& out) {
+  for (const StackInfo& s : kStacks) {
+    for (const PinVariable& p : s.pins)
+      if (variable_is_env(p.name)) out.print("{}\t{}: pins its GID index\n", p.name, s.name);
+    for (const SettingVariable& v : s.settings)
+      if (variable_is_env(v.name)) out.print("{}\t{}: {}\n", v.name, s.name, setting_effect_words(v.effect));
+    const LaunchSettings& l = s.launch;
+    bool pinned = false;
+    for (const PinVariable& p : s.pins) pinned = pinned || p.name == l.choice;
+    if (variable_is_env(l.choice) && !pinned)
+      out.print("{}\t{}: {}\n", l.choice, s.name,
+                l.choice_reader == ChoiceReader::patched_fork ? "its GID policy (read only by a patched fork)"
+                                                              : "the GID it uses");
+    if (variable_is_env(l.read_first))
+      out.print("{}\t{}: its device file, read before {} (the default of --jaccl-devices)\n", l.read_first,
+                s.name, l.device);
+    if (variable_is_env(l.device))
+      out.print("{}\t{}: {}\n", l.device, s.name,
+                l.device_form == DeviceForm::file ? "its device file (the default of --jaccl-devices)"
+                                                  : "the devices (and ports) it uses");
+  }
+  out.print("{}\tjaccl: this host's rank (the default of --rank)\n", stack_vars::kJacclRank);
+  out.print("{}\tjaccl: this host's rank, read after {}\n", stack_vars::kMlxRank, stack_vars::kJacclRank);
+  out.print("{}\tjaccl: set, JACCL is asked for its ring (the default of --jaccl-ring)\n",
+            stack_vars::kJacclRing);
+  out.print("{}\tjaccl: as {}\n", stack_vars::kMlxJacclRing, stack_vars::kJacclRing);
+}
+
 bool numeric(const CLI::Option& opt) {
   const std::string type = opt.get_type_name();
   return type.rfind("UINT", 0) == 0 || type.rfind("INT", 0) == 0 || type.rfind("FLOAT", 0) == 0;
@@ -92,6 +145,10 @@ int run_complete(const CLI::App& app, int argc, const char* const* argv) {
     print_specs(out);
     return kExitOk;
   }
+  if (args.size() == 1 && args[0] == "variables") {
+    print_stack_variables(out);
+    return kExitOk;
+  }
   if (!args.empty() && args[0] == "options" && args.size() <= 2) {
     const CLI::App* sub = &app;
     if (args.size() == 2 && !(sub = find_sub(app, args[1]))) return refuse("no subcommand '" + args[1] + "'");
@@ -100,7 +157,11 @@ int run_complete(const CLI::App& app, int argc, const char* const* argv) {
     std::set<std::string> seen;  // each option group has its own --help
     for (const CLI::Option* opt : opts)
       for (const std::string& l : opt->get_lnames())
-        if (seen.insert(l).second) out.print("--{} {}\n", l, opt->get_expected_max() == 0 ? "flag" : "value");
+        if (seen.insert(l).second)
+          out.print("--{} {}\n", l,
+                    opt->get_expected_max() == 0   ? "flag"
+                    : opt->get_delimiter() != '\0' ? "list"
+                                                   : "value");
     return kExitOk;
   }
   if (args.size() == 3 && args[0] == "values") {
@@ -124,7 +185,7 @@ int run_complete(const CLI::App& app, int argc, const char* const* argv) {
     }
     return kExitOk;
   }
-  return refuse("expected subcommands, specs, options [SUB] or values SUB OPTION");
+  return refuse("expected subcommands, specs, variables, options [SUB] or values SUB OPTION");
 }
 
 }  // namespace gidpolicy::cli

@@ -7,11 +7,16 @@
 //
 //   gidpolicy --complete subcommands        every subcommand, one a line
 //   gidpolicy --complete options [SUB]      SUB's options (the top level's without SUB), one a
-//                                           line as "NAME flag" or "NAME value"
+//                                           line as "NAME flag", "NAME value" or "NAME list" (a
+//                                           comma-separated list of values: env --for nccl,ucx)
 //   gidpolicy --complete values SUB OPTION  what OPTION takes: its words one a line, or one marker
 //                                           line: ":file" (a path), ":device" (an RDMA device of
 //                                           this host), ":none" (a number or free text)
 //   gidpolicy --complete specs              every built-in spec name and alias
+//   gidpolicy --complete variables          every environment variable of the stack table, one
+//                                           line per variable and stack that reads it:
+//                                           "NAME<TAB>STACK: what it does" (the man page's
+//                                           ENVIRONMENT section is generated from it)
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -70,7 +70,7 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
   cmd_->add_flag("--this-host", o_.this_host,
                  "The --input table was taken on this host: judge it against this host's interfaces, routes "
                  "and environment too (a table alone is judged by itself)");
-  cmd_->add_flag("--json", o_.json, "Print JSON (schema gidpolicy.doctor, docs/cli.md)");
+  cmd_->add_flag("--json", o_.json, "Print JSON (schema gidpolicy.doctor; gidpolicy(1) describes it)");
 }
 
 int DoctorCommand::run() const {

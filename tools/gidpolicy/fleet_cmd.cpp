@@ -512,8 +512,9 @@ FleetCommand::FleetCommand(CLI::App& app) {
                  "With --env-dir: replace a non-empty directory (refused otherwise)");
   cmd_->add_option("--platform", o_.platform, "Driver model for every host (default: by link layer)")
       ->check(CLI::IsMember({"linux", "darwin"}));
-  cmd_->add_flag("--json", o_.json,
-                 "Print JSON (schema in docs/cli.md): causes, sides, failed links streamed");
+  cmd_->add_flag(
+      "--json", o_.json,
+      "Print JSON (schema gidpolicy.fleet; gidpolicy(1) describes it): causes, sides, failed links streamed");
   cmd_->add_flag("--all-links", o_.all_links, "With --json: list connected links too");
   cmd_->add_option("--limit", o_.limit, "Text: list at most this many causes and failed links")
       ->capture_default_str();

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -80,9 +81,16 @@ struct SourceFlags {
 
 // --profile SPEC, and --policy as its old name: kept so scripts written for select/watch before
 // every subcommand said --profile still run; hidden from --help, refused together with --profile.
-void add_profile_option(CLI::App* cmd, std::string& spec, const std::string& help) {
+// Both given are refused after parsing (profile_and_policy_given), not by CLI11's excludes():
+// that one names the hidden option as "" in its error and prints an empty "Excludes:" in --help.
+struct ProfileOption {
+  CLI::Option* profile;
+  CLI::Option* policy;
+};
+ProfileOption add_profile_option(CLI::App* cmd, std::string& spec, const std::string& help) {
   auto* profile = cmd->add_option("--profile", spec, help)->capture_default_str();
-  cmd->add_option("--policy", spec, "The old name of --profile")->group("")->excludes(profile);
+  auto* policy = cmd->add_option("--policy", spec, "The old name of --profile")->group("");
+  return {profile, policy};
 }
 
 // What each option takes, in the words of the tool's own errors.
@@ -164,16 +172,15 @@ int run(int argc, char** argv) {
   CLI::App app{"gidpolicy: which RDMA GID to advertise and route from, and why", "gidpolicy"};
   app.set_version_flag("--version", std::string("gidpolicy ") + GIDPOLICY_VERSION);
   app.require_subcommand(1);
-  app.footer(
-      "Exit codes: 0 success; 1 a selection failed, a profile disagrees (check) or a pair does not connect "
-      "(simulate); 2 bad usage, unreadable input or output that could not be written.\nSee docs/cli.md.");
+  app.footer("Exit codes: 0 success; 1 a finding (each subcommand's --help says which); " +
+             std::string(kExitUsageMeaning) + ".\nSee gidpolicy(1); gidpolicy SUBCOMMAND --help for each.");
 
   // show
   ShowArgs show;
   SourceFlags show_src;
   auto* show_cmd = add_subcommand(app, "show");
   show_src.add(show_cmd);
-  show_cmd->add_flag("--json", show.json, "Print JSON (schema in docs/cli.md)");
+  show_cmd->add_flag("--json", show.json, "Print JSON (schema gidpolicy.tables; gidpolicy(1) describes it)");
   show_cmd->add_option("--host", show.host,
                        "The host name --json records (default: this machine's for live devices; "
                        "`gidpolicy fleet` reads it)");
@@ -183,14 +190,17 @@ int run(int argc, char** argv) {
   SourceFlags select_src;
   auto* select_cmd = add_subcommand(app, "select");
   select_src.add(select_cmd);
-  add_profile_option(select_cmd, select.profile, "Profile spec, e.g. auto, jaccl, validated:index=3");
+  std::vector<ProfileOption> profile_options;
+  profile_options.push_back(
+      add_profile_option(select_cmd, select.profile, "Profile spec, e.g. auto, jaccl, validated:index=3"));
   select_cmd->add_flag("--explain", select.explain, "Print why each entry was accepted or rejected");
   select_cmd->add_option(
       "--peer", select.peer,
       "Ask the kernel's route to this address (fe80::/10 as fe80::1%NETDEV) and choose as "
       "rdma_cm does: the GID holding its source address on its netdev, else one on that "
       "netdev, never another netdev's (auto:peer=ADDR; with --profile rdma_cm: rdma_cm:peer=ADDR)");
-  select_cmd->add_flag("--json", select.json, "Print JSON (schema in docs/cli.md)");
+  select_cmd->add_flag("--json", select.json,
+                       "Print JSON (schema gidpolicy.select; gidpolicy(1) describes it)");
 
   // check
   CheckArgs check;
@@ -203,7 +213,9 @@ int run(int argc, char** argv) {
   check_cmd->add_option("--profile", check.profiles,
                         "Check these profile specs instead of the named ones (repeatable); 'all': every "
                         "named profile on every port, those of stacks not run on its link layer too");
-  check_cmd->add_flag("--json", check.json, "Print JSON (schema in docs/cli.md)");
+  check_cmd->add_flag(
+      "--json", check.json,
+      "Print JSON (schema gidpolicy.check, .check.stacks, .check.pins; gidpolicy(1) describes it)");
   std::string pin_list;  // every pin variable of the stack table
   for (const std::string_view v : gidpolicy::pin_variables())
     pin_list += (pin_list.empty() ? "" : ", ") + std::string(v);
@@ -295,8 +307,10 @@ int run(int argc, char** argv) {
   watch_cmd->add_option("--verbs", watch.verbs, "Live backend: dlopen or linked")
       ->check(CLI::IsMember({"dlopen", "linked"}))
       ->capture_default_str();
-  add_profile_option(watch_cmd, watch.profile, "The profile whose plan is followed and re-planned");
-  watch_cmd->add_flag("--json", watch.json, "One JSON object per line (schema in docs/cli.md)");
+  profile_options.push_back(
+      add_profile_option(watch_cmd, watch.profile, "The profile whose plan is followed and re-planned"));
+  watch_cmd->add_flag("--json", watch.json,
+                      "One JSON object per line (schema gidpolicy.watch; gidpolicy(1) describes it)");
   watch_cmd->add_flag(
       "--stacks", watch.stacks,
       "On each change, what each RDMA stack does: keeps its index until it reopens the device, "
@@ -317,7 +331,8 @@ int run(int argc, char** argv) {
                    "Stacks, comma-separated: " + gidpolicy::stack_names(gidpolicy::StackSet::all))
       ->delimiter(',')
       ->required();
-  add_profile_option(env_cmd, env.profile, "The profile whose pick the settings name");
+  profile_options.push_back(
+      add_profile_option(env_cmd, env.profile, "The profile whose pick the settings name"));
   env_cmd->add_option("--format", env.format, "sh (export lines), dotenv or json")
       ->check(CLI::IsMember({"sh", "dotenv", "json"}))
       ->capture_default_str();
@@ -386,6 +401,15 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
 
+  for (const ProfileOption& p : profile_options) {
+    if (p.profile->count() && p.policy->count()) {
+      std::string sub;
+      for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
+      print_error("--policy is the old name of --profile: give one of them (see gidpolicy" + sub +
+                  " --help)");
+      return kExitUsage;
+    }
+  }
   if (show_cmd->parsed()) {
     show.source = show_src.get();
     return run_show(show);

@@ -23,7 +23,11 @@ std::string subcommand_names() {
 CLI::App* add_subcommand(CLI::App& app, std::string_view name) {
   const SubcommandInfo* info = find_subcommand(name);
   if (!info) throw std::logic_error("subcommand '" + std::string(name) + "' is not in kSubcommands");
-  return app.add_subcommand(std::string(info->name), std::string(info->summary));
+  CLI::App* sub = app.add_subcommand(std::string(info->name), std::string(info->summary));
+  // fake-host passes COMMAND's status through: 2 is COMMAND's there, unless its own options fail.
+  sub->footer("Exit codes: " + std::string(info->exit_codes) + "; " + std::string(kExitUsageMeaning) +
+              (info->name == "fake-host" ? " (fake-host's own options)" : "") + ".\nSee gidpolicy(1).");
+  return sub;
 }
 
 bool subcommands_match_table(const CLI::App& app, std::string& why) {

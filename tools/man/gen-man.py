@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Man pages generated from the sources they document, so the two cannot drift.
 
-  gen-man.py cli       docs/cli.md                   gidpolicy.1            VERSION
+  gen-man.py cli       docs/cli.md                   gidpolicy.1            VERSION [GIDPOLICY]
   gen-man.py fake-host docs/cli.md                   gidpolicy-fake-host.1  VERSION
   gen-man.py capi      include/gidpolicy/gidpolicy.h gidpolicy.3            VERSION
 
@@ -11,7 +11,14 @@ overview and every declaration with its comment. The Markdown read is the subset
 uses (headings, paragraphs, fenced code, pipe tables, "- " lists, `code`, **bold**, *italic*,
 [links](...)); anything else is written as text, never dropped. Python's standard library only:
 a build needs no converter (pandoc) beyond the interpreter CMake already requires.
+
+gidpolicy(1)'s ENVIRONMENT section lists the variables of the stack table as the built binary
+prints them (`GIDPOLICY --complete variables`), so it is never a copy to keep in step. A page
+is installed: the repository paths docs/cli.md uses for the example tables and the other
+documents (examples/tables/X, docs/X.md, schemas/X) are written as the file's own name, and a
+paragraph after `<!-- source tree only -->` is left out.
 """
+import subprocess
 import re
 import sys
 
@@ -65,6 +72,36 @@ def para(lines):
 def split_row(row):
     cells = re.split(r"(?<!\\)\|", row.strip().strip("|"))
     return [c.strip().replace("\\|", "|") for c in cells]
+
+
+# A path inside the source tree, as docs/cli.md writes them: its last component is what the page
+# says (a table's file name, a document's name).
+REPO_PATH = re.compile(r"(?<![\w/.<-])(?:examples|tests|docs|tools|fakes|schemas|include|src|scripts|python|debian|build)/"
+                       r"(?:[\w.*-]+/)*([\w.*-]+)?")
+
+
+def unpath(m):
+    """A source-tree path as an installed page names it: a file by its name; a directory by what
+    it holds."""
+    if m.group(1):
+        return m.group(1)
+    return "gidpolicy's example tables" if m.group(0).startswith("examples/tables") else \
+        m.group(0).rstrip("/").rsplit("/", 1)[-1] + " (in gidpolicy's sources)"
+
+
+def installed(lines):
+    """docs/cli.md's lines as an installed page says them: no repository path, and no paragraph
+    marked `<!-- source tree only -->`."""
+    out, skip = [], False
+    for l in lines:
+        if l.strip() == "<!-- source tree only -->":
+            skip = True
+            continue
+        if skip:
+            skip = bool(l.strip())
+            continue
+        out.append(REPO_PATH.sub(unpath, l))
+    return out
 
 
 def markdown(lines, subcommands, heading_level_base=2):
@@ -171,20 +208,79 @@ def subcommand_names(syn):
 SEE_ALSO_1 = [".SH \"SEE ALSO\"", "gidpolicy\\-fake\\-host(1), gidpolicy(3), ibv_devinfo(1), ibv_devices(1)"]
 
 
-def cli_page(src, version):
-    syn, intro, body = cli_parts(read(src))
+# gidpolicy(1)'s EXAMPLES: the user's own files (a paste, a Mac's JSON, a directory of snapshots).
+EXAMPLES = [
+    ("Every named profile side by side, on a table pasted from ibv_devinfo \\-v, show_gids or "
+     "\\fBgidpolicy show \\-\\-json\\fR (the format is detected):",
+     ["gidpolicy check --input paste.txt", "ibv_devinfo -v | gidpolicy check --input -"]),
+    ("What each stack picks under the launch's own settings (the environment's, and a dotenv or "
+     "compose file's), and the variables that make it use gidpolicy's pick:",
+     ["gidpolicy check --stacks --env-file launch.env --input paste.txt", "gidpolicy env --for nccl,ucx --input paste.txt"]),
+    ("The entry a profile advertises on a live port, and why each other entry was not taken:",
+     ["gidpolicy select --profile 'auto:family=ipv4' --explain --device mlx5_0 --port 1"]),
+    ("What errno 22 at RTR means for a Mac's table, given the sgid_index the program used:",
+     ["gidpolicy explain-errno 22 --input mac.json --sgid-index 1"]),
+    ("Is this host ready for RDMA, with a peer to route to; the fixes are printed, never run:",
+     ["gidpolicy doctor --peer 10.0.0.2"]),
+    ("Every link of a cluster, from one \\fBgidpolicy show \\-\\-json\\fR per host in a directory:",
+     ["gidpolicy fleet --topology rail --profile auto --svg fabric.svg /shared/fleet/"]),
+]
+
+
+def examples_section():
+    out = [".SH EXAMPLES"]
+    for text, commands in EXAMPLES:
+        out += [".PP", text, ".PP", ".RS 2", ".EX"] + [line_safe(esc_code(c)) for c in commands] + [".EE", ".RE"]
+    return out
+
+
+def environment_section(binary):
+    """The variables gidpolicy reads: the stack table's (asked of the built binary), then the
+    fake host's."""
+    out = [".SH ENVIRONMENT", ".PP",
+           "The stacks' launch settings, read by \\fBcheck \\-\\-stacks\\fR, \\fBcheck \\-\\-pins\\fR, "
+           "\\fBdoctor\\fR, \\fBenv\\fR and \\fBfleet \\-\\-stack\\fR, each as the stack that reads it "
+           "parses it (\\fB\\-\\-no\\-env\\fR reads none of them; \\fB\\-\\-env\\-file\\fR adds a "
+           "launch's own, which win). Each names the stacks that read it:"]
+    if binary:
+        text = subprocess.run([binary, "--complete", "variables"], check=True, stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout
+        readers = {}
+        for line in text.splitlines():
+            name, _, what = line.partition("\t")
+            if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name) or not what:
+                sys.exit("gen-man.py: %s --complete variables: unexpected line %r" % (binary, line))
+            readers.setdefault(name, []).append(what)
+        if not readers:
+            sys.exit("gen-man.py: %s --complete variables printed nothing" % binary)
+        for name in sorted(readers):
+            out += [".TP", "\\fB%s\\fR" % esc_code(name), esc_code("; ".join(readers[name]))]
+    else:
+        out += [".PP", "(This page was built without running gidpolicy: \\fBgidpolicy \\-\\-complete variables\\fR "
+                "lists them, with the stacks that read each.)"]
+    out += [".TP", "\\fBLD_LIBRARY_PATH\\fR",
+            "\\fBfake\\-host\\fR puts the fake libraries' directory first on it for COMMAND.",
+            ".TP", "\\fBGIDPOLICY_FAKE_TABLES\\fR, \\fBGIDPOLICY_FAKE_SYSFS\\fR, \\fBGIDPOLICY_FAKE_FABRIC\\fR",
+            "Set by \\fBfake\\-host\\fR for COMMAND and read by the fake libibverbs: the table it serves, its "
+            "sysfs tree and where its QPs' sockets live."]
+    return out
+
+
+def cli_page(src, version, binary=None):
+    syn, intro, body = cli_parts(installed(read(src)))
     out = header("gidpolicy", 1, version, "User Commands")
     out += [".SH NAME", "gidpolicy \\- choose the RDMA GID to advertise and route from, and say why"]
     out += synopsis(syn) + [".SH DESCRIPTION"] + para(intro)
     out += markdown(body, set(subcommand_names(syn)))
+    out += environment_section(binary) + examples_section()
     out += [".SH FILES", ".TP", "\\fI/usr/share/bash\\-completion/completions/gidpolicy\\fR",
             "Bash completion: subcommands, options, profile specs and device names, asked of the binary "
             "itself (\\fBgidpolicy \\-\\-complete\\fR)."]
     return out + SEE_ALSO_1
 
 
-def fake_host_page(src, version):
-    syn, _, body = cli_parts(read(src))
+def fake_host_page(src, version, binary=None):
+    syn, _, body = cli_parts(installed(read(src)))
     start = next(i for i, l in enumerate(body) if re.match(r"## `fake-host", l))
     end = next((i for i in range(start + 1, len(body)) if re.match(r"## ", body[i])), len(body))
     section = body[start + 1:end]
@@ -265,8 +361,8 @@ def doc_roff(text):
     return [l for k, l in enumerate(out) if not (l == ".PP" and k + 1 < len(out) and out[k + 1] in (".PP", ".IP \\(bu 4"))]
 
 
-def capi_page(src, version):
-    lines = read(src)
+def capi_page(src, version, binary=None):
+    lines = [REPO_PATH.sub(unpath, l) for l in read(src)]
     end = next(i for i, l in enumerate(lines) if l.strip() == "*/")
     top = comment_text(lines[:end + 1])
     name_line, overview = top[0].strip(), top[1:]
@@ -327,10 +423,11 @@ def capi_page(src, version):
 
 
 def main(argv):
-    if len(argv) != 5 or argv[1] not in ("cli", "fake-host", "capi"):
+    if len(argv) not in (5, 6) or argv[1] not in ("cli", "fake-host", "capi"):
         sys.exit(__doc__)
-    kind, src, dst, version = argv[1:]
-    page = {"cli": cli_page, "fake-host": fake_host_page, "capi": capi_page}[kind](src, version)
+    kind, src, dst, version = argv[1:5]
+    binary = argv[5] if len(argv) == 6 else None
+    page = {"cli": cli_page, "fake-host": fake_host_page, "capi": capi_page}[kind](src, version, binary)
     text = "\n".join(page) + "\n"
     with open(dst + ".tmp", "w", encoding="ascii") as f:
         f.write(text)
