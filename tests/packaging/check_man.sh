@@ -39,7 +39,8 @@ funcs=$(grep -o '\bgidpolicy_[a-z_0-9]*(' "$src/include/gidpolicy/gidpolicy.h" |
 for f in $funcs; do
   grep -q "$f" <<<"$text" || fail "gidpolicy.3: no $f"
 done
-# Installed pages: ENVIRONMENT and EXAMPLES sections (gidpolicy(1) and gidpolicy-collect(1)), and
+# Installed pages: ENVIRONMENT and EXAMPLES sections (gidpolicy(1), gidpolicy-fake-host(1) and
+# gidpolicy-collect(1)), and
 # no path of the source tree (an installed system has no examples/tables/ or docs/).
 collect_page=$src/tools/collect/gidpolicy-collect.1
 warnings=$(man --warnings -E UTF-8 -l -Tutf8 -Z "$collect_page" 2>&1 >/dev/null) || fail "man -l gidpolicy-collect.1 failed"
@@ -51,7 +52,7 @@ for page in "$man_dir/gidpolicy.1" "$man_dir/gidpolicy-fake-host.1" "$man_dir/gi
     fail "$(basename "$page"): names a path of the source tree: $bad"
   fi
 done
-for page in "$man_dir/gidpolicy.1" "$collect_page"; do
+for page in "$man_dir/gidpolicy.1" "$man_dir/gidpolicy-fake-host.1" "$collect_page"; do
   text=$(man -P cat -l "$page")
   for section in ENVIRONMENT EXAMPLES; do
     body=$(awk -v s="$section" '$0 == s { on = 1; next } on && /^[A-Z]/ { on = 0 } on' <<<"$text")

@@ -290,7 +290,33 @@ def fake_host_page(src, version, binary=None):
     out += synopsis([l for l in syn if l.split()[1:2] == ["fake-host"]])
     out += [".SH DESCRIPTION"] + para(section[:intro_end])
     out += markdown(section[intro_end:], set())
+    out += fake_environment() + [".SH EXAMPLES"]
+    for text, commands in FAKE_HOST_EXAMPLES:
+        out += [".PP", text, ".PP", ".RS 2", ".EX"] + [line_safe(esc_code(c)) for c in commands] + [".EE", ".RE"]
     return out + [".SH \"SEE ALSO\"", "gidpolicy(1), ibv_devinfo(1), ucx_info(1)"]
+
+
+FAKE_HOST_EXAMPLES = [
+    ("rdma\\-core's own tool, on a table pasted from a bug report:",
+     ["gidpolicy fake-host --tables paste.txt -- ibv_devinfo -v"]),
+    ("The GID index UCX picks there, from its own log:",
+     ["UCX_LOG_LEVEL=debug gidpolicy fake-host --tables paste.txt -- ucx_info -d | grep gid_index"]),
+    ("gidpolicy's own live path, following the table as it is rewritten:",
+     ["gidpolicy fake-host --tables t.json -- gidpolicy watch"]),
+]
+
+
+def fake_environment():
+    """What fake-host sets for COMMAND (and what the fake libibverbs reads)."""
+    return [".SH ENVIRONMENT", ".PP",
+            "The environment passes through to COMMAND, with these set:",
+            ".TP", "\\fBLD_LIBRARY_PATH\\fR",
+            "The fake libraries' directory first, so COMMAND loads the fake libibverbs and librdmacm.",
+            ".TP", "\\fBGIDPOLICY_FAKE_TABLES\\fR", "The table given with \\fB\\-\\-tables\\fR.",
+            ".TP", "\\fBGIDPOLICY_FAKE_SYSFS\\fR", "The sysfs tree made from it.",
+            ".TP", "\\fBGIDPOLICY_FAKE_FABRIC\\fR",
+            "Where the fake QPs' sockets live (\\fB\\-\\-fabric\\fR): fake hosts that share it reach each "
+            "other's QPs."]
 
 
 # ---- the C API ----------------------------------------------------------------------------
