@@ -123,7 +123,9 @@ def extract(path, text):
             k = 0
             while k < len(content):
                 if not content[k].startswith("$ "):
-                    if k == 0 or not commands:
+                    # Only the lines before the block's first command get here: each command
+                    # takes the lines after it as its output.
+                    if content[k].strip():
                         errors.append("%s:%d: output before the first `$ ` command" % (path, first + k))
                         break
                     k += 1

@@ -22,6 +22,7 @@ CASES = {
     "longer.md": (1, "output differs after the doc's line 1"),
     "unmarked.md": (1, "a command in a fence that is neither ```sh nor a `$ ` transcript"),
     "unknown-marker.md": (1, "unknown language or marker lvie"),
+    "output-first.md": (1, "output before the first `$ ` command"),
     "not-found.md": (1, "exit 127: not found or not runnable"),
     "wrong-exit.md": (1, "exit 0, the doc says exit=2"),
     "writes.md": (0, "0 failures"),
