@@ -26,7 +26,8 @@ CLI::App* add_subcommand(CLI::App& app, std::string_view name) {
   CLI::App* sub = app.add_subcommand(std::string(info->name), std::string(info->summary));
   // fake-host passes COMMAND's status through: 2 is COMMAND's there, unless its own options fail.
   sub->footer("Exit codes: " + std::string(info->exit_codes) + "; " + std::string(kExitUsageMeaning) +
-              (info->name == "fake-host" ? " (fake-host's own options)" : "") + ".\nSee gidpolicy(1).");
+              (info->name == "fake-host" ? " (fake-host's own options).\nSee gidpolicy-fake-host(1)."
+                                         : ".\nSee gidpolicy(1)."));
   return sub;
 }
 
