@@ -61,9 +61,9 @@ rdma_en2 port 1: ::ffff:169.254.10.2 (ib) reappeared at index 3 [gid_change]; re
 EOT
 else
   cat >"$work/expected" <<'EOT'
-{"schema":"gidpolicy.watch","version":3,"host":"HOST","source":"live device rdma_en2","event":"watching","device":"rdma_en2","port":1,"profile":"auto","gid":"::ffff:169.254.10.2","index":1}
-{"event":"change","device":"rdma_en2","port":1,"kind":"disappeared","cause":"gid_change","gid":"::ffff:169.254.10.2","type":"ib","old_index":1,"new_index":null,"twin_old_index":null,"twin_new_index":null,"port_state":"active","replan":{"ok":false,"error":{"code":"no_candidate","category":"gidpolicy","value":NUM,"message":"MSG"}}}
-{"event":"change","device":"rdma_en2","port":1,"kind":"reappeared","cause":"gid_change","gid":"::ffff:169.254.10.2","type":"ib","old_index":null,"new_index":3,"twin_old_index":null,"twin_new_index":null,"port_state":"active","replan":{"ok":true,"gid":"::ffff:169.254.10.2","index":3,"followed":true,"tell_peer":false,"why":"followed ::ffff:169.254.10.2 to index 3"}}
+{"schema":"gidpolicy.watch","version":4,"host":"HOST","source":"live device rdma_en2","event":"watching","device":"rdma_en2","port":1,"profile":"auto","gid":"::ffff:169.254.10.2","index":1}
+{"schema":"gidpolicy.watch","version":4,"host":"HOST","source":"live device rdma_en2","event":"change","device":"rdma_en2","port":1,"kind":"disappeared","cause":"gid_change","gid":"::ffff:169.254.10.2","type":"ib","old_index":1,"new_index":null,"twin_old_index":null,"twin_new_index":null,"port_state":"active","replan":{"ok":false,"error":{"code":"no_candidate","category":"gidpolicy","value":NUM,"message":"MSG"}}}
+{"schema":"gidpolicy.watch","version":4,"host":"HOST","source":"live device rdma_en2","event":"change","device":"rdma_en2","port":1,"kind":"reappeared","cause":"gid_change","gid":"::ffff:169.254.10.2","type":"ib","old_index":null,"new_index":3,"twin_old_index":null,"twin_new_index":null,"port_state":"active","replan":{"ok":true,"gid":"::ffff:169.254.10.2","index":3,"followed":true,"tell_peer":false,"why":"followed ::ffff:169.254.10.2 to index 3"}}
 EOT
   # The error's number and message are the error model's, not this feature's, and the host is
   # this machine's name: normalise them.
