@@ -31,6 +31,9 @@ inline constexpr SubcommandInfo kSubcommands[] = {
     {"fake-host",
      "Run a program on a host that looks like the table (sysfs, /dev/infiniband, the fake libibverbs; "
      "--netns: its netdevs)"},
+    {"probe",
+     "Try one link on the wire with the GID a profile or stack uses: each direction connected (with its "
+     "round trip) or its failure, beside the prediction"},
     {"doctor",
      "Is this host ready for RDMA: every port, GID, netdev address and peer route checked, each cause "
      "ranked with the commands that fix it (printed, never run)"},

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""`gidpolicy probe --listen/--connect` between two processes on the drop-in fake libibverbs.
+
+Usage: probe_pair.py CLI FAKE_LIB_DIR SOURCE_DIR CASE
+
+Each side is its own process with its own table (GIDPOLICY_FAKE_TABLES), as two hosts would be;
+the fake carries the data between them. Each case asserts the probe's observation per direction,
+that it agrees with the prediction (and with `gidpolicy simulate` for the same tables), and, where
+perftest is installed, that `ib_send_bw -x N` between the same two fake hosts passes or fails
+alike. Every wait is a hang guard far above what the case needs; no verdict depends on time: the
+bounds asserted are the probe's own deadlines, which end the run with their own message.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+GUARD = 120  # seconds: a hang guard, never a verdict
+CLI, LIB, ROOT, CASE = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+TABLES = os.path.join(ROOT, "examples", "tables")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def env_for(table, extra=None):
+    env = dict(os.environ, LD_LIBRARY_PATH=LIB, GIDPOLICY_FAKE_TABLES=os.path.join(TABLES, table))
+    for k in list(env):  # the stacks' own settings come only from the case
+        if k.startswith(("NCCL_", "UCX_", "MC_", "FI_", "NVSHMEM_")):
+            del env[k]
+    env.update(extra or {})
+    return env
+
+
+class Side:
+    def __init__(self, table, args, extra_env=None):
+        self.p = subprocess.Popen([CLI, "probe"] + args, env=env_for(table, extra_env), cwd=ROOT,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.err_lines = []
+
+    def wait_listening(self):
+        # The listener says its port on stderr before it waits for the peer.
+        for line in self.p.stderr:
+            self.err_lines.append(line)
+            if "listening on port" in line:
+                return int(line.split()[-1])
+        return None
+
+    def finish(self):
+        try:
+            out, err = self.p.communicate(timeout=GUARD)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            out, err = self.p.communicate()
+            failures.append(f"hang guard: {self.p.args} still running after {GUARD} s")
+        self.rc = self.p.returncode
+        self.out = out
+        self.err = "".join(self.err_lines) + err
+        try:
+            self.doc = json.loads(out) if out.strip() else None
+        except json.JSONDecodeError:
+            self.doc = None
+        return self
+
+
+def pair(table_l, args_l, table_c, args_c, env_l=None, env_c=None, during=None):
+    lst = Side(table_l, ["--listen", "127.0.0.1:0", "--json"] + args_l, env_l)
+    port = lst.wait_listening()
+    if port is None:
+        lst.finish()
+        failures.append(f"the listener never listened: {lst.err}")
+        return lst, lst
+    con = Side(table_c, ["--connect", f"127.0.0.1:{port}", "--json"] + args_c, env_c)
+    if during:
+        during(lst, con)
+    return lst.finish(), con.finish()
+
+
+def directions(side, kind="rc"):
+    if not side.doc:
+        return []
+    for q in side.doc.get("qps", []):
+        if q["kind"] == kind:
+            return q["directions"]
+    return []
+
+
+def simulate(tables, profile):
+    p = subprocess.run([CLI, "simulate", "--profile", profile] + [os.path.join(TABLES, t) for t in tables],
+                       capture_output=True, text=True, timeout=GUARD, cwd=ROOT)
+    return p.returncode
+
+
+def perftest(table_s, table_c, device, xs, xc, extra=()):
+    """ib_send_bw between two fake hosts: True when both sides completed, None without perftest."""
+    tool = shutil.which("ib_send_bw")
+    if not tool:
+        return None
+    with socket.socket() as s:  # a free port for perftest's own TCP exchange
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = [tool, "-d", device, "-i", "1", "-p", str(port), "-n", "5", "-s", "64"] + list(extra)
+    srv = subprocess.Popen(base + ["-x", str(xs)], env=env_for(table_s), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    # perftest's server accepts one connection: wait until it listens (a hang guard, not a verdict)
+    for _ in range(GUARD * 10):
+        if srv.poll() is not None:
+            break
+        ss = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True)
+        if ss.stdout.strip():
+            break
+        time.sleep(0.1)
+    cli = subprocess.Popen(base + ["-x", str(xc), "127.0.0.1"], env=env_for(table_c), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    ok = True
+    for p in (cli, srv):
+        try:
+            p.communicate(timeout=30 if p is cli else 10)
+        except subprocess.TimeoutExpired:  # a side left waiting for its peer, as on hardware
+            p.kill()
+            p.communicate()
+        ok = ok and p.returncode == 0
+    return ok
+
+
+def case_connects():
+    t = "ds4-linux-unit.json"
+    lst, con = pair(t, ["--qp", "both"], t, ["--qp", "both"])
+    for side in (lst, con):
+        check(side.rc == 0, f"connects: {side.doc and side.doc['role']}: exit {side.rc}: {side.err.strip()}")
+        check(side.doc is not None and side.doc["connected"] is True, "connects: document says connected")
+        for kind in ("rc", "uc"):
+            ds = directions(side, kind)
+            check(len(ds) == 2, f"connects: two {kind} directions")
+            for d in ds:
+                check(d["outcome"] == "connected", f"connects: {kind} {d['from']}->{d['to']}: {d['outcome']}")
+                check(d["rtt_us"] is not None and d["rtt_us"] > 0, f"connects: {kind} round trip {d['rtt_us']}")
+                check(d["predicted"]["outcome"] == "ok", f"connects: predicted {d['predicted']}")
+                check(d["contradicts_prediction"] is False, "connects: no contradiction")
+    check(simulate([t, t], "auto") == 0, "connects: simulate predicts the pair connects")
+    idx = lst.doc["local"]["sgid_index"] if lst.doc else 0
+    pt = perftest(t, t, lst.doc["local"]["device"] if lst.doc else "", idx, idx)
+    check(pt in (None, True), f"connects: ib_send_bw -x {idx} between the same fake hosts: {pt}")
+
+
+def case_stale_pin():
+    t = "nccl-1573-pod.show_gids.txt"
+    pin = {"NCCL_IB_GID_INDEX": "3"}
+    args = ["--stack", "nccl", "--device", "mlx5_0"]
+    lst, con = pair(t, args, t, args, env_l=pin, env_c=pin)
+    for side in (lst, con):
+        check(side.rc == 1, f"stale pin: exit {side.rc} (expected 1): {side.err.strip()}")
+        ds = directions(side)
+        check(len(ds) == 2, "stale pin: two directions")
+        for d in ds:
+            check(d["outcome"] == "rtr_failed", f"stale pin: outcome {d['outcome']}")
+            check(d["errno"] == 61 and d["errno_name"] == "ENODATA", f"stale pin: errno {d['errno']}")
+            check(d["cause"] is not None and d["cause"]["id"] == "stale_pin", f"stale pin: cause {d['cause']}")
+            check(d["predicted"]["outcome"] == "error" and d["predicted"]["errno"] == 61,
+                  f"stale pin: predicted {d['predicted']}")
+            check(d["contradicts_prediction"] is False, "stale pin: the prediction holds")
+    check(simulate([t + ":mlx5_0", t + ":mlx5_0"], "nccl:gid_index=3") == 1, "stale pin: simulate predicts failure")
+    pt = perftest(t, t, "mlx5_0", 3, 3)
+    check(pt in (None, False), f"stale pin: ib_send_bw -x 3 fails too: {pt}")
+
+
+def case_jaccl_einval():
+    t = "macmini-mapped-at-2.json"
+    args = ["--profile", "jaccl", "--qp", "uc"]
+    lst, con = pair(t, args, t, args)
+    for side in (lst, con):
+        check(side.rc == 1, f"jaccl: exit {side.rc} (expected 1): {side.err.strip()}")
+        ds = directions(side, "uc")
+        check(len(ds) == 2, "jaccl: two directions")
+        for d in ds:
+            check(d["outcome"] == "rtr_failed" and d["errno"] == 22, f"jaccl: {d['outcome']} errno {d['errno']}")
+            check(d["cause"] is not None, "jaccl: a cause is named")
+            check(d["predicted"]["errno"] == 22 and not d["contradicts_prediction"], f"jaccl: {d['predicted']}")
+    check(simulate([t, t], "jaccl") == 1, "jaccl: simulate predicts failure")
+
+
+def case_roce_v1_v2():
+    # nccl-769's bond port holds the same address as RoCE v1 (index 2) and v2 (index 3).
+    t = "nccl-769.devinfo.txt"
+    common = ["--device", "mlx5_bond_0", "--deadline", "20", "--attempt-deadline", "10"]
+    lst, con = pair(t, common + ["--sgid-index", "2"], t, common + ["--sgid-index", "3"])
+    for side in (lst, con):
+        check(side.rc == 1, f"v1/v2: exit {side.rc} (expected 1): {side.err.strip()}")
+        for d in directions(side):
+            check(d["outcome"] in ("completion_error", "no_delivery"), f"v1/v2: outcome {d['outcome']}")
+            check(d["predicted"]["outcome"] == "times_out", f"v1/v2: predicted {d['predicted']}")
+            check(d["cause"] is not None and d["cause"]["id"] == "roce_version_mismatch", f"v1/v2: cause {d['cause']}")
+            check(not d["contradicts_prediction"], "v1/v2: the prediction holds")
+        # RC: the sender's requests end in IBV_WC_RETRY_EXC_ERR within the probe's retry budget.
+        check(any(d["wc_status"] == "retry_exceeded" for d in directions(side)), "v1/v2: retry exceeded")
+    pt = perftest(t, t, "mlx5_bond_0", 2, 3)
+    check(pt in (None, False), f"v1/v2: ib_send_bw -x 2 against -x 3 fails too: {pt}")
+
+
+def case_absent_listener():
+    side = Side("ds4-linux-unit.json", ["--listen", "127.0.0.1:0", "--deadline", "1"])
+    side.wait_listening()
+    side.finish()
+    lines = [line for line in side.err.splitlines() if "listening on port" not in line]
+    check(side.rc == 1, f"absent: exit {side.rc}")
+    check(len(lines) == 1 and "absent peer: nobody connected within 1.0 s" in lines[0], f"absent: {lines}")
+
+
+def silent_server(behaviour):
+    """A TCP server that accepts one connection and then does `behaviour(conn)`."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def serve():
+        conn, _ = srv.accept()
+        behaviour(conn)
+        conn.close()
+        srv.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv.getsockname()[1]
+
+
+def connect_to(port, extra=()):
+    return Side("ds4-linux-unit.json", ["--connect", f"127.0.0.1:{port}"] + list(extra)).finish()
+
+
+def case_absent_connect():
+    # A peer that accepts and never speaks: the attempt's deadline (5 s by default) ends it.
+    port = silent_server(lambda c: c.recv(4096) and time.sleep(30))
+    side = connect_to(port)
+    lines = side.err.strip().splitlines()
+    check(side.rc == 1, f"silent peer: exit {side.rc}")
+    check(len(lines) == 1 and "sent nothing for 5.0 s" in lines[0], f"silent peer: {lines}")
+
+
+def case_refused():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    side = connect_to(port)
+    lines = side.err.strip().splitlines()
+    check(side.rc == 1, f"refused: exit {side.rc}")
+    check(len(lines) == 1 and "connection refused" in lines[0], f"refused: {lines}")
+
+
+def case_garbage():
+    port = silent_server(lambda c: c.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n") or time.sleep(2))
+    side = connect_to(port)
+    lines = side.err.strip().splitlines()
+    check(side.rc == 2, f"garbage: exit {side.rc}")
+    check(len(lines) == 1 and "garbage on the socket" in lines[0] and "HTTP/1.1" in lines[0], f"garbage: {lines}")
+
+
+def case_version():
+    msg = json.dumps({"gidpolicy_probe": 2, "type": "hello"}).encode() + b"\n"
+    port = silent_server(lambda c: c.sendall(msg) or time.sleep(2))
+    side = connect_to(port)
+    lines = side.err.strip().splitlines()
+    check(side.rc == 2, f"version: exit {side.rc}")
+    check(len(lines) == 1 and "protocol version 2" in lines[0], f"version: {lines}")
+
+
+def case_invalid_field():
+    hello = {"gidpolicy_probe": 1, "type": "hello", "role": "listener", "device": "d", "port": 1,
+             "link_layer": "ethernet", "platform": "linux", "profile": "auto", "gid": "::ffff:10.0.0.1",
+             "gid_index": 1, "sgid_index": 1, "gid_type": "roce_v2", "lid": 0, "mtu": 1000, "nonce": 1,
+             "qps": [{"kind": "rc", "created": True, "qpn": 1, "psn": 1, "addr": 0, "rkey": 0}]}
+    port = silent_server(lambda c: c.sendall(json.dumps(hello).encode() + b"\n") or time.sleep(2))
+    side = connect_to(port)
+    lines = side.err.strip().splitlines()
+    check(side.rc == 2, f"invalid field: exit {side.rc}")
+    check(len(lines) == 1 and "field 'mtu'" in lines[0] and "found 1000" in lines[0], f"invalid field: {lines}")
+
+
+def case_peer_killed():
+    # UC on a v1/v2 pair delivers nothing, so both sides wait in the data exchange: the listener
+    # is killed there (after the fake logged a dropped packet), and the connector must say so in
+    # one line long before its 60 s attempt deadline.
+    t = "nccl-769.devinfo.txt"
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "fake.jsonl")
+        common = ["--device", "mlx5_bond_0", "--qp", "uc", "--deadline", "120", "--attempt-deadline", "60"]
+        env = {"GIDPOLICY_FAKE_LOG": log}
+
+        def kill_listener(lst, con):
+            for _ in range(GUARD * 10):
+                if os.path.exists(log) and '"call":"deliver"' in open(log, encoding="utf-8").read():
+                    break
+                time.sleep(0.1)
+            lst.p.kill()
+
+        lst, con = pair(t, common + ["--sgid-index", "2"], t, common + ["--sgid-index", "3"], env, env,
+                        during=kill_listener)
+    lines = [line for line in con.err.strip().splitlines()]
+    check(con.rc == 1, f"peer killed: exit {con.rc}")
+    check(len(lines) == 1 and "closed the connection" in lines[0], f"peer killed: {lines}")
+    check(con.doc is not None and con.doc["problem"]["kind"] == "peer_died", "peer killed: problem peer_died")
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+if __name__ == "__main__":
+    if CASE not in CASES:
+        print(f"unknown case {CASE}: {', '.join(CASES)}")
+        sys.exit(2)
+    CASES[CASE]()
+    if failures:
+        sys.exit(1)
+    print(f"probe.{CASE}: ok")

@@ -1,0 +1,99 @@
+// The TCP side of `gidpolicy probe`: one connection between the two sides, messages as JSON
+// lines, every read bounded by a deadline and every message validated like any input.
+//
+// Why: the probe must never wait on a dead or absent peer beyond its deadline, and must say in
+// one line what went wrong with the peer (refused, absent, died mid-exchange, another protocol
+// version, garbage on the socket). Each of those is a ProbeProblem with its own kind.
+#pragma once
+
+#include "json_out.hpp"
+
+#include <gidpolicy/error.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gidpolicy::cli {
+
+/// The version of the probe's exchange; a peer speaking another one is refused, named.
+inline constexpr int kProbeProtocol = 1;
+/// The longest message line accepted (the hello is a few hundred bytes).
+inline constexpr std::size_t kProbeMaxLine = 4096;
+
+using ProbeClock = std::chrono::steady_clock;
+
+/// What went wrong with the peer or the socket, in one line.
+struct ProbeProblem {
+  enum class Kind : std::uint8_t {
+    refused,    ///< nothing listens at the address (ECONNREFUSED)
+    absent,     ///< no peer within the deadline (no connection, or a silent one)
+    peer_died,  ///< the peer closed or reset the connection mid-exchange
+    version,    ///< the peer speaks another protocol version
+    garbage,    ///< the peer sent something that is not a probe message
+    invalid,    ///< a probe message with a field out of range (named)
+    socket,     ///< any other socket error (errno named)
+  };
+  Kind kind = Kind::socket;
+  std::string text;
+  /// Exit code: 2 for what the peer sent that is not valid input (version, garbage, invalid),
+  /// 1 for a peer that is not there (refused, absent, died) or a socket error.
+  [[nodiscard]] int exit_code() const noexcept;
+};
+std::string_view to_string(ProbeProblem::Kind k) noexcept;  ///< "refused", "absent", ...
+
+/// A connected probe socket. Not copyable; closes on destruction.
+class ProbeSocket {
+ public:
+  ProbeSocket() = default;
+  ProbeSocket(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {}
+  ProbeSocket(ProbeSocket&& o) noexcept;
+  ProbeSocket& operator=(ProbeSocket&& o) noexcept;
+  ProbeSocket(const ProbeSocket&) = delete;
+  ProbeSocket& operator=(const ProbeSocket&) = delete;
+  ~ProbeSocket();
+
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
+
+  /// Send one message (a JSON object, "gidpolicy_probe" and "type" added). A peer that went
+  /// away is peer_died.
+  std::optional<ProbeProblem> send(const std::string& type, Json body);
+  /// The next message of `type`, read until `deadline`. `phase` names what was awaited in the
+  /// problem's text ("the peer's hello"). Validates the envelope (version, type); the body's
+  /// fields are the caller's to validate (probe_field()).
+  result<Json> receive(const std::string& type, std::string_view phase, ProbeClock::time_point deadline,
+                       ProbeProblem& problem);
+  /// Whether a complete line (or EOF) is waiting, without blocking: for the data phase, which
+  /// watches the socket between polls of the CQ.
+  bool readable();
+
+ private:
+  int fd_ = -1;
+  std::string peer_;
+  std::string buffer_;
+};
+
+/// Listen on [ADDR:]PORT (ADDR default: every address; PORT 0: any free port). Returns the
+/// listening fd and the port bound; `problem` says why not.
+std::optional<int> probe_listen(const std::string& spec, std::uint16_t& bound_port, ProbeProblem& problem);
+/// Accept one peer on `listen_fd` until `deadline` (absent when none came).
+std::optional<ProbeSocket> probe_accept(int listen_fd, ProbeClock::time_point deadline,
+                                        ProbeProblem& problem);
+/// Connect to HOST:PORT ([v6]:PORT for an IPv6 literal) until `deadline`: refused when nothing
+/// listens, absent when the host does not answer in time.
+std::optional<ProbeSocket> probe_connect(const std::string& spec, ProbeClock::time_point deadline,
+                                         ProbeProblem& problem);
+
+/// Split "[ADDR:]PORT" / "HOST:PORT" / "[v6]:PORT": false with `why` set when it does not parse.
+bool split_host_port(const std::string& spec, bool host_required, std::string& host, std::uint16_t& port,
+                     std::string& why);
+
+/// Validated fields of a peer's message: each returns nullopt and sets `why` ("field 'mtu':
+/// expected ..., found ...") when the field is absent, of another type or out of range.
+std::optional<std::uint64_t> probe_field(const Json& j, const char* key, std::uint64_t max, std::string& why);
+std::optional<std::string> probe_text(const Json& j, const char* key, std::size_t max_len, std::string& why);
+
+}  // namespace gidpolicy::cli
