@@ -509,6 +509,8 @@ std::optional<ProbeProblem> exchange_data(const AttemptContext& c, LocalQp& q, c
       peer_sent_read = true;
       const Json& st = m.value()["status"];
       peer_send_status = st.is_string() ? st.get<std::string>().substr(0, 64) : std::string("none");
+    } else if (peer_sent_read && !sock.pump("the data exchange on " + kind, problem)) {
+      return problem;  // the peer died while this side waited for its data
     }
     const bool own_settled = ping_status && (out.pong_received || *ping_status != "success" ||
                                              (write_status && *write_status != "success"));

@@ -109,7 +109,7 @@ Direction compose(const ProbeSide& sender_side, const SideOutcome& sender, const
     }
     // A delivery failure's cause is the side whose table predicts that nothing gets through.
     if (d.outcome != "connected" && d.predicted == "times_out")
-      d.cause = Json{{"id", d.predicted_rule}, {"likelihood", "confirmed"}, {"summary", d.predicted_reason}};
+      d.cause = Json{{"id", d.predicted_rule}, {"likelihood", "confirmed"}, {"summary", p.predicted_reason}};
   }
   // Does the wire contradict the prediction?
   if (d.predicted == "ok") {
@@ -368,6 +368,11 @@ int run_probe(const ProbeArgs& o) {
     std::cerr << "gidpolicy probe: listening on port " << bound_port << "\n" << std::flush;
     sock = probe_accept(*fd, run_end, problem);
     ::close(*fd);
+    if (!sock && problem.kind == ProbeProblem::Kind::absent)
+      problem.text = fmt::format(
+          "absent peer: nobody connected within --deadline {:g} s (start `gidpolicy probe "
+          "--connect` on the other host)",
+          o.deadline);
   } else {
     sock = probe_connect(*o.connect, bound(ProbeClock::now() + attempt), problem);
     if (!sock && problem.kind == ProbeProblem::Kind::invalid) return usage_error(problem.text);

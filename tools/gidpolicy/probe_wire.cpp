@@ -157,6 +157,21 @@ bool ProbeSocket::readable() {
   return ::poll(&p, 1, 0) > 0;
 }
 
+bool ProbeSocket::pump(std::string_view phase, ProbeProblem& problem) {
+  pollfd p{fd_, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return true;
+  char chunk[1024];
+  const ssize_t n = ::recv(fd_, chunk, sizeof chunk, MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE))) {
+    problem = {ProbeProblem::Kind::peer_died, "the peer " + peer_ + " closed the connection during " +
+                                                  std::string(phase) +
+                                                  " (it died or was killed mid-exchange)"};
+    return false;
+  }
+  if (n > 0 && buffer_.size() < 2 * kProbeMaxLine) buffer_.append(chunk, static_cast<std::size_t>(n));
+  return true;
+}
+
 result<Json> ProbeSocket::receive(const std::string& type, std::string_view phase,
                                   ProbeClock::time_point deadline, ProbeProblem& problem) {
   const auto started = ProbeClock::now();

@@ -69,6 +69,10 @@ class ProbeSocket {
   /// Whether a complete line (or EOF) is waiting, without blocking: for the data phase, which
   /// watches the socket between polls of the CQ.
   bool readable();
+  /// Read what has arrived, without blocking, into the buffer: false (with `problem` set) when
+  /// the peer closed the connection, so a wait that expects nothing more still notices a peer
+  /// that died. `phase` names what was being done.
+  bool pump(std::string_view phase, ProbeProblem& problem);
 
  private:
   int fd_ = -1;
