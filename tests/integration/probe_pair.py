@@ -219,6 +219,25 @@ def case_roce_v1_v2():
     check(pt in (None, False), f"v1/v2: ib_send_bw -x 2 against -x 3 fails too: {pt}")
 
 
+def case_link_local():
+    # mooncake-1617's port holds a link-local GID (index 0) and a routable ULA (index 1).
+    t = "mooncake-1617-ipv6only.show_gids.txt"
+    lst, con = pair(t, ["--sgid-index", "1"], t, ["--sgid-index", "0"])
+    for side in (lst, con):
+        check(side.rc == 1, f"link-local: exit {side.rc} (expected 1): {side.err.strip()}")
+        ds = directions(side)
+        check(len(ds) == 2, "link-local: two directions")
+        for d in ds:
+            check(d["outcome"] in ("completion_error", "no_delivery"), f"link-local: outcome {d['outcome']}")
+            check(d["predicted"]["outcome"] == "times_out" and d["predicted"]["side"] == "connector",
+                  f"link-local: predicted {d['predicted']}")
+            check(d["cause"] is not None and d["cause"]["id"] == "link_local_source", f"link-local: {d['cause']}")
+            check(not d["contradicts_prediction"], "link-local: the prediction holds")
+    dev = lst.doc["local"]["device"] if lst.doc else "rocep105s0"
+    pt = perftest(t, t, dev, 1, 0)
+    check(pt in (None, False), f"link-local: ib_send_bw -x 1 against -x 0 fails too: {pt}")
+
+
 def case_absent_listener():
     side = Side("ds4-linux-unit.json", ["--listen", "127.0.0.1:0", "--deadline", "1"])
     side.wait_listening()
@@ -284,16 +303,26 @@ def case_version():
     check(len(lines) == 1 and "protocol version 2" in lines[0], f"version: {lines}")
 
 
+GOOD_HELLO = {"gidpolicy_probe": 1, "type": "hello", "role": "listener", "device": "d", "port": 1,
+              "link_layer": "ethernet", "platform": "linux", "profile": "auto", "gid": "::ffff:10.0.0.1",
+              "gid_index": 1, "sgid_index": 1, "gid_type": "roce_v2", "lid": 0, "mtu": 1024, "nonce": 1,
+              "qps": [{"kind": "rc", "created": True, "qpn": 1, "psn": 1, "addr": 0, "rkey": 0}]}
+
+
 def case_invalid_field():
-    hello = {"gidpolicy_probe": 1, "type": "hello", "role": "listener", "device": "d", "port": 1,
-             "link_layer": "ethernet", "platform": "linux", "profile": "auto", "gid": "::ffff:10.0.0.1",
-             "gid_index": 1, "sgid_index": 1, "gid_type": "roce_v2", "lid": 0, "mtu": 1000, "nonce": 1,
-             "qps": [{"kind": "rc", "created": True, "qpn": 1, "psn": 1, "addr": 0, "rkey": 0}]}
-    port = silent_server(lambda c: c.sendall(json.dumps(hello).encode() + b"\n") or time.sleep(2))
-    side = connect_to(port)
-    lines = side.err.strip().splitlines()
-    check(side.rc == 2, f"invalid field: exit {side.rc}")
-    check(len(lines) == 1 and "field 'mtu'" in lines[0] and "found 1000" in lines[0], f"invalid field: {lines}")
+    # Each hello differs from a valid one in one field; the connector refuses it naming the field.
+    bad = [({"mtu": 1000}, "field 'mtu'"), ({"gid": "not-a-gid"}, "field 'gid'"), ({"port": 0}, "field 'port'"),
+           ({"sgid_index": 256}, "field 'sgid_index'"), ({"gid_type": "v3"}, "field 'gid_type'"),
+           ({"qps": [{"kind": "ud", "created": True, "qpn": 1, "psn": 1, "addr": 0, "rkey": 0}]}, "'qps[].kind'"),
+           ({"qps": [{"kind": "rc", "created": True, "qpn": 1 << 24, "psn": 1, "addr": 0, "rkey": 0}]}, "'qpn'"),
+           ({"role": "connector"}, "is a connector too"), ({"nonce": -1}, "field 'nonce'")]
+    for change, named in bad:
+        hello = dict(GOOD_HELLO, **change)
+        port = silent_server(lambda c, h=hello: c.sendall(json.dumps(h).encode() + b"\n") or time.sleep(2))
+        side = connect_to(port)
+        lines = side.err.strip().splitlines()
+        check(side.rc == 2, f"invalid {change}: exit {side.rc}")
+        check(len(lines) == 1 and named in lines[0], f"invalid {change}: {lines}")
 
 
 def case_peer_killed():
