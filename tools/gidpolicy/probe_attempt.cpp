@@ -424,7 +424,7 @@ bool prepare_qp(const AttemptContext& c, LocalQp& q, const ProbeSide& self, cons
 }
 
 std::optional<ProbeProblem> exchange_data(const AttemptContext& c, LocalQp& q, const ProbeSide& self,
-                                          const ProbeSide& peer, const QpAdvert& remote, ProbeSocket& sock,
+                                          const ProbeSide& peer, const QpAdvert& remote, ProbeChannel& sock,
                                           ProbeClock::time_point deadline, SideOutcome& out) {
   verbs::VerbsApi& api = *c.api;
   unsigned char* buf = q.buffer.get();

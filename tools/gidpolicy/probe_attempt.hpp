@@ -2,7 +2,6 @@
 // its prediction, its RTR and RTS, and the data it moves (probe_attempt.cpp).
 #pragma once
 
-#include "json_out.hpp"
 #include "probe_wire.hpp"
 
 #include <gidpolicy/diagnose.hpp>
@@ -114,7 +113,7 @@ bool prepare_qp(const AttemptContext& c, LocalQp& q, const ProbeSide& self, cons
 /// WRITE and a SEND (ping), answer the peer's ping (pong), until both are settled or `deadline`.
 /// The peer's "sent" message says when its ping completed. A socket problem is returned.
 std::optional<ProbeProblem> exchange_data(const AttemptContext& c, LocalQp& q, const ProbeSide& self,
-                                          const ProbeSide& peer, const QpAdvert& remote, ProbeSocket& sock,
+                                          const ProbeSide& peer, const QpAdvert& remote, ProbeChannel& sock,
                                           ProbeClock::time_point deadline, SideOutcome& out);
 
 }  // namespace gidpolicy::cli

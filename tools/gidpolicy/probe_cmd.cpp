@@ -7,6 +7,7 @@
 #include "env_file.hpp"
 #include "output.hpp"
 #include "probe_attempt.hpp"
+#include "probe_link.hpp"
 #include "probe_wire.hpp"
 #include "render.hpp"
 #include "subcommands.hpp"
@@ -26,152 +27,6 @@
 
 namespace gidpolicy::cli {
 namespace detail_probe_cmd {
-
-// One direction of one QP type, as both sides' outcomes say it.
-struct Direction {
-  std::string from, to;
-  std::string outcome;  ///< connected, create_failed, refused_before_rtr, rtr_failed, rts_failed,
-                        ///< completion_error, no_delivery, payload_mismatch, write_mismatch, not_attempted
-  std::string side;     ///< where it failed ("" when connected)
-  int err = 0;
-  std::string platform;  ///< the numbering of err
-  std::string detail;
-  std::optional<std::string> wc_status;
-  std::optional<double> rtt_us;
-  Json cause = nullptr;
-  // The prediction for the link (the first side predicted not to work, sender first).
-  std::string predicted;
-  int predicted_errno = 0;
-  std::string predicted_side;
-  std::string predicted_reason;
-  std::string predicted_rule;
-  bool contradicts = false;
-};
-
-Platform platform_of(const std::string& s) {
-  return s == "darwin" ? Platform::darwin : Platform::linux_kernel;
-}
-
-Direction compose(const ProbeSide& sender_side, const SideOutcome& sender, const ProbeSide& receiver_side,
-                  const SideOutcome& receiver) {
-  Direction d;
-  d.from = sender_side.role;
-  d.to = receiver_side.role;
-  // The prediction: the sender's own when it predicted a failure, else the receiver's.
-  const bool sender_fails = sender.predicted != "ok";
-  const SideOutcome& p = sender_fails ? sender : receiver;
-  const ProbeSide& ps = sender_fails ? sender_side : receiver_side;
-  d.predicted = p.predicted;
-  d.predicted_errno = p.predicted_errno;
-  d.predicted_side = p.predicted == "ok" ? "" : ps.role;
-  d.predicted_reason = p.predicted_reason;
-  d.predicted_rule = p.predicted_rule;
-  if (p.builder_refused)
-    d.predicted_reason += " (RtrBuilder refuses these attributes: " + *p.builder_refused + ")";
-  // The observation: the first stage that failed, sender first.
-  for (const auto* who : {&sender, &receiver}) {
-    const ProbeSide& s = who == &sender ? sender_side : receiver_side;
-    if (who->stage == "ok") continue;
-    d.outcome = who->stage == "create_qp" ? "create_failed"
-                : who->stage == "builder" ? "refused_before_rtr"
-                : who->stage == "rtr"     ? "rtr_failed"
-                                          : "rts_failed";
-    d.side = s.role;
-    d.err = who->err;
-    d.platform = s.platform;
-    d.detail = who->err_text;
-    if (!who->causes.empty()) d.cause = who->causes.front();
-    break;
-  }
-  if (d.outcome.empty()) {
-    if (receiver.ping_received && receiver.payload_ok && receiver.write_ok) {
-      d.outcome = "connected";
-      d.rtt_us = sender.pong_received ? sender.rtt_us : std::nullopt;
-    } else if (receiver.ping_received && !receiver.payload_ok) {
-      d.outcome = "payload_mismatch";
-      d.side = receiver_side.role;
-    } else if (receiver.ping_received) {
-      d.outcome = "write_mismatch";
-      d.side = receiver_side.role;
-    } else if (sender.send_status && *sender.send_status != "success") {
-      d.outcome = "completion_error";
-      d.side = sender_side.role;
-      d.wc_status = sender.send_status;
-      d.detail = "the sender's work request completed with " + *sender.send_status +
-                 (*sender.send_status == "retry_exceeded"
-                      ? " (IBV_WC_RETRY_EXC_ERR: no acknowledgement within the retry budget)"
-                      : "");
-    } else {
-      d.outcome = "no_delivery";
-      d.side = receiver_side.role;
-      d.wc_status = sender.send_status;
-      d.detail = "nothing arrived at the " + receiver_side.role + " within the attempt's deadline";
-    }
-    // A delivery failure's cause is the side whose table predicts that nothing gets through.
-    if (d.outcome != "connected" && d.predicted == "times_out")
-      d.cause = Json{{"id", d.predicted_rule}, {"likelihood", "confirmed"}, {"summary", p.predicted_reason}};
-  }
-  // Does the wire contradict the prediction?
-  if (d.predicted == "ok") {
-    d.contradicts = d.outcome != "connected";
-  } else if (d.predicted == "error") {
-    d.contradicts = !((d.outcome == "rtr_failed" || d.outcome == "create_failed") &&
-                      d.err == d.predicted_errno && d.side == d.predicted_side);
-  } else if (d.predicted == "times_out") {
-    d.contradicts = d.outcome != "completion_error" && d.outcome != "no_delivery";
-  }
-  if (d.outcome == "refused_before_rtr") d.contradicts = false;  // nothing reached the driver
-  return d;
-}
-
-Json direction_json(const Direction& d) {
-  Json j;
-  j["from"] = d.from;
-  j["to"] = d.to;
-  j["outcome"] = d.outcome;
-  j["connected"] = d.outcome == "connected";
-  j["side"] = d.side.empty() ? Json(nullptr) : Json(d.side);
-  j["errno"] = d.err ? Json(d.err) : Json(nullptr);
-  j["errno_name"] = d.err ? Json(errno_name(platform_of(d.platform), d.err)) : Json(nullptr);
-  j["wc_status"] = d.wc_status ? Json(*d.wc_status) : Json(nullptr);
-  j["rtt_us"] = d.rtt_us ? Json(std::round(*d.rtt_us * 10) / 10) : Json(nullptr);
-  j["detail"] = d.detail;
-  j["cause"] = d.cause;
-  Json p;
-  p["outcome"] = d.predicted;
-  p["side"] = d.predicted_side.empty() ? Json(nullptr) : Json(d.predicted_side);
-  p["errno"] = d.predicted_errno ? Json(d.predicted_errno) : Json(nullptr);
-  p["rule"] = d.predicted_rule.empty() ? Json(nullptr) : Json(d.predicted_rule);
-  p["reason"] = d.predicted_reason;
-  j["predicted"] = std::move(p);
-  j["contradicts_prediction"] = d.contradicts;
-  return j;
-}
-
-std::string direction_text(const Direction& d) {
-  std::string out = fmt::format("  {} -> {}: ", d.from, d.to);
-  if (d.outcome == "connected") {
-    out += d.rtt_us ? fmt::format("connected, round trip {:.1f} us", *d.rtt_us) : std::string("connected");
-  } else {
-    out += "FAILED " + d.outcome + (d.side.empty() ? "" : " at " + d.side);
-    if (d.err) out += ": " + errno_name(platform_of(d.platform), d.err) + " (" + std::to_string(d.err) + ")";
-    if (!d.detail.empty()) out += "\n      " + d.detail;
-    if (d.cause.is_object())
-      out += "\n      cause " + d.cause.value("id", std::string()) + ": " +
-             d.cause.value("summary", std::string());
-  }
-  out += "\n      predicted: " + d.predicted + (d.predicted_side.empty() ? "" : " at " + d.predicted_side);
-  if (!d.predicted_reason.empty()) out += ": " + d.predicted_reason;
-  if (d.contradicts) out += "\n      THE WIRE CONTRADICTS THE PREDICTION";
-  return out + "\n";
-}
-
-Json side_json(const ProbeSide& s) {
-  Json j = hello_json(s);
-  j.erase("nonce");
-  j.erase("qps");
-  return j;
-}
 
 // The pin's verdict as a cause, when the stack is launched with a pin that is stale on this port.
 std::optional<Json> pin_cause(StackId id, const StackLaunch& launch, const GidTable& table,
@@ -388,69 +243,28 @@ int run_probe(const ProbeArgs& o) {
     print_error("probe: " + why);
     return kExitFinding;
   }
-  if (auto p = sock->send("hello", hello_json(self))) return give_up(*p);
-  auto hello = sock->receive("hello", "the peer's hello", bound(ProbeClock::now() + attempt), problem);
-  if (!hello) return give_up(problem);
-  std::string why;
-  auto peer = hello_from_json(hello.value(), why);
-  if (!peer) return give_up({ProbeProblem::Kind::invalid, "the peer's hello: " + why});
-  if (peer->role == role)
-    return give_up(
-        {ProbeProblem::Kind::invalid, "the peer is a " + role + " too: one side listens, one connects"});
-  if (peer->qps.size() != self.qps.size() ||
-      !std::equal(kinds.begin(), kinds.end(), peer->qps.begin(),
-                  [](QpKind k, const QpAdvert& a) { return k == a.kind; }))
-    return give_up(
-        {ProbeProblem::Kind::invalid,
-         "the peer tries other queue pair types: give both sides the same --qp (this side: " + o.qp + ")"});
-  doc["peer"] = side_json(*peer);
-  doc["peer"]["address"] = sock->peer();
-
   AttemptContext ctx{.api = &v, .table = &t, .plan = &plan.value(), .model = model, .pin_cause = stale_pin};
-  bool all_connected = true;
+  LinkOutcome link = run_link(ctx, self, qps, *sock, attempt, run_end);
+  if (link.peer) {
+    doc["peer"] = side_json(*link.peer);
+    doc["peer"]["address"] = sock->peer();
+  }
+  if (link.problem) return give_up(*link.problem);
+  const ProbeSide& peer = *link.peer;
+  const bool all_connected = link.connected;
   std::string text =
       fmt::format("probe {} {} port {} <-> {} {} port {} ({}), profile {}\n", role, self.device, self.port,
-                  peer->role, peer->device, peer->port, sock->peer(), self.profile);
+                  peer.role, peer.device, peer.port, sock->peer(), self.profile);
   text += fmt::format("  this side: index {} {} ({}), sgid_index {}\n", self.gid_index, self.gid.to_string(),
                       to_string(self.gid_type), self.sgid_index);
-  text += fmt::format("  peer side: index {} {} ({}), sgid_index {}\n", peer->gid_index,
-                      peer->gid.to_string(), to_string(peer->gid_type), peer->sgid_index);
-  for (std::size_t i = 0; i < qps.size(); ++i) {
-    LocalQp& q = qps[i];
-    const QpAdvert& remote = peer->qps[i];
-    const std::string kind(to_string(q.kind));
-    const auto attempt_end = bound(ProbeClock::now() + attempt);
-    SideOutcome mine;
-    const bool ready = prepare_qp(ctx, q, self, *peer, remote, mine);
-    if (auto p = sock->send("rtr", Json{{"kind", kind}, {"outcome", outcome_json(mine, model.platform)}}))
-      return give_up(*p);
-    auto theirs_msg = sock->receive("rtr", "the peer's RTR outcome for " + kind, attempt_end, problem);
-    if (!theirs_msg) return give_up(problem);
-    auto theirs = theirs_msg.value().contains("outcome")
-                      ? outcome_from_json(theirs_msg.value()["outcome"], why)
-                      : std::nullopt;
-    if (!theirs) return give_up({ProbeProblem::Kind::invalid, "the peer's RTR outcome: " + why});
-    const bool peer_ready = theirs->stage == "ok" && !remote.create_errno;
-    if (ready && peer_ready) {
-      if (auto p = exchange_data(ctx, q, self, *peer, remote, *sock, attempt_end, mine)) return give_up(*p);
-      if (auto p =
-              sock->send("result", Json{{"kind", kind}, {"outcome", outcome_json(mine, model.platform)}}))
-        return give_up(*p);
-      auto r = sock->receive("result", "the peer's result for " + kind, attempt_end + std::chrono::seconds(2),
-                             problem);
-      if (!r) return give_up(problem);
-      theirs = r.value().contains("outcome") ? outcome_from_json(r.value()["outcome"], why) : std::nullopt;
-      if (!theirs) return give_up({ProbeProblem::Kind::invalid, "the peer's result: " + why});
-    }
-    const Direction out = compose(self, mine, *peer, *theirs);
-    const Direction in = compose(*peer, *theirs, self, mine);
-    all_connected = all_connected && out.outcome == "connected" && in.outcome == "connected";
+  text += fmt::format("  peer side: index {} {} ({}), sgid_index {}\n", peer.gid_index, peer.gid.to_string(),
+                      to_string(peer.gid_type), peer.sgid_index);
+  for (const auto& q : link.qps) {
     Json jq;
-    jq["kind"] = kind;
-    jq["directions"] = Json::array({direction_json(out), direction_json(in)});
+    jq["kind"] = std::string(to_string(q.kind));
+    jq["directions"] = Json::array({direction_json(q.out), direction_json(q.in)});
     doc["qps"].push_back(std::move(jq));
-    text += kind + ":\n" + direction_text(out) + direction_text(in);
-    if (q.qp) (void)v.destroy_qp(q.qp);
+    text += std::string(to_string(q.kind)) + ":\n" + direction_text(q.out) + direction_text(q.in);
   }
   doc["connected"] = all_connected;
   if (o.json) {

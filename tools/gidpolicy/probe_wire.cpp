@@ -122,12 +122,16 @@ ProbeSocket::~ProbeSocket() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::optional<ProbeProblem> ProbeSocket::send(const std::string& type, Json body) {
+std::string probe_message_line(const std::string& type, const Json& body) {
   Json msg;
   msg["gidpolicy_probe"] = kProbeProtocol;
   msg["type"] = type;
   for (auto it = body.begin(); it != body.end(); ++it) msg[it.key()] = it.value();
-  const std::string line = msg.dump() + "\n";
+  return msg.dump();
+}
+
+std::optional<ProbeProblem> ProbeSocket::send(const std::string& type, Json body) {
+  const std::string line = probe_message_line(type, body) + "\n";
   std::size_t off = 0;
   while (off < line.size()) {
     const ssize_t n = ::send(fd_, line.data() + off, line.size() - off, MSG_NOSIGNAL);
@@ -140,9 +144,10 @@ std::optional<ProbeProblem> ProbeSocket::send(const std::string& type, Json body
       }
       const int err = errno;
       if (err == EPIPE || err == ECONNRESET)
-        return ProbeProblem{ProbeProblem::Kind::peer_died, "the peer " + peer_ + " went away (" +
-                                                               std::strerror(err) + ") before the " + type +
-                                                               " message could be sent"};
+        return ProbeProblem{ProbeProblem::Kind::peer_died,
+                            "the peer " + peer_ + " closed the connection (" + std::strerror(err) +
+                                ") while this side sent its " + type +
+                                " message (it died or was killed mid-exchange)"};
       return ProbeProblem{ProbeProblem::Kind::socket,
                           "sending the " + type + " message to " + peer_ + ": " + std::strerror(err)};
     }
@@ -155,6 +160,45 @@ bool ProbeSocket::readable() {
   if (buffer_.find('\n') != std::string::npos) return true;
   pollfd p{fd_, POLLIN, 0};
   return ::poll(&p, 1, 0) > 0;
+}
+
+result<Json> parse_probe_message(const std::string& line, const std::string& type, std::string_view phase,
+                                 const std::string& peer, ProbeProblem& problem) {
+  Json j = Json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("gidpolicy_probe")) {
+    problem = {ProbeProblem::Kind::garbage, "garbage on the socket from " + peer + " during " +
+                                                std::string(phase) + ": '" + excerpt(line) +
+                                                "' is not a gidpolicy probe message"};
+    return fail(errc::invalid_argument, problem.text);
+  }
+  const Json& v = j["gidpolicy_probe"];
+  if (!v.is_number_integer() || v.get<long long>() != kProbeProtocol) {
+    problem = {ProbeProblem::Kind::version, "the peer " + peer + " speaks probe protocol version " +
+                                                excerpt(v.dump()) + ", this gidpolicy speaks " +
+                                                std::to_string(kProbeProtocol) +
+                                                ": run the same gidpolicy version on both sides"};
+    return fail(errc::invalid_argument, problem.text);
+  }
+  if (!j.contains("type") || !j["type"].is_string()) {
+    problem = {ProbeProblem::Kind::invalid,
+               "the peer's message during " + std::string(phase) + ": field 'type': expected a string"};
+    return fail(errc::invalid_argument, problem.text);
+  }
+  const std::string got = j["type"].get<std::string>();
+  if (got == "abort") {
+    // The peer gave up and says why: its own one line, passed on.
+    std::string why;
+    auto text = probe_text(j, "reason", 300, why);
+    problem = {ProbeProblem::Kind::peer_died,
+               "the peer " + peer + " gave up during " + std::string(phase) + ": " + (text ? *text : why)};
+    return fail(errc::invalid_argument, problem.text);
+  }
+  if (got != type) {
+    problem = {ProbeProblem::Kind::invalid, "the peer sent a '" + excerpt(got) + "' message during " +
+                                                std::string(phase) + ", expected '" + type + "'"};
+    return fail(errc::invalid_argument, problem.text);
+  }
+  return j;
 }
 
 bool ProbeSocket::pump(std::string_view phase, ProbeProblem& problem) {
@@ -180,41 +224,7 @@ result<Json> ProbeSocket::receive(const std::string& type, std::string_view phas
     if (nl != std::string::npos) {
       const std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
-      Json j = Json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.is_object() || !j.contains("gidpolicy_probe")) {
-        problem = {ProbeProblem::Kind::garbage, "garbage on the socket from " + peer_ + " during " +
-                                                    std::string(phase) + ": '" + excerpt(line) +
-                                                    "' is not a gidpolicy probe message"};
-        return fail(errc::invalid_argument, problem.text);
-      }
-      const Json& v = j["gidpolicy_probe"];
-      if (!v.is_number_integer() || v.get<long long>() != kProbeProtocol) {
-        problem = {ProbeProblem::Kind::version, "the peer " + peer_ + " speaks probe protocol version " +
-                                                    excerpt(v.dump()) + ", this gidpolicy speaks " +
-                                                    std::to_string(kProbeProtocol) +
-                                                    ": run the same gidpolicy version on both sides"};
-        return fail(errc::invalid_argument, problem.text);
-      }
-      if (!j.contains("type") || !j["type"].is_string()) {
-        problem = {ProbeProblem::Kind::invalid,
-                   "the peer's message during " + std::string(phase) + ": field 'type': expected a string"};
-        return fail(errc::invalid_argument, problem.text);
-      }
-      const std::string got = j["type"].get<std::string>();
-      if (got == "abort") {
-        // The peer gave up and says why: its own one line, passed on.
-        std::string why;
-        auto text = probe_text(j, "reason", 300, why);
-        problem = {ProbeProblem::Kind::peer_died, "the peer " + peer_ + " gave up during " +
-                                                      std::string(phase) + ": " + (text ? *text : why)};
-        return fail(errc::invalid_argument, problem.text);
-      }
-      if (got != type) {
-        problem = {ProbeProblem::Kind::invalid, "the peer sent a '" + excerpt(got) + "' message during " +
-                                                    std::string(phase) + ", expected '" + type + "'"};
-        return fail(errc::invalid_argument, problem.text);
-      }
-      return j;
+      return parse_probe_message(line, type, phase, peer_, problem);
     }
     if (buffer_.size() > kProbeMaxLine) {
       problem = {ProbeProblem::Kind::garbage,

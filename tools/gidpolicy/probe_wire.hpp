@@ -6,9 +6,9 @@
 // version, garbage on the socket). Each of those is a ProbeProblem with its own kind.
 #pragma once
 
-#include "json_out.hpp"
-
 #include <gidpolicy/error.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -17,6 +17,8 @@
 #include <string_view>
 
 namespace gidpolicy::cli {
+
+using Json = nlohmann::ordered_json;
 
 /// The version of the probe's exchange; a peer speaking another one is refused, named.
 inline constexpr int kProbeProtocol = 1;
@@ -44,8 +46,33 @@ struct ProbeProblem {
 };
 std::string_view to_string(ProbeProblem::Kind k) noexcept;  ///< "refused", "absent", ...
 
+/// How the two sides of a link talk: a TCP socket (pair mode) or MPI (gidpolicy-probe-mpi).
+class ProbeChannel {
+ public:
+  virtual ~ProbeChannel() = default;
+  /// Who the peer is, for messages ("127.0.0.1:18600", "rank 3").
+  [[nodiscard]] virtual const std::string& peer() const noexcept = 0;
+  /// Send one message (a JSON object, "gidpolicy_probe" and "type" added).
+  virtual std::optional<ProbeProblem> send(const std::string& type, Json body) = 0;
+  /// The next message of `type`, read until `deadline`; `phase` names what was awaited.
+  virtual result<Json> receive(const std::string& type, std::string_view phase,
+                               ProbeClock::time_point deadline, ProbeProblem& problem) = 0;
+  /// Whether a message (or the peer's end) is waiting, without blocking.
+  virtual bool readable() = 0;
+  /// Take what arrived without blocking: false (with `problem`) when the peer is gone.
+  virtual bool pump(std::string_view phase, ProbeProblem& problem) = 0;
+};
+
+/// One line of the exchange, checked: a JSON object with "gidpolicy_probe" (this version) and
+/// "type" (`type`; "abort" is the peer giving up, with its reason). Garbage, another version, a
+/// missing type or another type than expected set `problem`.
+result<Json> parse_probe_message(const std::string& line, const std::string& type, std::string_view phase,
+                                 const std::string& peer, ProbeProblem& problem);
+/// A message as one line (no newline): {"gidpolicy_probe", "type", ...body}.
+std::string probe_message_line(const std::string& type, const Json& body);
+
 /// A connected probe socket. Not copyable; closes on destruction.
-class ProbeSocket {
+class ProbeSocket final : public ProbeChannel {
  public:
   ProbeSocket() = default;
   ProbeSocket(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {}
@@ -53,26 +80,26 @@ class ProbeSocket {
   ProbeSocket& operator=(ProbeSocket&& o) noexcept;
   ProbeSocket(const ProbeSocket&) = delete;
   ProbeSocket& operator=(const ProbeSocket&) = delete;
-  ~ProbeSocket();
+  ~ProbeSocket() override;
 
   [[nodiscard]] int fd() const noexcept { return fd_; }
-  [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
+  [[nodiscard]] const std::string& peer() const noexcept override { return peer_; }
 
   /// Send one message (a JSON object, "gidpolicy_probe" and "type" added). A peer that went
   /// away is peer_died.
-  std::optional<ProbeProblem> send(const std::string& type, Json body);
+  std::optional<ProbeProblem> send(const std::string& type, Json body) override;
   /// The next message of `type`, read until `deadline`. `phase` names what was awaited in the
   /// problem's text ("the peer's hello"). Validates the envelope (version, type); the body's
   /// fields are the caller's to validate (probe_field()).
   result<Json> receive(const std::string& type, std::string_view phase, ProbeClock::time_point deadline,
-                       ProbeProblem& problem);
+                       ProbeProblem& problem) override;
   /// Whether a complete line (or EOF) is waiting, without blocking: for the data phase, which
   /// watches the socket between polls of the CQ.
-  bool readable();
+  bool readable() override;
   /// Read what has arrived, without blocking, into the buffer: false (with `problem` set) when
   /// the peer closed the connection, so a wait that expects nothing more still notices a peer
   /// that died. `phase` names what was being done.
-  bool pump(std::string_view phase, ProbeProblem& problem);
+  bool pump(std::string_view phase, ProbeProblem& problem) override;
 
  private:
   int fd_ = -1;
