@@ -38,7 +38,8 @@ class MpiChannel final : public ProbeChannel {
   [[nodiscard]] const std::string& peer() const noexcept override { return name_; }
   std::optional<ProbeProblem> send(const std::string& type, Json body) override {
     const std::string line = probe_message_line(type, body);
-    if (MPI_Send(line.data(), static_cast<int>(line.size()), MPI_CHAR, peer_, kTag, MPI_COMM_WORLD) != MPI_SUCCESS)
+    if (MPI_Send(line.data(), static_cast<int>(line.size()), MPI_CHAR, peer_, kTag, MPI_COMM_WORLD) !=
+        MPI_SUCCESS)
       return ProbeProblem{ProbeProblem::Kind::peer_died, "MPI_Send to " + name_ + " failed"};
     return std::nullopt;
   }
@@ -52,8 +53,8 @@ class MpiChannel final : public ProbeChannel {
         int count = 0;
         MPI_Get_count(&st, MPI_CHAR, &count);
         if (count < 0 || static_cast<std::size_t>(count) > kProbeMaxLine) {
-          problem = {ProbeProblem::Kind::garbage, name_ + " sent " + std::to_string(count) + " bytes during " +
-                                                      std::string(phase)};
+          problem = {ProbeProblem::Kind::garbage,
+                     name_ + " sent " + std::to_string(count) + " bytes during " + std::string(phase)};
           return fail(errc::invalid_argument, problem.text);
         }
         std::string line(static_cast<std::size_t>(count), '\0');
@@ -61,8 +62,8 @@ class MpiChannel final : public ProbeChannel {
         return parse_probe_message(line, type, phase, name_, problem);
       }
       if (ProbeClock::now() >= deadline) {
-        problem = {ProbeProblem::Kind::absent, name_ + " sent nothing: no " + std::string(phase) +
-                                                   " within the deadline"};
+        problem = {ProbeProblem::Kind::absent,
+                   name_ + " sent nothing: no " + std::string(phase) + " within the deadline"};
         return fail(errc::invalid_argument, problem.text);
       }
       std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -204,8 +205,10 @@ int run(int argc, char** argv, int rank, int size) {
     std::string device = o.device.value_or("");
     if (device.empty()) {
       auto names = api.device_names();
-      if (names) device = names.value().front();
-      else local_error = names.error().what();
+      if (names)
+        device = names.value().front();
+      else
+        local_error = names.error().what();
     }
     if (local_error.empty()) {
       auto d = api.open_device(device);
@@ -217,20 +220,25 @@ int run(int argc, char** argv, int rank, int size) {
         table = t.value();
         auto profile = parse_profile(o.profile);
         if (!profile) {
-          if (rank == 0) std::fprintf(stderr, "gidpolicy-probe-mpi: --profile: %s\n", profile.error().what().c_str());
+          if (rank == 0)
+            std::fprintf(stderr, "gidpolicy-probe-mpi: --profile: %s\n", profile.error().what().c_str());
           return 2;
         }
         auto p = profile.value().plan(*table);
-        if (p) plan = p.value();
-        else local_error = "the selection failed: " + p.error().what();
+        if (p)
+          plan = p.value();
+        else
+          local_error = "the selection failed: " + p.error().what();
       }
     }
   }
-  const DriverModel model = table ? DriverModel::for_table(*table) : DriverModel::for_platform(host_platform());
+  const DriverModel model =
+      table ? DriverModel::for_table(*table) : DriverModel::for_platform(host_platform());
   std::vector<QpKind> kinds;
   if (o.qp != "uc") kinds.push_back(QpKind::rc);
   if (o.qp != "rc") kinds.push_back(QpKind::uc);
-  const auto attempt = std::chrono::duration_cast<ProbeClock::duration>(std::chrono::duration<double>(o.attempt_deadline));
+  const auto attempt =
+      std::chrono::duration_cast<ProbeClock::duration>(std::chrono::duration<double>(o.attempt_deadline));
   const std::string host = host_name();
   std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(rank));
 
@@ -247,7 +255,8 @@ int run(int argc, char** argv, int rank, int size) {
       MpiChannel ch(peer, "rank " + std::to_string(peer));
       if (!plan) {
         (void)ch.send("abort", Json{{"reason", "rank " + std::to_string(rank) + ": " + local_error}});
-        link.problem = ProbeProblem{ProbeProblem::Kind::invalid, "rank " + std::to_string(rank) + ": " + local_error};
+        link.problem =
+            ProbeProblem{ProbeProblem::Kind::invalid, "rank " + std::to_string(rank) + ": " + local_error};
         // Take the peer's first message so the next round starts clean.
         ProbeProblem ignored;
         (void)ch.receive("hello", "the peer's hello", ProbeClock::now() + attempt, ignored);
@@ -274,14 +283,16 @@ int run(int argc, char** argv, int rank, int size) {
                                       .addr = q.keys.addr,
                                       .rkey = q.keys.rkey});
         }
-        AttemptContext ctx{.api = &api, .table = &*table, .plan = &*plan, .model = model, .pin_cause = std::nullopt};
+        AttemptContext ctx{
+            .api = &api, .table = &*table, .plan = &*plan, .model = model, .pin_cause = std::nullopt};
         link = run_link(ctx, self, qps, ch, attempt, ProbeClock::now() + 4 * attempt);
         for (auto& q : qps)
           if (q.qp) (void)api.destroy_qp(q.qp);
       }
       if (rank != a) continue;  // the lower rank records the link
       rec["host_a"] = host + " " + (table ? port_name(*table) : std::string("(no port)"));
-      rec["host_b"] = link.peer ? link.peer->device + " port " + std::to_string(link.peer->port) : std::string();
+      rec["host_b"] =
+          link.peer ? link.peer->device + " port " + std::to_string(link.peer->port) : std::string();
       rec["connected"] = link.connected && !link.problem;
       rec["problem"] = link.problem ? Json(link.problem->text) : Json(nullptr);
       Json jq = Json::array();
@@ -308,32 +319,39 @@ int run(int argc, char** argv, int rank, int size) {
     }
     all.resize(static_cast<std::size_t>(off));
   }
-  MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, 0,
+              MPI_COMM_WORLD);
   int verdict = 0;
   if (rank == 0) {
     std::vector<Json> links;
     for (std::size_t i = 0; i < lens.size(); ++i)
-      for (auto& l : Json::parse(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lens[i]))))
+      for (auto& l :
+           Json::parse(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lens[i]))))
         links.push_back(l);
     std::sort(links.begin(), links.end(), [](const Json& x, const Json& y) {
-      return std::pair{x["a"].get<int>(), x["b"].get<int>()} < std::pair{y["a"].get<int>(), y["b"].get<int>()};
+      return std::pair{x["a"].get<int>(), x["b"].get<int>()} <
+             std::pair{y["a"].get<int>(), y["b"].get<int>()};
     });
     std::map<std::string, int> causes;
     int connected = 0;
-    std::string out = fmt::format("{} of {} ranks, profile {}, {} links\n", o.topology, size, o.profile, links.size());
+    std::string out =
+        fmt::format("{} of {} ranks, profile {}, {} links\n", o.topology, size, o.profile, links.size());
     for (const auto& l : links) {
       const bool ok = l["connected"].get<bool>();
       connected += ok ? 1 : 0;
-      out += fmt::format("rank {} <-> rank {}: {}", l["a"].get<int>(), l["b"].get<int>(), ok ? "connected" : "FAILED");
+      out += fmt::format("rank {} <-> rank {}: {}", l["a"].get<int>(), l["b"].get<int>(),
+                         ok ? "connected" : "FAILED");
       if (l["problem"].is_string()) out += ": " + l["problem"].get<std::string>();
       for (const auto& q : l["qps"]) {
         for (const auto& d : q["directions"]) {
           if (d["connected"].get<bool>()) continue;
-          std::string cause = d["cause"].is_object() ? d["cause"]["id"].get<std::string>() : d["outcome"].get<std::string>();
+          std::string cause =
+              d["cause"].is_object() ? d["cause"]["id"].get<std::string>() : d["outcome"].get<std::string>();
           out += fmt::format("\n  {} {} -> {}: {}{}; cause {}; predicted {}{}", q["kind"].get<std::string>(),
-                             d["from"].get<std::string>(), d["to"].get<std::string>(), d["outcome"].get<std::string>(),
-                             d["errno"].is_number() ? " errno " + std::to_string(d["errno"].get<int>()) : "", cause,
-                             d["predicted"]["outcome"].get<std::string>(),
+                             d["from"].get<std::string>(), d["to"].get<std::string>(),
+                             d["outcome"].get<std::string>(),
+                             d["errno"].is_number() ? " errno " + std::to_string(d["errno"].get<int>()) : "",
+                             cause, d["predicted"]["outcome"].get<std::string>(),
                              d["contradicts_prediction"].get<bool>() ? " (THE WIRE CONTRADICTS IT)" : "");
           ++causes[cause];
         }
