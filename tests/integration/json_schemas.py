@@ -158,7 +158,7 @@ def main():
                                    ("examples/tables/nccl-1573-pod.show_gids.txt",
                                     ["--stack", "nccl", "--device", "mlx5_0"], {"NCCL_IB_GID_INDEX": "3"})):
             penv = dict(live_env, GIDPOLICY_FAKE_TABLES=os.path.join(root, table), **extra)
-            lst = subprocess.Popen([cli, "probe", "--json", "--listen", "127.0.0.1:0"] + args, stdout=subprocess.PIPE,
+            lst = subprocess.Popen([cli, "probe", "--json", "--attempt-deadline", "60", "--listen", "127.0.0.1:0"] + args, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, cwd=root, env=penv)
             port = None
             for line in lst.stderr:
@@ -167,7 +167,7 @@ def main():
                     break
             docs = []
             if port:
-                con = subprocess.run([cli, "probe", "--json", "--connect", "127.0.0.1:" + port] + args,
+                con = subprocess.run([cli, "probe", "--json", "--attempt-deadline", "60", "--connect", "127.0.0.1:" + port] + args,
                                      capture_output=True, text=True, cwd=root, env=penv, timeout=120)
                 docs.append((["probe", "--connect"] + args, con.stdout))
             try:

@@ -53,7 +53,7 @@ with tempfile.TemporaryDirectory() as tmp:
     wrapper = os.path.join(tmp, "rank.sh")
     with open(wrapper, "w", encoding="utf-8") as f:
         f.write('#!/bin/sh\nset -- $TABLES_BY_RANK\nshift "${OMPI_COMM_WORLD_RANK:-0}"\n'
-                'GIDPOLICY_FAKE_TABLES=$1 exec "$PROBE_MPI" --profile ds4:index=2\n')
+                'GIDPOLICY_FAKE_TABLES=$1 exec "$PROBE_MPI" --profile ds4:index=2 --attempt-deadline 60\n')
     os.chmod(wrapper, 0o755)
     env = dict(os.environ, LD_LIBRARY_PATH=LIB, TABLES_BY_RANK=" ".join(paths), PROBE_MPI=PROBE_MPI)
     cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", "--mca", "pml", "ob1", "--mca", "btl",
