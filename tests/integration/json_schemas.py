@@ -156,7 +156,9 @@ def main():
         # listener whose peer never comes (the document with its problem).
         for table, args, extra in (("examples/tables/ds4-linux-unit.json", ["--qp", "both"], {}),
                                    ("examples/tables/nccl-1573-pod.show_gids.txt",
-                                    ["--stack", "nccl", "--device", "mlx5_0"], {"NCCL_IB_GID_INDEX": "3"})):
+                                    ["--stack", "nccl", "--device", "mlx5_0"], {"NCCL_IB_GID_INDEX": "3"}),
+                                   ("examples/tables/nccl-1573-pod.show_gids.txt", ["--stacks", "--device", "mlx5_0"],
+                                    {})):
             penv = dict(live_env, GIDPOLICY_FAKE_TABLES=os.path.join(root, table), **extra)
             lst = subprocess.Popen([cli, "probe", "--json", "--attempt-deadline", "60", "--listen", "127.0.0.1:0"] + args, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, cwd=root, env=penv)

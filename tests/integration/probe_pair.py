@@ -193,6 +193,39 @@ def case_stale_pin():
     check(pt in (None, False), f"stale pin: ib_send_bw -x 3 against -x {auto} fails too: {pt}")
 
 
+def case_stacks():
+    # --stacks: each stack's own pick, in one run; the listener's host has NCCL's stale pin. A
+    # stack's link connects exactly where `check --stacks` says its pick works on both hosts.
+    t = "nccl-1573-pod.show_gids.txt"
+    pin = {"NCCL_IB_GID_INDEX": "3"}
+    args = ["--stacks", "--device", "mlx5_0"]
+    lst, con = pair(t, args, t, args, env_l=pin)
+
+    def works(extra):
+        p = subprocess.run([CLI, "check", "--stacks", "--json", "--input", os.path.join(TABLES, t), "--device",
+                            "mlx5_0"], capture_output=True, text=True, timeout=GUARD, env=env_for(t, extra))
+        return {r["stack"]: r["works"] for r in json.loads(p.stdout)["ports"][0]["stacks"]}
+
+    expect = {k: bool(v) and bool(works({}).get(k)) for k, v in works(pin).items() if v is not None}
+    for side in (lst, con):
+        check(side.rc == 1, f"stacks: exit {side.rc} (expected 1): {side.err.strip()}")
+        if not side.doc:
+            continue
+        tried = {}
+        for q in side.doc["qps"]:
+            tried[q["stack"]] = tried.get(q["stack"], True) and all(d["connected"] for d in q["directions"])
+            for d in q["directions"]:
+                check(not d["contradicts_prediction"], f"stacks: {q['stack']} {d['from']}: {d}")
+        skipped = {r["stack"] for r in side.doc["skipped"]}
+        check(set(tried) | skipped == set(expect), f"stacks: every stack tried or skipped: {tried} {skipped}")
+        for stack, ok in expect.items():
+            got = tried.get(stack, False)
+            check(got == ok, f"stacks: {stack}: connected {got}, check --stacks says works on both: {ok}")
+        nccl = [d for q in side.doc["qps"] if q["stack"] == "nccl" for d in q["directions"] if d["from"] == "listener"]
+        check(len(nccl) == 1 and nccl[0]["errno"] == 61 and nccl[0]["cause"]["id"] == "stale_pin",
+              f"stacks: nccl's stale pin named: {nccl}")
+
+
 def case_jaccl_einval():
     t = "macmini-mapped-at-2.json"
     args = ["--profile", "jaccl", "--qp", "uc"]

@@ -21,6 +21,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <random>
@@ -71,10 +72,13 @@ ProbeCommand::ProbeCommand(CLI::App& app) {
       "A stack's own choice under the launch's settings: " + stack_names(StackSet::predicted));
   sgid_opt_ =
       cmd_->add_option("--sgid-index", sgid_, "Advertise and route from this index, as perftest -x N");
-  profile->excludes(stack)->excludes(sgid_opt_);
-  stack->excludes(sgid_opt_);
+  auto* stacks = cmd_->add_flag(
+      "--stacks", o_.stacks, "Try each stack's own pick on the port in one run (both sides give --stacks)");
+  profile->excludes(stack)->excludes(sgid_opt_)->excludes(stacks);
+  stack->excludes(sgid_opt_)->excludes(stacks);
+  sgid_opt_->excludes(stacks);
   cmd_->add_option("--env-file", o_.env_file,
-                   "With --stack: a dotenv or docker-compose file, the launch's settings");
+                   "With --stack or --stacks: a dotenv or docker-compose file, the launch's settings");
   cmd_->add_flag("--no-env", o_.no_env,
                  "With --stack: do not read the stack's settings from the environment");
   cmd_->add_option("--qp", o_.qp, "Queue pair types to try: rc, uc or both")
@@ -100,8 +104,8 @@ int ProbeCommand::run() const {
 
 int run_probe(const ProbeArgs& o) {
   if (!o.listen && !o.connect) return usage_error("probe: give --listen [ADDR:]PORT or --connect HOST:PORT");
-  if ((o.env_file || o.no_env) && !o.stack)
-    return usage_error("probe: --env-file and --no-env are for --stack");
+  if ((o.env_file || o.no_env) && !o.stack && !o.stacks)
+    return usage_error("probe: --env-file and --no-env are for --stack and --stacks");
   if (o.sgid_index && *o.sgid_index > 255)
     return usage_error("--sgid-index: expected an index 0..255 (grh.sgid_index is 8 bits), found " +
                        std::to_string(*o.sgid_index));
@@ -131,49 +135,76 @@ int run_probe(const ProbeArgs& o) {
   const GidTable& t = table.value();
   const DriverModel model = driver_for(t, o.platform);
 
-  Profile profile = profiles::automatic();
-  std::optional<Json> stale_pin;
-  if (o.stack) {
-    const StackInfo* s = find_stack(*o.stack);
-    if (!s || !s->predicted)
-      return usage_error("--stack: expected one of " + stack_names(StackSet::predicted) + ", found '" +
-                         bounded(*o.stack) + "'");
+  // What to try: one profile, or (--stacks) each stack's own pick under the launch's settings.
+  struct Choice {
+    std::string stack;  ///< "" outside --stacks
+    Profile profile = profiles::automatic();
+    std::optional<Json> pin;
+    std::optional<std::string> skip;  ///< why this side does not try it
+  };
+  std::vector<Choice> choices;
+  if (o.stacks || o.stack) {
     auto settings = read_launch_settings(!o.no_env, o.env_file);
     if (!settings) return usage_error(settings.error());
-    const StackLaunch launch = read_launch(s->id, settings.value());
-    if (launch.refused)
-      return usage_error("--stack " + *o.stack + ": the stack does not start: " + launch.pin_variable + " " +
-                         *launch.refused);
-    auto p = stack_profile_for(s->id, t, launch);
-    if (!p) return usage_error(p.error());
-    profile = p.value();
-    stale_pin = pin_cause(s->id, launch, t, model);
+    if (o.stack) {
+      const StackInfo* s = find_stack(*o.stack);
+      if (!s || !s->predicted)
+        return usage_error("--stack: expected one of " + stack_names(StackSet::predicted) + ", found '" +
+                           bounded(*o.stack) + "'");
+    }
+    for (const StackInfo& s : stack_catalogue()) {
+      if (o.stack ? s.name != *o.stack : (!s.predicted || !s.runs_on.has(t.port().link_layer))) continue;
+      Choice c{.stack = o.stacks ? std::string(s.name) : std::string(),
+               .profile = profiles::automatic(),
+               .pin = std::nullopt,
+               .skip = std::nullopt};
+      const StackLaunch launch = read_launch(s.id, settings.value());
+      if (launch.refused) {
+        if (o.stack)
+          return usage_error("--stack " + *o.stack + ": the stack does not start: " + launch.pin_variable +
+                             " " + *launch.refused);
+        c.skip = "the stack does not start: " + launch.pin_variable + " " + *launch.refused;
+      } else if (o.stacks && !launch.uses(t.port().device, t.port().port)) {
+        c.skip = "not used: " + launch.devices->variable + " leaves this port out";
+      } else if (auto p = stack_profile_for(s.id, t, launch); !p) {
+        if (o.stack) return usage_error(p.error());
+        c.skip = p.error().what();
+      } else {
+        c.profile = p.value();
+        c.pin = pin_cause(s.id, launch, t, model);
+      }
+      choices.push_back(std::move(c));
+    }
   } else if (o.sgid_index) {
-    profile = parse_profile("ds4:index=" + std::to_string(*o.sgid_index)).value();
+    choices.push_back({"", parse_profile("ds4:index=" + std::to_string(*o.sgid_index)).value(), std::nullopt,
+                       std::nullopt});
   } else if (o.profile) {
     auto p = parse_profile(*o.profile);
     if (!p)
       return usage_error(Error(p.error().code, "--profile " + bounded(*o.profile) + ": " + p.error().detail));
-    profile = p.value();
+    choices.push_back({"", p.value(), std::nullopt, std::nullopt});
+  } else {
+    choices.push_back({"", profiles::automatic(), std::nullopt, std::nullopt});
   }
-  auto plan = profile.plan(t);
+  if (choices.empty()) return usage_error("probe --stacks: no modelled stack runs on " + port_name(t));
 
   std::vector<QpKind> kinds;
   if (o.qp != "uc") kinds.push_back(QpKind::rc);
   if (o.qp != "rc") kinds.push_back(QpKind::uc);
   std::mt19937 rng(std::random_device{}());
-  ProbeSide self;
-  self.role = role;
-  self.device = t.port().device;
-  self.port = t.port().port;
-  self.link_layer = std::string(to_string(t.port().link_layer));
-  self.platform = std::string(to_string(model.platform));
-  self.profile = profile.spec();
-  self.lid = t.port().lid;
-  self.mtu = t.port().active_mtu;
-  self.nonce = static_cast<std::uint32_t>(rng());
-  std::vector<LocalQp> qps;
-  if (plan) {
+  // This side for one choice: its plan and QPs (none when the choice is skipped or its plan fails).
+  const auto side_for = [&](const Choice& c, const result<Plan>& plan, std::vector<LocalQp>& qps) {
+    ProbeSide self;
+    self.role = role;
+    self.device = t.port().device;
+    self.port = t.port().port;
+    self.link_layer = std::string(to_string(t.port().link_layer));
+    self.platform = std::string(to_string(model.platform));
+    self.profile = c.profile.spec();
+    self.lid = t.port().lid;
+    self.mtu = t.port().active_mtu;
+    self.nonce = static_cast<std::uint32_t>(rng());
+    if (c.skip || !plan) return self;
     self.gid = plan.value().selection.entry.gid;
     self.gid_index = plan.value().selection.entry.index;
     self.sgid_index = plan.value().sgid_index;
@@ -188,7 +219,12 @@ int run_probe(const ProbeArgs& o) {
                                   .addr = q.keys.addr,
                                   .rkey = q.keys.rkey});
     }
-  }
+    return self;
+  };
+  std::vector<LocalQp> qps;
+  auto plan = choices.front().skip ? result<Plan>(fail(errc::invalid_argument, *choices.front().skip))
+                                   : choices.front().profile.plan(t);
+  ProbeSide self = side_for(choices.front(), plan, qps);
 
   Json doc = json_envelope("gidpolicy.probe", 1, this_host_name(), "live devices (" + v.backend_name() + ")");
   doc["role"] = role;
@@ -201,6 +237,7 @@ int run_probe(const ProbeArgs& o) {
   doc["local"] = side_json(self);
   doc["peer"] = nullptr;
   doc["qps"] = Json::array();
+  doc["skipped"] = Json::array();
   doc["connected"] = false;
   doc["problem"] = nullptr;
   // One line naming what went wrong with the peer; the document says it too.
@@ -233,8 +270,78 @@ int run_probe(const ProbeArgs& o) {
     if (!sock && problem.kind == ProbeProblem::Kind::invalid) return usage_error(problem.text);
   }
   if (!sock) return give_up(problem);
+  if (o.stacks) {
+    // Both sides try the stacks both listed, in the catalogue's order.
+    Json names = Json::array();
+    for (const auto& c : choices) names.push_back(c.stack);
+    if (auto p = sock->send("stacks", Json{{"stacks", names}})) return give_up(*p);
+    auto theirs = sock->receive("stacks", "the peer's stacks", bound(ProbeClock::now() + attempt), problem);
+    if (!theirs) return give_up(problem);
+    const Json& peer_names = theirs.value()["stacks"];
+    if (!peer_names.is_array() || peer_names.size() > 32)
+      return give_up(
+          {ProbeProblem::Kind::invalid, "the peer's stacks: field 'stacks': expected an array of names"});
+    bool all = true;
+    std::string text;
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+      const Choice& c = choices[i];
+      if (std::find(peer_names.begin(), peer_names.end(), Json(c.stack)) == peer_names.end()) continue;
+      std::vector<LocalQp> cqps;
+      auto cplan = c.skip ? result<Plan>(fail(errc::invalid_argument, *c.skip)) : c.profile.plan(t);
+      ProbeSide cself = side_for(c, cplan, cqps);
+      if (i == 0) doc["local"] = side_json(cself);
+      std::string skipped;
+      if (!cplan) {
+        skipped = "this side: " + (c.skip ? *c.skip : "the selection failed: " + cplan.error().what());
+        if (auto p = sock->send("abort", Json{{"reason", skipped}})) return give_up(*p);
+        ProbeProblem ignored;  // the peer's hello (or its own abort), taken so the next stack starts clean
+        if (!sock->receive("hello", "the peer's hello", bound(ProbeClock::now() + attempt), ignored) &&
+            ignored.kind != ProbeProblem::Kind::gave_up)
+          return give_up(ignored);
+      } else {
+        AttemptContext cctx{
+            .api = &v, .table = &t, .plan = &cplan.value(), .model = model, .pin_cause = c.pin};
+        LinkOutcome link = run_link(cctx, cself, cqps, *sock, attempt, run_end);
+        if (link.peer) {
+          doc["peer"] = side_json(*link.peer);
+          doc["peer"]["address"] = sock->peer();
+        }
+        if (link.problem && link.problem->kind != ProbeProblem::Kind::gave_up) return give_up(*link.problem);
+        if (link.problem) {
+          skipped = link.problem->text;
+        } else {
+          text += fmt::format("stack {} (profile {}): index {} {}, sgid_index {}\n", c.stack, cself.profile,
+                              cself.gid_index, cself.gid.to_string(), cself.sgid_index);
+          for (const auto& q : link.qps) {
+            Json jq;
+            jq["kind"] = std::string(to_string(q.kind));
+            jq["stack"] = c.stack;
+            jq["directions"] = Json::array({direction_json(q.out), direction_json(q.in)});
+            doc["qps"].push_back(std::move(jq));
+            text += std::string(to_string(q.kind)) + ":\n" + direction_text(q.out) + direction_text(q.in);
+          }
+          all = all && link.connected;
+        }
+      }
+      if (!skipped.empty()) {
+        all = false;
+        doc["skipped"].push_back(Json{{"stack", c.stack}, {"reason", skipped}});
+        text += fmt::format("stack {}: not tried: {}\n", c.stack, skipped);
+      }
+    }
+    doc["connected"] = all;
+    if (o.json) {
+      print_json(doc);
+    } else {
+      standard_output().print("{}", text);
+      standard_output().print("{}\n",
+                              all ? "every stack's pick connected" : "not every stack's pick connects");
+    }
+    return all ? kExitOk : kExitFinding;
+  }
   if (!plan) {
-    const std::string why = "the selection failed: " + plan.error().what();
+    const std::string why =
+        choices.front().skip ? *choices.front().skip : "the selection failed: " + plan.error().what();
     (void)sock->send("abort", Json{{"reason", why}});
     if (o.json) {
       doc["problem"] = Json{{"kind", "selection"}, {"text", why}};
@@ -243,7 +350,8 @@ int run_probe(const ProbeArgs& o) {
     print_error("probe: " + why);
     return kExitFinding;
   }
-  AttemptContext ctx{.api = &v, .table = &t, .plan = &plan.value(), .model = model, .pin_cause = stale_pin};
+  AttemptContext ctx{
+      .api = &v, .table = &t, .plan = &plan.value(), .model = model, .pin_cause = choices.front().pin};
   LinkOutcome link = run_link(ctx, self, qps, *sock, attempt, run_end);
   if (link.peer) {
     doc["peer"] = side_json(*link.peer);

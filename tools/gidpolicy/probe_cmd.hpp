@@ -19,6 +19,7 @@ struct ProbeArgs {
   std::string verbs = "dlopen";
   std::optional<std::string> profile;       ///< a profile spec (default auto)
   std::optional<std::string> stack;         ///< a stack's own choice under the launch's settings
+  bool stacks = false;                      ///< each stack's own pick that runs on the port, in turn
   std::optional<std::uint32_t> sgid_index;  ///< advertise and route from this index (perftest -x N)
   std::optional<std::string> env_file;      ///< with --stack: the launch's settings file
   bool no_env = false;

@@ -76,6 +76,7 @@ int ProbeProblem::exit_code() const noexcept {
     case Kind::refused:
     case Kind::absent:
     case Kind::peer_died:
+    case Kind::gave_up:
     case Kind::socket:
       break;
   }
@@ -90,6 +91,8 @@ std::string_view to_string(ProbeProblem::Kind k) noexcept {
       return "absent";
     case ProbeProblem::Kind::peer_died:
       return "peer_died";
+    case ProbeProblem::Kind::gave_up:
+      return "gave_up";
     case ProbeProblem::Kind::version:
       return "version";
     case ProbeProblem::Kind::garbage:
@@ -189,7 +192,7 @@ result<Json> parse_probe_message(const std::string& line, const std::string& typ
     // The peer gave up and says why: its own one line, passed on.
     std::string why;
     auto text = probe_text(j, "reason", 300, why);
-    problem = {ProbeProblem::Kind::peer_died,
+    problem = {ProbeProblem::Kind::gave_up,
                "the peer " + peer + " gave up during " + std::string(phase) + ": " + (text ? *text : why)};
     return fail(errc::invalid_argument, problem.text);
   }

@@ -33,6 +33,7 @@ struct ProbeProblem {
     refused,    ///< nothing listens at the address (ECONNREFUSED)
     absent,     ///< no peer within the deadline (no connection, or a silent one)
     peer_died,  ///< the peer closed or reset the connection mid-exchange
+    gave_up,    ///< the peer said it gives up ("abort": its selection failed), with its reason
     version,    ///< the peer speaks another protocol version
     garbage,    ///< the peer sent something that is not a probe message
     invalid,    ///< a probe message with a field out of range (named)
