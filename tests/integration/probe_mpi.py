@@ -73,6 +73,30 @@ with tempfile.TemporaryDirectory() as tmp:
     check("CONTRADICTS" not in p.stdout, "no prediction contradicted")
     check("3 of 6 links connected" in p.stdout, "the count")
 
+    # --json: the same links in the document of schemas/gidpolicy.probe.mpi.schema.json.
+    jwrapper = os.path.join(tmp, "rank_json.sh")
+    with open(wrapper, encoding="utf-8") as f, open(jwrapper, "w", encoding="utf-8") as g:
+        g.write(f.read().replace("--attempt-deadline 60", "--attempt-deadline 60 --json"))
+    os.chmod(jwrapper, 0o755)
+    pj = subprocess.run(cmd[:-1] + [jwrapper], capture_output=True, text=True, env=env, timeout=GUARD)
+    try:
+        jdoc = json.loads(pj.stdout)
+    except json.JSONDecodeError:
+        jdoc = None
+    check(jdoc is not None, f"--json: a document: {pj.stdout[:300]!r}")
+    if jdoc is not None:
+        check(list(jdoc)[:4] == ["schema", "version", "host", "source"], "--json: the envelope first")
+        check({(l["a"], l["b"]): l["connected"] for l in jdoc["links"]} == links, "--json: the same links")
+        check(jdoc["connected"] == 3 and jdoc["failed"] == 3, "--json: the counts")
+        try:
+            import jsonschema
+            root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            with open(os.path.join(root, "schemas", "gidpolicy.probe.mpi.schema.json"), encoding="utf-8") as f:
+                errors = list(jsonschema.Draft202012Validator(json.load(f)).iter_errors(jdoc))
+            check(not errors, f"--json: valid against its schema: {[e.message for e in errors][:3]}")
+        except ImportError:
+            print("schema not checked: no python3-jsonschema")
+
     # The same tables through `gidpolicy fleet` (one `show --json` snapshot per host).
     snaps = []
     for r, t in enumerate(paths):

@@ -89,6 +89,7 @@ struct Options {
   std::string profile = "auto";
   std::string qp = "rc";
   double attempt_deadline = 5.0;
+  bool json = false;  ///< rank 0 prints schemas/gidpolicy.probe.mpi.schema.json's document
 };
 
 bool parse(int argc, char** argv, Options& o, std::string& why) {
@@ -137,10 +138,12 @@ bool parse(int argc, char** argv, Options& o, std::string& why) {
         return false;
       }
       o.attempt_deadline = d;
+    } else if (a == "--json") {
+      o.json = true;
     } else {
       why = "unexpected argument '" + a +
             "' (gidpolicy-probe-mpi [--topology mesh|ring] [--device D] [--port P] [--profile SPEC] "
-            "[--qp rc|uc|both] [--attempt-deadline S])";
+            "[--qp rc|uc|both] [--attempt-deadline S] [--json])";
       return false;
     }
   }
@@ -369,6 +372,25 @@ int run(int argc, char** argv, int rank, int size) {
     }
     out += fmt::format("{} of {} links connected\n", connected, links.size());
     for (const auto& [cause, n] : causes) out += fmt::format("  {} failed directions: {}\n", n, cause);
+    if (o.json) {
+      // The one envelope (schema, version, host, source), the links in an array.
+      Json doc;
+      doc["schema"] = "gidpolicy.probe.mpi";
+      doc["version"] = 1;
+      doc["host"] = host;
+      doc["source"] = "live devices (" + api.backend_name() + ")";
+      doc["topology"] = o.topology;
+      doc["profile"] = o.profile;
+      doc["ranks"] = size;
+      doc["rounds"] = rounds.size();
+      doc["links"] = links;
+      doc["connected"] = connected;
+      doc["failed"] = static_cast<int>(links.size()) - connected;
+      Json jc = Json::array();
+      for (const auto& [cause, n] : causes) jc.push_back(Json{{"cause", cause}, {"directions", n}});
+      doc["causes"] = std::move(jc);
+      out = doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+    }
     std::fputs(out.c_str(), stdout);
     std::fflush(stdout);
     verdict = connected == static_cast<int>(links.size()) ? 0 : 1;
