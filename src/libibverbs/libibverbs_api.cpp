@@ -40,6 +40,9 @@ VerbsFunctions linked_libibverbs_functions() noexcept {
   f.modify_qp = &ibv_modify_qp;
   f.query_qp = &ibv_query_qp;
   f.destroy_qp = &ibv_destroy_qp;
+  // The exported function behind verbs.h's ibv_reg_mr macro (the name is not followed by "(").
+  f.reg_mr = &ibv_reg_mr;
+  f.dereg_mr = &ibv_dereg_mr;
   f.get_async_event = &ibv_get_async_event;
   f.ack_async_event = &ibv_ack_async_event;
   return f;

@@ -62,6 +62,8 @@ DlopenApi::DlopenApi(std::string library)
   load(handle_, "ibv_modify_qp", f.modify_qp);
   load(handle_, "ibv_query_qp", f.query_qp);
   load(handle_, "ibv_destroy_qp", f.destroy_qp);
+  load(handle_, "ibv_reg_mr", f.reg_mr);  // the exported function behind the macro
+  load(handle_, "ibv_dereg_mr", f.dereg_mr);
   load(handle_, "ibv_get_async_event", f.get_async_event);
   load(handle_, "ibv_ack_async_event", f.ack_async_event);
   const auto missing = f.missing_for_snapshot();

@@ -368,11 +368,17 @@ ReadSupport FunctionTableApi::read_support(DeviceHandle device) const {
 }
 
 result<QpHandle> FunctionTableApi::create_qp(DeviceHandle device, QpKind kind) {
+  // Queues of one: enough for a QP that is only taken to RTR (and what older callers expect).
+  return create_data_qp(device, kind, QpCapacity{.send_wr = 1, .recv_wr = 1, .cq_entries = 1});
+}
+
+result<QpHandle> FunctionTableApi::create_data_qp(DeviceHandle device, QpKind kind,
+                                                  const QpCapacity& capacity) {
   GIDPOLICY_TRY(d, find(device, "ibv_create_qp"));
   const auto missing = fns_.missing_for_qps();
   if (!missing.empty())
     return fail(errc::not_supported, "create_qp: the function table lacks " + join(missing));
-  Qp q{device.id, kind, nullptr, nullptr, nullptr};
+  Qp q{device.id, kind, nullptr, nullptr, nullptr, {}};
   errno = 0;
   q.pd = fns_.alloc_pd(d->context);
   if (!q.pd) {
@@ -380,7 +386,7 @@ result<QpHandle> FunctionTableApi::create_qp(DeviceHandle device, QpKind kind) {
     return fail_errno(err ? err : ENOMEM, "ibv_alloc_pd(" + d->name + ")");
   }
   errno = 0;
-  q.cq = fns_.create_cq(d->context, 1, nullptr, nullptr, 0);
+  q.cq = fns_.create_cq(d->context, static_cast<int>(capacity.cq_entries), nullptr, nullptr, 0);
   if (!q.cq) {
     const int err = errno;
     (void)destroy(q, "");
@@ -391,8 +397,8 @@ result<QpHandle> FunctionTableApi::create_qp(DeviceHandle device, QpKind kind) {
   init.send_cq = q.cq;
   init.recv_cq = q.cq;
   init.qp_type = to_ibv(kind);
-  init.cap.max_send_wr = 1;
-  init.cap.max_recv_wr = 1;
+  init.cap.max_send_wr = capacity.send_wr;
+  init.cap.max_recv_wr = capacity.recv_wr;
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
   errno = 0;
@@ -406,6 +412,79 @@ result<QpHandle> FunctionTableApi::create_qp(DeviceHandle device, QpKind kind) {
   const std::uint64_t id = next_id_++;
   qps_.emplace(id, q);
   return QpHandle{id};
+}
+
+result<MemoryKeys> FunctionTableApi::register_memory(QpHandle qp, void* addr, std::size_t length,
+                                                     int access) {
+  GIDPOLICY_TRY(q, find(qp, "ibv_reg_mr"));
+  if (!fns_.reg_mr || !fns_.dereg_mr)
+    return fail(errc::not_supported, "register_memory: the function table lacks reg_mr/dereg_mr");
+  errno = 0;
+  ibv_mr* mr = fns_.reg_mr(q->pd, addr, length, access);
+  if (!mr) {
+    const int err = errno;
+    return fail_errno(err ? err : ENOMEM, "ibv_reg_mr(" + std::to_string(length) + " bytes)");
+  }
+  q->mrs.push_back(mr);
+  return MemoryKeys{.addr = reinterpret_cast<std::uintptr_t>(mr->addr),
+                    .length = static_cast<std::uint64_t>(mr->length),
+                    .lkey = mr->lkey,
+                    .rkey = mr->rkey};
+}
+
+result<void> FunctionTableApi::post_send(QpHandle qp, const SendRequest& request) {
+  GIDPOLICY_TRY(q, find(qp, "ibv_post_send"));
+  ibv_sge sge{.addr = request.local_addr, .length = request.length, .lkey = request.lkey};
+  ibv_send_wr wr;
+  std::memset(&wr, 0, sizeof wr);
+  wr.wr_id = request.wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  if (request.op == SendRequest::Op::rdma_write) {
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.wr.rdma.remote_addr = request.remote_addr;
+    wr.wr.rdma.rkey = request.rkey;
+  } else {
+    wr.opcode = IBV_WR_SEND;
+  }
+  ibv_send_wr* bad = nullptr;
+  errno = 0;
+  const int rc = ibv_post_send(q->qp, &wr, &bad);  // an inline over the context's ops
+  const int err = errno_of(rc, errno);
+  if (rc != 0) return fail_errno(err ? err : EIO, "ibv_post_send(qp " + std::to_string(q->qp->qp_num) + ")");
+  return success();
+}
+
+result<void> FunctionTableApi::post_recv(QpHandle qp, std::uint64_t wr_id, std::uint64_t addr,
+                                         std::uint32_t length, std::uint32_t lkey) {
+  GIDPOLICY_TRY(q, find(qp, "ibv_post_recv"));
+  ibv_sge sge{.addr = addr, .length = length, .lkey = lkey};
+  ibv_recv_wr wr;
+  std::memset(&wr, 0, sizeof wr);
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  errno = 0;
+  const int rc = ibv_post_recv(q->qp, &wr, &bad);
+  const int err = errno_of(rc, errno);
+  if (rc != 0) return fail_errno(err ? err : EIO, "ibv_post_recv(qp " + std::to_string(q->qp->qp_num) + ")");
+  return success();
+}
+
+result<std::vector<WorkCompletion>> FunctionTableApi::poll_completions(QpHandle qp, std::uint32_t max) {
+  GIDPOLICY_TRY(q, find(qp, "ibv_poll_cq"));
+  std::vector<ibv_wc> wc(max == 0 ? 1 : max);
+  const int n = ibv_poll_cq(q->cq, static_cast<int>(wc.size()), wc.data());
+  if (n < 0) return fail_errno(-n > 0 ? -n : EIO, "ibv_poll_cq");
+  std::vector<WorkCompletion> out;
+  out.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const ibv_wc& w = wc[static_cast<std::size_t>(i)];
+    out.push_back({.wr_id = w.wr_id, .status = w.status, .opcode = w.opcode, .byte_len = w.byte_len});
+  }
+  return out;
 }
 
 result<void> FunctionTableApi::modify_qp(QpHandle qp, const ibv_qp_attr& attr, int mask) {
@@ -454,6 +533,12 @@ result<void> FunctionTableApi::destroy(Qp& q, std::string_view who) const {
     note(rc, errno, "ibv_destroy_qp");
     q.qp = nullptr;
   }
+  for (ibv_mr* mr : q.mrs) {
+    errno = 0;
+    const int rc = fns_.dereg_mr ? fns_.dereg_mr(mr) : 0;
+    note(rc, errno, "ibv_dereg_mr");
+  }
+  q.mrs.clear();
   if (q.cq) {
     errno = 0;
     const int rc = fns_.destroy_cq(q.cq);

@@ -71,6 +71,21 @@ result<std::optional<AsyncEvent>> VerbsApi::read_async_event(DeviceHandle) {
 result<void> VerbsApi::ack_async_event(DeviceHandle, const AsyncEvent&) {
   return fail(errc::not_supported, backend_name() + ": no asynchronous events in this backend");
 }
+result<QpHandle> VerbsApi::create_data_qp(DeviceHandle, QpKind, const QpCapacity&) {
+  return fail(errc::not_supported, backend_name() + ": no data path in this backend");
+}
+result<MemoryKeys> VerbsApi::register_memory(QpHandle, void*, std::size_t, int) {
+  return fail(errc::not_supported, backend_name() + ": no data path in this backend");
+}
+result<void> VerbsApi::post_send(QpHandle, const SendRequest&) {
+  return fail(errc::not_supported, backend_name() + ": no data path in this backend");
+}
+result<void> VerbsApi::post_recv(QpHandle, std::uint64_t, std::uint64_t, std::uint32_t, std::uint32_t) {
+  return fail(errc::not_supported, backend_name() + ": no data path in this backend");
+}
+result<std::vector<WorkCompletion>> VerbsApi::poll_completions(QpHandle, std::uint32_t) {
+  return fail(errc::not_supported, backend_name() + ": no data path in this backend");
+}
 
 ibv_qp_type to_ibv(QpKind kind) noexcept {
   switch (kind) {

@@ -8,7 +8,7 @@ select, check, check --stacks, check --pins, env --format json, doctor --input/-
 validates each document with python3-jsonschema against schemas/<its "schema">.schema.json,
 and checks that one port and several give the same shape (an envelope and arrays). With the
 drop-in fake libibverbs' directory it also runs the live forms (show, doctor, and the first line
-of watch) on a fake device. Exits 77 (skipped) without the jsonschema module.
+of watch, and probe between two processes) on a fake device. Exits 77 (skipped) without the jsonschema module.
 """
 import glob
 import json
@@ -37,6 +37,7 @@ RESULTS = {
     "gidpolicy.check.pins": "pins",
     "gidpolicy.doctor": "findings",
     "gidpolicy.fleet": "sides",
+    "gidpolicy.probe": "qps",
 }
 
 
@@ -186,6 +187,47 @@ def main():
             if doc.get("event") == "change" and not doc.get("stacks"):
                 failures.append("watch --json --stacks: the change line has no stacks")
         watch_dir.cleanup()
+
+        # probe: a pair that connects (both sides' documents), a stale pin that fails at RTR, and a
+        # listener whose peer never comes (the document with its problem).
+        for table, args, extra in (("examples/tables/ds4-linux-unit.json", ["--qp", "both"], {}),
+                                   ("examples/tables/nccl-1573-pod.show_gids.txt",
+                                    ["--stack", "nccl", "--device", "mlx5_0"], {"NCCL_IB_GID_INDEX": "3"}),
+                                   ("examples/tables/nccl-1573-pod.show_gids.txt", ["--stacks", "--device", "mlx5_0"],
+                                    {})):
+            penv = dict(live_env, GIDPOLICY_FAKE_TABLES=os.path.join(root, table), **extra)
+            lst = subprocess.Popen([cli, "probe", "--json", "--attempt-deadline", "60", "--listen", "127.0.0.1:0"] + args, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, cwd=root, env=penv)
+            port = None
+            for line in lst.stderr:
+                if "listening on port" in line:
+                    port = line.split()[-1]
+                    break
+            docs = []
+            if port:
+                con = subprocess.run([cli, "probe", "--json", "--attempt-deadline", "60", "--connect", "127.0.0.1:" + port] + args,
+                                     capture_output=True, text=True, cwd=root, env=penv, timeout=120)
+                docs.append((["probe", "--connect"] + args, con.stdout))
+            try:
+                out, _ = lst.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                lst.kill()
+                out, _ = lst.communicate()
+            docs.append((["probe", "--listen"] + args, out))
+            for name, text in docs:
+                try:
+                    validate(name, json.loads(text))
+                except json.JSONDecodeError:
+                    failures.append(f"{' '.join(name)}: not JSON: {text[:300]!r}")
+        p = subprocess.run([cli, "probe", "--json", "--listen", "127.0.0.1:0", "--deadline", "0.5"],
+                           capture_output=True, text=True, cwd=root, env=live_env, timeout=120)
+        try:
+            doc = json.loads(p.stdout)
+            validate(["probe", "--listen", "(absent peer)"], doc)
+            if not doc.get("problem") or doc["problem"]["kind"] != "absent":
+                failures.append(f"probe with an absent peer: problem is {doc.get('problem')!r}")
+        except json.JSONDecodeError:
+            failures.append(f"probe with an absent peer: not JSON: {p.stdout[:300]!r}")
 
     # One port and two give the same shape: the same keys, results in arrays.
     two = "examples/tables/nccl-1573-pod.show_gids.txt"

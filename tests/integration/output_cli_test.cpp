@@ -150,6 +150,9 @@ TEST(OutputSweep, EverySubcommandWithStdoutOnAFullDiskFailsSayingSo) {
       // fake-host's own stdout is its --help: what the command it runs prints is the command's.
       {"fake-host", {"fake-host", "--help"}},
       {"doctor", {"doctor", "--input", table()}},
+      // probe's report needs a live device and a peer (tests/integration/probe_pair.py); its
+      // --help goes out through the same output.
+      {"probe", {"probe", "--help"}},
   };
   // The --json forms and the tool's own --help/--version print through other code.
   const std::vector<std::vector<std::string>> json_forms{

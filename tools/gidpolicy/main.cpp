@@ -7,6 +7,7 @@
 #include "fake_host.hpp"
 #include "fleet_cmd.hpp"
 #include "output.hpp"
+#include "probe_cmd.hpp"
 #include "render.hpp"
 #include "subcommands.hpp"
 
@@ -99,7 +100,9 @@ std::string expected_value(const std::string& option) {
       {"--sgid-index", "an index 0..4294967295 (the sgid_index the failed RTR used)"},
       {"--port", "a port number 1..255"},
       {"--platform", "linux or darwin"},
-      {"--deadline", "a finite number of seconds 0.05..600 (each verbs call's deadline)"},
+      {"--deadline", "a finite number of seconds 0.05..600 (each verbs call's deadline; probe: the run's)"},
+      {"--attempt-deadline", "a finite number of seconds 0.05..600 (each wait on the peer)"},
+      {"--qp", "rc, uc or both"},
       {"--rank", "a rank 0..4095 (this host's row of the device file)"},
       {"--verbs", "dlopen or linked"},
       {"--input-format", "json, devinfo or show_gids"},
@@ -360,6 +363,8 @@ int run(int argc, char** argv) {
   FleetCommand fleet(app);
   // fake-host (tools/gidpolicy/fake_host.cpp)
   FakeHostCommand fake_host(app);
+  // probe (tools/gidpolicy/probe_cmd.cpp)
+  ProbeCommand probe(app);
   // doctor (tools/gidpolicy/doctor_cmd.cpp)
   DoctorCommand doctor(app);
 
@@ -444,6 +449,7 @@ int run(int argc, char** argv) {
     return run_env(env);
   }
   if (fake_host.parsed()) return fake_host.run();
+  if (probe.parsed()) return probe.run();
   if (doctor.parsed()) return doctor.run();
   return kExitUsage;
 }

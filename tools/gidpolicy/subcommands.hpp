@@ -47,6 +47,11 @@ inline constexpr SubcommandInfo kSubcommands[] = {
      "--netns: its netdevs)",
      "COMMAND's own status (128 + N when signal N ended it); 125 the fake host could not be made; 126 "
      "COMMAND cannot be run; 127 COMMAND is not found"},
+    {"probe",
+     "Try one link on the wire with the GID a profile or stack uses: each direction connected (with its "
+     "round trip) or its failure, beside the prediction",
+     "0 every direction connected and its data arrived; 1 a direction failed, or the peer is absent or died "
+     "(a peer speaking another protocol version or sending garbage is 2)"},
     {"doctor",
      "Is this host ready for RDMA: every port, GID, netdev address and peer route checked, each cause "
      "ranked with the commands that fix it (printed, never run)",

@@ -26,6 +26,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace gidpolicy::verbs {
 
@@ -74,6 +75,12 @@ class FunctionTableApi : public VerbsApi {
   result<void> modify_qp(QpHandle qp, const ibv_qp_attr& attr, int mask) override;
   result<QpInfo> query_qp(QpHandle qp) override;
   result<void> destroy_qp(QpHandle qp) override;
+  result<QpHandle> create_data_qp(DeviceHandle device, QpKind kind, const QpCapacity& capacity) override;
+  result<MemoryKeys> register_memory(QpHandle qp, void* addr, std::size_t length, int access) override;
+  result<void> post_send(QpHandle qp, const SendRequest& request) override;
+  result<void> post_recv(QpHandle qp, std::uint64_t wr_id, std::uint64_t addr, std::uint32_t length,
+                         std::uint32_t lkey) override;
+  result<std::vector<WorkCompletion>> poll_completions(QpHandle qp, std::uint32_t max) override;
   /// ibv_context::async_fd of the device.
   result<int> async_event_fd(DeviceHandle device) override;
   /// poll()s async_fd with a zero timeout and calls get_async_event only when it is readable:
@@ -103,6 +110,7 @@ class FunctionTableApi : public VerbsApi {
     ibv_pd* pd = nullptr;
     ibv_cq* cq = nullptr;
     ibv_qp* qp = nullptr;
+    std::vector<ibv_mr*> mrs;  // register_memory(): deregistered before the PD goes
   };
 
   result<Device*> find(DeviceHandle device, std::string_view call);

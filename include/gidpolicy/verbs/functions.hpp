@@ -70,6 +70,14 @@ struct VerbsFunctions {
   int (*query_qp)(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init_attr) = nullptr;
   int (*destroy_qp)(ibv_qp* qp) = nullptr;
 
+  // Memory registration (optional: without them the data path fails with errc::not_supported).
+  // The exported ibv_reg_mr (IBVERBS_1.1); verbs.h's ibv_reg_mr is a macro over an inline that
+  // calls it when the access flags are a constant without IBV_ACCESS_OPTIONAL_RANGE. Posting and
+  // polling need no entry here: ibv_post_send, ibv_post_recv and ibv_poll_cq are inlines over
+  // the context's ops, which every provider fills.
+  ibv_mr* (*reg_mr)(ibv_pd* pd, void* addr, std::size_t length, int access) = nullptr;
+  int (*dereg_mr)(ibv_mr* mr) = nullptr;
+
   // Asynchronous events (optional: without them GID watching fails with errc::not_supported).
   int (*get_async_event)(ibv_context* context, ibv_async_event* event) = nullptr;
   void (*ack_async_event)(ibv_async_event* event) = nullptr;
@@ -136,6 +144,9 @@ VerbsFunctions functions_from(const T& src) {
   GIDPOLICY_DETAIL_TAKE(f.query_qp, ibv_query_qp)
   GIDPOLICY_DETAIL_TAKE(f.destroy_qp, destroy_qp)
   GIDPOLICY_DETAIL_TAKE(f.destroy_qp, ibv_destroy_qp)
+  GIDPOLICY_DETAIL_TAKE(f.reg_mr, reg_mr)
+  GIDPOLICY_DETAIL_TAKE(f.dereg_mr, dereg_mr)
+  GIDPOLICY_DETAIL_TAKE(f.dereg_mr, ibv_dereg_mr)
   GIDPOLICY_DETAIL_TAKE(f.get_async_event, get_async_event)
   GIDPOLICY_DETAIL_TAKE(f.get_async_event, ibv_get_async_event)
   GIDPOLICY_DETAIL_TAKE(f.ack_async_event, ack_async_event)

@@ -112,6 +112,45 @@ struct AsyncEvent {
 /// "gid_change", "port_active", "port_error", "lid_change", ... or "event N".
 std::string async_event_name(ibv_event_type type);
 
+/// The sizes of a queue pair made for moving data (create_data_qp()): work requests in flight
+/// per queue, and completion-queue entries. A CQ shared by both queues needs at least the sum:
+/// a CQ overrun is IBV_EVENT_CQ_ERR and the QP goes to the error state, on hardware and fake.
+struct QpCapacity {
+  std::uint32_t send_wr = 4;
+  std::uint32_t recv_wr = 4;
+  std::uint32_t cq_entries = 16;  ///< >= send_wr + recv_wr
+};
+
+/// A buffer registered on a data QP's protection domain (register_memory()): the keys a work
+/// request (lkey) and a peer's RDMA write (rkey, addr) name it by.
+struct MemoryKeys {
+  std::uint64_t addr = 0;  ///< the registered address, as a peer's remote_addr names it
+  std::uint64_t length = 0;
+  std::uint32_t lkey = 0;
+  std::uint32_t rkey = 0;
+};
+
+/// One send-queue work request of the data path: a SEND, or an RDMA WRITE into the peer's
+/// registered memory, of one local buffer (one SGE), signaled.
+struct SendRequest {
+  enum class Op : std::uint8_t { send, rdma_write };
+  Op op = Op::send;
+  std::uint64_t wr_id = 0;
+  std::uint64_t local_addr = 0;
+  std::uint32_t length = 0;
+  std::uint32_t lkey = 0;
+  std::uint64_t remote_addr = 0;  ///< rdma_write only
+  std::uint32_t rkey = 0;         ///< rdma_write only
+};
+
+/// One work completion as ibv_poll_cq reported it.
+struct WorkCompletion {
+  std::uint64_t wr_id = 0;
+  ibv_wc_status status = IBV_WC_SUCCESS;  ///< IBV_WC_RETRY_EXC_ERR: no ACK within the retry budget
+  ibv_wc_opcode opcode = IBV_WC_SEND;
+  std::uint32_t byte_len = 0;
+};
+
 /// The seam. Implementations are not required to be thread-safe unless they say so.
 class VerbsApi {
  public:
@@ -154,6 +193,27 @@ class VerbsApi {
   virtual result<QpInfo> query_qp(QpHandle qp) = 0;
   /// Destroy a QP and what create_qp allocated for it.
   virtual result<void> destroy_qp(QpHandle qp) = 0;
+
+  // ---- the data path (gidpolicy probe) -----------------------------------------------------
+  // Defaults fail with errc::not_supported; FunctionTableApi (and so DlopenApi and
+  // LibibverbsApi) implements them. The QP's memory registrations are released by destroy_qp().
+
+  /// create_qp() with queues sized for data: `capacity` work requests and CQ entries (create_qp()
+  /// makes queues of one, enough for RTR checks and nothing more).
+  virtual result<QpHandle> create_data_qp(DeviceHandle device, QpKind kind, const QpCapacity& capacity);
+  /// ibv_reg_mr of `length` bytes at `addr` on the QP's protection domain, with `access`
+  /// (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE to be a peer's RDMA WRITE target). The
+  /// memory must outlive the QP.
+  virtual result<MemoryKeys> register_memory(QpHandle qp, void* addr, std::size_t length, int access);
+  /// ibv_post_send of one signaled work request: the driver's errno when it refuses the post
+  /// (ENOMEM: the send queue is full; EINVAL: the QP is not in RTS).
+  virtual result<void> post_send(QpHandle qp, const SendRequest& request);
+  /// ibv_post_recv of one receive of `length` bytes at `addr` (registered, `lkey`).
+  virtual result<void> post_recv(QpHandle qp, std::uint64_t wr_id, std::uint64_t addr, std::uint32_t length,
+                                 std::uint32_t lkey);
+  /// ibv_poll_cq on the QP's completion queue, without waiting: at most `max` completions, none
+  /// when nothing completed.
+  virtual result<std::vector<WorkCompletion>> poll_completions(QpHandle qp, std::uint32_t max);
 
   // ---- asynchronous events (GID table and port changes) ------------------------------------
   // Defaults fail with errc::not_supported, so a backend written before these existed still
