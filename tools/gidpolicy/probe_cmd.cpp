@@ -93,7 +93,7 @@ ProbeCommand::ProbeCommand(CLI::App& app) {
       ->capture_default_str();
   cmd_->add_option("--platform", o_.platform, "Predict for this platform (default: by link layer)")
       ->check(CLI::IsMember({"linux", "darwin"}));
-  cmd_->add_flag("--json", o_.json, "Print JSON (schemas/gidpolicy.probe.schema.json)");
+  cmd_->add_flag("--json", o_.json, "Print JSON (schema gidpolicy.probe; gidpolicy(1) describes it)");
 }
 
 int ProbeCommand::run() const {
