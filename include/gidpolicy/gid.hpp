@@ -30,15 +30,11 @@
 namespace gidpolicy {
 
 namespace detail_gid {
-// The native-order word whose bytes in memory are `bytes`: std::bit_cast where the C++
-// library has it (libstdc++ 11+, libc++ 14+); else built byte by byte from std::endian
-// (libc++ 13, emscripten 3.1's: no std::bit_cast), no cast and no memcpy either way.
+// The native-order word whose bytes in memory are `bytes`, built byte by byte in std::endian's
+// order: no cast and no memcpy. src/gid.cpp checks it equals std::bit_cast where both exist.
 template <typename Word, std::size_t N>
-[[nodiscard]] constexpr Word native_word(const std::array<std::uint8_t, N>& bytes) noexcept {
+[[nodiscard]] constexpr Word bytewise_word(const std::array<std::uint8_t, N>& bytes) noexcept {
   static_assert(sizeof(Word) == N && std::is_unsigned_v<Word>);
-#if defined(__cpp_lib_bit_cast)
-  return std::bit_cast<Word>(bytes);
-#else
   static_assert(std::endian::native == std::endian::little || std::endian::native == std::endian::big,
                 "a mixed-endian target has no native word order to build");
   Word w = 0;
@@ -47,6 +43,15 @@ template <typename Word, std::size_t N>
     w = static_cast<Word>(w | static_cast<Word>(static_cast<Word>(bytes[i]) << (8 * byte)));
   }
   return w;
+}
+// The same word: std::bit_cast where the C++ library has it (libstdc++ 11+, libc++ 14+), else
+// bytewise_word() (libc++ 13, emscripten 3.1's, has no std::bit_cast).
+template <typename Word, std::size_t N>
+[[nodiscard]] constexpr Word native_word(const std::array<std::uint8_t, N>& bytes) noexcept {
+#if defined(__cpp_lib_bit_cast)
+  return std::bit_cast<Word>(bytes);
+#else
+  return bytewise_word<Word>(bytes);
 #endif
 }
 }  // namespace detail_gid
