@@ -11,7 +11,8 @@ For every table in ROOT/examples/tables and every bundle in ROOT/tests/data/bund
   - the same text pasted into #input and answered by #run: equals the CLI's on a file named
     paste.txt (the name the page gives a paste);
   - the --json documents the page offers for download (check, check --stacks --no-env; doctor for
-    a bundle) equal the CLI's, parsed; check --stacks --no-env's text equals the CLI's.
+    a bundle) equal the CLI's, parsed; check --stacks --no-env's text equals the CLI's;
+  - `convert --to json|devinfo|show_gids` and `explain-errno EINVAL` with the file equal the CLI's.
 Exit 77 (skipped, saying why) when the page was not built (`cmake --workflow --preset wasm`) or
 chromium, chromedriver or selenium is missing.
 """
@@ -176,6 +177,17 @@ try:
                 compare_json(f"{name}: gidpolicy {' '.join(args)}", r, run_cli(args, d))
             else:
                 compare_text(f"{name}: gidpolicy {' '.join(args)}", r["stdout"], r["code"], r["stderr"], run_cli(args, d))
+        # convert and explain-errno, the other subcommands the page's module holds.
+        for to in ("json", "devinfo", "show_gids"):
+            r = browser.execute_script("return gidpolicyPage.convert(arguments[0], arguments[1], arguments[2])",
+                                       name, text, to)
+            args = ["convert"] + src + ["--to", to]
+            if r["command"] != "gidpolicy " + " ".join(args):
+                fail(f"{name}: the page names its command '{r['command']}', expected 'gidpolicy {' '.join(args)}'")
+            compare_text(f"{name}: gidpolicy {' '.join(args)}", r["stdout"], r["code"], r["stderr"], run_cli(args, d))
+        r = browser.execute_script("return gidpolicyPage.explain(arguments[0], arguments[1], 'EINVAL')", name, text)
+        args = ["explain-errno", "EINVAL"] + src
+        compare_text(f"{name}: gidpolicy {' '.join(args)}", r["stdout"], r["code"], r["stderr"], run_cli(args, d))
     # Input the CLI refuses is refused the same way (exit 2, the same message).
     for label, data in [("empty", ""), ("not a table", "hello\n")]:
         r = browser.execute_script("return gidpolicyPage.run('paste.txt', arguments[0], 'auto', false)", data)
