@@ -204,6 +204,8 @@ finally:
 
 print(f"{len(tables)} tables, {len(bundles)} bundles: {checked} answers compared with the CLI's")
 if failures:
-    print(f"{len(failures)} of them differ")
+    built = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(page)))
+    print(f"{len(failures)} of them differ (the page was built {built}; after changing the CLI or the "
+          "library, rebuild it: cmake --build --preset wasm)")
     sys.exit(1)
 print("every answer equals the CLI's")
