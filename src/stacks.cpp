@@ -795,3 +795,148 @@ result<Profile> stack_profile_for(StackId id, const GidTable& table, const Stack
 }
 
 }  // namespace gidpolicy
+
+namespace gidpolicy {
+
+std::string_view to_string(Reselect r) noexcept {
+  switch (r) {
+    case Reselect::at_open:
+      return "at open";
+    case Reselect::per_connection:
+      return "per connection";
+    case Reselect::on_change:
+      return "on the change event";
+    case Reselect::not_checked:
+      return "not checked";
+  }
+  return "not checked";
+}
+
+std::string on_change_text(const StackInfo& s, bool pinned) {
+  const std::string title(s.title);
+  const std::string event(s.on_change.event);
+  std::string out;
+  if (pinned && !s.on_change.pinned.empty()) {
+    out = title + " " + std::string(s.on_change.pinned);
+  } else {
+    switch (s.on_change.reselects) {
+      case Reselect::at_open:
+        out = title + " chooses once, when it opens the device; on IBV_EVENT_GID_CHANGE it " + event;
+        break;
+      case Reselect::per_connection:
+        out = title +
+              " chooses again for each connection it sets up (connections already up keep their GID); on "
+              "IBV_EVENT_GID_CHANGE it " +
+              event;
+        break;
+      case Reselect::on_change:
+        out = title + " re-selects on IBV_EVENT_GID_CHANGE: it " + event;
+        break;
+      case Reselect::not_checked:
+        out =
+            title +
+            ": its change path was not read in its source; taken as choosing once, when it opens the device";
+        break;
+    }
+  }
+  if (!s.on_change.source.empty()) out += " (" + std::string(s.on_change.source) + ")";
+  return out;
+}
+
+namespace stack_change_detail {
+
+struct Pick {
+  std::optional<std::uint32_t> index;
+  Gid gid;
+};
+
+Pick pick_on(StackId id, const GidTable& t, const StackLaunch& launch, const DriverModel& model) {
+  auto profile = stack_profile_for(id, t, launch, true);
+  if (!profile) return {};
+  const StackPrediction p = predict_profile(profile.value(), t, model);
+  if (!p.chose) return {};
+  return {p.index, p.gid};
+}
+
+std::string at(std::uint32_t index, const Gid& gid) {
+  return "index " + std::to_string(index) + " (" + gid.to_string() + ")";
+}
+
+}  // namespace stack_change_detail
+
+StackOnChange stack_on_change(StackId id, const GidTable& before, const GidTable& after,
+                              const StackLaunch& launch, const DriverModel& model) {
+  using stack_change_detail::at;
+  const StackInfo& s = stack_row(id);
+  StackOnChange c;
+  c.stack = id;
+  const auto was = stack_change_detail::pick_on(id, before, launch, model);
+  const auto now = stack_change_detail::pick_on(id, after, launch, model);
+  c.before = was.index;
+  c.before_gid = was.gid;
+  c.next = now.index;
+  c.next_gid = now.gid;
+  if (was.index) {
+    if (const GidEntry* e = after.find(*was.index)) c.now_at_before = e->gid;
+    c.moved = !c.now_at_before || *c.now_at_before != was.gid;
+  }
+  const bool pinned = launch.pinned.has_value();
+  const std::string title(s.title);
+  const std::string held =
+      !was.index ? std::string()
+                 : (c.now_at_before
+                        ? "index " + std::to_string(*was.index) + " now holds " + c.now_at_before->to_string()
+                        : "index " + std::to_string(*was.index) + " is now empty");
+  const std::string next_text = now.index ? at(*now.index, now.gid) : std::string("nothing it can use");
+  std::string& out = c.summary;
+  if (!was.index && !now.index) {
+    out = title + " had no usable entry before the change and has none after it";
+    return c;
+  }
+  if (was.index && !c.moved && now.index == was.index) {
+    out = title + " is not affected: " + at(*was.index, was.gid) + " is unchanged";
+    return c;
+  }
+  switch (s.on_change.reselects) {
+    case Reselect::on_change:
+      if (pinned && was.index && !c.now_at_before) {
+        out = title + " keeps its pinned index: " + held +
+              ", so its refresh fails, its endpoints are disconnected and " + was.gid.to_string() +
+              " stays published";
+        c.stale_while_up = true;
+      } else if (pinned) {
+        out = title + " re-reads its pinned index on the event: " + next_text +
+              ", republished; its endpoints reconnect";
+      } else {
+        out = title + " chooses again on the event: " + next_text + ", republished; its endpoints reconnect";
+      }
+      return c;
+    case Reselect::per_connection:
+      if (was.index)
+        out = title + ": connections up keep " + at(*was.index, was.gid) +
+              (c.moved ? "; " + held + ": their traffic no longer comes from the GID their peers were told"
+                       : std::string()) +
+              (pinned ? "; new connections use its pinned " : "; new connections pick ") + next_text;
+      else
+        out = title + (pinned ? ": new connections use its pinned " : ": new connections pick ") + next_text;
+      c.stale_while_up = c.moved;
+      return c;
+    case Reselect::at_open:
+    case Reselect::not_checked:
+      break;
+  }
+  const std::string assumed =
+      s.on_change.reselects == Reselect::not_checked ? " (assumed: not read in its source)" : "";
+  if (was.index)
+    out = title + " keeps " + at(*was.index, was.gid) + " until it reopens the device" + assumed +
+          (c.moved ? "; " + held + ": its traffic no longer comes from the GID its peers were told"
+                   : std::string()) +
+          (pinned ? "; reopened, it uses its pinned " : "; reopened, it picks ") + next_text;
+  else
+    out = title + " had no usable entry when it opened the device" + assumed + "; reopened, it picks " +
+          next_text;
+  c.stale_while_up = c.moved;
+  return c;
+}
+
+}  // namespace gidpolicy

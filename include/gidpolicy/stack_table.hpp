@@ -162,6 +162,28 @@ struct StackPath {
   std::string_view local_option;
 };
 
+/// When a stack reads its GID table again after its first choice. The port raises
+/// IBV_EVENT_GID_CHANGE whenever an entry changes: an address added to or removed from the netdev,
+/// a VLAN created, a bond failing over. Entries shift with it (the kernel fills the first free
+/// slot), so an index chosen before the change may hold another GID, or none, after it.
+enum class Reselect : std::uint8_t {
+  at_open,         ///< once, when it opens the device (a process, a UCX interface, a JACCL group)
+  per_connection,  ///< for each connection it sets up; connections already up keep their GID
+  on_change,       ///< on IBV_EVENT_GID_CHANGE as well: it chooses again, republishes, reconnects
+  not_checked,     ///< its change path was not read in its source: treated as at_open
+};
+
+/// What a stack does when its port's GID table changes, read from its source.
+struct ChangeBehaviour {
+  Reselect reselects;
+  /// What it does with IBV_EVENT_GID_CHANGE ("logs a warning and nothing more").
+  std::string_view event;
+  /// What its pinned index does on a change ("" only for a stack no setting steers: JACCL, exo).
+  std::string_view pinned;
+  /// Where the behaviour was read, with the version ("" for not_checked).
+  std::string_view source;
+};
+
 /// One stack as a launcher meets it. Every field is given in every row (no defaults).
 struct StackInfo {
   StackId id;
@@ -186,6 +208,8 @@ struct StackInfo {
   LaunchSettings launch;
   EnvShape env;
   LinkLayers runs_on;  ///< where it runs: the ports `check --stacks`, `doctor`, `env` and `fleet --stack` use
+  /// What it does when the GID table changes under it (`check --pins`, `watch --stacks`).
+  ChangeBehaviour on_change;
   std::string_view summary;  ///< one line for docs and help
 };
 
@@ -313,6 +337,14 @@ inline constexpr StackInfo kStacks[] = {
                 .read_first = ""},
      .env = EnvShape::per_process_variable,
      .runs_on = stack_rows::kIbAndRoce,
+     .on_change = {.reselects = Reselect::per_connection,
+                   .event = "logs a warning (since 2.28.3) and nothing more",
+                   .pinned =
+                       "keeps the pinned index and reads the GID there again for each new connection: when "
+                       "the address moves to another index, later connections advertise whatever the pinned "
+                       "index then holds",
+                   .source = "NCCL 2.21.5 to 2.30.7: ncclIbConnect and ncclIbAccept call ncclIbGetGidIndex, "
+                             "src/transport/net_ib/connect.cc"},
      .summary = "NVIDIA's collectives: one GID index per process for all its HCAs"},
     {.id = StackId::nvshmem,
      .name = "nvshmem",
@@ -333,6 +365,10 @@ inline constexpr StackInfo kStacks[] = {
                 .read_first = ""},
      .env = EnvShape::per_process_variable,
      .runs_on = stack_rows::kIbAndRoce,
+     .on_change = {.reselects = Reselect::not_checked,
+                   .event = "not read in its source",
+                   .pinned = "keeps the pinned index (assumed: its change path was not read)",
+                   .source = ""},
      .summary = "NVSHMEM and DeepEP: NCCL's choice under its own variables"},
     {.id = StackId::ucx,
      .name = "ucx",
@@ -353,6 +389,13 @@ inline constexpr StackInfo kStacks[] = {
                 .read_first = ""},
      .env = EnvShape::per_process_variable,
      .runs_on = stack_rows::kIbAndRoce,
+     .on_change = {.reselects = Reselect::at_open,
+                   .event = "logs a warning and nothing more",
+                   .pinned =
+                       "reads the GID at the pinned index once per interface: an interface opened before "
+                       "the change keeps advertising the GID it read",
+                   .source = "UCX 1.13.1: uct_ib_iface_init_roce_gid_info when an interface is created, "
+                             "src/uct/ib/base/ib_iface.c"},
      .summary = "UCX and Open MPI 5: a port check on gid[0], then its own priorities"},
     {.id = StackId::mooncake,
      .name = "mooncake",
@@ -373,6 +416,17 @@ inline constexpr StackInfo kStacks[] = {
                 .read_first = ""},
      .env = EnvShape::per_process_variable,
      .runs_on = stack_rows::kIbAndRoce,
+     .on_change = {.reselects = Reselect::on_change,
+                   .event = "chooses again (its own ranking over the live table), republishes its device "
+                            "descriptor and disconnects every endpoint so they reconnect with the new GID "
+                            "(without a pin, an RTR "
+                            "that fails also makes it try its next candidate, kvcache-ai/Mooncake#2269)",
+                   .pinned =
+                       "keeps the pinned index and re-reads the GID there, republishing it; when the slot "
+                       "is now empty the refresh fails: its endpoints are disconnected and the old GID "
+                       "stays published",
+                   .source = "Mooncake main since July 2026, kvcache-ai/Mooncake#2878: "
+                             "RdmaContext::refreshCurrentGid"},
      .summary = "Mooncake Transfer Engine: its address classes, or its pin (NCCL's when its own is unset)"},
     {.id = StackId::libfabric,
      .name = "libfabric",
@@ -393,6 +447,10 @@ inline constexpr StackInfo kStacks[] = {
                 .read_first = ""},
      .env = EnvShape::per_process_variable,
      .runs_on = stack_rows::kIbAndRoce,
+     .on_change = {.reselects = Reselect::not_checked,
+                   .event = "not read in its source",
+                   .pinned = "keeps the pinned index (assumed: its change path was not read)",
+                   .source = ""},
      .summary = "libfabric's verbs provider: UD endpoints route from an index used unchecked (0)"},
     {.id = StackId::perftest,
      .name = "perftest",
@@ -413,6 +471,11 @@ inline constexpr StackInfo kStacks[] = {
                 .read_first = ""},
      .env = EnvShape::per_port_args,
      .runs_on = stack_rows::kIbAndRoce,
+     .on_change = {.reselects = Reselect::at_open,
+                   .event = "not handled: a run is one connection",
+                   .pinned = "uses the index given with -x for the whole run",
+                   .source = "perftest 4.5: get_best_gid_index once, when the run sets up its context "
+                             "(src/perftest_resources.c)"},
      .summary = "ib_write_bw and friends: their pairwise walk, or the index given on the command line"},
     {.id = StackId::ds4,
      .name = "ds4",
@@ -434,6 +497,10 @@ inline constexpr StackInfo kStacks[] = {
                 .read_first = ""},
      .env = EnvShape::per_port_args,
      .runs_on = stack_rows::kRoceAndThunderbolt,
+     .on_change = {.reselects = Reselect::not_checked,
+                   .event = "not read in its source",
+                   .pinned = "keeps the index given (assumed: its change path was not read)",
+                   .source = ""},
      .summary = "ds4: the first IPv4-mapped GID on macOS, RoCE v2 on Linux, or the index given"},
     {.id = StackId::llama_cpp,
      .name = "llama.cpp",
@@ -455,6 +522,10 @@ inline constexpr StackInfo kStacks[] = {
                 .read_first = ""},
      .env = EnvShape::one_device_per_process,
      .runs_on = stack_rows::kRoceAndThunderbolt,
+     .on_change = {.reselects = Reselect::not_checked,
+                   .event = "not read in its source",
+                   .pinned = "keeps the index given (assumed: its change path was not read)",
+                   .source = ""},
      .summary = "llama.cpp's RPC backend: one device per process, its index used as given"},
     {.id = StackId::jaccl,
      .name = "jaccl",
@@ -469,6 +540,12 @@ inline constexpr StackInfo kStacks[] = {
      .launch = stack_rows::kJacclLaunch,
      .env = EnvShape::jaccl_device_file,
      .runs_on = stack_rows::kThunderbolt,
+     .on_change = {.reselects = Reselect::at_open,
+                   .event = "not handled: it reads no asynchronous event",
+                   .pinned = "",
+                   .source =
+                       "MLX (August 2026): Connection::info() reads the table once per connection, "
+                       "when the group connects, and keeps it (mlx/distributed/jaccl/lib/jaccl/rdma.cpp)"},
      .summary = "MLX's JACCL: a device file per rank; the policy itself only in the patched fork"},
     {.id = StackId::exo,
      .name = "exo",
@@ -483,6 +560,12 @@ inline constexpr StackInfo kStacks[] = {
      .launch = stack_rows::kJacclLaunch,
      .env = EnvShape::jaccl_device_file,
      .runs_on = stack_rows::kThunderbolt,
+     .on_change = {.reselects = Reselect::at_open,
+                   .event = "not handled: JACCL reads no asynchronous event",
+                   .pinned = "",
+                   .source =
+                       "MLX's JACCL (August 2026): Connection::info() reads the table once per connection "
+                       "(mlx/distributed/jaccl/lib/jaccl/rdma.cpp)"},
      .summary = "exo: JACCL underneath, so JACCL's choice, device file and patched-fork policy"},
 };
 #pragma GCC diagnostic pop
@@ -545,6 +628,11 @@ constexpr bool row_is_complete(const StackInfo& s) {
         (p.runs_on.ethernet && !s.runs_on.ethernet) || (p.runs_on.thunderbolt && !s.runs_on.thunderbolt))
       return false;
   if ((s.launch.device_form == DeviceForm::none) != s.launch.device.empty()) return false;
+  // What a change does: the event always said; a pin's behaviour for every stack a setting steers;
+  // a source exactly when the behaviour was read in one.
+  if (s.on_change.event.empty()) return false;
+  if (s.on_change.pinned.empty() != (s.launch.choice_reader == ChoiceReader::patched_fork)) return false;
+  if (s.on_change.source.empty() != (s.on_change.reselects == Reselect::not_checked)) return false;
   switch (s.env) {
     case EnvShape::per_process_variable:
       return !s.pins.empty() && s.pins.front().name == s.launch.choice;

@@ -289,4 +289,42 @@ std::string_view to_string(PinJudgement::Status s) noexcept;  ///< "fine", "stal
 /// when the stack refuses the port or the text.
 PinJudgement judge_pin(const PinReading& reading, const GidTable& table, const DriverModel& model);
 
+/// "at open", "per connection", "on the change event", "not checked".
+std::string_view to_string(Reselect r) noexcept;
+/// What stack `s` does when its port's GID table changes, as one sentence for help and reports:
+/// when it chooses again, what it does with the event, and (`pinned`) what its pinned index does.
+/// The gotcha: a pinned index stays where it is while the address it was chosen for moves to
+/// another slot; only a stack that re-reads the slot (NCCL per connection, Mooncake on the event)
+/// notices, and it then advertises whatever the slot holds.
+/// Example:
+///   std::cout << gidpolicy::on_change_text(gidpolicy::stack_row(gidpolicy::StackId::mooncake), true) <<
+///   "\n";
+std::string on_change_text(const StackInfo& s, bool pinned);
+/// What one stack does on one port when its GID table goes from `before` to `after`.
+struct StackOnChange {
+  StackId stack = StackId::nccl;
+  /// The index it routed from before the change (its pin, or its own choice), when it had one.
+  std::optional<std::uint32_t> before;
+  Gid before_gid;  ///< the GID it advertised from `before`
+  /// What `before`'s index holds now: nullopt when the slot is empty or gone.
+  std::optional<Gid> now_at_before;
+  /// The index it routes from for what it sets up after the change (new connections, a restart,
+  /// or at once for a stack that re-selects on the event); nullopt when it has none.
+  std::optional<std::uint32_t> next;
+  Gid next_gid;        ///< the GID it then advertises
+  bool moved = false;  ///< `before`'s index no longer holds `before_gid`
+  /// What is already up routes from an index whose GID its peer was not told (it is not
+  /// re-selected on the event and the slot moved).
+  bool stale_while_up = false;
+  std::string summary;  ///< one sentence: what it keeps, what it picks next, and when
+};
+/// stack `id`, launched with `launch` (its pin, if any, decides both sides), on a port whose table
+/// went from `before` to `after`: its Reselect rule (StackInfo::on_change) applied to its choice
+/// on each table. Predicted with stack_profile_for() and predict_profile() through `model`.
+/// Example:
+///   auto c = gidpolicy::stack_on_change(gidpolicy::StackId::nccl, before, after, {},
+///                                       gidpolicy::DriverModel::for_table(after));
+///   std::cout << c.summary << "\n";
+StackOnChange stack_on_change(StackId id, const GidTable& before, const GidTable& after,
+                              const StackLaunch& launch, const DriverModel& model);
 }  // namespace gidpolicy

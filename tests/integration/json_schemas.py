@@ -14,6 +14,7 @@ import glob
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -150,6 +151,41 @@ def main():
             validate(["watch", "--json"], json.loads(first))
         except json.JSONDecodeError:
             failures.append(f"watch --json: first line is not JSON: {first[:300]!r}")
+        # watch --stacks: a change line too. The table (a copy the test owns) is renamed over once the
+        # first line is out; the change line then carries the re-plan and each stack's move.
+        watch_dir = tempfile.TemporaryDirectory()
+        table = os.path.join(watch_dir.name, "watched.json")
+        shutil.copyfile(os.path.join(root, "tests/data/watch/roce-1-start.json"), table)
+        w = subprocess.Popen([cli, "watch", "--json", "--stacks", "--no-env"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=root,
+                             env=dict(live_env, GIDPOLICY_FAKE_TABLES=table))
+        lines = []
+        deadline = time.monotonic() + 60
+        while len(lines) < 2 and time.monotonic() < deadline and w.poll() is None:
+            ready, _, _ = select.select([w.stdout], [], [], 0.5)
+            if ready:
+                lines.append(w.stdout.readline())
+                if len(lines) == 1:
+                    shutil.copyfile(os.path.join(root, "tests/data/watch/roce-2-moved.json"), table + ".tmp")
+                    os.replace(table + ".tmp", table)
+        w.send_signal(signal.SIGINT)
+        try:
+            w.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            w.kill()
+            w.communicate()
+        if len(lines) < 2:
+            failures.append(f"watch --json --stacks: {len(lines)} line(s) before the deadline, not 2")
+        for line in lines:
+            try:
+                doc = json.loads(line)
+            except json.JSONDecodeError:
+                failures.append(f"watch --json --stacks: a line is not JSON: {line[:300]!r}")
+                continue
+            validate(["watch", "--json", "--stacks"], doc)
+            if doc.get("event") == "change" and not doc.get("stacks"):
+                failures.append("watch --json --stacks: the change line has no stacks")
+        watch_dir.cleanup()
 
     # One port and two give the same shape: the same keys, results in arrays.
     two = "examples/tables/nccl-1573-pod.show_gids.txt"

@@ -163,7 +163,7 @@ TEST(Profile, WatchJsonNamesTheProfile) {
   const auto j = nlohmann::json::parse(first);
   EXPECT_EQ(j.at("event"), "watching");
   EXPECT_EQ(j.at("schema"), "gidpolicy.watch");
-  EXPECT_EQ(j.at("version"), 3);
+  EXPECT_EQ(j.at("version"), 4);
   EXPECT_TRUE(j.contains("host") && j.contains("source")) << j.dump();
   EXPECT_EQ(j.at("profile"), "jaccl-fixed");
   EXPECT_FALSE(j.contains("policy"));

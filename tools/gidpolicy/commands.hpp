@@ -116,6 +116,9 @@ struct WatchArgs {
   std::string verbs = "dlopen";
   std::string profile = "auto";  ///< --profile (or its old name --policy)
   bool json = false;
+  bool stacks = false;                  ///< --stacks: what each stack does on each change
+  std::optional<std::string> env_file;  ///< with --stacks: the launch's settings
+  bool no_env = false;                  ///< with --stacks: do not read the environment's
 };
 /// Follow GID table changes until SIGINT/SIGTERM: one line (or JSON object) per change.
 int run_watch(const WatchArgs& o);

@@ -297,6 +297,16 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   add_profile_option(watch_cmd, watch.profile, "The profile whose plan is followed and re-planned");
   watch_cmd->add_flag("--json", watch.json, "One JSON object per line (schema in docs/cli.md)");
+  watch_cmd->add_flag(
+      "--stacks", watch.stacks,
+      "On each change, what each RDMA stack does: keeps its index until it reopens the device, "
+      "picks again per connection, or re-selects on the event");
+  watch_cmd->add_option(
+      "--env-file", watch.env_file,
+      "With --stacks: a dotenv file or a docker-compose file's environment: blocks, the launch's "
+      "settings (they win over the environment's)");
+  watch_cmd->add_flag("--no-env", watch.no_env,
+                      "With --stacks: do not read the stacks' settings from the environment");
 
   EnvArgs env;
   SourceFlags env_src;

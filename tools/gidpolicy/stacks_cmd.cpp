@@ -362,6 +362,9 @@ int run_check_pins(const CheckArgs& o) {
           jp["errno"] = std::move(err);
           jp["right_index"] = std::move(right);
           jp["summary"] = std::move(summary);
+          jp["on_change"] = {
+              {"reselects", std::string(to_string(stack_row(reading.stack).on_change.reselects))},
+              {"summary", on_change_text(stack_row(reading.stack), reading.value.has_value())}};
           jpins.push_back(std::move(jp));
         };
         for (const auto& t : loaded.value().tables) {
@@ -394,6 +397,10 @@ int run_check_pins(const CheckArgs& o) {
           row(t, std::string(to_string(j.status)), j.err ? Json(j.err) : Json(nullptr),
               j.right_index ? Json(*j.right_index) : Json(nullptr), j.summary);
         }
+        // What the pin does when the table changes under it: the index stays, the address may move.
+        if (!o.json && !reading.refused)
+          standard_output().print("    on a GID change: {}\n",
+                                  on_change_text(stack_row(reading.stack), reading.value.has_value()));
       }
       const bool redundant = all_redundant && compared > 0;
       for (std::size_t r = first_row; r < jpins.size(); ++r) jpins[r]["redundant"] = redundant;

@@ -1,13 +1,16 @@
 // `gidpolicy watch`: follow live GID tables through the devices' asynchronous events, print one
 // line (or one JSON object) per change with the re-plan it leads to, until SIGINT or SIGTERM.
 #include "commands.hpp"
+#include "env_file.hpp"
 #include "json_out.hpp"
 #include "output.hpp"
+#include "render.hpp"
 #include "sources.hpp"
 
 #include <gidpolicy/change.hpp>
 #include <gidpolicy/profiles.hpp>
 #include <gidpolicy/quoting.hpp>
+#include <gidpolicy/stacks.hpp>
 #include <gidpolicy/verbs/watch.hpp>
 
 #include <fmt/core.h>
@@ -32,7 +35,8 @@ namespace {
 struct Watched {
   std::string device;
   std::unique_ptr<verbs::GidWatcher> watcher;
-  std::map<std::uint32_t, Plan> plans;  // ports with a plan; the watcher follows its entry
+  std::map<std::uint32_t, Plan> plans;       // ports with a plan; the watcher follows its entry
+  std::map<std::uint32_t, GidTable> tables;  // with --stacks: each port's table before its next change
 };
 
 // One line out now (a script reads the lines as they come). False when stdout failed: watching
@@ -47,8 +51,15 @@ bool emit(const std::string& line, const Json& j, bool json) {
   return out.flush();
 }
 
+// Version 4: every line carries the envelope (version 3 had it on the "watching" line only).
+constexpr int kWatchVersion = 4;
+
 Json json_change(const GidChange& c) {
   Json j;
+  j["schema"] = "gidpolicy.watch";
+  j["version"] = kWatchVersion;
+  j["host"] = this_host_name();
+  j["source"] = "live device " + c.device;
   j["event"] = "change";
   j["device"] = c.device;
   j["port"] = c.port;
@@ -110,6 +121,36 @@ int open_stop_signals() {
 #endif
 }
 
+// With --stacks: what each stack that runs on the port, and opens it under its launch settings,
+// does on this change (stack_on_change(), stacks.hpp), as report lines and JSON.
+void stacks_on_change(const GidTable& before, const GidChange& c, const std::vector<StackLaunch>& launches,
+                      std::vector<std::string>& lines, Json& j) {
+  Json out = Json::array();
+  const DriverModel model = driver_for(c.table, std::nullopt);
+  for (const StackInfo& s : stack_catalogue()) {
+    if (!s.runs_on.has(c.table.port().link_layer)) continue;
+    const StackLaunch& launch = launches[static_cast<std::size_t>(s.id)];
+    if (!launch.uses(c.device, c.port) || launch.refused) continue;
+    if (!s.predicted && !launch.pinned) continue;  // llama.cpp without its index: nothing to follow
+    const StackOnChange sc = stack_on_change(s.id, before, c.table, launch, model);
+    lines.push_back("  " + sc.summary);
+    Json js;
+    js["stack"] = std::string(s.name);
+    js["reselects"] = std::string(to_string(s.on_change.reselects));
+    js["pinned"] = launch.pinned ? Json(*launch.pinned) : Json(nullptr);
+    js["before"] = sc.before ? Json(*sc.before) : Json(nullptr);
+    js["before_gid"] = sc.before ? Json(sc.before_gid.to_string()) : Json(nullptr);
+    js["now_at_before"] = sc.now_at_before ? Json(sc.now_at_before->to_string()) : Json(nullptr);
+    js["next"] = sc.next ? Json(*sc.next) : Json(nullptr);
+    js["next_gid"] = sc.next ? Json(sc.next_gid.to_string()) : Json(nullptr);
+    js["moved"] = sc.moved;
+    js["stale_while_up"] = sc.stale_while_up;
+    js["summary"] = sc.summary;
+    out.push_back(std::move(js));
+  }
+  j["stacks"] = std::move(out);
+}
+
 std::string plan_text(const Plan& p) {
   return p.selection.entry.gid.to_string() + " (" + std::string(to_string(p.selection.entry.type)) +
          ") at index " + std::to_string(p.sgid_index);
@@ -121,6 +162,15 @@ int run_watch(const WatchArgs& o) {
   auto profile = parse_profile(o.profile);
   if (!profile)
     return usage_error(Error(profile.error().code, "--profile " + o.profile + ": " + profile.error().detail));
+  // Options a mode cannot use are refused, never ignored.
+  if (!o.stacks && (o.env_file || o.no_env))
+    return usage_error("watch: --env-file and --no-env are for --stacks");
+  std::vector<StackLaunch> launches;
+  if (o.stacks) {
+    auto settings = read_launch_settings(!o.no_env, o.env_file);
+    if (!settings) return usage_error(settings.error());
+    launches = read_launches(settings.value());
+  }
   auto api = make_api(o.verbs);
   if (!api) return usage_error(api.error());
   std::vector<std::string> names;
@@ -153,14 +203,15 @@ int run_watch(const WatchArgs& o) {
     Watched entry{name, std::make_unique<verbs::GidWatcher>(std::move(w).value()), {}};
     for (std::uint32_t p : entry.watcher->ports()) {
       const GidTable& t = *entry.watcher->table(p);
+      if (o.stacks) entry.tables.insert_or_assign(p, t);
       auto plan = profile.value().plan(t);
       Json j;
       // Version 2: the spec's key is "profile" (version 1, unversioned, said "policy"). Each
       // port's stream starts with its "watching" line, so the version is read before any change.
       // Version 3: the common envelope first, "host" (this machine) and "source" (the live
-      // device), then "event".
+      // device), then "event". Version 4: the envelope on every line, not only this one.
       j["schema"] = "gidpolicy.watch";
-      j["version"] = 3;
+      j["version"] = kWatchVersion;
       j["host"] = this_host_name();
       j["source"] = "live device " + name;
       j["event"] = "watching";
@@ -210,6 +261,12 @@ int run_watch(const WatchArgs& o) {
       for (const GidChange& c : changes.value()) {
         Json j = json_change(c);
         std::string line = c.to_string();
+        std::vector<std::string> stack_lines;
+        if (o.stacks) {
+          if (auto before = w.tables.find(c.port); before != w.tables.end())
+            stacks_on_change(before->second, c, launches, stack_lines, j);
+          w.tables.insert_or_assign(c.port, c.table);
+        }
         auto current = w.plans.find(c.port);
         result<Replan> next = fail(errc::no_candidate, "no plan");
         if (current != w.plans.end()) {
@@ -248,6 +305,12 @@ int run_watch(const WatchArgs& o) {
           ::close(sfd);
           return kExitUsage;
         }
+        if (!o.json)
+          for (const std::string& l : stack_lines)
+            if (!emit(l, j, false)) {
+              ::close(sfd);
+              return kExitUsage;
+            }
       }
     }
   }
