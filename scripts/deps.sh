@@ -9,6 +9,7 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
           librdmacm-dev rdmacm-utils debhelper devscripts lintian dh-python
           pybind11-dev python3-dev python3-pytest python3-setuptools python3-wheel python3-venv python3-pip
           python3-jsonschema
+          emscripten chromium chromium-driver python3-selenium
           dash busybox)
 # (clang-format, clang-tidy and cppcheck are tools beyond the brief's library list: scripts/lint
 # needs them, and scripts/test runs its format + cppcheck gate. perftest: the fake libibverbs'
@@ -42,6 +43,12 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
 # (python3-jsonschema: the `json_schemas` test validates every `--json` document the CLI prints
 # against schemas/*.schema.json (draft 2020-12, which Debian 12's 4.10 implements); without it
 # that test is skipped, saying why.)
+# (emscripten: the `wasm` preset, the browser build of the core and the CLI's table subcommands
+# into web/gidpolicy.html (docs/web.md); chromium, chromium-driver, python3-selenium: the
+# `browser` test opens that page in headless chromium from file:// and compares its answers with
+# the CLI's. Without them scripts/test skips the wasm stage and the test skips, saying why.
+# --no-install-recommends matters here: with recommends emscripten and chromium pull in about
+# 1.4 GB more and upgrade systemd.)
 missing=()
 for p in "${packages[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")

@@ -506,7 +506,7 @@ std::uint64_t row_start(std::uint64_t i, std::uint64_t n) { return i * n - i * (
 
 Link Analysis::link(std::uint64_t k) const {
   if (!explicit_.empty()) {
-    const Explicit& e = explicit_[k];
+    const Explicit& e = explicit_[static_cast<std::size_t>(k)];  // k < size(): fits a size_t
     return judge(k, e.a, e.b, e.lane, e.rank_a, e.rank_b);
   }
   const std::uint64_t n = hosts_.size();
@@ -524,8 +524,9 @@ Link Analysis::link(std::uint64_t k) const {
   const auto& pre = usable_prefix_[lane];
   // QP ranks in the fabric's pair order: host i has made a QP for every usable peer before j
   // (other than itself); host j for every usable peer before i.
-  const std::uint32_t rank_a = pre[j] - 1;
-  const std::uint32_t rank_b = pre[i];
+  // i < j < n = hosts_.size(): both fit a size_t (32 bits in the browser build).
+  const std::uint32_t rank_a = pre[static_cast<std::size_t>(j)] - 1;
+  const std::uint32_t rank_b = pre[static_cast<std::size_t>(i)];
   return judge(k, static_cast<std::uint32_t>(i * lanes_ + lane),
                static_cast<std::uint32_t>(j * lanes_ + lane), lane, rank_a, rank_b);
 }
@@ -545,7 +546,7 @@ void Analysis::for_each_link(std::uint64_t begin, std::uint64_t end,
   for (std::uint64_t k = begin; k < end; ++k) {
     const auto& pre = usable_prefix_[lane];
     fn(judge(k, static_cast<std::uint32_t>(i * lanes_ + lane), static_cast<std::uint32_t>(j * lanes_ + lane),
-             lane, pre[j] - 1, pre[i]));
+             lane, pre[static_cast<std::size_t>(j)] - 1, pre[static_cast<std::size_t>(i)]));
     if (++lane == lanes_) {
       lane = 0;
       if (++j == n) {

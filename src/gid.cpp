@@ -1,10 +1,25 @@
 #include <gidpolicy/gid.hpp>
 
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
 namespace gidpolicy {
+
+#if defined(__cpp_lib_bit_cast)
+// The word built byte by byte (what a library without std::bit_cast uses, gid.hpp) is the one
+// std::bit_cast gives, on this target's byte order.
+static_assert(detail_gid::bytewise_word<std::uint32_t>(std::array<std::uint8_t, 4>{0, 0, 0xff, 0xff}) ==
+              std::bit_cast<std::uint32_t>(std::array<std::uint8_t, 4>{0, 0, 0xff, 0xff}));
+static_assert(detail_gid::bytewise_word<std::uint32_t>(std::array<std::uint8_t, 4>{0x12, 0x34, 0x56, 0x78}) ==
+              std::bit_cast<std::uint32_t>(std::array<std::uint8_t, 4>{0x12, 0x34, 0x56, 0x78}));
+static_assert(detail_gid::bytewise_word<std::uint16_t>(std::array<std::uint8_t, 2>{0xfe, 0x80}) ==
+              std::bit_cast<std::uint16_t>(std::array<std::uint8_t, 2>{0xfe, 0x80}));
+static_assert(detail_gid::bytewise_word<std::uint64_t>(std::array<std::uint8_t, 8>{1, 2, 3, 4, 5, 6, 7, 8}) ==
+              std::bit_cast<std::uint64_t>(std::array<std::uint8_t, 8>{1, 2, 3, 4, 5, 6, 7, 8}));
+#endif
 namespace {
 
 int hex_value(char c) noexcept {

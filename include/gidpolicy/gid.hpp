@@ -29,6 +29,33 @@
 
 namespace gidpolicy {
 
+namespace detail_gid {
+// The native-order word whose bytes in memory are `bytes`, built byte by byte in std::endian's
+// order: no cast and no memcpy. src/gid.cpp checks it equals std::bit_cast where both exist.
+template <typename Word, std::size_t N>
+[[nodiscard]] constexpr Word bytewise_word(const std::array<std::uint8_t, N>& bytes) noexcept {
+  static_assert(sizeof(Word) == N && std::is_unsigned_v<Word>);
+  static_assert(std::endian::native == std::endian::little || std::endian::native == std::endian::big,
+                "a mixed-endian target has no native word order to build");
+  Word w = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    const std::size_t byte = std::endian::native == std::endian::little ? i : N - 1 - i;
+    w = static_cast<Word>(w | static_cast<Word>(static_cast<Word>(bytes[i]) << (8 * byte)));
+  }
+  return w;
+}
+// The same word: std::bit_cast where the C++ library has it (libstdc++ 11+, libc++ 14+), else
+// bytewise_word() (libc++ 13, emscripten 3.1's, has no std::bit_cast).
+template <typename Word, std::size_t N>
+[[nodiscard]] constexpr Word native_word(const std::array<std::uint8_t, N>& bytes) noexcept {
+#if defined(__cpp_lib_bit_cast)
+  return std::bit_cast<Word>(bytes);
+#else
+  return bytewise_word<Word>(bytes);
+#endif
+}
+}  // namespace detail_gid
+
 /// A 128-bit GID in network byte order (byte 0 is the first byte on the wire).
 class Gid {
  public:
@@ -94,7 +121,7 @@ class Gid {
       return raw_[10] == 0xff && raw_[11] == 0xff;
     }
     // Bytes 0-7 and 8-11 as two words copied out (memcpy, not a cast), the second compared with
-    // the word whose bytes are 00 00 ff ff on this machine (bit_cast of the bytes: no byte-order
+    // the word whose bytes are 00 00 ff ff on this machine (native_word() of the bytes: no byte-order
     // assumption). Two loads and two compares: policies call this once per table entry.
     std::uint64_t hi = 0;
     std::uint32_t mid = 0;
@@ -150,11 +177,11 @@ class Gid {
  private:
   // Native-order words with a given byte image, for the predicates' word compares.
   static constexpr std::uint32_t kMappedMarker =
-      std::bit_cast<std::uint32_t>(std::array<std::uint8_t, 4>{0, 0, 0xff, 0xff});
+      detail_gid::native_word<std::uint32_t>(std::array<std::uint8_t, 4>{0, 0, 0xff, 0xff});
   static constexpr std::uint16_t kLinkLocalMask =
-      std::bit_cast<std::uint16_t>(std::array<std::uint8_t, 2>{0xff, 0xc0});
+      detail_gid::native_word<std::uint16_t>(std::array<std::uint8_t, 2>{0xff, 0xc0});
   static constexpr std::uint16_t kLinkLocalPrefix =
-      std::bit_cast<std::uint16_t>(std::array<std::uint8_t, 2>{0xfe, 0x80});
+      detail_gid::native_word<std::uint16_t>(std::array<std::uint8_t, 2>{0xfe, 0x80});
 
   [[nodiscard]] constexpr std::uint64_t be64(std::size_t at) const noexcept {
     std::uint64_t v = 0;

@@ -49,7 +49,7 @@ DoctorCommand::DoctorCommand(CLI::App& app) {
                               "A host bundle gidpolicy-collect wrote on a Mac or Linux host: judge that host "
                               "(its tables, interfaces, routes, RDMA switch and variables)");
   g->add_option("--max-input-bytes", o_.source.max_input_bytes, "Refuse an --input larger than this")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+      ->check(CLI::Range(std::size_t{1}, kMaxInputBytesLimit));
   cmd_->add_option("--peer", o_.peers, "A peer to route to (repeatable; fe80::/10 as fe80::1%NETDEV)");
   auto* dev_file = cmd_->add_option("--jaccl-devices", o_.jaccl_devices,
                                     "JACCL's device file (or a hostfile): the devices this host's row names");

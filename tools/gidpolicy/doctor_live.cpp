@@ -13,7 +13,9 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
+#if defined(__linux__)
+#include <sys/prctl.h>  // PR_SET_PDEATHSIG: Linux only
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,7 +135,13 @@ result<ChildOutcome> run_child(std::chrono::milliseconds deadline, Work work) {
     // doctor, whose death then takes the child. Checked after the request, in case the parent
     // died before it.
     ::setpgid(0, 0);
+#if defined(__linux__)
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(1);
+#else
+    // No parent-death signal elsewhere (macOS has none; the browser build never forks): only
+    // the deadline's kill of the child's group (below) ends a wedged child.
+    if (::getppid() != parent) ::_exit(1);
+#endif
     ::close(fds[0]);
     ::signal(SIGPIPE, SIG_IGN);
     std::string out;

@@ -59,7 +59,7 @@ struct SourceFlags {
                      ->check(CLI::IsMember({"json", "devinfo", "show_gids"}));
     g->add_option("--max-input-bytes", max_input_bytes,
                   "Refuse an --input larger than this (default 16 MiB; binary data is refused at once)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+        ->check(CLI::Range(std::size_t{1}, kMaxInputBytesLimit));
   }
 
   [[nodiscard]] bool any_table_source() const {

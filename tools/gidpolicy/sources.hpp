@@ -9,10 +9,12 @@
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/verbs/verbs_api.hpp>
 
+#include <algorithm>
 #include <memory>
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,6 +34,11 @@ struct SourceArgs {
   /// --max-input-bytes: the cap on --input (file or stdin), formats::kDefaultMaxInputBytes.
   std::size_t max_input_bytes = formats::kDefaultMaxInputBytes;
 };
+
+/// The largest --max-input-bytes: 1 TiB, or what a size_t holds where that is less (the browser
+/// build's 32-bit size_t: 1 << 40 would not fit).
+inline constexpr std::size_t kMaxInputBytesLimit = static_cast<std::size_t>(
+    std::min<std::uint64_t>(std::uint64_t{1} << 40, std::numeric_limits<std::size_t>::max()));
 
 /// Tables and a name for the source they came from ("paste.txt", "<stdin>", "live devices").
 struct Loaded {

@@ -1,0 +1,17 @@
+# cmake -DTEMPLATE=web/page.html -DSCRIPT=gidpolicy.js -DVERSION=x.y.z -DOUTPUT=gidpolicy.html -P assemble.cmake
+# The page: the template with emscripten's script (the WebAssembly inside it, -sSINGLE_FILE)
+# in place of @GIDPOLICY_MODULE@, so the page is one file that loads nothing.
+file(READ "${TEMPLATE}" _page)
+file(READ "${SCRIPT}" _script)
+string(FIND "${_script}" "</script" _close)
+if(NOT _close EQUAL -1)
+  message(FATAL_ERROR "${SCRIPT} contains </script: it cannot be inlined in the page")
+endif()
+string(FIND "${_page}" "@GIDPOLICY_MODULE@" _at)
+if(_at EQUAL -1)
+  message(FATAL_ERROR "${TEMPLATE} has no @GIDPOLICY_MODULE@")
+endif()
+string(REPLACE "@GIDPOLICY_VERSION@" "${VERSION}" _page "${_page}")
+string(REPLACE "@GIDPOLICY_MODULE@" "${_script}" _page "${_page}")
+file(WRITE "${OUTPUT}.tmp" "${_page}")
+file(RENAME "${OUTPUT}.tmp" "${OUTPUT}")
