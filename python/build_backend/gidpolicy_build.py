@@ -169,17 +169,25 @@ def _preflight():
     return cmake
 
 
-# CMake's words for a missing package, and the Debian package that provides it.
+# CMake's words for a missing package, and the Debian package that provides it (matched on the
+# configure output with its line breaks folded, as CMake wraps its messages).
 _CMAKE_MISSING = [
-    (re.compile(r"Could NOT find Boost|provided by \"Boost\""), "the Boost headers, 1.74 or newer (Debian: libboost-dev)"),
-    (re.compile(r"provided by \"nlohmann_json\""), "nlohmann/json 3.10 or newer (Debian: nlohmann-json3-dev)"),
+    (re.compile(r'Could NOT find Boost|(provided by|for package) "Boost"'),
+     "the Boost headers, 1.74 or newer (Debian: libboost-dev)"),
+    (re.compile(r'(provided by|for package) "nlohmann_json"'), "nlohmann/json 3.10 or newer (Debian: nlohmann-json3-dev)"),
     (re.compile(r"pybind11 was not found"), "pybind11 2.6 or newer, its CMake package (Debian: pybind11-dev)"),
     (re.compile(r"Python 3 and its headers were not found"),
      f"the headers of {sys.executable} (Debian's python3: python3-dev)"),
-    (re.compile(r"No CMAKE_CXX_COMPILER could be found|CMAKE_CXX_COMPILER.*is not a full path"),
+    (re.compile(r"No CMAKE_CXX_COMPILER could be found|CMAKE_CXX_COMPILER: .* is not a full path"),
      "a C++20 compiler (Debian: g++)"),
-    (re.compile(r"provided by \"gidpolicy\""), "the installed gidpolicy named by GIDPOLICY_PREFIX"),
+    (re.compile(r'(provided by|for package) "gidpolicy"'), "the installed gidpolicy named by GIDPOLICY_PREFIX"),
 ]
+
+
+def missing_from_cmake(log_lines):
+    """The missing pieces CMake's configure output names, each with its Debian package."""
+    text = re.sub(r"\s+", " ", " ".join(log_lines))
+    return [item for pattern, item in _CMAKE_MISSING if pattern.search(text)]
 
 
 def _run(command, what, log_lines=None):
@@ -242,7 +250,7 @@ def _build_module(build, config_settings):
     log = []
     configure = [cmake, "-S", str(source), "-B", str(build), *generator, *common, *extra]
     if _run(configure, "configure", log) != 0:
-        found = [item for pattern, item in _CMAKE_MISSING if any(pattern.search(line) for line in log)]
+        found = missing_from_cmake(log)
         if found:
             raise Missing(found)
         errors = [line for line in log if "Error" in line or "error:" in line][:10]
