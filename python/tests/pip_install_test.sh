@@ -37,15 +37,18 @@ snapshot >"$work/before"
 # PIP_NO_INDEX: should anything want a download it fails at once (there is no network here)
 # instead of retrying; the backend asks for nothing (pyproject.toml: requires = []).
 fail() { echo "FAIL: $*" >&2; exit 1; }
+started=$(date +%s)
 if ! (cd "$work" && PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
   CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
   "$work/venv/bin/python" -m pip install -v --no-cache-dir "$tree/python") >"$work/pip.log" 2>&1; then
   cat "$work/pip.log"
+echo "pip install took $(($(date +%s) - started)) s (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
   fail "pip install failed"
 fi
 cat "$work/pip.log"
-grep -q '^gidpolicy: building in /' "$work/pip.log" || fail "the backend did not say where it builds"
-builddir=$(sed -n 's|^gidpolicy: building in \(/[^ ]*\) .*|\1|p' "$work/pip.log" | head -n 1)
+# pip -v indents the backend's lines.
+grep -Eq '^ *gidpolicy: building in /' "$work/pip.log" || fail "the backend did not say where it builds"
+builddir=$(sed -n 's|^ *gidpolicy: building in \(/[^ ]*\) .*|\1|p' "$work/pip.log" | head -n 1)
 case "$builddir/" in "$tree"/*) fail "pip built in the source tree ($builddir)" ;; esac
 # Progress: ninja's [n/N] lines reach pip's output.
 grep -Eq '^ *\[[0-9]+/[0-9]+\] Building CXX object' "$work/pip.log" || fail "no build progress in pip's output"
