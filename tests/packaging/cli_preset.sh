@@ -105,11 +105,12 @@ built=$(find "$work/build/tools" -type f -name gidpolicy -perm -u+x | head -n 1)
 # The tool it built answers as this tree's does.
 [[ $("$built" --version) == "$("$cli" --version)" ]] || fail "--version differs"
 rc=0 want_rc=0
-got=$("$built" check "$table" 2>&1) || rc=$?
-want=$("$cli" check "$table" 2>&1) || want_rc=$?
+got=$("$built" check --input "$table" 2>&1) || rc=$?
+want=$("$cli" check --input "$table" 2>&1) || want_rc=$?
+[[ $want_rc == 0 && -n $want ]] || fail "this tree's gidpolicy check --input $table: exit $want_rc: $want"
 [[ $rc == "$want_rc" && $got == "$want" ]] ||
   fail "check $table: the cli build printed (exit $rc):
 $got
 this tree's gidpolicy (exit $want_rc):
 $want"
-echo "cli_preset: the cli preset built $built without ${hidden_pkgs[*]}; check $(basename "$table") agrees (exit $rc)"
+echo "cli_preset: the cli preset built $built without ${hidden_pkgs[*]}; check --input $(basename "$table") prints the same $(wc -l <<<"$got") lines"
