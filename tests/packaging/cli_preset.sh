@@ -36,7 +36,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 if [[ ${GIDPOLICY_CLI_PRESET_HIDE:-} == 1 ]]; then
   installed=()
   for pkg in "${hidden_pkgs[@]}"; do
-    if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then installed+=("$pkg"); fi
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    if [[ $status == 'install ok installed' ]]; then installed+=("$pkg"); fi
   done
   ((${#installed[@]})) || fail "none of ${hidden_pkgs[*]} is installed: nothing to hide"
   paths=$(dpkg-query -L "${installed[@]}" | grep '^/usr/.' | sort -u)
