@@ -42,10 +42,10 @@ if ! (cd "$work" && PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
   CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
   "$work/venv/bin/python" -m pip install -v --no-cache-dir "$tree/python") >"$work/pip.log" 2>&1; then
   cat "$work/pip.log"
-echo "pip install took $(($(date +%s) - started)) s (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
   fail "pip install failed"
 fi
 cat "$work/pip.log"
+echo "pip install took $(($(date +%s) - started)) s (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 # pip -v indents the backend's lines.
 grep -Eq '^ *gidpolicy: building in /' "$work/pip.log" || fail "the backend did not say where it builds"
 builddir=$(sed -n 's|^ *gidpolicy: building in \(/[^ ]*\) .*|\1|p' "$work/pip.log" | head -n 1)
