@@ -25,7 +25,7 @@ fi
 tree="$work/tree"
 mkdir "$tree"
 (cd "$SOURCE" && git ls-files -z --cached --others --exclude-standard) |
-  (cd "$SOURCE" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\n" "$f"; done' sh) >"$work/files"
+  (cd "$SOURCE" && xargs -0 sh -c 'for f; do if [ -e "$f" ]; then printf "%s\n" "$f"; fi; done' sh) >"$work/files"
 (cd "$SOURCE" && tar -cf - -T "$work/files") | (cd "$tree" && tar -xf -)
 git -C "$tree" init -q
 git -C "$tree" add -A
