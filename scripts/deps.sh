@@ -7,7 +7,7 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
           nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev iproute2 procps
           clang-format clang-tidy cppcheck perftest openmpi-bin libfabric-bin ucx-utils libopenmpi-dev
           librdmacm-dev rdmacm-utils debhelper devscripts lintian dh-python
-          pybind11-dev python3-dev python3-pytest python3-setuptools python3-wheel python3-venv python3-pip
+          pybind11-dev python3-dev python3-pytest python3-venv python3-pip
           python3-jsonschema
           emscripten chromium chromium-driver python3-selenium
           dash busybox)
@@ -37,9 +37,9 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
 # devscripts holds the dpkg-parsechangelog companions and debuild for building by hand.)
 # (pybind11-dev, python3-dev: the Python module gidpolicy (python/), pybind11 bindings over the C++
 # API; without them GIDPOLICY_PYTHON is off and configure says why. python3-pytest: its tests
-# (label python). python3-setuptools, python3-wheel, python3-venv, python3-pip: `pip install
-# --no-index --no-build-isolation ./python` builds with Debian's setuptools, and its test installs
-# into a fresh venv; all are Debian's, so the module installs offline.)
+# (label python). python3-venv, python3-pip: the pip install tests install `pip install ./python`
+# into a fresh venv, offline; its build backend is the standard library's, so neither setuptools
+# nor wheel is needed.)
 # (python3-jsonschema: the `json_schemas` test validates every `--json` document the CLI prints
 # against schemas/*.schema.json (draft 2020-12, which Debian 12's 4.10 implements); without it
 # that test is skipped, saying why.)
