@@ -288,6 +288,38 @@ std::optional<SideOutcome> outcome_from_json(const Json& j, std::string& why) {
   return s;
 }
 
+ProbeSide port_side(const GidTable& t, const DriverModel& model, std::string profile, std::mt19937& rng) {
+  ProbeSide self;
+  self.device = t.port().device;
+  self.port = t.port().port;
+  self.link_layer = std::string(to_string(t.port().link_layer));
+  self.platform = std::string(to_string(model.platform));
+  self.profile = std::move(profile);
+  self.lid = t.port().lid;
+  self.mtu = t.port().active_mtu;
+  self.nonce = static_cast<std::uint32_t>(rng());
+  return self;
+}
+
+void advertise_plan(ProbeSide& self, const Plan& plan, verbs::VerbsApi& api, verbs::DeviceHandle dev,
+                    std::uint32_t port, const std::vector<QpKind>& kinds, std::mt19937& rng,
+                    std::vector<LocalQp>& qps) {
+  self.gid = plan.selection.entry.gid;
+  self.gid_index = plan.selection.entry.index;
+  self.sgid_index = plan.sgid_index;
+  self.gid_type = plan.selection.entry.type;
+  for (QpKind k : kinds) {
+    qps.push_back(make_local_qp(api, dev, port, k, static_cast<std::uint32_t>(rng())));
+    const LocalQp& q = qps.back();
+    self.qps.push_back(QpAdvert{.kind = k,
+                                .create_errno = q.create_errno,
+                                .qpn = q.qpn,
+                                .psn = q.psn,
+                                .addr = q.keys.addr,
+                                .rkey = q.keys.rkey});
+  }
+}
+
 LocalQp make_local_qp(verbs::VerbsApi& api, verbs::DeviceHandle dev, std::uint32_t port, QpKind kind,
                       std::uint32_t psn) {
   LocalQp q;

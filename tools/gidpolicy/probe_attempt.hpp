@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,17 @@ struct LocalQp {
 /// Create the QP, register its buffer and take it to INIT (errors recorded in create_errno).
 LocalQp make_local_qp(verbs::VerbsApi& api, verbs::DeviceHandle dev, std::uint32_t port, QpKind kind,
                       std::uint32_t psn);
+
+/// This side's advertisement of `t`'s port, before any plan: device, port, link layer, the
+/// model's platform, `profile`, LID, MTU and a fresh nonce. What pair mode and the MPI program
+/// both send first.
+ProbeSide port_side(const GidTable& t, const DriverModel& model, std::string profile, std::mt19937& rng);
+
+/// Fill `self` with `plan`'s entry and make one QP per kind on `dev` (each advertised with its
+/// number, PSN and keys, or its create errno), appended to `qps`.
+void advertise_plan(ProbeSide& self, const Plan& plan, verbs::VerbsApi& api, verbs::DeviceHandle dev,
+                    std::uint32_t port, const std::vector<QpKind>& kinds, std::mt19937& rng,
+                    std::vector<LocalQp>& qps);
 
 /// What this side knows about one QP type's attempt, shared with the peer ("rtr" and "result").
 struct SideOutcome {

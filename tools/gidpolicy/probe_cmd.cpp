@@ -194,31 +194,10 @@ int run_probe(const ProbeArgs& o) {
   std::mt19937 rng(std::random_device{}());
   // This side for one choice: its plan and QPs (none when the choice is skipped or its plan fails).
   const auto side_for = [&](const Choice& c, const result<Plan>& plan, std::vector<LocalQp>& qps) {
-    ProbeSide self;
+    ProbeSide self = port_side(t, model, c.profile.spec(), rng);
     self.role = role;
-    self.device = t.port().device;
-    self.port = t.port().port;
-    self.link_layer = std::string(to_string(t.port().link_layer));
-    self.platform = std::string(to_string(model.platform));
-    self.profile = c.profile.spec();
-    self.lid = t.port().lid;
-    self.mtu = t.port().active_mtu;
-    self.nonce = static_cast<std::uint32_t>(rng());
     if (c.skip || !plan) return self;
-    self.gid = plan.value().selection.entry.gid;
-    self.gid_index = plan.value().selection.entry.index;
-    self.sgid_index = plan.value().sgid_index;
-    self.gid_type = plan.value().selection.entry.type;
-    for (QpKind k : kinds) {
-      qps.push_back(make_local_qp(v, dev.value(), o.port, k, static_cast<std::uint32_t>(rng())));
-      const LocalQp& q = qps.back();
-      self.qps.push_back(QpAdvert{.kind = k,
-                                  .create_errno = q.create_errno,
-                                  .qpn = q.qpn,
-                                  .psn = q.psn,
-                                  .addr = q.keys.addr,
-                                  .rkey = q.keys.rkey});
-    }
+    advertise_plan(self, plan.value(), v, dev.value(), o.port, kinds, rng, qps);
     return self;
   };
   std::vector<LocalQp> qps;

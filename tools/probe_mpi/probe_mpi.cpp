@@ -260,8 +260,9 @@ int run(int argc, char** argv, int rank, int size) {
       if (rank != a && rank != b) continue;
       const int peer = rank == a ? b : a;
       Json rec{{"a", a}, {"b", b}};
+      const std::string role = rank == a ? "listener" : "connector";
       ProbeSide self;
-      self.role = rank == a ? "listener" : "connector";
+      self.role = role;
       std::vector<LocalQp> qps;
       LinkOutcome link;
       MpiChannel ch(peer, "rank " + std::to_string(peer));
@@ -273,28 +274,9 @@ int run(int argc, char** argv, int rank, int size) {
         ProbeProblem ignored;
         (void)ch.receive("hello", "the peer's hello", ProbeClock::now() + attempt, ignored);
       } else {
-        self.device = table->port().device;
-        self.port = table->port().port;
-        self.link_layer = std::string(to_string(table->port().link_layer));
-        self.platform = std::string(to_string(model.platform));
-        self.profile = o.profile;
-        self.lid = table->port().lid;
-        self.mtu = table->port().active_mtu;
-        self.nonce = static_cast<std::uint32_t>(rng());
-        self.gid = plan->selection.entry.gid;
-        self.gid_index = plan->selection.entry.index;
-        self.sgid_index = plan->sgid_index;
-        self.gid_type = plan->selection.entry.type;
-        for (QpKind k : kinds) {
-          qps.push_back(make_local_qp(api, dev, o.port, k, static_cast<std::uint32_t>(rng())));
-          const LocalQp& q = qps.back();
-          self.qps.push_back(QpAdvert{.kind = k,
-                                      .create_errno = q.create_errno,
-                                      .qpn = q.qpn,
-                                      .psn = q.psn,
-                                      .addr = q.keys.addr,
-                                      .rkey = q.keys.rkey});
-        }
+        self = port_side(*table, model, o.profile, rng);
+        self.role = role;
+        advertise_plan(self, *plan, api, dev, o.port, kinds, rng, qps);
         AttemptContext ctx{
             .api = &api, .table = &*table, .plan = &*plan, .model = model, .pin_cause = std::nullopt};
         link = run_link(ctx, self, qps, ch, attempt, ProbeClock::now() + 4 * attempt);
