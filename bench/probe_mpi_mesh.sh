@@ -49,10 +49,11 @@ LD_LIBRARY_PATH=$lib TABLES_BY_RANK=$tables PROBE_MPI=$probe PROBE_QP=$qp \
   "$work/rank.sh" >"$work/out.txt" 2>"$work/err.txt"
 rc=$?
 end=$(date +%s.%N)
-links=$(sed -n 's/.*, \([0-9]*\) links in \([0-9]*\) rounds.*/\1/p' "$work/out.txt")
-rounds=$(sed -n 's/.*, \([0-9]*\) links in \([0-9]*\) rounds.*/\2/p' "$work/out.txt")
+# The report's first line: "... N of LINKS links connected on the wire (...); ROUNDS rounds of ...".
+links=$(sed -n '1s/.* of \([0-9]*\) links connected on the wire.*; \([0-9]*\) rounds.*/\1/p' "$work/out.txt")
+rounds=$(sed -n '1s/.* of \([0-9]*\) links connected on the wire.*; \([0-9]*\) rounds.*/\2/p' "$work/out.txt")
 [ -n "$links" ] || { echo "no report (exit $rc):"; cat "$work/out.txt" "$work/err.txt"; exit 1; }
-grep "links connected" "$work/out.txt"
+head -1 "$work/out.txt"
 awk -v s="$start" -v e="$end" -v s0="$s0" -v e0="$e0" -v l="$links" -v r="$rounds" -v n="$ranks" -v q="$qp" -v rc="$rc" 'BEGIN {
   w = e - s; base = e0 - s0; p = w - base
   printf "%d-rank mesh (%s): %d links in %d rounds, wall %.2f s, of which mpirun start-up %.2f s, exit %d\n", n, q, l, r, w, base, rc

@@ -167,10 +167,13 @@ void plan_side(const Layout::Want& w, const Profile& profile, const std::string&
                             "port number " + std::to_string(p.port) + " is outside 1..255");
     return;
   }
-  auto plan = profile.plan(*w.table);
+  // A host's own profile (Options::profile_for) where hosts differ, else the fleet's.
+  std::optional<Profile> own;
+  if (options.profile_for) own = options.profile_for(w.host, *w.table);
+  auto plan = (own ? *own : profile).plan(*w.table);
   if (!plan) {
     S.unusable = causes.add(LinkOutcome::unusable, I.device, 0, pf,
-                            "(" + spec + ") selects nothing: " + plan.error().what());
+                            "(" + (own ? own->spec() : spec) + ") selects nothing: " + plan.error().what());
     return;
   }
   S.plan = std::move(plan).value();

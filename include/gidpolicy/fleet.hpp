@@ -243,6 +243,10 @@ struct Options {
   std::optional<DriverModel> driver;
   /// Judge the links on this many threads (at least 1).
   unsigned threads = 2;
+  /// When set: the profile one side runs, where hosts differ (each rank of gidpolicy-probe-mpi
+  /// reads its own launch settings, so one host may pin an index the others do not). Called once
+  /// per used port with the host's index and the port's table, in order; nullopt: `profile`.
+  std::function<std::optional<Profile>(std::uint32_t host, const GidTable& port)> profile_for;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -569,4 +569,26 @@ std::optional<ProbeProblem> exchange_data(const AttemptContext& c, LocalQp& q, c
   return std::nullopt;
 }
 
+// The pin's verdict as a cause, when the stack is launched with a pin that is stale on this port.
+std::optional<Json> stale_pin_cause(StackId id, const StackLaunch& launch, const GidTable& table,
+                              const DriverModel& model) {
+  if (!launch.pinned) return std::nullopt;
+  for (const SettingReading& r : launch.read) {
+    if (r.variable != launch.pin_variable) continue;
+    for (const PinReading& reading : read_pin(r.variable, r.value, false)) {
+      if (reading.stack != id) continue;
+      const PinJudgement j = judge_pin(reading, table, model);
+      if (j.status != PinJudgement::Status::stale) return std::nullopt;
+      std::string remedy = "unset " + launch.pin_variable;
+      if (j.right_index) remedy += ", or set it to " + std::to_string(*j.right_index);
+      return Json{{"id", "stale_pin"},
+                  {"likelihood", "confirmed"},
+                  {"summary", r.variable + "=" + r.value + " (" + r.origin + "): " + j.summary},
+                  {"remedy", remedy}};
+    }
+  }
+  return std::nullopt;
+}
+
+
 }  // namespace gidpolicy::cli

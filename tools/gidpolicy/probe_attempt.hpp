@@ -9,6 +9,7 @@
 #include <gidpolicy/gid_table.hpp>
 #include <gidpolicy/plan.hpp>
 #include <gidpolicy/qp.hpp>
+#include <gidpolicy/stacks.hpp>
 #include <gidpolicy/verbs/verbs_api.hpp>
 
 #include <cstdint>
@@ -127,5 +128,11 @@ bool prepare_qp(const AttemptContext& c, LocalQp& q, const ProbeSide& self, cons
 std::optional<ProbeProblem> exchange_data(const AttemptContext& c, LocalQp& q, const ProbeSide& self,
                                           const ProbeSide& peer, const QpAdvert& remote, ProbeChannel& sock,
                                           ProbeClock::time_point deadline, SideOutcome& out);
+
+/// The stack's pin as a confirmed cause ("stale_pin": the variable, where it was set, what its
+/// slot holds, the index to use) when `launch` pins an index that is stale on `table`'s port
+/// (judge_pin()), else nothing: what a failing RTR is put down to first under --stack.
+std::optional<Json> stale_pin_cause(StackId id, const StackLaunch& launch, const GidTable& table,
+                                    const DriverModel& model);
 
 }  // namespace gidpolicy::cli
