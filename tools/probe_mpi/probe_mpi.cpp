@@ -119,7 +119,7 @@ struct Options {
   std::optional<std::string> stack;
   std::optional<std::string> env_file;
   bool no_env = false;
-  std::string qp = "rc";
+  std::string qp = "auto";
   double attempt_deadline = 5.0;
   bool json = false;
   std::optional<std::string> svg;
@@ -158,8 +158,10 @@ std::optional<int> parse(int argc, char** argv, Options& o, bool speak) {
   auto* env_file = app.add_option("--env-file", o.env_file,
                                   "With --stack: a dotenv or docker-compose file with the launch's settings");
   auto* no_env = app.add_flag("--no-env", o.no_env, "With --stack: do not read the environment's settings");
-  app.add_option("--qp", o.qp, "Queue pair types to try")
-      ->check(CLI::IsMember({"rc", "uc", "both"}))
+  app.add_option("--qp", o.qp,
+                 "Queue pair types to try: rc, uc, both, or auto (UC where a side is a Thunderbolt port, as "
+                 "JACCL uses: Apple's driver refuses RC; RC elsewhere)")
+      ->check(CLI::IsMember({"auto", "rc", "uc", "both"}))
       ->capture_default_str();
   app.add_option("--attempt-deadline", o.attempt_deadline, "Seconds each wait of a link's attempt may take")
       ->check(CLI::Range(0.05, 600.0))
@@ -311,6 +313,7 @@ struct Scheduled {
   int a = 0, b = 0;
   std::string a_device, b_device;
   std::uint32_t a_port = 1, b_port = 1;
+  std::string qp = "rc";  ///< rc, uc or both
 };
 
 // Rounds of disjoint pairs: no rank in two links of a round. Links are taken lane by lane and,
@@ -354,7 +357,7 @@ Json schedule_json(const std::vector<Scheduled>& links, int rounds) {
   j["rounds"] = rounds;
   Json arr = Json::array();
   for (const auto& l : links)
-    arr.push_back(Json::array({l.index, l.round, l.a, l.a_device, l.a_port, l.b, l.b_device, l.b_port}));
+    arr.push_back(Json::array({l.index, l.round, l.a, l.a_device, l.a_port, l.b, l.b_device, l.b_port, l.qp}));
   j["links"] = std::move(arr);
   return j;
 }
@@ -369,7 +372,8 @@ std::vector<Scheduled> schedule_from(const Json& j) {
                             .a_device = e[3].get<std::string>(),
                             .b_device = e[6].get<std::string>(),
                             .a_port = e[4].get<std::uint32_t>(),
-                            .b_port = e[7].get<std::uint32_t>()});
+                            .b_port = e[7].get<std::uint32_t>(),
+                            .qp = e[8].get<std::string>()});
   return out;
 }
 
@@ -421,8 +425,8 @@ LinkOutcome try_link(const Options& o, Local& l, const Scheduled& s, int rank, s
     ProbeSide self = port_side(*table, model, o.stack ? "stack " + *o.stack : o.profile, rng);
     self.role = is_a ? "listener" : "connector";
     std::vector<QpKind> kinds;
-    if (o.qp != "uc") kinds.push_back(QpKind::rc);
-    if (o.qp != "rc") kinds.push_back(QpKind::uc);
+    if (s.qp != "uc") kinds.push_back(QpKind::rc);
+    if (s.qp != "rc") kinds.push_back(QpKind::uc);
     std::vector<LocalQp> qps;
     advertise_plan(self, *plan, l.api, dev, port, kinds, rng, qps);
     AttemptContext ctx{.api = &l.api, .table = &*table, .plan = &*plan, .model = model, .pin_cause = pin};
@@ -832,6 +836,18 @@ int run(int argc, char** argv, int rank, int size) {
                                   .a_port = sa.port,
                                   .b_port = sb.port});
         lanes.push_back(l.lane);
+        // --qp auto: UC where a side is Apple's (its driver creates no RC QP: EOPNOTSUPP), as JACCL.
+        if (o.qp == "auto") {
+          const auto darwin = [&](const fleet::SideInfo& side) {
+            for (const auto& t : analysis->host(side.host).ports)
+              if (t.port().device == side.device && t.port().port == side.port)
+                return DriverModel::for_table(t).platform == Platform::darwin;
+            return false;
+          };
+          links.back().qp = darwin(sa) || darwin(sb) ? "uc" : "rc";
+        } else {
+          links.back().qp = o.qp;
+        }
       }
       const int rounds = schedule(links, size, lanes);
       plan = schedule_json(links, rounds);
