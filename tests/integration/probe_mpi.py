@@ -167,9 +167,9 @@ def case_mesh(tmp):
     out = p.stdout
     check("3 of 6 links connected on the wire (gidpolicy fleet predicted 3" in out, "the counts, beside the fleet's")
     check("every link did what was predicted" in out, "no contradiction")
-    check(re.search(r"rtr_failed at \S+#2 ds4_test0 port 1: ENODATA \(61\); cause empty_slot", out) is not None,
+    check(re.search(r"rtr_failed at \S+[#]2 ds4_test0 port 1: ENODATA \(61\); cause empty_slot", out) is not None,
           "ENODATA at rank 2, with its cause")
-    check(re.search(r"rtr_failed at \S+#0 ds4_test0 port 1: EINVAL \(22\); cause dgid_zero", out) is not None,
+    check(re.search(r"rtr_failed at \S+[#]0 ds4_test0 port 1: EINVAL \(22\); cause dgid_zero", out) is not None,
           "EINVAL at rank 0 for the zero GID rank 2 advertised")
     check(re.search(r"#2 \(rank 2\): route from the index the advertised GID is at", out) is not None,
           "rank 2's fix")
@@ -287,6 +287,19 @@ def case_usage(tmp):
     tables = write_tables(tmp, [tables_doc([port("ds4_test0", 0, True)])])
     p = run_probe(tmp, tables, [], ranks=1)
     check(p.returncode == 2 and "at least two ranks" in p.stderr, f"one rank: exit {p.returncode}: {p.stderr[-300:]}")
+    # Outputs that cannot be written, and a device file that is not one: exit 2, one line, nothing written.
+    tables = write_tables(tmp, [tables_doc([port("ds4_test0", r, True)]) for r in range(2)])
+    bad = os.path.join(tmp, "devices.json")
+    with open(bad, "w", encoding="utf-8") as f:
+        f.write('[[null, "x"]]')  # one rank's row for a job of two
+    for args, text in ((["--output", os.path.join(tmp, "no", "such", "dir", "r.txt")], "does not exist"),
+                       (["--svg", tmp], "directory"), (["--output", "/dev/full"], "No space left"),
+                       (["--jaccl-devices", bad], bad), (["--jaccl-devices", "/dev/zero"], "not a regular file")):
+        p = run_probe(tmp, tables, args)
+        lines = [l for l in p.stderr.splitlines() if l.startswith("gidpolicy-probe-mpi:")]
+        check(p.returncode == 2 and len(lines) == 1 and text in lines[0] and lines[0].count("output error") <= 1,
+              f"{args}: exit {p.returncode}, {lines}")
+    check(not os.path.exists(os.path.join(tmp, "no")), "nothing created for an output that cannot be written")
 
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -218,7 +218,8 @@ int run_fleet(const FleetArgs& o) {
   }
   if (o.json) {
     fleet_json(
-        a, report, o.stack ? stack_json(stack_hosts, profile.value(), launch ? &*launch : nullptr) : std::string(),
+        a, report,
+        o.stack ? stack_json(stack_hosts, profile.value(), launch ? &*launch : nullptr) : std::string(),
         [&](std::string_view s) { sink.write(s); });
   } else {
     fleet_text(a, report, [&](std::string_view s) { sink.write(s); });

@@ -67,7 +67,7 @@ void text_report(const Analysis& an, const ReportOptions& o, const ReportWrite& 
   const auto& s = an.summary();
   if (s.unreliable == 0)
     out(fmt::format("{} of {} hosts, profile {}: {} of {} links connected\n", an.topology_name(),
-                          an.host_count(), an.profile_spec(), s.connected, s.links));
+                    an.host_count(), an.profile_spec(), s.connected, s.links));
   else  // never "N of N links connected" when hosts share an address
     out(
         fmt::format("{} of {} hosts, profile {}: {} of {} links connected reliably; {} more connect over "
@@ -80,7 +80,7 @@ void text_report(const Analysis& an, const ReportOptions& o, const ReportWrite& 
     for (const auto& c : an.conflicts()) {
       if (listed++ == o.limit) {
         out(fmt::format("  ... and {} more conflicts (--json lists them all)\n",
-                              an.conflicts().size() - o.limit));
+                        an.conflicts().size() - o.limit));
         break;
       }
       out(fmt::format("  {}: {}\n", c.fatal ? "error" : "warning", an.describe(c)));
@@ -89,7 +89,7 @@ void text_report(const Analysis& an, const ReportOptions& o, const ReportWrite& 
   if (s.unreliable) {
     // Each such link with the side whose GID others hold: bounded like the failed links.
     out(fmt::format("links not reliably connected ({}{}):\n",
-                          s.unreliable > o.limit ? fmt::format("first {} of ", o.limit) : "", s.unreliable));
+                    s.unreliable > o.limit ? fmt::format("first {} of ", o.limit) : "", s.unreliable));
     std::size_t shown = 0;
     const std::uint64_t chunk = 65536;
     for (std::uint64_t b = 0; b < an.link_count() && shown < o.limit; b += chunk)
@@ -104,12 +104,11 @@ void text_report(const Analysis& an, const ReportOptions& o, const ReportWrite& 
                              an.host(si.host).host, si.advertised->to_string(),
                              an.conflicts()[si.conflict].host_count);
         }
-        out(fmt::format("  {}{}: {}\n", an.describe_link(l),
-                              l.lane ? fmt::format(" (lane {})", l.lane) : "", why));
+        out(fmt::format("  {}{}: {}\n", an.describe_link(l), l.lane ? fmt::format(" (lane {})", l.lane) : "",
+                        why));
       });
     if (s.unreliable > shown)
-      out(
-          fmt::format("  ... and {} more (--json lists them with --all-links)\n", s.unreliable - shown));
+      out(fmt::format("  ... and {} more (--json lists them with --all-links)\n", s.unreliable - shown));
   }
   if (s.all_connected()) return;
   out("failures by cause:\n");
@@ -122,8 +121,8 @@ void text_report(const Analysis& an, const ReportOptions& o, const ReportWrite& 
     out("  " + an.describe(g) + "\n");
   }
   const std::uint64_t failed = s.links - s.connected;
-  out(fmt::format("failed links ({}{}):\n",
-                        failed > o.limit ? fmt::format("first {} of ", o.limit) : "", failed));
+  out(fmt::format("failed links ({}{}):\n", failed > o.limit ? fmt::format("first {} of ", o.limit) : "",
+                  failed));
   std::size_t printed = 0;
   // Stop at the limit: at fleet size most links need not be looked at again.
   const std::uint64_t chunk = 65536;
@@ -135,8 +134,8 @@ void text_report(const Analysis& an, const ReportOptions& o, const ReportWrite& 
       if (!l.a_to_b.ok() && !l.b_to_a.ok() &&
           (l.a_to_b.cause != l.b_to_a.cause || l.a_to_b.culprit != l.b_to_a.culprit))
         why += "; " + an.describe(l.b_to_a);
-      out(fmt::format("  {}{}: {}\n", an.describe_link(l),
-                            l.lane ? fmt::format(" (lane {})", l.lane) : "", why));
+      out(fmt::format("  {}{}: {}\n", an.describe_link(l), l.lane ? fmt::format(" (lane {})", l.lane) : "",
+                      why));
     });
   }
   if (failed > printed)
@@ -153,7 +152,8 @@ std::string direction_json_of(const Analysis& an, const Direction& d) {
                      d.cause, jstr(an.host(side.host).host), jstr(side.device));
 }
 
-void json_report(const Analysis& an, const ReportOptions& o, const std::string& stack, const ReportWrite& out) {
+void json_report(const Analysis& an, const ReportOptions& o, const std::string& stack,
+                 const ReportWrite& out) {
   using Json = nlohmann::ordered_json;
   const auto& s = an.summary();
   Json head;
@@ -227,7 +227,7 @@ void json_report(const Analysis& an, const ReportOptions& o, const std::string& 
   text.pop_back();  // reopen the object for the streamed links
   out(text);
   out(o.all_links ? R"(,"link_detail":"all","links_detail":[)"
-                        : R"(,"link_detail":"failed","links_detail":[)");
+                  : R"(,"link_detail":"failed","links_detail":[)");
   bool first = true;
   std::string buf;
   an.for_each_link(0, an.link_count(), [&](const Link& l) {
@@ -345,20 +345,20 @@ void svg_report(const Analysis& an, const ReportOptions& o, const ReportWrite& s
       "\n",
       width, height, width, height));
   sink(fmt::format(R"(<rect width="{}" height="{}" fill="#ffffff"/>)"
-                         "\n",
-                         width, height));
+                   "\n",
+                   width, height));
   sink(fmt::format(R"(<text x="10" y="22" font-size="16" font-weight="bold">{}</text>)"
-                         "\n",
-                         xml_escape(fmt::format("{}: {} of {} hosts, profile {}", o.title,
-                                                an.topology_name(), n, an.profile_spec()))));
+                   "\n",
+                   xml_escape(fmt::format("{}: {} of {} hosts, profile {}", o.title, an.topology_name(), n,
+                                          an.profile_spec()))));
   sink(fmt::format(
       R"(<text x="10" y="42">{}</text>)"
       "\n",
-      xml_escape(fmt::format(
-          "{} of {} links connected{}; row sends to column (legend: directions){}; hover a cell for the cause",
-          seen ? seen_connected : s.connected, s.links,
-          seen ? fmt::format(" on the wire (predicted: {})", s.connected) : std::string(),
-          block > 1 ? fmt::format("; each cell is {} x {} hosts", block, block) : ""))));
+      xml_escape(fmt::format("{} of {} links connected{}; row sends to column (legend: directions){}; hover "
+                             "a cell for the cause",
+                             seen ? seen_connected : s.connected, s.links,
+                             seen ? fmt::format(" on the wire (predicted: {})", s.connected) : std::string(),
+                             block > 1 ? fmt::format("; each cell is {} x {} hosts", block, block) : ""))));
   // Legend with direction counts per outcome.
   std::array<std::uint64_t, 7> counts{};
   for (const auto& c : cells)
@@ -396,8 +396,8 @@ void svg_report(const Analysis& an, const ReportOptions& o, const ReportWrite& s
         label_w + mid, top - 4, fs, label));
   }
   sink(fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#999"/>)"
-                         "\n",
-                         label_w, top, side, side, colour(0)));
+                   "\n",
+                   label_w, top, side, side, colour(0)));
   // Cells, row by row, equal neighbours merged.
   auto same = [](const Cell& x, const Cell& y) {
     const bool seen_same = x.seen == y.seen || (x.seen && y.seen && x.seen->text == y.seen->text);
@@ -453,11 +453,11 @@ void svg_report(const Analysis& an, const ReportOptions& o, const ReportWrite& s
   // The causes, largest first.
   int y = top + side + 30;
   sink(fmt::format(R"(<text x="10" y="{}" font-weight="bold">{}</text>)"
-                         "\n",
-                         y,
-                         cause_count == 0 ? "every link connects"
-                         : seen           ? "failures on the wire by cause (failed directions)"
-                                          : "failures by cause"));
+                   "\n",
+                   y,
+                   cause_count == 0 ? "every link connects"
+                   : seen           ? "failures on the wire by cause (failed directions)"
+                                    : "failures by cause"));
   for (std::size_t k = 0; k < shown_causes; ++k) {
     y += 18;
     std::uint8_t w = 0;
@@ -487,8 +487,8 @@ void svg_report(const Analysis& an, const ReportOptions& o, const ReportWrite& s
   if (cause_count > shown_causes) {
     y += 18;
     sink(fmt::format(R"(<text x="28" y="{}">... and {} more causes ({})</text>)"
-                           "\n",
-                           y, cause_count - shown_causes, seen ? "--json lists them" : "gidpolicy fleet --json"));
+                     "\n",
+                     y, cause_count - shown_causes, seen ? "--json lists them" : "gidpolicy fleet --json"));
   }
   sink("</svg>\n");
 }

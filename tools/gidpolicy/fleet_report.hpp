@@ -31,7 +31,8 @@ struct ObservedLink {
   bool tried = false;
   ObservedDirection a_to_b, b_to_a;
   [[nodiscard]] bool connected() const noexcept {
-    return tried && a_to_b.outcome == gidpolicy::LinkOutcome::ok && b_to_a.outcome == gidpolicy::LinkOutcome::ok;
+    return tried && a_to_b.outcome == gidpolicy::LinkOutcome::ok &&
+           b_to_a.outcome == gidpolicy::LinkOutcome::ok;
   }
 };
 

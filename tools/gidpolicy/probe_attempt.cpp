@@ -571,7 +571,7 @@ std::optional<ProbeProblem> exchange_data(const AttemptContext& c, LocalQp& q, c
 
 // The pin's verdict as a cause, when the stack is launched with a pin that is stale on this port.
 std::optional<Json> stale_pin_cause(StackId id, const StackLaunch& launch, const GidTable& table,
-                              const DriverModel& model) {
+                                    const DriverModel& model) {
   if (!launch.pinned) return std::nullopt;
   for (const SettingReading& r : launch.read) {
     if (r.variable != launch.pin_variable) continue;
@@ -589,6 +589,5 @@ std::optional<Json> stale_pin_cause(StackId id, const StackLaunch& launch, const
   }
   return std::nullopt;
 }
-
 
 }  // namespace gidpolicy::cli

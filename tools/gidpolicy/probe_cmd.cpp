@@ -27,9 +27,7 @@
 #include <random>
 
 namespace gidpolicy::cli {
-namespace detail_probe_cmd {
-
-}  // namespace detail_probe_cmd
+namespace detail_probe_cmd {}  // namespace detail_probe_cmd
 
 using namespace detail_probe_cmd;
 

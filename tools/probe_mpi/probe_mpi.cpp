@@ -27,10 +27,10 @@
 #include <gidpolicy/verbs/dlopen_api.hpp>
 #include <gidpolicy/verbs/snapshot.hpp>
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <mpi.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -139,7 +139,9 @@ std::optional<int> parse(int argc, char** argv, Options& o, bool speak) {
       ->check(CLI::IsMember({"mesh", "ring", "rail", "jaccl"}))
       ->capture_default_str();
   app.add_option("--device", o.device, "This rank uses only this device (one rank per device)");
-  app.add_option("--port", o.port, "The port on every device")->check(CLI::Range(1, 255))->capture_default_str();
+  app.add_option("--port", o.port, "The port on every device")
+      ->check(CLI::Range(1, 255))
+      ->capture_default_str();
   app.add_option("--rails", o.rails, "rail: the rails' devices in order (default: each host's ports)")
       ->delimiter(',');
   const StackInfo& jaccl = stack_row(StackId::jaccl);
@@ -148,8 +150,8 @@ std::optional<int> parse(int argc, char** argv, Options& o, bool speak) {
                      std::string(jaccl.launch.read_first) + " or $" + std::string(jaccl.launch.device) +
                      "); implies --topology jaccl");
   auto* ring = app.add_flag("--jaccl-ring", o.jaccl_ring, "Prefer JACCL's ring when the file allows one");
-  auto* profile = app.add_option("--profile", o.profile, "What every rank runs: a profile spec")
-                      ->capture_default_str();
+  auto* profile =
+      app.add_option("--profile", o.profile, "What every rank runs: a profile spec")->capture_default_str();
   auto* stack = app.add_option("--stack", o.stack,
                                "Each rank runs this stack's own choice under the launch settings of its "
                                "own environment: " +
@@ -187,14 +189,16 @@ std::optional<int> parse(int argc, char** argv, Options& o, bool speak) {
     if (speak) std::fprintf(stderr, "gidpolicy-probe-mpi: %s\n", why.c_str());
     return 2;
   };
-  if ((env_file->count() || no_env->count()) && !o.stack) return usage("--env-file and --no-env are for --stack");
+  if ((env_file->count() || no_env->count()) && !o.stack)
+    return usage("--env-file and --no-env are for --stack");
   const auto env = [](std::string_view a, std::string_view b) -> const char* {
     if (const char* v = std::getenv(std::string(a).c_str())) return v;
     return std::getenv(std::string(b).c_str());
   };
   if (o.jaccl_devices) o.topology = "jaccl";
   if (o.topology == "jaccl" && !o.jaccl_devices) {
-    if (const char* f = env(jaccl.launch.read_first, jaccl.launch.device)) o.jaccl_devices = std::string(f);
+    if (const char* f = env(jaccl.launch.read_first, jaccl.launch.device))
+      o.jaccl_devices = std::string(f);
     else
       return usage("--topology jaccl: give the device file with --jaccl-devices FILE (or set " +
                    std::string(jaccl.launch.read_first) + ")");
@@ -224,7 +228,8 @@ std::vector<std::string> gather_text(const std::string& text, int rank, int size
     }
     all.resize(static_cast<std::size_t>(off));
   }
-  MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, 0,
+              MPI_COMM_WORLD);
   std::vector<std::string> out;
   if (rank == 0)
     for (std::size_t i = 0; i < lens.size(); ++i)
@@ -289,8 +294,8 @@ result<Profile> profile_on(const Options& o, const Local& l, const GidTable& t) 
   if (!o.stack) return parse_profile(o.profile);
   const StackInfo* row = find_stack(*o.stack);
   if (!l.launch->uses(t.port().device, t.port().port))
-    return fail(errc::invalid_argument, l.launch->devices->variable + " leaves " + port_name(t) +
-                                            " out: the stack does not use it");
+    return fail(errc::invalid_argument,
+                l.launch->devices->variable + " leaves " + port_name(t) + " out: the stack does not use it");
   return stack_profile_for(row->id, t, *l.launch);
 }
 
@@ -357,7 +362,8 @@ Json schedule_json(const std::vector<Scheduled>& links, int rounds) {
   j["rounds"] = rounds;
   Json arr = Json::array();
   for (const auto& l : links)
-    arr.push_back(Json::array({l.index, l.round, l.a, l.a_device, l.a_port, l.b, l.b_device, l.b_port, l.qp}));
+    arr.push_back(
+        Json::array({l.index, l.round, l.a, l.a_device, l.a_port, l.b, l.b_device, l.b_port, l.qp}));
   j["links"] = std::move(arr);
   return j;
 }
@@ -445,8 +451,10 @@ LinkOutcome try_link(const Options& o, Local& l, const Scheduled& s, int rank, s
 gidpolicy::LinkOutcome fleet_outcome(const std::string& probe_outcome) {
   if (probe_outcome == "connected") return gidpolicy::LinkOutcome::ok;
   if (probe_outcome == "create_failed") return gidpolicy::LinkOutcome::qp_refused;
-  if (probe_outcome == "completion_error" || probe_outcome == "no_delivery") return gidpolicy::LinkOutcome::times_out;
-  if (probe_outcome == "payload_mismatch" || probe_outcome == "write_mismatch") return gidpolicy::LinkOutcome::dropped;
+  if (probe_outcome == "completion_error" || probe_outcome == "no_delivery")
+    return gidpolicy::LinkOutcome::times_out;
+  if (probe_outcome == "payload_mismatch" || probe_outcome == "write_mismatch")
+    return gidpolicy::LinkOutcome::dropped;
   if (probe_outcome == "not_attempted") return gidpolicy::LinkOutcome::unusable;
   return gidpolicy::LinkOutcome::rtr_error;  // rtr_failed, rts_failed, refused_before_rtr
 }
@@ -467,11 +475,13 @@ ObservedDirection observed_direction(const Json& rec, std::size_t which, const S
     const Json& x = q["directions"][which];
     if (x["connected"].get<bool>()) continue;
     d.outcome = fleet_outcome(x["outcome"].get<std::string>());
-    const std::string at = x["side"].is_string() ? (x["side"] == "listener" ? names.a : names.b) : std::string();
+    const std::string at =
+        x["side"].is_string() ? (x["side"] == "listener" ? names.a : names.b) : std::string();
     d.text = q["kind"].get<std::string>() + " " + x["outcome"].get<std::string>();
     if (!at.empty()) d.text += " at " + at;
     if (x["errno"].is_number())
-      d.text += ": " + x["errno_name"].get<std::string>() + " (" + std::to_string(x["errno"].get<int>()) + ")";
+      d.text +=
+          ": " + x["errno_name"].get<std::string>() + " (" + std::to_string(x["errno"].get<int>()) + ")";
     if (x["wc_status"].is_string()) d.text += ", " + x["wc_status"].get<std::string>();
     if (x["cause"].is_object())
       d.text += "; cause " + x["cause"].value("id", std::string("?")) + ": " +
@@ -525,8 +535,8 @@ Report judge(const fleet::Analysis& an, const std::vector<Json>& records) {
       if (std::find(list.begin(), list.end(), fix) == list.end()) list.push_back(fix);
     };
     if (rec["problem"].is_string()) {
-      note("peer_problem", "", "");
-      note("peer_problem", "", "");
+      note("side_problem", "", "");
+      note("side_problem", "", "");
     } else {
       for (std::size_t which = 0; which < 2; ++which) {
         for (const auto& q : rec["qps"]) {
@@ -534,7 +544,8 @@ Report judge(const fleet::Analysis& an, const std::vector<Json>& records) {
           if (x["connected"].get<bool>()) continue;
           const std::string side = x["side"].is_string() ? x["side"].get<std::string>() : std::string();
           if (x["cause"].is_object())
-            note(x["cause"].value("id", std::string("unknown")), side, x["cause"].value("remedy", std::string()));
+            note(x["cause"].value("id", std::string("unknown")), side,
+                 x["cause"].value("remedy", std::string()));
           else
             note(x["outcome"].get<std::string>(), side, "");
           break;  // the direction's first failing QP type, as observed_direction() reports it
@@ -605,18 +616,20 @@ std::string text_report(const fleet::Analysis& an, const Report& r, const Option
         continue;
       }
       const std::pair<const ObservedDirection*, const fleet::Direction*> dirs[] = {{&ol.a_to_b, &l.a_to_b},
-                                                                                  {&ol.b_to_a, &l.b_to_a}};
+                                                                                   {&ol.b_to_a, &l.b_to_a}};
       const char* arrow[] = {"->", "<-"};
       for (std::size_t i = 0; i < 2; ++i) {
         const auto& [seen, predicted] = dirs[i];
         if (seen->outcome == gidpolicy::LinkOutcome::ok && predicted->ok()) continue;
-        out += fmt::format("    {} wire: {}\n", arrow[i],
-                           seen->outcome == gidpolicy::LinkOutcome::ok ? std::string("connected") : seen->text);
-        out += fmt::format("       predicted: {}{}\n",
-                           predicted->ok() ? std::string("ok")
-                                           : std::string(gidpolicy::to_string(predicted->outcome)) + ": " +
-                                                 an.describe(*predicted),
-                           (seen->outcome == gidpolicy::LinkOutcome::ok) != predicted->ok() ? "  (CONTRADICTED)" : "");
+        out +=
+            fmt::format("    {} wire: {}\n", arrow[i],
+                        seen->outcome == gidpolicy::LinkOutcome::ok ? std::string("connected") : seen->text);
+        out += fmt::format(
+            "       predicted: {}{}\n",
+            predicted->ok()
+                ? std::string("ok")
+                : std::string(gidpolicy::to_string(predicted->outcome)) + ": " + an.describe(*predicted),
+            (seen->outcome == gidpolicy::LinkOutcome::ok) != predicted->ok() ? "  (CONTRADICTED)" : "");
       }
     }
     if (failed > shown) out += fmt::format("  ... and {} more (--json lists every link)\n", failed - shown);
@@ -698,7 +711,8 @@ std::string json_report(const fleet::Analysis& an, const Report& r, const Option
   }
   doc["link_results"] = std::move(results);
   Json causes = Json::array();
-  for (const auto& [id, n] : r.causes) causes.push_back(Json{{"cause", id}, {"directions", n.first}, {"links", n.second}});
+  for (const auto& [id, n] : r.causes)
+    causes.push_back(Json{{"cause", id}, {"directions", n.first}, {"links", n.second}});
   doc["causes"] = std::move(causes);
   Json fixes = Json::array();
   for (const auto& [host, list] : r.fixes)
@@ -720,7 +734,8 @@ int run(int argc, char** argv, int rank, int size) {
   if (o.stack) {
     const StackInfo* row = find_stack(*o.stack);
     if (!row || !row->predicted) {
-      setup_error = "--stack: expected one of " + stack_names(StackSet::predicted) + ", found '" + *o.stack + "'";
+      setup_error =
+          "--stack: expected one of " + stack_names(StackSet::predicted) + ", found '" + *o.stack + "'";
     } else {
       auto settings = read_launch_settings(!o.no_env, o.env_file);
       if (!settings) {
@@ -728,7 +743,8 @@ int run(int argc, char** argv, int rank, int size) {
       } else {
         local.launch = read_launch(row->id, settings.value());
         if (local.launch->refused)
-          local.problem = "the stack does not start: " + local.launch->pin_variable + " " + *local.launch->refused;
+          local.problem =
+              "the stack does not start: " + local.launch->pin_variable + " " + *local.launch->refused;
       }
     }
   } else if (auto p = parse_profile(o.profile); !p) {
@@ -739,12 +755,14 @@ int run(int argc, char** argv, int rank, int size) {
   mine["host"] = host_name();
   mine["problem"] = local.problem;
   mine["setup_error"] = setup_error;
-  mine["snapshot"] = local.problem.empty() ? formats::write_json(local.tables, {.host = std::nullopt, .source = {}}, -1)
-                                           : std::string();
+  mine["snapshot"] = local.problem.empty()
+                         ? formats::write_json(local.tables, {.host = std::nullopt, .source = {}}, -1)
+                         : std::string();
   Json specs = Json::object();
   if (o.stack && local.launch)
     for (const auto& t : local.tables)
-      if (auto p = profile_on(o, local, t)) specs[port_key(t.port().device, t.port().port)] = p.value().spec();
+      if (auto p = profile_on(o, local, t))
+        specs[port_key(t.port().device, t.port().port)] = p.value().spec();
   mine["specs"] = std::move(specs);
   const auto gathered = gather_text(mine.dump(-1, ' ', false, Json::error_handler_t::replace), rank, size);
 
@@ -771,7 +789,8 @@ int run(int argc, char** argv, int rank, int size) {
     for (const auto& ri : info) ++per_host[ri.host];
     std::vector<fleet::HostSnapshot> hosts;
     for (std::size_t r = 0; r < info.size() && error.empty(); ++r) {
-      const std::string name = per_host[info[r].host] > 1 ? info[r].host + "#" + std::to_string(r) : info[r].host;
+      const std::string name =
+          per_host[info[r].host] > 1 ? info[r].host + "#" + std::to_string(r) : info[r].host;
       if (!info[r].problem.empty()) {
         hosts.push_back(fleet::HostSnapshot{name, "rank " + std::to_string(r), {}});
         continue;
@@ -803,8 +822,10 @@ int run(int argc, char** argv, int rank, int size) {
     fleet::Options fo;
     if (error.empty()) {
       auto fleet_profile = parse_profile(o.stack ? std::string(find_stack(*o.stack)->automatic) : o.profile);
-      if (!fleet_profile) error = fleet_profile.error().what();
-      else fo.profile = fleet_profile.value();
+      if (!fleet_profile)
+        error = fleet_profile.error().what();
+      else
+        fo.profile = fleet_profile.value();
     }
     if (o.stack)
       fo.profile_for = [&info](std::uint32_t host, const GidTable& t) -> std::optional<Profile> {
@@ -817,8 +838,10 @@ int run(int argc, char** argv, int rank, int size) {
     if (error.empty() && size < 2) error = "a probe needs at least two ranks (mpirun -np 2 or more)";
     if (error.empty()) {
       auto an = fleet::Analysis::run(std::move(hosts), topo, fo);
-      if (!an) error = an.error().what();
-      else analysis.emplace(std::move(an).value());
+      if (!an)
+        error = an.error().what();
+      else
+        analysis.emplace(std::move(an).value());
     }
     if (error.empty()) {
       std::vector<Scheduled> links;
@@ -858,7 +881,8 @@ int run(int argc, char** argv, int rank, int size) {
   }
   const Json plan = Json::parse(broadcast_text(plan_text, rank));
   if (plan.contains("error")) {
-    if (rank == 0) std::fprintf(stderr, "gidpolicy-probe-mpi: %s\n", plan["error"].get<std::string>().c_str());
+    if (rank == 0)
+      std::fprintf(stderr, "gidpolicy-probe-mpi: %s\n", plan["error"].get<std::string>().c_str());
     return 2;
   }
   const auto links = schedule_from(plan);
@@ -901,7 +925,8 @@ int run(int argc, char** argv, int rank, int size) {
     Output out = Output::open(o.output, "--output");
     if (out.error()) verdict = 2;
     if (verdict == 2) {
-      std::fprintf(stderr, "gidpolicy-probe-mpi: %s\n", (svg && svg->error() ? *svg->error() : *out.error()).c_str());
+      std::fprintf(stderr, "gidpolicy-probe-mpi: %s\n",
+                   (svg && svg->error() ? *svg->error() : *out.error()).c_str());
     } else {
       if (svg) {
         ReportOptions ro;
@@ -915,7 +940,7 @@ int run(int argc, char** argv, int rank, int size) {
       if (svg) err = svg->commit();
       if (!err) err = out.commit();
       if (err) {
-        std::fprintf(stderr, "gidpolicy-probe-mpi: output error: %s\n", err->c_str());
+        std::fprintf(stderr, "gidpolicy-probe-mpi: %s\n", err->c_str());  // "output error: ..."
         verdict = 2;
       } else {
         verdict = r.connected == analysis->link_count() ? 0 : 1;
