@@ -142,7 +142,7 @@ class Direction:
 
 @dataclass(frozen=True)
 class QueuePair:
-    """One queue pair type's attempt: its two directions (out from the listener, then back)."""
+    """One queue pair type's attempt: its two directions, this side's out first, then the one in."""
 
     kind: str
     directions: Tuple[Direction, ...]
@@ -242,11 +242,14 @@ class PairReport:
 
 @dataclass(frozen=True)
 class PredictedDirection:
-    """What the fleet analysis predicted for one direction of a link."""
+    """What the fleet analysis predicted for one direction of a link (its links_detail[] row)."""
 
-    outcome: str
-    cause: Optional[str] = None
-    by: Optional[str] = None
+    outcome: str  # the fleet's: ok, rtr_error, qp_refused, ...
+    # The fleet document's cause: its causes[] id (an integer), as `gidpolicy fleet --json`
+    # prints it; :meth:`ClusterReport.fleet_cause` finds that entry.
+    cause: Optional[Union[int, str]] = None
+    by: Optional[str] = None  # the host whose table decides it
+    device: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -354,6 +357,12 @@ class ClusterReport:
         """The first link between two ranks (either order), or None."""
         want = {a_rank, b_rank}
         return next((l for l in self.link_results if {l.a_rank, l.b_rank} == want), None)
+
+    def fleet_cause(self, cause: Union[int, str, None]) -> Optional[Dict[str, Any]]:
+        """The fleet document's causes[] entry a prediction names by its id, or None."""
+        if cause is None or self.fleet is None or not isinstance(self.fleet.get("causes"), list):
+            return None
+        return next((c for c in self.fleet["causes"] if isinstance(c, dict) and c.get("id") == cause), None)
 
     def fixes_for(self, rank: int) -> Tuple[str, ...]:
         return tuple(f for h in self.fixes if h.rank == rank for f in h.fixes)
@@ -578,8 +587,13 @@ def _pair(o: _Obj) -> PairReport:
 
 
 def _predicted_direction(o: _Obj) -> PredictedDirection:
-    return PredictedDirection(o.text("outcome"), o.text("cause", null=True, optional=True),
-                              o.text("by", null=True, optional=True))
+    cause = o.raw("cause", optional=True)
+    if isinstance(cause, int) and not isinstance(cause, bool):
+        cause = o.integer("cause")
+    elif cause is not None and not isinstance(cause, str):
+        raise ValueError(f"{o.at('cause')}: expected a cause id (an integer), a string or null, found {_type_name(cause)}")
+    return PredictedDirection(o.text("outcome"), cause, o.text("by", null=True, optional=True),
+                              o.text("device", null=True, optional=True))
 
 
 def _link(v: Any, path: str) -> LinkResult:

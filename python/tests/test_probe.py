@@ -140,7 +140,8 @@ def test_a_connected_pair_reads_as_connected(connected_pair):
         assert [q.kind for q in report.qps] == ["rc", "uc"] and report.qp("rc").connected
         assert report.failed_directions() == () and report.contradictions() == ()
         for q in report.qps:
-            assert [(d.from_, d.to) for d in q.directions] == [("listener", "connector"), ("connector", "listener")]
+            other = report.peer.role  # this side's direction out first, then the one back in
+            assert [(d.from_, d.to) for d in q.directions] == [(role, other), (other, role)]
             for d in q.directions:
                 assert d.outcome == "connected" and d.errno is None and d.cause is None
                 assert d.rtt_us is not None and d.rtt_us >= 0 and d.prediction.outcome == "ok"
@@ -222,6 +223,11 @@ def test_a_cluster_report_says_which_links_failed_and_why(mpi_doc):
         assert all(d.cause is not None for d in directions)
     assert len(report.failed_directions()) == sum(len(l.failed_directions()) for l in failed)
     assert report.contradictions() == () and report.disagreements() == ()
+    for link in failed:  # the prediction's cause is the fleet document's, by id
+        fleet_cause = report.fleet_cause(link.predicted.a_to_b.cause)
+        assert fleet_cause is not None and fleet_cause["errno"] == 22 and fleet_cause["device"] == link.a_device
+        assert link.predicted.a_to_b.outcome == "rtr_error" and link.predicted.a_to_b.by in (link.a, link.b)
+    assert report.fleet_cause(None) is None and report.fleet_cause(999) is None
     first = failed[0]
     assert report.link(first.b_rank, first.a_rank) is first
     assert report.link(0, 99) is None
@@ -258,6 +264,13 @@ def test_a_link_without_a_port_reads_as_none(mpi_doc):
     mpi_doc["link_results"][0]["b_port"] = None
     link = probe.load(mpi_doc).link_results[0]
     assert link.b_device is None and link.b_port is None
+
+
+def test_a_link_ended_before_its_queue_pairs_says_why(mpi_doc):
+    mpi_doc["link_results"][1]["observed"].update(problem="rank 2: no port to probe", qps=[])
+    link = probe.load(mpi_doc).link_results[1]
+    assert not link.connected and link.observed.problem == "rank 2: no port to probe"
+    assert link.observed.qps == () and link.failed_directions() == ()
 
 
 def test_the_report_owns_its_fleet(mpi_doc):
@@ -361,10 +374,14 @@ def test_a_bad_pair_field_is_named(pair_doc, edit, message):
     (lambda d: d["link_results"][0].__setitem__("agrees", None), "link_results[0].agrees: expected a boolean, found null"),
     (lambda d: d.__setitem__("topology", "torus"), 'topology: expected one of mesh, ring, rail, jaccl-mesh, jaccl-ring'),
     (lambda d: d.__setitem__("links", []), "links: expected an integer, found an array"),
-    (lambda d: d["fixes"][0]["fixes"].append(3), "fixes[0].fixes[1]: expected a string, found an integer"),
+    (lambda d: d["fixes"][0]["fixes"].append(3), "fixes[0].fixes[2]: expected a string, found an integer"),
     (lambda d: d["causes"][0].__setitem__("directions", "2"), "causes[0].directions: expected an integer"),
     (lambda d: d.__setitem__("fleet", "{}"), "fleet: expected an object or null, found a string"),
     (lambda d: d["fleet"].__setitem__("schema", "gidpolicy.probe"), 'fleet.schema: expected "gidpolicy.fleet"'),
+    (lambda d: d["link_results"][1]["predicted"]["a_to_b"].__setitem__("cause", [4]),
+     "link_results[1].predicted.a_to_b.cause: expected a cause id (an integer), a string or null, found an array"),
+    (lambda d: d["link_results"][1]["predicted"]["a_to_b"].__setitem__("cause", -4),
+     "link_results[1].predicted.a_to_b.cause: expected an integer at least 0, found -4"),
     (lambda d: d.__setitem__("version", 3), "version: gidpolicy.probe.mpi version 3 is not known to this reader"),
     (lambda d: d.pop("version"), "version: missing"),
 ])
