@@ -19,7 +19,6 @@ bytes, nested at most :data:`MAX_DEPTH` levels, each key of an object once.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union
 
@@ -49,9 +48,10 @@ __all__ = [
 
 #: Largest document read, in bytes: the library's readers' default (gidpolicy.DEFAULT_MAX_INPUT_BYTES).
 MAX_INPUT_BYTES: int = 16 * 1024 * 1024
-#: Deepest nesting read: the library's JSON readers' bound. A version 2 MPI document nests about a
-#: dozen levels with its fleet document inside; a deeper one is not a probe's document, and
-#: refusing it keeps the json module's recursion (and ours) far from Python's stack limit.
+#: Deepest nesting read (the document itself is level 1): the library's JSON readers' bound
+#: (kMaxJsonDepth). A version 2 MPI document nests 9 levels (its fleet document 4 of them); a
+#: deeper one is not a probe's document, and refusing it keeps whatever walks the report
+#: (==, copy.deepcopy, pickle, json.dumps of its fleet) far from Python's recursion limit.
 MAX_DEPTH: int = 32
 
 PAIR_SCHEMA = "gidpolicy.probe"
@@ -422,7 +422,9 @@ class _Obj:
             raise ValueError(f"{self.at(key)}: expected one of {', '.join(choices)}, found {json.dumps(v)}")
         return v
 
-    def integer(self, key: str, null: bool = False, lo: int = 0, hi: Optional[int] = None, optional: bool = False) -> Any:
+    def integer(
+        self, key: str, null: bool = False, lo: int = 0, hi: Optional[int] = None, optional: bool = False
+    ) -> Any:
         v = self.raw(key, optional)
         if v is None and (null or optional):
             return None
@@ -582,7 +584,8 @@ def _pair(o: _Obj) -> PairReport:
         qps=o.array("qps", _queue_pair),
         skipped=o.array("skipped", _skipped),
         connected=o.boolean("connected"),
-        problem=Problem(problem.text("kind", choices=PROBLEM_KINDS), problem.text("text")) if problem is not None else None,
+        problem=(Problem(problem.text("kind", choices=PROBLEM_KINDS), problem.text("text"))
+                 if problem is not None else None),
     )
 
 
@@ -591,7 +594,9 @@ def _predicted_direction(o: _Obj) -> PredictedDirection:
     if isinstance(cause, int) and not isinstance(cause, bool):
         cause = o.integer("cause")
     elif cause is not None and not isinstance(cause, str):
-        raise ValueError(f"{o.at('cause')}: expected a cause id (an integer), a string or null, found {_type_name(cause)}")
+        raise ValueError(
+            f"{o.at('cause')}: expected a cause id (an integer), a string or null, found {_type_name(cause)}"
+        )
     return PredictedDirection(o.text("outcome"), cause, o.text("by", null=True, optional=True),
                               o.text("device", null=True, optional=True))
 
@@ -676,36 +681,32 @@ def _cluster(o: _Obj) -> ClusterReport:
     )
 
 
-# Strings (with their escapes) removed, what is left of a JSON text has its brackets only as
-# structure: counting them bounds the nesting before json.loads recurses into it.
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_BRACKET = re.compile(r"[\[\]{}]")
-
-
-def _check_text_depth(text: str) -> None:
-    depth = 0
-    for m in _BRACKET.finditer(_STRING.sub("", text)):
-        if m.group() in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise ValueError(f"nested deeper than {MAX_DEPTH} levels (not a probe document)")
-        else:
-            depth -= 1
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _check_value_depth(doc: Any) -> None:
-    stack: List[Tuple[Any, int]] = [(doc, 1)]
-    while stack:
-        v, depth = stack.pop()
-        if isinstance(v, Mapping):
-            children: Any = v.values()
-        elif isinstance(v, (list, tuple)):
-            children = v
-        else:
-            continue
-        if depth > MAX_DEPTH:
-            raise ValueError(f"nested deeper than {MAX_DEPTH} levels (not a probe document)")
-        stack.extend((c, depth + 1) for c in children)
+    # Level by level, without recursion: a dict built in Python may nest deeper than the
+    # interpreter's recursion limit. Only containers are kept from one level to the next, and
+    # the common types are told apart by type() alone: a 16 MiB document holds millions of values.
+    level = [doc]
+    depth = 0
+    while level:
+        below: List[Any] = []
+        for v in level:
+            t = type(v)
+            if t is dict:
+                children: Any = v.values()
+            elif t is list or t is tuple:
+                children = v
+            elif t in _SCALARS or not isinstance(v, Mapping):
+                continue
+            else:
+                children = v.values()
+            if depth == MAX_DEPTH:
+                raise ValueError(f"nested deeper than {MAX_DEPTH} levels (not a probe document)")
+            below.extend(c for c in children if type(c) not in _SCALARS)
+        level = below
+        depth += 1
 
 
 def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
@@ -722,7 +723,9 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def from_json(text: Union[str, bytes, bytearray], max_bytes: int = MAX_INPUT_BYTES) -> Union[PairReport, ClusterReport]:
+def from_json(
+    text: Union[str, bytes, bytearray], max_bytes: int = MAX_INPUT_BYTES
+) -> Union[PairReport, ClusterReport]:
     """Parse a probe document's text (``gidpolicy probe --json`` or ``gidpolicy-probe-mpi --json``)."""
     if isinstance(text, (bytes, bytearray)):
         if len(text) > max_bytes:
@@ -735,13 +738,15 @@ def from_json(text: Union[str, bytes, bytearray], max_bytes: int = MAX_INPUT_BYT
         raise TypeError(f"from_json(): text: expected str or bytes, found {type(text).__name__}")
     if len(text) > max_bytes or len(text.encode("utf-8", "surrogatepass")) > max_bytes:
         raise ValueError(f"larger than {max_bytes} bytes")
-    _check_text_depth(text)
     try:
         doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         raise ValueError(f"not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
-    except RecursionError:  # the depth check should have caught it; never a traceback from here
+    except RecursionError:
+        # The json module's scanner counts its nesting against the interpreter's recursion limit
+        # and stops there (about a thousand levels, far below the C stack's): refused as too deep.
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels (not a probe document)") from None
+    _check_value_depth(doc)
     return _from_value(doc)
 
 
@@ -756,7 +761,9 @@ def _from_value(doc: Any) -> Union[PairReport, ClusterReport]:
     raise ValueError(f"schema: expected \"{PAIR_SCHEMA}\" or \"{MPI_SCHEMA}\", found {found}")
 
 
-def load(doc: Union[str, bytes, bytearray, Mapping[str, Any]], max_bytes: int = MAX_INPUT_BYTES) -> Union[PairReport, ClusterReport]:
+def load(
+    doc: Union[str, bytes, bytearray, Mapping[str, Any]], max_bytes: int = MAX_INPUT_BYTES
+) -> Union[PairReport, ClusterReport]:
     """A probe document as a :class:`PairReport` or :class:`ClusterReport`, chosen by its ``schema``.
 
     ``doc`` is the document's text (str or bytes) or the dict ``json.loads`` made of it.

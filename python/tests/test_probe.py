@@ -339,7 +339,8 @@ def pair_doc():
     (lambda d: d["qps"][0]["directions"][0].pop("predicted"), "qps[0].directions[0].predicted: missing"),
     (lambda d: d["qps"][0]["directions"][0]["predicted"].__setitem__("outcome", "maybe"),
      'qps[0].directions[0].predicted.outcome: expected one of ok, error, times_out, unknown, found "maybe"'),
-    (lambda d: d["qps"][0]["directions"][0].__setitem__("rtt_us", -1), "qps[0].directions[0].rtt_us: expected a number at least 0"),
+    (lambda d: d["qps"][0]["directions"][0].__setitem__("rtt_us", -1),
+     "qps[0].directions[0].rtt_us: expected a number at least 0"),
     (lambda d: d["qps"][0]["directions"][0].__setitem__("cause", "stale_pin"),
      "qps[0].directions[0].cause: expected an object, found a string"),
     (lambda d: d["qps"][0]["directions"][0]["cause"].pop("summary"), "qps[0].directions[0].cause.summary: missing"),
@@ -347,7 +348,8 @@ def pair_doc():
     (lambda d: d["qps"][0].__setitem__("kind", "ud"), 'qps[0].kind: expected one of rc, uc, found "ud"'),
     (lambda d: d.__setitem__("qps", {}), "qps: expected an array, found an object"),
     (lambda d: d["local"].__setitem__("port", 0), "local.port: expected an integer 1-255, found 0"),
-    (lambda d: d["local"].__setitem__("mtu", 1500), "local.mtu: expected one of 256, 512, 1024, 2048, 4096, found 1500"),
+    (lambda d: d["local"].__setitem__("mtu", 1500),
+     "local.mtu: expected one of 256, 512, 1024, 2048, 4096, found 1500"),
     (lambda d: d.__setitem__("peer", []), "peer: expected an object or null, found an array"),
     (lambda d: d.__setitem__("connected", "yes"), "connected: expected a boolean, found a string"),
     (lambda d: d["settings"].pop("deadline_s"), "settings.deadline_s: missing"),
@@ -370,9 +372,12 @@ def test_a_bad_pair_field_is_named(pair_doc, edit, message):
     (lambda d: d["link_results"][1]["observed"]["qps"][0]["directions"][1].__setitem__("errno", "x"),
      "link_results[1].observed.qps[0].directions[1].errno: expected an integer or null, found a string"),
     (lambda d: d["link_results"][0]["predicted"].pop("b_to_a"), "link_results[0].predicted.b_to_a: missing"),
-    (lambda d: d["link_results"][0].__setitem__("a_rank", -1), "link_results[0].a_rank: expected an integer at least 0"),
-    (lambda d: d["link_results"][0].__setitem__("agrees", None), "link_results[0].agrees: expected a boolean, found null"),
-    (lambda d: d.__setitem__("topology", "torus"), 'topology: expected one of mesh, ring, rail, jaccl-mesh, jaccl-ring'),
+    (lambda d: d["link_results"][0].__setitem__("a_rank", -1),
+     "link_results[0].a_rank: expected an integer at least 0"),
+    (lambda d: d["link_results"][0].__setitem__("agrees", None),
+     "link_results[0].agrees: expected a boolean, found null"),
+    (lambda d: d.__setitem__("topology", "torus"),
+     'topology: expected one of mesh, ring, rail, jaccl-mesh, jaccl-ring'),
     (lambda d: d.__setitem__("links", []), "links: expected an integer, found an array"),
     (lambda d: d["fixes"][0]["fixes"].append(3), "fixes[0].fixes[2]: expected a string, found an integer"),
     (lambda d: d["causes"][0].__setitem__("directions", "2"), "causes[0].directions: expected an integer"),
@@ -407,6 +412,16 @@ def test_malformed_text_is_refused(text, message):
     with pytest.raises(ValueError) as e:
         probe.load(text)
     assert str(e.value).startswith(message), str(e.value)
+
+
+def test_nesting_is_bounded_at_32_levels_exactly(pair_doc):
+    # The document is level 1: an unknown key holding 31 nested arrays reaches 32, one more 33.
+    pair_doc["later"] = json.loads("[" * 31 + "]" * 31)
+    assert probe.load(json.dumps(pair_doc)) == probe.load(pair_doc)
+    pair_doc["later"] = json.loads("[" * 32 + "]" * 32)
+    for doc in (pair_doc, json.dumps(pair_doc)):
+        with pytest.raises(ValueError, match="^nested deeper than 32 levels"):
+            probe.load(doc)
 
 
 def test_brackets_inside_strings_are_not_nesting(pair_doc):
