@@ -19,6 +19,7 @@ bytes, nested at most :data:`MAX_DEPTH` levels, each key of an object once.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union
 
@@ -442,7 +443,7 @@ class _Obj:
             return None
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise self._bad(key, "a number or null" if null else "a number", v)
-        if v < 0:
+        if not math.isfinite(v) or v < 0:  # a dict built in Python may hold nan or inf
             raise ValueError(f"{self.at(key)}: expected a number at least 0, found {v}")
         return float(v)
 
@@ -653,7 +654,10 @@ def _fleet(o: _Obj) -> Optional[Dict[str, Any]]:
     if schema is not None and schema != "gidpolicy.fleet":
         raise ValueError(f"fleet.schema: expected \"gidpolicy.fleet\", found {json.dumps(schema)[:80]}")
     # The report's own copy: the caller's dict (or the parsed document) may change afterwards.
-    copy: Dict[str, Any] = json.loads(json.dumps(v))
+    try:
+        copy: Dict[str, Any] = json.loads(json.dumps(v, allow_nan=False))
+    except (TypeError, ValueError) as e:  # a dict built in Python may hold what JSON cannot
+        raise ValueError(f"fleet: not JSON data: {e}") from None
     return copy
 
 

@@ -387,6 +387,10 @@ def test_a_bad_pair_field_is_named(pair_doc, edit, message):
      "link_results[1].predicted.a_to_b.cause: expected a cause id (an integer), a string or null, found an array"),
     (lambda d: d["link_results"][1]["predicted"]["a_to_b"].__setitem__("cause", -4),
      "link_results[1].predicted.a_to_b.cause: expected an integer at least 0, found -4"),
+    (lambda d: d["fleet"].__setitem__("later", {1, 2}), "fleet: not JSON data: Object of type set"),
+    (lambda d: d["fleet"].__setitem__("later", float("inf")), "fleet: not JSON data: Out of range float"),
+    (lambda d: d["link_results"][0]["observed"]["qps"][0]["directions"][0].__setitem__("rtt_us", float("nan")),
+     "link_results[0].observed.qps[0].directions[0].rtt_us: expected a number at least 0, found nan"),
     (lambda d: d.__setitem__("version", 3), "version: gidpolicy.probe.mpi version 3 is not known to this reader"),
     (lambda d: d.pop("version"), "version: missing"),
 ])
