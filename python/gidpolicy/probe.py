@@ -267,6 +267,7 @@ class Observed:
     connected: bool
     problem: Optional[str]
     qps: Tuple[QueuePair, ...]
+    tried: Optional[bool] = None  # the pair was attempted on the wire (None: the document does not say)
 
 
 @dataclass(frozen=True)
@@ -623,9 +624,13 @@ def _link(v: Any, path: str) -> LinkResult:
         predicted=LinkPrediction(predicted.boolean("connected"), _predicted_direction(a_to_b),
                                  _predicted_direction(b_to_a)),
         observed=Observed(observed.boolean("connected"), observed.text("problem", null=True),
-                          observed.array("qps", _queue_pair)),
+                          observed.array("qps", _queue_pair), _optional_bool(observed, "tried")),
         agrees=o.boolean("agrees"),
     )
+
+
+def _optional_bool(o: _Obj, key: str) -> Optional[bool]:
+    return o.boolean(key) if key in o.v else None
 
 
 def _cause_count(v: Any, path: str) -> CauseCount:

@@ -6,11 +6,14 @@ tests/integration/probe_pair.py runs them. python/tests/CMakeLists.txt passes th
 (GIDPOLICY_CLI) and the fake's directory (GIDPOLICY_FAKE_LIBIBVERBS); without them those tests
 skip, saying which is missing.
 
-The MPI documents are version 2's (python/tests/data/probe-mpi-v2.json): its `fleet` is
-`gidpolicy fleet --json --all-links --topology jaccl-mesh --jaccl examples/fleet/jaccl/devices.json
---profile jaccl examples/fleet/jaccl/hosts` as the CLI printed it, its links those of that
-analysis, and each observed direction a direction object `gidpolicy probe --json` printed on the
-fake (a connected one, and the EINVAL of `--profile jaccl` on macmini-mapped-at-2).
+The MPI document of version 2 is written by hand (python/tests/data/probe-mpi-v2.json, valid
+against schemas/gidpolicy.probe.mpi.schema.json): its `fleet` is `gidpolicy fleet --json
+--all-links --jaccl-devices examples/fleet/jaccl/devices.json --profile jaccl
+examples/fleet/jaccl/hosts` as the CLI printed it, its links those of that analysis, and each
+observed direction a direction object `gidpolicy probe --json` printed on the fake (a connected
+one, and the EINVAL of `--profile jaccl` on macmini-mapped-at-2). One more is made live, where
+gidpolicy-probe-mpi is built (GIDPOLICY_PROBE_MPI) and mpirun is installed: the same JACCL
+cluster under mpirun, one table per rank.
 """
 
 import copy
@@ -18,6 +21,7 @@ import dataclasses
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import typing
 from pathlib import Path
@@ -185,6 +189,15 @@ def mpi_doc():
     return json.loads((DATA / "probe-mpi-v2.json").read_text())
 
 
+@pytest.mark.parametrize("name,schema", [("probe-mpi-v2.json", "gidpolicy.probe.mpi.schema.json"),
+                                         ("probe-pair-jaccl-einval.json", "gidpolicy.probe.schema.json")])
+def test_the_fixtures_are_valid_documents(name, schema):
+    # The hand-made MPI document stays what gidpolicy-probe-mpi prints, as its schema says.
+    jsonschema = pytest.importorskip("jsonschema", reason="no jsonschema (Debian python3-jsonschema)")
+    validator = jsonschema.Draft202012Validator(json.loads((ROOT / "schemas" / schema).read_text()))
+    assert [e.message for e in validator.iter_errors(json.loads((DATA / name).read_text()))] == []
+
+
 def test_a_cluster_report_reads_every_link(mpi_doc):
     report = probe.load(json.dumps(mpi_doc))
     assert isinstance(report, probe.ClusterReport)
@@ -203,7 +216,7 @@ def test_a_cluster_report_reads_every_link(mpi_doc):
         assert link.predicted.a_to_b.outcome == raw["predicted"]["a_to_b"]["outcome"]
         assert link.predicted.b_to_a.cause == raw["predicted"]["b_to_a"]["cause"]
         assert link.connected is raw["observed"]["connected"] and link.agrees is raw["agrees"]
-        assert link.observed.problem == raw["observed"]["problem"]
+        assert link.observed.problem == raw["observed"]["problem"] and link.observed.tried is True
         assert [q.kind for q in link.observed.qps] == [q["kind"] for q in raw["observed"]["qps"]]
     assert [(c.cause, c.directions, c.links) for c in report.causes] == [
         (c["cause"], c["directions"], c["links"]) for c in mpi_doc["causes"]]
@@ -259,6 +272,12 @@ def test_unknown_keys_are_ignored(mpi_doc):
     assert probe.load(mpi_doc) == want
 
 
+def test_a_document_without_tried_reads_it_as_none(mpi_doc):
+    # The contract this reader was first written against had no "tried": it is optional here.
+    del mpi_doc["link_results"][0]["observed"]["tried"]
+    assert probe.load(mpi_doc).link_results[0].observed.tried is None
+
+
 def test_a_link_without_a_port_reads_as_none(mpi_doc):
     mpi_doc["link_results"][0]["b_device"] = None
     mpi_doc["link_results"][0]["b_port"] = None
@@ -267,9 +286,9 @@ def test_a_link_without_a_port_reads_as_none(mpi_doc):
 
 
 def test_a_link_ended_before_its_queue_pairs_says_why(mpi_doc):
-    mpi_doc["link_results"][1]["observed"].update(problem="rank 2: no port to probe", qps=[])
+    mpi_doc["link_results"][1]["observed"].update(tried=False, problem="rank 2: no port to probe", qps=[])
     link = probe.load(mpi_doc).link_results[1]
-    assert not link.connected and link.observed.problem == "rank 2: no port to probe"
+    assert not link.connected and link.observed.problem == "rank 2: no port to probe" and link.observed.tried is False
     assert link.observed.qps == () and link.failed_directions() == ()
 
 
@@ -277,6 +296,75 @@ def test_the_report_owns_its_fleet(mpi_doc):
     report = probe.load(mpi_doc)
     mpi_doc["fleet"]["schema"] = "changed afterwards"
     assert report.fleet["schema"] == "gidpolicy.fleet"
+
+
+PROBE_MPI = os.environ.get("GIDPOLICY_PROBE_MPI")
+
+
+def _why_not_mpi():
+    if _why_not_live():
+        return _why_not_live()
+    if not PROBE_MPI:
+        return "GIDPOLICY_PROBE_MPI (gidpolicy-probe-mpi) is not set: it is not built (it needs MPI)"
+    if not shutil.which("mpirun"):
+        return "no mpirun (Debian openmpi-bin)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def jaccl_cluster(tmp_path_factory):
+    """gidpolicy-probe-mpi --json under mpirun: JACCL's documented 4-Mac device file, one table
+    per rank on the fake (as tests/integration/probe_mpi.py's jaccl case), m3-ultra-3's 3 links
+    failing with EINVAL at RTR."""
+    if _why_not_mpi():
+        pytest.skip(_why_not_mpi())
+    tmp = tmp_path_factory.mktemp("mpi")
+    fleet_dir = ROOT / "examples" / "fleet" / "jaccl"
+    tables = [str(fleet_dir / "hosts" / f"m3-ultra-{i}.json") for i in range(1, 5)]
+    args = ["--jaccl-devices", str(fleet_dir / "devices.json"), "--profile", "jaccl", "--attempt-deadline", "60",
+            "--json"]
+    wrapper = tmp / "rank.sh"  # each rank's table by its rank
+    wrapper.write_text('#!/bin/sh\nset -- $TABLES_BY_RANK\nshift "${OMPI_COMM_WORLD_RANK:-0}"\n'
+                       'export GIDPOLICY_FAKE_TABLES="$1"\nexec "$PROBE_MPI" ' + " ".join(f"'{a}'" for a in args) + "\n")
+    wrapper.chmod(0o755)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(FAKE), TABLES_BY_RANK=" ".join(tables), PROBE_MPI=str(PROBE_MPI))
+    for k in list(env):  # the stacks' and JACCL's own settings would change the plan
+        if k.startswith(("NCCL_", "UCX_", "MC_", "FI_", "NVSHMEM_", "JACCL_", "MLX_")):
+            del env[k]
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", "--mca", "pml", "ob1",
+           "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo", "-x", "LD_LIBRARY_PATH",
+           "-x", "TABLES_BY_RANK", "-x", "PROBE_MPI", str(wrapper)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=4 * GUARD, cwd=str(tmp))
+    return p.stdout, p.returncode, p.stderr
+
+
+def test_a_live_cluster_report_reads_every_link(jaccl_cluster):
+    stdout, rc, stderr = jaccl_cluster
+    assert rc == 1, stderr[-2000:]
+    report = probe.load(stdout)
+    raw = json.loads(stdout)
+    assert isinstance(report, probe.ClusterReport) and report.version == 2
+    assert (report.topology, report.profile, report.ranks, report.links, report.connected, report.failed) == (
+        "jaccl-mesh", "jaccl", 4, 6, 3, 3)
+    assert not report.ok and report.contradicted == 0 and report.disagreements() == ()
+    assert report.fleet == raw["fleet"] and report.fleet["schema"] == "gidpolicy.fleet"
+    assert len(report.link_results) == 6
+    for link, rl in zip(report.link_results, raw["link_results"]):
+        assert (link.a_rank, link.b_rank, link.a_device, link.b_device) == (
+            rl["a_rank"], rl["b_rank"], rl["a_device"], rl["b_device"])
+        assert link.observed.tried == rl["observed"].get("tried")
+        for q, rq in zip(link.observed.qps, rl["observed"]["qps"]):
+            assert [(d.from_, d.to, d.outcome, d.errno, d.errno_name, d.rtt_us) for d in q.directions] == [
+                (d["from"], d["to"], d["outcome"], d["errno"], d["errno_name"], d["rtt_us"]) for d in rq["directions"]]
+    failed = report.failed_links()
+    assert len(failed) == 3 and all(2 in (l.a_rank, l.b_rank) for l in failed)  # m3-ultra-3 is rank 2
+    for link in failed:
+        assert not link.predicted.connected and link.agrees
+        assert report.fleet_cause(link.predicted.a_to_b.cause or link.predicted.b_to_a.cause) is not None
+        for d in link.failed_directions():
+            assert (d.outcome, d.errno, d.errno_name) == ("rtr_failed", 22, "EINVAL") and d.cause is not None
+    assert report.contradictions() == ()
+    assert sum(c.directions for c in report.causes) == len(report.failed_directions())
 
 
 def test_mpi_version_1_is_refused_naming_the_version():
@@ -376,6 +464,8 @@ def test_a_bad_pair_field_is_named(pair_doc, edit, message):
      "link_results[0].a_rank: expected an integer at least 0"),
     (lambda d: d["link_results"][0].__setitem__("agrees", None),
      "link_results[0].agrees: expected a boolean, found null"),
+    (lambda d: d["link_results"][2]["observed"].__setitem__("tried", "yes"),
+     "link_results[2].observed.tried: expected a boolean, found a string"),
     (lambda d: d.__setitem__("topology", "torus"),
      'topology: expected one of mesh, ring, rail, jaccl-mesh, jaccl-ring'),
     (lambda d: d.__setitem__("links", []), "links: expected an integer, found an array"),
