@@ -48,7 +48,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent  # python/
 ROOT = HERE.parent
-PACKAGE_FILES = ("__init__.py", "_gidpolicy.pyi", "fleet.py", "fleet.pyi", "py.typed")
+PACKAGE_FILES = ("__init__.py", "_gidpolicy.pyi", "fleet.py", "fleet.pyi", "probe.py", "py.typed")
 CMAKE_MINIMUM = (3, 25)
 
 

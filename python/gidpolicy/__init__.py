@@ -3,13 +3,14 @@
 The C++ library's values and decisions as Python objects (see python/README.md): GIDs, GID
 tables read from every format gidpolicy reads or from this host, profiles and their plans, RTR
 prediction and errno explanation, ``gidpolicy check``'s rows, the stacks' picks, ``env``
-settings, fleet analysis and the doctor (``examine``). Every library failure raises
+settings, fleet analysis and the doctor (``examine``); ``gidpolicy.probe`` reads ``gidpolicy probe``'s
+and ``gidpolicy-probe-mpi``'s JSON results into objects. Every library failure raises
 :class:`gidpolicy.Error`, which carries the error's name (``errc``), a driver ``errno`` where
 one applies, the ``detail`` and, for a failed selection, the ``trace``; an argument of the wrong
 type raises its subclass :class:`gidpolicy.ArgumentTypeError`, a :class:`TypeError` too.
 """
 
-from . import _gidpolicy, fleet
+from . import _gidpolicy, fleet, probe
 from ._gidpolicy import (
     DEFAULT_MAX_INPUT_BYTES,
     Agreement,

@@ -8,7 +8,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/gidpolicy-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 DESTDIR="$work/root" cmake --install "$BUILD" --component gidpolicy_python --prefix /usr >/dev/null
 case "$INSTALL_DIR" in /*) dir="$work/root$INSTALL_DIR" ;; *) dir="$work/root/usr/$INSTALL_DIR" ;; esac
-test -f "$dir/gidpolicy/py.typed" && test -f "$dir/gidpolicy/_gidpolicy.pyi" && test -f "$dir/gidpolicy/fleet.pyi"
+test -f "$dir/gidpolicy/py.typed" && test -f "$dir/gidpolicy/_gidpolicy.pyi" && test -f "$dir/gidpolicy/fleet.pyi" && test -f "$dir/gidpolicy/probe.py"
 # Only the package: the component installs nothing outside the package directory.
 extra=$(cd "$work/root" && find . -type f | grep -v "^\./${dir#"$work/root/"}/gidpolicy/" || true)
 test -z "$extra" || { echo "installed outside the package: $extra" >&2; exit 1; }

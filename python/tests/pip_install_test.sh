@@ -69,7 +69,7 @@ from gidpolicy import fleet
 venv = pathlib.Path(sys.argv[1]).resolve()
 where = pathlib.Path(gidpolicy.__file__).resolve().parent
 assert venv in where.parents, f"imported {where}, not from {venv}"
-for name in ("__init__.py", "_gidpolicy.pyi", "fleet.py", "fleet.pyi", "py.typed"):
+for name in ("__init__.py", "_gidpolicy.pyi", "fleet.py", "fleet.pyi", "probe.py", "py.typed"):
     assert (where / name).is_file(), name
 assert len(list(where.glob("_gidpolicy*.so"))) == 1
 plan = gidpolicy.Profile("jaccl-fixed").plan(gidpolicy.read_tables(

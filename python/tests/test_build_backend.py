@@ -122,7 +122,7 @@ def test_wheel_holds_the_package_and_a_record_of_it(backend, tmp_path):
     wheel = tmp_path / backend._write_wheel(str(tmp_path), fake)
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
-        for f in ("__init__.py", "_gidpolicy.pyi", "fleet.py", "fleet.pyi", "py.typed", fake.name):
+        for f in ("__init__.py", "_gidpolicy.pyi", "fleet.py", "fleet.pyi", "probe.py", "py.typed", fake.name):
             assert f"gidpolicy/{f}" in names
         dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/WHEEL"))
         record = zf.read(f"{dist_info}/RECORD").decode().splitlines()
