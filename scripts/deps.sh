@@ -10,7 +10,7 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
           pybind11-dev python3-dev python3-pytest python3-venv python3-pip
           python3-jsonschema
           emscripten chromium chromium-driver python3-selenium
-          dash busybox)
+          dash busybox slurmctld slurmd slurm-client munge)
 # (clang-format, clang-tidy and cppcheck are tools beyond the brief's library list: scripts/lint
 # needs them, and scripts/test runs its format + cppcheck gate. perftest: the fake libibverbs'
 # acceptance tests run its unmodified ib_send_bw ... ib_atomic_bw on the fake, and compare its own
@@ -49,6 +49,10 @@ packages=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev 
 # the CLI's. Without them scripts/test skips the wasm stage and the test skips, saying why.
 # --no-install-recommends matters here: with recommends emscripten and chromium pull in about
 # 1.4 GB more and upgrade systemd.)
+# (slurmctld, slurmd, slurm-client, munge: Slurm 22.05's daemons, srun and sinfo, and the munge
+# daemon, for the test probe.mpi_srun, which starts a private single-node Slurm in a temporary
+# directory (its own munged key and socket, its own ports) and runs gidpolicy-probe-mpi under
+# `srun --mpi=pmix`; the packages' systemd units are never started. Without them it is skipped.)
 missing=()
 for p in "${packages[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
