@@ -187,7 +187,8 @@ void plan_side(const Layout::Want& w, const Profile& profile, const std::string&
   I.advertised = S.plan->selection.entry.gid;
   I.sgid_index = S.plan->sgid_index;
   S.cls = peer_class(S.plan->selection.entry.gid, p.lid);
-  if (const GidEntry* e = w.table->find(S.plan->sgid_index); e && e->usable()) S.framing = wire_framing(e->type);
+  if (const GidEntry* e = w.table->find(S.plan->sgid_index); e && e->usable())
+    S.framing = wire_framing(e->type);
   if (S.driver.max_qps_per_device != 0) {
     // The QP the device refuses: judged by the same model the fake's create_qp uses.
     const RtrVerdict v = judge_create_qp(QpKind::uc, S.driver.max_qps_per_device, S.driver);

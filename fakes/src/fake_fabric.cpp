@@ -222,7 +222,8 @@ void deliver(const Side& s, const Side& d, DirectionResult& out) {
   if (q.attr.ah_attr.is_global && dq.attr.ah_attr.is_global) {
     const auto& dh = *d.host;
     const GidTable theirs = dh.verbs.table(dh.table->port().device, dh.table->port().port).value();
-    if (auto why = framing_failure(now, q.attr.ah_attr.grh.sgid_index, theirs, dq.attr.ah_attr.grh.sgid_index)) {
+    if (auto why =
+            framing_failure(now, q.attr.ah_attr.grh.sgid_index, theirs, dq.attr.ah_attr.grh.sgid_index)) {
       out.outcome = LinkOutcome::times_out;
       out.why = h.spec.name + " " + *why;
       return;

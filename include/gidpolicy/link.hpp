@@ -93,7 +93,8 @@ struct SideRtr {
 /// the peer's port routes RoCE v2: nothing is delivered, the sender's retries run out". The
 /// peer is not named (the fleet judges one cause per side for all peers of the other version).
 [[nodiscard]] std::optional<std::string> framing_failure(const GidTable& sender, std::uint8_t sender_index,
-                                                         const GidTable& receiver, std::uint8_t receiver_index);
+                                                         const GidTable& receiver,
+                                                         std::uint8_t receiver_index);
 /// The same rule on the two types: "sends <sender> frames (sgid_index N); the peer's port routes
 /// <receiver>: ...", or nullopt when wire_framing() of the two is equal or either is 0.
 [[nodiscard]] std::optional<std::string> framing_failure(GidType sender, std::uint8_t sender_index,

@@ -693,7 +693,8 @@ TEST(Simulate, RoceV1AgainstV2TimesOutNamingBothTypes) {
   EXPECT_NE(r.out.find("v2-a.json sends RoCE v2 frames (sgid_index 3); the peer's port routes RoCE v1"),
             std::string::npos)
       << r.out;
-  for (const auto& [x, y] : {std::pair{"v1-only-a.json", "v1-only-b.json"}, std::pair{"v2-a.json", "v2-b.json"}}) {
+  for (const auto& [x, y] :
+       {std::pair{"v1-only-a.json", "v1-only-b.json"}, std::pair{"v2-a.json", "v2-b.json"}}) {
     CliResult same = run_cli({"simulate", "--profile", "auto", data(x), data(y)});
     EXPECT_EQ(same.exit_code, 0) << x << " " << y << ": " << same.out << same.err;
     EXPECT_NE(same.out.find("1 of 1 pairs connected"), std::string::npos) << same.out;

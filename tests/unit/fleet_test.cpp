@@ -775,7 +775,8 @@ TEST(FleetMesh, RoceVersionsAgreeWithTheFabric) {
   ASSERT_TRUE(an.has_value()) << an.error().what();
   const Analysis& a = an.value();
   fakes::FakeFabric fabric;
-  for (const auto& h : hosts) ASSERT_OK(fabric.add_host({h.host, h.ports.at(0), profiles::automatic(), std::nullopt}));
+  for (const auto& h : hosts)
+    ASSERT_OK(fabric.add_host({h.host, h.ports.at(0), profiles::automatic(), std::nullopt}));
   auto report = fabric.connect(Pairing::mesh);
   ASSERT_OK(report);
   ASSERT_EQ(a.link_count(), report.value().pairs.size());
@@ -788,8 +789,8 @@ TEST(FleetMesh, RoceVersionsAgreeWithTheFabric) {
     EXPECT_EQ(l.a_to_b.outcome, p.a_to_b.outcome) << p.a << " <-> " << p.b;
     EXPECT_EQ(l.b_to_a.outcome, p.b_to_a.outcome) << p.a << " <-> " << p.b;
     if (!same) {
-      EXPECT_EQ(p.a_to_b.why, a.describe(l.a_to_b).substr(0, p.a.size()) + " " +
-                                  a.causes()[l.a_to_b.cause].text);
+      EXPECT_EQ(p.a_to_b.why,
+                a.describe(l.a_to_b).substr(0, p.a.size()) + " " + a.causes()[l.a_to_b.cause].text);
     }
   }
   EXPECT_EQ(a.summary().connected, 2u);

@@ -157,10 +157,10 @@ TEST(Link, DeliveryRuleComesBeforeFraming) {
   // a advertises its v2 entry and routes from the v1 one: the receiver drops a packet from
   // another GID whatever its framing, so the direction is dropped, not timed out.
   const GidTable b = v1v2(2);
-  const GidTable a2 = VALUE_OR_FAIL(GidTable::make(
-      test::port("mlx5_0", LinkLayer::ethernet(), 16),
-      {GidEntry::valid(2, gid("::ffff:10.0.0.1"), GidType::roce_v1),
-       GidEntry::valid(3, gid("::ffff:10.0.0.9"), GidType::roce_v2)}));
+  const GidTable a2 =
+      VALUE_OR_FAIL(GidTable::make(test::port("mlx5_0", LinkLayer::ethernet(), 16),
+                                   {GidEntry::valid(2, gid("::ffff:10.0.0.1"), GidType::roce_v1),
+                                    GidEntry::valid(3, gid("::ffff:10.0.0.9"), GidType::roce_v2)}));
   const Plan pa = plan_of(a2, 3, 2), pb = plan_of(b, 3, 3);
   const DriverModel linux_model = DriverModel::linux_kernel();
   const LinkJudgment j = judge_link({&a2, &pa, &linux_model}, {&b, &pb, &linux_model});
