@@ -73,17 +73,18 @@ struct Analysis::Side {
   DriverModel driver;
   std::uint32_t unusable = kNone;  // cause when the side cannot take part
   std::uint8_t cls = 0;            // its own class as somebody's peer
+  // Step 4 of the link judgment per side, not per class: the wire framing of the entry it routes
+  // from (wire_framing(): 0 unknown), read for every link, so beside `cls` (one cache line);
+  // which peer classes it routes to with a GRH (the framing rule applies only when both QPs
+  // route by GID); framing_cause is "sends this, the peer's port routes that".
+  std::uint8_t framing = 0;
+  std::uint16_t global_to = 0;  // bit c: its RTR towards class c sets a GRH
   std::uint32_t qp_limit = 0;      // 0: no limit
   std::uint32_t qp_cause = kNone;
   std::array<std::uint32_t, kClasses> rtr{};      // cause of a failed RTR per peer class, or kNone
   std::array<std::uint32_t, kClasses> deliver{};  // cause of a failed delivery per peer class, or kNone
   std::array<std::uint32_t, kSlots> slot_cause{};
-  // Step 4 of the link judgment per side, not per class: the wire framing of the entry it routes
-  // from (wire_framing(): 0 unknown), which peer classes it routes to with a GRH (the framing
-  // rule applies only when both QPs route by GID), and the cause "sends this, the peer that".
-  std::uint8_t framing = 0;
-  std::uint16_t global_to = 0;  // bit c: its RTR towards class c sets a GRH
-  std::uint32_t framing_cause = kNone;
+  std::uint32_t framing_cause = kNone;  // step 4's cause, see `framing` below
   std::uint32_t conflict = kNone;  // a duplicate_address conflict its advertised GID is part of
 };
 
