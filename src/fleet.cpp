@@ -79,13 +79,13 @@ struct Analysis::Side {
   // route by GID); framing_cause is "sends this, the peer's port routes that".
   std::uint8_t framing = 0;
   std::uint16_t global_to = 0;  // bit c: its RTR towards class c sets a GRH
-  std::uint32_t qp_limit = 0;      // 0: no limit
+  std::uint32_t qp_limit = 0;   // 0: no limit
   std::uint32_t qp_cause = kNone;
   std::array<std::uint32_t, kClasses> rtr{};      // cause of a failed RTR per peer class, or kNone
   std::array<std::uint32_t, kClasses> deliver{};  // cause of a failed delivery per peer class, or kNone
   std::array<std::uint32_t, kSlots> slot_cause{};
   std::uint32_t framing_cause = kNone;  // step 4's cause, see `framing` below
-  std::uint32_t conflict = kNone;  // a duplicate_address conflict its advertised GID is part of
+  std::uint32_t conflict = kNone;       // a duplicate_address conflict its advertised GID is part of
 };
 
 Analysis::Analysis() = default;
