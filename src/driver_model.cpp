@@ -200,8 +200,10 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverM
     return decide(RtrRule::none, RtrOutcome::ok, 0, "LID-routed, no GRH");
   }
   pass(RtrRule::no_grh);
-  if (req.dgid.is_zero()) return error(RtrRule::dgid_zero, E.einval, "the destination GID is zero");
-  pass(RtrRule::dgid_zero);
+  // The source slot before the destination: Linux's _ib_modify_qp resolves the sgid attribute
+  // first (rdma_fill_sgid_attr -> rdma_get_gid_attr: EINVAL out of range, ENODATA for an empty
+  // slot) and only then the destination (ib_resolve_eth_dmac), so an empty slot with a zero dgid
+  // (both sides pinned empty slots and advertised zeros) is ENODATA, not EINVAL.
   if (idx >= table.length() && table.port().gid_tbl_len)
     return error(RtrRule::index_out_of_range, E.einval,
                  at + " is not below gid_tbl_len " + std::to_string(table.length()));
@@ -219,6 +221,8 @@ RtrVerdict judge_rtr(const GidTable& table, const RtrRequest& req, const DriverM
     return error(RtrRule::empty_slot, E.enodata, at + " is empty");
   }
   pass(RtrRule::empty_slot);
+  if (req.dgid.is_zero()) return error(RtrRule::dgid_zero, E.einval, "the destination GID is zero");
+  pass(RtrRule::dgid_zero);
   if (e->state == EntryState::unreadable)
     return error(RtrRule::unreadable, E.einval, at + " could not be read (" + e->read_error.message() + ")");
   pass(RtrRule::unreadable);

@@ -43,8 +43,11 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 // the peer has a LID). Everything else about the peer (MTU) never changes a verdict.
 constexpr unsigned kClasses = 16;
 constexpr std::uint8_t kZero = 1, kLinkLocal = 2, kMapped = 4, kNoLid = 8;
-// Counter slots per side: 0 unusable, 1 QP refused, 2.. RTR per class, 2+16.. delivery per class.
-constexpr unsigned kSlots = 2 + 2 * kClasses;
+// Counter slots per side: 0 unusable, 1 QP refused, 2.. RTR per class, 2+16.. delivery per class,
+// then the framing (RoCE v1 against v2, link.hpp step 4): one cause per side, since a side's own
+// framing is fixed and fails against every peer of the other one alike.
+constexpr unsigned kSlots = 2 + 2 * kClasses + 1;
+constexpr unsigned kFramingSlot = kSlots - 1;
 
 std::uint8_t peer_class(const Gid& g, std::uint16_t lid) noexcept {
   std::uint8_t c = 0;
@@ -70,12 +73,19 @@ struct Analysis::Side {
   DriverModel driver;
   std::uint32_t unusable = kNone;  // cause when the side cannot take part
   std::uint8_t cls = 0;            // its own class as somebody's peer
-  std::uint32_t qp_limit = 0;      // 0: no limit
+  // Step 4 of the link judgment per side, not per class: the wire framing of the entry it routes
+  // from (wire_framing(): 0 unknown), read for every link, so beside `cls` (one cache line);
+  // which peer classes it routes to with a GRH (the framing rule applies only when both QPs
+  // route by GID); framing_cause is "sends this, the peer's port routes that".
+  std::uint8_t framing = 0;
+  std::uint16_t global_to = 0;  // bit c: its RTR towards class c sets a GRH
+  std::uint32_t qp_limit = 0;   // 0: no limit
   std::uint32_t qp_cause = kNone;
   std::array<std::uint32_t, kClasses> rtr{};      // cause of a failed RTR per peer class, or kNone
   std::array<std::uint32_t, kClasses> deliver{};  // cause of a failed delivery per peer class, or kNone
   std::array<std::uint32_t, kSlots> slot_cause{};
-  std::uint32_t conflict = kNone;  // a duplicate_address conflict its advertised GID is part of
+  std::uint32_t framing_cause = kNone;  // step 4's cause, see `framing` below
+  std::uint32_t conflict = kNone;       // a duplicate_address conflict its advertised GID is part of
 };
 
 Analysis::Analysis() = default;
@@ -181,6 +191,8 @@ void plan_side(const Layout::Want& w, const Profile& profile, const std::string&
   I.advertised = S.plan->selection.entry.gid;
   I.sgid_index = S.plan->sgid_index;
   S.cls = peer_class(S.plan->selection.entry.gid, p.lid);
+  if (const GidEntry* e = w.table->find(S.plan->sgid_index); e && e->usable())
+    S.framing = wire_framing(e->type);
   if (S.driver.max_qps_per_device != 0) {
     // The QP the device refuses: judged by the same model the fake's create_qp uses.
     const RtrVerdict v = judge_create_qp(QpKind::uc, S.driver.max_qps_per_device, S.driver);
@@ -214,6 +226,7 @@ void judge_classes(std::vector<Analysis::Side>& sides, CauseTable& causes) {
         return text;
       };
       const SideRtr rtr = judge_side_rtr(t, *S.plan, told_by(*R.table, *R.plan, 1, 7), S.driver);
+      if (rtr.attributes && rtr.attributes->is_global()) S.global_to |= static_cast<std::uint16_t>(1u << c);
       if (rtr.outcome == LinkOutcome::rtr_error) {
         S.rtr[c] = causes.add(LinkOutcome::rtr_error, dev, rtr.verdict.err, pf, generic(rtr.text));
       } else if (rtr.outcome == LinkOutcome::times_out) {
@@ -223,6 +236,21 @@ void judge_classes(std::vector<Analysis::Side>& sides, CauseTable& causes) {
       }
     }
   }
+  // The framing rule (link.hpp step 4): a side whose source entry frames as RoCE v1 fails
+  // against every RoCE v2 peer alike, and the other way round: one cause per side, judged only
+  // when some usable side frames the other way.
+  std::array<bool, 3> frames{};
+  for (const auto& S : sides)
+    if (S.plan) frames[S.framing] = true;
+  if (frames[1] && frames[2])
+    for (auto& S : sides) {
+      if (!S.plan || S.framing == 0) continue;
+      const GidType other = S.framing == 1 ? GidType::roce_v2 : GidType::roce_v1;
+      const GidEntry* e = S.table->find(S.plan->sgid_index);
+      if (auto why = framing_failure(e->type, S.plan->sgid_index, other))
+        S.framing_cause =
+            causes.add(LinkOutcome::times_out, S.table->port().device, 0, S.driver.platform, std::move(*why));
+    }
   for (auto& S : sides) {
     S.slot_cause[0] = S.unusable;
     S.slot_cause[1] = S.qp_cause;
@@ -230,6 +258,7 @@ void judge_classes(std::vector<Analysis::Side>& sides, CauseTable& causes) {
       S.slot_cause[2 + c] = S.rtr[c];
       S.slot_cause[2 + kClasses + c] = S.deliver[c];
     }
+    S.slot_cause[kFramingSlot] = S.framing_cause;
   }
 }
 
@@ -497,6 +526,13 @@ Link Analysis::judge(std::uint64_t index, std::uint32_t a, std::uint32_t b, std:
   }
   if (const std::uint32_t c = A.deliver[B.cls]; c != kNone) set(l.a_to_b, c, a);
   if (const std::uint32_t c = B.deliver[A.cls]; c != kNone) set(l.b_to_a, c, b);
+  // The framing rule, after the delivery rule (a packet from another GID is dropped whatever its
+  // framing): only when both QPs route by GID and their entries frame differently.
+  if (A.framing != B.framing && A.framing != 0 && B.framing != 0 && (A.global_to >> B.cls & 1u) &&
+      (B.global_to >> A.cls & 1u)) {
+    if (l.a_to_b.ok()) set(l.a_to_b, A.framing_cause, a);
+    if (l.b_to_a.ok()) set(l.b_to_a, B.framing_cause, b);
+  }
   return l;
 }
 

@@ -74,6 +74,44 @@ std::optional<std::string> delivery_failure(const GidTable& sender, std::uint8_t
   return std::nullopt;
 }
 
+std::uint8_t wire_framing(GidType t) noexcept {
+  switch (t) {
+    case GidType::ib:
+    case GidType::roce_v1:
+      return 1;
+    case GidType::roce_v2:
+      return 2;
+    case GidType::unknown:
+      return 0;
+  }
+  return 0;
+}
+
+namespace detail_link {
+
+std::string_view framing_name(GidType t) {
+  return t == GidType::roce_v2 ? "RoCE v2" : t == GidType::roce_v1 ? "RoCE v1" : "IB/RoCE v1";
+}
+
+}  // namespace detail_link
+
+std::optional<std::string> framing_failure(GidType sender, std::uint8_t sender_index, GidType receiver) {
+  const std::uint8_t s = wire_framing(sender), r = wire_framing(receiver);
+  if (s == 0 || r == 0 || s == r) return std::nullopt;
+  return "sends " + std::string(detail_link::framing_name(sender)) + " frames (sgid_index " +
+         std::to_string(sender_index) + "); the peer's port routes " +
+         std::string(detail_link::framing_name(receiver)) +
+         ": nothing is delivered, the sender's retries run out";
+}
+
+std::optional<std::string> framing_failure(const GidTable& sender, std::uint8_t sender_index,
+                                           const GidTable& receiver, std::uint8_t receiver_index) {
+  const GidEntry* s = sender.find(sender_index);
+  const GidEntry* r = receiver.find(receiver_index);
+  if (!s || !r || !s->usable() || !r->usable()) return std::nullopt;
+  return framing_failure(s->type, sender_index, r->type);
+}
+
 namespace {
 
 DirectionJudgment from_rtr(const SideRtr& s, bool sender) {
@@ -87,14 +125,23 @@ DirectionJudgment from_rtr(const SideRtr& s, bool sender) {
 
 /// One direction once both RTRs are known: the sender's refusal first, else the receiver's
 /// (its QP never reached RTR, so nothing is received), then a timeout, then delivery.
-DirectionJudgment direction(const SideRtr& sender, const SideRtr& receiver, const LinkSide& s) {
+/// Then the delivery rule, then the framing rule (the order the receiving port applies them: a
+/// packet from another GID is dropped whatever its framing).
+DirectionJudgment direction(const SideRtr& sender, const SideRtr& receiver, const LinkSide& s,
+                            const LinkSide& r) {
   if (sender.outcome == LinkOutcome::rtr_error) return from_rtr(sender, true);
   if (receiver.outcome == LinkOutcome::rtr_error) return from_rtr(receiver, false);
   if (sender.outcome == LinkOutcome::times_out) return from_rtr(sender, true);
   DirectionJudgment d;
-  if (auto why = delivery_failure(*s.table, sender.attributes->sgid_index(), s.plan->selection.entry.gid)) {
+  const std::uint8_t index = sender.attributes->sgid_index();
+  if (auto why = delivery_failure(*s.table, index, s.plan->selection.entry.gid)) {
     d.outcome = LinkOutcome::dropped;
     d.text = std::move(*why);
+  } else if (sender.attributes->is_global() && receiver.attributes->is_global()) {
+    if (auto frame = framing_failure(*s.table, index, *r.table, receiver.attributes->sgid_index())) {
+      d.outcome = LinkOutcome::times_out;
+      d.text = std::move(*frame);
+    }
   }
   return d;
 }
@@ -105,8 +152,8 @@ LinkJudgment judge_link(const LinkSide& a, const LinkSide& b) {
   const SideRtr ra = judge_side_rtr(*a.table, *a.plan, told_by(*b.table, *b.plan, b.qpn, b.psn), *a.model);
   const SideRtr rb = judge_side_rtr(*b.table, *b.plan, told_by(*a.table, *a.plan, a.qpn, a.psn), *b.model);
   LinkJudgment j;
-  j.a_to_b = direction(ra, rb, a);
-  j.b_to_a = direction(rb, ra, b);
+  j.a_to_b = direction(ra, rb, a, b);
+  j.b_to_a = direction(rb, ra, b, a);
   return j;
 }
 

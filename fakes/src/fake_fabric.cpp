@@ -217,6 +217,18 @@ void deliver(const Side& s, const Side& d, DirectionResult& out) {
     return;
   }
   const FakeQp dq = d.host->verbs.qp(d.qp).value();
+  // The framing rule: a port answers only the RoCE version its QP's path uses (a GRH-less
+  // InfiniBand path is not framed by a GID type).
+  if (q.attr.ah_attr.is_global && dq.attr.ah_attr.is_global) {
+    const auto& dh = *d.host;
+    const GidTable theirs = dh.verbs.table(dh.table->port().device, dh.table->port().port).value();
+    if (auto why =
+            framing_failure(now, q.attr.ah_attr.grh.sgid_index, theirs, dq.attr.ah_attr.grh.sgid_index)) {
+      out.outcome = LinkOutcome::times_out;
+      out.why = h.spec.name + " " + *why;
+      return;
+    }
+  }
   if (dq.attr.dest_qp_num != s.qpn) {
     out.outcome = LinkOutcome::dropped;
     out.why = d.host->spec.name + "'s QP expects QPN " + std::to_string(dq.attr.dest_qp_num) + ", not " +

@@ -120,7 +120,9 @@ enum class RtrOutcome : std::uint8_t {
 };
 std::string_view to_string(RtrOutcome o) noexcept;  ///< "ok", "error", "times_out", "unknown"
 
-/// The rules judge_rtr() applies, in the order it applies them; the first that fires decides.
+/// The rules judge_rtr() applies, in the order it applies them (but for dgid_zero, checked right
+/// after empty_slot, as Linux resolves the source slot before the destination: the numbering
+/// stays); the first that fires decides.
 /// diagnose() reads them back: the rule that fired is the confirmed cause, the rules the request
 /// passed are ruled out, so a diagnosis and a prediction cannot disagree.
 enum class RtrRule : std::uint8_t {

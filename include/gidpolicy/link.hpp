@@ -9,14 +9,21 @@
 //     modify_qp sees, nothing the attributes do not carry) and does not predict a timeout; and
 //  3. the delivery rule holds: the sender's packets carry the GID of its entry at sgid_index, the
 //     receiver accepts only the GID it was told, so that entry must hold the GID the sender
-//     advertised (checked on the sender's table as it is when it sends).
+//     advertised (checked on the sender's table as it is when it sends); and
+//  4. the framing rule holds: the sender's entry at sgid_index and the receiver's at its own
+//     sgid_index are of the same RoCE version. RoCE v1 frames are Ethertype 0x8915 with a GRH,
+//     RoCE v2 frames are UDP datagrams to port 4791; a port answers only the framing of the GID
+//     type its QP's path uses, so a v1 QP and a v2 QP never hear each other. modify_qp cannot
+//     see this (it is not told the peer's type): both RTRs pass and an RC sender ends in
+//     IBV_WC_RETRY_EXC_ERR, so the direction times out.
 // Each side brings up its own QP whatever the other side's did (the peers exchanged first), so a
 // direction names its sender's failure first, else its receiver's (a direction whose receiver
 // never reached RTR delivers nothing).
 //
-// The fleet precomputes steps 1-3 per side and peer class and looks them up per link; the fake
+// The fleet precomputes steps 1-3 per side and peer class and step 4 per side (a side's framing
+// fails against every peer of the other version, one cause) and looks them up per link; the fake
 // fabric runs steps 1-2 through the fake verbs (whose modify_qp judges with the same model on the
-// same reduction) and step 3 on the fake's table at send time. judge_link() is the whole rule in
+// same reduction) and steps 3-4 on the fake's tables at send time. judge_link() is the whole rule in
 // one call, for one pair.
 //
 // Example (a host's table and plan against a peer's):
@@ -45,7 +52,7 @@ namespace gidpolicy {
 enum class LinkOutcome : std::uint8_t {
   ok,          ///< delivered
   dropped,     ///< the sender's packets carry another GID (or none) than the peer was told
-  times_out,   ///< RTR passes, traffic never arrives
+  times_out,   ///< RTR passes, traffic never arrives (an unroutable source, RoCE v1 against v2)
   rtr_error,   ///< RtrBuilder refuses, or modify_qp to RTR fails (errno)
   qp_refused,  ///< create_qp fails (Apple's ~10 QPs per device)
   unusable,    ///< a side cannot take part: device missing, port down, nothing selected
@@ -75,6 +82,23 @@ struct SideRtr {
 /// dropped" / "sends from G (sgid_index 1) but advertises X: dropped".
 [[nodiscard]] std::optional<std::string> delivery_failure(const GidTable& sender, std::uint8_t sgid_index,
                                                           const Gid& advertised);
+
+/// A GID type as the wire frames it: 1 for IB/RoCE v1 (one sysfs type, "IB/RoCE v1": a GRH, on
+/// Ethernet under Ethertype 0x8915), 2 for RoCE v2 (UDP port 4791), 0 when not known (no rule).
+[[nodiscard]] std::uint8_t wire_framing(GidType t) noexcept;
+
+/// Step 4, the framing rule, on the two entries the QPs route from: nullopt when they frame
+/// alike (or either type is unknown, or either slot holds no GID: steps 1-3 judge those);
+/// otherwise why nothing the sender sends is delivered: "sends RoCE v1 frames (sgid_index 0);
+/// the peer's port routes RoCE v2: nothing is delivered, the sender's retries run out". The
+/// peer is not named (the fleet judges one cause per side for all peers of the other version).
+[[nodiscard]] std::optional<std::string> framing_failure(const GidTable& sender, std::uint8_t sender_index,
+                                                         const GidTable& receiver,
+                                                         std::uint8_t receiver_index);
+/// The same rule on the two types: "sends <sender> frames (sgid_index N); the peer's port routes
+/// <receiver>: ...", or nullopt when wire_framing() of the two is equal or either is 0.
+[[nodiscard]] std::optional<std::string> framing_failure(GidType sender, std::uint8_t sender_index,
+                                                         GidType receiver);
 
 /// The texts judge_side_rtr() uses, for a caller that runs the steps itself (the fake fabric
 /// applies the attributes through the fake verbs): "RTR from sgid_index N failed: <driver>".
@@ -107,7 +131,7 @@ struct LinkJudgment {
 };
 
 /// The whole rule for one pair: each side's RTR towards what the other told it (PeerInfo from
-/// the other's plan and port), then each direction's delivery. The sides' tables, plans and
+/// the other's plan and port), then each direction's delivery and framing. The sides' tables, plans and
 /// models must be set.
 [[nodiscard]] LinkJudgment judge_link(const LinkSide& a, const LinkSide& b);
 

@@ -679,6 +679,28 @@ TEST(Simulate, EachDirectionNamesItsOwnSidesRefusal) {
       << r.out;
 }
 
+// A v1-only host against a v2 host: both RTRs pass, neither port answers the other's framing;
+// same-version pairs connect (tests/data/roce_versions).
+TEST(Simulate, RoceV1AgainstV2TimesOutNamingBothTypes) {
+  const auto data = [](const char* f) { return (test_data_dir() / "roce_versions" / f).string(); };
+  CliResult r = run_cli({"simulate", "--profile", "auto", data("v1-only-a.json"), data("v2-a.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("0 of 1 pairs connected"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("v1-only-a.json sends RoCE v1 frames (sgid_index 1); the peer's port routes RoCE v2: "
+                       "nothing is delivered, the sender's retries run out"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("v2-a.json sends RoCE v2 frames (sgid_index 3); the peer's port routes RoCE v1"),
+            std::string::npos)
+      << r.out;
+  for (const auto& [x, y] :
+       {std::pair{"v1-only-a.json", "v1-only-b.json"}, std::pair{"v2-a.json", "v2-b.json"}}) {
+    CliResult same = run_cli({"simulate", "--profile", "auto", data(x), data(y)});
+    EXPECT_EQ(same.exit_code, 0) << x << " " << y << ": " << same.out << same.err;
+    EXPECT_NE(same.out.find("1 of 1 pairs connected"), std::string::npos) << same.out;
+  }
+}
+
 TEST(Simulate, NeedsTwoHosts) {
   expect_one_line_error(run_cli({"simulate", example("macmini-mapped-at-2.json")}), "at least two tables");
 }

@@ -259,6 +259,63 @@ def case_roce_v1_v2():
     check(pt in (None, False), f"v1/v2: ib_send_bw -x 2 against -x 3 fails too: {pt}")
 
 
+def case_roce_v1_only_v2():
+    # Two different hosts, plain auto on each: the v1-only host selects its IPv4 entry at 1
+    # (RoCE v1), the other its IPv4 entry at 3 (RoCE v2). Both RTRs pass; each port answers only
+    # its own framing (v1: Ethertype 0x8915, v2: UDP 4791), so nothing is delivered either way.
+    data = os.path.join(ROOT, "tests", "data", "roce_versions")
+    v1, v2 = os.path.join(data, "v1-only-a.json"), os.path.join(data, "v2-a.json")
+    lst, con = pair(v1, [], v2, [])
+    for side in (lst, con):
+        check(side.rc == 1, f"v1-only/v2: exit {side.rc} (expected 1): {side.err.strip()}")
+        ds = directions(side)
+        check(len(ds) == 2, f"v1-only/v2: two rc directions, found {len(ds)}")
+        for d in ds:
+            check(d["outcome"] in ("completion_error", "no_delivery"), f"v1-only/v2: outcome {d['outcome']}")
+            check(d["predicted"]["outcome"] == "times_out", f"v1-only/v2: predicted {d['predicted']}")
+            check(not d["contradicts_prediction"], "v1-only/v2: the prediction holds")
+        check(any(d["wc_status"] == "retry_exceeded" for d in ds), "v1-only/v2: retry exceeded")
+    if lst.doc:
+        check(lst.doc["local"]["sgid_index"] == 1, f"v1-only/v2: the v1-only host routes from 1: {lst.doc['local']}")
+    if con.doc:
+        check(con.doc["local"]["sgid_index"] == 3, f"v1-only/v2: the v2 host routes from 3: {con.doc['local']}")
+    # simulate on the same two tables predicts the failure, naming both framings.
+    sim = subprocess.run([CLI, "simulate", "--profile", "auto", v1, v2], capture_output=True, text=True,
+                         timeout=GUARD, cwd=ROOT)
+    check(sim.returncode == 1, f"v1-only/v2: simulate exit {sim.returncode}: {sim.stdout} {sim.stderr}")
+    check("sends RoCE v1 frames (sgid_index 1); the peer's port routes RoCE v2" in sim.stdout,
+          f"v1-only/v2: simulate names both types: {sim.stdout}")
+    # fleet on the two tables as host snapshots (`show --json`) predicts the same: times_out.
+    with tempfile.TemporaryDirectory() as tmp:
+        snaps = []
+        for name, t in (("v1host", v1), ("v2host", v2)):
+            s = subprocess.run([CLI, "show", "--json", "--host", name, "--input", t], capture_output=True,
+                               text=True, timeout=GUARD)
+            check(s.returncode == 0, f"v1-only/v2: show --json {t}: {s.stderr}")
+            sp = os.path.join(tmp, name + ".json")
+            with open(sp, "w", encoding="utf-8") as f:
+                f.write(s.stdout)
+            snaps.append(sp)
+        f = subprocess.run([CLI, "fleet", "--json", "--all-links", "--profile", "auto"] + snaps,
+                           capture_output=True, text=True, timeout=GUARD)
+        check(f.returncode == 1, f"v1-only/v2: fleet exit {f.returncode}: {f.stderr}")
+        try:
+            doc = json.loads(f.stdout)
+        except json.JSONDecodeError:
+            doc = None
+        check(doc is not None and doc["connected"] == 0 and len(doc["links_detail"]) == 1,
+              f"v1-only/v2: fleet says the link fails: {f.stdout[:500]}")
+        if doc and doc["links_detail"]:
+            link = doc["links_detail"][0]
+            for way in ("a_to_b", "b_to_a"):
+                check(link[way]["outcome"] == "times_out", f"v1-only/v2: fleet {way}: {link[way]}")
+                cause = doc["causes"][link[way]["cause"]]
+                check("frames" in cause["text"] and "RoCE v1" in cause["text"] and "RoCE v2" in cause["text"],
+                      f"v1-only/v2: fleet cause names both types: {cause}")
+    pt = perftest(v1, v2, "mlx5_bond_0", 1, 3)
+    check(pt in (None, False), f"v1-only/v2: ib_send_bw -x 1 against -x 3 fails too: {pt}")
+
+
 def case_link_local():
     # mooncake-1617's port holds a link-local GID (index 0) and a routable ULA (index 1).
     t = "mooncake-1617-ipv6only.show_gids.txt"

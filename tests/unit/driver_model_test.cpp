@@ -55,6 +55,36 @@ TEST(JudgeRtr, LinuxEmptySlotIsEnodataOrEinvalOnOldKernels) {
   EXPECT_EQ(judge_rtr(nccl769(), {.sgid_index = 7, .dgid = kPeer4Gid}, prof).err, 22);
 }
 
+// Both sides pinned an empty slot: each routes from nothing and was told the peer's all-zero
+// GID. Linux's _ib_modify_qp resolves the source (rdma_fill_sgid_attr -> rdma_get_gid_attr)
+// before the destination (ib_resolve_eth_dmac), so the answer is the empty slot's ENODATA, not
+// the zero destination's EINVAL; a zero destination from a usable slot stays EINVAL.
+TEST(JudgeRtr, LinuxEmptySourceIsJudgedBeforeAZeroDestination) {
+  const GidTable t = nccl769();
+  const auto v = judge_rtr(t, {.sgid_index = 7, .dgid = Gid{}}, DriverModel::linux_kernel());
+  EXPECT_EQ(v.outcome, RtrOutcome::error);
+  EXPECT_EQ(v.err, 61);
+  EXPECT_EQ(v.rule, RtrRule::empty_slot);
+  EXPECT_EQ(v.passed & rule_bit(RtrRule::dgid_zero), 0u);  // not reached
+  const auto w = judge_rtr(t, {.sgid_index = 3, .dgid = Gid{}}, DriverModel::linux_kernel());
+  EXPECT_EQ(w.err, 22);
+  EXPECT_EQ(w.rule, RtrRule::dgid_zero);
+  EXPECT_NE(w.passed & rule_bit(RtrRule::empty_slot), 0u);
+  // Out of range still comes first (rdma_get_gid_attr's own EINVAL), zero destination or not.
+  PortInfo small = t.port();
+  small.gid_tbl_len = 4;
+  const GidTable four = VALUE_OR_FAIL(GidTable::make(small, {t.begin(), t.end()}));
+  const auto x = judge_rtr(four, {.sgid_index = 5, .dgid = Gid{}}, DriverModel::linux_kernel());
+  EXPECT_EQ(x.err, 22);
+  EXPECT_EQ(x.rule, RtrRule::index_out_of_range);
+  // An old kernel's empty slot is EINVAL either way, named as the empty slot.
+  auto old = DriverModel::linux_kernel();
+  old.enodata_for_empty_slot = false;
+  const auto y = judge_rtr(t, {.sgid_index = 7, .dgid = Gid{}}, old);
+  EXPECT_EQ(y.err, 22);
+  EXPECT_EQ(y.rule, RtrRule::empty_slot);
+}
+
 TEST(JudgeRtr, LinuxNoGrhOnRoceIsEinval) {
   auto v = judge_rtr(nccl769(), {.is_global = false, .sgid_index = 3, .dgid = kPeer4Gid},
                      DriverModel::linux_kernel());

@@ -314,6 +314,10 @@ TEST_F(FakeVerbsQp, LinuxProfileDecidesRtrErrnos) {
   // Empty in-range slot: ENODATA (kernel >= 5.10).
   EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(4, g("::ffff:10.0.0.2")), kUcRtrMask).error().code.value(),
             ENODATA);
+  // Empty slot and a zero destination (both sides pinned empty slots): the source is resolved
+  // first, ENODATA; a zero destination from a valid slot is EINVAL.
+  EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(4, Gid{}), kUcRtrMask).error().code.value(), ENODATA);
+  EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(3, Gid{}), kUcRtrMask).error().code.value(), EINVAL);
   // Family mismatch: EINVAL.
   EXPECT_EQ(fake.modify_qp(init_qp(), rtr_attr(3, g("fd93::2")), kUcRtrMask).error().code.value(), EINVAL);
   // Out of range: EINVAL.

@@ -726,5 +726,75 @@ TEST(FleetMesh, MissingDeviceAndDownPortMakeASideUnusable) {
   EXPECT_FALSE(Analysis::run({hosts[0]}, t, {}).has_value());
 }
 
+// ---- RoCE v1 against v2: tests/data/roce_versions (a v1-only host, hosts with v1/v2 pairs)
+
+std::vector<HostSnapshot> roce_version_hosts(const std::vector<std::string>& files) {
+  std::vector<std::string> args;
+  for (const auto& f : files) args.push_back((test::test_data_dir() / "roce_versions" / f).string());
+  auto hosts = fleet::read_snapshots(args);
+  EXPECT_TRUE(hosts.has_value()) << hosts.error().what();
+  return hosts ? VALUE_OR_FAIL(std::move(hosts)) : std::vector<HostSnapshot>{};
+}
+
+TEST(FleetMesh, RoceV1HostAgainstV2HostTimesOutNamingBothTypes) {
+  // auto picks the v1-only host's IPv4 entry at 1 (RoCE v1) and the other's at 3 (RoCE v2):
+  // both RTRs pass, each port answers only its own framing, each sender's retries run out.
+  const auto hosts = roce_version_hosts({"v1-only-a.json", "v2-a.json"});
+  ASSERT_EQ(hosts.size(), 2u);
+  auto an = Analysis::run(hosts, {}, {});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  const Analysis& a = an.value();
+  ASSERT_EQ(a.link_count(), 1u);
+  const fleet::Link l = a.link(0);
+  EXPECT_EQ(a.sides()[l.a].sgid_index, 1);
+  EXPECT_EQ(a.sides()[l.b].sgid_index, 3);
+  EXPECT_EQ(l.a_to_b.outcome, LinkOutcome::times_out);
+  EXPECT_EQ(l.b_to_a.outcome, LinkOutcome::times_out);
+  EXPECT_EQ(a.describe(l.a_to_b),
+            "v1-only-a mlx5_bond_0: sends RoCE v1 frames (sgid_index 1); the peer's port routes RoCE v2: "
+            "nothing is delivered, the sender's retries run out");
+  EXPECT_EQ(a.describe(l.b_to_a),
+            "v2-a mlx5_bond_0: sends RoCE v2 frames (sgid_index 3); the peer's port routes RoCE v1: "
+            "nothing is delivered, the sender's retries run out");
+  EXPECT_EQ(a.summary().connected, 0u);
+  EXPECT_FALSE(a.ok());
+  // Each side's cause is one group, counted once per link.
+  ASSERT_EQ(a.summary().groups.size(), 2u);
+  for (const auto& g : a.summary().groups) {
+    EXPECT_EQ(g.links, 1u);
+    EXPECT_EQ(a.causes()[g.cause].outcome, LinkOutcome::times_out);
+  }
+}
+
+TEST(FleetMesh, RoceVersionsAgreeWithTheFabric) {
+  // v1<->v1 and v2<->v2 connect, every v1<->v2 link times out, as the fake fabric runs them.
+  const std::vector<std::string> files{"v1-only-a.json", "v1-only-b.json", "v2-a.json", "v2-b.json"};
+  const auto hosts = roce_version_hosts(files);
+  ASSERT_EQ(hosts.size(), 4u);
+  auto an = Analysis::run(hosts, {}, {});
+  ASSERT_TRUE(an.has_value()) << an.error().what();
+  const Analysis& a = an.value();
+  fakes::FakeFabric fabric;
+  for (const auto& h : hosts)
+    ASSERT_OK(fabric.add_host({h.host, h.ports.at(0), profiles::automatic(), std::nullopt}));
+  auto report = fabric.connect(Pairing::mesh);
+  ASSERT_OK(report);
+  ASSERT_EQ(a.link_count(), report.value().pairs.size());
+  for (std::uint64_t k = 0; k < a.link_count(); ++k) {
+    const fleet::Link l = a.link(k);
+    const auto& p = report.value().pairs[k];
+    const bool same = p.a.substr(0, 2) == p.b.substr(0, 2);  // "v1" / "v2"
+    EXPECT_EQ(l.connected(), same) << p.a << " <-> " << p.b << ": " << a.describe(l.a_to_b);
+    EXPECT_EQ(p.connected(), same) << p.a << " <-> " << p.b << ": " << p.why();
+    EXPECT_EQ(l.a_to_b.outcome, p.a_to_b.outcome) << p.a << " <-> " << p.b;
+    EXPECT_EQ(l.b_to_a.outcome, p.b_to_a.outcome) << p.a << " <-> " << p.b;
+    if (!same) {
+      EXPECT_EQ(p.a_to_b.why,
+                a.describe(l.a_to_b).substr(0, p.a.size()) + " " + a.causes()[l.a_to_b.cause].text);
+    }
+  }
+  EXPECT_EQ(a.summary().connected, 2u);
+}
+
 }  // namespace
 }  // namespace gidpolicy

@@ -36,6 +36,24 @@ GidTable roce(const std::string& device, std::uint8_t host) {
                       GidEntry::valid(3, gid("2001:db8::" + h), GidType::roce_v2), GidEntry::empty(4)}));
 }
 
+/// An mlx5 port as Linux fills it, v1 then v2 per address (NVIDIA/nccl#769's layout): fe80 v1
+/// at 0 and v2 at 1, the host's IPv4 address as v1 at 2 and v2 at 3.
+GidTable v1v2(std::uint8_t host) {
+  const std::string h = std::to_string(host);
+  return VALUE_OR_FAIL(GidTable::make(test::port("mlx5_0", LinkLayer::ethernet(), 16),
+                                      {GidEntry::valid(0, gid("fe80::" + h), GidType::roce_v1),
+                                       GidEntry::valid(1, gid("fe80::" + h), GidType::roce_v2),
+                                       GidEntry::valid(2, gid("::ffff:10.0.0." + h), GidType::roce_v1),
+                                       GidEntry::valid(3, gid("::ffff:10.0.0." + h), GidType::roce_v2)}));
+}
+
+/// An InfiniBand port: its one GID of type IB, a LID.
+GidTable ib_port() {
+  PortInfo p = test::port("mlx5_ib", LinkLayer::infiniband(), 16);
+  p.lid = 7;
+  return VALUE_OR_FAIL(GidTable::make(p, {GidEntry::valid(0, gid("fe80::7"), GidType::ib)}));
+}
+
 TEST(Link, BothSidesAgreeingConnect) {
   const GidTable a = roce("mlx5_0", 1), b = roce("mlx5_0", 2);
   const Plan pa = plan_of(a, 1, 1), pb = plan_of(b, 2, 2);
@@ -107,6 +125,68 @@ TEST(Link, LinkLocalSourceTimesOutOnItsSenderOnly) {
   EXPECT_TRUE(j.b_to_a.ok()) << j.b_to_a.text;
 }
 
+// RoCE v1 (Ethertype 0x8915) on one side, v2 (UDP 4791) on the other: modify_qp is not told the
+// peer's type, so both RTRs pass, and each port answers only its own framing: both directions
+// time out, each on its sender, naming both types.
+TEST(Link, RoceV1AgainstV2TimesOutBothWays) {
+  const GidTable a = v1v2(1), b = v1v2(2);
+  const Plan pa = plan_of(a, 2, 2), pb = plan_of(b, 3, 3);
+  const DriverModel linux_model = DriverModel::linux_kernel();
+  const LinkJudgment j = judge_link({&a, &pa, &linux_model}, {&b, &pb, &linux_model});
+  EXPECT_FALSE(j.connected());
+  EXPECT_EQ(j.a_to_b.outcome, LinkOutcome::times_out);
+  EXPECT_TRUE(j.a_to_b.sender_at_fault);
+  EXPECT_EQ(j.a_to_b.err, 0);  // no errno: modify_qp succeeded, the completion is RETRY_EXC_ERR
+  EXPECT_EQ(j.a_to_b.text,
+            "sends RoCE v1 frames (sgid_index 2); the peer's port routes RoCE v2: nothing is delivered, "
+            "the sender's retries run out");
+  EXPECT_EQ(j.b_to_a.outcome, LinkOutcome::times_out);
+  EXPECT_EQ(j.b_to_a.text,
+            "sends RoCE v2 frames (sgid_index 3); the peer's port routes RoCE v1: nothing is delivered, "
+            "the sender's retries run out");
+  // The same version on both sides connects, v1 or v2, IPv4-mapped or link-local.
+  for (const auto& [ia, ib] : {std::pair{2u, 2u}, std::pair{3u, 3u}, std::pair{0u, 0u}, std::pair{1u, 1u}}) {
+    const Plan qa = plan_of(a, ia, static_cast<std::uint8_t>(ia));
+    const Plan qb = plan_of(b, ib, static_cast<std::uint8_t>(ib));
+    const LinkJudgment same = judge_link({&a, &qa, &linux_model}, {&b, &qb, &linux_model});
+    EXPECT_TRUE(same.connected()) << ia << ": " << same.a_to_b.text << " / " << same.b_to_a.text;
+  }
+}
+
+TEST(Link, DeliveryRuleComesBeforeFraming) {
+  // a advertises its v2 entry and routes from the v1 one: the receiver drops a packet from
+  // another GID whatever its framing, so the direction is dropped, not timed out.
+  const GidTable b = v1v2(2);
+  const GidTable a2 =
+      VALUE_OR_FAIL(GidTable::make(test::port("mlx5_0", LinkLayer::ethernet(), 16),
+                                   {GidEntry::valid(2, gid("::ffff:10.0.0.1"), GidType::roce_v1),
+                                    GidEntry::valid(3, gid("::ffff:10.0.0.9"), GidType::roce_v2)}));
+  const Plan pa = plan_of(a2, 3, 2), pb = plan_of(b, 3, 3);
+  const DriverModel linux_model = DriverModel::linux_kernel();
+  const LinkJudgment j = judge_link({&a2, &pa, &linux_model}, {&b, &pb, &linux_model});
+  EXPECT_EQ(j.a_to_b.outcome, LinkOutcome::dropped) << j.a_to_b.text;
+  EXPECT_EQ(j.b_to_a.outcome, LinkOutcome::times_out) << j.b_to_a.text;
+}
+
+TEST(Link, FramingRuleOnTypes) {
+  EXPECT_EQ(wire_framing(GidType::roce_v1), 1);
+  EXPECT_EQ(wire_framing(GidType::ib), 1);  // one sysfs type, "IB/RoCE v1"
+  EXPECT_EQ(wire_framing(GidType::roce_v2), 2);
+  EXPECT_EQ(wire_framing(GidType::unknown), 0);
+  EXPECT_FALSE(framing_failure(GidType::roce_v1, 0, GidType::roce_v1).has_value());
+  EXPECT_FALSE(framing_failure(GidType::ib, 0, GidType::roce_v1).has_value());
+  EXPECT_FALSE(framing_failure(GidType::unknown, 0, GidType::roce_v2).has_value());
+  EXPECT_FALSE(framing_failure(GidType::roce_v2, 0, GidType::unknown).has_value());
+  EXPECT_EQ(framing_failure(GidType::ib, 0, GidType::roce_v2),
+            "sends IB/RoCE v1 frames (sgid_index 0); the peer's port routes RoCE v2: nothing is delivered, "
+            "the sender's retries run out");
+  // On tables: the entries the QPs route from; an empty slot is the other rules' business.
+  const GidTable a = v1v2(1), b = v1v2(2);
+  EXPECT_TRUE(framing_failure(a, 2, b, 3).has_value());
+  EXPECT_FALSE(framing_failure(a, 2, b, 2).has_value());
+  EXPECT_FALSE(framing_failure(a, 9, b, 3).has_value());
+}
+
 TEST(Link, SideRtrJudgesWhatModifyQpSees) {
   // The peer says RoCE v1, this side routes from a v2 entry: the builder refuses (it was told),
   // and judge_side_rtr reports the refusal with no verdict on attributes never built.
@@ -142,6 +222,11 @@ TEST(Link, TheFakeFabricEndsEachDirectionAsTheJudgmentDoes) {
       {"dropped", roce("mlx5_0", 1), roce("mlx5_0", 2), 2, 1, 2, 2},
       {"times_out", roce("mlx5_0", 1), roce("mlx5_0", 2), 0, 0, 3, 3},
       {"pr3389", test::apple_ds4qa(), test::macmini(), 1, 1, 2, 1},
+      {"v1_v2", v1v2(1), v1v2(2), 2, 2, 3, 3},
+      {"v1_v1", v1v2(1), v1v2(2), 2, 2, 2, 2},
+      {"v2_v2", v1v2(1), v1v2(2), 3, 3, 3, 3},
+      {"ib_roce_v2", ib_port(), v1v2(2), 0, 0, 1, 1},
+      {"ib_roce_v1", ib_port(), v1v2(2), 0, 0, 0, 0},
   };
   for (const Case& c : cases) {
     const Plan pa = plan_of(c.a, c.adv_a, static_cast<std::uint8_t>(c.route_a));
@@ -168,7 +253,8 @@ TEST(Link, TheFakeFabricEndsEachDirectionAsTheJudgmentDoes) {
     // A delivery or timeout text is the judgment's, after the sender's name.
     for (const auto& [fab, judged, sender] :
          {std::tuple{&p.a_to_b, &j.a_to_b, "a"}, std::tuple{&p.b_to_a, &j.b_to_a, "b"}}) {
-      if (judged->outcome == LinkOutcome::dropped) {
+      if (judged->outcome == LinkOutcome::dropped ||
+          (judged->outcome == LinkOutcome::times_out && judged->err == 0)) {  // delivery, framing
         EXPECT_EQ(fab->why, std::string(sender) + " " + judged->text) << c.name;
       }
     }
