@@ -162,19 +162,20 @@ const std::vector<ExampleCase>& example_cases() {
           {"ds4-linux", 1, 1, true, "ok"},
           {"auto", std::nullopt, std::nullopt, false, "no_candidate"}}}}},
       // NCCL 1573 pod: 0-3 empty. JACCL routes from the empty index 1: ENODATA (61) on Linux;
-      // legacy JACCL advertises the empty slot's zero GID.
+      // legacy JACCL advertises the empty slot's zero GID (the builder refuses it) and, sent
+      // anyway, Linux resolves the empty source slot before the zero destination: ENODATA too.
       {"nccl-1573-pod.show_gids.txt",
        1,
        {{"mlx5_0",
          {{"jaccl", 6, 1, false, "error", 61},
-          {"jaccl-legacy", 1, 1, false, "refused", 22},
+          {"jaccl-legacy", 1, 1, false, "refused", 61},
           {"jaccl-fixed", 6, 6, true, "ok"},
           {"ds4", 6, 6, true, "ok"},
           {"ds4-linux", 5, 5, true, "ok"},
           {"auto", 7, 7, true, "ok"}}},
         {"mlx5_1",
          {{"jaccl", 6, 1, false, "error", 61},
-          {"jaccl-legacy", 1, 1, false, "refused", 22},
+          {"jaccl-legacy", 1, 1, false, "refused", 61},
           {"jaccl-fixed", 6, 6, true, "ok"},
           {"ds4", 6, 6, true, "ok"},
           {"ds4-linux", 5, 5, true, "ok"},
@@ -844,8 +845,11 @@ TEST(ExplainErrno, ZeroDestinationIsNamedAsCheckPredictsIt) {
                  .at(0);
   const Json& predicted = doc.at("profiles").at(0).at("predicted_rtr");
   EXPECT_EQ(predicted.at("outcome"), "refused");
-  const std::string reason = predicted.at("reason").get<std::string>();
-  EXPECT_EQ(reason, "the destination GID is zero");
+  // jaccl-legacy also routes from index 1, empty here: the source slot is judged first, as
+  // Linux's modify_qp resolves it before the destination.
+  EXPECT_EQ(predicted.at("reason").get<std::string>(), "sgid_index 1 is empty");
+  // A source slot that holds a GID and a zero peer: the zero destination, in the model's words.
+  const std::string reason = "the destination GID is zero";
   CliResult r = run_cli({"explain-errno", "22", "--input", mini, "--sgid-index", "2", "--peer", "::"});
   EXPECT_NE(r.out.find("[confirmed] " + reason), std::string::npos) << r.out;
   CliResult lnx = run_cli({"explain-errno", "22", "--input", example("nccl-769.devinfo.txt"), "--sgid-index",
