@@ -18,6 +18,7 @@
 #include "../gidpolicy/fleet_report.hpp"
 #include "../gidpolicy/output.hpp"
 #include "../gidpolicy/probe_link.hpp"
+#include "../gidpolicy/render.hpp"
 
 #include <gidpolicy/fleet.hpp>
 #include <gidpolicy/formats/json.hpp>
@@ -557,18 +558,6 @@ Report judge(const fleet::Analysis& an, const std::vector<Json>& records) {
   return r;
 }
 
-std::string indent_lines(const std::string& text, const std::string& by) {
-  std::string out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t nl = text.find('\n', start);
-    const std::size_t end = nl == std::string::npos ? text.size() : nl + 1;
-    out += by + text.substr(start, end - start);
-    start = end;
-  }
-  return out;
-}
-
 std::string text_report(const fleet::Analysis& an, const Report& r, const Options& o, int ranks, int rounds,
                         const std::vector<RankInfo>& info) {
   const std::uint64_t links = an.link_count();
@@ -652,7 +641,7 @@ std::string text_report(const fleet::Analysis& an, const Report& r, const Option
   ro.limit = o.limit;
   std::string fleet_text_out;
   fleet_text(an, ro, [&](std::string_view s) { fleet_text_out += s; });
-  out += indent_lines(fleet_text_out, "  ");
+  out += indent(fleet_text_out, "  ");
   return out;
 }
 
